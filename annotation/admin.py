@@ -1,0 +1,145 @@
+from django.contrib import admin
+
+from annotation import models
+
+
+@admin.register(models.Collection)
+class CollectionAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name", "description"]
+
+
+class PtkbInline(admin.TabularInline):
+    model = models.PtkbStatement
+    extra = 0
+
+
+@admin.register(models.Topic)
+class TopicAdmin(admin.ModelAdmin):
+    list_display = ["number", "title", "collection"]
+    list_filter = ["collection"]
+    search_fields = ["number", "title"]
+    inlines = [PtkbInline]
+
+
+@admin.register(models.PtkbStatement)
+class PtkbStatementAdmin(admin.ModelAdmin):
+    list_display = ["topic", "statement_id", "text"]
+    list_filter = ["topic__collection"]
+    search_fields = ["text", "topic__number"]
+
+
+@admin.register(models.Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ["turn_id", "utterance", "topic", "collection"]
+    list_filter = ["collection"]
+    search_fields = ["turn_id", "utterance", "resolved_utterance"]
+    raw_id_fields = ["topic"]
+
+
+@admin.register(models.Passage)
+class PassageAdmin(admin.ModelAdmin):
+    list_display = ["passage_id", "title", "collection"]
+    list_filter = ["collection"]
+    search_fields = ["passage_id", "title", "text"]
+
+
+@admin.register(models.Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ["name", "group", "kind", "source_format", "collection"]
+    list_filter = ["collection", "kind", "source_format"]
+    search_fields = ["name", "group"]
+
+
+@admin.register(models.Ranking)
+class RankingAdmin(admin.ModelAdmin):
+    list_display = ["run", "turn"]
+    list_filter = ["run__collection", "run"]
+    search_fields = ["turn__turn_id", "run__name"]
+    raw_id_fields = ["run", "turn"]
+
+
+class SentenceInline(admin.TabularInline):
+    model = models.ResponseSentence
+    extra = 0
+
+
+@admin.register(models.Response)
+class ResponseAdmin(admin.ModelAdmin):
+    list_display = ["run", "turn", "rank"]
+    list_filter = ["run__collection", "run"]
+    search_fields = ["text", "turn__turn_id"]
+    raw_id_fields = ["run", "turn"]
+    inlines = [SentenceInline]
+
+
+@admin.register(models.ResponseSentence)
+class ResponseSentenceAdmin(admin.ModelAdmin):
+    list_display = ["response", "index", "text"]
+    search_fields = ["text"]
+    raw_id_fields = ["response"]
+
+
+@admin.register(models.Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "user", "model", "prompt_version"]
+    list_filter = ["kind"]
+    search_fields = ["name", "model", "prompt_version"]
+
+
+class JudgmentAdmin(admin.ModelAdmin):
+    list_filter = ["judge"]
+    raw_id_fields = ["judge"]
+    readonly_fields = ["created_at", "updated_at"]
+
+
+@admin.register(models.RelevanceJudgment)
+class RelevanceJudgmentAdmin(JudgmentAdmin):
+    list_display = ["turn", "passage_id", "grade", "judge", "time_spent_ms", "updated_at"]
+    list_filter = ["judge", "grade", "turn__collection"]
+    search_fields = ["turn__turn_id", "passage_id"]
+    raw_id_fields = ["judge", "turn"]
+
+
+@admin.register(models.PtkbJudgment)
+class PtkbJudgmentAdmin(JudgmentAdmin):
+    list_display = ["turn", "statement", "relevant", "judge"]
+    list_filter = ["judge", "relevant"]
+    search_fields = ["turn__turn_id"]
+    raw_id_fields = ["judge", "turn", "statement"]
+
+
+@admin.register(models.Nugget)
+class NuggetAdmin(JudgmentAdmin):
+    list_display = ["turn", "key", "text", "passage_id", "start", "end", "judge"]
+    search_fields = ["text", "turn__turn_id", "passage_id"]
+    raw_id_fields = ["judge", "turn", "duplicate_of", "original"]
+
+
+@admin.register(models.GoldResponse)
+class GoldResponseAdmin(JudgmentAdmin):
+    list_display = ["turn", "judge", "is_draft", "updated_at"]
+    search_fields = ["text", "turn__turn_id"]
+    raw_id_fields = ["judge", "turn", "nuggets"]
+
+
+@admin.register(models.NtrJudgment)
+class NtrJudgmentAdmin(JudgmentAdmin):
+    list_display = ["response", "nugget", "matched", "judge"]
+    list_filter = ["judge", "matched"]
+    raw_id_fields = ["judge", "response", "nugget"]
+
+
+@admin.register(models.NtnJudgment)
+class NtnJudgmentAdmin(JudgmentAdmin):
+    list_display = ["response_nugget", "gold_nugget", "entails", "score", "judge"]
+    list_filter = ["judge", "entails"]
+    raw_id_fields = ["judge", "response_nugget", "gold_nugget"]
+
+
+@admin.register(models.SupportJudgment)
+class SupportJudgmentAdmin(JudgmentAdmin):
+    list_display = ["sentence", "citation_index", "passage_id", "label", "condition", "changed", "judge"]
+    list_filter = ["judge", "label", "condition"]
+    search_fields = ["passage_id", "sentence__text"]
+    raw_id_fields = ["judge", "sentence"]

@@ -1,0 +1,107 @@
+from rest_framework import serializers
+
+from annotation.models import (
+    Collection,
+    Judge,
+    Passage,
+    PtkbStatement,
+    RelevanceGrade,
+    RelevanceJudgment,
+    Response,
+    ResponseSentence,
+    Run,
+    Topic,
+    Turn,
+)
+
+
+class CollectionOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Collection
+        fields = ["id", "name", "description", "created_at"]
+
+
+class PtkbOutput(serializers.ModelSerializer):
+    class Meta:
+        model = PtkbStatement
+        fields = ["statement_id", "text"]
+
+
+class TopicOutput(serializers.ModelSerializer):
+    ptkb = PtkbOutput(many=True, read_only=True)
+    collection = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Topic
+        fields = ["id", "collection", "number", "title", "ptkb"]
+
+
+class TurnOutput(serializers.ModelSerializer):
+    topic = serializers.SlugRelatedField(slug_field="number", read_only=True)
+
+    class Meta:
+        model = Turn
+        fields = [
+            "id",
+            "turn_id",
+            "topic",
+            "position",
+            "utterance",
+            "resolved_utterance",
+            "response",
+            "response_provenance",
+            "ptkb_provenance",
+        ]
+
+
+class PassageOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Passage
+        fields = ["id", "passage_id", "title", "text"]
+
+
+class RunOutput(serializers.ModelSerializer):
+    collection = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Run
+        fields = ["id", "collection", "name", "group", "kind", "source_format", "created_at"]
+
+
+class SentenceOutput(serializers.ModelSerializer):
+    class Meta:
+        model = ResponseSentence
+        fields = ["index", "text", "citations"]
+
+
+class ResponseOutput(serializers.ModelSerializer):
+    run = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    turn = serializers.SlugRelatedField(slug_field="turn_id", read_only=True)
+    sentences = SentenceOutput(many=True, read_only=True)
+
+    class Meta:
+        model = Response
+        fields = ["id", "run", "turn", "rank", "text", "references", "sentences"]
+
+
+class JudgeOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Judge
+        fields = ["id", "name", "kind", "model", "prompt_version", "description"]
+
+
+class RelevanceJudgmentOutput(serializers.ModelSerializer):
+    judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    turn = serializers.SlugRelatedField(slug_field="turn_id", read_only=True)
+
+    class Meta:
+        model = RelevanceJudgment
+        fields = ["id", "judge", "turn", "passage_id", "grade", "time_spent_ms", "created_at", "updated_at"]
+
+
+class RelevanceJudgmentInput(serializers.Serializer):
+    collection = serializers.CharField()
+    turn_id = serializers.CharField()
+    passage_id = serializers.CharField(max_length=255)
+    grade = serializers.ChoiceField(choices=RelevanceGrade.choices)
+    time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)

@@ -1,0 +1,33 @@
+from annotation.management.commands._base import CollectionCommand
+from annotation.services import judge_get_or_create, qrels_import
+
+
+class Command(CollectionCommand):
+    help = (
+        "Import TREC qrels (qid 0 docid grade, grades 0-4) as relevance judgments of the named judge "
+        "(created as an imported-file judge if new). All or nothing; re-importing changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        super().add_arguments(parser)
+        parser.add_argument("--judge", required=True, help="Name of the judge the labels belong to.")
+        parser.add_argument(
+            "--require-passages", action="store_true", help="Reject qrels naming passages not in the collection."
+        )
+        parser.add_argument(
+            "--replace", action="store_true", help="Delete this judge's judgments on the collection that the file lacks."
+        )
+
+    def handle(self, *args, path, collection, judge, require_passages, replace, **options):
+        target = self.get_collection(collection)
+        result = self.run_import(
+            lambda: qrels_import(
+                path=path,
+                collection=target,
+                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                require_passages=require_passages,
+                replace=replace,
+            )
+        )
+        self.stdout.write(f"{path}: {result}")

@@ -1,0 +1,389 @@
+"""Writes to a test collection. Each service is one transaction: it changes everything or nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotation.formats import (
+    Problems,
+    parse_passages,
+    parse_qrels,
+    parse_run,
+    parse_topics,
+)
+from annotation.models import (
+    Collection,
+    Judge,
+    Passage,
+    PtkbStatement,
+    Ranking,
+    RelevanceJudgment,
+    Response,
+    ResponseSentence,
+    Run,
+    Topic,
+    Turn,
+)
+
+BATCH = 2000
+
+
+@dataclass
+class ImportResult:
+    """What an import changed; an import of a file already loaded reports zeros."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged" + (
+            f", {self.deleted} deleted" if self.deleted else ""
+        )
+
+
+def collection_get_or_create(*, name: str, description: str = "") -> Collection:
+    collection, _ = Collection.objects.get_or_create(name=name, defaults={"description": description})
+    return collection
+
+
+def judge_get_or_create(
+    *,
+    name: str,
+    kind: str = Judge.Kind.IMPORTED,
+    model: str = "",
+    prompt_version: str = "",
+    description: str = "",
+    user: AbstractBaseUser | None = None,
+) -> Judge:
+    judge, _ = Judge.objects.get_or_create(
+        name=name,
+        defaults={
+            "kind": kind,
+            "model": model,
+            "prompt_version": prompt_version,
+            "description": description,
+            "user": user,
+        },
+    )
+    return judge
+
+
+def judge_for_assessor(*, user: AbstractBaseUser) -> Judge:
+    """The judge that records an assessor's labels, created on first use."""
+    judge = Judge.objects.filter(user=user).first()
+    if judge is None:
+        judge = Judge.objects.create(name=f"assessor:{user.get_username()}", kind=Judge.Kind.ASSESSOR, user=user)
+    return judge
+
+
+def _sync_fields(obj: object, values: dict[str, object]) -> bool:
+    changed = False
+    for field_name, value in values.items():
+        if getattr(obj, field_name) != value:
+            setattr(obj, field_name, value)
+            changed = True
+    return changed
+
+
+# --- Topics ----------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
+    """Load iKAT topics JSON (2023 and 2024 shapes) or a TREC `id<TAB>query` file into a collection.
+
+    Topics, turns and PTKB statements are matched by their ids, so importing the same file again
+    changes nothing and a corrected file updates texts in place.
+    """
+    records = parse_topics(path)
+    result = ImportResult()
+    topics = {t.number: t for t in collection.topics.all()}
+    turns = {t.turn_id: t for t in collection.turns.all()}
+    clashes = Problems(str(path))
+    for record in records:
+        for turn in record.turns:
+            existing = turns.get(turn.turn_id)
+            if existing is not None and existing.topic.number != record.number:
+                clashes.add(None, f"turn {turn.turn_id} already belongs to topic {existing.topic.number}")
+    clashes.raise_if_any()
+
+    for record in records:
+        topic = topics.get(record.number)
+        if topic is None:
+            topic = Topic.objects.create(collection=collection, number=record.number, title=record.title)
+            topics[record.number] = topic
+            result.created += 1
+        elif _sync_fields(topic, {"title": record.title}):
+            topic.save(update_fields=["title"])
+            result.updated += 1
+        else:
+            result.unchanged += 1
+        statements = {s.statement_id: s for s in topic.ptkb.all()}
+        for statement_id, text in record.ptkb.items():
+            statement = statements.get(statement_id)
+            if statement is None:
+                PtkbStatement.objects.create(topic=topic, statement_id=statement_id, text=text)
+                result.created += 1
+            elif statement.text != text:
+                statement.text = text
+                statement.save(update_fields=["text"])
+                result.updated += 1
+            else:
+                result.unchanged += 1
+        for turn_record in record.turns:
+            values = {
+                "position": turn_record.position,
+                "utterance": turn_record.utterance,
+                "resolved_utterance": turn_record.resolved_utterance,
+                "response": turn_record.response,
+                "response_provenance": turn_record.response_provenance,
+                "ptkb_provenance": turn_record.ptkb_provenance,
+            }
+            turn = turns.get(turn_record.turn_id)
+            if turn is None:
+                turns[turn_record.turn_id] = Turn.objects.create(
+                    collection=collection, topic=topic, turn_id=turn_record.turn_id, **values
+                )
+                result.created += 1
+            elif _sync_fields(turn, values):
+                turn.save(update_fields=list(values))
+                result.updated += 1
+            else:
+                result.unchanged += 1
+    return result
+
+
+# --- Passages --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def passages_import(*, path: str | Path, collection: Collection) -> ImportResult:
+    """Load passages JSONL (iKAT `doc_id:passage_id` or generic `{id, text|contents, title}`)."""
+    records = parse_passages(path)
+    result = ImportResult()
+    existing = {
+        pid: (pk, title, text)
+        for pk, pid, title, text in collection.passages.values_list("id", "passage_id", "title", "text")
+    }
+    to_create: list[Passage] = []
+    to_update: list[Passage] = []
+    for record in records:
+        current = existing.get(record.passage_id)
+        if current is None:
+            to_create.append(
+                Passage(collection=collection, passage_id=record.passage_id, title=record.title, text=record.text)
+            )
+        elif current[1:] != (record.title, record.text):
+            to_update.append(Passage(id=current[0], title=record.title, text=record.text))
+        else:
+            result.unchanged += 1
+    Passage.objects.bulk_create(to_create, batch_size=BATCH)
+    Passage.objects.bulk_update(to_update, ["title", "text"], batch_size=BATCH)
+    result.created, result.updated = len(to_create), len(to_update)
+    return result
+
+
+# --- Runs ------------------------------------------------------------------------------------------
+
+
+def _turns_for(collection: Collection, path: str, wanted: dict[str, int]) -> dict[str, Turn]:
+    turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
+    problems = Problems(path)
+    for turn_id, line in sorted(wanted.items(), key=lambda item: item[1]):
+        if turn_id not in turns:
+            problems.add(line, f"turn {turn_id} is not in collection {collection.name} (import its topics first)")
+    problems.raise_if_any()
+    return turns
+
+
+def _rag_topics_create(collection: Collection, records: Iterable) -> None:
+    """TREC RAG answers may name topics the collection has not seen: create a one-turn topic for each."""
+    known = set(Turn.objects.filter(collection=collection).values_list("turn_id", flat=True))
+    for response in records:
+        if response.turn_id in known:
+            continue
+        topic, _ = Topic.objects.get_or_create(
+            collection=collection, number=response.turn_id, defaults={"title": response.topic_title}
+        )
+        Turn.objects.create(
+            collection=collection,
+            topic=topic,
+            turn_id=response.turn_id,
+            position=1,
+            utterance=response.topic_title or response.turn_id,
+        )
+        known.add(response.turn_id)
+
+
+@transaction.atomic
+def run_import(
+    *, path: str | Path, collection: Collection, name: str | None = None, group: str = ""
+) -> list[tuple[Run, ImportResult]]:
+    """Load a TREC run, an iKAT JSON run, or TREC RAG 2024 answers; re-importing replaces in place."""
+    pathname = str(path)
+    records = parse_run(path, name)
+    results: list[tuple[Run, ImportResult]] = []
+    for record in records:
+        if record.source_format == "rag-jsonl":
+            _rag_topics_create(collection, record.responses)
+        turns = _turns_for(collection, pathname, record.turn_lines)
+        run, created = Run.objects.get_or_create(
+            collection=collection,
+            name=record.name,
+            defaults={"kind": record.kind, "source_format": record.source_format, "group": group},
+        )
+        if not created and _sync_fields(run, {"kind": record.kind, "source_format": record.source_format}):
+            run.save(update_fields=["kind", "source_format"])
+        result = ImportResult()
+        _rankings_store(run, turns, record.rankings, result)
+        _responses_store(run, turns, record.responses, result)
+        results.append((run, result))
+    return results
+
+
+def _rankings_store(
+    run: Run, turns: dict[str, Turn], rankings: dict[str, tuple[list[str], list[float]]], result: ImportResult
+) -> None:
+    existing = {r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")}
+    to_create: list[Ranking] = []
+    to_update: list[Ranking] = []
+    for turn_id, (passage_ids, scores) in rankings.items():
+        turn = turns[turn_id]
+        current = existing.get(turn.id)
+        if current is None:
+            to_create.append(Ranking(run=run, turn=turn, passage_ids=passage_ids, scores=scores))
+        elif current.passage_ids != passage_ids or current.scores != scores:
+            current.passage_ids, current.scores = passage_ids, scores
+            to_update.append(current)
+        else:
+            result.unchanged += 1
+    Ranking.objects.bulk_create(to_create, batch_size=200)
+    Ranking.objects.bulk_update(to_update, ["passage_ids", "scores"], batch_size=200)
+    result.created += len(to_create)
+    result.updated += len(to_update)
+
+
+def _responses_store(run: Run, turns: dict[str, Turn], responses: list, result: ImportResult) -> None:
+    existing = {
+        (r.turn_id, r.rank): r for r in Response.objects.filter(run=run).prefetch_related("sentences")
+    }
+    for record in responses:
+        turn = turns[record.turn_id]
+        sentences = [(s.text, s.citations) for s in record.sentences]
+        current = existing.get((turn.id, record.rank))
+        if current is not None:
+            stored = [(s.text, s.citations) for s in current.sentences.all()]
+            if current.text == record.text and current.references == record.references and stored == sentences:
+                result.unchanged += 1
+                continue
+            current.delete()
+            result.updated += 1
+        else:
+            result.created += 1
+        response = Response.objects.create(
+            run=run, turn=turn, rank=record.rank, text=record.text, references=record.references
+        )
+        ResponseSentence.objects.bulk_create(
+            [
+                ResponseSentence(response=response, index=i, text=text, citations=citations)
+                for i, (text, citations) in enumerate(sentences)
+            ]
+        )
+
+
+# --- Qrels -----------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def qrels_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    judge: Judge,
+    require_passages: bool = False,
+    replace: bool = False,
+) -> ImportResult:
+    """Load TREC qrels as relevance judgments of `judge`.
+
+    Judgments attach to passage ids, so qrels of passages whose text the collection lacks are fine
+    unless `require_passages`. With `replace`, the judge's judgments on this collection that the file
+    does not hold are deleted, so the judge's labels equal the file.
+    """
+    pathname = str(path)
+    records = parse_qrels(path)
+    wanted: dict[str, int] = {}
+    for record in records:
+        wanted.setdefault(record.turn_id, record.line)
+    turns = _turns_for(collection, pathname, wanted)
+    if require_passages:
+        known = set(
+            Passage.objects.filter(collection=collection, passage_id__in={r.passage_id for r in records}).values_list(
+                "passage_id", flat=True
+            )
+        )
+        problems = Problems(pathname)
+        for record in records:
+            if record.passage_id not in known:
+                problems.add(record.line, f"passage {record.passage_id} is not in collection {collection.name}")
+                if problems.full:
+                    break
+        problems.raise_if_any()
+
+    existing = {
+        (turn_id, pid): (pk, grade)
+        for pk, turn_id, pid, grade in RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection)
+        .values_list("id", "turn_id", "passage_id", "grade")
+        .iterator(chunk_size=5000)
+    }
+    to_create: list[RelevanceJudgment] = []
+    to_update: list[RelevanceJudgment] = []
+    result = ImportResult()
+    seen: set[tuple[int, str]] = set()
+    for record in records:
+        key = (turns[record.turn_id].id, record.passage_id)
+        seen.add(key)
+        current = existing.get(key)
+        if current is None:
+            to_create.append(
+                RelevanceJudgment(judge=judge, turn_id=key[0], passage_id=record.passage_id, grade=record.grade)
+            )
+        elif current[1] != record.grade:
+            to_update.append(RelevanceJudgment(id=current[0], grade=record.grade))
+        else:
+            result.unchanged += 1
+    RelevanceJudgment.objects.bulk_create(to_create, batch_size=BATCH)
+    RelevanceJudgment.objects.bulk_update(to_update, ["grade"], batch_size=BATCH)
+    result.created, result.updated = len(to_create), len(to_update)
+    if replace:
+        stale = [pk for key, (pk, _grade) in existing.items() if key not in seen]
+        for start in range(0, len(stale), BATCH):
+            RelevanceJudgment.objects.filter(id__in=stale[start : start + BATCH]).delete()
+        result.deleted = len(stale)
+    return result
+
+
+
+# --- Judgments -------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def relevance_judgment_submit(
+    *, judge: Judge, turn: Turn, passage_id: str, grade: int, time_spent_ms: int | None = None
+) -> RelevanceJudgment:
+    """Record or revise a judge's grade for (turn, passage); time spent adds up over revisions."""
+    judgment, created = RelevanceJudgment.objects.select_for_update().get_or_create(
+        judge=judge, turn=turn, passage_id=passage_id, defaults={"grade": grade, "time_spent_ms": time_spent_ms}
+    )
+    if not created:
+        judgment.grade = grade
+        if time_spent_ms is not None:
+            judgment.time_spent_ms = (judgment.time_spent_ms or 0) + time_spent_ms
+        judgment.save(update_fields=["grade", "time_spent_ms", "updated_at"])
+    return judgment

@@ -1,0 +1,3 @@
+from assay.celery import app as celery_app
+
+__all__ = ["celery_app"]
