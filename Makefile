@@ -1,0 +1,74 @@
+# Assay: `make run` to try it, `make test` to check it. Both set up everything they need.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+PG_PORT ?= 55432
+REDIS_PORT ?= 56379
+TMP    := $(CURDIR)/.tmp
+
+.PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres bench lint clean demo
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/activate pyproject.toml
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+## make run: install, migrate, load the demo collection and accounts, serve on 127.0.0.1:8000
+run: install
+	DEBUG=1 $(PY) manage.py migrate --noinput
+	DEBUG=1 $(PY) manage.py load_demo
+	@echo ""
+	@echo "  Assay is at http://$(HOST):$(PORT)/"
+	@echo "  Log in as organiser / organiser-demo (organiser), or alice / alice-demo and bob / bob-demo (assessors)."
+	@echo ""
+	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+## system packages the tests use: PostgreSQL, Redis, Chromium (Debian packages, installed when missing)
+system-deps:
+	@bash scripts/system-deps.sh
+
+services: system-deps
+	@bash scripts/services.sh start $(TMP) $(PG_PORT) $(REDIS_PORT)
+
+services-stop:
+	@bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT)
+
+## make test: the whole suite on SQLite, then again on a PostgreSQL cluster owned by the test run
+test: install-test services
+	$(BIN)/ruff check .
+	$(PY) manage.py makemigrations --check --dry-run
+	$(MAKE) test-sqlite
+	$(MAKE) test-postgres
+	@bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT)
+
+test-sqlite: install-test
+	DATABASE_URL= REDIS_TEST_URL=redis://127.0.0.1:$(REDIS_PORT)/0 $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS)
+
+test-postgres: install-test
+	@if [ -f $(TMP)/pg.ok ]; then \
+	  DATABASE_URL=postgres://assay@127.0.0.1:$(PG_PORT)/assay REDIS_TEST_URL=redis://127.0.0.1:$(REDIS_PORT)/0 \
+	    $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS); \
+	else echo "PostgreSQL could not be started here: the PostgreSQL pass is skipped"; fi
+
+bench: install-test
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+lint: install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) $(TMP) db.sqlite3 db.sqlite3-*

@@ -1,0 +1,40 @@
+"""Shared fixtures: the real public data folder, and a live server for browser tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+SHARED_DATA = Path(os.environ.get("ASSAY_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The real public iKAT files beside the checkout; tests using them skip when the folder is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"public iKAT data not found at {SHARED_DATA} (set ASSAY_SHARED_DATA)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_pg = pytest.mark.skip(reason="needs PostgreSQL (make test runs the suite again on PostgreSQL)")
+    from django.conf import settings
+
+    is_pg = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    for item in items:
+        if "postgres" in item.keywords and not is_pg:
+            item.add_marker(skip_pg)

@@ -1,0 +1,139 @@
+"""Factories for test data; tests never hard-code primary keys."""
+
+import factory
+from django.contrib.auth import get_user_model
+
+from annotation import models
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ["username"]
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.PostGenerationMethodCall("set_password", "pw-for-tests-123")
+
+
+class OrganiserFactory(UserFactory):
+    is_staff = True
+
+
+class CollectionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Collection
+
+    name = factory.Sequence(lambda n: f"collection-{n}")
+
+
+class TopicFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Topic
+
+    collection = factory.SubFactory(CollectionFactory)
+    number = factory.Sequence(lambda n: str(n + 1))
+    title = factory.Faker("sentence", nb_words=4)
+
+
+class PtkbStatementFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.PtkbStatement
+
+    topic = factory.SubFactory(TopicFactory)
+    statement_id = factory.Sequence(lambda n: str(n + 1))
+    text = factory.Faker("sentence")
+
+
+class TurnFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Turn
+
+    topic = factory.SubFactory(TopicFactory)
+    collection = factory.SelfAttribute("topic.collection")
+    position = factory.Sequence(lambda n: n + 1)
+    turn_id = factory.LazyAttribute(lambda o: f"{o.topic.number}_{o.position}")
+    utterance = factory.Faker("sentence")
+    resolved_utterance = factory.LazyAttribute(lambda o: o.utterance)
+    response = factory.Faker("paragraph")
+
+
+class PassageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Passage
+
+    collection = factory.SubFactory(CollectionFactory)
+    passage_id = factory.Sequence(lambda n: f"doc{n}:0")
+    title = factory.Faker("sentence", nb_words=3)
+    text = factory.Faker("paragraph", nb_sentences=6)
+
+
+class RunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Run
+
+    collection = factory.SubFactory(CollectionFactory)
+    name = factory.Sequence(lambda n: f"run{n}")
+
+
+class RankingFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Ranking
+
+    run = factory.SubFactory(RunFactory)
+    turn = factory.SubFactory(TurnFactory)
+    passage_ids = factory.LazyFunction(list)
+    scores = factory.LazyAttribute(lambda o: [float(len(o.passage_ids) - i) for i in range(len(o.passage_ids))])
+
+
+class ResponseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Response
+
+    run = factory.SubFactory(RunFactory)
+    turn = factory.SubFactory(TurnFactory)
+    rank = 1
+    text = factory.Faker("paragraph")
+
+
+class ResponseSentenceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.ResponseSentence
+
+    response = factory.SubFactory(ResponseFactory)
+    index = factory.Sequence(lambda n: n)
+    text = factory.Faker("sentence")
+    citations = factory.LazyFunction(list)
+
+
+class JudgeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Judge
+
+    name = factory.Sequence(lambda n: f"judge-{n}")
+    kind = models.Judge.Kind.IMPORTED
+
+
+class AssessorJudgeFactory(JudgeFactory):
+    kind = models.Judge.Kind.ASSESSOR
+    user = factory.SubFactory(UserFactory)
+    name = factory.LazyAttribute(lambda o: f"assessor:{o.user.username}")
+
+
+class RelevanceJudgmentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.RelevanceJudgment
+
+    judge = factory.SubFactory(JudgeFactory)
+    turn = factory.SubFactory(TurnFactory)
+    passage_id = factory.Sequence(lambda n: f"doc{n}:0")
+    grade = 0
+
+
+class NuggetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Nugget
+
+    judge = factory.SubFactory(JudgeFactory)
+    turn = factory.SubFactory(TurnFactory)
+    key = factory.Sequence(lambda n: f"[{n + 1}]")
+    text = factory.Faker("sentence")
