@@ -71,6 +71,9 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+# Lets parallel test runs on one PostgreSQL server keep apart (pytest-django adds its own suffix too).
+if env_str("TEST_DATABASE_NAME"):
+    DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the dev server and a management command share the file.
     DATABASES["default"]["OPTIONS"] = {

@@ -12,7 +12,7 @@ class UserFactory(factory.django.DjangoModelFactory):
         django_get_or_create = ["username"]
 
     username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.PostGenerationMethodCall("set_password", "pw-for-tests-123")
+    password = factory.django.Password("pw-for-tests-123")
 
 
 class OrganiserFactory(UserFactory):
