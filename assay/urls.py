@@ -10,5 +10,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
+    path("judging/", include("judging.urls")),
+    path("crowd/", include("mturk.urls")),
     path("", include("annotation.urls")),
 ]
