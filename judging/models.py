@@ -1,0 +1,119 @@
+"""Machine-judge bookkeeping. The labels themselves land in annotation's judgment tables."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models import Collection, Judge, Turn
+
+# --- LLM judge jobs and the call cache -------------------------------------------------------------
+
+
+class JudgeJob(models.Model):
+    """One run of a machine judge over a collection: what it was asked, how far it got, what it cost."""
+
+    class Task(models.TextChoices):
+        RELEVANCE = "relevance", "Passage relevance"
+        NUGGETS = "nuggets", "Nugget extraction"
+        NTR = "ntr", "Nugget to response"
+        SUPPORT = "support", "Support of answer sentences"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="judge_jobs")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="jobs")
+    task = models.CharField(max_length=20, choices=Task.choices)
+    model = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=100)
+    options = models.JSONField(default=dict, blank=True, help_text="Turns, runs and task options of the job.")
+    concurrency = models.PositiveSmallIntegerField(default=8)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    units_total = models.PositiveIntegerField(default=0)
+    units_done = models.PositiveIntegerField(default=0)
+    units_failed = models.PositiveIntegerField(default=0)
+    calls_made = models.PositiveIntegerField(default=0, help_text="Paid calls, the cache not counted.")
+    cache_hits = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_jobs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.task} job {self.pk} ({self.judge.name})"
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.units_done / self.units_total) if self.units_total else 0
+
+
+class LlmCall(models.Model):
+    """A paid LLM call and its answer, keyed by model, prompt version, rendered prompt and parameters.
+
+    A job asks this table before the API, so a re-run or a resumed job pays for no call twice.
+    """
+
+    key = models.CharField(max_length=64, unique=True, help_text="sha256 of model, prompt version, prompt, params.")
+    model = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=100)
+    prompt = models.TextField()
+    params = models.JSONField(default=dict)
+    answer = models.TextField()
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    job = models.ForeignKey(JudgeJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.prompt_version} {self.key[:10]}"
+
+
+class LlmFailure(models.Model):
+    """A unit a job could not label: the endpoint failed, or its answer did not parse (never a guessed label)."""
+
+    job = models.ForeignKey(JudgeJob, on_delete=models.CASCADE, related_name="failures")
+    unit = models.CharField(max_length=500)
+    reason = models.TextField()
+    answer = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "id"]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} {self.unit}: {self.reason[:60]}"
+
+
+class UnmatchedSpan(models.Model):
+    """A nugget an LLM gave for a passage that could not be found in the passage, even after asking again."""
+
+    job = models.ForeignKey(JudgeJob, null=True, on_delete=models.SET_NULL, related_name="unmatched_spans")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="unmatched_spans")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="unmatched_spans")
+    passage_id = models.CharField(max_length=255)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["turn_id", "passage_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id} {self.passage_id}: {self.text[:40]}"
