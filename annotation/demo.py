@@ -1,0 +1,92 @@
+"""The demo collection and accounts that `make run` loads, so a new user has something to click through."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.models import Collection, Judge, Nugget, Passage
+from annotation.services import (
+    collection_get_or_create,
+    judge_for_assessor,
+    judge_get_or_create,
+    passages_import,
+    qrels_import,
+    run_import,
+    topics_import,
+)
+
+DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
+DEMO_COLLECTION = "demo"
+RUNS = {"bm25-baseline": "demo-group-a", "dense-rerank": "demo-group-b", "rag-llm": "demo-group-b"}
+
+
+@dataclass(frozen=True)
+class DemoAccount:
+    username: str
+    password: str
+    organiser: bool
+
+
+# Passwords for a local demo only; `make run` prints them. Production accounts are made with createsuperuser.
+DEMO_ACCOUNTS = (
+    DemoAccount("organiser", "organiser-demo", True),
+    DemoAccount("alice", "alice-demo", False),
+    DemoAccount("bob", "bob-demo", False),
+)
+
+
+@transaction.atomic
+def demo_load(*, directory: Path = DEMO_DIR) -> Collection:
+    """Load (or refresh) the demo collection, its runs, organiser qrels, gold nuggets and demo accounts."""
+    collection = collection_get_or_create(
+        name=DEMO_COLLECTION,
+        description="Two personalised conversations written for the Assay demo, with three runs.",
+    )
+    topics_import(path=directory / "topics.json", collection=collection)
+    passages_import(path=directory / "passages.jsonl", collection=collection)
+    for run, group in RUNS.items():
+        run_import(path=directory / f"run-{run}.trec", collection=collection, group=group)
+        run_import(path=directory / f"answers-{run}.jsonl", collection=collection, group=group)
+    qrels_import(
+        path=directory / "qrels-organiser.txt",
+        collection=collection,
+        judge=judge_get_or_create(name="demo-organiser-qrels", description="Relevance labels written for the demo"),
+    )
+    _nuggets_load(collection, directory / "nuggets.json")
+    User = get_user_model()
+    for account in DEMO_ACCOUNTS:
+        user, created = User.objects.get_or_create(username=account.username)
+        if created:
+            user.set_password(account.password)
+        user.is_staff = user.is_superuser = account.organiser
+        user.save()
+        if not account.organiser:
+            judge_for_assessor(user=user)
+    return collection
+
+
+def _nuggets_load(collection: Collection, path: Path) -> None:
+    judge = judge_get_or_create(name="demo-gold-nuggets", kind=Judge.Kind.IMPORTED, description="Demo gold nuggets")
+    texts = dict(Passage.objects.filter(collection=collection).values_list("passage_id", "text"))
+    turns = {t.turn_id: t for t in collection.turns.all()}
+    keys: dict[str, int] = {}
+    for item in json.loads(path.read_text(encoding="utf-8")):
+        start = texts[item["passage_id"]].index(item["text"])
+        keys[item["turn"]] = keys.get(item["turn"], 0) + 1
+        Nugget.objects.update_or_create(
+            judge=judge,
+            turn=turns[item["turn"]],
+            key=f"[{keys[item['turn']]}]",
+            defaults={
+                "text": item["text"],
+                "passage_id": item["passage_id"],
+                "start": start,
+                "end": start + len(item["text"]),
+            },
+        )

@@ -1,0 +1,20 @@
+from django.core.management.base import BaseCommand
+
+from annotation.demo import DEMO_ACCOUNTS, demo_load
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the demo collection (two conversations with PTKB, 40 passages, three runs with rankings and cited "
+        "answers, organiser qrels, gold nuggets) and the demo accounts. Safe to run again: nothing is duplicated."
+    )
+
+    def handle(self, *args, **options):
+        collection = demo_load()
+        self.stdout.write(
+            f"demo collection '{collection.name}': {collection.topics.count()} conversations, "
+            f"{collection.turns.count()} turns, {collection.passages.count()} passages, {collection.runs.count()} runs"
+        )
+        for account in DEMO_ACCOUNTS:
+            role = "organiser" if account.organiser else "assessor"
+            self.stdout.write(f"  {role:9} {account.username} / {account.password}")

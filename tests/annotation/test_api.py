@@ -1,0 +1,123 @@
+import os
+import subprocess
+import sys
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.models import RelevanceJudgment
+from tests.factories import (
+    AssessorJudgeFactory,
+    CollectionFactory,
+    OrganiserFactory,
+    PassageFactory,
+    RelevanceJudgmentFactory,
+    TopicFactory,
+    TurnFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def turn():
+    collection = CollectionFactory(name="c1")
+    return TurnFactory(topic=TopicFactory(collection=collection, number="7"), position=1)
+
+
+def test_it_refuses_anonymous_requests(turn):
+    assert APIClient().get("/api/collections/").status_code in (401, 403)
+
+
+def test_it_accepts_token_auth_and_paginates(turn):
+    user = UserFactory()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    PassageFactory.create_batch(3, collection=turn.collection)
+    response = client.get("/api/collections/c1/passages/?limit=2")
+    assert response.status_code == 200
+    assert response.json()["count"] == 3
+    assert len(response.json()["results"]) == 2
+
+
+def test_it_lists_turns_of_a_collection(turn):
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    response = client.get("/api/collections/c1/turns/")
+    assert response.status_code == 200
+    assert [t["turn_id"] for t in response.json()["results"]] == ["7_1"]
+
+
+def test_an_assessor_submits_a_grade_as_themselves(turn):
+    user = UserFactory()
+    client = APIClient()
+    client.force_authenticate(user)
+    response = client.post(
+        "/api/collections/c1/judgments/relevance/",
+        {"turn_id": "7_1", "passage_id": "d1", "grade": 3, "time_spent_ms": 1200},
+        format="json",
+    )
+    assert response.status_code == 201
+    assert response.json()["grade"] == 3
+    judgment = RelevanceJudgment.objects.get()
+    assert (judgment.judge.user, judgment.grade, judgment.time_spent_ms) == (user, 3, 1200)
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"turn_id": "7_1", "passage_id": "d1", "grade": 5}, "grade"),
+        ({"turn_id": "7_1", "passage_id": "d1", "grade": "NONE"}, "grade"),
+        ({"turn_id": "9_9", "passage_id": "d1", "grade": 1}, "turn_id"),
+        ({"turn_id": "7_1", "grade": 1}, "passage_id"),
+    ],
+)
+def test_it_answers_400_with_the_reason(turn, payload, field):
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    response = client.post("/api/collections/c1/judgments/relevance/", payload, format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+    assert RelevanceJudgment.objects.count() == 0
+
+
+def test_assessors_see_only_their_own_judgments_and_organisers_see_all(turn):
+    mine = AssessorJudgeFactory()
+    RelevanceJudgmentFactory(judge=mine, turn=turn, passage_id="a")
+    RelevanceJudgmentFactory(judge=AssessorJudgeFactory(), turn=turn, passage_id="b")
+    client = APIClient()
+    client.force_authenticate(mine.user)
+    response = client.get("/api/collections/c1/judgments/relevance/")
+    assert [j["passage_id"] for j in response.json()["results"]] == ["a"]
+    client.force_authenticate(OrganiserFactory())
+    response = client.get("/api/collections/c1/judgments/relevance/")
+    assert sorted(j["passage_id"] for j in response.json()["results"]) == ["a", "b"]
+
+
+def test_it_serves_the_openapi_schema_and_docs():
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert schema.status_code == 200
+    assert "/api/collections/{collection}/judgments/relevance/" in schema.json()["paths"]
+    assert client.get("/api/docs/").status_code == 200
+
+
+def test_deploy_check_is_clean_with_production_settings():
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": "a-long-random-production-secret-key-" + "k" * 30,
+        "ALLOWED_HOSTS": "assay.example.org",
+        "SECURE_SSL_REDIRECT": "1",
+        "DATABASE_URL": "sqlite:////tmp/assay-deploy-check.sqlite3",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
