@@ -1,0 +1,140 @@
+"""Retrieval evaluation of runs against one judge's relevance labels, computed by ir_measures.
+
+The measures are the iKAT 2024 passage-ranking set: nDCG@5 (primary, graded gains 0-4 as trec_eval's
+`ndcg_cut` uses them), P@20, R@20, R@1000 and MAP with a binary relevance threshold, and Judged@10 beside
+them so a reader sees how much of each run's head the judge actually assessed.
+
+Two choices decide which turns count, and both follow the iKAT / trec_eval conventions:
+
+* **Only judged turns are evaluated.** The turns are those present in the judge's qrels (iKAT 2024
+  assessed 116 of its 218 turns); a run's rankings for other turns are ignored.
+* **A run missing a judged turn scores 0 on it**, for every measure, and the mean is over all judged
+  turns, as `trec_eval -c` does. Without this a run could raise its mean by leaving hard turns out.
+
+Measures are named as ir_measures names them (`nDCG@5`, `P(rel=2)@20`, `AP(rel=2)`, `Judged@10`), so
+the numbers here equal `ir_measures.calc_aggregate` run on the exported qrels and the run files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ir_measures
+from ir_measures import AP, Judged, P, R, nDCG
+
+from annotation.models import Collection, Judge, RelevanceGrade, Run
+from annotation.selectors import _natural_key, qrels_dict, run_dict
+
+DEFAULT_REL_THRESHOLD = 2
+PRIMARY_MEASURE = "nDCG@5"
+
+
+class EvaluationError(ValueError):
+    """The evaluation cannot be computed as asked (bad threshold, a judge without labels, ...)."""
+
+
+def evaluation_measures(*, rel_threshold: int = DEFAULT_REL_THRESHOLD) -> list[Any]:
+    """The ir_measures measures in display order; `rel_threshold` is the lowest grade counted relevant
+    by the binary measures (P, R, AP). nDCG uses the grades themselves and Judged any label at all."""
+    if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int):
+        raise EvaluationError(f"relevance threshold must be an integer, not {rel_threshold!r}")
+    lowest, highest = RelevanceGrade.SLIGHTLY.value, RelevanceGrade.FULLY.value
+    if not lowest <= rel_threshold <= highest:
+        # 0 would count passages judged "fails to meet" as relevant.
+        raise EvaluationError(
+            f"relevance threshold must be between {lowest} and {highest}, not {rel_threshold}"
+        )
+    t = rel_threshold
+    return [nDCG @ 5, P(rel=t) @ 20, R(rel=t) @ 20, R(rel=t) @ 1000, AP(rel=t), Judged @ 10]
+
+
+@dataclass
+class Evaluation:
+    """Mean and per-turn scores of runs. `per_turn` holds every judged turn of every run, zeros included
+    for turns a run lacks (listed in `missing`)."""
+
+    collection: str
+    judge: str
+    rel_threshold: int
+    measures: list[str]
+    turns: list[str]
+    runs: dict[str, dict[str, float]] = field(default_factory=dict)
+    per_turn: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    missing: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def primary(self) -> str:
+        return PRIMARY_MEASURE
+
+    def ranked_runs(self) -> list[str]:
+        """Run names, best primary score first, ties by name."""
+        return sorted(self.runs, key=lambda name: (-self.runs[name][PRIMARY_MEASURE], name))
+
+    def as_json(self) -> dict[str, Any]:
+        """The `--format json` shape: {"runs": {run: {measure: value}}, "per_turn": {run: {turn: {...}}}}."""
+        return {"runs": self.runs, "per_turn": self.per_turn}
+
+
+def runs_evaluate(
+    *,
+    collection: Collection,
+    judge: Judge,
+    runs: Iterable[Run] | None = None,
+    rel_threshold: int = DEFAULT_REL_THRESHOLD,
+) -> Evaluation:
+    """Score runs of `collection` (all of them unless `runs` is given) against `judge`'s relevance labels.
+
+    Only turns the judge assessed count; a run without a ranking for one of them scores 0 there
+    (trec_eval -c). Raises EvaluationError if the judge has no relevance labels on the collection.
+    """
+    measures = evaluation_measures(rel_threshold=rel_threshold)
+    names = [str(m) for m in measures]
+    qrels = qrels_dict(collection=collection, judge=judge)
+    if not qrels:
+        raise EvaluationError(
+            f"judge {judge.name} has no relevance judgments on collection {collection.name}"
+        )
+    turns = sorted(qrels, key=_natural_key)
+    selected = list(collection.runs.all()) if runs is None else list(runs)
+    for run in selected:
+        if run.collection_id != collection.id:
+            raise EvaluationError(f"run {run.name} is not a run of collection {collection.name}")
+    # One evaluator for all runs: it indexes the qrels once.
+    evaluator = ir_measures.evaluator(measures, qrels)
+    result = Evaluation(
+        collection=collection.name, judge=judge.name, rel_threshold=rel_threshold, measures=names, turns=turns
+    )
+    for run in sorted(selected, key=lambda r: r.name):
+        ranked = {turn: docs for turn, docs in run_dict(run=run).items() if turn in qrels and docs}
+        scores: dict[str, dict[str, float]] = {turn: dict.fromkeys(names, 0.0) for turn in turns}
+        for metric in evaluator.iter_calc(ranked):
+            scores[metric.query_id][str(metric.measure)] = float(metric.value)
+        result.per_turn[run.name] = scores
+        result.runs[run.name] = {
+            name: sum(scores[turn][name] for turn in turns) / len(turns) for name in names
+        }
+        result.missing[run.name] = [turn for turn in turns if turn not in ranked]
+    return result
+
+
+def evaluation_table(evaluation: Evaluation, *, run: str | None = None) -> str:
+    """A plain-text table: one row per run (best primary score first), or per turn of one run."""
+    if run is None:
+        header = "run"
+        rows = [(name, evaluation.runs[name]) for name in evaluation.ranked_runs()]
+    else:
+        header = "turn"
+        rows = [(turn, evaluation.per_turn[run][turn]) for turn in evaluation.turns]
+    width = max([len(header)] + [len(label) for label, _ in rows])
+    widths = [max(len(m), 6) for m in evaluation.measures]
+    lines = [
+        "  ".join(
+            [header.ljust(width)] + [m.rjust(w) for m, w in zip(evaluation.measures, widths, strict=True)]
+        )
+    ]
+    for label, values in rows:
+        cells = [f"{values[m]:.4f}".rjust(w) for m, w in zip(evaluation.measures, widths, strict=True)]
+        lines.append("  ".join([label.ljust(width)] + cells))
+    return "\n".join(lines) + "\n"
