@@ -404,3 +404,50 @@ class SupportJudgment(TimedJudgment):
 
     def __str__(self) -> str:
         return f"{self.sentence} c{self.citation_index} = {self.label}"
+
+
+# --- Support assessment (issue 6): organisers' per-topic-and-assessor conditions ----------------------
+
+
+class SupportAssignment(models.Model):
+    """Which condition an assessor judges a topic's support units in, chosen by an organiser.
+
+    One row per (topic, assessor), so an assessor meets a topic's units in one condition only. A blind
+    re-assessment names its sampled units in `units` ([sentence id, citation index] pairs); the other
+    conditions cover every unit of the topic up to the first `max_citations` citations of each sentence.
+    """
+
+    class Condition(models.TextChoices):
+        SCRATCH = "scratch", "From scratch"
+        POST_EDIT = "post-edit", "Post-editing"
+        BLIND = "blind", "Blind re-assessment"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="support_assignments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="support_assignments")
+    condition = models.CharField(max_length=12, choices=Condition.choices)
+    machine_judge = models.ForeignKey(
+        Judge,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="support_assignments_shown",
+        help_text="Post-editing: the judge whose label is shown and preselected.",
+    )
+    max_citations = models.PositiveSmallIntegerField(default=1)
+    units = models.JSONField(default=list, blank=True, help_text="Blind: [sentence id, citation index] pairs.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic_id", "user_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "user"], name="support_assignment_unique_topic_user"),
+            models.CheckConstraint(
+                condition=~Q(condition="post-edit") | Q(machine_judge__isnull=False),
+                name="support_assignment_post_edit_has_judge",
+            ),
+            models.CheckConstraint(condition=Q(max_citations__gte=1), name="support_assignment_max_citations_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic.number} {self.user} ({self.condition})"
+
