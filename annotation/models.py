@@ -451,3 +451,25 @@ class SupportAssignment(models.Model):
     def __str__(self) -> str:
         return f"{self.topic.number} {self.user} ({self.condition})"
 
+
+# --- Gold nuggets (issue 4): the turns a nugget set covers --------------------------------------------
+
+
+class NuggetSetTurn(models.Model):
+    """A turn that a judge's nugget set covers, at its place in the set.
+
+    A set may cover a turn with no nugget at all (CONE-RAG files keep such a turn as `{}`), and files
+    list turns in their own order, so neither fact can be read off the Nugget rows; exports need both
+    to give back the file they were imported from byte for byte.
+    """
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="nugget_set_turns")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="nugget_set_turns")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["judge_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["judge", "turn"], name="nugget_set_turn_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} {self.turn_id} @{self.position}"

@@ -1,0 +1,27 @@
+from annotation.management.commands._base import CollectionCommand
+from annotation.nugget_formats import FORMATS
+from annotation.nuggets import nuggets_export
+
+
+class Command(CollectionCommand):
+    help = (
+        "Write a judge's gold nugget set as our JSONL or as CONE-RAG JSON, turns in the set's order. "
+        "With --dedup, only the de-duplicated set (nuggets not marked as duplicates, keys kept)."
+    )
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--judge", required=True)
+        parser.add_argument("--format", choices=FORMATS, default="jsonl", dest="fmt")
+        parser.add_argument("--dedup", action="store_true", help="Leave out nuggets marked as duplicates.")
+        parser.add_argument("--output", "-o", help="File to write (default: standard output).")
+
+    def handle(self, *args, collection, judge, fmt, dedup, output, **options):
+        text = nuggets_export(
+            collection=self.get_collection(collection), judge=self.get_judge(judge), fmt=fmt, dedup=dedup
+        )
+        if output:
+            with open(output, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        else:
+            self.stdout.write(text, ending="")

@@ -1,0 +1,44 @@
+from django.core.management.base import CommandError
+
+from annotation.management.commands._base import CollectionCommand
+from annotation.models import Judge
+from annotation.nugget_formats import FORMATS
+from annotation.nuggets import gold_responses_import
+from annotation.services import judge_get_or_create
+
+
+class Command(CollectionCommand):
+    help = (
+        "Import gold responses (our JSONL, nuggets named by key; or CONE-RAG JSON, nuggets named by text) as "
+        "the named judge's, linked to the nuggets of --nugget-judge (default: the same judge; in CONE-RAG, a "
+        "turn for which that judge has no nugget gets its nuggets from the file's texts). All or nothing; "
+        "re-importing changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        super().add_arguments(parser)
+        parser.add_argument("--judge", required=True, help="Name of the judge who wrote the responses.")
+        parser.add_argument(
+            "--nugget-judge", help="Judge whose nuggets the responses use (default: --judge)."
+        )
+        parser.add_argument("--format", choices=FORMATS, default="jsonl", dest="fmt")
+
+    def handle(self, *args, path, collection, judge, nugget_judge, fmt, **options):
+        target = self.get_collection(collection)
+        nuggets_of = self.get_judge(nugget_judge) if nugget_judge else None
+        existing = Judge.objects.filter(name=judge).first()
+        if existing is not None and existing.kind == Judge.Kind.ASSESSOR:
+            raise CommandError(
+                f"judge {judge!r} is an assessor: an import would overwrite their own responses"
+            )
+        result = self.run_import(
+            lambda: gold_responses_import(
+                path=path,
+                collection=target,
+                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                nugget_judge=nuggets_of,
+                fmt=fmt,
+            )
+        )
+        self.stdout.write(f"{path}: {result}")

@@ -1,0 +1,42 @@
+from django.core.management.base import CommandError
+
+from annotation.management.commands._base import CollectionCommand
+from annotation.models import Judge
+from annotation.nugget_formats import FORMATS
+from annotation.nuggets import nuggets_import
+from annotation.services import judge_get_or_create
+
+
+class Command(CollectionCommand):
+    help = (
+        "Import a gold nugget set (our JSONL or the CONE-RAG JSON) as the nuggets of the named judge, created as "
+        "an imported-file judge if new; the judge's nuggets on the collection then equal the file. With "
+        "--dedup-of, the file is a de-duplicated set of that judge's nuggets and each nugget is linked to its "
+        "original by turn and key. All or nothing; re-importing changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        super().add_arguments(parser)
+        parser.add_argument("--judge", required=True, help="Name of the judge the nuggets belong to.")
+        parser.add_argument("--format", choices=FORMATS, default="jsonl", dest="fmt")
+        parser.add_argument("--dedup-of", help="Judge whose nugget set this file de-duplicates.")
+
+    def handle(self, *args, path, collection, judge, fmt, dedup_of, **options):
+        target = self.get_collection(collection)
+        original = self.get_judge(dedup_of) if dedup_of else None
+        existing = Judge.objects.filter(name=judge).first()
+        if existing is not None and existing.kind == Judge.Kind.ASSESSOR:
+            raise CommandError(f"judge {judge!r} is an assessor: an import would replace their own nuggets")
+        if original is not None and original.name == judge:
+            raise CommandError("--dedup-of must name another judge than --judge")
+        result = self.run_import(
+            lambda: nuggets_import(
+                path=path,
+                collection=target,
+                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                fmt=fmt,
+                dedup_of=original,
+            )
+        )
+        self.stdout.write(f"{path}: {result}")

@@ -1,0 +1,37 @@
+from django.core.management.base import CommandError
+
+from annotation.management.commands._base import CollectionCommand
+from annotation.nuggets import nugget_judges, nugget_stats
+
+
+class Command(CollectionCommand):
+    help = (
+        "Print gold nugget counts per turn and in all (nuggets, de-duplicated nuggets, mean words per nugget), "
+        "as in the CONE-RAG statistics table; without --judge, one summary line per judge with nuggets."
+    )
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--judge", help="Judge whose set to count turn by turn.")
+
+    def handle(self, *args, collection, judge, **options):
+        target = self.get_collection(collection)
+        judges = [self.get_judge(judge)] if judge else nugget_judges(collection=target)
+        if not judges:
+            raise CommandError(f"no nuggets in collection {target.name!r}")
+        if judge:
+            stats = nugget_stats(collection=target, judge=judges[0])
+            self.stdout.write(f"{'turn':<12} {'nuggets':>8} {'dedup':>8} {'words/nugget':>13}")
+            for row in stats.turns:
+                self.stdout.write(
+                    f"{row.turn_id:<12} {row.nuggets:>8} {row.deduplicated:>8} {row.mean_words:>13.2f}"
+                )
+        self.stdout.write(
+            f"{'judge':<30} {'turns':>6} {'nuggets':>8} {'dedup':>8} {'per turn':>9} {'dedup/turn':>11} {'words':>7}"
+        )
+        for one in judges:
+            s = nugget_stats(collection=target, judge=one)
+            self.stdout.write(
+                f"{one.name:<30} {len(s.turns):>6} {s.nuggets:>8} {s.deduplicated:>8} {s.mean_per_turn:>9.2f} "
+                f"{s.mean_deduplicated_per_turn:>11.2f} {s.mean_words:>7.2f}"
+            )
