@@ -1,0 +1,128 @@
+"""Organiser pages for run evaluation: the runs x measures table of a collection and one run per turn.
+
+Thin views over `judging.evaluation.runs_evaluate`; the judge and the relevance threshold come from the
+query string so a table can be bookmarked and shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import Collection, Judge, RelevanceGrade, Run
+from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
+
+
+def organiser_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Anonymous users go to the login page; signed-in users who are not organisers get 403."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_staff:
+            raise PermissionDenied("evaluation pages are for organisers")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _judges_with_labels(collection: Collection):
+    return (
+        Judge.objects.filter(relevancejudgments__turn__collection=collection)
+        .annotate(n_labels=Count("relevancejudgments"))
+        .order_by("name")
+    )
+
+
+class EvaluationForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), to_field_name="name", empty_label=None)
+    rel = forms.TypedChoiceField(
+        label="Relevant from grade",
+        coerce=int,
+        initial=DEFAULT_REL_THRESHOLD,
+        choices=[(g.value, f"{g.value} ({g.label})") for g in RelevanceGrade if g.value >= 1],
+        help_text="P, R and MAP count a passage relevant when its grade is at least this.",
+    )
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = _judges_with_labels(collection)
+
+
+def _evaluate(request: HttpRequest, collection: Collection, runs: list[Run] | None):
+    """(form, evaluation or None, error, status) for the query string of `request`."""
+    data = request.GET if "judge" in request.GET else None
+    form = EvaluationForm(data, collection=collection, initial={"rel": DEFAULT_REL_THRESHOLD})
+    if data is None:
+        return form, None, "", 200
+    if not form.is_valid():
+        return form, None, "", 400
+    try:
+        evaluation = runs_evaluate(
+            collection=collection,
+            judge=form.cleaned_data["judge"],
+            runs=runs,
+            rel_threshold=form.cleaned_data["rel"],
+        )
+    except EvaluationError as exc:
+        return form, None, str(exc), 400
+    return form, evaluation, "", 200
+
+
+@organiser_required
+def evaluation_index(request: HttpRequest) -> HttpResponse:
+    collections = Collection.objects.annotate(n_runs=Count("runs", distinct=True))
+    return render(request, "evaluation/index.html", {"collections": collections})
+
+
+@organiser_required
+def evaluation_runs(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    form, evaluation, error, status = _evaluate(request, collection, None)
+    rows = []
+    if evaluation is not None:
+        rows = [
+            {
+                "run": run,
+                "values": [evaluation.runs[run][m] for m in evaluation.measures],
+                "missing": evaluation.missing[run],
+            }
+            for run in evaluation.ranked_runs()
+        ]
+    context = {"collection": collection, "form": form, "evaluation": evaluation, "rows": rows, "error": error}
+    return render(request, "evaluation/runs.html", context, status=status)
+
+
+@organiser_required
+def evaluation_run_turns(request: HttpRequest, name: str, run: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    run_obj = get_object_or_404(Run, collection=collection, name=run)
+    form, evaluation, error, status = _evaluate(request, collection, [run_obj])
+    rows = []
+    if evaluation is not None:
+        missing = set(evaluation.missing[run_obj.name])
+        rows = [
+            {
+                "turn": turn,
+                "values": [evaluation.per_turn[run_obj.name][turn][m] for m in evaluation.measures],
+                "missing": turn in missing,
+            }
+            for turn in evaluation.turns
+        ]
+    context = {
+        "collection": collection,
+        "run": run_obj,
+        "form": form,
+        "evaluation": evaluation,
+        "rows": rows,
+        "error": error,
+        "mean": [evaluation.runs[run_obj.name][m] for m in evaluation.measures] if evaluation else [],
+    }
+    return render(request, "evaluation/run_turns.html", context, status=status)
