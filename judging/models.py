@@ -67,7 +67,9 @@ class LlmCall(models.Model):
     A job asks this table before the API, so a re-run or a resumed job pays for no call twice.
     """
 
-    key = models.CharField(max_length=64, unique=True, help_text="sha256 of model, prompt version, prompt, params.")
+    key = models.CharField(
+        max_length=64, unique=True, help_text="sha256 of model, prompt version, prompt, params."
+    )
     model = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=100)
     prompt = models.TextField()
