@@ -143,3 +143,13 @@ class SupportJudgmentAdmin(JudgmentAdmin):
     list_filter = ["judge", "label", "condition"]
     search_fields = ["passage_id", "sentence__text"]
     raw_id_fields = ["judge", "sentence"]
+
+
+# --- Support assessment (issue 6) ------------------------------------------------------------------
+
+
+@admin.register(models.SupportAssignment)
+class SupportAssignmentAdmin(admin.ModelAdmin):
+    list_display = ["topic", "user", "condition", "machine_judge", "max_citations"]
+    list_filter = ["condition", "topic__collection"]
+    search_fields = ["topic__number", "user__username"]

@@ -1,8 +1,17 @@
 from django.urls import path
 
 from annotation import views
+from annotation import views_relevance as relevance
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("collections/<slug:name>/", views.collection_detail, name="collection-detail"),
+    path("relevance/", relevance.queue, name="relevance-queue"),
+    path("relevance/organise/", relevance.organise, name="relevance-organise"),
+    path("relevance/<int:assignment_pk>/next/", relevance.next_unit, name="relevance-next"),
+    path("relevance/work/<int:slot_pk>/", relevance.resume, name="relevance-resume"),
+    path("relevance/work/<int:slot_pk>/<int:turn_pk>/<int:index>/", relevance.passage, name="relevance-passage"),
+    path("relevance/work/<int:slot_pk>/<int:turn_pk>/ptkb/", relevance.ptkb, name="relevance-ptkb"),
+    path("relevance/api/<int:assignment_pk>/next/", relevance.NextUnitApi.as_view(), name="relevance-api-next"),
+    path("relevance/api/work/<int:slot_pk>/grade/", relevance.SubmitGradeApi.as_view(), name="relevance-api-grade"),
 ]

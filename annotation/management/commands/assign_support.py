@@ -1,0 +1,59 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
+from django.db import transaction
+
+from annotation.management.commands._base import CollectionCommand
+from annotation.models import SupportAssignment
+from annotation.support import SupportConflict, support_assignment_set
+
+
+class Command(CollectionCommand):
+    help = (
+        "Choose the condition an assessor judges topics' support units in: from scratch, or post-editing a "
+        "machine judge's labels. Refused for a topic the assessor already judged in the other condition."
+    )
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--assessor", required=True, help="Username of the assessor.")
+        parser.add_argument(
+            "--condition",
+            required=True,
+            choices=[SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT],
+        )
+        parser.add_argument(
+            "--topic", action="append", help="Topic number (repeatable; default: every topic)."
+        )
+        parser.add_argument("--machine-judge", help="Post-editing: the judge whose labels are shown.")
+        parser.add_argument(
+            "--max-citations", type=int, help="Judge up to the first N citations (default 1)."
+        )
+
+    def handle(self, *args, collection, assessor, condition, topic, machine_judge, max_citations, **options):
+        target = self.get_collection(collection)
+        try:
+            user = get_user_model().objects.get(username=assessor)
+        except get_user_model().DoesNotExist:
+            raise CommandError(f"no user named {assessor!r}") from None
+        judge = self.get_judge(machine_judge) if machine_judge else None
+        topics = target.topics.all()
+        if topic:
+            topics = topics.filter(number__in=topic)
+            missing = set(topic) - set(topics.values_list("number", flat=True))
+            if missing:
+                raise CommandError(f"no topic {', '.join(sorted(missing))} in collection {collection}")
+        try:
+            with transaction.atomic():
+                assignments = [
+                    support_assignment_set(
+                        topic=t,
+                        user=user,
+                        condition=condition,
+                        machine_judge=judge,
+                        max_citations=max_citations,
+                    )
+                    for t in topics
+                ]
+        except SupportConflict as exc:
+            raise CommandError(f"nothing was assigned: {exc}") from None
+        self.stdout.write(f"{len(assignments)} topics assigned to {assessor} ({condition})")

@@ -1,0 +1,37 @@
+from annotation.management.commands._base import CollectionCommand
+from annotation.models import Judge
+from annotation.services import judge_get_or_create
+from annotation.support import support_labels_import
+
+
+class Command(CollectionCommand):
+    help = (
+        "Import support labels of RAG answer sentences as labels of the named judge (created if new): JSONL "
+        'lines {"run_id", "topic_id", "sentence_index" (0-based), "passage_id", "label": "FS"|"PS"|"NS"}. '
+        "The runs' answers must be imported first. All or nothing; re-importing changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        super().add_arguments(parser)
+        parser.add_argument("--judge", required=True, help="Name of the judge the labels belong to.")
+        parser.add_argument(
+            "--kind",
+            choices=[Judge.Kind.IMPORTED, Judge.Kind.LLM, Judge.Kind.NLI],
+            default=Judge.Kind.IMPORTED,
+            help="Kind of a judge created by this import (llm for GPT-4o labels to post-edit).",
+        )
+        parser.add_argument("--model", default="", help="Model name of a judge created by this import.")
+
+    def handle(self, *args, path, collection, judge, kind, model, **options):
+        target = self.get_collection(collection)
+        result = self.run_import(
+            lambda: support_labels_import(
+                path=path,
+                collection=target,
+                judge=judge_get_or_create(
+                    name=judge, kind=kind, model=model, description=f"imported from {path}"
+                ),
+            )
+        )
+        self.stdout.write(f"{path}: {result}")

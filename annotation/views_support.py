@@ -1,0 +1,222 @@
+"""Pages of the support assessment: assessors judge units of their assignments; organisers assign
+conditions and read the run leaderboard under any judge."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from annotation.models import (
+    Collection,
+    Judge,
+    Passage,
+    SupportAssignment,
+    SupportJudgment,
+    SupportLabel,
+    Topic,
+)
+from annotation.support import (
+    GUIDELINE,
+    LABELS,
+    SupportConflict,
+    assignment_units,
+    labels_by_unit,
+    support_assignment_get,
+    support_assignment_set,
+    support_assignments_of,
+    support_judgment_submit,
+)
+from judging.support_metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
+
+
+class SupportLabelForm(forms.Form):
+    label = forms.ChoiceField(choices=SupportLabel.choices, widget=forms.RadioSelect)
+    time_spent_ms = forms.IntegerField(min_value=0, max_value=24 * 3600 * 1000, required=False)
+
+
+def _owned_assignment(request: HttpRequest, assignment_id: int) -> SupportAssignment:
+    try:
+        return support_assignment_get(assignment_id=assignment_id, user=request.user)
+    except SupportAssignment.DoesNotExist:
+        raise Http404("no such assignment") from None
+
+
+@login_required
+def support_assignments(request: HttpRequest) -> HttpResponse:
+    return render(request, "support/assignments.html", {"rows": support_assignments_of(user=request.user)})
+
+
+@login_required
+def support_unit(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
+    assignment = _owned_assignment(request, assignment_id)
+    units = assignment_units(assignment)
+    if not 1 <= position <= len(units):
+        raise Http404("no such unit")
+    unit = units[position - 1]
+    judge = Judge.objects.filter(user=request.user).first()
+    mine = labels_by_unit(judge=judge, sentence_ids={u.sentence.id for u in units}) if judge else {}
+    current = mine.get(unit.key)
+
+    status = 200
+    if request.method == "POST":
+        form = SupportLabelForm(request.POST)
+        if form.is_valid():
+            try:
+                support_judgment_submit(
+                    assignment=assignment,
+                    user=request.user,
+                    sentence=unit.sentence,
+                    citation_index=unit.citation_index,
+                    label=form.cleaned_data["label"],
+                    time_spent_ms=form.cleaned_data["time_spent_ms"],
+                )
+            except SupportConflict as exc:
+                form.add_error(None, str(exc))
+            else:
+                if position < len(units):
+                    return redirect("support-unit", assignment_id=assignment.id, position=position + 1)
+                messages.success(request, f"Topic {assignment.topic.number}: all units judged.")
+                return redirect("support-assignments")
+        status = 400
+
+    shown = ""
+    if assignment.condition == SupportAssignment.Condition.POST_EDIT:
+        if current is not None:
+            shown = current.shown_label
+        else:
+            machine = SupportJudgment.objects.filter(
+                judge=assignment.machine_judge, sentence=unit.sentence, citation_index=unit.citation_index
+            ).first()
+            shown = machine.label if machine else ""
+    if request.method != "POST":
+        initial = current.label if current is not None else shown
+        form = SupportLabelForm(initial={"label": initial} if initial else {})
+
+    sentences = list(unit.sentence.response.sentences.all())
+    passage = Passage.objects.filter(
+        collection=assignment.topic.collection, passage_id=unit.passage_id
+    ).first()
+    context = {
+        "assignment": assignment,
+        "unit": unit,
+        "position": position,
+        "total": len(units),
+        "done": sum(1 for u in units if u.key in mine),
+        "current": current,
+        "shown_label": shown,
+        "shown_label_display": SupportLabel(shown).label if shown else "",
+        "sentences": sentences,
+        "passage": passage,
+        "form": form,
+        "guideline": GUIDELINE,
+        "labels": [(value, SupportLabel(value).label, i) for i, value in enumerate(LABELS, start=1)],
+        "previous_url": reverse("support-unit", args=[assignment.id, position - 1]) if position > 1 else "",
+        "next_url": reverse("support-unit", args=[assignment.id, position + 1])
+        if position < len(units)
+        else "",
+    }
+    return render(request, "support/unit.html", context, status=status)
+
+
+def _staff(request: HttpRequest) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("organisers only")
+
+
+class AssignForm(forms.Form):
+    topic = forms.ModelChoiceField(queryset=Topic.objects.none())
+    assessor = forms.ModelChoiceField(
+        queryset=get_user_model().objects.filter(is_active=True).order_by("username")
+    )
+    condition = forms.ChoiceField(
+        choices=[
+            (SupportAssignment.Condition.SCRATCH, "From scratch"),
+            (SupportAssignment.Condition.POST_EDIT, "Post-editing"),
+        ]
+    )
+    machine_judge = forms.ModelChoiceField(
+        queryset=Judge.objects.exclude(kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]), required=False
+    )
+    max_citations = forms.IntegerField(min_value=1, max_value=20, initial=1)
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["topic"].queryset = collection.topics.all()
+
+    def clean(self):
+        data = super().clean()
+        if data.get("condition") == SupportAssignment.Condition.POST_EDIT and not data.get("machine_judge"):
+            self.add_error("machine_judge", "Post-editing needs the machine judge whose labels are shown.")
+        return data
+
+
+@login_required
+def support_organise(request: HttpRequest, name: str) -> HttpResponse:
+    _staff(request)
+    collection = get_object_or_404(Collection, name=name)
+    status = 200
+    if request.method == "POST":
+        form = AssignForm(request.POST, collection=collection)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                support_assignment_set(
+                    topic=data["topic"],
+                    user=data["assessor"],
+                    condition=data["condition"],
+                    machine_judge=data["machine_judge"],
+                    max_citations=data["max_citations"],
+                )
+            except SupportConflict as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, "Assignment saved.")
+                return redirect("support-organise", name=collection.name)
+        status = 400
+    else:
+        form = AssignForm(collection=collection)
+    assignments = SupportAssignment.objects.filter(topic__collection=collection).select_related(
+        "topic", "user", "machine_judge"
+    )
+    return render(
+        request,
+        "support/organise.html",
+        {"collection": collection, "form": form, "assignments": assignments},
+        status=status,
+    )
+
+
+@login_required
+def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
+    _staff(request)
+    collection = get_object_or_404(Collection, name=name)
+    judges = Judge.objects.filter(supportjudgments__sentence__response__run__collection=collection).distinct()
+    judge = judges.filter(name=request.GET.get("judge", "")).first() or judges.first()
+    compare = judges.filter(name=request.GET.get("compare", "")).first()
+    by = "weighted_precision" if request.GET.get("by") == "weighted_precision" else "weighted_recall"
+    rows, mean_sentences, correlation = [], 0.0, None
+    if judge is not None:
+        scores = support_scores(collection=collection, judge=judge)
+        rows, mean_sentences = leaderboard(scores, by=by), mean_sentences_per_answer(scores)
+        if compare is not None and compare != judge:
+            correlation = compare_judges(scores, support_scores(collection=collection, judge=compare))
+    return render(
+        request,
+        "support/leaderboard.html",
+        {
+            "collection": collection,
+            "judges": judges,
+            "judge": judge,
+            "compare": compare,
+            "by": by,
+            "rows": rows,
+            "mean_sentences": mean_sentences,
+            "correlation": correlation,
+        },
+    )

@@ -1,0 +1,193 @@
+"""Weighted support precision and recall of RAG runs (TREC 2024 RAG support evaluation).
+
+For one answer and one judge, with weights Full 1, Partial 0.5, No 0:
+- weighted precision = sum of the weights of the judged (sentence, citation) pairs / their number;
+- weighted recall = the sum of each sentence's support / the number of sentences of the answer, where a
+  sentence that cites nothing counts 0. With one judged citation per sentence (the study's setting) the
+  numerators agree; with several, a sentence counts its best-supported citation so recall stays within 1.
+
+A run's score is the mean over the topics it answered that the judge assessed; rankings under two judges
+are compared with Kendall's tau and Spearman's rho.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypedDict
+
+from scipy.stats import kendalltau, spearmanr
+
+from annotation.models import (
+    SUPPORT_WEIGHTS,
+    Collection,
+    Judge,
+    ResponseSentence,
+    SupportJudgment,
+    SupportLabel,
+)
+
+
+def label_weight(label: str) -> float:
+    return SUPPORT_WEIGHTS[SupportLabel(label)]
+
+
+def answer_support(sentence_labels: Sequence[Sequence[str]]) -> tuple[float, float]:
+    """(weighted precision, weighted recall) of one answer.
+
+    `sentence_labels` has one entry per sentence of the answer, in order: the labels of its judged
+    citations (empty for a sentence that cites nothing).
+    """
+    if not sentence_labels:
+        return 0.0, 0.0
+    weights = [[label_weight(label) for label in labels] for labels in sentence_labels]
+    pairs = [w for ws in weights for w in ws]
+    precision = sum(pairs) / len(pairs) if pairs else 0.0
+    recall = sum(max(ws) if ws else 0.0 for ws in weights) / len(sentence_labels)
+    return precision, recall
+
+
+class TopicScore(TypedDict):
+    weighted_precision: float
+    weighted_recall: float
+    sentences: int
+
+
+class RunScore(TypedDict):
+    weighted_precision: float
+    weighted_recall: float
+    sentences: int
+    topics: int
+
+
+class SupportScores(TypedDict):
+    runs: dict[str, RunScore]
+    per_topic: dict[str, dict[str, TopicScore]]
+
+
+def support_scores(*, collection: Collection, judge: Judge, max_citations: int = 1) -> SupportScores:
+    """Per run and per topic weighted precision and recall under one judge.
+
+    Only topics the judge assessed count (it labelled at least one unit of any run there). Within them an
+    answer is scored when the judge labelled one of its units, or when it cites nothing at all (then it
+    scores 0: it supports nothing); an answer whose citations the judge left unlabelled is skipped.
+    """
+    labels: dict[int, dict[int, str]] = defaultdict(dict)
+    topics_assessed: set[int] = set()
+    for sid, ci, label, topic_id in SupportJudgment.objects.filter(
+        judge=judge, sentence__response__run__collection=collection, citation_index__lt=max_citations
+    ).values_list("sentence_id", "citation_index", "label", "sentence__response__turn__topic_id"):
+        labels[sid][ci] = label
+        topics_assessed.add(topic_id)
+
+    answers: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
+    for sid, run, turn_id, citations in (
+        ResponseSentence.objects.filter(
+            response__run__collection=collection,
+            response__rank=1,
+            response__turn__topic_id__in=topics_assessed,
+        )
+        .order_by("response_id", "index")
+        .values_list("id", "response__run__name", "response__turn__turn_id", "citations")
+    ):
+        answers[(run, turn_id)].append((sid, citations))
+
+    per_topic: dict[str, dict[str, TopicScore]] = defaultdict(dict)
+    for (run, turn_id), sentences in sorted(answers.items()):
+        judged = [
+            [labels[sid][ci] for ci in range(min(len(citations), max_citations)) if ci in labels.get(sid, {})]
+            for sid, citations in sentences
+        ]
+        cites_anything = any(citations for _sid, citations in sentences)
+        if cites_anything and not any(judged):
+            continue
+        precision, recall = answer_support(judged)
+        per_topic[run][turn_id] = {
+            "weighted_precision": precision,
+            "weighted_recall": recall,
+            "sentences": len(sentences),
+        }
+
+    runs: dict[str, RunScore] = {}
+    for run, topics in sorted(per_topic.items()):
+        n = len(topics)
+        runs[run] = {
+            "weighted_precision": sum(t["weighted_precision"] for t in topics.values()) / n,
+            "weighted_recall": sum(t["weighted_recall"] for t in topics.values()) / n,
+            "sentences": sum(t["sentences"] for t in topics.values()),
+            "topics": n,
+        }
+    return {"runs": runs, "per_topic": dict(per_topic)}
+
+
+@dataclass
+class LeaderboardRow:
+    rank: int
+    run: str
+    weighted_precision: float
+    weighted_recall: float
+    topics: int
+    sentences: int
+
+    @property
+    def mean_sentences(self) -> float:
+        return self.sentences / self.topics if self.topics else 0.0
+
+
+def leaderboard(scores: SupportScores, *, by: str = "weighted_recall") -> list[LeaderboardRow]:
+    """Runs ordered best first by one measure (ties broken by the other measure, then name)."""
+    other = "weighted_precision" if by == "weighted_recall" else "weighted_recall"
+    ordered = sorted(scores["runs"].items(), key=lambda item: (-item[1][by], -item[1][other], item[0]))
+    return [
+        LeaderboardRow(
+            rank=i,
+            run=run,
+            weighted_precision=s["weighted_precision"],
+            weighted_recall=s["weighted_recall"],
+            topics=s["topics"],
+            sentences=s["sentences"],
+        )
+        for i, (run, s) in enumerate(ordered, start=1)
+    ]
+
+
+def mean_sentences_per_answer(scores: SupportScores) -> float:
+    answers = [t for topics in scores["per_topic"].values() for t in topics.values()]
+    return sum(t["sentences"] for t in answers) / len(answers) if answers else 0.0
+
+
+class RankCorrelation(TypedDict):
+    runs: int
+    kendall_tau: float | None
+    spearman_rho: float | None
+
+
+def rank_correlation(a: dict[str, float], b: dict[str, float]) -> RankCorrelation:
+    """Kendall's tau (tau-b) and Spearman's rho between two {run: score} maps on the runs they share.
+
+    Kept to `{run: score}` dicts so the agreement capability's statistics can replace it unchanged.
+    """
+    shared = sorted(set(a) & set(b))
+    if len(shared) < 2:
+        return {"runs": len(shared), "kendall_tau": None, "spearman_rho": None}
+    x, y = [a[r] for r in shared], [b[r] for r in shared]
+    tau = float(kendalltau(x, y).statistic)
+    rho = float(spearmanr(x, y).statistic)
+    # Constant scores leave both undefined (nan), which JSON cannot carry.
+    return {
+        "runs": len(shared),
+        "kendall_tau": None if tau != tau else tau,
+        "spearman_rho": None if rho != rho else rho,
+    }
+
+
+def compare_judges(first: SupportScores, second: SupportScores) -> dict[str, RankCorrelation]:
+    """Rank correlation of the run orderings under two judges, for each measure."""
+    return {
+        measure: rank_correlation(
+            {run: s[measure] for run, s in first["runs"].items()},
+            {run: s[measure] for run, s in second["runs"].items()},
+        )
+        for measure in ("weighted_precision", "weighted_recall")
+    }
