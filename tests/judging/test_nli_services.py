@@ -1,0 +1,291 @@
+"""NtN matching and nugget de-duplication services and their commands, on the tiny NLI model."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Judge, NtnJudgment, Nugget
+from judging.clients import nli as nli_client
+from judging.nli import (
+    NliJobError,
+    ntn_match,
+    nugget_duplicates_find,
+    nugget_text_normalise,
+    nuggets_dedup,
+)
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    NuggetFactory,
+    ResponseFactory,
+    RunFactory,
+    TopicFactory,
+    TurnFactory,
+)
+from tests.judging.nli_model import build_tiny_nli_model
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_nli_model(tmp_path_factory.mktemp("tiny-nli-services"))
+
+
+@pytest.fixture
+def turns():
+    collection = CollectionFactory()
+    topic = TopicFactory(collection=collection)
+    return collection, TurnFactory(topic=topic), TurnFactory(topic=topic)
+
+
+def _ntn_setup(turns):
+    collection, first, second = turns
+    gold, extractor = JudgeFactory(name="gold"), JudgeFactory(name="extractor", kind=Judge.Kind.LLM)
+    run_a, run_b = RunFactory(collection=collection, name="A"), RunFactory(collection=collection, name="B")
+    response_a, response_b = ResponseFactory(run=run_a, turn=first), ResponseFactory(run=run_b, turn=first)
+    gold_first = [
+        NuggetFactory(judge=gold, turn=first, text="Paris is the capital of France."),
+        NuggetFactory(judge=gold, turn=first, text="The Eiffel Tower is 330 metres tall."),
+    ]
+    gold_second = [NuggetFactory(judge=gold, turn=second, text="A marathon is 42.195 kilometres long.")]
+    premises = [
+        NuggetFactory(
+            judge=extractor, turn=first, response=response_a, text="The capital of France is Paris."
+        ),
+        NuggetFactory(judge=extractor, turn=first, response=response_a, text="The tower is tall."),
+        NuggetFactory(judge=extractor, turn=first, response=response_b, text="The museum opens at nine."),
+        NuggetFactory(judge=extractor, turn=second, response=None, text="Marathons are long."),
+    ]
+    return collection, gold, extractor, gold_first, gold_second, premises
+
+
+def test_ntn_match_scores_each_response_nugget_against_the_gold_nuggets_of_its_turn(turns, tiny_model_dir):
+    collection, gold, extractor, gold_first, gold_second, premises = _ntn_setup(turns)
+    model = nli_client.nli_model(str(tiny_model_dir), threshold=0.3)
+
+    result = ntn_match(
+        collection=collection,
+        gold_judge=gold,
+        response_nugget_judge=extractor,
+        judge_name="nli:tiny",
+        model=str(tiny_model_dir),
+        threshold=0.3,
+    )
+
+    assert (result.turns, result.pairs, result.scored, result.skipped) == (2, 7, 7, 0)
+    judge = Judge.objects.get(name="nli:tiny")
+    assert (judge.kind, judge.model) == (Judge.Kind.NLI, str(tiny_model_dir.resolve()))
+    stored = {(j.response_nugget_id, j.gold_nugget_id): j for j in NtnJudgment.objects.filter(judge=judge)}
+    expected_pairs = [(r, g) for r in premises[:3] for g in gold_first] + [(premises[3], gold_second[0])]
+    assert set(stored) == {(r.id, g.id) for r, g in expected_pairs}
+    # Premise: the response nugget; hypothesis: the gold nugget.
+    probs = model.entailment_probs([(r.text, g.text) for r, g in expected_pairs], batch_size=1)
+    for (r, g), prob in zip(expected_pairs, probs, strict=True):
+        assert stored[(r.id, g.id)].score == pytest.approx(prob, abs=1e-5)
+        assert stored[(r.id, g.id)].entails == (prob >= 0.3)
+    assert result.entailing == sum(j.entails for j in stored.values())
+
+
+def test_ntn_match_resumes_without_rescoring_pairs_already_judged(turns, tiny_model_dir):
+    collection, gold, extractor, *_ = _ntn_setup(turns)
+    kwargs = dict(collection=collection, gold_judge=gold, response_nugget_judge=extractor, judge_name="nli:t")
+    ntn_match(model=str(tiny_model_dir), **kwargs)
+    NtnJudgment.objects.filter(judge__name="nli:t").order_by("id").last().delete()
+
+    result = ntn_match(model=str(tiny_model_dir), **kwargs)
+
+    assert (result.scored, result.skipped) == (1, 6)
+    assert NtnJudgment.objects.filter(judge__name="nli:t").count() == 7
+
+
+def test_ntn_match_limits_response_nuggets_to_the_runs_named(turns, tiny_model_dir):
+    collection, gold, extractor, gold_first, gold_second, premises = _ntn_setup(turns)
+
+    ntn_match(
+        collection=collection,
+        gold_judge=gold,
+        response_nugget_judge=extractor,
+        judge_name="nli:run-b",
+        model=str(tiny_model_dir),
+        runs=["B"],
+    )
+
+    premise_ids = set(
+        NtnJudgment.objects.filter(judge__name="nli:run-b").values_list("response_nugget_id", flat=True)
+    )
+    assert premise_ids == {premises[2].id, premises[3].id}  # run B's nugget, and the unlinked one
+
+
+def test_ntn_match_refuses_a_judge_name_taken_by_another_kind_of_judge(turns, tiny_model_dir):
+    collection, gold, extractor, *_ = _ntn_setup(turns)
+
+    with pytest.raises(NliJobError, match="already exists"):
+        ntn_match(
+            collection=collection,
+            gold_judge=gold,
+            response_nugget_judge=extractor,
+            judge_name="gold",
+            model=str(tiny_model_dir),
+        )
+    assert NtnJudgment.objects.count() == 0
+
+
+def test_normalisation_folds_case_whitespace_and_punctuation_but_keeps_numbers_apart():
+    assert nugget_text_normalise("  Paris,  is the CAPITAL!") == nugget_text_normalise("paris is the capital")
+    assert nugget_text_normalise("It is 1.15 m tall") != nugget_text_normalise("It is 11.5 m tall")
+
+
+def test_exact_duplicates_survive_as_the_earliest_key_whatever_the_row_order(turns):
+    collection, turn, _ = turns
+    source = JudgeFactory(name="human")
+    later = NuggetFactory(judge=source, turn=turn, key="[10]", text="Paris is the capital.")
+    first = NuggetFactory(judge=source, turn=turn, key="[2]", text="paris  is the Capital")
+    other = NuggetFactory(judge=source, turn=turn, key="[3]", text="It is 11.5 m tall")
+    number = NuggetFactory(judge=source, turn=turn, key="[4]", text="It is 1.15 m tall")
+
+    result = nuggets_dedup(
+        collection=collection, source_judge=source, target_name="human-dedup", exact_only=True
+    )
+
+    assert (result.nuggets, result.exact_duplicates, result.entailment_duplicates, result.kept) == (
+        4,
+        1,
+        0,
+        3,
+    )
+    duplicate_of = dict(Nugget.objects.filter(judge=source).values_list("id", "duplicate_of_id"))
+    assert duplicate_of == {later.id: first.id, first.id: None, other.id: None, number.id: None}
+    kept = Nugget.objects.filter(judge__name="human-dedup").order_by("id")
+    assert [(n.key, n.original_id, n.text) for n in kept] == [
+        ("[2]", first.id, first.text),
+        ("[3]", other.id, other.text),
+        ("[4]", number.id, number.text),
+    ]
+    assert Judge.objects.get(name="human-dedup").kind == Judge.Kind.NLI
+
+
+def _mutual(verdicts: set[tuple[str, str]]):
+    def entails(pairs: list[tuple[str, str]]) -> list[bool]:
+        return [pair in verdicts for pair in pairs]
+
+    return entails
+
+
+def test_entailment_duplicates_need_both_directions_and_point_at_the_earliest_survivor():
+    a, b, c, d, e = (Nugget(id=i, key=f"[{i}]", text=t) for i, t in enumerate("ABCDE", start=1))
+    d.text = "b."  # an exact duplicate of B once normalised
+    verdicts = {("A", "B"), ("B", "A"), ("C", "A"), ("A", "E"), ("E", "A"), ("B", "E"), ("E", "B")}
+
+    for order in ([a, b, c, d, e], [e, d, c, b, a], [c, a, e, b, d]):
+        duplicate_of, how = nugget_duplicates_find(order, entails=_mutual(verdicts))
+
+        # B and E are paraphrases of A; C only entails A (one direction) and survives; D, an exact
+        # duplicate of B, follows B to A.
+        assert duplicate_of == {1: None, 2: 1, 3: None, 4: 1, 5: 1}
+        assert how == {2: "nli", 4: "exact", 5: "nli"}
+
+
+def test_dedup_with_the_model_keeps_the_pairs_that_entail_each_other(turns, tiny_model_dir):
+    collection, turn, _ = turns
+    source = JudgeFactory(name="llm-nuggets")
+    texts = [
+        "Paris is the capital of France.",
+        "The capital of France is Paris.",
+        "The Eiffel Tower is in Paris.",
+        "The museum opens at nine.",
+        "Paris is the capital of France!",
+    ]
+    nuggets = [NuggetFactory(judge=source, turn=turn, key=f"[{i + 1}]", text=t) for i, t in enumerate(texts)]
+    model = nli_client.nli_model(str(tiny_model_dir))
+    # Any threshold that splits the probabilities makes the greedy rule's outcome depend on the model.
+    probs = model.entailment_probs([(a, b) for a in texts[:4] for b in texts[:4] if a != b])
+    threshold = sorted(probs)[len(probs) // 2]
+    model.threshold = threshold
+    expected, _ = nugget_duplicates_find(nuggets, entails=model.entails)
+
+    out = StringIO()
+    call_command(
+        "dedup_nuggets",
+        "--collection", collection.name,
+        "--judge", "llm-nuggets",
+        "--target", "llm-nuggets-dedup",
+        "--model", str(tiny_model_dir),
+        "--threshold", str(threshold),
+        stdout=out,
+        stderr=StringIO(),
+    )  # fmt: skip
+
+    assert "llm-nuggets-dedup:" in out.getvalue()
+    assert dict(Nugget.objects.filter(judge=source).values_list("id", "duplicate_of_id")) == expected
+    assert expected[nuggets[4].id] is not None  # the exact duplicate of the first is always folded
+    kept = Nugget.objects.filter(judge__name="llm-nuggets-dedup")
+    assert sorted(kept.values_list("original_id", flat=True)) == sorted(
+        k for k, v in expected.items() if v is None
+    )
+    # Run again: the target already holds the turn, nothing is redone.
+    again = nuggets_dedup(
+        collection=collection, source_judge=source, target_name="llm-nuggets-dedup", model=str(tiny_model_dir),
+        threshold=threshold,
+    )  # fmt: skip
+    assert (again.turns, again.skipped_turns) == (0, 1)
+    assert kept.count() == sum(1 for v in expected.values() if v is None)
+
+
+def test_dedup_refuses_the_source_judge_as_its_target(turns):
+    collection, turn, _ = turns
+    source = JudgeFactory(name="human")
+    NuggetFactory(judge=source, turn=turn)
+
+    with pytest.raises(NliJobError, match="own judge"):
+        nuggets_dedup(collection=collection, source_judge=source, target_name="human", exact_only=True)
+
+
+def test_nli_match_command_stores_judgments_and_reports(turns, tiny_model_dir):
+    collection, *_ = _ntn_setup(turns)
+    out = StringIO()
+
+    call_command(
+        "nli_match",
+        "--collection", collection.name,
+        "--gold-judge", "gold",
+        "--response-nugget-judge", "extractor",
+        "--judge", "nli:cmd",
+        "--model", str(tiny_model_dir),
+        "--batch-size", "3",
+        stdout=out,
+        stderr=StringIO(),
+    )  # fmt: skip
+
+    assert "7 scored" in out.getvalue()
+    assert NtnJudgment.objects.filter(judge__name="nli:cmd").count() == 7
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gold-judge", "nobody"], "no judge named 'nobody'"),
+        (["--gold-judge", "gold", "--threshold", "2"], "--threshold"),
+        (["--gold-judge", "gold", "--turns", "99_99"], "no such turns"),
+    ],
+)
+def test_nli_match_command_rejects_bad_input(turns, tiny_model_dir, args, message):
+    collection, *_ = _ntn_setup(turns)
+
+    with pytest.raises(CommandError, match=message):
+        call_command(
+            "nli_match",
+            "--collection", collection.name,
+            "--response-nugget-judge", "extractor",
+            "--judge", "nli:bad",
+            "--model", str(tiny_model_dir),
+            *args,
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )  # fmt: skip
+    assert NtnJudgment.objects.count() == 0
+    assert not Judge.objects.filter(name="nli:bad").exists()
