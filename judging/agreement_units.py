@@ -1,0 +1,276 @@
+"""Selectors: the units a judge labelled on a task, and the labels two or more judges gave the same units.
+
+Each task names its unit and its label scale once (`TASKS`), so agreement on any task is the same
+computation (`judging.agreement`) over what these selectors read. Every unit carries the number of its
+topic (the conversation or information need), for per-topic figures and the bootstrap over topics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db.models import Q, QuerySet
+
+from annotation.models import (
+    Collection,
+    Judge,
+    NtnJudgment,
+    NtrJudgment,
+    PtkbJudgment,
+    RelevanceGrade,
+    RelevanceJudgment,
+    SupportJudgment,
+    SupportLabel,
+)
+from judging.agreement import AlphaLevel, Pairs, encode_pairs
+
+Unit = tuple[Any, Any]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task's label scale: `labels` in scale order; `ordinal` enables weighted kappa."""
+
+    name: str
+    unit: str
+    labels: tuple[Any, ...]
+    label_names: tuple[str, ...]
+    ordinal: bool
+    alpha_level: AlphaLevel
+    binarisable: bool = False
+
+
+TASKS: dict[str, TaskSpec] = {
+    "relevance": TaskSpec(
+        name="relevance",
+        unit="(turn, passage)",
+        labels=tuple(int(g) for g in RelevanceGrade.values),
+        label_names=tuple(str(label) for label in RelevanceGrade.labels),
+        ordinal=True,
+        alpha_level="ordinal",
+        binarisable=True,
+    ),
+    "ptkb": TaskSpec(
+        "ptkb", "(turn, PTKB statement)", (0, 1), ("not relevant", "relevant"), False, "nominal"
+    ),
+    "ntr": TaskSpec("ntr", "(response, gold nugget)", (0, 1), ("not matched", "matched"), False, "nominal"),
+    "ntn": TaskSpec(
+        "ntn", "(response nugget, gold nugget)", (0, 1), ("not entailed", "entailed"), False, "nominal"
+    ),
+    # Support is ordered NS < PS < FS (weights 0, 0.5, 1), so weighted kappa is meaningful; the papers
+    # report alpha on it as nominal categories.
+    "support": TaskSpec(
+        "support",
+        "(answer sentence, citation)",
+        (SupportLabel.NONE.value, SupportLabel.PARTIAL.value, SupportLabel.FULL.value),
+        (str(SupportLabel.NONE.label), str(SupportLabel.PARTIAL.label), str(SupportLabel.FULL.label)),
+        True,
+        "nominal",
+    ),
+}
+
+
+def task_spec(task: str) -> TaskSpec:
+    try:
+        return TASKS[task]
+    except KeyError:
+        raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}") from None
+
+
+# Per task: the judgment rows of a collection, and the columns (unit part 1, unit part 2, topic number, label).
+_ROWS: dict[str, tuple[Callable[[Collection], QuerySet], str, tuple[str, str, str, str]]] = {
+    "relevance": (
+        lambda c: RelevanceJudgment.objects.filter(turn__collection=c),
+        "turn__topic__number",
+        ("turn_id", "passage_id", "turn__topic__number", "grade"),
+    ),
+    "ptkb": (
+        lambda c: PtkbJudgment.objects.filter(turn__collection=c),
+        "turn__topic__number",
+        ("turn_id", "statement_id", "turn__topic__number", "relevant"),
+    ),
+    "ntr": (
+        lambda c: NtrJudgment.objects.filter(response__run__collection=c),
+        "response__turn__topic__number",
+        ("response_id", "nugget_id", "response__turn__topic__number", "matched"),
+    ),
+    "ntn": (
+        lambda c: NtnJudgment.objects.filter(gold_nugget__turn__collection=c),
+        "gold_nugget__turn__topic__number",
+        ("response_nugget_id", "gold_nugget_id", "gold_nugget__turn__topic__number", "entails"),
+    ),
+    "support": (
+        lambda c: SupportJudgment.objects.filter(sentence__response__run__collection=c),
+        "sentence__response__turn__topic__number",
+        ("sentence_id", "citation_index", "sentence__response__turn__topic__number", "label"),
+    ),
+}
+
+
+def _rows(
+    *,
+    collection: Collection,
+    task: str,
+    judges: Sequence[Judge],
+    topics: Sequence[str] | None,
+    condition: str | None,
+) -> QuerySet:
+    task_spec(task)
+    base, topic_field, columns = _ROWS[task]
+    rows = base(collection).filter(judge__in=list(judges))
+    if topics:
+        rows = rows.filter(**{f"{topic_field}__in": list(topics)})
+    if condition:
+        if task != "support":
+            raise ValueError("a condition applies to the support task only")
+        # Machine judges label in the machine (or imported) condition; the condition picks the human rows.
+        rows = rows.filter(
+            Q(condition=condition) | Q(judge__kind__in=[Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED])
+        )
+    return rows.values_list("judge_id", *columns)
+
+
+def _label(value: Any) -> Any:
+    # Yes/no tasks are stored as booleans and compared on a 0/1 scale.
+    return int(value) if isinstance(value, bool) else value
+
+
+def judge_labels(
+    *,
+    collection: Collection,
+    task: str,
+    judge: Judge,
+    topics: Sequence[str] | None = None,
+    condition: str | None = None,
+) -> dict[Unit, tuple[str, Any]]:
+    """{unit: (topic number, label)} of one judge on a task in a collection."""
+    return {
+        (u1, u2): (topic, _label(label))
+        for _judge, u1, u2, topic, label in _rows(
+            collection=collection, task=task, judges=[judge], topics=topics, condition=condition
+        ).iterator(chunk_size=5000)
+    }
+
+
+def labels_by_judge(
+    *,
+    collection: Collection,
+    task: str,
+    judges: Sequence[Judge],
+    topics: Sequence[str] | None = None,
+    condition: str | None = None,
+) -> dict[int, dict[Unit, tuple[str, Any]]]:
+    """{judge id: {unit: (topic number, label)}} for several judges in one query."""
+    result: dict[int, dict[Unit, tuple[str, Any]]] = {judge.id: {} for judge in judges}
+    for judge_id, u1, u2, topic, label in _rows(
+        collection=collection, task=task, judges=judges, topics=topics, condition=condition
+    ).iterator(chunk_size=5000):
+        result[judge_id][(u1, u2)] = (topic, _label(label))
+    return result
+
+
+def pairs_from_labels(
+    task: str, labels_a: dict[Unit, tuple[str, Any]], labels_b: dict[Unit, tuple[str, Any]]
+) -> Pairs:
+    """The units both judges labelled, in a stable order, as coded pairs."""
+    shared = sorted(labels_a.keys() & labels_b.keys(), key=lambda unit: (str(unit[0]), str(unit[1])))
+    return encode_pairs(
+        a=[labels_a[u][1] for u in shared],
+        b=[labels_b[u][1] for u in shared],
+        topics=np.array([labels_a[u][0] for u in shared], dtype=str),
+        labels=task_spec(task).labels,
+    )
+
+
+def paired_labels(
+    *,
+    collection: Collection,
+    task: str,
+    judge_a: Judge,
+    judge_b: Judge,
+    topics: Sequence[str] | None = None,
+    condition: str | None = None,
+) -> Pairs:
+    """Labels of judges A and B on the units both labelled."""
+    by_judge = labels_by_judge(
+        collection=collection, task=task, judges=[judge_a, judge_b], topics=topics, condition=condition
+    )
+    return pairs_from_labels(task, by_judge[judge_a.id], by_judge[judge_b.id])
+
+
+def reliability_matrix(by_judge: dict[int, dict[Unit, tuple[str, Any]]], task: str) -> np.ndarray:
+    """Judges x units of label positions on the task's scale, NaN where a judge gave no label (for
+    Krippendorff's alpha over any number of judges)."""
+    position = {label: i for i, label in enumerate(task_spec(task).labels)}
+    units = sorted(
+        set().union(*(labels.keys() for labels in by_judge.values())), key=lambda u: (str(u[0]), str(u[1]))
+    )
+    column = {unit: i for i, unit in enumerate(units)}
+    matrix = np.full((len(by_judge), len(units)), np.nan)
+    for row, labels in enumerate(by_judge.values()):
+        for unit, (_topic, label) in labels.items():
+            matrix[row, column[unit]] = position[label]
+    return matrix
+
+
+def judges_with_labels(*, collection: Collection, task: str, condition: str | None = None) -> QuerySet[Judge]:
+    """Judges that gave at least one label on the task in the collection."""
+    task_spec(task)
+    rows = _ROWS[task][0](collection)
+    if condition:
+        rows = rows.filter(condition=condition)
+    return Judge.objects.filter(id__in=rows.values("judge_id")).order_by("name")
+
+
+# --- Run scores for system-level agreement -------------------------------------------------------
+
+RunScores = dict[str, float]
+MeasureFunction = Callable[[Collection, Judge], RunScores]
+
+
+def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
+    from judging.evaluation import EvaluationError, runs_evaluate
+
+    try:
+        evaluation = runs_evaluate(collection=collection, judge=judge)
+    except EvaluationError:
+        return {}
+    return {run: values["nDCG@5"] for run, values in evaluation.runs.items()}
+
+
+def _support(measure: str) -> MeasureFunction:
+    def scores(collection: Collection, judge: Judge) -> RunScores:
+        from judging.support_metrics import support_scores
+
+        return {
+            run: values[measure]
+            for run, values in support_scores(collection=collection, judge=judge)["runs"].items()
+        }  # type: ignore[literal-required]
+
+    return scores
+
+
+# Measures a run can be ranked by under a judge, each `(collection, judge) -> {run: score}`. Another
+# measure (nugget recall, ...) joins by `run_measure_register`; rank agreement needs nothing else.
+RUN_MEASURES: dict[str, tuple[str, MeasureFunction]] = {
+    "ndcg@5": ("relevance", _ndcg5),
+    "support-weighted-precision": ("support", _support("weighted_precision")),
+    "support-weighted-recall": ("support", _support("weighted_recall")),
+}
+
+
+def run_measure_register(name: str, task: str, function: MeasureFunction) -> None:
+    """Make a measure available to `rank_agreement` (the command, the pages and the campaign report)."""
+    RUN_MEASURES[name] = (task, function)
+
+
+def run_scores(*, collection: Collection, measure: str, judge: Judge) -> RunScores:
+    """{run name: mean score} of every run of the collection under one judge's labels."""
+    try:
+        _task, function = RUN_MEASURES[measure]
+    except KeyError:
+        raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(RUN_MEASURES)}") from None
+    return function(collection, judge)
