@@ -137,3 +137,26 @@ class NuggetFactory(factory.django.DjangoModelFactory):
     turn = factory.SubFactory(TurnFactory)
     key = factory.Sequence(lambda n: f"[{n + 1}]")
     text = factory.Faker("sentence")
+
+
+# --- Relevance pooling and assignment (issue 3, part A) ---
+
+
+class PoolFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Pool
+
+    collection = factory.SubFactory(CollectionFactory)
+    name = factory.Sequence(lambda n: f"pool{n}")
+    depth = 10
+
+
+class PoolEntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.PoolEntry
+
+    pool = factory.SubFactory(PoolFactory)
+    turn = factory.SubFactory(TurnFactory, topic__collection=factory.SelfAttribute("...pool.collection"))
+    passage_id = factory.Sequence(lambda n: f"doc{n}:0")
+    best_rank = 1
+    order = factory.Sequence(lambda n: n)

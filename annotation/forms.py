@@ -1,0 +1,54 @@
+"""Forms of the relevance assessment pages: validation only, the services do the writing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from annotation.models import Assignment, Pool, PtkbStatement, RelevanceGrade
+
+# A day: anything longer is a tab left open, not time spent judging.
+MAX_TIME_SPENT_MS = 86_400_000
+
+
+class GradeForm(forms.Form):
+    grade = forms.TypedChoiceField(choices=RelevanceGrade.choices, coerce=int, widget=forms.RadioSelect)
+    time_spent_ms = forms.IntegerField(required=False, min_value=0, max_value=MAX_TIME_SPENT_MS)
+
+
+class PtkbForm(forms.Form):
+    """One relevant / not relevant answer per PTKB statement of the conversation."""
+
+    time_spent_ms = forms.IntegerField(required=False, min_value=0, max_value=MAX_TIME_SPENT_MS)
+
+    def __init__(self, *args: Any, statements: list[PtkbStatement], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.statements = statements
+        for statement in statements:
+            self.fields[f"s{statement.pk}"] = forms.TypedChoiceField(
+                choices=[(1, "Relevant"), (0, "Not relevant")],
+                coerce=lambda v: bool(int(v)),
+                widget=forms.RadioSelect,
+                label=statement.text,
+            )
+
+    def answers(self) -> dict[int, bool]:
+        return {s.pk: self.cleaned_data[f"s{s.pk}"] for s in self.statements}
+
+    def rows(self) -> list[tuple[PtkbStatement, forms.BoundField]]:
+        return [(s, self[f"s{s.pk}"]) for s in self.statements]
+
+
+class AssignmentForm(forms.Form):
+    pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("collection"))
+    name = forms.SlugField(max_length=100)
+    unit_kind = forms.ChoiceField(choices=Assignment.UnitKind.choices, initial=Assignment.UnitKind.TURN)
+    redundancy = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
+    assessors = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    with_ptkb = forms.BooleanField(required=False, initial=True, label="PTKB step per turn")

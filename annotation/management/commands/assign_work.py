@@ -1,0 +1,71 @@
+"""Hand a pool's turns to assessors as leased units of work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.assignment import AssignmentFailed, assignment_create
+from annotation.management.commands._base import CollectionCommand
+from annotation.models import Assignment, Pool
+
+
+class Command(CollectionCommand):
+    help = (
+        "Assign a pool's turns (--unit turn) or whole conversations (--unit conversation) to assessors. "
+        "Each unit is judged by --redundancy different assessors; an assessor holds a unit under a lease of "
+        "--lease-minutes, after which an unfinished unit goes to the next assessor who asks."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--pool", required=True, help="Name of the pool in the collection.")
+        parser.add_argument("--name", required=True, help="Name of the new assignment.")
+        parser.add_argument("--assessors", nargs="+", required=True, metavar="USERNAME")
+        parser.add_argument("--unit", choices=Assignment.UnitKind.values, default=Assignment.UnitKind.TURN)
+        parser.add_argument("--redundancy", type=int, default=1, help="Assessors per unit (default 1).")
+        parser.add_argument("--lease-minutes", type=int, default=60)
+        parser.add_argument("--turns", nargs="+", metavar="TURN", help="Only these turns of the pool.")
+        parser.add_argument("--turns-file", help="File of turn ids, one per line.")
+        parser.add_argument("--no-ptkb", action="store_true", help="Skip the PTKB statement step.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        collection = self.get_collection(options["collection"])
+        pool = Pool.objects.filter(collection=collection, name=options["pool"]).first()
+        if pool is None:
+            raise CommandError(f"no pool named {options['pool']!r} in {collection.name}")
+        users = {
+            u.get_username(): u for u in get_user_model().objects.filter(username__in=options["assessors"])
+        }
+        missing = [name for name in options["assessors"] if name not in users]
+        if missing:
+            raise CommandError(f"no such users: {', '.join(missing)}")
+        turn_ids: list[str] | None = options["turns"]
+        if options["turns_file"]:
+            try:
+                turn_ids = (turn_ids or []) + Path(options["turns_file"]).read_text(encoding="utf-8").split()
+            except OSError as exc:
+                raise CommandError(f"cannot read {options['turns_file']}: {exc.strerror}") from None
+        try:
+            assignment = assignment_create(
+                pool=pool,
+                name=options["name"],
+                assessors=users.values(),
+                unit_kind=options["unit"],
+                redundancy=options["redundancy"],
+                lease_minutes=options["lease_minutes"],
+                turn_ids=turn_ids,
+                with_ptkb=not options["no_ptkb"],
+            )
+        except AssignmentFailed as exc:
+            raise CommandError(str(exc)) from None
+        units = assignment.units.count()
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"assignment {assignment.name}: {units} {assignment.unit_kind} units x {assignment.redundancy} "
+                f"to {len(users)} assessors, leases of {assignment.lease_minutes} min"
+            )
+        )

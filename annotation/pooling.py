@@ -1,0 +1,196 @@
+"""Relevance pooling: which (turn, passage) pairs of the runs people will assess.
+
+Plain pooling is the union of every run's top K per turn. Adaptive pooling is the iKAT 2024 method:
+every passage some run ranks 1..5 enters, and a passage ranked 6..30 enters only where a filter judge
+(an LLM's labels, imported or produced by the judging app) graded it at least G. Each pooled pair keeps
+why it entered, and the report says how many assessments the filter saved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotation.models import Collection, Judge, Pool, PoolEntry, Ranking, RelevanceJudgment, Turn
+from annotation.selectors import _natural_key
+
+
+class PoolingFailed(Exception):
+    """The pool cannot be built as asked (bad depths, unknown turns, a pool already handed out)."""
+
+
+@dataclass
+class TurnReport:
+    turn_id: str
+    pooled: int = 0
+    from_head: int = 0
+    from_filter: int = 0
+    saved: int = 0
+    unjudged_by_filter: int = 0
+
+
+@dataclass
+class PoolReport:
+    """Pool size per turn and in all; `saved` counts passages within `depth` the filter kept out."""
+
+    pool: Pool
+    turns: list[TurnReport] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(t.pooled for t in self.turns)
+
+    @property
+    def saved(self) -> int:
+        return sum(t.saved for t in self.turns)
+
+    @property
+    def candidates(self) -> int:
+        return self.size + self.saved
+
+
+@dataclass
+class _Candidate:
+    best_rank: int
+    best_run_id: int
+    run_name: str
+
+
+def _presentation_order(pool_name: str, turn_id: str, passage_id: str) -> str:
+    # Assessors see a turn's passages in a fixed order unrelated to any run's ranking, so the
+    # position on screen does not hint at a system's confidence.
+    return hashlib.sha256(f"{pool_name}\x00{turn_id}\x00{passage_id}".encode()).hexdigest()
+
+
+def turns_resolve(*, collection: Collection, turn_ids: Iterable[str] | None) -> list[Turn]:
+    """The collection's turns named by id (all of them when `turn_ids` is None), in conversation order."""
+    queryset = Turn.objects.filter(collection=collection).select_related("topic")
+    if turn_ids is None:
+        return sorted(queryset, key=lambda t: _natural_key(t.turn_id))
+    wanted = [t.strip() for t in turn_ids if t.strip()]
+    found = {t.turn_id: t for t in queryset.filter(turn_id__in=wanted)}
+    missing = [t for t in wanted if t not in found]
+    if missing:
+        raise PoolingFailed(f"turns not in collection {collection.name}: {', '.join(missing[:20])}")
+    return sorted(found.values(), key=lambda t: _natural_key(t.turn_id))
+
+
+@transaction.atomic
+def pool_build(
+    *,
+    collection: Collection,
+    name: str,
+    depth: int,
+    turns: list[Turn] | None = None,
+    adaptive: bool = False,
+    filter_judge: Judge | None = None,
+    min_grade: int | None = None,
+    always_depth: int = 5,
+    replace: bool = False,
+) -> PoolReport:
+    """Build (or, with `replace`, rebuild) a pool from every run's rankings of the chosen turns.
+
+    Plain: each run's top `depth`. Adaptive: ranks 1..`always_depth` always, ranks up to `depth` only
+    where `filter_judge` graded the passage >= `min_grade`. A pool already handed out to assessors is
+    never rebuilt, since their leases and progress point at its entries.
+    """
+    if depth < 1:
+        raise PoolingFailed("depth must be at least 1")
+    if adaptive:
+        if filter_judge is None or min_grade is None:
+            raise PoolingFailed("adaptive pooling needs a filter judge and a minimum grade")
+        if not 0 <= always_depth <= depth:
+            raise PoolingFailed(
+                f"the always-pooled depth ({always_depth}) must lie between 0 and depth ({depth})"
+            )
+    head = always_depth if adaptive else depth
+
+    pool = Pool.objects.filter(collection=collection, name=name).first()
+    if pool is not None:
+        if not replace:
+            raise PoolingFailed(
+                f"pool {name!r} already exists in {collection.name} (rebuild it with replace)"
+            )
+        if pool.assignments.exists():
+            raise PoolingFailed(f"pool {name!r} is already assigned to assessors and cannot be rebuilt")
+        pool.entries.all().delete()
+        pool.depth, pool.adaptive = depth, adaptive
+        pool.always_depth = always_depth if adaptive else None
+        pool.filter_judge, pool.min_grade = (filter_judge, min_grade) if adaptive else (None, None)
+        pool.save()
+    else:
+        pool = Pool.objects.create(
+            collection=collection,
+            name=name,
+            depth=depth,
+            adaptive=adaptive,
+            always_depth=always_depth if adaptive else None,
+            filter_judge=filter_judge if adaptive else None,
+            min_grade=min_grade if adaptive else None,
+        )
+
+    if turns is None:
+        turns = turns_resolve(collection=collection, turn_ids=None)
+    turn_pks = [t.pk for t in turns]
+    grades: dict[tuple[int, str], int] = {}
+    if filter_judge is not None:
+        grades = {
+            (turn_pk, pid): grade
+            for turn_pk, pid, grade in RelevanceJudgment.objects.filter(
+                judge=filter_judge, turn_id__in=turn_pks
+            ).values_list("turn_id", "passage_id", "grade")
+        }
+
+    # Best (lowest) rank of each passage within `depth` over all runs; ties go to the run named first.
+    candidates: dict[int, dict[str, _Candidate]] = {pk: {} for pk in turn_pks}
+    rankings = (
+        Ranking.objects.filter(turn_id__in=turn_pks, run__collection=collection)
+        .values_list("turn_id", "run_id", "run__name", "passage_ids")
+        .order_by("run__name")
+    )
+    for turn_pk, run_id, run_name, passage_ids in rankings.iterator(chunk_size=200):
+        per_turn = candidates[turn_pk]
+        for rank, passage_id in enumerate(passage_ids[:depth], start=1):
+            current = per_turn.get(passage_id)
+            if current is None or rank < current.best_rank:
+                per_turn[passage_id] = _Candidate(rank, run_id, run_name)
+
+    report = PoolReport(pool=pool)
+    entries: list[PoolEntry] = []
+    for turn in turns:
+        line = TurnReport(turn_id=turn.turn_id)
+        chosen: list[PoolEntry] = []
+        for passage_id, candidate in candidates[turn.pk].items():
+            grade = grades.get((turn.pk, passage_id))
+            if candidate.best_rank <= head:
+                line.from_head += 1
+                via_filter = False
+            elif grade is not None and min_grade is not None and grade >= min_grade:
+                line.from_filter += 1
+                via_filter = True
+            else:
+                line.saved += 1
+                line.unjudged_by_filter += grade is None
+                continue
+            chosen.append(
+                PoolEntry(
+                    pool=pool,
+                    turn=turn,
+                    passage_id=passage_id,
+                    best_rank=candidate.best_rank,
+                    best_run_id=candidate.best_run_id,
+                    filter_grade=grade,
+                    via_filter=via_filter,
+                )
+            )
+        chosen.sort(key=lambda e: _presentation_order(pool.name, turn.turn_id, e.passage_id))
+        for order, entry in enumerate(chosen):
+            entry.order = order
+        entries.extend(chosen)
+        line.pooled = len(chosen)
+        report.turns.append(line)
+    PoolEntry.objects.bulk_create(entries, batch_size=2000)
+    return report

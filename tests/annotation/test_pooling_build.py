@@ -1,0 +1,174 @@
+"""Plain and adaptive (iKAT 2024) relevance pooling."""
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import PoolEntry
+from annotation.pooling import PoolingFailed, pool_build, turns_resolve
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    RankingFactory,
+    RelevanceJudgmentFactory,
+    RunFactory,
+    TopicFactory,
+    TurnFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _ranked(prefix: str, n: int) -> list[str]:
+    return [f"{prefix}{i}" for i in range(1, n + 1)]
+
+
+@pytest.fixture
+def two_runs():
+    """Two runs over two turns; run A ranks a1..a40, run B ranks b1..b40 with a3 at its rank 1."""
+    collection = CollectionFactory(name="ikat")
+    topic = TopicFactory(collection=collection, number="1")
+    t1 = TurnFactory(topic=topic, position=1)
+    t2 = TurnFactory(topic=topic, position=2)
+    run_a = RunFactory(collection=collection, name="A")
+    run_b = RunFactory(collection=collection, name="B")
+    for turn in (t1, t2):
+        RankingFactory(run=run_a, turn=turn, passage_ids=_ranked("a", 40))
+        RankingFactory(run=run_b, turn=turn, passage_ids=["a3"] + _ranked("b", 39))
+    return collection, t1, t2, run_a, run_b
+
+
+def _pooled(pool, turn) -> set[str]:
+    return set(PoolEntry.objects.filter(pool=pool, turn=turn).values_list("passage_id", flat=True))
+
+
+def test_it_pools_the_union_of_each_runs_top_k(two_runs):
+    collection, t1, t2, run_a, run_b = two_runs
+
+    report = pool_build(collection=collection, name="d5", depth=5)
+
+    expected = set(_ranked("a", 5)) | {"a3"} | set(_ranked("b", 4))
+    assert _pooled(report.pool, t1) == expected
+    assert _pooled(report.pool, t2) == expected
+    assert [line.pooled for line in report.turns] == [len(expected), len(expected)]
+    assert report.size == 2 * len(expected)
+    assert report.saved == 0
+
+
+def test_it_records_the_best_rank_and_the_run_that_gave_it(two_runs):
+    collection, t1, _t2, run_a, run_b = two_runs
+
+    pool = pool_build(collection=collection, name="d5", depth=5).pool
+
+    a3 = PoolEntry.objects.get(pool=pool, turn=t1, passage_id="a3")
+    a4 = PoolEntry.objects.get(pool=pool, turn=t1, passage_id="a4")
+    assert (a3.best_rank, a3.best_run_id, a3.via_filter) == (1, run_b.pk, False)
+    assert (a4.best_rank, a4.best_run_id) == (4, run_a.pk)
+
+
+def test_adaptive_pooling_admits_deep_ranks_only_where_the_filter_judge_graded_high(two_runs):
+    collection, t1, t2, run_a, _run_b = two_runs
+    llm = JudgeFactory(name="llm")
+    # Turn 1: a6 graded 3 (enters), a7 graded 1 (kept out), a31 graded 4 (beyond depth 30: kept out).
+    for pid, grade in [("a6", 3), ("a7", 1), ("a31", 4), ("b29", 2)]:
+        RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id=pid, grade=grade)
+
+    report = pool_build(
+        collection=collection, name="adaptive", depth=30, adaptive=True, filter_judge=llm, min_grade=2
+    )
+
+    head = set(_ranked("a", 5)) | {"a3"} | set(_ranked("b", 4))
+    assert _pooled(report.pool, t1) == head | {"a6", "b29"}
+    assert _pooled(report.pool, t2) == head
+    a6 = PoolEntry.objects.get(pool=report.pool, turn=t1, passage_id="a6")
+    assert (a6.best_rank, a6.best_run_id, a6.filter_grade, a6.via_filter) == (6, run_a.pk, 3, True)
+    # Candidates within depth 30: a1..a30 and b1..b29 = 59 per turn; the rest were saved.
+    line1, line2 = report.turns
+    assert (line1.pooled, line1.from_head, line1.from_filter, line1.saved) == (
+        len(head) + 2,
+        len(head),
+        2,
+        59 - len(head) - 2,
+    )
+    assert (line2.pooled, line2.saved, line2.unjudged_by_filter) == (
+        len(head),
+        59 - len(head),
+        59 - len(head),
+    )
+    assert report.saved == line1.saved + line2.saved
+
+
+def test_adaptive_head_and_depth_are_settable(two_runs):
+    collection, t1, _t2, _run_a, _run_b = two_runs
+    llm = JudgeFactory(name="llm")
+    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a9", grade=4)
+    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a11", grade=4)
+
+    report = pool_build(
+        collection=collection,
+        name="x",
+        depth=10,
+        always_depth=2,
+        adaptive=True,
+        filter_judge=llm,
+        min_grade=3,
+    )
+
+    assert _pooled(report.pool, t1) == {"a1", "a2", "a3", "b1", "a9"}
+
+
+def test_it_restricts_the_pool_to_chosen_turns(two_runs):
+    collection, t1, t2, _a, _b = two_runs
+
+    report = pool_build(
+        collection=collection,
+        name="one",
+        depth=3,
+        turns=turns_resolve(collection=collection, turn_ids=[t2.turn_id]),
+    )
+
+    assert [line.turn_id for line in report.turns] == [t2.turn_id]
+    assert _pooled(report.pool, t1) == set()
+
+
+def test_it_rejects_unknown_turns_and_an_existing_pool(two_runs):
+    collection, *_ = two_runs
+    with pytest.raises(PoolingFailed, match="99_9"):
+        turns_resolve(collection=collection, turn_ids=["99_9"])
+    pool_build(collection=collection, name="p", depth=3)
+    with pytest.raises(PoolingFailed, match="already exists"):
+        pool_build(collection=collection, name="p", depth=3)
+
+
+def test_build_pool_command_reports_size_per_turn_and_savings(two_runs, tmp_path, capsys):
+    collection, t1, t2, _a, _b = two_runs
+    llm = JudgeFactory(name="llm")
+    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a6", grade=3)
+    turns_file = tmp_path / "turns.txt"
+    turns_file.write_text(f"{t1.turn_id}\n")
+
+    call_command(
+        "build_pool",
+        collection="ikat",
+        depth=30,
+        adaptive=True,
+        filter_judge="llm",
+        min_grade=2,
+        turns_file=str(turns_file),
+    )
+
+    out = capsys.readouterr().out
+    head = len(set(_ranked("a", 5)) | {"a3"} | set(_ranked("b", 4)))
+    assert f"{t1.turn_id}\t{head + 1}\t{head}\t1\t{59 - head - 1}" in out
+    assert t2.turn_id not in out
+    assert f"filter saved {59 - head - 1}" in out
+
+
+def test_build_pool_command_rejects_adaptive_without_a_filter_judge(two_runs):
+    with pytest.raises(CommandError, match="--filter-judge"):
+        call_command("build_pool", collection="ikat", depth=30, adaptive=True)
+    with pytest.raises(CommandError, match="no judge"):
+        call_command(
+            "build_pool", collection="ikat", depth=30, adaptive=True, filter_judge="nobody", min_grade=2
+        )
+    with pytest.raises(CommandError, match="no collection"):
+        call_command("build_pool", collection="nope", depth=5)
