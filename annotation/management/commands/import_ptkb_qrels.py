@@ -1,0 +1,37 @@
+"""import_ptkb_qrels: PTKB qrels (turn 0 statement_id 0|1) as PTKB judgments of a judge."""
+
+from django.core.management.base import CommandParser
+
+from annotation.exports import ptkb_qrels_import
+from annotation.management.commands._base import CollectionCommand
+from annotation.services import judge_get_or_create
+
+
+class Command(CollectionCommand):
+    help = (
+        "Import PTKB qrels (turn 0 statement_id 0|1) as PTKB statement relevance labels of the named judge "
+        "(created as an imported-file judge if new). Turns and statements must exist in the collection. "
+        "All or nothing, with file:line for every problem; re-importing the same file changes nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path")
+        super().add_arguments(parser)
+        parser.add_argument("--judge", required=True, help="Name of the judge the labels belong to.")
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="Delete this judge's PTKB labels on the collection that the file lacks.",
+        )
+
+    def handle(self, *args, path, collection, judge, replace, **options):
+        target = self.get_collection(collection)
+        result = self.run_import(
+            lambda: ptkb_qrels_import(
+                path=path,
+                collection=target,
+                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                replace=replace,
+            )
+        )
+        self.stdout.write(f"{path}: {result}")
