@@ -1,11 +1,16 @@
 from django.urls import path
 
 from annotation import views
+from annotation import views_support
 from annotation import views_relevance as relevance
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("collections/<slug:name>/", views.collection_detail, name="collection-detail"),
+    path("support/", views_support.support_assignments, name="support-assignments"),
+    path("support/<int:assignment_id>/<int:position>/", views_support.support_unit, name="support-unit"),
+    path("support/organise/<slug:name>/", views_support.support_organise, name="support-organise"),
+    path("support/leaderboard/<slug:name>/", views_support.support_leaderboard, name="support-leaderboard"),
     path("relevance/", relevance.queue, name="relevance-queue"),
     path("relevance/organise/", relevance.organise, name="relevance-organise"),
     path("relevance/<int:assignment_pk>/next/", relevance.next_unit, name="relevance-next"),
