@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation",
     "judging",
     "mturk",
@@ -127,6 +128,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Test collections, runs and judgments for search and RAG evaluation.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI served from our own static files: no CDN, so the docs work offline too.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Judge jobs: through Celery when a broker is configured, in-process otherwise.
