@@ -1,0 +1,225 @@
+"""Crowd nugget matching: campaigns of batched response–nugget pairs with test questions.
+
+A campaign turns chosen turns x chosen runs' responses x the turn's gold nuggets into batches of
+`batch_size` pairs plus `tests_per_batch` test questions with known answers. Each batch goes to
+`assignments_per_batch` workers, in the platform or as an MTurk HIT. Every worker's raw answers stay
+here (CrowdAssignment, CrowdAnswer); the aggregated label becomes an annotation.NtrJudgment of a crowd
+Judge such as "mturk-majority".
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
+
+# --- crowd nugget matching (issue 5) -------------------------------------------------------------
+
+
+class CrowdCampaign(models.Model):
+    class Provider(models.TextChoices):
+        PLATFORM = "platform", "In-platform"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="crowd_campaigns")
+    name = models.SlugField(max_length=100, unique=True)
+    provider = models.CharField(max_length=10, choices=Provider.choices, default=Provider.PLATFORM)
+    nugget_judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, related_name="+", help_text="Whose gold nuggets are matched."
+    )
+    label_judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, related_name="+", help_text="The crowd judge the labels belong to."
+    )
+    turns = models.ManyToManyField(Turn, related_name="+")
+    runs = models.ManyToManyField(Run, related_name="+")
+    skip_duplicates = models.BooleanField(default=True, help_text="Leave out nuggets marked duplicate_of.")
+    seed = models.IntegerField(default=0)
+    batch_size = models.PositiveSmallIntegerField(default=10)
+    tests_per_batch = models.PositiveSmallIntegerField(default=1)
+    assignments_per_batch = models.PositiveSmallIntegerField(default=3)
+    # MTurk HIT type
+    title = models.CharField(max_length=200, default="Does the answer contain this fact?")
+    description = models.TextField(
+        default="Read a short answer and a fact; say whether the answer states the fact. 11 questions."
+    )
+    keywords = models.CharField(max_length=200, default="relevance, text, fact checking")
+    reward = models.DecimalField(max_digits=6, decimal_places=2, default="0.50")
+    duration_seconds = models.PositiveIntegerField(default=1800)
+    lifetime_seconds = models.PositiveIntegerField(default=7 * 24 * 3600)
+    auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
+    hit_type_id = models.CharField(max_length=64, blank=True)
+    block_qualification_id = models.CharField(
+        max_length=64, blank=True, help_text="MTurk qualification given to workers who failed test questions."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(batch_size__gte=1), name="crowd_campaign_batch_size_positive"),
+            models.CheckConstraint(
+                condition=Q(assignments_per_batch__gte=1), name="crowd_campaign_assignments_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TestQuestion(models.Model):
+    """A response–nugget pair whose answer is known, used to catch careless workers."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    class Source(models.TextChoices):
+        ORGANISER = "organiser", "Written by an organiser"
+        GENERATED = "generated", "Generated from a nugget"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="crowd_test_questions")
+    response_text = models.TextField()
+    nugget_text = models.TextField()
+    answer = models.BooleanField()
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.ORGANISER)
+    origin = models.ForeignKey(Nugget, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"test {self.id} ({'yes' if self.answer else 'no'})"
+
+
+class CrowdBatch(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        PUBLISHED = "published", "Published on MTurk"
+        EXPIRED = "expired", "Expired"
+
+    campaign = models.ForeignKey(CrowdCampaign, on_delete=models.CASCADE, related_name="batches")
+    index = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    max_assignments = models.PositiveSmallIntegerField()
+    hit_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "index"], name="crowd_batch_unique_index"),
+            models.UniqueConstraint(
+                fields=["hit_id"], condition=~Q(hit_id=""), name="crowd_batch_unique_hit"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.name} batch {self.index}"
+
+
+class BatchItem(models.Model):
+    """One question of a batch: a pair to label or a test question, at its position (0-based)."""
+
+    batch = models.ForeignKey(CrowdBatch, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveSmallIntegerField()
+    response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    nugget = models.ForeignKey(Nugget, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    test_question = models.ForeignKey(
+        TestQuestion, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
+    )
+
+    class Meta:
+        ordering = ["batch", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "position"], name="crowd_item_unique_position"),
+            models.CheckConstraint(
+                condition=(
+                    Q(test_question__isnull=True, response__isnull=False, nugget__isnull=False)
+                    | Q(test_question__isnull=False, response__isnull=True, nugget__isnull=True)
+                ),
+                name="crowd_item_pair_or_test",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.batch} #{self.position + 1}"
+
+    @property
+    def is_test(self) -> bool:
+        return self.test_question_id is not None
+
+    @property
+    def response_text(self) -> str:
+        return self.test_question.response_text if self.test_question_id else self.response.text
+
+    @property
+    def nugget_text(self) -> str:
+        return self.test_question.nugget_text if self.test_question_id else self.nugget.text
+
+
+class CrowdWorker(models.Model):
+    """A person answering batches: an MTurk WorkerId, an account, or an anonymous link's label."""
+
+    worker_id = models.CharField(max_length=128, unique=True)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="crowd_worker",
+    )
+    blocked = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return self.worker_id
+
+
+class CrowdAssignment(models.Model):
+    """One worker's go at one batch; `assignment_id` is MTurk's AssignmentId or one we make."""
+
+    class Status(models.TextChoices):
+        # Stored by our worker page but not yet reported by MTurk as submitted.
+        ACCEPTED = "Accepted", "Accepted"
+        SUBMITTED = "Submitted", "Submitted"
+        APPROVED = "Approved", "Approved"
+        REJECTED = "Rejected", "Rejected"
+
+    batch = models.ForeignKey(CrowdBatch, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(CrowdWorker, on_delete=models.CASCADE, related_name="assignments")
+    assignment_id = models.CharField(max_length=128, unique=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.SUBMITTED)
+    accept_time = models.DateTimeField(null=True, blank=True)
+    submit_time = models.DateTimeField(null=True, blank=True)
+    passed_tests = models.BooleanField(null=True, help_text="Null until scored.")
+    feedback = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["batch", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "worker"], name="crowd_assignment_one_per_worker"),
+        ]
+
+    def __str__(self) -> str:
+        return self.assignment_id
+
+    @property
+    def work_seconds(self) -> float | None:
+        if self.accept_time and self.submit_time:
+            return (self.submit_time - self.accept_time).total_seconds()
+        return None
+
+
+class CrowdAnswer(models.Model):
+    assignment = models.ForeignKey(CrowdAssignment, on_delete=models.CASCADE, related_name="answers")
+    item = models.ForeignKey(BatchItem, on_delete=models.CASCADE, related_name="answers")
+    matched = models.BooleanField()
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["assignment", "item__position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item"], name="crowd_answer_unique_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment} #{self.item.position + 1} = {int(self.matched)}"

@@ -1,0 +1,82 @@
+// Crowd nugget matching: one question at a time, keys y / n (b goes back), progress 1..N.
+// Collection text is rendered (escaped) by the server; this module only moves between sections and
+// writes plain values and textContent, never HTML.
+
+function autoSubmit() {
+  const form = document.querySelector("form[data-autosubmit]");
+  if (form) form.submit();
+}
+
+function task() {
+  const root = document.getElementById("crowd");
+  if (!root) return;
+  const form = document.getElementById("crowd-form");
+  const items = Array.from(root.querySelectorAll(".crowd-item"));
+  const total = items.length;
+  const preview = root.dataset.preview === "1";
+  const progress = document.getElementById("crowd-progress");
+  const bar = document.getElementById("crowd-bar");
+  const finish = document.getElementById("crowd-finish");
+  const back = document.getElementById("crowd-back");
+  const yes = document.getElementById("crowd-yes");
+  const no = document.getElementById("crowd-no");
+  let current = 0;
+  let shownAt = performance.now();
+
+  function answered() {
+    return items.filter((item) => item.querySelector(".crowd-answer").value !== "").length;
+  }
+
+  function show(index) {
+    current = Math.max(0, Math.min(index, total));
+    items.forEach((item, i) => { item.hidden = i !== current; });
+    const done = current >= total;
+    finish.hidden = !done;
+    yes.hidden = done;
+    no.hidden = done;
+    back.disabled = current === 0 || preview;
+    progress.textContent = done ? `All ${total} answered` : `Question ${current + 1} of ${total}`;
+    bar.style.width = `${(100 * answered()) / total}%`;
+    if (!done) {
+      const value = items[current].querySelector(".crowd-answer").value;
+      yes.classList.toggle("crowd-chosen", value === "yes");
+      no.classList.toggle("crowd-chosen", value === "no");
+    } else {
+      document.getElementById("crowd-submit").focus();
+    }
+    shownAt = performance.now();
+  }
+
+  function answer(value) {
+    if (preview || current >= total) return;
+    const item = items[current];
+    item.querySelector(".crowd-answer").value = value;
+    const ms = item.querySelector(".crowd-ms");
+    ms.value = String(Math.round((Number(ms.value) || 0) + performance.now() - shownAt));
+    show(current + 1);
+  }
+
+  yes.addEventListener("click", () => answer("yes"));
+  no.addEventListener("click", () => answer("no"));
+  back.addEventListener("click", () => show(current - 1));
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target instanceof HTMLElement && target.closest("input, textarea, select")) return;
+    const key = event.key.toLowerCase();
+    if (key === "y") { event.preventDefault(); answer("yes"); }
+    else if (key === "n") { event.preventDefault(); answer("no"); }
+    else if (key === "b" || key === "backspace") { event.preventDefault(); show(current - 1); }
+  });
+  form.addEventListener("submit", (event) => {
+    if (preview || answered() < total) {
+      event.preventDefault();
+      const first = items.findIndex((item) => item.querySelector(".crowd-answer").value === "");
+      show(first < 0 ? 0 : first);
+    }
+  });
+  show(0);
+}
+
+autoSubmit();
+task();
