@@ -282,19 +282,25 @@ class NuggetTask(Task):
             # One more chance: ask for the exact wording of what was not found; what still is not stays apart.
             followup = llm_judges.nuggets_followup_render(query=_query(turn), text=text, missing=missing)
             answer = yield CallRequest(llm_judges.NUGGETS_FOLLOWUP, followup, self.max_tokens)
-            again, _ = llm_judges.spans_match(text, llm_judges.nugget_lines_parse(answer))
-            for span in again:
-                if all((s.start, s.end) != (span.start, span.end) for s in found):
-                    found.append(span)
-            # A follow-up span stands for some of the missing ones; which is unknown, so a missing span
-            # counts as recovered only when the recovered text is found inside it or it inside the text.
-            missing = [
-                m
-                for m in missing
-                if not any(
-                    s.text.casefold() in m.casefold() or m.casefold() in s.text.casefold() for s in again
-                )
-            ]
+            lines = llm_judges.followup_lines_parse(answer)
+            if len(lines) == len(missing):
+                # One line per missing nugget, in order: each is recovered or not on its own.
+                pairs = list(zip(missing, lines, strict=True))
+            else:
+                # Lines and nuggets do not pair up: keep what is found, and keep every missing nugget apart
+                # too, since which of them a recovered span stands for is unknown.
+                pairs = [(m, None) for m in missing] + [("", line) for line in lines if line]
+            missing = []
+            for original, line in pairs:
+                where = llm_judges.span_locate(text, line) if line else None
+                if where is None:
+                    if original:
+                        missing.append(original)
+                    continue
+                if all((s.start, s.end) != where for s in found):
+                    found.append(
+                        llm_judges.Span(start=where[0], end=where[1], text=text[where[0] : where[1]])
+                    )
         _nuggets_store(ctx, unit, found, missing)
 
 

@@ -103,20 +103,38 @@ def nuggets_followup_render(*, query: str, text: str, missing: list[str]) -> str
     return prompt(NUGGETS_FOLLOWUP).render(query=query, text=text, missing="\n".join(missing))
 
 
+def _span_line(raw: str) -> str:
+    line = raw.strip()
+    while (stripped := _LIST_MARKER.sub("", line, count=1)) != line:
+        line = stripped.strip()
+    if len(line) >= 2 and _QUOTES.get(line[0]) == line[-1]:
+        line = line[1:-1].strip()
+    return line
+
+
 def nugget_lines_parse(answer: str) -> list[str]:
     """The spans of an answer, one per line; 'No nugget' gives none. List markers and quotes are removed."""
     spans: list[str] = []
     for raw in answer.splitlines():
-        line = raw.strip()
-        while (stripped := _LIST_MARKER.sub("", line, count=1)) != line:
-            line = stripped.strip()
-        if len(line) >= 2 and _QUOTES.get(line[0]) == line[-1]:
-            line = line[1:-1].strip()
+        line = _span_line(raw)
         if not line or _NO_NUGGET.match(_clean_line(line)):
             continue
         if line not in spans:
             spans.append(line)
     return spans
+
+
+_NOT_FOUND = re.compile(r"^(?:not\s+found|no\s+nuggets?)\s*\.?$")
+
+
+def followup_lines_parse(answer: str) -> list[str | None]:
+    """The follow-up's lines in order, one per missing nugget: a span, or None for 'Not found'."""
+    lines: list[str | None] = []
+    for raw in answer.splitlines():
+        line = _span_line(raw)
+        if line:
+            lines.append(None if _NOT_FOUND.match(_clean_line(line)) else line)
+    return lines
 
 
 def span_locate(text: str, span: str) -> tuple[int, int] | None:

@@ -50,6 +50,8 @@ Behaviour = Answer | RateLimited | ServerError | Hang | Malformed
 class Received:
     at: float
     body: dict[str, Any]
+    path: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
     status: int = 0
 
     @property
@@ -104,7 +106,10 @@ class FakeOpenAI:
             def do_POST(self) -> None:  # noqa: N802 - the http.server API
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                path = self.path.split("?", 1)[0]
+                # OpenAI-compatible servers answer at /v1/chat/completions, Azure at
+                # /openai/deployments/<deployment>/chat/completions?api-version=...
+                if not path.rstrip("/").endswith("/chat/completions"):
                     self._send(
                         404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
                     )
@@ -116,7 +121,12 @@ class FakeOpenAI:
                         400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}}
                     )
                     return
-                record = Received(at=time.monotonic(), body=body)
+                record = Received(
+                    at=time.monotonic(),
+                    body=body,
+                    path=self.path,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                )
                 with fake._lock:
                     fake.received.append(record)
                     behaviour = fake._script.pop(0) if fake._script else None

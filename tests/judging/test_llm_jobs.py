@@ -1,0 +1,386 @@
+"""LLM judge jobs against the loopback server: labels in the human tables, cache, cost, resume, command."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Judge, NtrJudgment, Nugget, RelevanceJudgment, SupportJudgment
+from judging.jobs import JobError, judge_job_run, judge_job_start
+from judging.models import JudgeJob, LlmCall, LlmFailure, UnmatchedSpan
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    NuggetFactory,
+    PassageFactory,
+    PtkbStatementFactory,
+    RankingFactory,
+    ResponseFactory,
+    ResponseSentenceFactory,
+    RunFactory,
+    TopicFactory,
+    TurnFactory,
+)
+from tests.judging.fake_openai import ServerError, count_tokens
+
+pytestmark = pytest.mark.django_db
+
+BIKE = "A 24-inch wheel bike fits children from 1.35 m to 1.45 m tall.  It costs about 300 euros."
+PARIS = "Paris is the capital of France and has about 2.1 million inhabitants."
+
+
+@pytest.fixture
+def conversation():
+    """One conversation of two turns with a PTKB, three passages and a run ranking them for both turns."""
+    collection = CollectionFactory()
+    topic = TopicFactory(collection=collection, number="9")
+    PtkbStatementFactory(topic=topic, statement_id="1", text="I have a daughter who is nine.")
+    PtkbStatementFactory(topic=topic, statement_id="2", text="I live in Utrecht.")
+    first = TurnFactory(
+        topic=topic,
+        position=1,
+        utterance="I want to buy a bike.",
+        resolved_utterance="I want to buy a bike.",
+        response="What kind of bike are you looking for?",
+    )
+    second = TurnFactory(
+        topic=topic,
+        position=2,
+        utterance="Which size for her?",
+        resolved_utterance="Which bike size is right for my nine-year-old daughter?",
+    )
+    passages = [
+        PassageFactory(collection=collection, passage_id="bike:1", text=BIKE),
+        PassageFactory(collection=collection, passage_id="paris:1", text=PARIS),
+    ]
+    run = RunFactory(collection=collection, name="bm25")
+    for turn in (first, second):
+        RankingFactory(run=run, turn=turn, passage_ids=["bike:1", "paris:1", "no-text:9"])
+    return {"collection": collection, "turns": (first, second), "passages": passages, "run": run}
+
+
+def grade_by_topic(prompt: str) -> str:
+    return "Grade: 3" if "24-inch wheel" in prompt else "Grade: 0"
+
+
+def start(collection, task, options, judge="gpt-judge", model="gpt-4o-mini", concurrency=4):
+    return judge_job_start(
+        collection=collection,
+        task=task,
+        judge_name=judge,
+        model=model,
+        options=options,
+        concurrency=concurrency,
+    )
+
+
+# --- Each judge: its prompt, its parsing, its labels -----------------------------------------------
+
+
+def test_relevance_job_grades_ranked_passages_under_an_llm_judge(fake_openai, conversation):
+    fake_openai.responder = grade_by_topic
+    job = judge_job_run(job=start(conversation["collection"], "relevance", {"depth": 30}))
+    assert (job.status, job.units_total, job.units_done, job.units_failed) == ("done", 4, 4, 0)
+    judge = Judge.objects.get(name="gpt-judge")
+    assert (judge.kind, judge.model, judge.prompt_version) == ("llm", "gpt-4o-mini", "relevance_v1")
+    grades = {(j.turn.turn_id, j.passage_id): j.grade for j in RelevanceJudgment.objects.filter(judge=judge)}
+    assert grades == {
+        ("9_1", "bike:1"): 3,
+        ("9_1", "paris:1"): 0,
+        ("9_2", "bike:1"): 3,
+        ("9_2", "paris:1"): 0,
+    }
+
+
+def test_relevance_prompt_carries_the_conversation_and_the_ptkb(fake_openai, conversation):
+    fake_openai.responder = grade_by_topic
+    judge_job_run(job=start(conversation["collection"], "relevance", {"turns": ["9_2"], "depth": 1}))
+    (request,) = fake_openai.received
+    prompt = request.prompt
+    assert "Current user utterance: Which size for her?" in prompt
+    assert "Which bike size is right for my nine-year-old daughter?" in prompt
+    assert "User: I want to buy a bike.\nAssistant: What kind of bike are you looking for?" in prompt
+    assert "1. I have a daughter who is nine.\n2. I live in Utrecht." in prompt
+    assert BIKE in prompt
+    assert (request.body["temperature"], request.body["model"]) == (0.0, "gpt-4o-mini")
+
+
+def test_an_unparsable_relevance_answer_is_a_failure_never_a_grade(fake_openai, conversation):
+    fake_openai.responder = lambda prompt: "This passage seems quite relevant to me."
+    job = judge_job_run(job=start(conversation["collection"], "relevance", {"turns": ["9_1"], "depth": 1}))
+    assert (job.status, job.units_done, job.units_failed) == ("done", 1, 1)
+    assert not RelevanceJudgment.objects.exists()
+    failure = LlmFailure.objects.get(job=job)
+    assert failure.unit == "9_1 bike:1"
+    assert failure.answer == "This passage seems quite relevant to me."
+    assert "unparsable" in failure.reason
+
+
+def test_nugget_job_stores_located_spans_and_asks_once_again_for_the_missing(fake_openai, conversation):
+    turn = conversation["turns"][1]
+    JudgeFactory(name="assessors")
+    RelevanceJudgment.objects.create(
+        judge=Judge.objects.get(name="assessors"), turn=turn, passage_id="bike:1", grade=3
+    )
+
+    def answer(prompt: str) -> str:
+        if "do not appear in it word for word" in prompt:
+            # The follow-up: one recovered in the text's own words, one still invented.
+            return "It costs about 300 euros.\nRecommended for ages 8 to 11"
+        return "1. 24-INCH wheel bike fits children from 1.35 m\n2. costs around 300 euros\n- Recommended for ages 8-11"
+
+    fake_openai.responder = answer
+    job = judge_job_run(
+        job=start(conversation["collection"], "nuggets", {"source": "passages", "min_grade": 2})
+    )
+    assert (job.units_done, job.calls_made) == (1, 2)
+    followup = fake_openai.received[1].prompt
+    assert "costs around 300 euros\nRecommended for ages 8-11" in followup
+    nuggets = list(Nugget.objects.filter(judge__name="gpt-judge").order_by("start"))
+    assert [(n.text, n.passage_id, n.turn_id) for n in nuggets] == [
+        ("24-inch wheel bike fits children from 1.35 m", "bike:1", turn.id),
+        ("It costs about 300 euros.", "bike:1", turn.id),
+    ]
+    assert all(BIKE[n.start : n.end] == n.text for n in nuggets)
+    assert list(UnmatchedSpan.objects.values_list("text", "passage_id")) == [
+        ("Recommended for ages 8-11", "bike:1")
+    ]
+
+
+def test_nugget_job_writes_nothing_for_no_nugget(fake_openai, conversation):
+    judge = JudgeFactory(name="assessors")
+    RelevanceJudgment.objects.create(
+        judge=judge, turn=conversation["turns"][0], passage_id="paris:1", grade=2
+    )
+    fake_openai.responder = lambda prompt: "No nugget"
+    job = judge_job_run(
+        job=start(conversation["collection"], "nuggets", {"source": "passages", "min_grade": 2})
+    )
+    assert (job.units_done, job.units_failed, job.calls_made) == (1, 0, 1)
+    assert not Nugget.objects.filter(judge__name="gpt-judge").exists()
+
+
+def test_nugget_job_extracts_from_responses_and_links_them(fake_openai, conversation):
+    turn = conversation["turns"][1]
+    response = ResponseFactory(
+        run=conversation["run"], turn=turn, text="Get a 24-inch bike. It costs 300 euros."
+    )
+    fake_openai.responder = lambda prompt: "Get a 24-inch bike."
+    judge_job_run(job=start(conversation["collection"], "nuggets", {"source": "responses", "turns": ["9_2"]}))
+    nugget = Nugget.objects.get(judge__name="gpt-judge")
+    assert (nugget.response_id, nugget.text, nugget.start, nugget.end, nugget.passage_id) == (
+        response.id,
+        "Get a 24-inch bike.",
+        0,
+        19,
+        "",
+    )
+
+
+def test_ntr_job_matches_each_response_against_each_gold_nugget(fake_openai, conversation):
+    turn = conversation["turns"][1]
+    gold = JudgeFactory(name="gold")
+    size = NuggetFactory(judge=gold, turn=turn, key="[1]", text="A 24-inch wheel fits 1.35 m to 1.45 m")
+    price = NuggetFactory(judge=gold, turn=turn, key="[2]", text="It costs about 300 euros")
+    response = ResponseFactory(run=conversation["run"], turn=turn, text="She needs a 24-inch bike.")
+    fake_openai.responder = lambda prompt: "Yes." if "Nugget: A 24-inch" in prompt else "No"
+    job = judge_job_run(job=start(conversation["collection"], "ntr", {"gold_judge": "gold"}))
+    assert (job.units_done, job.units_failed) == (2, 0)
+    assert "Response:\nShe needs a 24-inch bike." in fake_openai.received[0].prompt
+    matched = {
+        j.nugget_id: j.matched for j in NtrJudgment.objects.filter(judge__name="gpt-judge", response=response)
+    }
+    assert matched == {size.id: True, price.id: False}
+
+
+def test_ntr_job_needs_a_gold_judge(fake_openai, conversation):
+    with pytest.raises(JobError, match="gold"):
+        start(conversation["collection"], "ntr", {"gold_judge": ""})
+
+
+def test_support_job_labels_sentences_against_their_first_cited_passage(fake_openai, conversation):
+    response = ResponseFactory(run=conversation["run"], turn=conversation["turns"][0], text="...")
+    cited = ResponseSentenceFactory(
+        response=response, index=0, text="Paris has 2.1 million people.", citations=["paris:1", "bike:1"]
+    )
+    ResponseSentenceFactory(response=response, index=1, text="Nothing cited here.", citations=[])
+    fake_openai.responder = lambda prompt: (
+        "Full Support" if "Paris, the capital" in prompt or PARIS in prompt else "No Support"
+    )
+    job = judge_job_run(job=start(conversation["collection"], "support", {}))
+    assert (job.units_total, job.units_done) == (1, 1)
+    judgment = SupportJudgment.objects.get(judge__name="gpt-judge")
+    assert (
+        judgment.sentence_id,
+        judgment.citation_index,
+        judgment.passage_id,
+        judgment.label,
+        judgment.condition,
+    ) == (
+        cited.id,
+        0,
+        "paris:1",
+        "FS",
+        "machine",
+    )
+
+
+# --- Cache, cost, failures, resume ------------------------------------------------------------------
+
+
+def test_a_rerun_makes_no_calls_and_counts_cache_hits(fake_openai, conversation):
+    fake_openai.responder = grade_by_topic
+    first = judge_job_run(job=start(conversation["collection"], "relevance", {}))
+    assert (first.calls_made, first.cache_hits) == (4, 0)
+    second = judge_job_run(job=start(conversation["collection"], "relevance", {}))
+    assert second.pk != first.pk
+    assert (second.status, second.calls_made, second.cache_hits, second.cost_usd) == (
+        "done",
+        0,
+        4,
+        Decimal(0),
+    )
+    assert len(fake_openai.received) == 4
+    assert LlmCall.objects.count() == 4
+
+
+def test_the_cache_key_holds_the_model(fake_openai, conversation):
+    fake_openai.responder = grade_by_topic
+    judge_job_run(job=start(conversation["collection"], "relevance", {}))
+    other = judge_job_run(
+        job=start(conversation["collection"], "relevance", {}, judge="other", model="gpt-4o")
+    )
+    assert (other.calls_made, other.cache_hits) == (4, 0)
+
+
+def test_job_cost_comes_from_the_reported_usage_and_the_price_table(fake_openai, conversation, settings):
+    settings.LLM_PRICES = {"gpt-4o-mini": (0.15, 0.60)}
+    fake_openai.responder = grade_by_topic
+    job = judge_job_run(job=start(conversation["collection"], "relevance", {}))
+    answered = fake_openai.answered
+    input_tokens = sum(count_tokens(r.prompt) for r in answered)
+    output_tokens = sum(count_tokens(grade_by_topic(r.prompt)) for r in answered)
+    assert (job.input_tokens, job.output_tokens) == (input_tokens, output_tokens)
+    expected = (input_tokens * 0.15 + output_tokens * 0.60) / 1_000_000
+    assert float(job.cost_usd) == pytest.approx(expected, abs=4e-6)
+    assert float(sum(c.cost_usd for c in LlmCall.objects.all())) == pytest.approx(expected, abs=4e-6)
+
+
+def test_a_unit_whose_calls_keep_failing_is_recorded_and_retried_on_resume(
+    fake_openai, conversation, settings
+):
+    settings.LLM_MAX_RETRIES = 1
+    fake_openai.responder = grade_by_topic
+    fake_openai.script(ServerError(500), ServerError(500))
+    job = judge_job_run(job=start(conversation["collection"], "relevance", {}, concurrency=1))
+    assert (job.status, job.units_done, job.units_failed, job.calls_made) == ("done", 4, 1, 3)
+    assert "500" in LlmFailure.objects.get(job=job).reason
+    assert RelevanceJudgment.objects.count() == 3
+    again = judge_job_run(job=start(conversation["collection"], "relevance", {}, concurrency=1))
+    assert (again.calls_made, again.cache_hits, again.units_failed) == (1, 3, 0)
+    assert RelevanceJudgment.objects.count() == 4
+
+
+def test_a_killed_job_resumes_without_repeating_the_calls_it_paid_for(fake_openai, conversation):
+    fake_openai.responder = grade_by_topic
+    collection = conversation["collection"]
+    TurnFactory(topic=conversation["turns"][0].topic, position=3, utterance="And a helmet?")
+    for turn in collection.turns.all():
+        RankingFactory(run=RunFactory(collection=collection), turn=turn, passage_ids=["bike:1", "paris:1"])
+    job = start(collection, "relevance", {}, concurrency=2)
+
+    def kill_after_three(running: JudgeJob) -> None:
+        if running.units_done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        judge_job_run(job=job, progress=kill_after_three)
+    job.refresh_from_db()
+    assert (job.status, job.units_done, job.units_total) == ("failed", 3, 6)
+    paid = set(LlmCall.objects.values_list("prompt", flat=True))
+    assert len(paid) >= 3
+    asked_before = len(fake_openai.received)
+
+    resumed = start(collection, "relevance", {}, concurrency=2)
+    assert resumed.pk == job.pk
+    judge_job_run(job=resumed)
+    resumed.refresh_from_db()
+    assert (resumed.status, resumed.units_done, resumed.units_failed) == ("done", 6, 0)
+    asked_after = [r.prompt for r in fake_openai.received[asked_before:]]
+    assert not paid & set(asked_after)
+    assert LlmCall.objects.count() == 6
+    assert RelevanceJudgment.objects.filter(judge=resumed.judge).count() == 6
+
+
+def test_a_judge_name_keeps_one_model_and_prompt(fake_openai, conversation):
+    start(conversation["collection"], "relevance", {})
+    with pytest.raises(JobError, match="name a new judge"):
+        start(conversation["collection"], "relevance", {}, model="gpt-4o")
+
+
+# --- The command -----------------------------------------------------------------------------------
+
+
+def test_llm_judge_command_runs_and_reports_calls_cache_and_cost(fake_openai, conversation, settings):
+    settings.LLM_PRICES = {"gpt-4o-mini": (0.15, 0.60)}
+    fake_openai.responder = grade_by_topic
+    name = conversation["collection"].name
+    out = StringIO()
+    call_command(
+        "llm_judge", "--collection", name, "--task", "relevance", "--judge-name", "cmd-judge", stdout=out
+    )
+    assert "4 units (0 failed), 4 calls made, 0 from the cache" in out.getvalue()
+    assert RelevanceJudgment.objects.filter(judge__name="cmd-judge").count() == 4
+    out = StringIO()
+    call_command(
+        "llm_judge", "--collection", name, "--task", "relevance", "--judge-name", "cmd-judge", stdout=out
+    )
+    assert "0 calls made, 4 from the cache" in out.getvalue()
+    assert "cost $0.0000" in out.getvalue()
+
+
+def test_llm_judge_dry_run_prints_calls_and_estimated_cost_and_calls_nothing(
+    fake_openai, conversation, settings
+):
+    settings.LLM_PRICES = {"gpt-4o": (2.5, 10.0)}
+    out = StringIO()
+    call_command(
+        "llm_judge",
+        "--collection",
+        conversation["collection"].name,
+        "--task",
+        "relevance",
+        "--judge-name",
+        "dry",
+        "--model",
+        "gpt-4o",
+        "--dry-run",
+        stdout=out,
+    )
+    text = out.getvalue()
+    assert "4 units: 4 calls to make, 0 answered from the cache" in text
+    assert "estimated cost $0.0" in text
+    assert "2 units skipped" in text  # the ranked passage without text, in two turns
+    assert fake_openai.received == []
+    assert not Judge.objects.filter(name="dry").exists()
+    assert not JudgeJob.objects.exists()
+
+
+def test_llm_judge_command_rejects_unknown_collection_and_turns(fake_openai, conversation):
+    with pytest.raises(CommandError, match="no collection"):
+        call_command("llm_judge", "--collection", "nope", "--task", "relevance", "--judge-name", "j")
+    with pytest.raises(CommandError, match="no turn 77_1"):
+        call_command(
+            "llm_judge",
+            "--collection",
+            conversation["collection"].name,
+            "--task",
+            "relevance",
+            "--judge-name",
+            "j",
+            "--turns",
+            "77_1",
+        )
