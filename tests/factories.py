@@ -82,7 +82,9 @@ class RankingFactory(factory.django.DjangoModelFactory):
     run = factory.SubFactory(RunFactory)
     turn = factory.SubFactory(TurnFactory)
     passage_ids = factory.LazyFunction(list)
-    scores = factory.LazyAttribute(lambda o: [float(len(o.passage_ids) - i) for i in range(len(o.passage_ids))])
+    scores = factory.LazyAttribute(
+        lambda o: [float(len(o.passage_ids) - i) for i in range(len(o.passage_ids))]
+    )
 
 
 class ResponseFactory(factory.django.DjangoModelFactory):
@@ -160,3 +162,43 @@ class PoolEntryFactory(factory.django.DjangoModelFactory):
     passage_id = factory.Sequence(lambda n: f"doc{n}:0")
     best_rank = 1
     order = factory.Sequence(lambda n: n)
+
+
+def relevance_campaign(
+    *,
+    assessors,
+    n_turns: int = 2,
+    n_passages: int = 3,
+    n_ptkb: int = 2,
+    redundancy: int = 1,
+    unit_kind: str = "turn",
+    lease_minutes: int = 60,
+    passage_texts=None,
+):
+    """A conversation whose turns each pool `n_passages` passages of one run, handed to `assessors`."""
+    from annotation.assignment import assignment_create
+    from annotation.pooling import pool_build
+
+    collection = CollectionFactory()
+    topic = TopicFactory(collection=collection)
+    for _ in range(n_ptkb):
+        PtkbStatementFactory(topic=topic)
+    run = RunFactory(collection=collection)
+    texts = list(passage_texts or [])
+    for position in range(1, n_turns + 1):
+        turn = TurnFactory(topic=topic, position=position)
+        ids = []
+        for _ in range(n_passages):
+            text = texts.pop(0) if texts else None
+            passage = PassageFactory(collection=collection, **({"text": text} if text is not None else {}))
+            ids.append(passage.passage_id)
+        RankingFactory(run=run, turn=turn, passage_ids=ids)
+    pool = pool_build(collection=collection, name="pool", depth=n_passages).pool
+    return assignment_create(
+        pool=pool,
+        name=f"assign-{collection.name}",
+        assessors=assessors,
+        unit_kind=unit_kind,
+        redundancy=redundancy,
+        lease_minutes=lease_minutes,
+    )
