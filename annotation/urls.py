@@ -1,6 +1,7 @@
 from django.urls import path
 
 from annotation import views
+from annotation import views_nuggets as nuggets
 from annotation import views_support
 from annotation import views_relevance as relevance
 
@@ -19,4 +20,16 @@ urlpatterns = [
     path("relevance/work/<int:slot_pk>/<int:turn_pk>/ptkb/", relevance.ptkb, name="relevance-ptkb"),
     path("relevance/api/<int:assignment_pk>/next/", relevance.NextUnitApi.as_view(), name="relevance-api-next"),
     path("relevance/api/work/<int:slot_pk>/grade/", relevance.SubmitGradeApi.as_view(), name="relevance-api-grade"),
+    path("nuggets/<slug:name>/", nuggets.nugget_turns, name="nuggets-turns"),
+    path("nuggets/<slug:name>/stats/", nuggets.nugget_stats_page, name="nuggets-stats"),
+    path("nuggets/<slug:name>/<str:turn_id>/", nuggets.nugget_turn, name="nuggets-turn"),
+    path("nuggets/<slug:name>/<str:turn_id>/gold/", nuggets.gold_response, name="nuggets-gold"),
+    path("nuggets/<slug:name>/<str:turn_id>/nuggets/", nuggets.nugget_create_view, name="nuggets-create"),
+    path("nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/", nuggets.nugget_update_view, name="nuggets-update"),
+    path("nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/delete/", nuggets.nugget_delete_view, name="nuggets-delete"),
+    path(
+        "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/duplicate/",
+        nuggets.nugget_duplicate_view,
+        name="nuggets-duplicate",
+    ),
 ]
