@@ -20,6 +20,7 @@ urlpatterns = [
     path("relevance/work/<int:slot_pk>/<int:turn_pk>/ptkb/", relevance.ptkb, name="relevance-ptkb"),
     path("relevance/api/<int:assignment_pk>/next/", relevance.NextUnitApi.as_view(), name="relevance-api-next"),
     path("relevance/api/work/<int:slot_pk>/grade/", relevance.SubmitGradeApi.as_view(), name="relevance-api-grade"),
+    path("nuggets/", nuggets.nugget_index, name="nuggets-index"),
     path("nuggets/<slug:name>/", nuggets.nugget_turns, name="nuggets-turns"),
     path("nuggets/<slug:name>/stats/", nuggets.nugget_stats_page, name="nuggets-stats"),
     path("nuggets/<slug:name>/<str:turn_id>/", nuggets.nugget_turn, name="nuggets-turn"),

@@ -110,6 +110,12 @@ def _form_error(form: forms.Form) -> JsonResponse:
 
 
 @login_required
+def nugget_index(request: HttpRequest) -> HttpResponse:
+    collections = Collection.objects.annotate(n_turns=Count("turns", distinct=True))
+    return render(request, "nuggets/index.html", {"collections": collections})
+
+
+@login_required
 def nugget_turns(request: HttpRequest, name: str) -> HttpResponse:
     collection = _collection(name)
     form, relevance_judge, min_grade = _relevance_choice(request, collection)

@@ -302,3 +302,18 @@ def test_it_shows_assessors_only_their_own_counts(client, setup):
     response = client.get(reverse("nuggets-stats", args=[collection.name]) + f"?judge={other.pk}")
 
     assert response.status_code == 404
+
+
+def test_it_lists_collections_and_turns_to_work_on(client, setup):
+    collection, turn, _passage, qrels = setup
+    assert client.get(reverse("nuggets-index")).status_code == 302
+    client.force_login(UserFactory())
+
+    index = client.get(reverse("nuggets-index"))
+    turns = client.get(reverse("nuggets-turns", args=[collection.name]) + f"?judge={qrels.pk}&min_grade=3")
+
+    assert index.status_code == 200 and collection.name in index.content.decode()
+    assert turns.status_code == 200
+    assert [(t.turn_id, t.n_relevant, t.n_nuggets) for t, _draft in turns.context["rows"]] == [
+        (turn.turn_id, 1, 0)
+    ]
