@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from annotation.models import (
     Collection,
@@ -126,10 +126,16 @@ def _rows(
     if condition:
         if task != "support":
             raise ValueError("a condition applies to the support task only")
-        # Machine judges label in the machine (or imported) condition; the condition picks the human rows.
-        rows = rows.filter(
-            Q(condition=condition) | Q(judge__kind__in=[Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED])
-        )
+        # The condition picks which human rows count; rows labelled outside any human condition (machine
+        # judges, imported files) are the other side of the comparison and always count.
+        human = {
+            SupportJudgment.Condition.SCRATCH,
+            SupportJudgment.Condition.POST_EDIT,
+            SupportJudgment.Condition.BLIND,
+        }
+        if condition not in human:
+            raise ValueError(f"unknown condition {condition!r}; choose one of {', '.join(sorted(human))}")
+        rows = rows.exclude(condition__in=[c for c in human if c != condition])
     return rows.values_list("judge_id", *columns)
 
 

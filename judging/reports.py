@@ -546,3 +546,17 @@ def live_agreement(*, collection: Collection, task: str = "relevance") -> dict[s
 
 def measures_for_task(task: str) -> list[str]:
     return [name for name, (measure_task, _f) in RUN_MEASURES.items() if measure_task == task]
+
+
+def confusion_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The confusion matrix shaped for templates: one row per label of A, cells with count and row share."""
+    return [
+        {
+            "label": label,
+            "cells": [{"count": c, "share": s} for c, s in zip(counts, shares, strict=True)],
+            "total": sum(counts),
+        }
+        for label, counts, shares in zip(
+            report["labels"], report["confusion_matrix"], report["confusion_row_shares"], strict=True
+        )
+    ]

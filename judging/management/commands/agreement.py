@@ -10,7 +10,14 @@ from django.template.loader import render_to_string
 from annotation.management.commands._base import CollectionCommand
 from judging.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, AgreementUndefined, krippendorff_alpha_multi
 from judging.agreement_units import TASKS, labels_by_judge, reliability_matrix, task_spec
-from judging.reports import comparison_csv, comparison_report, comparison_text, confusion_heatmap, data_uri
+from judging.reports import (
+    comparison_csv,
+    comparison_report,
+    comparison_text,
+    confusion_heatmap,
+    confusion_rows,
+    data_uri,
+)
 
 
 class Command(CollectionCommand):
@@ -93,7 +100,11 @@ class Command(CollectionCommand):
             self.stdout.write(
                 render_to_string(
                     "agreement/standalone.html",
-                    {"report": report, "heatmap": data_uri(confusion_heatmap(report, "svg"))},
+                    {
+                        "report": report,
+                        "confusion_rows": confusion_rows(report),
+                        "heatmap": data_uri(confusion_heatmap(report, "svg")),
+                    },
                 )
             )
         else:

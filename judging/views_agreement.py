@@ -1,0 +1,233 @@
+"""Organiser pages for agreement: one comparison of two judges, a run ranking under two judges, the
+printable campaign report, and the live view of assessors during a campaign.
+
+Thin views: a form validates the query string (so a report can be bookmarked and shared), one call to
+`judging.reports` builds it, and the same report is served as a page, JSON, CSV or a chart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from django import forms
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import Collection, Judge, SupportJudgment
+from judging.agreement import AgreementUndefined
+from judging.agreement_units import RUN_MEASURES, TASKS
+from judging.reports import (
+    campaign_report,
+    comparison_csv,
+    comparison_report,
+    confusion_csv,
+    confusion_heatmap,
+    confusion_rows,
+    live_agreement,
+    rank_csv,
+    rank_report,
+    ranking_scatter,
+)
+from judging.views_evaluation import organiser_required
+
+CONTENT_TYPES = {"json": "application/json", "csv": "text/csv", "svg": "image/svg+xml", "png": "image/png"}
+
+
+class ComparisonForm(forms.Form):
+    task = forms.ChoiceField(choices=[(t, t) for t in TASKS])
+    a = forms.ModelChoiceField(label="Judge A", queryset=Judge.objects.all(), to_field_name="name")
+    b = forms.ModelChoiceField(label="Judge B", queryset=Judge.objects.all(), to_field_name="name")
+    threshold = forms.FloatField(
+        label="Binary from grade",
+        required=False,
+        help_text="Relevance: also compare labels binarised at grade >= T.",
+    )
+    condition = forms.ChoiceField(
+        required=False,
+        choices=[("", "any")]
+        + [
+            (c.value, c.label)
+            for c in SupportJudgment.Condition
+            if c not in {SupportJudgment.Condition.MACHINE, SupportJudgment.Condition.IMPORTED}
+        ],
+        help_text="Support: compare only the human labels given in this condition.",
+    )
+    topics = forms.CharField(
+        required=False, help_text="Topic numbers separated by spaces or commas; empty for all."
+    )
+
+    def clean_topics(self) -> list[str]:
+        return [t for t in re.split(r"[\s,]+", self.cleaned_data["topics"]) if t]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("threshold") is not None and data.get("task") and not TASKS[data["task"]].binarisable:
+            self.add_error("threshold", "a binary threshold applies to relevance only")
+        if data.get("condition") and data.get("task") not in (None, "support"):
+            self.add_error("condition", "a condition applies to the support task only")
+        return data
+
+
+class RankingForm(forms.Form):
+    measure = forms.ChoiceField(choices=[(m, m) for m in RUN_MEASURES])
+    a = forms.ModelChoiceField(label="Judge A", queryset=Judge.objects.all(), to_field_name="name")
+    b = forms.ModelChoiceField(label="Judge B", queryset=Judge.objects.all(), to_field_name="name")
+
+
+def _errors(form: forms.Form) -> str:
+    return "; ".join(f"{field}: {' '.join(messages)}" for field, messages in form.errors.items())
+
+
+def _comparison(collection: Collection, form: ComparisonForm) -> tuple[dict[str, Any] | None, str]:
+    data = form.cleaned_data
+    try:
+        report = comparison_report(
+            collection=collection,
+            task=data["task"],
+            judge_a=data["a"],
+            judge_b=data["b"],
+            topics=data["topics"] or None,
+            condition=data["condition"] or None,
+            binary_threshold=data["threshold"],
+        )
+    except (AgreementUndefined, ValueError) as exc:
+        return None, str(exc)
+    return report, ""
+
+
+@organiser_required
+def agreement_index(request: HttpRequest) -> HttpResponse:
+    collections = Collection.objects.all()
+    return render(request, "agreement/index.html", {"collections": collections})
+
+
+@organiser_required
+def agreement_report(request: HttpRequest, name: str) -> HttpResponse:
+    """The comparison page; without a query string, the form to choose one."""
+    collection = get_object_or_404(Collection, name=name)
+    form = ComparisonForm(request.GET or None, initial={"task": "relevance"})
+    context: dict[str, Any] = {"collection": collection, "form": form, "query": request.GET.urlencode()}
+    status = 200
+    if form.is_bound:
+        if form.is_valid():
+            context["report"], context["error"] = _comparison(collection, form)
+            if context["report"]:
+                context["confusion_rows"] = confusion_rows(context["report"])
+        else:
+            context["error"] = _errors(form)
+        status = 200 if context.get("report") else 400
+    return render(request, "agreement/report.html", context, status=status)
+
+
+@organiser_required
+def agreement_download(request: HttpRequest, name: str, kind: str) -> HttpResponse:
+    """The comparison as report.json, report.csv, confusion.csv, confusion.svg or confusion.png."""
+    if kind not in {"report.json", "report.csv", "confusion.csv", "confusion.svg", "confusion.png"}:
+        raise Http404("unknown download")
+    collection = get_object_or_404(Collection, name=name)
+    form = ComparisonForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"error": _errors(form)}, status=400)
+    report, error = _comparison(collection, form)
+    if report is None:
+        return JsonResponse({"error": error}, status=400)
+    return _download(
+        kind,
+        report,
+        csv_body=comparison_csv if kind == "report.csv" else confusion_csv,
+        chart=confusion_heatmap,
+        stem=f"{collection.name}-{report['task']}-agreement",
+    )
+
+
+def _download(kind: str, report: dict[str, Any], *, csv_body, chart, stem: str) -> HttpResponse:
+    base, ext = kind.rsplit(".", 1)
+    if ext == "json":
+        body: str | bytes = json.dumps(report, indent=2)
+    elif ext == "csv":
+        body = csv_body(report)
+    else:
+        body = chart(report, ext)
+    response = HttpResponse(body, content_type=CONTENT_TYPES[ext])
+    response["Content-Disposition"] = f'attachment; filename="{stem}-{base}.{ext}"'
+    return response
+
+
+def _ranking(collection: Collection, form: RankingForm) -> tuple[dict[str, Any] | None, str]:
+    data = form.cleaned_data
+    try:
+        report = rank_report(
+            collection=collection, measure=data["measure"], judge_a=data["a"], judge_b=data["b"]
+        )
+    except ValueError as exc:
+        return None, str(exc)
+    if report["n_runs"] == 0:
+        return None, f"no run has a {data['measure']} score under both {data['a'].name} and {data['b'].name}"
+    return report, ""
+
+
+@organiser_required
+def ranking_report(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    form = RankingForm(request.GET or None, initial={"measure": "ndcg@5"})
+    context: dict[str, Any] = {"collection": collection, "form": form, "query": request.GET.urlencode()}
+    status = 200
+    if form.is_bound:
+        if form.is_valid():
+            context["report"], context["error"] = _ranking(collection, form)
+        else:
+            context["error"] = _errors(form)
+        status = 200 if context.get("report") else 400
+    return render(request, "agreement/ranking.html", context, status=status)
+
+
+@organiser_required
+def ranking_download(request: HttpRequest, name: str, kind: str) -> HttpResponse:
+    """The run ranking as ranking.json, ranking.csv, scatter.svg or scatter.png."""
+    if kind not in {"ranking.json", "ranking.csv", "scatter.svg", "scatter.png"}:
+        raise Http404("unknown download")
+    collection = get_object_or_404(Collection, name=name)
+    form = RankingForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"error": _errors(form)}, status=400)
+    report, error = _ranking(collection, form)
+    if report is None:
+        return JsonResponse({"error": error}, status=400)
+    return _download(
+        kind,
+        report,
+        csv_body=rank_csv,
+        chart=ranking_scatter,
+        stem=f"{collection.name}-{report['measure']}-ranking",
+    )
+
+
+@organiser_required
+def campaign(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    if request.GET.get("format") == "json":
+        return JsonResponse(campaign_report(collection=collection))
+    return render(request, "agreement/campaign.html", {"report": campaign_report(collection=collection)})
+
+
+@organiser_required
+def live(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    task = request.GET.get("task", "relevance")
+    if task not in TASKS:
+        task = "relevance"
+    return render(
+        request, "agreement/live.html", {"collection": collection, "task": task, "tasks": list(TASKS)}
+    )
+
+
+@organiser_required
+def live_data(request: HttpRequest, name: str) -> JsonResponse:
+    """What the live page polls: each assessor's agreement with the LLM judges and the other assessors so far."""
+    collection = get_object_or_404(Collection, name=name)
+    task = request.GET.get("task", "relevance")
+    if task not in TASKS:
+        return JsonResponse({"error": f"unknown task {task!r}; choose one of {', '.join(TASKS)}"}, status=400)
+    return JsonResponse(live_agreement(collection=collection, task=task))

@@ -1,0 +1,65 @@
+// Live agreement: poll the JSON endpoint and redraw the table. Every value goes in through textContent,
+// since judge names are user-provided text.
+
+const table = document.getElementById("live-table");
+const body = table.querySelector("tbody");
+const updated = document.getElementById("live-updated");
+const empty = document.getElementById("live-empty");
+const error = document.getElementById("live-error");
+const interval = Number(table.dataset.interval) || 5000;
+
+function figure(value, digits = 3) {
+  return value === null || value === undefined ? "n/a" : Number(value).toFixed(digits);
+}
+
+function cell(row, text, rowSpan = 1) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (rowSpan > 1) td.rowSpan = rowSpan;
+  row.appendChild(td);
+  return td;
+}
+
+function render(data) {
+  const rows = [];
+  for (const assessor of data.assessors) {
+    const versus = assessor.llm.length ? assessor.llm : [null];
+    versus.forEach((llm, i) => {
+      const tr = document.createElement("tr");
+      tr.dataset.judge = assessor.judge;
+      if (i === 0) {
+        cell(tr, assessor.judge, versus.length);
+        cell(tr, String(assessor.labels), versus.length);
+      }
+      cell(tr, llm ? llm.judge : "no LLM judge");
+      cell(tr, llm ? String(llm.n) : "");
+      cell(tr, llm ? figure(llm.exact_agreement) : "");
+      cell(tr, llm ? figure(llm.cohen_kappa) : "");
+      if (i === 0) {
+        cell(tr, String(assessor.assessors.n), versus.length);
+        cell(tr, figure(assessor.assessors.exact_agreement), versus.length);
+        cell(tr, figure(assessor.assessors.cohen_kappa), versus.length);
+      }
+      rows.push(tr);
+    });
+  }
+  body.replaceChildren(...rows);
+  empty.hidden = data.assessors.length > 0;
+  updated.textContent = new Date(data.updated_at).toLocaleTimeString();
+}
+
+async function poll() {
+  try {
+    const response = await fetch(table.dataset.url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    const data = await response.json();
+    if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+    render(data);
+    error.hidden = true;
+  } catch (exc) {
+    error.textContent = `Could not update: ${exc.message}`;
+    error.hidden = false;
+  }
+  setTimeout(poll, interval);
+}
+
+poll();
