@@ -11,6 +11,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import NtrJudgment
+from mturk.fake_server import answer_xml
 from mturk.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
 from mturk.selectors import campaign_pairs, link_token
 from mturk.services import (
@@ -21,7 +22,6 @@ from mturk.services import (
     parse_answer_xml,
     worker_get_or_create,
 )
-from mturk.fake_server import answer_xml
 from tests.factories import UserFactory
 from tests.mturk.crowd_helpers import build_campaign
 
