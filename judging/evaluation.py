@@ -11,6 +11,10 @@ Two choices decide which turns count, and both follow the iKAT / trec_eval conve
 * **A run missing a judged turn scores 0 on it**, for every measure, and the mean is over all judged
   turns, as `trec_eval -c` does. Without this a run could raise its mean by leaving hard turns out.
 
+As in trec_eval, a run's scores (not the ranks written in its file) order its passages; ties are broken
+by ir_measures' providers. Judged@10 is ir_measures' share of the top 10 that the judge labelled, over
+the number of passages retrieved when a run holds fewer than 10.
+
 Measures are named as ir_measures names them (`nDCG@5`, `P(rel=2)@20`, `AP(rel=2)`, `Judged@10`), so
 the numbers here equal `ir_measures.calc_aggregate` run on the exported qrels and the run files.
 """
