@@ -8,6 +8,7 @@ before the responder is used: 429 with Retry-After, 5xx, hangs (for client timeo
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -99,6 +100,12 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and
+                # delayed ACKs add ~40 ms to every answer, which would swamp the scripted latency.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the default logging
                 pass
