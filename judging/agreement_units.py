@@ -259,12 +259,37 @@ def _support(measure: str) -> MeasureFunction:
     return scores
 
 
+def _ntr_recall(collection: Collection, judge: Judge) -> RunScores:
+    """Nugget recall (NtR) of each run with `judge` as the matcher, against the gold nuggets it matched."""
+    from django.db.models import Count
+
+    from judging.nugget_metrics import NuggetMetricsError, nugget_metrics
+
+    gold = (
+        NtrJudgment.objects.filter(judge=judge, response__run__collection=collection)
+        .values("nugget__judge")
+        .annotate(n=Count("id"))
+        .order_by("-n")
+        .first()
+    )
+    if gold is None:
+        return {}
+    try:
+        report = nugget_metrics(
+            collection=collection, gold_judge=Judge.objects.get(id=gold["nugget__judge"]), ntr_judge=judge
+        )
+    except NuggetMetricsError:
+        return {}
+    return {run.run: run.all.recall for run in report.runs if run.all.recall is not None}
+
+
 # Measures a run can be ranked by under a judge, each `(collection, judge) -> {run: score}`. Another
 # measure (nugget recall, ...) joins by `run_measure_register`; rank agreement needs nothing else.
 RUN_MEASURES: dict[str, tuple[str, MeasureFunction]] = {
     "ndcg@5": ("relevance", _ndcg5),
     "support-weighted-precision": ("support", _support("weighted_precision")),
     "support-weighted-recall": ("support", _support("weighted_recall")),
+    "nugget-recall-ntr": ("ntr", _ntr_recall),
 }
 
 

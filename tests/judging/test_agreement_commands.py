@@ -311,3 +311,45 @@ def test_it_rejects_unknown_judges_tasks_and_thresholds_on_binary_tasks():
         _run(
             "agreement", "--collection", "nope", "--task", "relevance", "--judges", judge_a.name, judge_b.name
         )
+
+
+@pytest.mark.django_db
+def test_it_writes_a_standalone_html_comparison_with_an_inline_heatmap():
+    collection, judge_a, judge_b = _tiny_collection([0, 1, 2, 3], [0, 1, 3, 3])
+    html = _run(
+        "agreement",
+        "--collection",
+        collection.name,
+        "--task",
+        "relevance",
+        "--judges",
+        judge_a.name,
+        judge_b.name,
+        "--format",
+        "html",
+    )
+    assert html.lstrip().startswith("<!doctype html>")
+    assert 'src="data:image/svg+xml;base64,' in html
+    assert f"{cohen_kappa_score([0, 1, 2, 3], [0, 1, 3, 3]):.3f}" in html
+
+
+@pytest.mark.django_db
+def test_it_writes_the_campaign_report_as_html_and_json(tmp_path):
+    collection, judge_a, judge_b = _tiny_collection([0, 1, 2, 3, 4], [0, 1, 3, 3, 4])
+    target = tmp_path / "report.html"
+    assert "wrote" in _run("campaign_report", "--collection", collection.name, "--output", str(target))
+    html = target.read_text()
+    assert "Passage relevance (0-4)" in html and "Support" in html
+    data = json.loads(
+        _run("campaign_report", "--collection", collection.name, "--format", "json", "--resamples", "50")
+    )
+    graded, binary = data["sections"][0], data["sections"][1]
+    assert graded["rows"][0]["judges"] == [judge_a.name, judge_b.name]
+    assert graded["rows"][0]["cohen_kappa"] == pytest.approx(
+        cohen_kappa_score([0, 1, 2, 3, 4], [0, 1, 3, 3, 4])
+    )
+    assert binary["rows"][0]["cohen_kappa"] == pytest.approx(
+        cohen_kappa_score(np.array([0, 1, 2, 3, 4]) >= 2, np.array([0, 1, 3, 3, 4]) >= 2)
+    )
+    with pytest.raises(CommandError, match="no collection named"):
+        _run("campaign_report", "--collection", "nope")

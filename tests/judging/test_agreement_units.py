@@ -190,3 +190,43 @@ def test_it_refuses_rank_agreement_without_runs(world):
             b.name,
             stdout=StringIO(),
         )
+
+
+@pytest.mark.django_db
+def test_it_ranks_runs_by_ntr_nugget_recall_under_two_matching_judges(world):
+    collection, _topics, turns, _other, crowd, llm = world
+    gold_judge = JudgeFactory()
+    golds = [NuggetFactory(judge=gold_judge, turn=turns[0]) for _ in range(4)]
+    matched = {"crowd": {"r1": 3, "r2": 1, "r3": 2}, "llm": {"r1": 4, "r2": 2, "r3": 1}}
+    for name in ("r1", "r2", "r3"):
+        response = ResponseFactory(run=RunFactory(collection=collection, name=name), turn=turns[0])
+        for judge, key in ((crowd, "crowd"), (llm, "llm")):
+            for i, nugget in enumerate(golds):
+                NtrJudgment.objects.create(
+                    judge=judge, response=response, nugget=nugget, matched=i < matched[key][name]
+                )
+    out = StringIO()
+    call_command(
+        "rank_agreement",
+        "--collection",
+        collection.name,
+        "--measure",
+        "nugget-recall-ntr",
+        "--judges",
+        crowd.name,
+        llm.name,
+        "--format",
+        "json",
+        stdout=out,
+    )
+    report = json.loads(out.getvalue())
+    assert {r["run"]: r["score_a"] for r in report["runs"]} == pytest.approx(
+        {n: m / 4 for n, m in matched["crowd"].items()}
+    )
+    assert {r["run"]: r["score_b"] for r in report["runs"]} == pytest.approx(
+        {n: m / 4 for n, m in matched["llm"].items()}
+    )
+    names = ["r1", "r2", "r3"]
+    assert report["kendall_tau_b"] == pytest.approx(
+        stats.kendalltau([matched["crowd"][n] for n in names], [matched["llm"][n] for n in names]).statistic
+    )
