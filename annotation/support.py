@@ -12,6 +12,7 @@ human/LLM disagreements go to an independent assessor blind to both labels.
 from __future__ import annotations
 
 import random
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -564,7 +565,9 @@ class DisagreementReport:
 def _kappa(a: list[str], b: list[str]) -> float | None:
     if not a:
         return None
-    value = cohen_kappa_score(a, b, labels=LABELS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one shared label: kappa is undefined, reported as None below
+        value = cohen_kappa_score(a, b, labels=LABELS)
     # Identical constant labels make kappa 0/0; sklearn returns nan, which JSON cannot carry.
     return None if value != value else float(value)
 

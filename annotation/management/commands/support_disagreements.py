@@ -21,7 +21,9 @@ class Command(CollectionCommand):
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--human", action="append", required=True, help="Human judge name (repeatable).")
+        parser.add_argument(
+            "--human", action="extend", nargs="+", required=True, help="Human judge name(s); repeatable."
+        )
         parser.add_argument("--llm", required=True, help="The machine judge's name.")
         parser.add_argument("--assessor", required=True, help="Username of the independent assessor.")
         parser.add_argument("-k", type=int, default=15, help="Disagreements sampled per topic (default 15).")
