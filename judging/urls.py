@@ -1,6 +1,6 @@
 from django.urls import path  # noqa: F401  (capabilities add their pages below)
 
-from judging import views_agreement, views_evaluation
+from judging import views_agreement, views_evaluation, views_jobs
 
 app_name = "judging"
 urlpatterns: list = [
@@ -23,4 +23,8 @@ urlpatterns: list = [
     path("agreement/<slug:name>/campaign/", views_agreement.campaign, name="agreement-campaign"),
     path("agreement/<slug:name>/live/", views_agreement.live, name="agreement-live"),
     path("agreement/<slug:name>/live.json", views_agreement.live_data, name="agreement-live-data"),
+    path("jobs/", views_jobs.job_list, name="job-list"),
+    path("jobs/start/", views_jobs.job_start, name="job-start"),
+    path("jobs/<int:pk>/", views_jobs.job_detail, name="job-detail"),
+    path("jobs/<int:pk>/progress.json", views_jobs.job_progress, name="job-progress"),
 ]

@@ -1,0 +1,50 @@
+from django.contrib import admin
+
+from judging import models
+
+# --- LLM judge jobs (issue 7, part A) -------------------------------------------------------------
+
+
+@admin.register(models.JudgeJob)
+class JudgeJobAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "task",
+        "judge",
+        "model",
+        "status",
+        "units_done",
+        "units_total",
+        "calls_made",
+        "cost_usd",
+    ]
+    list_filter = ["task", "status", "collection"]
+    search_fields = ["judge__name", "model"]
+    readonly_fields = ["created_at", "updated_at", "started_at", "finished_at"]
+
+
+@admin.register(models.LlmCall)
+class LlmCallAdmin(admin.ModelAdmin):
+    list_display = [
+        "key",
+        "model",
+        "prompt_version",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "created_at",
+    ]
+    list_filter = ["model", "prompt_version"]
+    search_fields = ["key", "prompt", "answer"]
+
+
+@admin.register(models.LlmFailure)
+class LlmFailureAdmin(admin.ModelAdmin):
+    list_display = ["job", "unit", "reason"]
+    list_filter = ["job"]
+
+
+@admin.register(models.UnmatchedSpan)
+class UnmatchedSpanAdmin(admin.ModelAdmin):
+    list_display = ["turn", "passage_id", "judge", "text"]
+    list_filter = ["judge"]

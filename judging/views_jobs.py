@@ -1,0 +1,123 @@
+"""Organiser pages for LLM judge jobs: start one, and watch every job's progress, calls and cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.models import Collection
+from judging.clients.llm import default_model
+from judging.jobs import JobError, judge_job_start
+from judging.models import JudgeJob
+from judging.tasks import judge_job_run_task
+from judging.views_evaluation import organiser_required
+
+
+class JobStartForm(forms.Form):
+    collection = forms.ModelChoiceField(queryset=Collection.objects.all(), to_field_name="name")
+    task = forms.ChoiceField(choices=JudgeJob.Task.choices)
+    judge_name = forms.CharField(max_length=200)
+    model = forms.CharField(max_length=200, required=False, help_text="Default: OPENAI_MODEL.")
+    turns = forms.CharField(required=False, help_text="Turn ids separated by spaces; empty for all.")
+    runs = forms.CharField(required=False, help_text="Run names separated by spaces; empty for all.")
+    depth = forms.IntegerField(min_value=1, initial=30, help_text="relevance: each run's top DEPTH.")
+    gold_judge = forms.CharField(max_length=200, required=False, help_text="ntr: judge of the gold nuggets.")
+    concurrency = forms.IntegerField(min_value=1, max_value=256, required=False)
+
+    def options(self) -> dict[str, Any]:
+        """The job's options, shaped like the llm_judge command's so the same work resumes the same job."""
+        data = self.cleaned_data
+        options: dict[str, Any] = {}
+        if data["turns"].split():
+            options["turns"] = sorted(data["turns"].split())
+        if data["runs"].split():
+            options["runs"] = sorted(data["runs"].split())
+        if data["task"] == JudgeJob.Task.RELEVANCE:
+            options["depth"] = data["depth"]
+        elif data["task"] == JudgeJob.Task.NUGGETS:
+            options.update(source="passages", min_grade=2)
+        elif data["task"] == JudgeJob.Task.NTR:
+            options["gold_judge"] = data["gold_judge"]
+        return options
+
+
+def _progress(job: JudgeJob) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "units_done": job.units_done,
+        "units_total": job.units_total,
+        "units_failed": job.units_failed,
+        "percent": job.percent,
+        "calls_made": job.calls_made,
+        "cache_hits": job.cache_hits,
+        "input_tokens": job.input_tokens,
+        "output_tokens": job.output_tokens,
+        "cost_usd": f"{job.cost_usd:.4f}",
+    }
+
+
+def _page(request: HttpRequest, form: JobStartForm, status: int = 200) -> HttpResponse:
+    jobs = JudgeJob.objects.select_related("collection", "judge")[:200]
+    return render(
+        request,
+        "jobs/list.html",
+        {
+            "jobs": jobs,
+            "form": form,
+            "default_model": default_model(),
+            "queued": bool(settings.CELERY_BROKER_URL),
+        },
+        status=status,
+    )
+
+
+@organiser_required
+def job_list(request: HttpRequest) -> HttpResponse:
+    return _page(request, JobStartForm(initial={"depth": 30}))
+
+
+@organiser_required
+@require_POST
+def job_start(request: HttpRequest) -> HttpResponse:
+    form = JobStartForm(request.POST)
+    if not form.is_valid():
+        return _page(request, form, status=400)
+    data = form.cleaned_data
+    try:
+        job = judge_job_start(
+            collection=data["collection"],
+            task=data["task"],
+            judge_name=data["judge_name"],
+            model=data["model"] or default_model(),
+            options=form.options(),
+            concurrency=data["concurrency"] or int(getattr(settings, "LLM_CONCURRENCY", 8)),
+            user=request.user,
+        )
+    except JobError as exc:
+        form.add_error(None, str(exc))
+        return _page(request, form, status=400)
+    # With a broker the job goes to a worker; without one Celery runs it eagerly, in this request.
+    transaction.on_commit(lambda: judge_job_run_task.delay(job.pk))
+    return redirect("judging:job-list")
+
+
+@organiser_required
+def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(_progress(get_object_or_404(JudgeJob, pk=pk)))
+
+
+@organiser_required
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(JudgeJob.objects.select_related("collection", "judge"), pk=pk)
+    return render(
+        request,
+        "jobs/detail.html",
+        {"job": job, "failures": job.failures.all()[:500], "unmatched": job.unmatched_spans.all()[:500]},
+    )
