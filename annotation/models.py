@@ -337,12 +337,12 @@ class NtrJudgment(TimedJudgment):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["judge", "response", "nugget"], name="ntr_unique_unit")]
 
+    def __str__(self) -> str:
+        return f"{self.response} ~ {self.nugget.key} = {int(self.matched)}"
+
     @property
     def turn_id(self) -> int:
         return self.nugget.turn_id
-
-    def __str__(self) -> str:
-        return f"{self.response} ~ {self.nugget.key} = {int(self.matched)}"
 
 
 class NtnJudgment(TimedJudgment):
@@ -398,12 +398,12 @@ class SupportJudgment(TimedJudgment):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.sentence} c{self.citation_index} = {self.label}"
+
     @property
     def weight(self) -> float:
         return SUPPORT_WEIGHTS[SupportLabel(self.label)]
-
-    def __str__(self) -> str:
-        return f"{self.sentence} c{self.citation_index} = {self.label}"
 
 
 # --- Support assessment (issue 6): organisers' per-topic-and-assessor conditions ----------------------
