@@ -99,7 +99,7 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
             )
         )
     paid = [a for a in assignments if a.status != CrowdAssignment.Status.REJECTED]
-    report.reward_total = campaign.reward * len(paid)
+    report.reward_total = Decimal(str(campaign.reward)) * len(paid)
     if campaign.provider == CrowdCampaign.Provider.MTURK:
         report.fee_total = (report.reward_total * MTURK_FEE).quantize(Decimal("0.01"))
     report.alpha = _alpha(campaign)

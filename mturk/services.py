@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
@@ -74,8 +75,15 @@ def campaign_create(
     """A campaign over chosen turns and runs, labelled as the crowd judge `label_judge_name`."""
     if CrowdCampaign.objects.filter(name=name).exists():
         raise CrowdError(f"a campaign named {name!r} exists")
-    if batch_size < 1 or assignments_per_batch < 1:
-        raise CrowdError("batch size and assignments per batch must be at least 1")
+    if batch_size < 1 or assignments_per_batch < 1 or tests_per_batch < 0:
+        raise CrowdError(
+            "batch size and assignments per batch must be at least 1, tests per batch at least 0"
+        )
+    if "reward" in hit_settings:
+        try:
+            hit_settings["reward"] = Decimal(str(hit_settings["reward"])).quantize(Decimal("0.01"))
+        except InvalidOperation:
+            raise CrowdError(f"reward {hit_settings['reward']!r} is not an amount in USD") from None
     label_judge = judge_get_or_create(
         name=label_judge_name,
         kind=Judge.Kind.CROWD,
@@ -364,7 +372,7 @@ def campaign_publish(*, campaign: CrowdCampaign, client: MTurkClient, base_url: 
         title=campaign.title,
         description=campaign.description,
         keywords=campaign.keywords,
-        reward=f"{campaign.reward:.2f}",
+        reward=f"{Decimal(str(campaign.reward)):.2f}",
         duration_seconds=campaign.duration_seconds,
         auto_approval_delay_seconds=campaign.auto_approval_delay_seconds,
         qualification_requirements=qualifications,
