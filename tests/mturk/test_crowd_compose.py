@@ -279,3 +279,17 @@ def test_compose_command_builds_batches_and_rejects_unknown_runs():
             nugget_judge=campaign.nugget_judge.name,
             runs="nope",
         )
+
+
+def test_campaign_report_page_is_for_organisers_only(client):
+    from tests.factories import OrganiserFactory
+
+    campaign = build_campaign(batch_size=10)
+    url = reverse("mturk:campaign", args=[campaign.name])
+    assert client.get(url).status_code == 302
+    client.force_login(UserFactory())
+    assert client.get(url).status_code == 302
+    client.force_login(OrganiserFactory())
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response.context["report"].batches[0].max_assignments == campaign.assignments_per_batch
