@@ -90,9 +90,10 @@ def nugget_text_normalise(text: str) -> str:
 
 
 def nugget_order_key(nugget: Nugget) -> tuple[Any, ...]:
-    """The survival order: key in natural order ("[2]" before "[10]"), then row id."""
-    key = re.sub(r"[\[\]()]", "", nugget.key).strip()
-    return (_natural_key(key) if key else (), nugget.id)
+    """The survival order: key in natural order ("[2]" before "[10]", "p3f:9" before "p3f:120"), then row id."""
+    # re.split with a group alternates text and digit runs, so equal positions always compare like with like.
+    parts = re.split(r"(\d+)", nugget.key.casefold())
+    return (tuple(int(part) if index % 2 else part for index, part in enumerate(parts)), nugget.id)
 
 
 def nli_judge_get_or_create(*, name: str, model: str, description: str = "") -> Judge:

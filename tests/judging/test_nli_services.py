@@ -14,6 +14,7 @@ from judging.nli import (
     NliJobError,
     ntn_match,
     nugget_duplicates_find,
+    nugget_order_key,
     nugget_text_normalise,
     nuggets_dedup,
 )
@@ -289,3 +290,16 @@ def test_nli_match_command_rejects_bad_input(turns, tiny_model_dir, args, messag
         )  # fmt: skip
     assert NtnJudgment.objects.count() == 0
     assert not Judge.objects.filter(name="nli:bad").exists()
+
+
+def test_survival_order_compares_the_numbers_in_keys_as_numbers():
+    keys = ["[10]", "[2]", "p3f:120", "p3f:9", "[1]"]
+    nuggets = [Nugget(id=index, key=key, text=key) for index, key in enumerate(keys, start=1)]
+
+    assert [n.key for n in sorted(nuggets, key=nugget_order_key)] == [
+        "[1]",
+        "[2]",
+        "[10]",
+        "p3f:9",
+        "p3f:120",
+    ]
