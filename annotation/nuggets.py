@@ -459,25 +459,26 @@ def nugget_records(
     """The judge's set as records in set order; with `dedup`, only nuggets not marked as duplicates."""
     turns = _set_turns(collection, judge)
     position = {pk: i for i, (pk, _) in enumerate(turns)}
-    queryset = Nugget.objects.filter(judge=judge, turn__collection=collection).select_related(
-        "turn", "duplicate_of"
-    )
+    queryset = Nugget.objects.filter(judge=judge, turn__collection=collection)
     if dedup:
         queryset = queryset.filter(duplicate_of__isnull=True)
-    nuggets = sorted(queryset, key=lambda n: (position[n.turn_id], n.pk))
+    columns = ("turn_id", "id", "turn__turn_id", "key", "text", "passage_id", "start", "end", "relevance")
+    rows = sorted(
+        queryset.values_list(*columns, "duplicate_of__key"), key=lambda row: (position[row[0]], row[1])
+    )
     records = [
         NuggetRecord(
-            turn_id=n.turn.turn_id,
-            key=n.key,
-            text=n.text,
-            passage_id=n.passage_id,
-            start=n.start,
-            end=n.end,
-            relevance=n.relevance,
-            duplicate_of=n.duplicate_of.key if n.duplicate_of is not None else None,
+            turn_id=turn_id,
+            key=key,
+            text=text,
+            passage_id=passage_id,
+            start=start,
+            end=end,
+            relevance=relevance,
+            duplicate_of=duplicate_key,
             judge=judge.name,
         )
-        for n in nuggets
+        for _turn, _pk, turn_id, key, text, passage_id, start, end, relevance, duplicate_key in rows
     ]
     return [turn_id for _, turn_id in turns], records
 

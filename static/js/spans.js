@@ -242,6 +242,14 @@ function startSpans() {
     if (marks && entry.range) marks.active.add(entry.range);
   }
 
+  function clearSelectionIf(span) {
+    // The assessor may have selected the next span while this one was saving: keep that one.
+    const now = selectedSpan();
+    if (now && now.passage === span.passage && now.start === span.start && now.end === span.end) {
+      window.getSelection().removeAllRanges();
+    }
+  }
+
   async function saveSelection() {
     const span = selectedSpan();
     if (!span) {
@@ -258,7 +266,7 @@ function startSpans() {
       });
       const entry = setNugget(payload.nugget);
       refreshDuplicateChoices();
-      window.getSelection().removeAllRanges();
+      clearSelectionIf(span);
       say(`Saved ${entry.data.key}.`);
     } catch (error) {
       say(`Not saved: ${error.message}`, true);
@@ -287,7 +295,7 @@ function startSpans() {
         }
         const payload = await post(`${itemBase}${id}/`, { start: span.start, end: span.end, text: span.text });
         setNugget(payload.nugget);
-        window.getSelection().removeAllRanges();
+        clearSelectionIf(span);
         say(`Moved ${entry.data.key}.`);
       }
     } catch (error) {

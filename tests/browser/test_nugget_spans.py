@@ -110,10 +110,12 @@ def test_it_marks_a_duplicate_and_deletes_without_reloading(page, login):
     UserFactory(username="cy")
     login("cy")
     page.goto(f"/nuggets/{turn.collection.name}/{turn.turn_id}/")
-    for needle in ["Knobby tyres grip loose gravel.", "Knobby tyres grip mud too."]:
+    for count, needle in enumerate(
+        ["Knobby tyres grip loose gravel.", "Knobby tyres grip mud too."], start=1
+    ):
         drag_select(page, needle)
         page.keyboard.press("s")
-    page.wait_for_selector("#nugget-list li:nth-child(2)")
+        page.wait_for_selector(f"#nugget-list li:nth-child({count})")
 
     page.locator("#nugget-list li").nth(1).locator("select").select_option(label="duplicate of [1]")
     page.wait_for_selector("#nugget-list li.duplicate")
