@@ -81,3 +81,5 @@ const ptkbForm = document.getElementById("ptkb-form");
 for (const form of [gradeForm, ptkbForm]) if (form) recordTime(form);
 if (gradeForm) gradePage(gradeForm);
 if (ptkbForm) ptkbPage(ptkbForm);
+// Lets scripted clients (the browser tests) know the keys are bound.
+document.documentElement.dataset.hotkeysReady = "1";

@@ -1,0 +1,85 @@
+"""An assessor grades a unit in real headless Chromium with the keyboard alone."""
+
+import io
+import re
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from annotation.models import Passage, PoolEntry, PtkbJudgment, RelevanceJudgment, WorkSlot
+from tests.factories import UserFactory, relevance_campaign
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+EVIL = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
+
+
+def _ready(page, url_pattern: str) -> None:
+    """Wait for the screen and for its keys to be bound (module scripts run after the page shows)."""
+    expect(page).to_have_url(re.compile(url_pattern))
+    page.wait_for_selector("html[data-hotkeys-ready]", state="attached")
+
+
+def test_an_assessor_grades_revises_and_does_ptkb_with_the_keyboard_only(page, login):
+    alice = UserFactory(username="alice")
+    assignment = relevance_campaign(
+        assessors=[alice], n_turns=1, n_passages=5, n_ptkb=2, passage_texts=[EVIL, "b", "c", "d", "e"]
+    )
+    entries = list(PoolEntry.objects.filter(pool=assignment.pool).order_by("order"))
+    statements = list(assignment.units.get().topic.ptkb.order_by("pk"))
+
+    login("alice")
+    page.goto("/relevance/")
+    page.keyboard.press("Enter")  # the focused "Get next unit" button
+    expect(page.locator("#grade-form")).to_be_visible()
+    slot = WorkSlot.objects.get(assessor=alice)
+
+    grades = [3, 1, 4, 0]
+    for index, grade in enumerate(grades):
+        _ready(page, rf"/relevance/work/{slot.pk}/\d+/{index}/$")
+        expect(page.locator("#passage-id")).to_have_text(entries[index].passage_id)
+        page.keyboard.press(str(grade))
+        page.keyboard.press("Enter")
+    _ready(page, rf"/{slot.pk}/\d+/4/$")
+
+    # Back to the fourth passage, which shows its grade, and revise it from 0 to 2.
+    page.keyboard.press("Backspace")
+    _ready(page, rf"/{slot.pk}/\d+/3/$")
+    expect(page.locator("#grade-0")).to_be_checked()
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    _ready(page, rf"/{slot.pk}/\d+/4/$")
+    page.keyboard.press("4")
+    page.keyboard.press("Enter")
+
+    # PTKB step: the first statement relevant, the second not.
+    _ready(page, rf"/{slot.pk}/\d+/ptkb/$")
+    page.keyboard.press("1")
+    page.keyboard.press("0")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"/relevance/$"))
+    expect(page.locator(".units")).to_contain_text("complete")
+
+    # The passage holding markup was shown as text, and its script never ran.
+    evil = next(i for i, e in enumerate(entries) if Passage.objects.get(passage_id=e.passage_id).text == EVIL)
+    page.goto(f"/relevance/work/{slot.pk}/{entries[0].turn_id}/{evil}/")
+    expect(page.locator("#passage-text")).to_have_text(EVIL)
+    assert page.title() != "pwned"
+
+    page.click("#logout")
+    page.wait_for_url("**/accounts/login/")
+
+    out = io.StringIO()
+    call_command(
+        "export_qrels", collection=assignment.pool.collection.name, judge="assessor:alice", stdout=out
+    )
+    turn_id = entries[0].turn.turn_id
+    final = dict(zip([e.passage_id for e in entries], [3, 1, 4, 2, 4], strict=True))
+    expected = sorted(f"{turn_id} 0 {pid} {grade}" for pid, grade in final.items())
+    assert sorted(out.getvalue().splitlines()) == expected
+    assert all(j.time_spent_ms is not None and j.time_spent_ms > 0 for j in RelevanceJudgment.objects.all())
+    ptkb = dict(PtkbJudgment.objects.values_list("statement_id", "relevant"))
+    assert ptkb == {statements[0].pk: True, statements[1].pk: False}
+    slot.refresh_from_db()
+    assert slot.completed_at is not None
