@@ -79,14 +79,14 @@ class DedupResult:
         )
 
 
-_PUNCTUATION = re.compile(r"\s+")
+_WHITESPACE = re.compile(r"\s+")
 
 
 def nugget_text_normalise(text: str) -> str:
     """Case, whitespace and punctuation folded away, for exact-duplicate detection."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
-    return _PUNCTUATION.sub(" ", text).strip()
+    return _WHITESPACE.sub(" ", text).strip()
 
 
 def nugget_order_key(nugget: Nugget) -> tuple[Any, ...]:
