@@ -157,3 +157,11 @@ def test_publish_refuses_a_live_run_without_the_flag(settings):
     settings.MTURK_EXTERNAL_URL = "http://insecure.example"
     with pytest.raises(CommandError, match="HTTPS"):
         call_command("mturk_publish", campaign=campaign.name)
+
+
+def test_fake_server_command_serves_on_loopback_and_refuses_other_hosts():
+    out = io.StringIO()
+    call_command("mturk_fake_server", port=0, seconds=0.2, stdout=out)
+    assert out.getvalue().startswith("fake MTurk listening on http://127.0.0.1:")
+    with pytest.raises(CommandError, match="loopback"):
+        call_command("mturk_fake_server", host="0.0.0.0", port=0, seconds=0.1)
