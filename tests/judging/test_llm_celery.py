@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 
 import pytest
+from celery import Celery
 from celery.contrib.testing.worker import start_worker
 
+import judging.tasks  # noqa: F401  (registers the shared task on every app, the test's too)
 from annotation.models import RelevanceJudgment
-from assay.celery import app
 from judging.jobs import judge_job_start
 from judging.models import JudgeJob
-from judging.tasks import judge_job_run_task
 from tests.factories import CollectionFactory, PassageFactory, RankingFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,20 +19,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def redis_celery():
+    """A Celery app of its own on Redis with a worker thread: assay's app keeps the eager settings and
+    whatever connections earlier tests made, and a queue of its own keeps parallel runs apart."""
     url = os.environ.get("REDIS_TEST_URL")
     if not url:
         pytest.skip("REDIS_TEST_URL is not set (make test starts Redis and sets it)")
-    saved = {
-        k: app.conf[k] for k in ("broker_url", "result_backend", "task_always_eager", "task_default_queue")
-    }
-    # A queue of this test's own, so parallel runs sharing the Redis server take no one else's messages.
     queue = f"assay-test-{os.getpid()}"
-    app.conf.update(broker_url=url, result_backend=url, task_always_eager=False, task_default_queue=queue)
-    try:
-        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", queues=[queue]):
-            yield app
-    finally:
-        app.conf.update(saved)
+    app = Celery("assay-test", broker=url, backend=url, set_as_current=False)
+    app.conf.update(task_default_queue=queue, task_always_eager=False, task_acks_late=True)
+    with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", queues=[queue]):
+        yield app
 
 
 def test_a_job_runs_on_a_celery_worker_through_redis(fake_openai, redis_celery):
@@ -50,7 +46,7 @@ def test_a_job_runs_on_a_celery_worker_through_redis(fake_openai, redis_celery):
         options={},
         concurrency=2,
     )
-    result = judge_job_run_task.delay(job.pk)
+    result = redis_celery.tasks["judging.judge_job_run"].apply_async(args=[job.pk])
     assert result.get(timeout=60) == {"job": job.pk, "status": "done", "calls_made": 2, "cache_hits": 0}
     job.refresh_from_db()
     assert (job.status, job.units_done) == ("done", 2)
