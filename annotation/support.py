@@ -345,31 +345,32 @@ def support_labels_import(*, path: str | Path, collection: Collection, judge: Ju
     """
     records = parse_support_labels(path)
     problems = Problems(str(path))
-    sentences: dict[tuple[str, str, int], ResponseSentence] = {
-        (s.response.run.name, s.response.turn.turn_id, s.index): s
-        for s in ResponseSentence.objects.filter(
+    # Plain tuples, not model instances: a run set holds tens of thousands of sentences.
+    sentences: dict[tuple[str, str, int], tuple[int, list[str]]] = {
+        (run, turn_id, index): (sid, citations)
+        for sid, run, turn_id, index, citations in ResponseSentence.objects.filter(
             response__run__collection=collection,
             response__run__name__in={r.run_id for r in records},
             response__rank=1,
-        ).select_related("response__run", "response__turn")
+        ).values_list("id", "response__run__name", "response__turn__turn_id", "index", "citations")
     }
-    resolved: list[tuple[SupportLabelRecord, ResponseSentence, int]] = []
+    resolved: list[tuple[SupportLabelRecord, int, int]] = []
     for record in records:
-        sentence = sentences.get((record.run_id, record.topic_id, record.sentence_index))
-        if sentence is None:
+        found = sentences.get((record.run_id, record.topic_id, record.sentence_index))
+        if found is None:
             problems.add(
                 record.line,
                 f"run {record.run_id} has no sentence {record.sentence_index} for topic {record.topic_id} "
                 f"in collection {collection.name}",
             )
-        elif record.passage_id not in sentence.citations:
+        elif record.passage_id not in found[1]:
             problems.add(
                 record.line,
                 f"sentence {record.sentence_index} of run {record.run_id} topic {record.topic_id} "
                 f"does not cite {record.passage_id}",
             )
         else:
-            resolved.append((record, sentence, sentence.citations.index(record.passage_id)))
+            resolved.append((record, found[0], found[1].index(record.passage_id)))
         if problems.full:
             break
     problems.raise_if_any()
@@ -379,26 +380,30 @@ def support_labels_import(*, path: str | Path, collection: Collection, judge: Ju
         if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI)
         else SupportJudgment.Condition.IMPORTED
     )
-    existing = labels_by_unit(judge=judge, sentence_ids={s.id for _r, s, _c in resolved})
+    existing = {
+        (sid, ci): (pk, label)
+        for pk, sid, ci, label in SupportJudgment.objects.filter(
+            judge=judge, sentence__response__run__collection=collection
+        ).values_list("id", "sentence_id", "citation_index", "label")
+    }
     to_create: list[SupportJudgment] = []
     to_update: list[SupportJudgment] = []
     result = ImportResult()
-    for record, sentence, citation_index in resolved:
-        current = existing.get((sentence.id, citation_index))
+    for record, sentence_id, citation_index in resolved:
+        current = existing.get((sentence_id, citation_index))
         if current is None:
             to_create.append(
                 SupportJudgment(
                     judge=judge,
-                    sentence=sentence,
+                    sentence_id=sentence_id,
                     citation_index=citation_index,
                     passage_id=record.passage_id,
                     label=record.label,
                     condition=condition,
                 )
             )
-        elif current.label != record.label:
-            current.label = record.label
-            to_update.append(current)
+        elif current[1] != record.label:
+            to_update.append(SupportJudgment(id=current[0], label=record.label))
         else:
             result.unchanged += 1
     SupportJudgment.objects.bulk_create(to_create, batch_size=2000)
