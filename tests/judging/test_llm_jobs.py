@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from decimal import Decimal
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from annotation.models import Judge, NtrJudgment, Nugget, RelevanceJudgment, SupportJudgment
 from judging.jobs import JobError, judge_job_run, judge_job_start
@@ -27,6 +33,8 @@ from tests.factories import (
 from tests.judging.fake_openai import ServerError, count_tokens
 
 pytestmark = pytest.mark.django_db
+
+REPO = Path(__file__).resolve().parents[2]
 
 BIKE = "A 24-inch wheel bike fits children from 1.35 m to 1.45 m tall.  It costs about 300 euros."
 PARIS = "Paris is the capital of France and has about 2.1 million inhabitants."
@@ -384,3 +392,76 @@ def test_llm_judge_command_rejects_unknown_collection_and_turns(fake_openai, con
             "--turns",
             "77_1",
         )
+
+
+def test_llm_judge_queue_hands_the_job_to_celery(fake_openai, conversation):
+    # No broker in the tests: Celery runs the queued task eagerly, through the same task as the workers.
+    fake_openai.responder = grade_by_topic
+    out = StringIO()
+    call_command(
+        "llm_judge",
+        "--collection",
+        conversation["collection"].name,
+        "--task",
+        "relevance",
+        "--judge-name",
+        "queued",
+        "--queue",
+        stdout=out,
+    )
+    job = JudgeJob.objects.get(judge__name="queued")
+    assert f"job {job.pk} queued" in out.getvalue()
+    assert (job.status, job.units_done, job.calls_made) == ("done", 4, 4)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_job_killed_with_sigkill_resumes_without_repeating_paid_calls(fake_openai, conversation):
+    """A real kill: the command runs in another process on the same (PostgreSQL) database and gets SIGKILL."""
+    collection = conversation["collection"]
+    ids = [f"extra:{i}" for i in range(8)]
+    for pid in ids:
+        PassageFactory(collection=collection, passage_id=pid, text=f"Passage {pid} about bikes.")
+    RankingFactory(run=RunFactory(collection=collection), turn=conversation["turns"][0], passage_ids=ids)
+    fake_openai.responder = grade_by_topic
+    fake_openai.latency = 0.2
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "OPENAI_BASE_URL": fake_openai.url,
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_MODEL": "gpt-4o-mini",
+        "LLM_CONCURRENCY": "1",
+    }
+    env.pop("TEST_DATABASE_NAME", None)
+    command = [
+        sys.executable,
+        "manage.py",
+        "llm_judge",
+        "--collection",
+        collection.name,
+        "--task",
+        "relevance",
+    ]
+    process = subprocess.Popen(
+        [*command, "--judge-name", "killed"], cwd=REPO, env=env, stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    while len(fake_openai.answered) < 4 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    process.kill()
+    process.wait(timeout=10)
+    job = JudgeJob.objects.get(judge__name="killed")
+    assert job.status == "running"  # it never got to say otherwise
+    paid = set(LlmCall.objects.values_list("prompt", flat=True))
+    assert 3 <= len(paid) < 12
+    asked_before = len(fake_openai.received)
+
+    resumed = start(collection, "relevance", {"depth": 30}, judge="killed", concurrency=4)
+    assert resumed.pk == job.pk
+    judge_job_run(job=resumed)
+    assert (resumed.status, resumed.units_done, resumed.units_total) == ("done", 12, 12)
+    assert not paid & {r.prompt for r in fake_openai.received[asked_before:]}
+    assert LlmCall.objects.count() == 12
+    assert RelevanceJudgment.objects.filter(judge__name="killed").count() == 12
