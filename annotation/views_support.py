@@ -49,7 +49,12 @@ def _owned_assignment(request: HttpRequest, assignment_id: int) -> SupportAssign
 
 @login_required
 def support_assignments(request: HttpRequest) -> HttpResponse:
-    return render(request, "support/assignments.html", {"rows": support_assignments_of(user=request.user)})
+    collections = Collection.objects.all() if request.user.is_staff else Collection.objects.none()
+    return render(
+        request,
+        "support/assignments.html",
+        {"rows": support_assignments_of(user=request.user), "collections": collections},
+    )
 
 
 @login_required

@@ -7,7 +7,7 @@ For one answer and one judge, with weights Full 1, Partial 0.5, No 0:
   numerators agree; with several, a sentence counts its best-supported citation so recall stays within 1.
 
 A run's score is the mean over the topics it answered that the judge assessed; rankings under two judges
-are compared with Kendall's tau and Spearman's rho.
+are compared with Kendall's tau and Spearman's rho (judging.agreement).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from scipy.stats import kendalltau, spearmanr
-
 from annotation.models import (
     SUPPORT_WEIGHTS,
     Collection,
@@ -27,6 +25,7 @@ from annotation.models import (
     SupportJudgment,
     SupportLabel,
 )
+from judging.agreement import rank_agreement
 
 
 def label_weight(label: str) -> float:
@@ -164,21 +163,16 @@ class RankCorrelation(TypedDict):
 
 
 def rank_correlation(a: dict[str, float], b: dict[str, float]) -> RankCorrelation:
-    """Kendall's tau (tau-b) and Spearman's rho between two {run: score} maps on the runs they share.
+    """Kendall's tau-b and Spearman's rho between two {run: score} maps on the runs they share.
 
-    Kept to `{run: score}` dicts so the agreement capability's statistics can replace it unchanged.
+    Delegates to the agreement capability's `rank_agreement` (scipy underneath), so support rankings and
+    every other ranking comparison in Assay agree; undefined correlations are None.
     """
-    shared = sorted(set(a) & set(b))
-    if len(shared) < 2:
-        return {"runs": len(shared), "kendall_tau": None, "spearman_rho": None}
-    x, y = [a[r] for r in shared], [b[r] for r in shared]
-    tau = float(kendalltau(x, y).statistic)
-    rho = float(spearmanr(x, y).statistic)
-    # Constant scores leave both undefined (nan), which JSON cannot carry.
+    result = rank_agreement(scores_a=a, scores_b=b)
     return {
-        "runs": len(shared),
-        "kendall_tau": None if tau != tau else tau,
-        "spearman_rho": None if rho != rho else rho,
+        "runs": result["n_runs"],
+        "kendall_tau": result["kendall_tau_b"],
+        "spearman_rho": result["spearman_rho"],
     }
 
 
