@@ -149,6 +149,7 @@ AZURE_OPENAI_API_VERSION = env_str("AZURE_OPENAI_API_VERSION", "2024-10-21")
 LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 8)
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 5)
+LLM_BACKOFF_BASE = env_float("LLM_BACKOFF_BASE", 0.5)  # seconds before the first retry, doubling after
 # US dollars per million tokens (input, output).
 LLM_PRICES = {
     "gpt-4o": (2.50, 10.00),
