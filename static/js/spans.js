@@ -371,7 +371,8 @@ function startGoldResponse() {
     const body = new FormData(goldForm);
     body.set("action", "draft");
     try {
-      const response = await fetch(goldForm.action || window.location.href, {
+      // Not goldForm.action: the submit buttons named "action" shadow that property.
+      const response = await fetch(goldForm.getAttribute("action") || window.location.href, {
         method: "POST",
         body,
         headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
