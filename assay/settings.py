@@ -158,6 +158,9 @@ LLM_PRICES = {
     "gpt-4.1-mini": (0.40, 1.60),
 }
 
+# Gold nugget pages offer passages graded at least this by the chosen relevance judge.
+NUGGET_MIN_GRADE = env_int("NUGGET_MIN_GRADE", 1)
+
 # NLI judges: a model directory or hub id.
 NLI_MODEL = env_str("NLI_MODEL", "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli")
 NLI_THRESHOLD = env_float("NLI_THRESHOLD", 0.5)
