@@ -16,12 +16,13 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation.models import (
     Assignment,
     Judge,
+    Passage,
     Pool,
     PoolEntry,
     PtkbJudgment,
@@ -125,6 +126,19 @@ def slot_for_assessor(*, user: AbstractBaseUser, slot_pk: int) -> WorkSlot | Non
         .select_related("unit", "unit__assignment", "unit__assignment__pool", "unit__topic")
         .first()
     )
+
+
+def held_slot(*, assignment_pk: int, user: AbstractBaseUser, now: datetime | None = None) -> WorkSlot | None:
+    """The open copy `user` holds in an assignment, its lease renewed: resuming costs one query."""
+    slot = (
+        WorkSlot.objects.filter(unit__assignment_id=assignment_pk, assessor=user, completed_at__isnull=True)
+        .select_related("unit", "unit__assignment", "unit__assignment__pool", "unit__topic")
+        .order_by("unit__position")
+        .first()
+    )
+    if slot is not None:
+        _lease_renew(slot, now or timezone.now())
+    return slot
 
 
 def _lease_renew(slot: WorkSlot, now: datetime) -> None:
@@ -300,18 +314,26 @@ def slot_complete_if_done(*, slot: WorkSlot, judge: Judge) -> bool:
     return True
 
 
-def next_passage_entry(*, slot: WorkSlot, judge: Judge) -> PoolEntry | None:
-    """The first pooled passage of the unit this judge has not graded: one query, for the JSON API."""
+def next_passage_entry(*, slot: WorkSlot, judge: Judge, with_text: bool = False) -> PoolEntry | None:
+    """The first pooled passage of the unit this judge has not graded, in one query.
+
+    With `with_text`, the entry carries the passage text as `.text` (None when the collection lacks it).
+    """
     judged = RelevanceJudgment.objects.filter(
         judge=judge, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
     )
-    return (
+    queryset = (
         PoolEntry.objects.filter(pool_id=slot.unit.assignment.pool_id, turn_id__in=slot.unit.turn_pks)
         .filter(~Exists(judged))
         .select_related("turn")
         .order_by("turn__position", "order")
-        .first()
     )
+    if with_text:
+        texts = Passage.objects.filter(
+            collection_id=slot.unit.assignment.pool.collection_id, passage_id=OuterRef("passage_id")
+        ).values("text")[:1]
+        queryset = queryset.annotate(text=Subquery(texts))
+    return queryset.first()
 
 
 def pool_entry_for_slot(*, slot: WorkSlot, turn_pk: int, passage_id: str) -> PoolEntry | None:
@@ -389,15 +411,27 @@ def assignment_progress(*, assignment: Assignment, now: datetime | None = None) 
 # --- Assessors: answering a screen -----------------------------------------------------------------
 
 
-@transaction.atomic
 def slot_grade_submit(
-    *, slot: WorkSlot, judge: Judge, entry: PoolEntry, grade: int, time_spent_ms: int | None = None
+    *,
+    slot: WorkSlot,
+    judge: Judge,
+    entry: PoolEntry,
+    grade: int,
+    time_spent_ms: int | None = None,
+    close_when_done: bool = True,
 ) -> RelevanceJudgment:
-    """Record or revise the assessor's grade of a pooled passage of their unit, closing the unit when done."""
+    """Record or revise the assessor's grade of a pooled passage of their unit, closing the unit when done.
+
+    The grade is written in its own transaction (relevance_judgment_submit) and closing the unit is an
+    idempotent second step, so a grade is never lost to a failure in the bookkeeping. Scripted clients
+    that close units when they next ask for work (the JSON API) pass `close_when_done=False` to save
+    the check on every grade.
+    """
     judgment = relevance_judgment_submit(
         judge=judge, turn=entry.turn, passage_id=entry.passage_id, grade=grade, time_spent_ms=time_spent_ms
     )
-    slot_complete_if_done(slot=slot, judge=judge)
+    if close_when_done:
+        slot_complete_if_done(slot=slot, judge=judge)
     return judgment
 
 

@@ -26,6 +26,7 @@ from annotation.assignment import (
     assignment_create,
     assignment_progress,
     assignments_for_assessor,
+    held_slot,
     next_passage_entry,
     pool_entry_for_slot,
     slot_complete_if_done,
@@ -315,13 +316,20 @@ class NextUnitApi(APIView):
     """
 
     def post(self, request: Request, assignment_pk: int) -> ApiResponse:
-        assignment = get_object_or_404(assignments_for_assessor(user=request.user), pk=assignment_pk)
         judge = judge_for_assessor(user=request.user)
+        # The unit already held needs no membership check: only members are ever handed units.
+        slot = held_slot(assignment_pk=assignment_pk, user=request.user)
+        assignment = slot.unit.assignment if slot is not None else None
         while True:
-            slot = work_lease(assignment=assignment, user=request.user)
             if slot is None:
-                return ApiResponse(status=status.HTTP_204_NO_CONTENT)
-            entry = next_passage_entry(slot=slot, judge=judge)
+                if assignment is None:
+                    assignment = get_object_or_404(
+                        assignments_for_assessor(user=request.user), pk=assignment_pk
+                    )
+                slot = work_lease(assignment=assignment, user=request.user)
+                if slot is None:
+                    return ApiResponse(status=status.HTTP_204_NO_CONTENT)
+            entry = next_passage_entry(slot=slot, judge=judge, with_text=True)
             if entry is not None:
                 break
             if not slot_complete_if_done(slot=slot, judge=judge):
@@ -333,18 +341,14 @@ class NextUnitApi(APIView):
                     },
                     status=status.HTTP_409_CONFLICT,
                 )
-        text = (
-            Passage.objects.filter(collection_id=assignment.pool.collection_id, passage_id=entry.passage_id)
-            .values_list("text", flat=True)
-            .first()
-        )
+            slot = None
         payload = {
             "slot": slot.pk,
             "unit": slot.unit.label,
             "turn_id": entry.turn.turn_id,
             "turn_pk": entry.turn_id,
             "passage_id": entry.passage_id,
-            "text": text or "",
+            "text": entry.text or "",
         }
         return ApiResponse(NextUnitOutput(payload).data)
 
@@ -371,6 +375,7 @@ class SubmitGradeApi(APIView):
             entry=entry,
             grade=data["grade"],
             time_spent_ms=data.get("time_spent_ms"),
+            close_when_done=False,
         )
         return ApiResponse(
             {"turn_pk": judgment.turn_id, "passage_id": judgment.passage_id, "grade": judgment.grade},
