@@ -161,6 +161,9 @@ LLM_PRICES = {
 # Gold nugget pages offer passages graded at least this by the chosen relevance judge.
 NUGGET_MIN_GRADE = env_int("NUGGET_MIN_GRADE", 1)
 
+# Support assessment judges up to this many citations of each answer sentence (the study used the first).
+SUPPORT_MAX_CITATIONS = env_int("SUPPORT_MAX_CITATIONS", 1)
+
 # NLI judges: a model directory or hub id.
 NLI_MODEL = env_str("NLI_MODEL", "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli")
 NLI_THRESHOLD = env_float("NLI_THRESHOLD", 0.5)
