@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Collection, Judge, Nugget, Passage
+from annotation.support import support_labels_import
 from annotation.services import (
     collection_get_or_create,
     judge_for_assessor,
@@ -43,7 +44,7 @@ DEMO_ACCOUNTS = (
 
 @transaction.atomic
 def demo_load(*, directory: Path = DEMO_DIR) -> Collection:
-    """Load (or refresh) the demo collection, its runs, organiser qrels, gold nuggets and demo accounts."""
+    """Load (or refresh) the demo collection, runs, organiser qrels, LLM labels, gold nuggets and accounts."""
     collection = collection_get_or_create(
         name=DEMO_COLLECTION,
         description="Two personalised conversations written for the Assay demo, with three runs.",
@@ -57,6 +58,26 @@ def demo_load(*, directory: Path = DEMO_DIR) -> Collection:
         path=directory / "qrels-organiser.txt",
         collection=collection,
         judge=judge_get_or_create(name="demo-organiser-qrels", description="Relevance labels written for the demo"),
+    )
+    qrels_import(
+        path=directory / "qrels-llm.txt",
+        collection=collection,
+        judge=judge_get_or_create(
+            name="demo-llm-relevance",
+            kind=Judge.Kind.LLM,
+            model="demo",
+            description="Stand-in LLM relevance labels for ranks 6-15: the filter of adaptive pooling",
+        ),
+    )
+    support_labels_import(
+        path=directory / "support-llm.jsonl",
+        collection=collection,
+        judge=judge_get_or_create(
+            name="demo-llm-support",
+            kind=Judge.Kind.LLM,
+            model="demo",
+            description="Stand-in LLM support labels for the post-editing condition",
+        ),
     )
     _nuggets_load(collection, directory / "nuggets.json")
     User = get_user_model()

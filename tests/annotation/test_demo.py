@@ -2,7 +2,15 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotation.models import Nugget, Passage, Ranking, RelevanceJudgment, ResponseSentence, Run
+from annotation.models import (
+    Nugget,
+    Passage,
+    Ranking,
+    RelevanceJudgment,
+    ResponseSentence,
+    Run,
+    SupportJudgment,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -24,6 +32,8 @@ def test_load_demo_loads_the_collection_and_accounts_once(capsys):
     first = snapshot()
     assert first[:2] == (40, 3)
     assert Nugget.objects.filter(judge__name="demo-gold-nuggets").count() == 9
+    assert SupportJudgment.objects.filter(judge__name="demo-llm-support").count() == 48
+    assert RelevanceJudgment.objects.filter(judge__name="demo-llm-relevance").count() == 118
     for nugget in Nugget.objects.all():
         text = Passage.objects.get(passage_id=nugget.passage_id).text
         assert text[nugget.start : nugget.end] == nugget.text
