@@ -1,8 +1,7 @@
 from django.urls import path
 
-from annotation import views
+from annotation import views, views_support
 from annotation import views_nuggets as nuggets
-from annotation import views_support
 from annotation import views_relevance as relevance
 
 urlpatterns = [
