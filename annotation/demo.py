@@ -11,7 +11,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Collection, Judge, Nugget, Passage
-from annotation.support import support_labels_import
 from annotation.services import (
     collection_get_or_create,
     judge_for_assessor,
@@ -21,6 +20,7 @@ from annotation.services import (
     run_import,
     topics_import,
 )
+from annotation.support import support_labels_import
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 DEMO_COLLECTION = "demo"
@@ -57,7 +57,9 @@ def demo_load(*, directory: Path = DEMO_DIR) -> Collection:
     qrels_import(
         path=directory / "qrels-organiser.txt",
         collection=collection,
-        judge=judge_get_or_create(name="demo-organiser-qrels", description="Relevance labels written for the demo"),
+        judge=judge_get_or_create(
+            name="demo-organiser-qrels", description="Relevance labels written for the demo"
+        ),
     )
     qrels_import(
         path=directory / "qrels-llm.txt",
@@ -93,7 +95,9 @@ def demo_load(*, directory: Path = DEMO_DIR) -> Collection:
 
 
 def _nuggets_load(collection: Collection, path: Path) -> None:
-    judge = judge_get_or_create(name="demo-gold-nuggets", kind=Judge.Kind.IMPORTED, description="Demo gold nuggets")
+    judge = judge_get_or_create(
+        name="demo-gold-nuggets", kind=Judge.Kind.IMPORTED, description="Demo gold nuggets"
+    )
     texts = dict(Passage.objects.filter(collection=collection).values_list("passage_id", "text"))
     turns = {t.turn_id: t for t in collection.turns.all()}
     keys: dict[str, int] = {}

@@ -63,7 +63,9 @@ def read_text(path: str | Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ImportFailed([f"{name}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"]) from None
+        raise ImportFailed(
+            [f"{name}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"]
+        ) from None
 
 
 # --- JSON whose objects remember their line --------------------------------------------------------
@@ -393,7 +395,9 @@ def _parse_trec_run(text: str, path: str, name: str | None) -> RunRecord:
     if not lists:
         raise ImportFailed([f"{path}: no run lines"])
     if name is None and len(tags) > 1:
-        raise ImportFailed([f"{path}: the file holds several run tags ({', '.join(sorted(tags))}); pass --name"])
+        raise ImportFailed(
+            [f"{path}: the file holds several run tags ({', '.join(sorted(tags))}); pass --name"]
+        )
     rankings: dict[str, tuple[list[str], list[float]]] = {}
     for qid, rows in lists.items():
         rows.sort()
@@ -487,7 +491,9 @@ def _parse_rag_answers(text: str, path: str, name: str | None) -> list[RunRecord
             problems.add(line, "answer without 'topic_id'")
             continue
         if (run_id, topic_id) in seen:
-            problems.add(line, f"run {run_id} answers topic {topic_id} twice (first on line {seen[run_id, topic_id]})")
+            problems.add(
+                line, f"run {run_id} answers topic {topic_id} twice (first on line {seen[run_id, topic_id]})"
+            )
             continue
         seen[run_id, topic_id] = line
         references = [_text(r).strip() for r in obj.get("references") or []]

@@ -281,7 +281,9 @@ class Nugget(TimedJudgment):
     """
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="nuggets")
-    key = models.CharField(max_length=32, help_text="Identifier within the turn, e.g. '[3]' in CONE-RAG files.")
+    key = models.CharField(
+        max_length=32, help_text="Identifier within the turn, e.g. '[3]' in CONE-RAG files."
+    )
     text = models.TextField()
     passage_id = models.CharField(max_length=255, blank=True)
     start = models.PositiveIntegerField(null=True, blank=True)
@@ -335,7 +337,9 @@ class NtrJudgment(TimedJudgment):
     matched = models.BooleanField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["judge", "response", "nugget"], name="ntr_unique_unit")]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "response", "nugget"], name="ntr_unique_unit")
+        ]
 
     def __str__(self) -> str:
         return f"{self.response} ~ {self.nugget.key} = {int(self.matched)}"
@@ -423,7 +427,9 @@ class SupportAssignment(models.Model):
         BLIND = "blind", "Blind re-assessment"
 
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="support_assignments")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="support_assignments")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="support_assignments"
+    )
     condition = models.CharField(max_length=12, choices=Condition.choices)
     machine_judge = models.ForeignKey(
         Judge,
@@ -434,7 +440,9 @@ class SupportAssignment(models.Model):
         help_text="Post-editing: the judge whose label is shown and preselected.",
     )
     max_citations = models.PositiveSmallIntegerField(default=1)
-    units = models.JSONField(default=list, blank=True, help_text="Blind: [sentence id, citation index] pairs.")
+    units = models.JSONField(
+        default=list, blank=True, help_text="Blind: [sentence id, citation index] pairs."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -445,7 +453,9 @@ class SupportAssignment(models.Model):
                 condition=~Q(condition="post-edit") | Q(machine_judge__isnull=False),
                 name="support_assignment_post_edit_has_judge",
             ),
-            models.CheckConstraint(condition=Q(max_citations__gte=1), name="support_assignment_max_citations_1"),
+            models.CheckConstraint(
+                condition=Q(max_citations__gte=1), name="support_assignment_max_citations_1"
+            ),
         ]
 
     def __str__(self) -> str:

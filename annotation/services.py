@@ -79,7 +79,9 @@ def judge_for_assessor(*, user: AbstractBaseUser) -> Judge:
     """The judge that records an assessor's labels, created on first use."""
     judge = Judge.objects.filter(user=user).first()
     if judge is None:
-        judge = Judge.objects.create(name=f"assessor:{user.get_username()}", kind=Judge.Kind.ASSESSOR, user=user)
+        judge = Judge.objects.create(
+            name=f"assessor:{user.get_username()}", kind=Judge.Kind.ASSESSOR, user=user
+        )
     return judge
 
 
@@ -178,7 +180,9 @@ def passages_import(*, path: str | Path, collection: Collection) -> ImportResult
         current = existing.get(record.passage_id)
         if current is None:
             to_create.append(
-                Passage(collection=collection, passage_id=record.passage_id, title=record.title, text=record.text)
+                Passage(
+                    collection=collection, passage_id=record.passage_id, title=record.title, text=record.text
+                )
             )
         elif current[1:] != (record.title, record.text):
             to_update.append(Passage(id=current[0], title=record.title, text=record.text))
@@ -198,7 +202,9 @@ def _turns_for(collection: Collection, path: str, wanted: dict[str, int]) -> dic
     problems = Problems(path)
     for turn_id, line in sorted(wanted.items(), key=lambda item: item[1]):
         if turn_id not in turns:
-            problems.add(line, f"turn {turn_id} is not in collection {collection.name} (import its topics first)")
+            problems.add(
+                line, f"turn {turn_id} is not in collection {collection.name} (import its topics first)"
+            )
     problems.raise_if_any()
     return turns
 
@@ -251,7 +257,9 @@ def run_import(
 def _rankings_store(
     run: Run, turns: dict[str, Turn], rankings: dict[str, tuple[list[str], list[float]]], result: ImportResult
 ) -> None:
-    existing = {r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")}
+    existing = {
+        r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")
+    }
     to_create: list[Ranking] = []
     to_update: list[Ranking] = []
     for turn_id, (passage_ids, scores) in rankings.items():
@@ -280,7 +288,11 @@ def _responses_store(run: Run, turns: dict[str, Turn], responses: list, result: 
         current = existing.get((turn.id, record.rank))
         if current is not None:
             stored = [(s.text, s.citations) for s in current.sentences.all()]
-            if current.text == record.text and current.references == record.references and stored == sentences:
+            if (
+                current.text == record.text
+                and current.references == record.references
+                and stored == sentences
+            ):
                 result.unchanged += 1
                 continue
             current.delete()
@@ -324,21 +336,25 @@ def qrels_import(
     turns = _turns_for(collection, pathname, wanted)
     if require_passages:
         known = set(
-            Passage.objects.filter(collection=collection, passage_id__in={r.passage_id for r in records}).values_list(
-                "passage_id", flat=True
-            )
+            Passage.objects.filter(
+                collection=collection, passage_id__in={r.passage_id for r in records}
+            ).values_list("passage_id", flat=True)
         )
         problems = Problems(pathname)
         for record in records:
             if record.passage_id not in known:
-                problems.add(record.line, f"passage {record.passage_id} is not in collection {collection.name}")
+                problems.add(
+                    record.line, f"passage {record.passage_id} is not in collection {collection.name}"
+                )
                 if problems.full:
                     break
         problems.raise_if_any()
 
     existing = {
         (turn_id, pid): (pk, grade)
-        for pk, turn_id, pid, grade in RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection)
+        for pk, turn_id, pid, grade in RelevanceJudgment.objects.filter(
+            judge=judge, turn__collection=collection
+        )
         .values_list("id", "turn_id", "passage_id", "grade")
         .iterator(chunk_size=5000)
     }
@@ -352,7 +368,9 @@ def qrels_import(
         current = existing.get(key)
         if current is None:
             to_create.append(
-                RelevanceJudgment(judge=judge, turn_id=key[0], passage_id=record.passage_id, grade=record.grade)
+                RelevanceJudgment(
+                    judge=judge, turn_id=key[0], passage_id=record.passage_id, grade=record.grade
+                )
             )
         elif current[1] != record.grade:
             to_update.append(RelevanceJudgment(id=current[0], grade=record.grade))
@@ -369,7 +387,6 @@ def qrels_import(
     return result
 
 
-
 # --- Judgments -------------------------------------------------------------------------------------
 
 
@@ -379,7 +396,10 @@ def relevance_judgment_submit(
 ) -> RelevanceJudgment:
     """Record or revise a judge's grade for (turn, passage); time spent adds up over revisions."""
     judgment, created = RelevanceJudgment.objects.select_for_update().get_or_create(
-        judge=judge, turn=turn, passage_id=passage_id, defaults={"grade": grade, "time_spent_ms": time_spent_ms}
+        judge=judge,
+        turn=turn,
+        passage_id=passage_id,
+        defaults={"grade": grade, "time_spent_ms": time_spent_ms},
     )
     if not created:
         judgment.grade = grade

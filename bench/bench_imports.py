@@ -72,7 +72,10 @@ def bench_runs(scratch: Path, n_runs: int, n_turns: int, depth: int) -> None:
         topic, _ = Topic.objects.get_or_create(collection=collection, number=turn_id.split("_")[0])
         Turn.objects.create(collection=collection, topic=topic, turn_id=turn_id, position=0, utterance="q")
     rng = random.Random(42)
-    docs = [f"clueweb22-en{rng.randrange(10000):04d}-{rng.randrange(100):02d}-{rng.randrange(100000):05d}:{rng.randrange(30)}" for _ in range(20000)]
+    docs = [
+        f"clueweb22-en{rng.randrange(10000):04d}-{rng.randrange(100):02d}-{rng.randrange(100000):05d}:{rng.randrange(30)}"
+        for _ in range(20000)
+    ]
     files = []
     for r in range(n_runs):
         path = scratch / f"run{r}.trec"
@@ -95,7 +98,9 @@ def bench_runs(scratch: Path, n_runs: int, n_turns: int, depth: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--turns", type=int, default=116)
     parser.add_argument("--depth", type=int, default=1000)

@@ -42,7 +42,11 @@ class TopicList(generics.ListAPIView):
     serializer_class = s.TopicOutput
 
     def get_queryset(self) -> QuerySet[Topic]:
-        return Topic.objects.filter(collection=_collection(self)).select_related("collection").prefetch_related("ptkb")
+        return (
+            Topic.objects.filter(collection=_collection(self))
+            .select_related("collection")
+            .prefetch_related("ptkb")
+        )
 
 
 class TurnList(generics.ListAPIView):

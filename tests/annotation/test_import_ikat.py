@@ -13,7 +13,11 @@ pytestmark = pytest.mark.django_db
 def test_it_loads_ikat_2023_from_a_folder(shared_data):
     call_command("import_ikat", year="2023", source=str(shared_data / "ikat2023"))
     collection = Collection.objects.get(name="ikat2023")
-    assert (collection.topics.count(), collection.turns.count(), collection.passages.count()) == (25, 332, 700)
+    assert (collection.topics.count(), collection.turns.count(), collection.passages.count()) == (
+        25,
+        332,
+        700,
+    )
 
 
 def test_it_loads_ikat_2024_with_qrels_from_a_url(shared_data):

@@ -40,7 +40,11 @@ TOPICS = [
         "title": "Diet",
         "ptkb": {"1": "I am vegetarian.", "2": "I live in Glasgow."},
         "turns": [
-            {"turn_id": 1, "utterance": "Find me a diet.", "resolved_utterance": "Find me a vegetarian diet."},
+            {
+                "turn_id": 1,
+                "utterance": "Find me a diet.",
+                "resolved_utterance": "Find me a vegetarian diet.",
+            },
             {"turn_id": 2, "utterance": "And recipes?", "ptkb_provenance": [1]},
         ],
     },
@@ -94,7 +98,9 @@ def test_it_imports_the_same_topics_twice_without_change(collection, tmp_path):
 
 def test_it_imports_trec_tab_separated_topics(tmp_path):
     collection = collection_get_or_create(name="rag")
-    topics_import(path=write(tmp_path, "t.tsv", "2024-1\twhat is rag\n2024-2\twhy kappa\n"), collection=collection)
+    topics_import(
+        path=write(tmp_path, "t.tsv", "2024-1\twhat is rag\n2024-2\twhy kappa\n"), collection=collection
+    )
     assert list(collection.turns.values_list("turn_id", "utterance")) == [
         ("2024-1", "what is rag"),
         ("2024-2", "why kappa"),
@@ -105,7 +111,10 @@ def test_it_imports_trec_tab_separated_topics(tmp_path):
     ("content", "message"),
     [
         ('[{"number": 1, "turns": [{"turn_id": 1, "utterance": "x"}', "t.json:1: invalid JSON"),
-        ('[{"number": 1,\n "turns": [\n  {"utterance": "x"}]}]', "t.json:3: topic 1: turn 1 has no 'turn_id'"),
+        (
+            '[{"number": 1,\n "turns": [\n  {"utterance": "x"}]}]',
+            "t.json:3: topic 1: turn 1 has no 'turn_id'",
+        ),
         (
             '[{"number": 1, "turns": [\n{"turn_id": 1, "utterance": "a"},\n{"turn_id": 1, "utterance": "b"}]}]',
             "t.json:3: duplicate turn id 1_1 (first on line 2)",
@@ -207,7 +216,12 @@ def test_it_imports_trec_rag_answers_and_creates_unknown_topics(collection, tmp_
 
 
 def test_it_rejects_a_citation_outside_references(collection, tmp_path):
-    answer = {"run_id": "r", "topic_id": "2_1", "references": ["a"], "answer": [{"text": "x", "citations": [3]}]}
+    answer = {
+        "run_id": "r",
+        "topic_id": "2_1",
+        "references": ["a"],
+        "answer": [{"text": "x", "citations": [3]}],
+    }
     path = write(tmp_path, "a.jsonl", "\n" + json.dumps(answer) + "\n")
     with pytest.raises(ImportFailed, match=r"a.jsonl:2: sentence 0: citation 3 is outside 'references'"):
         run_import(path=path, collection=collection)
@@ -289,14 +303,18 @@ def test_it_requires_passages_when_asked(collection, tmp_path):
 def test_replace_makes_the_judge_equal_the_file(collection, tmp_path):
     judge = judge_get_or_create(name="nist")
     qrels_import(path=write(tmp_path, "q.txt", QRELS), collection=collection, judge=judge)
-    result = qrels_import(path=write(tmp_path, "q2.txt", "2_1 0 d3 3\n"), collection=collection, judge=judge, replace=True)
+    result = qrels_import(
+        path=write(tmp_path, "q2.txt", "2_1 0 d3 3\n"), collection=collection, judge=judge, replace=True
+    )
     assert (result.updated, result.deleted) == (1, 2)
     assert list(RelevanceJudgment.objects.values_list("passage_id", "grade")) == [("d3", 3)]
 
 
 def test_the_qrels_command_creates_the_judge_only_when_the_import_succeeds(collection, tmp_path):
     with pytest.raises(CommandError, match="grade 9"):
-        call_command("import_qrels", str(write(tmp_path, "q.txt", "2_1 0 d 9\n")), collection="test", judge="bad")
+        call_command(
+            "import_qrels", str(write(tmp_path, "q.txt", "2_1 0 d 9\n")), collection="test", judge="bad"
+        )
     assert not Judge.objects.filter(name="bad").exists()
 
 

@@ -31,15 +31,21 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--year", choices=sorted(FILES), required=True)
-        parser.add_argument("--from", dest="source", help="Folder or base URL holding the files (default: GitHub).")
+        parser.add_argument(
+            "--from", dest="source", help="Folder or base URL holding the files (default: GitHub)."
+        )
         parser.add_argument("--collection", help="Collection name (default: ikat<year>).")
-        parser.add_argument("--qrels-judge", default="nist-qrels", help="Judge for the 2024 qrels, if loaded.")
+        parser.add_argument(
+            "--qrels-judge", default="nist-qrels", help="Judge for the 2024 qrels, if loaded."
+        )
 
     def handle(self, *args, year, source, collection, qrels_judge, **options):
         source = source or PUBLISHED.format(year=year)
         name = collection or f"ikat{year}"
         with tempfile.TemporaryDirectory() as scratch:
-            paths = {kind: self._fetch(source, filename, Path(scratch)) for kind, filename in FILES[year].items()}
+            paths = {
+                kind: self._fetch(source, filename, Path(scratch)) for kind, filename in FILES[year].items()
+            }
             if paths["topics"] is None:
                 raise CommandError(f"{FILES[year]['topics']} is not in {source}")
             try:
@@ -47,9 +53,13 @@ class Command(BaseCommand):
                     target = collection_get_or_create(name=name, description=f"TREC iKAT {year} test topics")
                     self.stdout.write(f"topics: {topics_import(path=paths['topics'], collection=target)}")
                     if paths.get("passages"):
-                        self.stdout.write(f"passages: {passages_import(path=paths['passages'], collection=target)}")
+                        self.stdout.write(
+                            f"passages: {passages_import(path=paths['passages'], collection=target)}"
+                        )
                     if paths.get("qrels"):
-                        judge = judge_get_or_create(name=qrels_judge, description=f"official iKAT {year} qrels")
+                        judge = judge_get_or_create(
+                            name=qrels_judge, description=f"official iKAT {year} qrels"
+                        )
                         result = qrels_import(path=paths["qrels"], collection=target, judge=judge)
                         self.stdout.write(f"qrels ({qrels_judge}): {result}")
             except ImportFailed as exc:

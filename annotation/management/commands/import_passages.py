@@ -19,4 +19,6 @@ class Command(CollectionCommand):
             return target, passages_import(path=path, collection=target)
 
         target, result = self.run_import(work)
-        self.stdout.write(f"{path}: {result}; collection {target.name} has {target.passages.count()} passages")
+        self.stdout.write(
+            f"{path}: {result}; collection {target.name} has {target.passages.count()} passages"
+        )

@@ -13,10 +13,14 @@ class Command(CollectionCommand):
         super().add_arguments(parser)
         parser.add_argument("--judge", required=True, help="Name of the judge the labels belong to.")
         parser.add_argument(
-            "--require-passages", action="store_true", help="Reject qrels naming passages not in the collection."
+            "--require-passages",
+            action="store_true",
+            help="Reject qrels naming passages not in the collection.",
         )
         parser.add_argument(
-            "--replace", action="store_true", help="Delete this judge's judgments on the collection that the file lacks."
+            "--replace",
+            action="store_true",
+            help="Delete this judge's judgments on the collection that the file lacks.",
         )
 
     def handle(self, *args, path, collection, judge, require_passages, replace, **options):
