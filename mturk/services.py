@@ -305,7 +305,78 @@ def assignment_submit(
             answer.matched = matched
             answer.time_spent_ms = ms if ms is not None else answer.time_spent_ms
             answer.save(update_fields=["matched", "time_spent_ms"])
+    _worker_votes_store(batch=batch, worker=worker, items=items, answers=answers, times_ms=times_ms)
     return assignment
+
+
+WORKER_JUDGE_PREFIX = {
+    CrowdCampaign.Provider.MTURK: "mturk-worker",
+    CrowdCampaign.Provider.PLATFORM: "crowd-worker",
+}
+
+
+def worker_judge_name(*, worker: CrowdWorker, provider: str) -> str:
+    return f"{WORKER_JUDGE_PREFIX.get(provider, 'crowd-worker')}:{worker.worker_id}"
+
+
+def worker_judge_get_or_create(*, worker: CrowdWorker, provider: str) -> Judge:
+    """The crowd judge whose NtR labels are one worker's raw votes, named after the worker."""
+    name = worker_judge_name(worker=worker, provider=provider)
+    judge = judge_get_or_create(
+        name=name,
+        kind=Judge.Kind.CROWD,
+        description="Raw votes of one crowd worker, test questions and failed assignments included.",
+    )
+    if judge.kind != Judge.Kind.CROWD:
+        raise CrowdError(f"judge {name!r} exists and is not a crowd judge")
+    return judge
+
+
+def _worker_votes_store(
+    *,
+    batch: CrowdBatch,
+    worker: CrowdWorker,
+    items: Mapping[int, BatchItem],
+    answers: Mapping[int, bool],
+    times_ms: Mapping[int, int],
+) -> None:
+    # Each worker's votes are also NtR judgments of their own judge, so the agreement capability can
+    # compare workers with each other and with machine judges on the pairs they share. All votes are
+    # kept, those of workers who failed a test question too: who counts is the majority vote's business.
+    judge = worker_judge_get_or_create(worker=worker, provider=batch.campaign.provider)
+    votes = {
+        (items[p].response_id, items[p].nugget_id): (matched, times_ms.get(p))
+        for p, matched in answers.items()
+        if not items[p].is_test
+    }
+    if not votes:
+        return
+    existing = {
+        (j.response_id, j.nugget_id): j
+        for j in NtrJudgment.objects.filter(
+            judge=judge,
+            response_id__in={r for r, _ in votes},
+            nugget_id__in={n for _, n in votes},
+        )
+    }
+    created: list[NtrJudgment] = []
+    for (response_id, nugget_id), (matched, ms) in votes.items():
+        label = existing.get((response_id, nugget_id))
+        if label is None:
+            created.append(
+                NtrJudgment(
+                    judge=judge,
+                    response_id=response_id,
+                    nugget_id=nugget_id,
+                    matched=matched,
+                    time_spent_ms=ms,
+                )
+            )
+        elif label.matched != matched or (ms is not None and label.time_spent_ms != ms):
+            label.matched = matched
+            label.time_spent_ms = ms if ms is not None else label.time_spent_ms
+            label.save(update_fields=["matched", "time_spent_ms", "updated_at"])
+    NtrJudgment.objects.bulk_create(created)
 
 
 def answers_from_fields(fields: Mapping[str, str], *, size: int) -> tuple[dict[int, bool], dict[int, int]]:
