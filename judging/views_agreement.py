@@ -218,9 +218,31 @@ def live(request: HttpRequest, name: str) -> HttpResponse:
     task = request.GET.get("task", "relevance")
     if task not in TASKS:
         task = "relevance"
+    interval = _poll_interval(request.GET.get("interval"))
     return render(
-        request, "agreement/live.html", {"collection": collection, "task": task, "tasks": list(TASKS)}
+        request,
+        "agreement/live.html",
+        {
+            "collection": collection,
+            "task": task,
+            "tasks": list(TASKS),
+            "interval_ms": interval,
+            "interval_seconds": interval / 1000,
+        },
     )
+
+
+LIVE_INTERVAL_MS = (5000, 250, 60_000)  # default, fastest, slowest
+
+
+def _poll_interval(value: str | None) -> int:
+    """The page's polling interval in milliseconds from `?interval=`, clamped so a typo cannot hammer the
+    server; tests use a short one to watch the table update."""
+    default, fastest, slowest = LIVE_INTERVAL_MS
+    try:
+        return min(max(int(value), fastest), slowest) if value else default
+    except ValueError:
+        return default
 
 
 @organiser_required

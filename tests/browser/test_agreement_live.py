@@ -1,0 +1,115 @@
+"""The live agreement page in real Chromium: it polls by itself, and collection text stays text."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Judge
+from tests.factories import (
+    AssessorJudgeFactory,
+    CollectionFactory,
+    JudgeFactory,
+    OrganiserFactory,
+    RelevanceJudgmentFactory,
+    TopicFactory,
+    TurnFactory,
+    UserFactory,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LLM_NAME = 'gpt <b id="injected">4o</b>'
+LLM_GRADES = {"p0": 3, "p1": 2, "p2": 0}
+INTERVAL_MS = 300
+
+
+@pytest.fixture
+def campaign():
+    """An LLM judge (a name with markup) graded three passages; one assessor has graded the first."""
+    collection = CollectionFactory(name="live-c")
+    turn = TurnFactory(topic=TopicFactory(collection=collection, number="<i>7</i>"))
+    llm = JudgeFactory(name=LLM_NAME, kind=Judge.Kind.LLM)
+    for passage_id, grade in LLM_GRADES.items():
+        RelevanceJudgmentFactory(judge=llm, turn=turn, passage_id=passage_id, grade=grade)
+    ann = AssessorJudgeFactory(user=UserFactory(username="ann"))
+    RelevanceJudgmentFactory(judge=ann, turn=turn, passage_id="p0", grade=LLM_GRADES["p0"])
+    OrganiserFactory(username="org")
+    return collection, turn, ann
+
+
+def _cells(page, judge_name: str) -> list[str]:
+    return page.locator(f'#live-table tbody tr[data-judge="{judge_name}"] td').all_inner_texts()
+
+
+def test_the_table_updates_by_itself_when_an_assessor_submits_through_the_api(
+    page, login, browser, live_server, campaign
+):
+    collection, turn, ann = campaign
+    login("org")
+    page.goto(f"{reverse('judging:agreement-live', args=[collection.name])}?interval={INTERVAL_MS}")
+
+    assert page.locator("#live-table").get_attribute("data-interval") == str(INTERVAL_MS)
+    row = page.locator('#live-table tbody tr[data-judge="assessor:ann"]')
+    row.wait_for()
+    assert _cells(page, "assessor:ann")[:6] == ["assessor:ann", "1", LLM_NAME, "1", "1.000", "n/a"]
+    # The markup in the judge's name is shown as text, never parsed into an element.
+    assert page.locator("#injected").count() == 0
+
+    # The assessor grades a second passage through the API while the organiser's page is open.
+    assessor = browser.new_context(base_url=live_server.url)
+    try:
+        answer = assessor.request.post(
+            reverse("api-relevance", args=[collection.name]),
+            headers={"Authorization": f"Token {Token.objects.create(user=ann.user).key}"},
+            data={"turn_id": turn.turn_id, "passage_id": "p1", "grade": 1},
+        )
+        assert answer.status == 201, answer.text()
+    finally:
+        assessor.close()
+
+    # Within the polling interval (plus a margin for a loaded machine), without a reload.
+    page.wait_for_function(
+        """() => {
+            const row = document.querySelector('#live-table tbody tr[data-judge="assessor:ann"]');
+            return row && row.cells[1].textContent === "2";
+        }""",
+        timeout=INTERVAL_MS * 10,
+    )
+    assert _cells(page, "assessor:ann")[:5] == ["assessor:ann", "2", LLM_NAME, "2", "0.500"]
+    assert page.locator("#live-empty").is_hidden()
+    assert page.locator("#live-error").is_hidden()
+
+
+def test_a_new_assessor_appears_with_agreement_against_the_others(page, login, campaign):
+    collection, turn, _ann = campaign
+    login("org")
+    page.goto(f"{reverse('judging:agreement-live', args=[collection.name])}?interval={INTERVAL_MS}")
+    page.locator('#live-table tbody tr[data-judge="assessor:ann"]').wait_for()
+    assert page.locator("#live-table tbody tr").count() == 1
+
+    # A second assessor's label lands in the database directly (as the assessor pages write it).
+    bea = AssessorJudgeFactory(user=UserFactory(username="bea<script>"))
+    RelevanceJudgmentFactory(judge=bea, turn=turn, passage_id="p0", grade=1)
+
+    newcomer = page.locator('#live-table tbody tr[data-judge="assessor:bea<script>"]')
+    newcomer.wait_for(timeout=INTERVAL_MS * 10)
+    cells = _cells(page, "assessor:bea<script>")
+    assert cells[0] == "assessor:bea<script>"
+    # bea vs the LLM on p0: 1 vs 3; vs ann (the other assessor) on p0: 1 vs 3.
+    assert cells[1:5] == ["1", LLM_NAME, "1", "0.000"]
+    assert cells[6:8] == ["1", "0.000"]
+    assert _cells(page, "assessor:ann")[6:8] == ["1", "0.000"]
+
+
+def test_the_interval_is_clamped_and_defaults_to_five_seconds(page, login, campaign):
+    collection = campaign[0]
+    login("org")
+    url = reverse("judging:agreement-live", args=[collection.name])
+    page.goto(f"{url}?interval=1")
+    assert page.locator("#live-table").get_attribute("data-interval") == "250"
+    page.goto(f"{url}?interval=soon")
+    assert page.locator("#live-table").get_attribute("data-interval") == "5000"
+    page.goto(url)
+    assert page.locator("#live-table").get_attribute("data-interval") == "5000"
