@@ -11,6 +11,11 @@ urlpatterns = [
     path("support/<int:assignment_id>/<int:position>/", views_support.support_unit, name="support-unit"),
     path("support/organise/<slug:name>/", views_support.support_organise, name="support-organise"),
     path("support/leaderboard/<slug:name>/", views_support.support_leaderboard, name="support-leaderboard"),
+    path(
+        "support/disagreements/<slug:name>/",
+        views_support.support_disagreement_page,
+        name="support-disagreements",
+    ),
     path("relevance/", relevance.queue, name="relevance-queue"),
     path("relevance/organise/", relevance.organise, name="relevance-organise"),
     path("relevance/<int:assignment_pk>/next/", relevance.next_unit, name="relevance-next"),

@@ -8,7 +8,8 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
@@ -23,6 +24,7 @@ from annotation.models import (
 )
 from annotation.support import (
     GUIDELINE,
+    HUMAN_CONDITIONS,
     LABELS,
     SupportConflict,
     assignment_units,
@@ -30,6 +32,7 @@ from annotation.support import (
     support_assignment_get,
     support_assignment_set,
     support_assignments_of,
+    support_disagreement_report,
     support_judgment_submit,
 )
 from judging.support_metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
@@ -224,4 +227,104 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
             "mean_sentences": mean_sentences,
             "correlation": correlation,
         },
+    )
+
+
+# --- Disagreement study report ---------------------------------------------------------------------
+
+
+def _support_judges(collection: Collection, **filters) -> QuerySet[Judge]:
+    return (
+        Judge.objects.filter(
+            supportjudgments__sentence__response__run__collection=collection,
+            **{f"supportjudgments__{key}": value for key, value in filters.items()},
+        )
+        .distinct()
+        .order_by("name")
+    )
+
+
+class DisagreementReportForm(forms.Form):
+    """Which judges the study compares; the choices are the judges with labels of each kind here."""
+
+    human = forms.ModelMultipleChoiceField(
+        label="Human judges", queryset=Judge.objects.none(), to_field_name="name"
+    )
+    llm = forms.ModelChoiceField(label="LLM judge", queryset=Judge.objects.none(), to_field_name="name")
+    blind = forms.ModelChoiceField(
+        label="Independent assessor", queryset=Judge.objects.none(), to_field_name="name"
+    )
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["human"].queryset = _support_judges(collection, condition__in=HUMAN_CONDITIONS)
+        self.fields["llm"].queryset = _support_judges(collection).exclude(
+            kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]
+        )
+        self.fields["blind"].queryset = _support_judges(collection, condition=SupportJudgment.Condition.BLIND)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("blind") is not None and data.get("blind") in data.get("human", []):
+            self.add_error("blind", "the independent assessor is one of the human judges, so not independent")
+        return data
+
+    @classmethod
+    def defaults(cls, collection: Collection) -> dict[str, list[str] | str]:
+        """Every human judge, the LLM whose labels were post-edited (else the first machine judge), and
+        the first blind assessor: the study as the organiser most likely set it up."""
+        form = cls(collection=collection)
+        shown = (
+            SupportAssignment.objects.filter(topic__collection=collection, machine_judge__isnull=False)
+            .values_list("machine_judge__name", flat=True)
+            .first()
+        )
+        llm = shown or form.fields["llm"].queryset.values_list("name", flat=True).first()
+        blind = form.fields["blind"].queryset.values_list("name", flat=True).first()
+        humans = list(form.fields["human"].queryset.values_list("name", flat=True))
+        return {"human": humans, "llm": llm or "", "blind": blind or ""}
+
+
+@login_required
+def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The disagreement study's report: how often, and with what Cohen's kappa, the independent
+    assessor sides with the human and with the LLM, per human condition (the command's --report)."""
+    _staff(request)
+    collection = get_object_or_404(Collection, name=name)
+    params = request.GET if "llm" in request.GET else None
+    if params is None:
+        defaults = DisagreementReportForm.defaults(collection)
+        if defaults["human"] and defaults["llm"] and defaults["blind"]:
+            params = QueryDict(mutable=True)
+            params.setlist("human", defaults["human"])
+            params.update({"llm": defaults["llm"], "blind": defaults["blind"]})
+    form = DisagreementReportForm(params, collection=collection)
+    rows: list[dict] = []
+    status = 200
+    if form.is_bound:
+        if form.is_valid():
+            data = form.cleaned_data
+            reports = support_disagreement_report(
+                collection=collection,
+                human_judges=list(data["human"]),
+                machine_judge=data["llm"],
+                blind_judge=data["blind"],
+            )
+            if request.GET.get("format") == "json":
+                return JsonResponse({c: r.as_dict() for c, r in reports.items()})
+            titles = dict(SupportJudgment.Condition.choices) | {"all": "All conditions"}
+            rows = [
+                {"condition": c, "title": titles[c], "neither": r.neither, **r.as_dict()}
+                for c, r in reports.items()
+            ]
+        else:
+            status = 400
+            if request.GET.get("format") == "json":
+                reason = "; ".join(f"{f}: {' '.join(m)}" for f, m in form.errors.items())
+                return JsonResponse({"error": reason}, status=400)
+    return render(
+        request,
+        "support/disagreements.html",
+        {"collection": collection, "form": form, "rows": rows},
+        status=status,
     )
