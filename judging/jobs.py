@@ -1,9 +1,14 @@
-"""LLM judge jobs: plan the units of a task, ask the model (cache first), store labels where humans' go.
+"""Judge jobs: plan the units of a task, ask the model (cache first), store labels where humans' go.
 
-The main thread owns the database: it plans units, asks the LlmCall cache, writes answers and labels,
-and records progress. Worker threads only wait on HTTP. So the number of calls in flight is bounded by
-the job's concurrency, and a job killed at any moment loses at most the calls then in flight: every
-answer is saved as it arrives, and a resumed job finds it in the cache instead of paying again.
+LLM tasks (relevance, nuggets, ntr, support): the main thread owns the database: it plans units, asks the
+LlmCall cache, writes answers and labels, and records progress. Worker threads only wait on HTTP. So the
+number of calls in flight is bounded by the job's concurrency, and a job killed at any moment loses at most
+the calls then in flight: every answer is saved as it arrives, and a resumed job finds it in the cache
+instead of paying again.
+
+NLI tasks (ntn, dedup) run judging.nli's services turn by turn; each turn is written in its own
+transaction and a resumed job skips what is stored (NtN pairs already scored, turns already de-duplicated).
+Their units are turns, their "calls" the pairs scored, their "cache hits" the pairs already stored.
 """
 
 from __future__ import annotations
@@ -11,10 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -35,9 +41,20 @@ from annotation.models import (
 )
 from annotation.services import judge_get_or_create
 from judging import llm_judges
+from judging.clients import nli as nli_client
 from judging.clients.llm import ChatResult, LlmClient, LlmError, cost_usd, get_client, price_per_million
+from judging.clients.llm import default_model as llm_default_model
 from judging.llm_judges import UnparsableAnswer
 from judging.models import JudgeJob, LlmCall, LlmFailure, UnmatchedSpan
+from judging.nli import (
+    DedupResult,
+    NliJobError,
+    NtnMatchResult,
+    nli_judge_get_or_create,
+    ntn_match,
+    nugget_text_normalise,
+    nuggets_dedup,
+)
 
 # A rough 4 characters per token for dry-run estimates (no tokenizer for every model is at hand).
 CHARS_PER_TOKEN = 4
@@ -517,6 +534,101 @@ def llm_judge_get_or_create(*, name: str, model: str, prompt_version: str) -> Ju
     return judge
 
 
+NLI_TASKS = frozenset({JudgeJob.Task.NTN.value, JudgeJob.Task.DEDUP.value})
+
+
+def job_options(task: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Only what changes a job's work, shaped alike from the commands and the page, so the same work
+    started again from either finds the same unfinished job and resumes it."""
+    options: dict[str, Any] = {}
+    if values.get("turns"):
+        options["turns"] = sorted(values["turns"])
+    if values.get("runs"):
+        options["runs"] = sorted(values["runs"])
+    if task == JudgeJob.Task.RELEVANCE:
+        options["depth"] = int(values.get("depth") or 30)
+    elif task == JudgeJob.Task.NUGGETS:
+        options["source"] = values.get("source") or "passages"
+        if options["source"] == "passages":
+            min_grade = values.get("min_grade")
+            options["min_grade"] = 2 if min_grade is None else int(min_grade)
+            if values.get("relevance_judge"):
+                options["relevance_judge"] = values["relevance_judge"]
+    elif task == JudgeJob.Task.NTR:
+        options["gold_judge"] = values.get("gold_judge") or ""
+    elif task == JudgeJob.Task.NTN:
+        options["gold_judge"] = values.get("gold_judge") or ""
+        options["response_nugget_judge"] = values.get("response_nugget_judge") or ""
+    elif task == JudgeJob.Task.DEDUP:
+        options["source_judge"] = values.get("source_judge") or ""
+        if values.get("exact_only"):
+            options["exact_only"] = True
+    if task in NLI_TASKS and not options.get("exact_only"):
+        # The threshold decides the labels, so the job records the one in force when it started.
+        threshold = values.get("threshold")
+        options["threshold"] = nli_client.default_threshold() if threshold is None else float(threshold)
+        if values.get("batch_size"):
+            options["batch_size"] = int(values["batch_size"])
+    return options
+
+
+def job_model(task: str, model: str | None, options: Mapping[str, Any]) -> str:
+    """The model a job names: the LLM (default OPENAI_MODEL) or the NLI model as its judge records it."""
+    if task not in NLI_TASKS:
+        return model or llm_default_model()
+    if options.get("exact_only"):
+        return ""
+    # The NLI client names a local model by its resolved folder; the judge must carry the same name.
+    name = model or nli_client.default_model()
+    folder = Path(name).expanduser()
+    return str(folder.resolve()) if folder.is_dir() else name
+
+
+def _judge_named(name: str | None, what: str) -> Judge:
+    if not name:
+        raise JobError(f"the job needs {what}")
+    try:
+        return Judge.objects.get(name=name)
+    except Judge.DoesNotExist:
+        raise JobError(f"no judge named {name!r}") from None
+
+
+def _nli_job_judge(
+    *, collection: Collection, task: str, judge_name: str, model: str, options: Mapping[str, Any]
+) -> Judge:
+    """Check an NLI job's inputs now, not in a worker, and give the judge its labels go to."""
+    _turns(collection, options.get("turns"))
+    threshold = options.get("threshold")
+    if threshold is not None and not 0.0 <= threshold <= 1.0:
+        raise JobError("the threshold must be between 0 and 1")
+    if options.get("batch_size") is not None and options["batch_size"] < 1:
+        raise JobError("the batch size must be at least 1")
+    if task == JudgeJob.Task.NTN:
+        _judge_named(options.get("gold_judge"), "the judge of the gold nuggets (--gold-judge)")
+        _judge_named(
+            options.get("response_nugget_judge"),
+            "the judge of the response nuggets (--response-nugget-judge)",
+        )
+        _run_filter(collection, options.get("runs"))
+        description = f"NtN matching by NLI: entails when P(entailment) >= {threshold}"
+    else:
+        if options.get("runs"):
+            raise JobError("dedup works on a judge's whole nugget set per turn: runs do not apply")
+        source = _judge_named(options.get("source_judge"), "the judge whose nuggets to de-duplicate")
+        if source.name == judge_name:
+            raise JobError("the de-duplicated set needs its own judge: choose another judge name")
+        rule = (
+            "exact duplicates"
+            if options.get("exact_only")
+            else f"exact, then mutual entailment >= {threshold}"
+        )
+        description = f"De-duplicated {source.name} ({rule}); the earliest key survives."
+    try:
+        return nli_judge_get_or_create(name=judge_name, model=model, description=description)
+    except NliJobError as exc:
+        raise JobError(str(exc)) from None
+
+
 @transaction.atomic
 def judge_job_start(
     *,
@@ -528,10 +640,21 @@ def judge_job_start(
     concurrency: int,
     user: Any = None,
 ) -> JudgeJob:
-    """A job for this work: the unfinished one with the same parameters (to resume it) or a new one."""
-    task_obj = task_for(task)
-    task_obj.plan(collection, options)  # fail now on unknown turns, runs or judges, not in a worker
-    judge = llm_judge_get_or_create(name=judge_name, model=model, prompt_version=task_obj.prompt_version)
+    """A job for this work: the unfinished one with the same parameters (to resume it) or a new one.
+
+    `model` may be empty for the task's default (OPENAI_MODEL, NLI_MODEL); NLI jobs run one turn at a time.
+    """
+    model = job_model(task, model, options)
+    if task in NLI_TASKS:
+        judge = _nli_job_judge(
+            collection=collection, task=task, judge_name=judge_name, model=model, options=options
+        )
+        prompt_version, concurrency = "", 1
+    else:
+        task_obj = task_for(task)
+        task_obj.plan(collection, options)  # fail now on unknown turns, runs or judges, not in a worker
+        prompt_version = task_obj.prompt_version
+        judge = llm_judge_get_or_create(name=judge_name, model=model, prompt_version=prompt_version)
     unfinished = (
         JudgeJob.objects.select_for_update()
         .filter(collection=collection, judge=judge, task=task, model=model, options=options)
@@ -549,7 +672,7 @@ def judge_job_start(
         judge=judge,
         task=task,
         model=model,
-        prompt_version=task_obj.prompt_version,
+        prompt_version=prompt_version,
         options=options,
         concurrency=concurrency,
         created_by=user if getattr(user, "is_authenticated", False) else None,
@@ -574,7 +697,10 @@ def judge_job_run(
 
     Units are walked from the start on every run: those answered before come back from the cache at
     no cost, so a resumed job repeats no paid call and ends with the same labels as an unbroken one.
+    NLI jobs go to `_nli_job_run`, which skips what is stored in the same way.
     """
+    if job.task in NLI_TASKS:
+        return _nli_job_run(job=job, progress=progress)
     client = client or get_client()
     task = task_for(job.task)
     ctx = JobContext(job=job, judge=job.judge)
@@ -706,8 +832,93 @@ def _save_counters(job: JudgeJob) -> None:
             "input_tokens",
             "output_tokens",
             "cost_usd",
+            "summary",
             "started_at",
             "finished_at",
             "updated_at",
         ]
     )
+
+
+# --- NLI jobs --------------------------------------------------------------------------------------
+
+
+def _dedup_pairs(source: Judge, turn: Turn, exact_only: bool) -> int:
+    """How many pairs de-duplicating this turn scores: every ordered pair of its distinct texts
+    (judging.nli.nugget_duplicates_find), none when only exact duplicates are sought."""
+    if exact_only:
+        return 0
+    texts = Nugget.objects.filter(judge=source, turn=turn).values_list("text", flat=True)
+    distinct = len({nugget_text_normalise(text) for text in texts})
+    return distinct * (distinct - 1)
+
+
+def _nli_job_run(*, job: JudgeJob, progress: Callable[[JudgeJob], None] | None = None) -> JudgeJob:
+    """Run (or resume) an NtN or de-duplication job one turn at a time, saving progress after each turn.
+
+    The services skip what is stored (pairs already scored, turns already de-duplicated), so a killed job
+    run again scores only what it had not reached.
+    """
+    options = job.options
+    turns = _turns(job.collection, options.get("turns"))
+    job.units_total, job.units_done, job.units_failed = len(turns), 0, 0
+    job.status, job.error, job.summary, job.finished_at = JudgeJob.Status.RUNNING, "", "", None
+    job.started_at = job.started_at or timezone.now()
+    job.save()
+    model = job.model or None
+    threshold, batch_size = options.get("threshold"), options.get("batch_size")
+    tally: NtnMatchResult | DedupResult
+    try:
+        if job.task == JudgeJob.Task.NTN:
+            tally = NtnMatchResult()
+            gold = _judge_named(options.get("gold_judge"), "the judge of the gold nuggets")
+            premises = _judge_named(options.get("response_nugget_judge"), "the judge of the response nuggets")
+        else:
+            tally = DedupResult()
+            source = _judge_named(options.get("source_judge"), "the judge whose nuggets to de-duplicate")
+        for turn in turns:
+            result: NtnMatchResult | DedupResult
+            if job.task == JudgeJob.Task.NTN:
+                result = ntn_match(
+                    collection=job.collection,
+                    gold_judge=gold,
+                    response_nugget_judge=premises,
+                    judge_name=job.judge.name,
+                    model=model,
+                    threshold=threshold,
+                    batch_size=batch_size,
+                    runs=options.get("runs"),
+                    turn_ids=[turn.turn_id],
+                )
+                scored, stored = result.scored, result.skipped
+            else:
+                pairs = _dedup_pairs(source, turn, bool(options.get("exact_only")))
+                result = nuggets_dedup(
+                    collection=job.collection,
+                    source_judge=source,
+                    target_name=job.judge.name,
+                    model=model,
+                    threshold=threshold,
+                    batch_size=batch_size,
+                    exact_only=bool(options.get("exact_only")),
+                    turn_ids=[turn.turn_id],
+                )
+                scored, stored = (0, pairs) if result.skipped_turns else (pairs, 0)
+            for name in (f.name for f in fields(tally)):
+                setattr(tally, name, getattr(tally, name) + getattr(result, name))
+            job.calls_made += scored
+            job.cache_hits += stored
+            job.units_done += 1
+            job.summary = str(tally)
+            if progress is not None:
+                progress(job)
+            _save_counters(job)
+    except BaseException as exc:
+        job.status = JudgeJob.Status.FAILED
+        job.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        _save_counters(job)
+        raise
+    job.status = JudgeJob.Status.DONE
+    job.finished_at = timezone.now()
+    _save_counters(job)
+    return job

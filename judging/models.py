@@ -18,6 +18,8 @@ class JudgeJob(models.Model):
         NUGGETS = "nuggets", "Nugget extraction"
         NTR = "ntr", "Nugget to response"
         SUPPORT = "support", "Support of answer sentences"
+        NTN = "ntn", "Nugget to nugget (NLI)"
+        DEDUP = "dedup", "Nugget de-duplication (NLI)"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -36,12 +38,17 @@ class JudgeJob(models.Model):
     units_total = models.PositiveIntegerField(default=0)
     units_done = models.PositiveIntegerField(default=0)
     units_failed = models.PositiveIntegerField(default=0)
-    calls_made = models.PositiveIntegerField(default=0, help_text="Paid calls, the cache not counted.")
-    cache_hits = models.PositiveIntegerField(default=0)
+    calls_made = models.PositiveIntegerField(
+        default=0, help_text="Paid calls, the cache not counted (NLI jobs: pairs scored)."
+    )
+    cache_hits = models.PositiveIntegerField(
+        default=0, help_text="Answers from the cache (NLI jobs: pairs already stored, not scored again)."
+    )
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     error = models.TextField(blank=True)
+    summary = models.TextField(blank=True, help_text="What the last run found, in words (NLI jobs).")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_jobs"
     )
@@ -55,6 +62,10 @@ class JudgeJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} job {self.pk} ({self.judge.name})"
+
+    @property
+    def is_nli(self) -> bool:
+        return self.task in (self.Task.NTN, self.Task.DEDUP)
 
     @property
     def percent(self) -> int:

@@ -1,4 +1,4 @@
-"""Organiser pages for LLM judge jobs: start one, and watch every job's progress, calls and cost."""
+"""Organiser pages for judge jobs (LLM and NLI): start one, and watch every job's progress, calls and cost."""
 
 from __future__ import annotations
 
@@ -13,38 +13,51 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Collection
 from judging.clients.llm import default_model
-from judging.jobs import JobError, judge_job_start
+from judging.clients.nli import default_model as nli_default_model
+from judging.jobs import JobError, job_options, judge_job_start
 from judging.models import JudgeJob
-from judging.tasks import judge_job_run_task
+from judging.tasks import judge_job_enqueue
 from judging.views_evaluation import organiser_required
 
 
 class JobStartForm(forms.Form):
     collection = forms.ModelChoiceField(queryset=Collection.objects.all(), to_field_name="name")
     task = forms.ChoiceField(choices=JudgeJob.Task.choices)
-    judge_name = forms.CharField(max_length=200)
-    model = forms.CharField(max_length=200, required=False, help_text="Default: OPENAI_MODEL.")
+    judge_name = forms.CharField(max_length=200, help_text="The machine judge whose labels the job writes.")
+    model = forms.CharField(
+        max_length=500,
+        required=False,
+        help_text="LLM tasks: default OPENAI_MODEL. ntn, dedup: NLI model folder or hub id, default NLI_MODEL.",
+    )
     turns = forms.CharField(required=False, help_text="Turn ids separated by spaces; empty for all.")
     runs = forms.CharField(required=False, help_text="Run names separated by spaces; empty for all.")
-    depth = forms.IntegerField(min_value=1, initial=30, help_text="relevance: each run's top DEPTH.")
-    gold_judge = forms.CharField(max_length=200, required=False, help_text="ntr: judge of the gold nuggets.")
-    concurrency = forms.IntegerField(min_value=1, max_value=256, required=False)
+    depth = forms.IntegerField(
+        min_value=1, initial=30, required=False, help_text="relevance: each run's top DEPTH."
+    )
+    gold_judge = forms.CharField(
+        max_length=200, required=False, help_text="ntr, ntn: judge of the gold nuggets."
+    )
+    response_nugget_judge = forms.CharField(
+        max_length=200, required=False, help_text="ntn: judge of the nuggets of the responses."
+    )
+    source_judge = forms.CharField(
+        max_length=200, required=False, help_text="dedup: judge whose nuggets to de-duplicate."
+    )
+    threshold = forms.FloatField(
+        min_value=0.0, max_value=1.0, required=False, help_text="ntn, dedup: default NLI_THRESHOLD."
+    )
+    exact_only = forms.BooleanField(required=False, help_text="dedup: exact duplicates only, no NLI model.")
+    concurrency = forms.IntegerField(
+        min_value=1, max_value=256, required=False, help_text="LLM calls in flight."
+    )
 
     def options(self) -> dict[str, Any]:
-        """The job's options, shaped like the llm_judge command's so the same work resumes the same job."""
+        """The job's options, shaped by the same function as the judge command's, so the same work
+        started from either resumes the same job."""
         data = self.cleaned_data
-        options: dict[str, Any] = {}
-        if data["turns"].split():
-            options["turns"] = sorted(data["turns"].split())
-        if data["runs"].split():
-            options["runs"] = sorted(data["runs"].split())
-        if data["task"] == JudgeJob.Task.RELEVANCE:
-            options["depth"] = data["depth"]
-        elif data["task"] == JudgeJob.Task.NUGGETS:
-            options.update(source="passages", min_grade=2)
-        elif data["task"] == JudgeJob.Task.NTR:
-            options["gold_judge"] = data["gold_judge"]
-        return options
+        return job_options(
+            data["task"], {**data, "turns": data["turns"].split(), "runs": data["runs"].split()}
+        )
 
 
 def _progress(job: JudgeJob) -> dict[str, Any]:
@@ -60,6 +73,7 @@ def _progress(job: JudgeJob) -> dict[str, Any]:
         "input_tokens": job.input_tokens,
         "output_tokens": job.output_tokens,
         "cost_usd": f"{job.cost_usd:.4f}",
+        "summary": job.summary,
     }
 
 
@@ -72,6 +86,7 @@ def _page(request: HttpRequest, form: JobStartForm, status: int = 200) -> HttpRe
             "jobs": jobs,
             "form": form,
             "default_model": default_model(),
+            "default_nli_model": nli_default_model(),
             "queued": bool(settings.CELERY_BROKER_URL),
         },
         status=status,
@@ -95,7 +110,7 @@ def job_start(request: HttpRequest) -> HttpResponse:
             collection=data["collection"],
             task=data["task"],
             judge_name=data["judge_name"],
-            model=data["model"] or default_model(),
+            model=data["model"],
             options=form.options(),
             concurrency=data["concurrency"] or int(getattr(settings, "LLM_CONCURRENCY", 8)),
             user=request.user,
@@ -104,7 +119,7 @@ def job_start(request: HttpRequest) -> HttpResponse:
         form.add_error(None, str(exc))
         return _page(request, form, status=400)
     # With a broker the job goes to a worker; without one Celery runs it eagerly, in this request.
-    transaction.on_commit(lambda: judge_job_run_task.delay(job.pk))
+    transaction.on_commit(lambda: judge_job_enqueue(job=job))
     return redirect("judging:job-list")
 
 

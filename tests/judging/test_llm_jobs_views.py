@@ -79,6 +79,7 @@ def test_progress_json_gives_the_live_counts(client, job):
         "input_tokens": 0,
         "output_tokens": 0,
         "cost_usd": "0.0123",
+        "summary": "",
     }
 
 

@@ -1,0 +1,219 @@
+"""judge: run one machine-judge job (LLM or NLI) over a collection and say what it made and what it cost."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.management.commands._base import CollectionCommand
+from judging.clients.llm import LlmError
+from judging.clients.nli import NliError
+from judging.jobs import (
+    NLI_TASKS,
+    TASKS,
+    JobError,
+    job_estimate,
+    job_model,
+    job_options,
+    judge_job_run,
+    judge_job_start,
+)
+from judging.models import JudgeJob
+from judging.nli import NliJobError
+from judging.tasks import judge_job_enqueue
+
+FOLLOW_EVERY_S = 1.0
+FINISHED = (JudgeJob.Status.DONE, JudgeJob.Status.FAILED)
+# The LLM tasks, for the older spelling of this command (llm_judge).
+LLM_TASK_NAMES = list(TASKS)
+
+
+class Command(CollectionCommand):
+    help = (
+        "Run a machine judge over a collection as a resumable job: TASK is relevance, nuggets, ntr or "
+        "support (an LLM through any OpenAI-compatible endpoint: OPENAI_BASE_URL, OPENAI_API_KEY, or "
+        "Azure via AZURE_OPENAI_ENDPOINT), ntn (NLI matching of response nuggets against gold nuggets) or "
+        "dedup (de-duplication of a judge's nuggets, exact then by NLI). Labels land in the same tables as "
+        "human labels, under the judge named by --judge. Running the same command again, or after a kill, "
+        "resumes the unfinished job without repeating paid calls (every LLM answer is cached) or stored "
+        "NLI pairs. With CELERY_BROKER_URL set the job goes to the Celery workers and this command "
+        "follows its progress; otherwise it runs here. At its end it prints the calls made, those from "
+        "the cache and the cost (NLI: pairs scored, pairs already stored, cost 0). --dry-run (LLM tasks) "
+        "prints the calls and the estimated cost without calling anything."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        self.add_task_arguments(parser)
+        parser.add_argument(
+            "--model",
+            default=None,
+            help="LLM (Azure: deployment) name, default OPENAI_MODEL; NLI model folder or hub id, "
+            "default NLI_MODEL.",
+        )
+        parser.add_argument("--turns", nargs="+", default=None, help="Only these turn ids (default: all).")
+        parser.add_argument("--runs", nargs="+", default=None, help="Only these runs (default: all).")
+        parser.add_argument("--depth", type=int, default=30, help="relevance: judge each run's top DEPTH.")
+        parser.add_argument(
+            "--source",
+            choices=["passages", "responses"],
+            default="passages",
+            help="nuggets: extract from relevant passages (gold nuggets) or from the runs' responses.",
+        )
+        parser.add_argument(
+            "--relevance-judge", default="", help="nuggets: whose relevance grades pick passages."
+        )
+        parser.add_argument(
+            "--min-grade", type=int, default=2, help="nuggets: lowest grade of a relevant passage."
+        )
+        parser.add_argument(
+            "--gold-judge", default="", help="ntr, ntn: the judge whose gold nuggets to match."
+        )
+        parser.add_argument(
+            "--concurrency", type=int, default=None, help="LLM calls in flight (default LLM_CONCURRENCY)."
+        )
+        self.add_nli_arguments(parser)
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="LLM tasks: print the calls and estimated cost; call nothing.",
+        )
+        parser.add_argument(
+            "--in-process",
+            action="store_true",
+            help="Run the job here even when CELERY_BROKER_URL is set.",
+        )
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="Hand the job to Celery and return at once, without following its progress.",
+        )
+
+    def add_task_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("task", choices=[t.value for t in JudgeJob.Task], help="What to judge.")
+        parser.add_argument(
+            "--judge",
+            dest="judge_name",
+            required=True,
+            help="Name of the machine judge whose labels to write.",
+        )
+
+    def add_nli_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--response-nugget-judge", default="", help="ntn: the judge of the nuggets of the responses."
+        )
+        parser.add_argument(
+            "--source-judge", default="", help="dedup: the judge whose nuggets to de-duplicate."
+        )
+        parser.add_argument(
+            "--threshold", type=float, default=None, help="ntn, dedup: entailment threshold (NLI_THRESHOLD)."
+        )
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=None,
+            help="ntn, dedup: pairs per forward pass (NLI_BATCH_SIZE).",
+        )
+        parser.add_argument(
+            "--exact-only", action="store_true", help="dedup: exact duplicates only, no NLI model."
+        )
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        collection = self.get_collection(opts["collection"])
+        task = opts["task"]
+        concurrency = opts["concurrency"] or int(getattr(settings, "LLM_CONCURRENCY", 8))
+        if concurrency < 1:
+            raise CommandError("--concurrency must be at least 1")
+        options = job_options(task, opts)
+        try:
+            if opts["dry_run"]:
+                if task in NLI_TASKS:
+                    raise CommandError("--dry-run estimates LLM calls; NLI tasks make no paid call")
+                model = job_model(task, opts["model"], options)
+                estimate = job_estimate(collection=collection, task=task, model=model, options=options)
+                self.stdout.write(f"dry run, {task} with {model}: {estimate}")
+                return
+            job = judge_job_start(
+                collection=collection,
+                task=task,
+                judge_name=opts["judge_name"],
+                model=opts["model"] or "",
+                options=options,
+                concurrency=concurrency,
+            )
+        except JobError as exc:
+            raise CommandError(str(exc)) from None
+        if job.started_at:
+            self.stdout.write(f"resuming job {job.pk} ({job.units_done}/{job.units_total} units done before)")
+        if opts["queue"] or (settings.CELERY_BROKER_URL and not opts["in_process"]):
+            judge_job_enqueue(job=job)
+            self.stdout.write(f"job {job.pk} queued")
+            if opts["queue"]:
+                return
+            job = self.follow(job)
+        else:
+            try:
+                judge_job_run(job=job, progress=self.progress)
+            except (JobError, LlmError, NliError, NliJobError) as exc:
+                raise CommandError(f"job {job.pk} stopped: {exc}") from None
+            finally:
+                self.end_progress()
+        if job.status == JudgeJob.Status.FAILED:
+            raise CommandError(f"job {job.pk} stopped: {job.error}")
+        self.stdout.write(self.report(job))
+
+    def follow(self, job: JudgeJob) -> JudgeJob:
+        """Watch a job a worker runs until it finishes; Ctrl-C stops the watching, not the job."""
+        try:
+            while True:
+                job.refresh_from_db()
+                self.progress(job)
+                if job.status in FINISHED:
+                    return job
+                time.sleep(FOLLOW_EVERY_S)
+        except KeyboardInterrupt:
+            raise CommandError(f"stopped watching; job {job.pk} goes on (see the Jobs page)") from None
+        finally:
+            self.end_progress()
+
+    @staticmethod
+    def report(job: JudgeJob) -> str:
+        if job.is_nli:
+            return (
+                f"job {job.pk} {job.status}: {job.units_done} turns, {job.calls_made} pairs scored, "
+                f"{job.cache_hits} pairs already stored, cost $0.0000; {job.summary}"
+            )
+        text = (
+            f"job {job.pk} {job.status}: {job.units_done} units ({job.units_failed} failed), "
+            f"{job.calls_made} calls made, {job.cache_hits} from the cache, "
+            f"{job.input_tokens} input + {job.output_tokens} output tokens, cost ${job.cost_usd:.4f}"
+        )
+        if job.units_failed:
+            text += f"\nfailures are listed on the jobs page and in the admin (LLM failures of job {job.pk})"
+        return text
+
+    def progress(self, job: JudgeJob) -> None:
+        # A progress bar on a terminal; nothing on pipes and in tests, where it would only be noise.
+        if not sys.stderr.isatty() or not job.units_total:
+            return
+        width = 30
+        filled = width * job.units_done // job.units_total
+        counts = (
+            f"pairs scored {job.calls_made} stored {job.cache_hits}"
+            if job.is_nli
+            else f"calls {job.calls_made} cached {job.cache_hits} ${job.cost_usd:.4f}"
+        )
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {job.units_done}/{job.units_total} "
+            f"{'turns' if job.is_nli else 'units'} {counts}"
+        )
+        sys.stderr.flush()
+
+    @staticmethod
+    def end_progress() -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
