@@ -11,6 +11,8 @@ The worker side stands in for the MTurk website:
   (`assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`);
 - `GET /worker/accept?hitId=H&workerId=W` accepts the HIT for a worker and redirects to the ExternalURL
   with `assignmentId`, `hitId`, `workerId` and `turkSubmitTo`;
+- `GET /worker/frame?hitId=H[&workerId=W]` answers a page of the fake's own origin that frames the
+  ExternalURL as MTurk's worker site does: accepted for W when given, in the preview state otherwise;
 - `POST /mturk/externalSubmit` takes the worker page's form (must carry `assignmentId`) and stores the other
   fields as the assignment's QuestionFormAnswers XML.
 """
@@ -359,6 +361,17 @@ class FakeMTurk:
             return assignment_id
 
 
+def _frame_page(url: str) -> str:
+    """The worker site's task page: the HIT's ExternalURL in an iframe, as MTurk shows it."""
+    src = escape(url, {'"': "&quot;"})
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Fake MTurk task</title></head>'
+        "<body><h1>Fake MTurk worker site</h1>"
+        f'<iframe id="mturk-frame" src="{src}" width="100%" height="900" style="border:0"></iframe>'
+        "</body></html>"
+    )
+
+
 def _make_handler(fake: FakeMTurk) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -419,6 +432,13 @@ def _make_handler(fake: FakeMTurk) -> type[BaseHTTPRequestHandler]:
                     location = fake.worker_accept(query.get("hitId", ""), query.get("workerId", ""))
                 elif parts.path == "/worker/preview":
                     location = fake.worker_preview(query.get("hitId", ""))
+                elif parts.path == "/worker/frame":
+                    hit_id, worker_id = query.get("hitId", ""), query.get("workerId", "")
+                    framed = (
+                        fake.worker_accept(hit_id, worker_id) if worker_id else fake.worker_preview(hit_id)
+                    )
+                    self._send(200, _frame_page(framed).encode(), "text/html; charset=utf-8")
+                    return
                 else:
                     self._send(404, b"not found", "text/plain")
                     return
