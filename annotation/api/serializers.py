@@ -10,6 +10,8 @@ from annotation.models import (
     Response,
     ResponseSentence,
     Run,
+    SupportJudgment,
+    SupportLabel,
     Topic,
     Turn,
 )
@@ -104,4 +106,53 @@ class RelevanceJudgmentInput(serializers.Serializer):
     turn_id = serializers.CharField()
     passage_id = serializers.CharField(max_length=255)
     grade = serializers.ChoiceField(choices=RelevanceGrade.choices)
+    time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+
+# --- Support labels (issue 6) ----------------------------------------------------------------------
+
+
+class SupportJudgmentOutput(serializers.ModelSerializer):
+    """A support label named the way the label files name it: run, topic, 0-based sentence, passage."""
+
+    judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    run_id = serializers.CharField(source="sentence.response.run.name", read_only=True)
+    topic_id = serializers.CharField(source="sentence.response.turn.turn_id", read_only=True)
+    sentence_index = serializers.IntegerField(source="sentence.index", read_only=True)
+    # A plain string: the same FS/PS/NS choices as `label` would otherwise get a second enum name.
+    shown_label = serializers.CharField(
+        read_only=True, help_text="Post-editing: the machine label shown (FS, PS or NS); empty otherwise."
+    )
+
+    class Meta:
+        model = SupportJudgment
+        fields = [
+            "id",
+            "judge",
+            "run_id",
+            "topic_id",
+            "sentence_index",
+            "citation_index",
+            "passage_id",
+            "label",
+            "condition",
+            "shown_label",
+            "changed",
+            "time_spent_ms",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class SupportJudgmentInput(serializers.Serializer):
+    run_id = serializers.CharField()
+    topic_id = serializers.CharField()
+    sentence_index = serializers.IntegerField(min_value=0)
+    citation_index = serializers.IntegerField(
+        min_value=0, required=False, help_text="Which citation of the sentence; 0 (the first) by default."
+    )
+    passage_id = serializers.CharField(
+        required=False, help_text="Instead of citation_index: the cited passage (its first position counts)."
+    )
+    label = serializers.ChoiceField(choices=SupportLabel.choices)
     time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)

@@ -19,5 +19,10 @@ urlpatterns = [
         views.RelevanceJudgmentList.as_view(),
         name="api-relevance",
     ),
+    path(
+        "collections/<slug:collection>/judgments/support/",
+        views.SupportJudgmentList.as_view(),
+        name="api-support",
+    ),
     path("judges/", views.JudgeList.as_view(), name="api-judges"),
 ]

@@ -2,7 +2,7 @@
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
@@ -15,11 +15,15 @@ from annotation.models import (
     Passage,
     RelevanceJudgment,
     Response,
+    ResponseSentence,
     Run,
+    SupportAssignment,
+    SupportJudgment,
     Topic,
     Turn,
 )
 from annotation.services import judge_for_assessor, relevance_judgment_submit
+from annotation.support import SupportConflict, support_judgment_submit
 
 
 def _collection(view: generics.GenericAPIView) -> Collection:
@@ -123,3 +127,117 @@ class RelevanceJudgmentList(APIView):
             time_spent_ms=payload.validated_data.get("time_spent_ms"),
         )
         return ApiResponse(s.RelevanceJudgmentOutput(judgment).data, status=status.HTTP_201_CREATED)
+
+
+# --- Support labels (issue 6) ----------------------------------------------------------------------
+
+SUPPORT_LIST_PARAMETERS = [
+    OpenApiParameter("judge", str, description="Organisers: only this judge's labels (by name)."),
+    OpenApiParameter("run", str, description="Only labels of this run."),
+    OpenApiParameter("topic", str, description="Only labels of this topic id."),
+    OpenApiParameter("condition", str, enum=[c.value for c in SupportJudgment.Condition]),
+]
+
+
+def _bad_request(field: str, reason: str) -> ApiResponse:
+    return ApiResponse({field: [reason]}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class SupportJudgmentList(generics.ListAPIView):
+    """Support labels (organisers: any judge; others: their own), or submit one as yourself.
+
+    A submission goes through the same service as the assessor page, so it obeys the assessor's
+    assignment: its condition, its units, and never one unit in two conditions.
+    """
+
+    serializer_class = s.SupportJudgmentOutput
+
+    def get_queryset(self) -> QuerySet[SupportJudgment]:
+        queryset = SupportJudgment.objects.filter(
+            sentence__response__run__collection=_collection(self)
+        ).select_related("judge", "sentence__response__run", "sentence__response__turn")
+        params = self.request.query_params
+        if self.request.user.is_staff:
+            if params.get("judge"):
+                queryset = queryset.filter(judge__name=params["judge"])
+        else:
+            queryset = queryset.filter(judge__user=self.request.user)
+        if params.get("run"):
+            queryset = queryset.filter(sentence__response__run__name=params["run"])
+        if params.get("topic"):
+            queryset = queryset.filter(sentence__response__turn__turn_id=params["topic"])
+        if params.get("condition"):
+            queryset = queryset.filter(condition=params["condition"])
+        return queryset.order_by("id")
+
+    @extend_schema(parameters=SUPPORT_LIST_PARAMETERS)
+    def get(self, request: Request, *args, **kwargs) -> ApiResponse:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=s.SupportJudgmentInput,
+        responses={
+            201: s.SupportJudgmentOutput,
+            200: OpenApiResponse(s.SupportJudgmentOutput, description="An earlier label of yours, revised."),
+            400: OpenApiResponse(description="The reason, per field (or under non_field_errors)."),
+        },
+    )
+    def post(self, request: Request, collection: str) -> ApiResponse:
+        payload = s.SupportJudgmentInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        target = get_object_or_404(Collection, name=collection)
+        sentence = (
+            ResponseSentence.objects.filter(
+                response__run__collection=target,
+                response__run__name=data["run_id"],
+                response__turn__turn_id=data["topic_id"],
+                response__rank=1,
+                index=data["sentence_index"],
+            )
+            .select_related("response__turn__topic")
+            .first()
+        )
+        if sentence is None:
+            return _bad_request(
+                "sentence_index",
+                f"run {data['run_id']} has no sentence {data['sentence_index']} for topic {data['topic_id']} "
+                f"in {collection}",
+            )
+        if "passage_id" in data:
+            if data["passage_id"] not in sentence.citations:
+                return _bad_request("passage_id", f"the sentence does not cite {data['passage_id']}")
+            citation_index = sentence.citations.index(data["passage_id"])
+            if data.get("citation_index", citation_index) != citation_index:
+                return _bad_request("citation_index", f"{data['passage_id']} is citation {citation_index}")
+        else:
+            citation_index = data.get("citation_index", 0)
+        if citation_index >= len(sentence.citations):
+            return _bad_request(
+                "citation_index",
+                "the sentence cites nothing, so it is No support by definition"
+                if not sentence.citations
+                else f"the sentence has {len(sentence.citations)} citation(s)",
+            )
+        topic = sentence.response.turn.topic
+        assignment = SupportAssignment.objects.filter(topic=topic, user=request.user).first()
+        if assignment is None:
+            return _bad_request("topic_id", f"you have no support assignment for topic {topic.number}")
+        revising = SupportJudgment.objects.filter(
+            judge__user=request.user, sentence=sentence, citation_index=citation_index
+        ).exists()
+        try:
+            judgment = support_judgment_submit(
+                assignment=assignment,
+                user=request.user,
+                sentence=sentence,
+                citation_index=citation_index,
+                label=data["label"],
+                time_spent_ms=data.get("time_spent_ms"),
+            )
+        except SupportConflict as exc:
+            return _bad_request("non_field_errors", str(exc))
+        return ApiResponse(
+            s.SupportJudgmentOutput(judgment).data,
+            status=status.HTTP_200_OK if revising else status.HTTP_201_CREATED,
+        )
