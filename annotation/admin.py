@@ -153,3 +153,61 @@ class SupportAssignmentAdmin(admin.ModelAdmin):
     list_display = ["topic", "user", "condition", "machine_judge", "max_citations"]
     list_filter = ["condition", "topic__collection"]
     search_fields = ["topic__number", "user__username"]
+
+
+# --- Relevance campaign: pools and work assignment ----------------------------------------------
+
+
+class PoolEntryInline(admin.TabularInline):
+    model = models.PoolEntry
+    extra = 0
+    raw_id_fields = ["turn", "best_run"]
+    show_change_link = True
+
+
+@admin.register(models.Pool)
+class PoolAdmin(admin.ModelAdmin):
+    list_display = ["name", "collection", "depth", "adaptive", "always_depth", "filter_judge", "created_at"]
+    list_filter = ["collection", "adaptive"]
+    search_fields = ["name"]
+    raw_id_fields = ["filter_judge"]
+
+
+@admin.register(models.PoolEntry)
+class PoolEntryAdmin(admin.ModelAdmin):
+    list_display = ["pool", "turn", "passage_id", "best_rank", "best_run", "via_filter"]
+    list_filter = ["pool", "via_filter"]
+    search_fields = ["passage_id", "turn__turn_id"]
+    raw_id_fields = ["pool", "turn", "best_run"]
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["name", "pool", "unit_kind", "redundancy", "lease_minutes", "with_ptkb", "created_at"]
+    list_filter = ["unit_kind", "with_ptkb"]
+    search_fields = ["name"]
+    filter_horizontal = ["assessors"]
+
+
+@admin.register(models.WorkUnit)
+class WorkUnitAdmin(admin.ModelAdmin):
+    list_display = ["label", "assignment", "topic", "position"]
+    list_filter = ["assignment"]
+    search_fields = ["label"]
+    raw_id_fields = ["assignment", "topic"]
+
+
+@admin.register(models.WorkSlot)
+class WorkSlotAdmin(admin.ModelAdmin):
+    list_display = ["unit", "copy", "assessor", "leased_until", "started_at", "completed_at"]
+    list_filter = ["unit__assignment", "assessor"]
+    search_fields = ["unit__label", "assessor__username"]
+    raw_id_fields = ["unit", "assessor"]
+
+
+@admin.register(models.NuggetSetTurn)
+class NuggetSetTurnAdmin(admin.ModelAdmin):
+    list_display = ["judge", "turn", "position"]
+    list_filter = ["judge"]
+    search_fields = ["turn__turn_id"]
+    raw_id_fields = ["judge", "turn"]

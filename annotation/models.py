@@ -184,7 +184,7 @@ class Judge(models.Model):
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
     user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judge"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="judge"
     )
     model = models.CharField(max_length=200, blank=True, help_text="LLM or NLI model name.")
     prompt_version = models.CharField(max_length=100, blank=True)

@@ -15,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
@@ -315,6 +316,16 @@ class NextUnitApi(APIView):
     client grades passages only); the page asks for it.
     """
 
+    @extend_schema(
+        request=None,
+        responses={
+            200: NextUnitOutput,
+            204: OpenApiResponse(description="No work left in this assignment."),
+            409: OpenApiResponse(
+                description="Only the PTKB step of the held unit is left; do it on the page."
+            ),
+        },
+    )
     def post(self, request: Request, assignment_pk: int) -> ApiResponse:
         judge = judge_for_assessor(user=request.user)
         # The unit already held needs no membership check: only members are ever handed units.
@@ -353,9 +364,16 @@ class NextUnitApi(APIView):
         return ApiResponse(NextUnitOutput(payload).data)
 
 
+class GradeOutput(serializers.Serializer):
+    turn_pk = serializers.IntegerField()
+    passage_id = serializers.CharField()
+    grade = serializers.IntegerField()
+
+
 class SubmitGradeApi(APIView):
     """POST: grade (or regrade) a passage of a unit the caller holds."""
 
+    @extend_schema(request=GradeInput, responses={201: GradeOutput})
     def post(self, request: Request, slot_pk: int) -> ApiResponse:
         slot = slot_for_assessor(user=request.user, slot_pk=slot_pk)
         if slot is None:
@@ -378,6 +396,8 @@ class SubmitGradeApi(APIView):
             close_when_done=False,
         )
         return ApiResponse(
-            {"turn_pk": judgment.turn_id, "passage_id": judgment.passage_id, "grade": judgment.grade},
+            GradeOutput(
+                {"turn_pk": judgment.turn_id, "passage_id": judgment.passage_id, "grade": judgment.grade}
+            ).data,
             status=status.HTTP_201_CREATED,
         )

@@ -49,3 +49,19 @@ class CrowdAssignmentAdmin(admin.ModelAdmin):
     list_filter = ["status", "passed_tests", "batch__campaign"]
     search_fields = ["assignment_id", "worker__worker_id"]
     inlines = [CrowdAnswerInline]
+
+
+@admin.register(models.BatchItem)
+class BatchItemAdmin(admin.ModelAdmin):
+    list_display = ["batch", "position", "response", "nugget", "test_question"]
+    list_filter = ["batch__campaign"]
+    search_fields = ["nugget__text", "response__turn__turn_id"]
+    raw_id_fields = ["batch", "response", "nugget", "test_question"]
+
+
+@admin.register(models.CrowdAnswer)
+class CrowdAnswerAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "item", "matched", "time_spent_ms"]
+    list_filter = ["matched", "assignment__batch__campaign"]
+    search_fields = ["assignment__worker__worker_id"]
+    raw_id_fields = ["assignment", "item"]

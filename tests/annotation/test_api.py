@@ -121,3 +121,11 @@ def test_deploy_check_is_clean_with_production_settings():
         env=env,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_openapi_schema_validates_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    out = tmp_path / "schema.yaml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
+    assert "/api/collections/" in out.read_text()
