@@ -607,23 +607,30 @@ def labels_aggregate(*, campaign: CrowdCampaign, min_votes: int = 1) -> Aggregat
     for item_id, matched in counted:
         votes.setdefault(item_id, Counter())[matched] += 1
     judge = campaign.label_judge
-    items = BatchItem.objects.filter(batch__campaign=campaign, test_question__isnull=True).select_related(
-        "response", "nugget"
-    )
+    items = BatchItem.objects.filter(batch__campaign=campaign, test_question__isnull=True)
+    # Whole rows are read only for the pairs left unresolved; at the study's size (11,600 pairs) labels
+    # are written in bulk, so a campaign aggregates in a few queries rather than one per pair.
     existing = {
-        (j.response_id, j.nugget_id): j
-        for j in NtrJudgment.objects.filter(
+        (response_id, nugget_id): (label_id, matched)
+        for label_id, response_id, nugget_id, matched in NtrJudgment.objects.filter(
             judge=judge, response__in=items.values("response"), nugget__in=items.values("nugget")
-        )
+        ).values_list("id", "response_id", "nugget_id", "matched")
     }
-    for item in items.order_by("batch__index", "position"):
-        tally = votes.get(item.id, Counter())
-        key = (item.response_id, item.nugget_id)
+    created: list[NtrJudgment] = []
+    changed: list[NtrJudgment] = []
+    stale: list[int] = []
+    unresolved: list[int] = []
+    now = timezone.now()
+    for item_id, response_id, nugget_id in items.order_by("batch__index", "position").values_list(
+        "id", "response_id", "nugget_id"
+    ):
+        tally = votes.get(item_id, Counter())
+        key = (response_id, nugget_id)
         total = tally[True] + tally[False]
         if total < min_votes or tally[True] == tally[False]:
-            result.unresolved.append(item)
+            unresolved.append(item_id)
             if key in existing:
-                existing.pop(key).delete()
+                stale.append(existing.pop(key)[0])
             continue
         matched = tally[True] > tally[False]
         result.labelled += 1
@@ -631,12 +638,18 @@ def labels_aggregate(*, campaign: CrowdCampaign, min_votes: int = 1) -> Aggregat
         result.no += not matched
         label = existing.get(key)
         if label is None:
-            NtrJudgment.objects.create(
-                judge=judge, response=item.response, nugget=item.nugget, matched=matched
+            created.append(
+                NtrJudgment(judge=judge, response_id=response_id, nugget_id=nugget_id, matched=matched)
             )
-        elif label.matched != matched:
-            label.matched = matched
-            label.save(update_fields=["matched", "updated_at"])
+        elif label[1] != matched:
+            changed.append(NtrJudgment(id=label[0], matched=matched, updated_at=now))
+    NtrJudgment.objects.filter(id__in=stale).delete()
+    NtrJudgment.objects.bulk_create(created, batch_size=1000)
+    NtrJudgment.objects.bulk_update(changed, ["matched", "updated_at"], batch_size=1000)
+    by_id = BatchItem.objects.select_related("batch", "response__run", "response__turn", "nugget").in_bulk(
+        unresolved
+    )
+    result.unresolved = [by_id[item_id] for item_id in unresolved]
     return result
 
 
