@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -46,11 +45,11 @@ def judge(*args: str) -> str:
     return out.getvalue()
 
 
-def expected_cost(received) -> Decimal:
+def expected_cost(received) -> float:
     """The fake's own token counts (one per word) priced by hand: the independent figure to compare with."""
     tokens_in = sum(count_tokens(r.prompt) for r in received)
     tokens_out = sum(count_tokens("Grade: 2") for _ in received)
-    return Decimal(str(round((tokens_in * PRICE_IN + tokens_out * PRICE_OUT) / 1e6, 6)))
+    return (tokens_in * PRICE_IN + tokens_out * PRICE_OUT) / 1e6
 
 
 def test_judge_relevance_prints_calls_cache_and_cost_and_a_rerun_calls_nothing(fake_openai, ranked, settings):
@@ -63,15 +62,11 @@ def test_judge_relevance_prints_calls_cache_and_cost_and_a_rerun_calls_nothing(f
     cost = expected_cost(fake_openai.received)
     assert cost > 0
     assert "6 units (0 failed), 6 calls made, 0 from the cache" in first
-    assert f"cost ${cost:.4f}" in first
     job = JudgeJob.objects.get()
-    assert (job.task, job.status, job.calls_made, job.cache_hits, job.cost_usd) == (
-        "relevance",
-        "done",
-        6,
-        0,
-        cost,
-    )
+    assert (job.task, job.status, job.calls_made, job.cache_hits) == ("relevance", "done", 6, 0)
+    # Each call's cost is kept to the micro-dollar, so six calls may drift by half a micro-dollar each.
+    assert abs(float(job.cost_usd) - cost) <= 6 * 0.5e-6
+    assert f"cost ${job.cost_usd:.4f}" in first
     assert RelevanceJudgment.objects.filter(judge__name="llm-rel", grade=2).count() == 6
 
     second = judge("relevance", "--collection", "bikes", "--judge", "llm-rel")

@@ -5,17 +5,19 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.models import RelevanceJudgment
+from annotation.models import NtnJudgment, Nugget, RelevanceJudgment
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
+    NuggetFactory,
     OrganiserFactory,
     PassageFactory,
     RankingFactory,
     TurnFactory,
     UserFactory,
 )
+from tests.judging.nli_model import build_tiny_nli_model
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +135,121 @@ def test_job_detail_lists_failures(client, job):
     response = client.get(reverse("judging:job-detail", args=[job.pk]))
     assert response.status_code == 200
     assert "&lt;b&gt;maybe&lt;/b&gt;" in response.content.decode()
+
+
+# --- NLI jobs from the page -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def dedup_source():
+    collection = CollectionFactory(name="dups")
+    turn = TurnFactory(topic__collection=collection)
+    source = JudgeFactory(name="llm-gold", kind="llm")
+    NuggetFactory(judge=source, turn=turn, key="[1]", text="Paris is the capital of France.")
+    NuggetFactory(judge=source, turn=turn, key="[2]", text="PARIS is the capital of France!")
+    NuggetFactory(judge=source, turn=turn, key="[3]", text="The museum opens at nine.")
+    return collection, turn, source
+
+
+DEDUP_POST = {
+    "collection": "dups",
+    "task": "dedup",
+    "judge_name": "llm-gold-dedup",
+    "source_judge": "llm-gold",
+    "exact_only": "on",
+}
+
+
+def test_only_organisers_may_start_an_nli_job(client, dedup_source):
+    assert client.post(reverse("judging:job-start"), DEDUP_POST).status_code == 302  # to log in
+    client.force_login(UserFactory())
+    assert client.post(reverse("judging:job-start"), DEDUP_POST).status_code == 403
+    assert not JudgeJob.objects.exists()
+    assert not Nugget.objects.filter(judge__name="llm-gold-dedup").exists()
+
+
+def test_organisers_start_a_dedup_job_and_watch_its_counts(
+    client, dedup_source, django_capture_on_commit_callbacks
+):
+    _, turn, source = dedup_source
+    client.force_login(OrganiserFactory())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("judging:job-start"), DEDUP_POST)
+    assert response.status_code == 302
+    job = JudgeJob.objects.get()
+    progress = client.get(reverse("judging:job-progress", args=[job.pk])).json()
+    assert (progress["status"], progress["units_done"], progress["units_total"]) == ("done", 1, 1)
+    assert progress["summary"] == (
+        "1 turns (0 already done), 3 nuggets: 1 exact and 0 entailment duplicates, 2 kept"
+    )
+    assert (job.task, job.model, job.options) == (
+        "dedup",
+        "",
+        {"source_judge": "llm-gold", "exact_only": True},
+    )
+    assert list(Nugget.objects.filter(judge__name="llm-gold-dedup").values_list("key", flat=True)) == [
+        "[1]",
+        "[3]",
+    ]
+    page = client.get(reverse("judging:job-list")).content.decode()
+    assert "Nugget de-duplication (NLI)" in page
+
+
+def test_organisers_start_an_ntn_job_with_a_local_nli_model(
+    client, tmp_path, django_capture_on_commit_callbacks
+):
+    collection = CollectionFactory(name="cone")
+    turn = TurnFactory(topic__collection=collection)
+    gold, extractor = JudgeFactory(name="gold"), JudgeFactory(name="extractor", kind="llm")
+    NuggetFactory(judge=gold, turn=turn, text="Paris is the capital of France.")
+    NuggetFactory(judge=extractor, turn=turn, text="The capital of France is Paris.")
+    NuggetFactory(judge=extractor, turn=turn, text="The museum opens at nine.")
+    model_dir = build_tiny_nli_model(tmp_path / "tiny")
+    client.force_login(OrganiserFactory())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("judging:job-start"),
+            {
+                "collection": "cone",
+                "task": "ntn",
+                "judge_name": "nli:web",
+                "model": str(model_dir),
+                "gold_judge": "gold",
+                "response_nugget_judge": "extractor",
+                "threshold": "0.4",
+            },
+        )
+    assert response.status_code == 302
+    job = JudgeJob.objects.get()
+    assert (job.task, job.status, job.units_done, job.calls_made, job.cache_hits) == ("ntn", "done", 1, 2, 0)
+    labels = NtnJudgment.objects.filter(judge__name="nli:web")
+    assert labels.count() == 2
+    assert all(label.entails == (label.score >= 0.4) for label in labels)
+
+
+def test_an_ntn_job_without_its_judges_answers_400_with_the_reason(client, dedup_source):
+    client.force_login(OrganiserFactory())
+    response = client.post(
+        reverse("judging:job-start"),
+        {"collection": "dups", "task": "ntn", "judge_name": "nli:web", "gold_judge": "llm-gold"},
+    )
+    assert response.status_code == 400
+    assert "needs the judge of the response nuggets" in response.content.decode()
+    assert not JudgeJob.objects.exists()
+
+
+def test_an_nli_job_whose_model_does_not_load_fails_on_the_page_not_with_a_500(
+    client, dedup_source, tmp_path, django_capture_on_commit_callbacks
+):
+    client.force_login(OrganiserFactory())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("judging:job-start"), {**DEDUP_POST, "exact_only": "", "model": str(tmp_path)}
+        )
+    assert response.status_code == 302
+    job = JudgeJob.objects.get()
+    assert job.status == "failed"
+    assert "cannot load the NLI model" in job.error
+    detail = client.get(reverse("judging:job-detail", args=[job.pk]))
+    assert detail.status_code == 200
+    assert "cannot load the NLI model" in detail.content.decode()
