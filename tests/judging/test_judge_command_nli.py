@@ -212,7 +212,7 @@ def test_with_a_broker_the_command_queues_the_job_and_follows_it_to_its_end(sett
         "dedup", "--collection", "dups", "--judge", "exact", "--source-judge", "llm-gold", "--exact-only"
     )
     job = JudgeJob.objects.get()
-    assert f"job {job.pk} queued" in out
+    assert f"job {job.pk} queued\nfollowing its progress" in out
     assert f"job {job.pk} done: 2 turns, 0 pairs scored" in out
 
 

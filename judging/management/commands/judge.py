@@ -154,6 +154,7 @@ class Command(CollectionCommand):
             self.stdout.write(f"job {job.pk} queued")
             if opts["queue"]:
                 return
+            self.stdout.write("following its progress (Ctrl-C stops the watching, not the job)")
             job = self.follow(job)
         else:
             try:
