@@ -10,7 +10,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Collection, Judge, Nugget, Passage
+from annotation.assignment import assignment_create
+from annotation.models import Assignment, Collection, Judge, Nugget, Passage, Pool, SupportAssignment
+from annotation.pooling import pool_build
 from annotation.services import (
     collection_get_or_create,
     judge_for_assessor,
@@ -20,7 +22,7 @@ from annotation.services import (
     run_import,
     topics_import,
 )
-from annotation.support import support_labels_import
+from annotation.support import support_assignment_set, support_labels_import
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 DEMO_COLLECTION = "demo"
@@ -83,6 +85,7 @@ def demo_load(*, directory: Path = DEMO_DIR) -> Collection:
     )
     _nuggets_load(collection, directory / "nuggets.json")
     User = get_user_model()
+    assessors = []
     for account in DEMO_ACCOUNTS:
         user, created = User.objects.get_or_create(username=account.username)
         if created:
@@ -91,7 +94,46 @@ def demo_load(*, directory: Path = DEMO_DIR) -> Collection:
         user.save()
         if not account.organiser:
             judge_for_assessor(user=user)
+            assessors.append(user)
+    _work_hand_out(collection, assessors)
     return collection
+
+
+def _work_hand_out(collection: Collection, assessors: list) -> None:
+    """An adaptive pool both assessors judge (redundancy 2, for agreement), and support work in both conditions."""
+    if not Pool.objects.filter(collection=collection, name="demo-adaptive").exists():
+        pool_build(
+            collection=collection,
+            name="demo-adaptive",
+            depth=15,
+            always_depth=5,
+            adaptive=True,
+            filter_judge=Judge.objects.get(name="demo-llm-relevance"),
+            min_grade=2,
+        )
+    if not Assignment.objects.filter(name="demo-round-1").exists():
+        assignment_create(
+            pool=Pool.objects.get(collection=collection, name="demo-adaptive"),
+            name="demo-round-1",
+            assessors=assessors,
+            redundancy=2,
+            lease_minutes=60,
+        )
+    machine = Judge.objects.get(name="demo-llm-support")
+    topics = list(collection.topics.order_by("number"))
+    for i, user in enumerate(assessors):
+        for j, topic in enumerate(topics):
+            if SupportAssignment.objects.filter(topic=topic, user=user).exists():
+                continue
+            post_edit = (i + j) % 2 == 1
+            support_assignment_set(
+                topic=topic,
+                user=user,
+                condition=SupportAssignment.Condition.POST_EDIT
+                if post_edit
+                else SupportAssignment.Condition.SCRATCH,
+                machine_judge=machine if post_edit else None,
+            )
 
 
 def _nuggets_load(collection: Collection, path: Path) -> None:

@@ -5,11 +5,14 @@ from django.core.management import call_command
 from annotation.models import (
     Nugget,
     Passage,
+    PoolEntry,
     Ranking,
     RelevanceJudgment,
     ResponseSentence,
     Run,
+    SupportAssignment,
     SupportJudgment,
+    WorkSlot,
 )
 
 pytestmark = pytest.mark.django_db
@@ -24,6 +27,9 @@ def snapshot():
         RelevanceJudgment.objects.count(),
         Nugget.objects.count(),
         get_user_model().objects.count(),
+        PoolEntry.objects.count(),
+        WorkSlot.objects.count(),
+        SupportAssignment.objects.count(),
     )
 
 
@@ -39,6 +45,9 @@ def test_load_demo_loads_the_collection_and_accounts_once(capsys):
         assert text[nugget.start : nugget.end] == nugget.text
     assert get_user_model().objects.get(username="organiser").is_staff
     assert get_user_model().objects.get(username="alice").check_password("alice-demo")
+    assert PoolEntry.objects.filter(pool__name="demo-adaptive").exists()
+    assert WorkSlot.objects.filter(unit__assignment__name="demo-round-1").count() == 2 * 7
+    assert SupportAssignment.objects.count() == 4
     call_command("load_demo")
     assert snapshot() == first
     assert "organiser / organiser-demo" in capsys.readouterr().out
