@@ -58,7 +58,11 @@ class EvaluationForm(forms.Form):
 
 def _evaluate(request: HttpRequest, collection: Collection, runs: list[Run] | None):
     """(form, evaluation or None, error, status) for the query string of `request`."""
-    data = request.GET if "judge" in request.GET else None
+    data = None
+    if "judge" in request.GET:
+        # A link naming only the judge gets the documented default threshold, not a form error.
+        data = request.GET.copy()
+        data.setdefault("rel", str(DEFAULT_REL_THRESHOLD))
     form = EvaluationForm(data, collection=collection, initial={"rel": DEFAULT_REL_THRESHOLD})
     if data is None:
         return form, None, "", 200

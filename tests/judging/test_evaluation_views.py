@@ -146,3 +146,14 @@ def test_it_answers_404_for_a_run_of_another_collection(client, setup):
     response = client.get(run_url(collection, other), {"judge": "nist"})
 
     assert response.status_code == 404
+
+
+def test_a_link_naming_only_the_judge_uses_the_default_threshold(client, setup):
+    collection, judge, *_ = setup
+    client.force_login(OrganiserFactory())
+
+    response = client.get(runs_url(collection), {"judge": "nist"})
+
+    assert response.status_code == 200
+    assert response.context["evaluation"].runs == runs_evaluate(collection=collection, judge=judge).runs
+    assert "P(rel=2)@20" in response.content.decode()
