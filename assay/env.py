@@ -11,7 +11,8 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 
 def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
+    """The variable's value; set but empty counts as unset, so `DATABASE_URL= make …` means the default."""
+    return os.environ.get(name) or default
 
 
 def env_bool(name: str, default: bool = False) -> bool:
