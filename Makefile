@@ -48,14 +48,16 @@ services-stop:
 
 ## make test: the whole suite on SQLite, then again on a PostgreSQL cluster owned by the test run
 test: install-test services
-	$(BIN)/ruff check .
-	$(PY) manage.py makemigrations --check --dry-run
-	$(MAKE) test-sqlite
-	$(MAKE) test-postgres
-	@bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT)
+	@status=0; \
+	{ $(BIN)/ruff check . && \
+	  $(PY) manage.py makemigrations --check --dry-run && \
+	  $(MAKE) --no-print-directory test-sqlite && \
+	  $(MAKE) --no-print-directory test-postgres; } || status=$$?; \
+	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
+	exit $$status
 
 test-sqlite: install-test
-	DATABASE_URL= REDIS_TEST_URL=redis://127.0.0.1:$(REDIS_PORT)/0 $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS)
+	env -u DATABASE_URL REDIS_TEST_URL=redis://127.0.0.1:$(REDIS_PORT)/0 $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS)
 
 test-postgres: install-test
 	@if [ -f $(TMP)/pg.ok ]; then \
