@@ -10,6 +10,7 @@ on each other; on SQLite the settings' IMMEDIATE transactions serialise the clai
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -132,7 +133,7 @@ def held_slot(*, assignment_pk: int, user: AbstractBaseUser, now: datetime | Non
     """The open copy `user` holds in an assignment, its lease renewed: resuming costs one query."""
     slot = (
         WorkSlot.objects.filter(unit__assignment_id=assignment_pk, assessor=user, completed_at__isnull=True)
-        .select_related("unit", "unit__assignment", "unit__assignment__pool", "unit__topic")
+        .select_related("unit", "unit__assignment", "unit__assignment__pool")
         .order_by("unit__position")
         .first()
     )
@@ -184,6 +185,7 @@ def _work_lease_once(*, assignment: Assignment, user: AbstractBaseUser, now: dat
         .filter(Q(assessor__isnull=True) | Q(leased_until__lt=now))
         .filter(~Exists(mine))
         .order_by("unit__position", "copy")
+        .select_related(*related)
         .select_for_update(skip_locked=True, of=("self",))
     )
     slot = free.first()
@@ -193,7 +195,7 @@ def _work_lease_once(*, assignment: Assignment, user: AbstractBaseUser, now: dat
     slot.leased_until = now + timedelta(minutes=assignment.lease_minutes)
     slot.started_at = now
     slot.save(update_fields=["assessor", "leased_until", "started_at"])
-    return WorkSlot.objects.select_related(*related).get(pk=slot.pk)
+    return slot
 
 
 # --- Assessors: steps and progress -----------------------------------------------------------------
@@ -300,12 +302,15 @@ def unit_progress(*, slot: WorkSlot, judge: Judge) -> UnitProgress:
     return UnitProgress(turns=list(progress.values()))
 
 
-def slot_complete_if_done(*, slot: WorkSlot, judge: Judge) -> bool:
-    """Mark the copy complete once every screen is answered, so it leaves the assessor's open work."""
+def slot_complete_if_done(*, slot: WorkSlot, judge: Judge, passages_done: bool = False) -> bool:
+    """Mark the copy complete once every screen is answered, so it leaves the assessor's open work.
+
+    A caller that has just seen `next_passage_entry` come back empty says so with `passages_done`.
+    """
     if slot.completed_at is not None:
         return True
     # One cheap query settles the common case (passages left) before the full walk over the unit.
-    if next_passage_entry(slot=slot, judge=judge) is not None:
+    if not passages_done and next_passage_entry(slot=slot, judge=judge) is not None:
         return False
     if not all(step.done for step in unit_steps(slot=slot, judge=judge)):
         return False
@@ -329,20 +334,47 @@ def next_passage_entry(*, slot: WorkSlot, judge: Judge, with_text: bool = False)
         .order_by("turn__position", "order")
     )
     if with_text:
-        texts = Passage.objects.filter(
-            collection_id=slot.unit.assignment.pool.collection_id, passage_id=OuterRef("passage_id")
-        ).values("text")[:1]
+        texts = (
+            Passage.objects.filter(
+                collection_id=slot.unit.assignment.pool.collection_id, passage_id=OuterRef("passage_id")
+            )
+            .order_by()
+            .values("text")[:1]
+        )
         queryset = queryset.annotate(text=Subquery(texts))
     return queryset.first()
 
 
-def pool_entry_for_slot(*, slot: WorkSlot, turn_pk: int, passage_id: str) -> PoolEntry | None:
-    """The pooled pair if it belongs to this copy's unit: assessors grade only what they were handed."""
-    if turn_pk not in slot.unit.turn_pks:
-        return None
-    return PoolEntry.objects.filter(
-        pool_id=slot.unit.assignment.pool_id, turn_id=turn_pk, passage_id=passage_id
-    ).first()
+class PairCheck(enum.Enum):
+    """Whether an assessor may grade a (turn, passage) through a copy: the API's 201 / 404 / 400."""
+
+    GRADABLE = "gradable"
+    NOT_YOUR_UNIT = "not your unit"
+    NOT_POOLED = "not pooled for a turn of your unit"
+
+
+def pooled_pair_check(*, user: AbstractBaseUser, slot_pk: int, turn_pk: int, passage_id: str) -> PairCheck:
+    """Whether `user` holds copy `slot_pk` and the pair is pooled for a turn of its unit, in one query.
+
+    The copy by primary key and holder (a copy taken over after its lease ran out is no longer theirs),
+    the pair by the pool's unique (pool, turn, passage) index in a subquery: a grade is checked with
+    one indexed read, and the failure says which check failed.
+    """
+    entry = PoolEntry.objects.filter(
+        pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
+    ).order_by()
+    row = (
+        WorkSlot.objects.filter(pk=slot_pk, assessor=user)
+        .values_list("unit__turn_pks", Subquery(entry.values("pk")[:1]))
+        .first()
+    )
+    if row is None:
+        return PairCheck.NOT_YOUR_UNIT
+    turn_pks, entry_pk = row
+    # A pool's other turns may be cut into other units: the pair must be in this copy's unit.
+    if entry_pk is None or turn_pk not in turn_pks:
+        return PairCheck.NOT_POOLED
+    return PairCheck.GRADABLE
 
 
 # --- PTKB step -------------------------------------------------------------------------------------

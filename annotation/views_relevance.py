@@ -9,27 +9,33 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authtoken.models import Token
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.assignment import (
     AssignmentFailed,
+    PairCheck,
     Step,
     assignment_create,
     assignment_progress,
     assignments_for_assessor,
     held_slot,
     next_passage_entry,
-    pool_entry_for_slot,
+    pooled_pair_check,
     slot_complete_if_done,
     slot_for_assessor,
     slot_grade_submit,
@@ -49,7 +55,7 @@ from annotation.models import (
     Turn,
     WorkSlot,
 )
-from annotation.services import judge_for_assessor
+from annotation.services import judge_for_assessor, relevance_judgment_submit
 
 # The iKAT relevance scale as assessors read it beside each grade.
 GUIDELINES = {
@@ -291,6 +297,36 @@ def organise(request: HttpRequest) -> HttpResponse:
 # --- JSON endpoints for scripted assessors ---------------------------------------------------------
 
 
+class AssessorTokenAuthentication(TokenAuthentication):
+    """DRF token authentication that loads the user's judge in the same query.
+
+    Both endpoints need the judge on every request; joining it to the token lookup saves a query per
+    request (`judge_for_assessor` reads the cached relation, and creates the judge on first use).
+    """
+
+    def authenticate_credentials(self, key: str) -> tuple[AbstractBaseUser, Token]:
+        token = Token.objects.select_related("user", "user__judge").filter(key=key).first()
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("User inactive or deleted.")
+        return token.user, token
+
+
+class AssessorTokenScheme(OpenApiAuthenticationExtension):
+    """The schema's name for it: the same `Authorization: Token <key>` header as tokenAuth."""
+
+    target_class = AssessorTokenAuthentication
+    name = "assessorTokenAuth"
+
+    def get_security_definition(self, auto_schema: object) -> dict:
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Token")
+
+
+# Token first: a scripted client's request then never touches the session machinery.
+ASSESSOR_API_AUTHENTICATION = [AssessorTokenAuthentication, SessionAuthentication]
+
+
 class NextUnitOutput(serializers.Serializer):
     slot = serializers.IntegerField()
     unit = serializers.CharField()
@@ -315,6 +351,8 @@ class NextUnitApi(APIView):
     A unit whose passages are all graded but whose PTKB step is not done is skipped here (the JSON
     client grades passages only); the page asks for it.
     """
+
+    authentication_classes = ASSESSOR_API_AUTHENTICATION
 
     @extend_schema(
         request=None,
@@ -343,7 +381,7 @@ class NextUnitApi(APIView):
             entry = next_passage_entry(slot=slot, judge=judge, with_text=True)
             if entry is not None:
                 break
-            if not slot_complete_if_done(slot=slot, judge=judge):
+            if not slot_complete_if_done(slot=slot, judge=judge, passages_done=True):
                 return ApiResponse(
                     {
                         "slot": slot.pk,
@@ -371,29 +409,35 @@ class GradeOutput(serializers.Serializer):
 
 
 class SubmitGradeApi(APIView):
-    """POST: grade (or regrade) a passage of a unit the caller holds."""
+    """POST: grade (or regrade) a passage of a unit the caller holds.
+
+    The unit is not closed here: the next call to NextUnitApi closes it when it finds nothing left,
+    which saves that check on every grade.
+    """
+
+    authentication_classes = ASSESSOR_API_AUTHENTICATION
 
     @extend_schema(request=GradeInput, responses={201: GradeOutput})
     def post(self, request: Request, slot_pk: int) -> ApiResponse:
-        slot = slot_for_assessor(user=request.user, slot_pk=slot_pk)
-        if slot is None:
-            raise Http404("no such unit of yours")
         payload = GradeInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        entry = pool_entry_for_slot(slot=slot, turn_pk=data["turn_pk"], passage_id=data["passage_id"])
-        if entry is None:
+        check = pooled_pair_check(
+            user=request.user, slot_pk=slot_pk, turn_pk=data["turn_pk"], passage_id=data["passage_id"]
+        )
+        if check is PairCheck.NOT_YOUR_UNIT:
+            raise Http404("no such unit of yours")
+        if check is PairCheck.NOT_POOLED:
             return ApiResponse(
                 {"passage_id": ["this passage is not pooled for a turn of your unit"]},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        judgment = slot_grade_submit(
-            slot=slot,
+        judgment = relevance_judgment_submit(
             judge=judge_for_assessor(user=request.user),
-            entry=entry,
+            turn=data["turn_pk"],
+            passage_id=data["passage_id"],
             grade=data["grade"],
             time_spent_ms=data.get("time_spent_ms"),
-            close_when_done=False,
         )
         return ApiResponse(
             GradeOutput(

@@ -1,0 +1,187 @@
+"""The assessor JSON loop (next + grade) stays cheap and keeps its guarantees while being cheap.
+
+The query budget is pinned so that it cannot creep back: bench/bench_assessors.py measures what it
+buys under 50 simulated assessors.
+"""
+
+import threading
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Judge, PoolEntry, RelevanceJudgment, WorkSlot
+from annotation.services import relevance_judgment_submit
+from tests.factories import UserFactory, relevance_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def _token_client(client, user):
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {Token.objects.create(user=user).key}"
+    return client
+
+
+def _next(client, assignment):
+    return client.post(reverse("relevance-api-next", args=[assignment.pk]), content_type="application/json")
+
+
+def _grade(client, slot_pk, turn_pk, passage_id, grade=2, time_spent_ms=None):
+    return client.post(
+        reverse("relevance-api-grade", args=[slot_pk]),
+        {"turn_pk": turn_pk, "passage_id": passage_id, "grade": grade, "time_spent_ms": time_spent_ms},
+        content_type="application/json",
+    )
+
+
+def test_one_assessor_loop_costs_at_most_six_queries(client, django_assert_max_num_queries):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=5, n_ptkb=0)
+    client = _token_client(client, alice)
+    first = _next(client, assignment).json()  # leases the unit and creates the judge: not the steady state
+    assert _grade(client, first["slot"], first["turn_pk"], first["passage_id"]).status_code == 201
+
+    # Token + judge in one query, the held copy, the next unjudged entry with its text.
+    with django_assert_max_num_queries(3):
+        step = _next(client, assignment)
+    # Token + judge, the copy and the pooled pair checked together, one upsert.
+    with django_assert_max_num_queries(3):
+        graded = _grade(client, step.json()["slot"], step.json()["turn_pk"], step.json()["passage_id"])
+
+    assert step.status_code == 200
+    assert graded.status_code == 201
+    assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 2
+
+
+def test_the_first_token_request_of_an_assessor_creates_their_judge(client):
+    alice = UserFactory(username="alice")
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    client = _token_client(client, alice)
+
+    step = _next(client, assignment)
+    graded = _grade(client, step.json()["slot"], step.json()["turn_pk"], step.json()["passage_id"], grade=3)
+
+    assert step.status_code == 200
+    assert graded.status_code == 201
+    assert graded.json() == {
+        "turn_pk": step.json()["turn_pk"],
+        "passage_id": step.json()["passage_id"],
+        "grade": 3,
+    }
+    judge = Judge.objects.get(user=alice)
+    assert (judge.name, judge.kind) == ("assessor:alice", Judge.Kind.ASSESSOR)
+    assert RelevanceJudgment.objects.get().judge == judge
+
+
+def test_it_rejects_a_bad_or_inactive_token(client):
+    alice = UserFactory(is_active=False)
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, n_ptkb=0)
+    client = _token_client(client, alice)
+
+    inactive = _next(client, assignment)
+    client.defaults["HTTP_AUTHORIZATION"] = "Token not-a-token"
+    bad = _next(client, assignment)
+
+    assert inactive.status_code == 401
+    assert "inactive" in inactive.json()["detail"]
+    assert bad.status_code == 401
+    assert bad.json()["detail"] == "Invalid token."
+    assert not WorkSlot.objects.filter(assessor__isnull=False).exists()
+
+
+def test_grading_through_the_api_validates_ownership_and_the_unit(client):
+    alice, bob = UserFactory(), UserFactory()
+    assignment = relevance_campaign(assessors=[alice, bob], n_turns=2, n_passages=2, n_ptkb=0)
+    client = _token_client(client, alice)
+    step = _next(client, assignment).json()
+    mine = WorkSlot.objects.get(pk=step["slot"])
+    other_unit_entry = (
+        PoolEntry.objects.filter(pool=assignment.pool).exclude(turn_id__in=mine.unit.turn_pks).first()
+    )
+    bobs = _token_client(Client(), bob)
+    bobs_step = _next(bobs, assignment).json()
+
+    into_bobs_unit = _grade(client, bobs_step["slot"], bobs_step["turn_pk"], bobs_step["passage_id"])
+    other_unit = _grade(client, step["slot"], other_unit_entry.turn_id, other_unit_entry.passage_id)
+    unpooled = _grade(client, step["slot"], step["turn_pk"], "not-pooled")
+    no_such_slot = _grade(client, 10_000_000, step["turn_pk"], step["passage_id"])
+
+    assert into_bobs_unit.status_code == 404
+    assert other_unit.status_code == 400
+    assert other_unit.json() == {"passage_id": ["this passage is not pooled for a turn of your unit"]}
+    assert unpooled.status_code == 400
+    assert no_such_slot.status_code == 404
+    assert not RelevanceJudgment.objects.exists()
+
+
+def test_regrading_through_the_api_revises_in_place_and_adds_up_time(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    client = _token_client(client, alice)
+    step = _next(client, assignment).json()
+
+    first = _grade(client, step["slot"], step["turn_pk"], step["passage_id"], grade=1, time_spent_ms=700)
+    again = _grade(client, step["slot"], step["turn_pk"], step["passage_id"], grade=4, time_spent_ms=300)
+    untimed = _grade(client, step["slot"], step["turn_pk"], step["passage_id"], grade=3)
+
+    assert (first.status_code, again.status_code, untimed.status_code) == (201, 201, 201)
+    assert untimed.json()["grade"] == 3
+    judgment = RelevanceJudgment.objects.get()
+    assert (judgment.grade, judgment.time_spent_ms) == (3, 1000)
+    assert judgment.updated_at >= judgment.created_at
+
+
+def test_the_next_call_closes_a_finished_unit_and_leases_the_next(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=2, n_ptkb=0)
+    client = _token_client(client, alice)
+    seen = []
+    for _ in range(4):
+        step = _next(client, assignment).json()
+        seen.append((step["slot"], step["turn_pk"], step["passage_id"]))
+        assert _grade(client, step["slot"], step["turn_pk"], step["passage_id"]).status_code == 201
+    done = _next(client, assignment)
+
+    assert done.status_code == 204
+    assert len(set(seen)) == 4
+    assert len({slot for slot, _, _ in seen}) == 2
+    assert WorkSlot.objects.filter(assessor=alice, completed_at__isnull=False).count() == 2
+    assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 4
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_same_grade_submitted_at_the_same_instant_ends_in_one_row_on_postgresql():
+    assert connection.vendor == "postgresql"
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, n_ptkb=0)
+    entry = PoolEntry.objects.select_related("turn").get(pool=assignment.pool)
+    judge = Judge.objects.create(name="assessor:racer", kind=Judge.Kind.ASSESSOR, user=alice)
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def submit(grade):
+        from django.db import connection as thread_connection
+
+        try:
+            barrier.wait()
+            relevance_judgment_submit(
+                judge=judge, turn=entry.turn, passage_id=entry.passage_id, grade=grade, time_spent_ms=10
+            )
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            thread_connection.close()
+
+    threads = [threading.Thread(target=submit, args=(i % 5,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    judgment = RelevanceJudgment.objects.get()
+    assert judgment.time_spent_ms == 80
+    assert judgment.grade in {0, 1, 2, 3, 4}
