@@ -30,4 +30,6 @@ if (form) {
     N: pick("NS"),
     Enter: submit,
   });
+  // Module scripts run after the page shows: tests wait for this before their first key.
+  document.documentElement.dataset.hotkeysReady = "1";
 }

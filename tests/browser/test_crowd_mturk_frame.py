@@ -48,6 +48,7 @@ def test_a_worker_answers_the_framed_hit_with_keys_and_it_reaches_external_submi
 
     page.goto(f"{server.url}/worker/frame?hitId={batch.hit_id}&workerId=W1")
     frame = page.frame_locator("#mturk-frame")
+    frame.locator("html[data-hotkeys-ready]").wait_for(state="attached")
     progress = frame.locator("#crowd-progress")
     assert progress.text_content() == "Question 1 of 11"
     frame.locator("#crowd-progress").click()  # give the frame the keyboard, as a worker's click would

@@ -23,6 +23,7 @@ def test_worker_answers_a_batch_with_y_and_n_on_a_phone(page, login):
 
     page.goto("/crowd/")
     page.click("#crowd-next")
+    page.wait_for_selector("html[data-hotkeys-ready]", state="attached")
     progress = page.locator("#crowd-progress")
     assert progress.text_content() == "Question 1 of 11"
     # Text is shown as text, and the pair stacks into one column that fits the screen.

@@ -31,6 +31,7 @@ def test_post_editing_changes_the_preselected_label_with_a_key_and_stores_it_as_
 ):
     login("alice")
     page.goto(reverse("support-unit", args=[assignment.id, 1]))
+    page.wait_for_selector("html[data-hotkeys-ready]", state="attached")
 
     assert page.locator("#support-shown").inner_text().startswith("LLM label: Partial support")
     assert page.is_checked("#label-PS")
@@ -57,12 +58,15 @@ def test_post_editing_changes_the_preselected_label_with_a_key_and_stores_it_as_
 def test_keys_f_p_n_pick_labels_and_revising_keeps_the_shown_label(page, login, assignment):
     login("alice")
     page.goto(reverse("support-unit", args=[assignment.id, 1]))
+    page.wait_for_selector("html[data-hotkeys-ready]", state="attached")
     page.keyboard.press("n")
     assert page.is_checked("#label-NS")
     page.keyboard.press("Enter")
     page.wait_for_url(f"**{reverse('support-unit', args=[assignment.id, 2])}")
 
     page.click("#support-previous")
+    page.wait_for_url(f"**{reverse('support-unit', args=[assignment.id, 1])}")
+    page.wait_for_selector("html[data-hotkeys-ready]", state="attached")
     assert page.locator("#support-current-label").inner_text().startswith("Your label: No support")
     assert page.is_checked("#label-NS")
     page.keyboard.press("p")
