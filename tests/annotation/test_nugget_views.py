@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import GoldResponse, Nugget, NuggetSetTurn
+from annotation.models import GoldResponse, Judge, Nugget, NuggetSetTurn
 from annotation.services import judge_for_assessor
 from tests.factories import (
     CollectionFactory,
@@ -271,11 +271,9 @@ def test_it_counts_nuggets_per_turn_and_in_all(client, fixtures_dir):
     words = [len(n["text"].split()) for turn in texts.values() for n in turn.values()]
     client.force_login(OrganiserFactory())
 
-    page = client.get(
-        reverse("nuggets-stats", args=[collection.name])
-        + "?judge="
-        + str(collection.turns.first().nuggets.first().judge_id)
-    )
+    # The original set, by name: the de-duplicated set's judge has nuggets on the same turns.
+    human = Judge.objects.get(name="human")
+    page = client.get(reverse("nuggets-stats", args=[collection.name]) + f"?judge={human.pk}")
 
     assert page.status_code == 200
     stats = page.context["stats"]
@@ -285,6 +283,11 @@ def test_it_counts_nuggets_per_turn_and_in_all(client, fixtures_dir):
         ("6_14", 2, 2),
         ("8_5", 4, 3),
     ]
+    # The same counts, read straight from the two files.
+    kept = json.loads((folder / "gold_nuggets_deduplicated.cone-rag.json").read_text())
+    assert {(t.turn_id, t.nuggets, t.deduplicated) for t in stats.turns} == {
+        (turn_id, len(nuggets), len(kept.get(turn_id, {}))) for turn_id, nuggets in texts.items()
+    }
     assert stats.mean_words == pytest.approx(sum(words) / len(words))
     from io import StringIO
 
@@ -317,3 +320,70 @@ def test_it_lists_collections_and_turns_to_work_on(client, setup):
     assert [(t.turn_id, t.n_relevant, t.n_nuggets) for t, _draft in turns.context["rows"]] == [
         (turn.turn_id, 1, 0)
     ]
+
+
+def test_it_shows_only_passages_at_or_above_the_threshold_of_the_chosen_judge(client, setup):
+    collection, turn, passage, qrels = setup
+    low = PassageFactory(collection=collection, text="Barely relevant passage.")
+    RelevanceJudgmentFactory(judge=qrels, turn=turn, passage_id=low.passage_id, grade=1)
+    other = JudgeFactory(name="another-assessor")
+    RelevanceJudgmentFactory(judge=other, turn=turn, passage_id=low.passage_id, grade=4)
+    client.force_login(UserFactory())
+    url = reverse("nuggets-turn", args=[collection.name, turn.turn_id])
+
+    strict = client.get(url, {"judge": qrels.pk, "min_grade": 2})
+    loose = client.get(url, {"judge": qrels.pk, "min_grade": 1})
+    by_other = client.get(url, {"judge": other.pk, "min_grade": 2})
+
+    assert (strict.status_code, loose.status_code, by_other.status_code) == (200, 200, 200)
+    assert [p.passage_id for p in strict.context["passages"]] == [passage.passage_id]
+    # most relevant first
+    assert [(p.passage_id, p.grade) for p in loose.context["passages"]] == [
+        (passage.passage_id, 3),
+        (low.passage_id, 1),
+    ]
+    assert [p.passage_id for p in by_other.context["passages"]] == [low.passage_id]
+    assert set(strict.context["data"]["texts"]) == {passage.passage_id}
+
+
+def test_it_says_what_to_do_when_a_turn_has_no_relevant_passage(client):
+    turn = TurnFactory()
+    client.force_login(UserFactory())
+
+    page = client.get(reverse("nuggets-turn", args=[turn.collection.name, turn.turn_id]))
+
+    assert page.status_code == 200
+    assert "judge relevance first" in page.content.decode()
+
+
+def test_nugget_stats_command_prints_turns_of_the_only_set_and_says_how_to_get_one(fixtures_dir):
+    from io import StringIO
+
+    from django.core.management.base import CommandError
+
+    collection = CollectionFactory()
+    with pytest.raises(CommandError, match="import_nuggets"):
+        call_command("nugget_stats", "--collection", collection.name)
+    for turn_id in ["8_5", "6_14", "4_3", "0_4"]:
+        number, position = turn_id.split("_")
+        TurnFactory(
+            topic=TopicFactory(collection=collection, number=number), turn_id=turn_id, position=int(position)
+        )
+    source = fixtures_dir / "nuggets" / "gold_nuggets.cone-rag.json"
+    call_command(
+        "import_nuggets",
+        str(source),
+        "--collection",
+        collection.name,
+        "--judge",
+        "human",
+        "--format",
+        "cone-rag",
+    )
+    out = StringIO()
+
+    call_command("nugget_stats", "--collection", collection.name, stdout=out)
+
+    rows = {line.split()[0]: line.split()[1:] for line in out.getvalue().splitlines() if line[:1].isdigit()}
+    expected = {turn_id: len(nuggets) for turn_id, nuggets in json.loads(source.read_text()).items()}
+    assert {turn_id: int(cells[0]) for turn_id, cells in rows.items()} == expected

@@ -7,7 +7,8 @@ from annotation.nuggets import nugget_judges, nugget_stats
 class Command(CollectionCommand):
     help = (
         "Print gold nugget counts per turn and in all (nuggets, de-duplicated nuggets, mean words per nugget), "
-        "as in the CONE-RAG statistics table; without --judge, one summary line per judge with nuggets."
+        "as in the CONE-RAG statistics table. Without --judge: one summary line per judge with nuggets, "
+        "and the per-turn table too when the collection holds a single nugget set."
     )
 
     def add_arguments(self, parser):
@@ -18,9 +19,14 @@ class Command(CollectionCommand):
         target = self.get_collection(collection)
         judges = [self.get_judge(judge)] if judge else nugget_judges(collection=target)
         if not judges:
-            raise CommandError(f"no nuggets in collection {target.name!r}")
-        if judge:
+            raise CommandError(
+                f"no nuggets in collection {target.name!r}: import a set with import_nuggets, "
+                "or have assessors select spans on the Nuggets pages"
+            )
+        # One set (or one named): per turn as well, as the paper's table breaks it down.
+        if len(judges) == 1:
             stats = nugget_stats(collection=target, judge=judges[0])
+            self.stdout.write(f"nugget set of {judges[0].name}")
             self.stdout.write(f"{'turn':<12} {'nuggets':>8} {'dedup':>8} {'words/nugget':>13}")
             for row in stats.turns:
                 self.stdout.write(
