@@ -19,7 +19,12 @@ class Command(CampaignCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--min-votes", type=int, default=1)
+        parser.add_argument(
+            "--min-votes",
+            type=int,
+            default=1,
+            help="Counted votes (of workers who passed the tests) a pair needs; fewer leaves it unresolved.",
+        )
         parser.add_argument("--extend", type=int, default=0, help="More assignments for unresolved batches.")
         parser.add_argument("--mturk", action="store_true", help="With --extend: also add them on MTurk.")
 

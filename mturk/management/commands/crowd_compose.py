@@ -23,19 +23,32 @@ class Command(CampaignCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--collection", required=True)
+        parser.add_argument("--collection", required=True, help="Name of the collection the campaign labels.")
         parser.add_argument("--nugget-judge", required=True, help="Judge whose gold nuggets are matched.")
         parser.add_argument("--turns", default="all", help="Comma-separated turn ids, or 'all'.")
         parser.add_argument("--runs", default="all", help="Comma-separated run names, or 'all'.")
         parser.add_argument(
-            "--provider", choices=[p.value for p in CrowdCampaign.Provider], default="platform"
+            "--provider",
+            choices=[p.value for p in CrowdCampaign.Provider],
+            default="platform",
+            help="platform: workers answer in Assay (accounts or crowd_links); mturk: publish with mturk_publish.",
         )
         parser.add_argument(
             "--label-judge", default="mturk-majority", help="Crowd judge the labels are stored as."
         )
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--batch-size", type=int, default=10)
-        parser.add_argument("--tests-per-batch", type=int, default=1)
+        parser.add_argument(
+            "--seed", type=int, default=0, help="Shuffle seed: the same seed and data give the same batches."
+        )
+        parser.add_argument(
+            "--batch-size", type=int, default=10, help="Response-nugget pairs per batch (HIT)."
+        )
+        parser.add_argument(
+            "--tests-per-batch",
+            type=int,
+            default=1,
+            help="Test questions per batch, at seeded random positions; the pool needs a yes and a no question "
+            "(written by organisers in the admin, or --generate-tests).",
+        )
         parser.add_argument("--assignments", type=int, default=3, help="Workers per batch.")
         parser.add_argument("--reward", default="0.50", help="Reward per HIT in USD.")
         parser.add_argument(
