@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -26,6 +27,7 @@ from judging.reports import (
     confusion_heatmap,
     confusion_rows,
     live_agreement,
+    measures_for_task,
     rank_csv,
     rank_report,
     ranking_scatter,
@@ -97,6 +99,25 @@ def _comparison(collection: Collection, form: ComparisonForm) -> tuple[dict[str,
     return report, ""
 
 
+def _ranking_beside(collection: Collection, form: ComparisonForm) -> dict[str, Any] | None:
+    """The run ranking under the same two judges by the task's first run measure, for the scatter on the
+    comparison page; None when the task has no run measure or no run is scored under both judges."""
+    data = form.cleaned_data
+    measures = measures_for_task(data["task"])
+    if not measures:
+        return None
+    ranking_form = RankingForm({"measure": measures[0], "a": data["a"].name, "b": data["b"].name})
+    if not ranking_form.is_valid():
+        return None
+    report, _error = _ranking(collection, ranking_form)
+    if report is None:
+        return None
+    return {
+        "report": report,
+        "query": urlencode({"measure": measures[0], "a": data["a"].name, "b": data["b"].name}),
+    }
+
+
 @organiser_required
 def agreement_index(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.all()
@@ -115,6 +136,7 @@ def agreement_report(request: HttpRequest, name: str) -> HttpResponse:
             context["report"], context["error"] = _comparison(collection, form)
             if context["report"]:
                 context["confusion_rows"] = confusion_rows(context["report"])
+                context["ranking"] = _ranking_beside(collection, form)
         else:
             context["error"] = _errors(form)
         status = 200 if context.get("report") else 400
