@@ -195,7 +195,12 @@ def support_organise(request: HttpRequest, name: str) -> HttpResponse:
     return render(
         request,
         "support/organise.html",
-        {"collection": collection, "form": form, "assignments": assignments},
+        {
+            "collection": collection,
+            "form": form,
+            "assignments": assignments,
+            "has_topics": collection.topics.exists(),
+        },
         status=status,
     )
 
@@ -205,7 +210,11 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
     _staff(request)
     collection = get_object_or_404(Collection, name=name)
     judges = Judge.objects.filter(supportjudgments__sentence__response__run__collection=collection).distinct()
-    judge = judges.filter(name=request.GET.get("judge", "")).first() or judges.first()
+    asked = request.GET.get("judge", "")
+    judge = judges.filter(name=asked).first() or judges.first()
+    # A judge named in the link but without labels here (a typo, another collection's judge) is said out
+    # loud, rather than silently showing another judge's leaderboard under the name the user asked for.
+    unknown_judge = asked if asked and (judge is None or judge.name != asked) else ""
     compare = judges.filter(name=request.GET.get("compare", "")).first()
     by = "weighted_precision" if request.GET.get("by") == "weighted_precision" else "weighted_recall"
     rows, mean_sentences, correlation = [], 0.0, None
@@ -226,6 +235,7 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
             "rows": rows,
             "mean_sentences": mean_sentences,
             "correlation": correlation,
+            "unknown_judge": unknown_judge,
         },
     )
 

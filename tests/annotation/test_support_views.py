@@ -204,3 +204,50 @@ def test_the_leaderboard_ranks_runs_under_a_judge(client, rag, gpt):
     rows = [(r.run, round(r.weighted_recall, 4)) for r in response.context["rows"]]
     assert rows == [("rag-a", 0.75), ("rag-b", 0.625)]
     assert response.context["mean_sentences"] == pytest.approx(2.25)
+
+
+def test_an_empty_leaderboard_says_how_to_get_labels(client):
+    CollectionFactory(name="fresh")
+    client.force_login(OrganiserFactory(username="olga"))
+
+    response = client.get(reverse("support-leaderboard", args=["fresh"]))
+
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "judge support --collection fresh" in body
+    assert "import_support_labels LABELS.jsonl --collection fresh" in body
+    assert reverse("support-organise", args=["fresh"]) in body
+    assert response.context["rows"] == []
+
+
+def test_the_leaderboard_names_a_judge_without_labels_instead_of_hiding_the_swap(client, rag, gpt):
+    client.force_login(OrganiserFactory(username="olga"))
+
+    response = client.get(reverse("support-leaderboard", args=["rag24"]), {"judge": "<gpt-5>"})
+
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "No judge named “&lt;gpt-5&gt;” has support labels in rag24; showing gpt-4o instead" in body
+    assert response.context["judge"] == gpt
+
+
+def test_a_known_judge_shows_no_unknown_judge_notice(client, rag, gpt):
+    client.force_login(OrganiserFactory(username="olga"))
+
+    response = client.get(reverse("support-leaderboard", args=["rag24"]), {"judge": "gpt-4o"})
+
+    assert response.status_code == 200
+    assert 'id="support-unknown-judge"' not in response.content.decode()
+
+
+def test_the_organiser_page_of_a_collection_without_topics_says_to_import_answers(client, rag):
+    CollectionFactory(name="fresh")
+    client.force_login(OrganiserFactory(username="olga"))
+
+    empty = client.get(reverse("support-organise", args=["fresh"]))
+    full = client.get(reverse("support-organise", args=["rag24"]))
+
+    assert (empty.status_code, full.status_code) == (200, 200)
+    assert "import_run ANSWERS.jsonl --collection fresh" in empty.content.decode()
+    assert 'id="support-no-topics"' not in full.content.decode()
+    assert reverse("support-disagreements", args=["rag24"]) in full.content.decode()
