@@ -267,6 +267,20 @@ class MTurkClient:
             SendNotification=False,
         )
 
+    def bonus_send(
+        self, *, worker_id: str, assignment_id: str, amount: str, reason: str, unique_token: str = ""
+    ) -> None:
+        params: dict[str, Any] = {
+            "WorkerId": worker_id,
+            "AssignmentId": assignment_id,
+            "BonusAmount": amount,
+            "Reason": reason,
+        }
+        if unique_token:
+            # MTurk pays a bonus with a token once, so a retried or repeated command cannot pay twice.
+            params["UniqueRequestToken"] = unique_token
+        self._call("send_bonus", **params)
+
     def hit_expire(self, *, hit_id: str) -> None:
         # A time in the past expires the HIT at once (documented for UpdateExpirationForHIT).
         self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=datetime(2015, 1, 1))

@@ -80,6 +80,7 @@ class FakeState:
     qualification_types: dict[str, dict[str, Any]] = field(default_factory=dict)
     worker_qualifications: dict[tuple[str, str], int] = field(default_factory=dict)
     unique_tokens: dict[str, str] = field(default_factory=dict)
+    bonuses: list[dict[str, Any]] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     # operation -> list of error codes to answer with before serving the call (throttling drills)
     faults: dict[str, list[str]] = field(default_factory=dict)
@@ -254,6 +255,18 @@ class FakeMTurk:
             RejectionTime=time.time(),
             RequesterFeedback=params["RequesterFeedback"],
         )
+        return {}
+
+    def op_SendBonus(self, params: dict[str, Any]) -> dict[str, Any]:
+        assignment = self._assignment(params["AssignmentId"])
+        if assignment["WorkerId"] != params["WorkerId"]:
+            raise FakeError("RequestError", "The worker did not do this assignment.")
+        if assignment["AssignmentStatus"] not in {"Approved", "Submitted"}:
+            raise FakeError("RequestError", "A bonus needs a submitted or approved assignment.")
+        token = params.get("UniqueRequestToken")
+        if token and any(b.get("UniqueRequestToken") == token for b in self.state.bonuses):
+            raise FakeError("RequestError", f"The request token {token} has already been used.", status=400)
+        self.state.bonuses.append(dict(params))
         return {}
 
     def op_CreateQualificationType(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -192,6 +192,8 @@ class CrowdAssignment(models.Model):
     submit_time = models.DateTimeField(null=True, blank=True)
     passed_tests = models.BooleanField(null=True, help_text="Null until scored.")
     feedback = models.TextField(blank=True)
+    # Bonuses paid on top of the reward (MTurk SendBonus), counted in the campaign's cost.
+    bonus = models.DecimalField(max_digits=6, decimal_places=2, default=0)
 
     class Meta:
         ordering = ["batch", "id"]

@@ -43,17 +43,18 @@ class CampaignReport:
     workers: list[WorkerRow] = field(default_factory=list)
     batches: list[BatchRow] = field(default_factory=list)
     reward_total: Decimal = Decimal("0")
+    bonus_total: Decimal = Decimal("0")
     fee_total: Decimal = Decimal("0")
     alpha: float | None = None
 
     @property
     def cost_total(self) -> Decimal:
-        return self.reward_total + self.fee_total
+        return self.reward_total + self.bonus_total + self.fee_total
 
 
 def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
-    """Per worker test accuracy, answers and median time per HIT; per batch status; cost with MTurk's
-    20% fee on approved (or still pending) assignments; Krippendorff's alpha (nominal) among the workers
+    """Per worker test accuracy, answers and median time per HIT; per batch status; cost: rewards and
+    bonuses of approved (or still pending) assignments plus MTurk's 20% fee on both; Krippendorff's alpha (nominal) among the workers
     who passed the tests, over the real pairs."""
     report = CampaignReport()
     assignments = list(
@@ -100,8 +101,10 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
         )
     paid = [a for a in assignments if a.status != CrowdAssignment.Status.REJECTED]
     report.reward_total = Decimal(str(campaign.reward)) * len(paid)
+    report.bonus_total = sum((Decimal(str(a.bonus)) for a in paid), Decimal("0"))
     if campaign.provider == CrowdCampaign.Provider.MTURK:
-        report.fee_total = (report.reward_total * MTURK_FEE).quantize(Decimal("0.01"))
+        # MTurk charges its fee on bonuses as on rewards.
+        report.fee_total = ((report.reward_total + report.bonus_total) * MTURK_FEE).quantize(Decimal("0.01"))
     report.alpha = _alpha(campaign)
     return report
 

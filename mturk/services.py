@@ -554,6 +554,51 @@ def campaign_review(
     return result
 
 
+@dataclass
+class BonusResult:
+    paid: int = 0
+    total: Decimal = Decimal("0.00")
+
+
+def campaign_bonus(
+    *, campaign: CrowdCampaign, client: MTurkClient | None, amount: str | Decimal, reason: str
+) -> BonusResult:
+    """Pay `amount` once to each approved assignment that passed its test questions and has no bonus yet.
+
+    The MTurk call comes first and is made with a per-assignment token, so a rerun after a failure
+    carries on without paying anyone twice; in-platform campaigns only record the amount.
+    """
+    try:
+        value = Decimal(str(amount)).quantize(Decimal("0.01"))
+    except InvalidOperation:
+        raise CrowdError(f"bonus {amount!r} is not an amount in USD") from None
+    if value <= 0:
+        raise CrowdError("a bonus must be more than 0.00 USD")
+    if not reason.strip():
+        raise CrowdError("MTurk shows workers the reason for a bonus: give one")
+    if campaign.provider == CrowdCampaign.Provider.MTURK and client is None:
+        raise CrowdError(f"campaign {campaign.name} is on MTurk: bonuses need the MTurk client")
+    result = BonusResult()
+    due = CrowdAssignment.objects.filter(
+        batch__campaign=campaign, status=CrowdAssignment.Status.APPROVED, passed_tests=True, bonus=0
+    ).select_related("worker")
+    for assignment in due.order_by("id"):
+        if campaign.provider == CrowdCampaign.Provider.MTURK and client is not None:
+            client.bonus_send(
+                worker_id=assignment.worker.worker_id,
+                assignment_id=assignment.assignment_id,
+                amount=f"{value:.2f}",
+                reason=reason,
+                unique_token=f"assay-bonus-{assignment.id}",
+            )
+        with transaction.atomic():
+            assignment.bonus = value
+            assignment.save(update_fields=["bonus"])
+        result.paid += 1
+        result.total += value
+    return result
+
+
 def campaign_expire(*, campaign: CrowdCampaign, client: MTurkClient) -> int:
     """Expire the campaign's live HITs at once, so no new worker can accept them."""
     count = 0

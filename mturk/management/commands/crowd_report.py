@@ -28,5 +28,6 @@ class Command(CampaignCommand):
             )
         alpha = "n/a" if report.alpha is None else f"{report.alpha:.3f}"
         self.stdout.write(
-            f"cost: {report.reward_total} rewards + {report.fee_total} fee = {report.cost_total} USD; alpha {alpha}"
+            f"cost: {report.reward_total} rewards + {report.bonus_total} bonuses + {report.fee_total} fee = "
+            f"{report.cost_total} USD; alpha {alpha}"
         )
