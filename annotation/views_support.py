@@ -309,6 +309,14 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
             params.setlist("human", defaults["human"])
             params.update({"llm": defaults["llm"], "blind": defaults["blind"]})
     form = DisagreementReportForm(params, collection=collection)
+    if not form.is_bound and request.GET.get("format") == "json":
+        # Nothing to report yet and no judges named: a JSON client gets the reason, not the HTML form.
+        return JsonResponse(
+            {
+                "error": "name the judges (?human=…&llm=…&blind=…): this collection has no blind re-assessment yet"
+            },
+            status=400,
+        )
     rows: list[dict] = []
     status = 200
     if form.is_bound:

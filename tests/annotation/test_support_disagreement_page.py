@@ -197,3 +197,13 @@ def test_it_explains_how_to_start_when_nothing_was_reassessed(client, study):  #
     assert 'id="disagreement-empty"' in response.content.decode()
     assert "manage.py support_disagreements" in empty.content.decode()
     assert response.context["rows"] == []
+
+
+def test_json_without_judges_or_a_reassessment_answers_400_with_the_reason(client):
+    client.force_login(OrganiserFactory())
+
+    response = client.get(url(CollectionFactory()), {"format": "json"})
+
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert "name the judges" in response.json()["error"]
