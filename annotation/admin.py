@@ -76,6 +76,7 @@ class ResponseAdmin(admin.ModelAdmin):
 @admin.register(models.ResponseSentence)
 class ResponseSentenceAdmin(admin.ModelAdmin):
     list_display = ["response", "index", "text"]
+    list_filter = ["response__run__collection", "response__run"]
     search_fields = ["text"]
     raw_id_fields = ["response"]
 

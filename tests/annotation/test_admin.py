@@ -32,3 +32,15 @@ def test_every_changelist_opens_and_searches():
         query = "?q=x" if model_admin.search_fields else ""
         response = client.get(url + query)
         assert response.status_code == 200, url
+
+
+def test_every_annotation_changelist_but_collections_has_filters():
+    # Collections have no field worth filtering by; every other list is filtered by collection, run or judge.
+    unfiltered = [
+        model.__name__
+        for model, model_admin in admin.site._registry.items()
+        if model._meta.app_label == "annotation"
+        and model.__name__ != "Collection"
+        and not model_admin.list_filter
+    ]
+    assert unfiltered == []

@@ -129,3 +129,22 @@ def test_the_openapi_schema_validates_without_warnings(tmp_path):
     out = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
     assert "/api/collections/" in out.read_text()
+
+
+def test_a_signed_in_browser_session_reads_topics_and_runs(turn, client):
+    from tests.factories import PtkbStatementFactory, RunFactory
+
+    PtkbStatementFactory(topic=turn.topic, statement_id="1", text="I am vegetarian.")
+    RunFactory(collection=turn.collection, name="bm25")
+    client.force_login(UserFactory())  # Django's session cookie, no token
+    collections = client.get("/api/collections/")
+    assert collections.status_code == 200
+    assert [c["name"] for c in collections.json()["results"]] == ["c1"]
+    topics = client.get("/api/collections/c1/topics/")
+    assert topics.status_code == 200
+    assert [t["number"] for t in topics.json()["results"]] == ["7"]
+    assert topics.json()["results"][0]["ptkb"] == [{"statement_id": "1", "text": "I am vegetarian."}]
+    runs = client.get("/api/collections/c1/runs/")
+    assert runs.status_code == 200
+    assert [r["name"] for r in runs.json()["results"]] == ["bm25"]
+    assert client.get("/api/collections/nope/topics/").status_code == 404

@@ -38,3 +38,9 @@ def test_it_loads_ikat_2024_with_qrels_from_a_url(shared_data):
 def test_it_says_which_file_is_missing(tmp_path):
     with pytest.raises(CommandError, match="2024_test_topics.json is not in"):
         call_command("import_ikat", year="2024", source=str(tmp_path))
+
+
+def test_it_refuses_a_collection_name_that_is_not_a_slug(shared_data):
+    with pytest.raises(CommandError, match="'iKAT 2023' is not a slug"):
+        call_command("import_ikat", year="2023", source=str(shared_data / "ikat2023"), collection="iKAT 2023")
+    assert not Collection.objects.exists()

@@ -346,3 +346,18 @@ def test_the_official_ikat_2024_qrels_round_trip(shared_data, tmp_path):
     assert set(exported) == original
     call_command("import_run", str(shared_data / "ikat2024/sample_run.json"), collection="ikat24")
     assert Ranking.objects.filter(run__name="sample_run").count() == 218
+
+
+def test_the_import_commands_refuse_a_collection_name_that_is_not_a_slug(tmp_path):
+    topics = write(tmp_path, "topics.json", json.dumps(TOPICS))
+    with pytest.raises(CommandError, match="'my topics' is not a slug"):
+        call_command("import_topics", str(topics), collection="my topics")
+    with pytest.raises(CommandError, match="is not a slug"):
+        call_command("import_passages", str(topics), collection="a/b")
+    assert Collection.objects.count() == 0
+
+
+def test_the_export_command_names_the_known_judges_when_the_judge_is_unknown(collection, tmp_path):
+    judge_get_or_create(name="nist-qrels")
+    with pytest.raises(CommandError, match="no judge named 'nist'; known judges: nist-qrels"):
+        call_command("export_qrels", collection="test", judge="nist")

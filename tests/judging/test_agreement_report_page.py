@@ -114,3 +114,21 @@ def test_the_comparison_page_says_when_no_run_is_scored_under_both_judges(client
     assert response.status_code == 200
     page = response.content.decode()
     assert "No run is scored under both judges" in page and "fig-beside-tau" not in page
+
+
+@pytest.mark.django_db
+def test_the_campaign_page_links_back_but_the_standalone_file_does_not(client, judged, tmp_path):
+    from django.core.management import call_command
+
+    collection, _turn, _a, _b = judged
+    client.force_login(OrganiserFactory())
+    response = client.get(reverse("judging:agreement-campaign", args=[collection.name]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f'href="{reverse("judging:agreement-index")}"' in page
+    assert f'href="{reverse("judging:agreement-report", args=[collection.name])}"' in page
+    target = tmp_path / "report.html"
+    call_command(
+        "campaign_report", "--collection", collection.name, "--output", str(target), "--resamples", "20"
+    )
+    assert reverse("judging:agreement-index") not in target.read_text()

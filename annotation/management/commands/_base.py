@@ -5,11 +5,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.validators import validate_slug
 from django.db import transaction
 
 from annotation.formats import ImportFailed
 from annotation.models import Collection, Judge
+
+
+def check_collection_name(name: str) -> str:
+    """A new collection's name must be a slug: pages and the API address collections by name in URLs."""
+    try:
+        validate_slug(name)
+    except ValidationError:
+        raise CommandError(
+            f"collection name {name!r} is not a slug: use letters, digits, '-' and '_' only "
+            "(e.g. 'ikat-2024')"
+        ) from None
+    return name
 
 
 class CollectionCommand(BaseCommand):
@@ -22,7 +36,7 @@ class CollectionCommand(BaseCommand):
 
     def get_collection(self, name: str) -> Collection:
         if self.create_collection:
-            collection, _ = Collection.objects.get_or_create(name=name)
+            collection, _ = Collection.objects.get_or_create(name=check_collection_name(name))
             return collection
         try:
             return Collection.objects.get(name=name)
@@ -33,7 +47,9 @@ class CollectionCommand(BaseCommand):
         try:
             return Judge.objects.get(name=name)
         except Judge.DoesNotExist:
-            raise CommandError(f"no judge named {name!r}") from None
+            known = list(Judge.objects.order_by("name").values_list("name", flat=True)[:11])
+            hint = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "") if known else "none yet"
+            raise CommandError(f"no judge named {name!r}; known judges: {hint}") from None
 
     def run_import(self, action: Callable[[], Any]) -> Any:
         # One transaction around everything the command writes, the collection or judge it creates included.

@@ -3,11 +3,17 @@ from annotation.selectors import qrels_lines
 
 
 class Command(CollectionCommand):
-    help = "Write a judge's relevance judgments as TREC qrels, ordered by turn then passage id."
+    help = (
+        "Write a judge's relevance judgments on a collection as TREC qrels ('qid 0 docid grade'), ordered by "
+        "turn (natural order) then passage id, so two exports of the same labels are byte-identical. "
+        "List judges with the admin or /api/judges/."
+    )
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--judge", required=True)
+        parser.add_argument(
+            "--judge", required=True, help="Name of the judge whose labels to write (e.g. nist-qrels)."
+        )
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
 
     def handle(self, *args, collection, judge, output, **options):
