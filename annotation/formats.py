@@ -437,6 +437,9 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
         seen: set[str] = set()
         for response in turn.get("responses") or []:
             rline = _line(response, line)
+            if not isinstance(response, dict):
+                problems.add(rline, f"turn {turn_id}: every response must be an object")
+                continue
             try:
                 rank = int(response.get("rank", 1))
             except (TypeError, ValueError):
@@ -444,6 +447,11 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
                 continue
             used: list[str] = []
             for prov in response.get("passage_provenance") or []:
+                if not isinstance(prov, dict):
+                    problems.add(
+                        rline, f"turn {turn_id}: passage_provenance entries must be objects with 'id'"
+                    )
+                    continue
                 pid = _text(prov.get("id")).strip()
                 if not pid:
                     problems.add(_line(prov, rline), "passage_provenance entry without 'id'")

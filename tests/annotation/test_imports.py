@@ -361,3 +361,25 @@ def test_the_export_command_names_the_known_judges_when_the_judge_is_unknown(col
     judge_get_or_create(name="nist-qrels")
     with pytest.raises(CommandError, match="no judge named 'nist'; known judges: nist-qrels"):
         call_command("export_qrels", collection="test", judge="nist")
+
+
+@pytest.mark.parametrize(
+    ("turn", "message"),
+    [
+        (
+            '{"turn_id": "1-1_1",\n "responses": ["just text"]}',
+            "r.json:2: turn 1-1_1: every response must be",
+        ),
+        (
+            '{"turn_id": "1-1_1", "responses": [\n{"rank": 1, "passage_provenance": ["p1"]}]}',
+            "r.json:3: turn 1-1_1: passage_provenance entries must be objects",
+        ),
+    ],
+)
+def test_it_rejects_ikat_json_run_entries_that_are_not_objects(collection, tmp_path, turn, message):
+    path = write(tmp_path, "r.json", '{"run_name": "r",\n "turns": [' + turn + "]}")
+    before = counts()
+    with pytest.raises(ImportFailed) as excinfo:
+        run_import(path=path, collection=collection)
+    assert message in str(excinfo.value)
+    assert counts() == before
