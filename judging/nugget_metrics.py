@@ -180,10 +180,16 @@ def nugget_metrics(
     mode: Mode = "ntr" if ntr_judge is not None else "ntn"
 
     gold_by_turn: dict[int, list[int]] = defaultdict(list)
-    for nugget_id, turn_id in Nugget.objects.filter(
+    # A de-duplicated gold set is a copy whose nuggets point at their originals: labels given on an
+    # original count for its copy, so NtN/NtR labels need not be made again for the de-duplicated set.
+    copy_of_original: dict[int, int] = {}
+    for nugget_id, turn_id, original_id in Nugget.objects.filter(
         judge=gold_judge, turn__collection=collection
-    ).values_list("id", "turn_id"):
+    ).values_list("id", "turn_id", "original_id"):
         gold_by_turn[turn_id].append(nugget_id)
+        if original_id is not None:
+            copy_of_original[original_id] = nugget_id
+    label_targets = [n for ids in gold_by_turn.values() for n in ids] + list(copy_of_original)
     if not gold_by_turn:
         raise NuggetMetricsError(f"judge {gold_judge.name!r} has no nuggets in {collection.name}")
     turns = sorted(
@@ -213,27 +219,25 @@ def nugget_metrics(
     # Response nuggets per response (linked) or per turn (unlinked), and the positive pairs.
     linked: dict[int, list[int]] = defaultdict(list)
     unlinked: dict[int, list[int]] = defaultdict(list)
-    positives: set[tuple[int, int]] = set()
-    judged: set[tuple[int, int]] = set()
     if mode == "ntn":
         assert response_nugget_judge is not None and ntn_judge is not None
         for nugget_id, turn_id, response_id in Nugget.objects.filter(
             judge=response_nugget_judge, turn_id__in=gold_by_turn
         ).values_list("id", "turn_id", "response_id"):
             (linked[response_id] if response_id else unlinked[turn_id]).append(nugget_id)
-        for premise, hypothesis, entails in NtnJudgment.objects.filter(
-            judge=ntn_judge, gold_nugget__judge=gold_judge, gold_nugget__turn__collection=collection
-        ).values_list("response_nugget_id", "gold_nugget_id", "entails"):
-            judged.add((premise, hypothesis))
-            if entails:
-                positives.add((premise, hypothesis))
+        labels = NtnJudgment.objects.filter(judge=ntn_judge, gold_nugget_id__in=label_targets).values_list(
+            "response_nugget_id", "gold_nugget_id", "entails"
+        )
     else:
-        for response_id, nugget_id, matched in NtrJudgment.objects.filter(
-            judge=ntr_judge, nugget__judge=gold_judge, nugget__turn__collection=collection
-        ).values_list("response_id", "nugget_id", "matched"):
-            judged.add((response_id, nugget_id))
-            if matched:
-                positives.add((response_id, nugget_id))
+        labels = NtrJudgment.objects.filter(judge=ntr_judge, nugget_id__in=label_targets).values_list(
+            "response_id", "nugget_id", "matched"
+        )
+    # Carried labels first, so a label given on the copy itself wins over its original's.
+    label_of: dict[tuple[int, int], bool] = {}
+    for unit, gold_id, positive in sorted(labels, key=lambda row: row[1] not in copy_of_original):
+        label_of[(unit, copy_of_original.get(gold_id, gold_id))] = positive
+    judged = set(label_of)
+    positives = {pair for pair, positive in label_of.items() if positive}
 
     scores: list[RunScore] = []
     for run in run_list:

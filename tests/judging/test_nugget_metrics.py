@@ -278,3 +278,23 @@ def test_nugget_metrics_rejects_a_gold_judge_without_nuggets(cone):
             "nugget_metrics", "--collection", "cone", "--gold-judge", "ptkb", "--ntr-judge", "gold",
             stdout=StringIO(),
         )  # fmt: skip
+
+
+def test_a_deduplicated_gold_set_scores_with_its_originals_labels(ntr):
+    """De-duplicated copies point at their originals; the originals' NtR labels count for them."""
+    t1, t2, t3, _t4 = ntr["turns"]
+    g1a, g1b, g2a, g3a, g3b = ntr["g"]
+    dedup = JudgeFactory(name="gold-dedup")
+    # g1b was a duplicate of g1a, so the de-duplicated set keeps g1a, g2a, g3a and g3b.
+    copies = {g: NuggetFactory(judge=dedup, turn=g.turn, original=g) for g in (g1a, g2a, g3a, g3b)}
+    # A label on a copy itself wins over its original's: A's response to t3 does not match g3a's copy.
+    NtrJudgment.objects.create(judge=ntr["crowd"], response=ntr["a"][t3], nugget=copies[g3a], matched=False)
+
+    report = nugget_metrics(collection=ntr["collection"], gold_judge=dedup, ntr_judge=ntr["crowd"])
+
+    by_run = {run.run: run for run in report.runs}
+    # A: t1 1/1 (g1a), t2 1/1, t3 0/2 (copy label no, g3b unjudged) -> (1 + 1 + 0) / 3.
+    assert by_run["A"].all.recall == pytest.approx(2 / 3)
+    # B: t1 0/1, t2 1/1, no response to t3 -> 1/3.
+    assert by_run["B"].all.recall == pytest.approx(1 / 3)
+    assert {turn.turn_id: turn.recall for turn in by_run["A"].turns} == {"1_1": 1.0, "1_2": 1.0, "1_3": 0.0}
