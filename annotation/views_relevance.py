@@ -348,8 +348,9 @@ class GradeInput(serializers.Serializer):
 class NextUnitApi(APIView):
     """POST: lease work in an assignment and get the next passage to grade; 204 when none is left.
 
-    A unit whose passages are all graded but whose PTKB step is not done is skipped here (the JSON
-    client grades passages only); the page asks for it.
+    A held unit whose passages are all graded is closed here (SubmitGradeApi leaves that to this call);
+    if its PTKB step is not done the answer is 409 with the page that asks for it (the JSON client
+    grades passages only). Three queries in the steady state: token with judge, held copy, next entry.
     """
 
     authentication_classes = ASSESSOR_API_AUTHENTICATION
