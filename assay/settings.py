@@ -16,8 +16,9 @@ SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG and env_bool("ASSAY_REQUIRE_SECRET_KEY", False):
         raise ImproperlyConfigured("SECRET_KEY must be set in production")
-    # A throwaway key for development and tests only; production sets SECRET_KEY.
-    SECRET_KEY = "insecure-dev-key-" + "x" * 40
+    # A throwaway key for development and tests only. Its `django-insecure-` prefix makes
+    # `check --deploy` fail loudly (security.W009) if a production server starts without SECRET_KEY.
+    SECRET_KEY = "django-insecure-assay-development-key-" + "x" * 30
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 

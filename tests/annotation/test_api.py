@@ -148,3 +148,18 @@ def test_a_signed_in_browser_session_reads_topics_and_runs(turn, client):
     assert runs.status_code == 200
     assert [r["name"] for r in runs.json()["results"]] == ["bm25"]
     assert client.get("/api/collections/nope/topics/").status_code == 404
+
+
+def test_deploy_check_fails_without_a_secret_key():
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}} | {
+        "ALLOWED_HOSTS": "assay.example.org",
+        "SECURE_SSL_REDIRECT": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode != 0
+    assert "security.W009" in result.stdout + result.stderr
