@@ -7,14 +7,19 @@ serves scripted clients such as bench/bench_assessors.py.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import build_bearer_security_scheme_object
@@ -33,6 +38,8 @@ from annotation.assignment import (
     assignment_create,
     assignment_progress,
     assignments_for_assessor,
+    fast_grade_submit,
+    fast_next_step,
     held_slot,
     next_passage_entry,
     pooled_pair_check,
@@ -446,3 +453,121 @@ class SubmitGradeApi(APIView):
             ).data,
             status=status.HTTP_201_CREATED,
         )
+
+
+# --- The same two endpoints' fast path (PostgreSQL, token) -------------------------------------------
+#
+# A token-authenticated POST on PostgreSQL is answered by one SQL statement (annotation.assignment's
+# fast_next_step / fast_grade_submit) and a plain Django response: no DRF request, content negotiation,
+# serializer or ORM query building, which cost far more CPU than the statement itself. Whatever that
+# path cannot answer with certainty (no or bad token, session auth, a body the plain checks below do
+# not accept, no judge yet, no held unit, a finished unit, not your unit, not pooled) goes to the DRF
+# views above, which give every answer, error and side effect as before. CSRF does not apply to a
+# token request (no cookie is trusted); a session request still meets DRF's CSRF check.
+
+_MAX_PK = 2**31 - 1
+_MAX_TIME_SPENT_MS = 86_400_000
+
+
+def _token_key(request: HttpRequest) -> str | None:
+    """The key of an `Authorization: Token <key>` header, as DRF's TokenAuthentication reads it."""
+    parts = request.META.get("HTTP_AUTHORIZATION", "").split()
+    if len(parts) != 2 or parts[0].lower() != "token":
+        return None
+    return parts[1]
+
+
+def _json(payload: dict, status_code: int) -> HttpResponse:
+    # DRF's JSONRenderer output: compact, UTF-8.
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    return HttpResponse(body, status=status_code, content_type="application/json")
+
+
+def _plain_int(value: object, low: int, high: int) -> bool:
+    return type(value) is int and low <= value <= high
+
+
+def _grade_body(request: HttpRequest) -> tuple[int, str, int, int | None] | None:
+    """(turn_pk, passage_id, grade, time_spent_ms) when GradeInput would accept the body unchanged.
+
+    Anything else (strings for numbers, whitespace to trim, other content types) goes to GradeInput.
+    """
+    if request.content_type != "application/json":
+        return None
+    try:
+        data = json.loads(request.body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    turn_pk, passage_id, grade = data.get("turn_pk"), data.get("passage_id"), data.get("grade")
+    time_spent_ms = data.get("time_spent_ms")
+    if not (_plain_int(turn_pk, 1, _MAX_PK) and _plain_int(grade, 0, 4)):
+        return None
+    if not isinstance(passage_id, str) or not 0 < len(passage_id) <= 255:
+        return None
+    if passage_id != passage_id.strip() or "\x00" in passage_id:
+        return None
+    if time_spent_ms is not None and not _plain_int(time_spent_ms, 0, _MAX_TIME_SPENT_MS):
+        return None
+    return turn_pk, passage_id, grade, time_spent_ms
+
+
+def _next_fast(request: HttpRequest, key: str, assignment_pk: int) -> HttpResponse | None:
+    step = fast_next_step(token_key=key, assignment_pk=assignment_pk)
+    if step is None:
+        return None
+    payload = {
+        "slot": step.slot,
+        "unit": step.unit,
+        "turn_id": step.turn_id,
+        "turn_pk": step.turn_pk,
+        "passage_id": step.passage_id,
+        "text": step.text,
+    }
+    return _json(payload, 200)
+
+
+def _grade_fast(request: HttpRequest, key: str, slot_pk: int) -> HttpResponse | None:
+    body = _grade_body(request)
+    if body is None:
+        return None
+    turn_pk, passage_id, grade, time_spent_ms = body
+    row = fast_grade_submit(
+        token_key=key,
+        slot_pk=slot_pk,
+        turn_pk=turn_pk,
+        passage_id=passage_id,
+        grade=grade,
+        time_spent_ms=time_spent_ms,
+    )
+    if row is None:
+        return None
+    return _json({"turn_pk": row[0], "passage_id": row[1], "grade": row[2]}, 201)
+
+
+def _with_fast_path(
+    api: type[APIView], fast: Callable[..., HttpResponse | None]
+) -> Callable[..., HttpResponseBase]:
+    """`api`'s view, answering token POSTs on PostgreSQL through `fast` when it can."""
+    slow = api.as_view()
+
+    @csrf_exempt
+    def view(request: HttpRequest, **kwargs: int) -> HttpResponseBase:
+        if request.method == "POST" and connection.vendor == "postgresql":
+            key = _token_key(request)
+            if key is not None and all(0 < value <= _MAX_PK for value in kwargs.values()):
+                response = fast(request, key, **kwargs)
+                if response is not None:
+                    return response
+        return slow(request, **kwargs)
+
+    # The schema generator (drf-spectacular) reads the DRF view class from these, as from as_view().
+    view.cls = slow.cls  # type: ignore[attr-defined]
+    view.initkwargs = slow.initkwargs  # type: ignore[attr-defined]
+    view.__doc__ = api.__doc__
+    return view
+
+
+next_unit_api = _with_fast_path(NextUnitApi, _next_fast)
+submit_grade_api = _with_fast_path(SubmitGradeApi, _grade_fast)
