@@ -381,7 +381,7 @@ def qrels_import(
         .values_list("id", "turn_id", "passage_id", "grade")
         .iterator(chunk_size=5000)
     }
-    to_create: list[RelevanceJudgment] = []
+    to_create: list[tuple[int, int, str, int]] = []
     to_update: list[RelevanceJudgment] = []
     result = ImportResult()
     seen: set[tuple[int, str]] = set()
@@ -390,11 +390,7 @@ def qrels_import(
         seen.add(key)
         current = existing.get(key)
         if current is None:
-            to_create.append(
-                RelevanceJudgment(
-                    judge=judge, turn_id=key[0], passage_id=record.passage_id, grade=record.grade
-                )
-            )
+            to_create.append((judge.id, key[0], record.passage_id, record.grade))
         elif current[1] != record.grade:
             to_update.append(RelevanceJudgment(id=current[0], grade=record.grade))
         else:
@@ -403,7 +399,7 @@ def qrels_import(
     _rows_insert(
         RelevanceJudgment,
         ["judge", "turn", "passage_id", "grade", "created_at", "updated_at"],
-        [(judge.id, j.turn_id, j.passage_id, j.grade, now, now) for j in to_create],
+        [(*row, now, now) for row in to_create],
     )
     RelevanceJudgment.objects.bulk_update(to_update, ["grade"], batch_size=BATCH)
     result.created, result.updated = len(to_create), len(to_update)
