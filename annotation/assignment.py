@@ -538,7 +538,9 @@ tok AS (
 # renewed: its lease renewed when less than half is left, as _lease_renew does (a data-modifying CTE
 # runs whether or not the query reads it). Then the unit's first pooled passage this judge has not
 # graded, in turn position then presentation order, as next_passage_entry finds it; its text is
-# looked up for that one row (a join before the LIMIT would hash the whole collection).
+# looked up for that one row (a join before the LIMIT would hash the whole collection). OFFSET 0 keeps
+# the graded check a probe of the (judge, turn, passage) index per pooled passage: as an anti-join,
+# the plan prepared while the judgments table was small scans and sorts the whole table on every call.
 _NEXT_SQL = (
     "WITH"
     + _TOKEN_CTE
@@ -575,6 +577,7 @@ FROM (
     WHERE NOT EXISTS (
         SELECT 1 FROM {judgment} r
         WHERE r.judge_id = held.judge_id AND r.turn_id = e.turn_id AND r.passage_id = e.passage_id
+        OFFSET 0
     )
     ORDER BY t.position, e."order", e.id
     LIMIT 1
@@ -613,9 +616,14 @@ _PARAMETERS = {
     # token key, slot pk, turn pk, passage id, grade, time spent (ms), now
 }
 _ARITY = {name: types.count(",") + 1 for name, types in _PARAMETERS.items()}
-# Raw connections on which both statements are prepared. Prepared statements belong to the database
-# session and survive rollbacks; a new connection is a new session and prepares them again.
-_PREPARED_ON: weakref.WeakSet = weakref.WeakSet()
+# Raw connection -> executions since its statements were prepared. Prepared statements belong to the
+# database session and survive rollbacks; a new connection is a new session and prepares them again.
+_PREPARED_ON: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# PostgreSQL keeps a prepared statement's generic plan, made with the table sizes of that moment: a
+# plan made while the judgments table was nearly empty scans it instead of using its index once it
+# has grown. Preparing again every so many runs bounds that staleness for one planning (~1.5 ms) per
+# statement per REPREPARE_EVERY runs.
+REPREPARE_EVERY = 200
 
 
 def _statements() -> dict[str, str]:
@@ -625,7 +633,7 @@ def _statements() -> dict[str, str]:
 
 
 def _fast_execute(name: str, params: list) -> tuple | None:
-    """Run a statement prepared once per connection: PostgreSQL then plans it once, not per request.
+    """Run a statement prepared on this connection: PostgreSQL then plans it once, not per request.
 
     Planning these joins costs more than running them (about 1.5 ms against 0.1 ms). With the
     settings' server-side binding, psycopg cannot pass parameters to EXECUTE, so the statement is
@@ -639,10 +647,17 @@ def _fast_execute(name: str, params: list) -> tuple | None:
             cursor.execute(sql, {f"p{i}": value for i, value in enumerate(params, start=1)})
             return cursor.fetchone()
         raw = connection.connection
-        if raw not in _PREPARED_ON:
+        runs = _PREPARED_ON.get(raw)
+        if runs is None or runs >= REPREPARE_EVERY:
             for statement, sql in _statements().items():
+                if runs is not None:
+                    cursor.execute(f"DEALLOCATE assay_relevance_{statement}")
                 cursor.execute(f"PREPARE assay_relevance_{statement} ({_PARAMETERS[statement]}) AS {sql}")
-            _PREPARED_ON.add(raw)
+            # Only named prepared statements (these two) have plans to choose between: left to choose,
+            # PostgreSQL would re-plan them on every run, their generic plan looking costlier on paper.
+            cursor.execute("SET plan_cache_mode = force_generic_plan")
+            runs = 0
+        _PREPARED_ON[raw] = runs + 1
         placeholders = ", ".join(["%s"] * _ARITY[name])
         cursor.execute(f"EXECUTE assay_relevance_{name} ({placeholders})", params)
         return cursor.fetchone()
