@@ -616,14 +616,15 @@ _PARAMETERS = {
     # token key, slot pk, turn pk, passage id, grade, time spent (ms), now
 }
 _ARITY = {name: types.count(",") + 1 for name, types in _PARAMETERS.items()}
-# Raw connection -> executions since its statements were prepared. Prepared statements belong to the
-# database session and survive rollbacks; a new connection is a new session and prepares them again.
+# Raw connection -> runs of each statement since it was prepared there. Prepared statements belong to
+# the database session and survive rollbacks; a new connection is a new session and prepares again.
 _PREPARED_ON: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# PostgreSQL keeps a prepared statement's generic plan, made with the table sizes of that moment: a
-# plan made while the judgments table was nearly empty scans it instead of using its index once it
-# has grown. Preparing again every so many runs bounds that staleness for one planning (~1.5 ms) per
-# statement per REPREPARE_EVERY runs.
-REPREPARE_EVERY = 200
+# A prepared statement keeps the plan made at its first run. Made from the table sizes of that moment
+# (a campaign starts with no judgments), it would scan the judgments table instead of probing its
+# index once the table has grown. So that first run is planned with sequential scans off (every
+# lookup in these statements has an index), and the statements are prepared again every
+# REPREPARE_EVERY runs in case PostgreSQL re-planned them meanwhile (after an ANALYZE) on a small table.
+REPREPARE_EVERY = 500
 
 
 def _statements() -> dict[str, str]:
@@ -646,21 +647,31 @@ def _fast_execute(name: str, params: list) -> tuple | None:
             sql = re.sub(r"\$(\d+)", r"%(p\1)s", _statements()[name])
             cursor.execute(sql, {f"p{i}": value for i, value in enumerate(params, start=1)})
             return cursor.fetchone()
-        raw = connection.connection
-        runs = _PREPARED_ON.get(raw)
-        if runs is None or runs >= REPREPARE_EVERY:
-            for statement, sql in _statements().items():
-                if runs is not None:
-                    cursor.execute(f"DEALLOCATE assay_relevance_{statement}")
-                cursor.execute(f"PREPARE assay_relevance_{statement} ({_PARAMETERS[statement]}) AS {sql}")
-            # Only named prepared statements (these two) have plans to choose between: left to choose,
-            # PostgreSQL would re-plan them on every run, their generic plan looking costlier on paper.
-            cursor.execute("SET plan_cache_mode = force_generic_plan")
-            runs = 0
-        _PREPARED_ON[raw] = runs + 1
-        placeholders = ", ".join(["%s"] * _ARITY[name])
-        cursor.execute(f"EXECUTE assay_relevance_{name} ({placeholders})", params)
-        return cursor.fetchone()
+        runs = _PREPARED_ON.setdefault(connection.connection, {})
+        if runs.get(name, REPREPARE_EVERY) >= REPREPARE_EVERY:
+            if name in runs:
+                cursor.execute(f"DEALLOCATE assay_relevance_{name}")
+            elif not runs:
+                # Only named prepared statements (these two) have plans to choose between: left to
+                # choose, PostgreSQL re-plans them (~1.5 ms) on every run, as their generic plan looks
+                # costlier on paper.
+                cursor.execute("SET plan_cache_mode = force_generic_plan")
+            sql = _statements()[name]
+            cursor.execute(f"PREPARE assay_relevance_{name} ({_PARAMETERS[name]}) AS {sql}")
+            runs[name] = 0
+        execute = f"EXECUTE assay_relevance_{name} ({', '.join(['%s'] * _ARITY[name])})"
+        if runs[name] == 0:
+            cursor.execute("SET enable_seqscan = off")
+            try:
+                cursor.execute(execute, params)
+                row = cursor.fetchone()
+            finally:
+                cursor.execute("RESET enable_seqscan")
+        else:
+            cursor.execute(execute, params)
+            row = cursor.fetchone()
+        runs[name] += 1
+        return row
 
 
 def fast_next_step(*, token_key: str, assignment_pk: int, now: datetime | None = None) -> FastStep | None:
