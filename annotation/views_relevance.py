@@ -2,7 +2,8 @@
 
 Every unit is reached through the assessor who holds it (`slot_for_assessor`): another assessor's
 unit is a 404, organiser pages are a 403 to assessors. A JSON pair of endpoints (next unit, submit)
-serves scripted clients such as bench/bench_assessors.py.
+serves scripted clients such as bench/bench_assessors.py; on PostgreSQL a token request there is
+answered by one prepared SQL statement when it can be, by the DRF views otherwise (see the end).
 """
 
 from __future__ import annotations

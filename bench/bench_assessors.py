@@ -307,7 +307,14 @@ def main() -> int:
         default=int(os.environ.get("BENCH_WORKERS", 2 * cores + 1)),
         help="2 x cores + 1",
     )
-    parser.add_argument("--threads", type=int, default=int(os.environ.get("BENCH_THREADS", "2")))
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=int(os.environ.get("BENCH_THREADS", "4")),
+        help="Threads per gthread worker: an assessor request waits on PostgreSQL twice per loop, so more "
+        "threads than the trivial view needs keep the cores busy (measured here: 2 -> ~430, 4 -> ~620, "
+        "8 -> ~510 loops/s; the trivial view ~1500 loops/s with any of them).",
+    )
     parser.add_argument(
         "--keep-alive",
         type=int,

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from annotation import assignment as assignment_module
 from annotation.models import Judge, PoolEntry, RelevanceJudgment, WorkSlot
 from annotation.services import relevance_judgment_submit
 from tests.factories import UserFactory, relevance_campaign
@@ -274,3 +275,31 @@ def alice_client_with_csrf_checks():
     client = Client(enforce_csrf_checks=True)
     client.force_login(alice)
     return client, assignment
+
+
+@pytest.mark.postgres
+def test_the_prepared_statements_are_prepared_again_and_keep_answering(client, monkeypatch):
+    assert connection.vendor == "postgresql"
+    monkeypatch.setattr(assignment_module, "REPREPARE_EVERY", 2)
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=4, n_ptkb=0)
+    client = _token_client(client, alice)
+    graded = []
+    for _ in range(4):  # the first call leases through the ORM path; the rest re-prepare on the way
+        step = _next(client, assignment)
+        assert step.status_code == 200
+        data = step.json()
+        assert _grade(client, data["slot"], data["turn_pk"], data["passage_id"], grade=1).status_code == 201
+        graded.append(data["passage_id"])
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements WHERE name LIKE 'assay_relevance_%'")
+        prepared = sorted(name for (name,) in cursor.fetchall())
+        cursor.execute("SHOW enable_seqscan")
+        seqscan = cursor.fetchone()[0]
+
+    assert len(set(graded)) == 4
+    assert _next(client, assignment).status_code == 204
+    assert prepared == ["assay_relevance_grade", "assay_relevance_next"]
+    assert seqscan == "on"  # turned off only while a statement's plan is made
+    assert RelevanceJudgment.objects.filter(judge__user=alice, grade=1).count() == 4
