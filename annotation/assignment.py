@@ -534,6 +534,9 @@ tok AS (
     WHERE t."key" = $1::text
 )"""
 
+# open_slots: the copies the user holds open (a handful, found by the assessor index); materialised, and
+# their units looked up by key one by one (OFFSET 0 keeps the lateral lookup), so that the plan starts
+# from them instead of walking the assignment's units in position order.
 # held: the open copy the user holds in the assignment (lowest unit position), as held_slot finds it.
 # renewed: its lease renewed when less than half is left, as _lease_renew does (a data-modifying CTE
 # runs whether or not the query reads it). Then the unit's first pooled passage this judge has not
@@ -545,13 +548,21 @@ _NEXT_SQL = (
     "WITH"
     + _TOKEN_CTE
     + """,
-held AS (
-    SELECT s.id, s.leased_until, u.label, u.turn_pks, a.pool_id, a.lease_minutes, p.collection_id,
-           tok.judge_id
+open_slots AS MATERIALIZED (
+    SELECT s.id, s.unit_id, s.leased_until, tok.judge_id
     FROM tok
     JOIN {slot} s ON s.assessor_id = tok.user_id AND s.completed_at IS NULL
-    JOIN {unit} u ON u.id = s.unit_id AND u.assignment_id = $2::bigint
-    JOIN {assignment} a ON a.id = u.assignment_id
+),
+held AS (
+    SELECT s.id, s.leased_until, u.label, u.turn_pks, a.pool_id, a.lease_minutes, p.collection_id,
+           s.judge_id
+    FROM open_slots s
+    CROSS JOIN LATERAL (
+        SELECT uu.id, uu.label, uu.turn_pks, uu.position, uu.assignment_id FROM {unit} uu
+        WHERE uu.id = s.unit_id
+        OFFSET 0
+    ) u
+    JOIN {assignment} a ON a.id = u.assignment_id AND a.id = $2::bigint
     JOIN {pool} p ON p.id = a.pool_id
     ORDER BY u.position
     LIMIT 1
