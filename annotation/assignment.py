@@ -536,7 +536,9 @@ tok AS (
 
 # open_slots: the copies the user holds open (a handful, found by the assessor index); materialised, and
 # their units looked up by key one by one (OFFSET 0 keeps the lateral lookup), so that the plan starts
-# from them instead of walking the assignment's units in position order.
+# from them instead of walking the assignment's units in position order. The unit's turns and their
+# pooled entries are likewise looked up by key per unit turn (a generic plan would otherwise walk
+# every turn of the collection).
 # held: the open copy the user holds in the assignment (lowest unit position), as held_slot finds it.
 # renewed: its lease renewed when less than half is left, as _lease_renew does (a data-modifying CTE
 # runs whether or not the query reads it). Then the unit's first pooled passage this judge has not
@@ -583,8 +585,14 @@ FROM (
     SELECT held.id AS slot, held.label, held.collection_id, t.turn_id, e.turn_id AS turn_pk, e.passage_id
     FROM held
     CROSS JOIN LATERAL jsonb_array_elements_text(held.turn_pks) AS unit_turn(pk)
-    JOIN {turn} t ON t.id = unit_turn.pk::bigint
-    JOIN {entry} e ON e.pool_id = held.pool_id AND e.turn_id = t.id
+    CROSS JOIN LATERAL (
+        SELECT tt.id, tt.turn_id, tt.position FROM {turn} tt WHERE tt.id = unit_turn.pk::bigint OFFSET 0
+    ) t
+    CROSS JOIN LATERAL (
+        SELECT ee.id, ee.turn_id, ee.passage_id, ee."order" FROM {entry} ee
+        WHERE ee.pool_id = held.pool_id AND ee.turn_id = t.id
+        OFFSET 0
+    ) e
     WHERE NOT EXISTS (
         SELECT 1 FROM {judgment} r
         WHERE r.judge_id = held.judge_id AND r.turn_id = e.turn_id AND r.passage_id = e.passage_id

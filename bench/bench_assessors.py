@@ -299,7 +299,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="Bound on the assessors' run.")
     parser.add_argument("--trivial-seconds", type=float, default=20.0)
     # 500 turns x 40 = 20,000 pairs: at ~500 loops/s the assessors may finish before the 60 s bound (the
-    # figure is then over the time they took). With --turns 1200 the loop rate drops several-fold: an
+    # figure is then over the time they took). With --turns 1200 the loop rate drops several-fold: a
     # cost that grows with the assignment's size, not yet found (the fast statements' plans stay flat).
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--per-turn", type=int, default=40)
