@@ -298,10 +298,9 @@ def main() -> int:
     parser.add_argument("--assessors", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0, help="Bound on the assessors' run.")
     parser.add_argument("--trivial-seconds", type=float, default=20.0)
-    # 500 turns x 40 = 20,000 pairs: at ~500 loops/s the assessors may finish before the 60 s bound (the
-    # figure is then over the time they took). With --turns 1200 the loop rate drops several-fold: a
-    # cost that grows with the assignment's size, not yet found (the fast statements' plans stay flat).
-    parser.add_argument("--turns", type=int, default=500)
+    # 1200 turns x 40 = 48,000 pooled pairs: enough that 50 assessors at ~500 loops/s work for the whole
+    # 60 s bound, and an assignment large enough to show a cost that grows with its size.
+    parser.add_argument("--turns", type=int, default=1200)
     parser.add_argument("--per-turn", type=int, default=40)
     parser.add_argument("--worker-class", default=os.environ.get("BENCH_WORKER_CLASS", "gthread"))
     parser.add_argument(
