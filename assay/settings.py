@@ -73,9 +73,6 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
-if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_bool("DB_SERVER_SIDE_BINDING", False):
-    # psycopg then prepares the statements a busy server repeats (about 5% less CPU per assessor loop).
-    DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 # Lets parallel test runs on one PostgreSQL server keep apart (pytest-django adds its own suffix too).
 if env_str("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME")}
