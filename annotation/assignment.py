@@ -11,7 +11,6 @@ on each other; on SQLite the settings' IMMEDIATE transactions serialise the clai
 from __future__ import annotations
 
 import enum
-import re
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -655,17 +654,12 @@ def _statements() -> dict[str, str]:
 def _fast_execute(name: str, params: list) -> tuple | None:
     """Run a statement prepared on this connection: PostgreSQL then plans it once, not per request.
 
-    Planning these joins costs more than running them (about 1.5 ms against 0.1 ms). With the
-    settings' server-side binding, psycopg cannot pass parameters to EXECUTE, so the statement is
-    sent whole each time instead (`$n` become psycopg's named placeholders).
+    Planning these joins costs more than running them (about 1.5 ms against 0.1 ms). This needs
+    psycopg's default client-side binding: with server-side binding it cannot pass parameters to EXECUTE.
     """
     from django.db import connection
 
     with connection.cursor() as cursor:
-        if connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is True:
-            sql = re.sub(r"\$(\d+)", r"%(p\1)s", _statements()[name])
-            cursor.execute(sql, {f"p{i}": value for i, value in enumerate(params, start=1)})
-            return cursor.fetchone()
         runs = _PREPARED_ON.setdefault(connection.connection, {})
         if runs.get(name, REPREPARE_EVERY) >= REPREPARE_EVERY:
             if name in runs:

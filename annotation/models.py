@@ -207,14 +207,6 @@ class Judge(models.Model):
         return self.kind in {self.Kind.ASSESSOR, self.Kind.CROWD}
 
 
-class JudgmentQuerySet(models.QuerySet):
-    def for_collection(self, collection: Collection) -> JudgmentQuerySet:
-        return self.filter(turn__collection=collection)
-
-    def by_judge(self, judge: Judge) -> JudgmentQuerySet:
-        return self.filter(judge=judge)
-
-
 class TimedJudgment(models.Model):
     """What every human or machine label row carries besides its unit and its value."""
 
@@ -222,8 +214,6 @@ class TimedJudgment(models.Model):
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-
-    objects = JudgmentQuerySet.as_manager()
 
     class Meta:
         abstract = True

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
 from assay.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -14,8 +13,6 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG and env_bool("ASSAY_REQUIRE_SECRET_KEY", False):
-        raise ImproperlyConfigured("SECRET_KEY must be set in production")
     # A throwaway key for development and tests only. Its `django-insecure-` prefix makes
     # `check --deploy` fail loudly (security.W009) if a production server starts without SECRET_KEY.
     SECRET_KEY = "django-insecure-assay-development-key-" + "x" * 30
