@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Ranking, RelevanceJudgment, Turn
-from annotation.selectors import _natural_key
+from annotation.selectors import UnknownTurns, turns_named
 
 
 class PoolingFailed(Exception):
@@ -67,15 +67,10 @@ def _presentation_order(pool_name: str, turn_id: str, passage_id: str) -> str:
 
 def turns_resolve(*, collection: Collection, turn_ids: Iterable[str] | None) -> list[Turn]:
     """The collection's turns named by id (all of them when `turn_ids` is None), in conversation order."""
-    queryset = Turn.objects.filter(collection=collection).select_related("topic")
-    if turn_ids is None:
-        return sorted(queryset, key=lambda t: _natural_key(t.turn_id))
-    wanted = [t.strip() for t in turn_ids if t.strip()]
-    found = {t.turn_id: t for t in queryset.filter(turn_id__in=wanted)}
-    missing = [t for t in wanted if t not in found]
-    if missing:
-        raise PoolingFailed(f"turns not in collection {collection.name}: {', '.join(missing[:20])}")
-    return sorted(found.values(), key=lambda t: _natural_key(t.turn_id))
+    try:
+        return turns_named(collection=collection, turn_ids=turn_ids)
+    except UnknownTurns as exc:
+        raise PoolingFailed(str(exc)) from None
 
 
 @transaction.atomic

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from annotation.models import Collection, Judge, Ranking, RelevanceJudgment, Run
+from annotation.models import Collection, Judge, Ranking, RelevanceJudgment, Run, Turn
 
 
 def _natural_key(value: str) -> tuple:
@@ -13,6 +13,25 @@ def _natural_key(value: str) -> tuple:
     for chunk in value.replace("-", "_").split("_"):
         parts.append((0, int(chunk)) if chunk.isdigit() else (1, chunk))
     return tuple(parts)
+
+
+class UnknownTurns(ValueError):
+    """Some turns named by id are not in the collection; the message names them."""
+
+
+def turns_named(*, collection: Collection, turn_ids: Iterable[str] | None = None) -> list[Turn]:
+    """The collection's turns named by id (all of them when `turn_ids` is None), in reading order."""
+    queryset = Turn.objects.filter(collection=collection).select_related("topic")
+    if turn_ids is None:
+        turns = list(queryset)
+    else:
+        wanted = [t.strip() for t in turn_ids if t.strip()]
+        found = {t.turn_id: t for t in queryset.filter(turn_id__in=wanted)}
+        missing = [t for t in wanted if t not in found]
+        if missing:
+            raise UnknownTurns(f"no turn {', '.join(missing[:20])} in collection {collection.name}")
+        turns = list(found.values())
+    return sorted(turns, key=lambda t: _natural_key(t.turn_id))
 
 
 def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:

@@ -39,6 +39,7 @@ from annotation.models import (
     SupportJudgment,
     Turn,
 )
+from annotation.selectors import UnknownTurns, turns_named
 from annotation.services import judge_get_or_create
 from judging import llm_judges
 from judging.clients import nli as nli_client
@@ -100,17 +101,11 @@ class Unit:
 
 
 def _turns(collection: Collection, turn_ids: list[str] | None) -> list[Turn]:
-    turns = list(
-        Turn.objects.filter(collection=collection).select_related("topic").order_by("topic_id", "position")
-    )
-    if turn_ids:
-        known = {t.turn_id for t in turns}
-        unknown = [t for t in turn_ids if t not in known]
-        if unknown:
-            raise JobError(f"no turn {', '.join(unknown)} in collection {collection.name}")
-        wanted = set(turn_ids)
-        turns = [t for t in turns if t.turn_id in wanted]
-    return turns
+    """The chosen turns (all when none are named), in reading order."""
+    try:
+        return turns_named(collection=collection, turn_ids=turn_ids or None)
+    except UnknownTurns as exc:
+        raise JobError(str(exc)) from None
 
 
 def _run_filter(collection: Collection, run_names: list[str] | None) -> dict[str, Any]:
