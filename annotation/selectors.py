@@ -56,12 +56,15 @@ def qrels_dict(*, collection: Collection, judge: Judge) -> dict[str, dict[str, i
     return qrels
 
 
-def run_dict(*, run: Run, depth: int | None = None) -> dict[str, dict[str, float]]:
-    """{turn id: {passage id: score}} of a run, optionally cut at `depth`."""
+def run_dict(
+    *, run: Run, depth: int | None = None, turn_ids: Iterable[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """{turn id: {passage id: score}} of a run, optionally cut at `depth` or limited to some turns."""
     result: dict[str, dict[str, float]] = {}
-    for turn_id, passage_ids, scores in Ranking.objects.filter(run=run).values_list(
-        "turn__turn_id", "passage_ids", "scores"
-    ):
+    rankings = Ranking.objects.filter(run=run)
+    if turn_ids is not None:
+        rankings = rankings.filter(turn__turn_id__in=list(turn_ids))
+    for turn_id, passage_ids, scores in rankings.values_list("turn__turn_id", "passage_ids", "scores"):
         if depth is not None:
             passage_ids, scores = passage_ids[:depth], scores[:depth]
         result[turn_id] = dict(zip(passage_ids, (float(s) for s in scores), strict=True))

@@ -111,7 +111,9 @@ def runs_evaluate(
         collection=collection.name, judge=judge.name, rel_threshold=rel_threshold, measures=names, turns=turns
     )
     for run in sorted(selected, key=lambda r: r.name):
-        ranked = {turn: docs for turn, docs in run_dict(run=run).items() if turn in qrels and docs}
+        ranked = {
+            turn: docs for turn, docs in run_dict(run=run, turn_ids=qrels).items() if turn in qrels and docs
+        }
         scores: dict[str, dict[str, float]] = {turn: dict.fromkeys(names, 0.0) for turn in turns}
         for metric in evaluator.iter_calc(ranked):
             scores[metric.query_id][str(metric.measure)] = float(metric.value)
