@@ -519,6 +519,8 @@ def _tables() -> dict[str, str]:
         "turn": Turn,
         "passage": Passage,
         "judgment": RelevanceJudgment,
+        "member": Assignment.assessors.through,
+        "statement": PtkbStatement,
     }
     return {name: quote(model._meta.db_table) for name, model in models.items()}
 
@@ -603,22 +605,31 @@ FROM (
 )
 
 # The grade is written only when the user holds the copy and the pair is pooled for a turn of its
-# unit, checked in the same statement; the upsert is relevance_judgment_submit's.
+# unit, checked in the same statement; the upsert is relevance_judgment_submit's. The copy, its unit
+# and the assignment are each looked up by key (OFFSET 0 keeps the generic plan from reaching the unit
+# through the assignment's units, a cost that grows with the assignment), and the pair by the pool's
+# unique (pool, turn, passage) index.
 _GRADE_SQL = (
     "WITH"
     + _TOKEN_CTE
-    + """
+    + """,
+held AS MATERIALIZED (
+    SELECT tok.judge_id, u.turn_pks, a.pool_id
+    FROM (SELECT ss.assessor_id, ss.unit_id FROM {slot} ss WHERE ss.id = $2::bigint OFFSET 0) s
+    JOIN tok ON tok.user_id = s.assessor_id
+    CROSS JOIN LATERAL (
+        SELECT uu.turn_pks, uu.assignment_id FROM {unit} uu WHERE uu.id = s.unit_id OFFSET 0
+    ) u
+    JOIN {assignment} a ON a.id = u.assignment_id
+)
 INSERT INTO {judgment} AS r (judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at)
-SELECT tok.judge_id, $3::bigint, $4::varchar, $5::smallint, $6::integer,
+SELECT held.judge_id, $3::bigint, $4::varchar, $5::smallint, $6::integer,
        $7::timestamptz, $7::timestamptz
-FROM tok
-JOIN {slot} s ON s.id = $2::bigint AND s.assessor_id = tok.user_id
-JOIN {unit} u ON u.id = s.unit_id
-JOIN {assignment} a ON a.id = u.assignment_id
-WHERE u.turn_pks @> jsonb_build_array($3::bigint)
+FROM held
+WHERE held.turn_pks @> jsonb_build_array($3::bigint)
   AND EXISTS (
     SELECT 1 FROM {entry} e
-    WHERE e.pool_id = a.pool_id AND e.turn_id = $3::bigint AND e.passage_id = $4::varchar
+    WHERE e.pool_id = held.pool_id AND e.turn_id = $3::bigint AND e.passage_id = $4::varchar
   )
 ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET grade = excluded.grade,
     time_spent_ms = CASE WHEN excluded.time_spent_ms IS NULL THEN r.time_spent_ms
@@ -627,10 +638,79 @@ ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET grade = excluded.grade
 RETURNING r.turn_id, r.passage_id, r.grade"""
 )
 
+# When the next-passage statement finds nothing (1 request in a unit's worth): close the copy the user
+# holds in the assignment if every pooled passage of its unit is graded and it has no PTKB step, and
+# claim the first free copy of a unit the user has not held, under a row lock that skips copies other
+# claims hold (as _work_lease_once does), unless the user still holds an open copy there. Returns the
+# claimed copy; no row (a PTKB step left, no free copy, not a member) sends the request the ORM way.
+# The statement sees the table as it was when it began, so `closed` and the holding check are joined
+# by the ids the close returns.
+_ADVANCE_SQL = (
+    "WITH"
+    + _TOKEN_CTE
+    + """,
+member AS MATERIALIZED (
+    SELECT tok.user_id, tok.judge_id, a.id AS assignment_id, a.pool_id, a.with_ptkb, a.lease_minutes
+    FROM tok
+    JOIN {assignment} a ON a.id = $2::bigint
+    WHERE EXISTS (SELECT 1 FROM {member} m WHERE m.assignment_id = a.id AND m.user_id = tok.user_id)
+),
+held AS MATERIALIZED (
+    SELECT s.id, u.turn_pks, u.topic_id
+    FROM member
+    CROSS JOIN LATERAL (
+        SELECT ss.id, ss.unit_id FROM {slot} ss
+        WHERE ss.assessor_id = member.user_id AND ss.completed_at IS NULL
+        OFFSET 0
+    ) s
+    CROSS JOIN LATERAL (
+        SELECT uu.turn_pks, uu.topic_id, uu.assignment_id FROM {unit} uu WHERE uu.id = s.unit_id OFFSET 0
+    ) u
+    WHERE u.assignment_id = member.assignment_id
+),
+closed AS (
+    UPDATE {slot} s SET completed_at = $3::timestamptz
+    FROM held, member
+    WHERE s.id = held.id
+      AND NOT (member.with_ptkb AND EXISTS (SELECT 1 FROM {statement} st WHERE st.topic_id = held.topic_id))
+      AND NOT EXISTS (
+        SELECT 1
+        FROM jsonb_array_elements_text(held.turn_pks) AS unit_turn(pk)
+        JOIN {entry} e ON e.pool_id = member.pool_id AND e.turn_id = unit_turn.pk::bigint
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {judgment} r
+            WHERE r.judge_id = member.judge_id AND r.turn_id = e.turn_id AND r.passage_id = e.passage_id
+        )
+      )
+    RETURNING s.id
+),
+free AS (
+    SELECT s.id
+    FROM {unit} u
+    JOIN {slot} s ON s.unit_id = u.id
+    CROSS JOIN member
+    WHERE u.assignment_id = $2::bigint
+      AND s.completed_at IS NULL
+      AND (s.assessor_id IS NULL OR s.leased_until < $3::timestamptz)
+      AND NOT EXISTS (SELECT 1 FROM {slot} mine WHERE mine.unit_id = u.id AND mine.assessor_id = member.user_id)
+      AND NOT EXISTS (SELECT 1 FROM held WHERE held.id NOT IN (SELECT closed.id FROM closed))
+    ORDER BY u.position, s.copy
+    LIMIT 1
+    FOR UPDATE OF s SKIP LOCKED
+)
+UPDATE {slot} s
+SET assessor_id = member.user_id, started_at = $3::timestamptz,
+    leased_until = $3::timestamptz + make_interval(mins => member.lease_minutes)
+FROM free, member
+WHERE s.id = free.id
+RETURNING s.id"""
+)
+
 # Parameter types of the statements, in the order of $1, $2, ...
 _PARAMETERS = {
     "next": "text, bigint, timestamptz",  # token key, assignment pk, now
     "grade": "text, bigint, bigint, varchar, smallint, integer, timestamptz",
+    "advance": "text, bigint, timestamptz",  # token key, assignment pk, now
     # token key, slot pk, turn pk, passage id, grade, time spent (ms), now
 }
 _ARITY = {name: types.count(",") + 1 for name, types in _PARAMETERS.items()}
@@ -648,7 +728,11 @@ REPREPARE_EVERY = 500
 def _statements() -> dict[str, str]:
     # Built from the models' table names, never from a request.
     tables = _tables()
-    return {"next": _NEXT_SQL.format(**tables), "grade": _GRADE_SQL.format(**tables)}
+    return {
+        "next": _NEXT_SQL.format(**tables),
+        "grade": _GRADE_SQL.format(**tables),
+        "advance": _ADVANCE_SQL.format(**tables),
+    }
 
 
 def _fast_execute(name: str, params: list) -> tuple | None:
@@ -697,6 +781,18 @@ def fast_next_step(*, token_key: str, assignment_pk: int, now: datetime | None =
         return None
     slot, unit, turn_id, turn_pk, passage_id, text = row
     return FastStep(slot, unit, turn_id, turn_pk, passage_id, text or "")
+
+
+def fast_advance(*, token_key: str, assignment_pk: int, now: datetime | None = None) -> int | None:
+    """PostgreSQL only: close the token's user's finished copy in the assignment and claim the next free
+    one, in one statement; the claimed copy's pk, or None to take the ORM path."""
+    try:
+        row = _fast_execute("advance", [token_key, assignment_pk, now or timezone.now()])
+    except IntegrityError:
+        # The same user claiming from two tabs at once: the unique (unit, assessor) constraint held,
+        # and the ORM path (which retries) answers.
+        return None
+    return row[0] if row else None
 
 
 def fast_grade_submit(

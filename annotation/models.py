@@ -230,7 +230,14 @@ class RelevanceGrade(models.IntegerChoices):
 class RelevanceJudgment(TimedJudgment):
     """Passage relevance for a turn on the iKAT 0–4 scale; the passage is named by id."""
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="relevance_judgments")
+    # No single-column indexes on the keys: the unique (judge, turn, passage) and the (turn, passage)
+    # indexes lead with them, and each extra index is written on every grade.
+    judge = models.ForeignKey(
+        Judge, on_delete=models.CASCADE, related_name="relevancejudgments", db_index=False
+    )
+    turn = models.ForeignKey(
+        Turn, on_delete=models.CASCADE, related_name="relevance_judgments", db_index=False
+    )
     passage_id = models.CharField(max_length=255)
     grade = models.SmallIntegerField(choices=RelevanceGrade.choices)
 

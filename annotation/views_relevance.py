@@ -39,6 +39,7 @@ from annotation.assignment import (
     assignment_create,
     assignment_progress,
     assignments_for_assessor,
+    fast_advance,
     fast_grade_submit,
     fast_next_step,
     held_slot,
@@ -516,6 +517,9 @@ def _grade_body(request: HttpRequest) -> tuple[int, str, int, int | None] | None
 
 def _next_fast(request: HttpRequest, key: str, assignment_pk: int) -> HttpResponse | None:
     step = fast_next_step(token_key=key, assignment_pk=assignment_pk)
+    if step is None and fast_advance(token_key=key, assignment_pk=assignment_pk) is not None:
+        # The held unit was finished (now closed) or none was held: ask again in the claimed one.
+        step = fast_next_step(token_key=key, assignment_pk=assignment_pk)
     if step is None:
         return None
     payload = {

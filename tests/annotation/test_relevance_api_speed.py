@@ -164,6 +164,158 @@ def test_the_next_call_closes_a_finished_unit_and_leases_the_next(client):
     assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 4
 
 
+def test_moving_to_the_next_unit_costs_three_statements_on_postgresql(client, django_assert_max_num_queries):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=1, n_ptkb=0)
+    client = _token_client(client, alice)
+    first = _next(client, assignment).json()  # leases the first unit and creates the judge
+    assert _grade(client, first["slot"], first["turn_pk"], first["passage_id"]).status_code == 201
+    # PostgreSQL: the next passage (none left), close the unit and claim the next, the next passage.
+    budget = 3 if connection.vendor == "postgresql" else 20
+
+    with django_assert_max_num_queries(budget):
+        step = _next(client, assignment)
+
+    assert step.status_code == 200
+    assert step.json()["slot"] != first["slot"]
+    assert step.json()["turn_pk"] != first["turn_pk"]
+    closed = WorkSlot.objects.get(pk=first["slot"])
+    claimed = WorkSlot.objects.get(pk=step.json()["slot"])
+    assert closed.completed_at is not None
+    assert (claimed.assessor, claimed.completed_at) == (alice, None)
+    assert claimed.started_at is not None
+    assert claimed.leased_until > timezone.now() + timedelta(minutes=assignment.lease_minutes * 0.9)
+
+
+def test_a_unit_with_its_ptkb_step_left_stays_open_and_the_api_says_where_to_do_it(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=1, n_ptkb=2)
+    client = _token_client(client, alice)
+    step = _next(client, assignment).json()
+    assert _grade(client, step["slot"], step["turn_pk"], step["passage_id"]).status_code == 201
+
+    left = _next(client, assignment)
+
+    assert left.status_code == 409
+    assert left.json()["slot"] == step["slot"]
+    assert left.json()["url"] == reverse("relevance-resume", args=[step["slot"]])
+    assert WorkSlot.objects.get(pk=step["slot"]).completed_at is None
+    assert WorkSlot.objects.filter(assessor=alice).count() == 1
+
+
+def test_an_assessor_outside_the_assignment_gets_404_and_claims_nothing(client):
+    alice, mallory = UserFactory(), UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=1, n_ptkb=0)
+    other = relevance_campaign(assessors=[mallory], n_turns=1, n_passages=1, n_ptkb=0)
+    client = _token_client(client, mallory)
+    own = _next(client, other).json()  # mallory has a judge and works elsewhere
+    assert _grade(client, own["slot"], own["turn_pk"], own["passage_id"]).status_code == 201
+
+    refused = _next(client, assignment)
+
+    assert refused.status_code == 404
+    assert not WorkSlot.objects.filter(unit__assignment=assignment, assessor__isnull=False).exists()
+
+
+def test_with_redundancy_an_assessor_never_gets_a_second_copy_of_a_unit_they_finished(client):
+    alice, bob = UserFactory(), UserFactory()
+    assignment = relevance_campaign(assessors=[alice, bob], n_turns=2, n_passages=1, n_ptkb=0, redundancy=2)
+    client = _token_client(client, alice)
+    units = []
+    while (step := _next(client, assignment)).status_code == 200:
+        data = step.json()
+        units.append(WorkSlot.objects.get(pk=data["slot"]).unit_id)
+        assert _grade(client, data["slot"], data["turn_pk"], data["passage_id"]).status_code == 201
+        assert len(units) <= 2
+
+    assert step.status_code == 204
+    assert len(set(units)) == 2
+    assert WorkSlot.objects.filter(unit__assignment=assignment, assessor__isnull=True).count() == 2
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_assessors_moving_on_at_the_same_instant_never_claim_the_same_unit_on_postgresql():
+    assert connection.vendor == "postgresql"
+    users = [UserFactory() for _ in range(12)]
+    assignment = relevance_campaign(assessors=users, n_turns=8, n_passages=1, n_ptkb=0, redundancy=1)
+    keys = {}
+    for user in users:
+        Judge.objects.create(name=f"assessor:{user.username}", kind=Judge.Kind.ASSESSOR, user=user)
+        keys[user.pk] = Token.objects.create(user=user).key
+    barrier = threading.Barrier(len(users))
+    results: dict[int, int | None] = {}
+    errors: list[BaseException] = []
+
+    def claim(user):
+        from django.db import connection as thread_connection
+
+        try:
+            barrier.wait()
+            results[user.pk] = assignment_module.fast_advance(
+                token_key=keys[user.pk], assignment_pk=assignment.pk
+            )
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            thread_connection.close()
+
+    threads = [threading.Thread(target=claim, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    granted = [slot for slot in results.values() if slot is not None]
+    assert len(granted) == 8
+    assert len(set(granted)) == 8
+    assert list(results.values()).count(None) == 4
+    holders = WorkSlot.objects.filter(unit__assignment=assignment, assessor__isnull=False)
+    assert sorted(holders.values_list("pk", flat=True)) == sorted(granted)
+    assert {results[s.assessor_id] for s in holders} == set(granted)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_skips_a_copy_another_transaction_has_locked_instead_of_waiting_on_postgresql():
+    assert connection.vendor == "postgresql"
+    alice, bob = UserFactory(), UserFactory()
+    assignment = relevance_campaign(assessors=[alice, bob], n_turns=2, n_passages=1, n_ptkb=0)
+    Judge.objects.create(name="assessor:alice", kind=Judge.Kind.ASSESSOR, user=alice)
+    key = Token.objects.create(user=alice).key
+    first, second = WorkSlot.objects.filter(unit__assignment=assignment).order_by("unit__position")
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_first_copy():
+        from django.db import connection as thread_connection
+        from django.db import transaction
+
+        try:
+            with transaction.atomic():
+                WorkSlot.objects.select_for_update().get(pk=first.pk)
+                locked.set()
+                release.wait(10)
+        finally:
+            thread_connection.close()
+
+    holder = threading.Thread(target=hold_the_first_copy)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        with connection.cursor() as cursor:
+            cursor.execute("SET statement_timeout = '2s'")  # waiting on the lock would fail here
+        claimed = assignment_module.fast_advance(token_key=key, assignment_pk=assignment.pk)
+    finally:
+        release.set()
+        holder.join()
+        with connection.cursor() as cursor:
+            cursor.execute("RESET statement_timeout")
+
+    assert claimed == second.pk
+    assert WorkSlot.objects.get(pk=first.pk).assessor is None
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_same_grade_submitted_at_the_same_instant_ends_in_one_row_on_postgresql():
@@ -300,6 +452,6 @@ def test_the_prepared_statements_are_prepared_again_and_keep_answering(client, m
 
     assert len(set(graded)) == 4
     assert _next(client, assignment).status_code == 204
-    assert prepared == ["assay_relevance_grade", "assay_relevance_next"]
+    assert prepared == ["assay_relevance_advance", "assay_relevance_grade", "assay_relevance_next"]
     assert seqscan == "on"  # turned off only while a statement's plan is made
     assert RelevanceJudgment.objects.filter(judge__user=alice, grade=1).count() == 4
