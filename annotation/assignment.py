@@ -110,7 +110,13 @@ def assignment_create(
             for i, (label, topic_pk, ts) in enumerate(groups)
         ]
     )
-    WorkSlot.objects.bulk_create([WorkSlot(unit=unit, copy=c) for unit in units for c in range(redundancy)])
+    WorkSlot.objects.bulk_create(
+        [
+            WorkSlot(unit=unit, copy=c, assignment=assignment, position=unit.position)
+            for unit in units
+            for c in range(redundancy)
+        ]
+    )
     return assignment
 
 
@@ -182,10 +188,10 @@ def _work_lease_once(*, assignment: Assignment, user: AbstractBaseUser, now: dat
         return held
     mine = WorkSlot.objects.filter(unit=OuterRef("unit"), assessor=user)
     free = (
-        WorkSlot.objects.filter(unit__assignment=assignment, completed_at__isnull=True)
+        WorkSlot.objects.filter(assignment=assignment, completed_at__isnull=True)
         .filter(Q(assessor__isnull=True) | Q(leased_until__lt=now))
         .filter(~Exists(mine))
-        .order_by("unit__position", "copy")
+        .order_by("position", "copy")
         .select_related(*related)
         .select_for_update(skip_locked=True, of=("self",))
     )
@@ -644,7 +650,9 @@ RETURNING r.turn_id, r.passage_id, r.grade"""
 # claims hold (as _work_lease_once does), unless the user still holds an open copy there. Returns the
 # claimed copy; no row (a PTKB step left, no free copy, not a member) sends the request the ORM way.
 # The statement sees the table as it was when it began, so `closed` and the holding check are joined
-# by the ids the close returns.
+# by the ids the close returns. The free copy is found by walking the assignment's open copies in unit
+# order (the partial index work_slot_open_in_order): the leased ones ahead of it are skipped, the
+# completed ones are not in the index at all.
 _ADVANCE_SQL = (
     "WITH"
     + _TOKEN_CTE
@@ -686,15 +694,18 @@ closed AS (
 ),
 free AS (
     SELECT s.id
-    FROM {unit} u
-    JOIN {slot} s ON s.unit_id = u.id
-    CROSS JOIN member
-    WHERE u.assignment_id = $2::bigint
+    FROM {slot} s
+    WHERE s.assignment_id = $2::bigint
       AND s.completed_at IS NULL
       AND (s.assessor_id IS NULL OR s.leased_until < $3::timestamptz)
-      AND NOT EXISTS (SELECT 1 FROM {slot} mine WHERE mine.unit_id = u.id AND mine.assessor_id = member.user_id)
+      AND EXISTS (SELECT 1 FROM member)
       AND NOT EXISTS (SELECT 1 FROM held WHERE held.id NOT IN (SELECT closed.id FROM closed))
-    ORDER BY u.position, s.copy
+      AND NOT EXISTS (
+        SELECT 1 FROM {slot} mine
+        WHERE mine.unit_id = s.unit_id AND mine.assessor_id = (SELECT member.user_id FROM member)
+        OFFSET 0
+      )
+    ORDER BY s.position, s.copy
     LIMIT 1
     FOR UPDATE OF s SKIP LOCKED
 )

@@ -570,6 +570,10 @@ class WorkSlot(models.Model):
 
     unit = models.ForeignKey(WorkUnit, on_delete=models.CASCADE, related_name="slots")
     copy = models.PositiveSmallIntegerField()
+    # The unit's assignment and position, copied here so that the first free copy is found by walking
+    # the open copies in order (work_slot_open_in_order) instead of every unit the assignment has.
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
     assessor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="work_slots"
     )
@@ -583,7 +587,14 @@ class WorkSlot(models.Model):
             models.UniqueConstraint(fields=["unit", "copy"], name="work_slot_unique_copy"),
             models.UniqueConstraint(fields=["unit", "assessor"], name="work_slot_one_per_assessor"),
         ]
-        indexes = [models.Index(fields=["assessor", "completed_at"])]
+        indexes = [
+            models.Index(fields=["assessor", "completed_at"]),
+            models.Index(
+                fields=["assignment", "position", "copy"],
+                condition=Q(completed_at__isnull=True),
+                name="work_slot_open_in_order",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.unit} #{self.copy}"
