@@ -4,6 +4,7 @@ from annotation import views, views_support
 from annotation import views_nuggets as nuggets
 from annotation import views_relevance as relevance
 
+# The assessor JSON API (relevance-api-next, relevance-api-grade) is routed first, in assay/urls.py.
 urlpatterns = [
     path("", views.home, name="home"),
     path("collections/<slug:name>/", views.collection_detail, name="collection-detail"),
@@ -22,8 +23,6 @@ urlpatterns = [
     path("relevance/work/<int:slot_pk>/", relevance.resume, name="relevance-resume"),
     path("relevance/work/<int:slot_pk>/<int:turn_pk>/<int:index>/", relevance.passage, name="relevance-passage"),
     path("relevance/work/<int:slot_pk>/<int:turn_pk>/ptkb/", relevance.ptkb, name="relevance-ptkb"),
-    path("relevance/api/<int:assignment_pk>/next/", relevance.next_unit_api, name="relevance-api-next"),
-    path("relevance/api/work/<int:slot_pk>/grade/", relevance.submit_grade_api, name="relevance-api-grade"),
     path("nuggets/", nuggets.nugget_index, name="nuggets-index"),
     path("nuggets/<slug:name>/", nuggets.nugget_turns, name="nuggets-turns"),
     path("nuggets/<slug:name>/stats/", nuggets.nugget_stats_page, name="nuggets-stats"),

@@ -3,7 +3,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from annotation import views_relevance as relevance
+
 urlpatterns = [
+    # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and
+    # these two are most of the requests of a relevance campaign.
+    path("relevance/api/<int:assignment_pk>/next/", relevance.next_unit_api, name="relevance-api-next"),
+    path("relevance/api/work/<int:slot_pk>/grade/", relevance.submit_grade_api, name="relevance-api-grade"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
