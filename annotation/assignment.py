@@ -11,6 +11,8 @@ on each other; on SQLite the settings' IMMEDIATE transactions serialise the clai
 from __future__ import annotations
 
 import enum
+import functools
+import re
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
+from psycopg.types.numeric import Int2, Int4, Int8
 
 from annotation.models import (
     Assignment,
@@ -717,16 +720,16 @@ WHERE s.id = free.id
 RETURNING s.id"""
 )
 
-# Parameter types of the statements, in the order of $1, $2, ...
+# Each statement's parameters ($1, $2, ...), sent with fixed types: psycopg keys a prepared statement on
+# its text and parameter types, and an int would otherwise go as int2, int4 or int8 by its size.
 _PARAMETERS = {
-    "next": "text, bigint, timestamptz",  # token key, assignment pk, now
-    "grade": "text, bigint, bigint, varchar, smallint, integer, timestamptz",
-    "advance": "text, bigint, timestamptz",  # token key, assignment pk, now
-    # token key, slot pk, turn pk, passage id, grade, time spent (ms), now
+    "next": (str, Int8, None),  # token key, assignment pk, now
+    "grade": (str, Int8, Int8, str, Int2, Int4, None),
+    # token key, slot pk, turn pk, passage id, grade, time spent (ms) or None, now
+    "advance": (str, Int8, None),  # token key, assignment pk, now
 }
-_ARITY = {name: types.count(",") + 1 for name, types in _PARAMETERS.items()}
-# Raw connection -> runs of each statement since it was prepared there. Prepared statements belong to
-# the database session and survive rollbacks; a new connection is a new session and prepares again.
+# Raw connection -> {(statement, parameter types): runs since it was prepared there}. Prepared
+# statements belong to the database session and survive rollbacks; a new connection prepares again.
 _PREPARED_ON: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # A prepared statement keeps the plan made at its first run. Made from the table sizes of that moment
 # (a campaign starts with no judgments), it would scan the judgments table instead of probing its
@@ -734,52 +737,79 @@ _PREPARED_ON: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # lookup in these statements has an index), and the statements are prepared again every
 # REPREPARE_EVERY runs in case PostgreSQL re-planned them meanwhile (after an ANALYZE) on a small table.
 REPREPARE_EVERY = 500
+# psycopg deallocates the least recently used prepared statement beyond this many on a connection:
+# the superseded generations of these statements go first.
+_PREPARED_MAX = 16
 
 
+def _set(connection, command: str) -> None:
+    # Through Django's client-binding cursor: a setting is not worth a prepared statement.
+    with connection.cursor() as cursor:
+        cursor.execute(command)
+
+
+@functools.cache
 def _statements() -> dict[str, str]:
-    # Built from the models' table names, never from a request.
+    # Built from the models' table names, never from a request; $n become psycopg's named placeholders
+    # (a parameter may appear more than once).
     tables = _tables()
-    return {
+    sql = {
         "next": _NEXT_SQL.format(**tables),
         "grade": _GRADE_SQL.format(**tables),
         "advance": _ADVANCE_SQL.format(**tables),
     }
+    assert not any("%" in text for text in sql.values())
+    return {name: re.sub(r"\$(\d+)", r"%(p\1)s", text) for name, text in sql.items()}
 
 
 def _fast_execute(name: str, params: list) -> tuple | None:
     """Run a statement prepared on this connection: PostgreSQL then plans it once, not per request.
 
-    Planning these joins costs more than running them (about 1.5 ms against 0.1 ms). This needs
-    psycopg's default client-side binding: with server-side binding it cannot pass parameters to EXECUTE.
+    Planning these joins costs more than running them (about 1.5 ms against 0.1 ms), so the settings
+    have PostgreSQL keep one generic plan per prepared statement (plan_cache_mode). The statement is
+    prepared and run through the extended protocol with the parameters bound on the server (psycopg's
+    prepared statements), which also spares quoting them into the text. Django's own cursors bind on
+    the client and are never prepared; only these statements use a server-binding cursor.
     """
     from django.db import connection
+    from django.db.backends.postgresql.base import ServerBindingCursor
 
-    with connection.cursor() as cursor:
-        runs = _PREPARED_ON.setdefault(connection.connection, {})
-        if runs.get(name, REPREPARE_EVERY) >= REPREPARE_EVERY:
-            if name in runs:
-                cursor.execute(f"DEALLOCATE assay_relevance_{name}")
-            elif not runs:
-                # Only named prepared statements (these two) have plans to choose between: left to
-                # choose, PostgreSQL re-plans them (~1.5 ms) on every run, as their generic plan looks
-                # costlier on paper.
-                cursor.execute("SET plan_cache_mode = force_generic_plan")
-            sql = _statements()[name]
-            cursor.execute(f"PREPARE assay_relevance_{name} ({_PARAMETERS[name]}) AS {sql}")
-            runs[name] = 0
-        execute = f"EXECUTE assay_relevance_{name} ({', '.join(['%s'] * _ARITY[name])})"
-        if runs[name] == 0:
-            cursor.execute("SET enable_seqscan = off")
+    connection.ensure_connection()
+    raw = connection.connection
+    runs = _PREPARED_ON.get(raw)
+    if runs is None:
+        runs = _PREPARED_ON[raw] = {}
+        raw.prepare_threshold = 0  # a server-binding query is prepared at its first run
+        raw.prepared_max = _PREPARED_MAX
+    values = {
+        f"p{i}": value if kind is None or kind is str or value is None else kind(value)
+        for i, (kind, value) in enumerate(zip(_PARAMETERS[name], params, strict=True), start=1)
+    }
+    key = (name, tuple(value is None for value in params))
+    count, generation = runs.get(key, (0, 0))
+    if count >= REPREPARE_EVERY:
+        count, generation = 0, generation + 1
+    # A new generation is new text, hence a statement prepared (and planned) anew.
+    sql = f"/* assay {name} {generation} */ {_statements()[name]}"
+    raw_cursor = ServerBindingCursor(raw)
+    cursor = (
+        connection.make_debug_cursor(raw_cursor)
+        if connection.queries_logged
+        else connection.make_cursor(raw_cursor)
+    )
+    with cursor:
+        if count == 0:
+            _set(connection, "SET enable_seqscan = off")
             try:
-                cursor.execute(execute, params)
+                cursor.execute(sql, values)
                 row = cursor.fetchone()
             finally:
-                cursor.execute("RESET enable_seqscan")
+                _set(connection, "RESET enable_seqscan")
         else:
-            cursor.execute(execute, params)
+            cursor.execute(sql, values)
             row = cursor.fetchone()
-        runs[name] += 1
-        return row
+    runs[key] = (count + 1, generation)
+    return row
 
 
 def fast_next_step(*, token_key: str, assignment_pk: int, now: datetime | None = None) -> FastStep | None:

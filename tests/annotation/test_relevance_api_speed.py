@@ -429,6 +429,16 @@ def alice_client_with_csrf_checks():
     return client, assignment
 
 
+def _prepared_statements():
+    """(name generation, generic plans, custom plans) of this connection's fast-path statements."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT substring(statement from '^/\\* assay (\\w+ \\d+)'), generic_plans, custom_plans "
+            "FROM pg_prepared_statements WHERE statement LIKE '/* assay %'"
+        )
+        return {name: (generic, custom) for name, generic, custom in cursor.fetchall()}
+
+
 @pytest.mark.postgres
 def test_the_prepared_statements_are_prepared_again_and_keep_answering(client, monkeypatch):
     assert connection.vendor == "postgresql"
@@ -436,6 +446,7 @@ def test_the_prepared_statements_are_prepared_again_and_keep_answering(client, m
     alice = UserFactory()
     assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=4, n_ptkb=0)
     client = _token_client(client, alice)
+    before = _prepared_statements()
     graded = []
     for _ in range(4):  # the first call leases through the ORM path; the rest re-prepare on the way
         step = _next(client, assignment)
@@ -444,14 +455,25 @@ def test_the_prepared_statements_are_prepared_again_and_keep_answering(client, m
         assert _grade(client, data["slot"], data["turn_pk"], data["passage_id"], grade=1).status_code == 201
         graded.append(data["passage_id"])
 
+    after = _prepared_statements()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT name FROM pg_prepared_statements WHERE name LIKE 'assay_relevance_%'")
-        prepared = sorted(name for (name,) in cursor.fetchall())
         cursor.execute("SHOW enable_seqscan")
         seqscan = cursor.fetchone()[0]
 
     assert len(set(graded)) == 4
     assert _next(client, assignment).status_code == 204
-    assert prepared == ["assay_relevance_advance", "assay_relevance_grade", "assay_relevance_next"]
+    # Four runs each of `next` and `grade` at two runs a generation: each was prepared anew at least
+    # once, every run used its statement's one generic plan, and superseded ones are let go.
+    prepared_anew = {name.split()[0] for name in set(after) - set(before)}
+    assert {"next", "grade"} <= prepared_anew
+    assert all(generic >= 1 and custom == 0 for generic, custom in after.values())
+    assert len(after) <= assignment_module._PREPARED_MAX
     assert seqscan == "on"  # turned off only while a statement's plan is made
     assert RelevanceJudgment.objects.filter(judge__user=alice, grade=1).count() == 4
+
+
+@pytest.mark.postgres
+def test_postgresql_sessions_keep_one_generic_plan_per_prepared_statement():
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"
