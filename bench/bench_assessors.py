@@ -286,6 +286,10 @@ def _load(
     return results, max(r.ended_at for r in results) - start_at
 
 
+def _loops(results: list[ClientResult]) -> int:
+    return sum(len(r.latencies) for r in results)
+
+
 def _p(values: list[float], q: float) -> float:
     return (
         statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else (values[0] if values else 0.0)
@@ -298,24 +302,26 @@ def main() -> int:
     parser.add_argument("--assessors", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0, help="Bound on the assessors' run.")
     parser.add_argument("--trivial-seconds", type=float, default=20.0)
-    # 1200 turns x 40 = 48,000 pooled pairs: enough that 50 assessors at ~500 loops/s work for the whole
+    # 2000 turns x 40 = 80,000 pooled pairs: enough that 50 assessors at ~900 loops/s work for the whole
     # 60 s bound, and an assignment large enough to show a cost that grows with its size.
-    parser.add_argument("--turns", type=int, default=1200)
+    parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--per-turn", type=int, default=40)
     parser.add_argument("--worker-class", default=os.environ.get("BENCH_WORKER_CLASS", "gthread"))
     parser.add_argument(
         "--workers",
         type=int,
-        default=int(os.environ.get("BENCH_WORKERS", 2 * cores + 1)),
-        help="2 x cores + 1",
+        default=int(os.environ.get("BENCH_WORKERS", cores)),
+        help="One per core: PostgreSQL and the clients share the cores, and each extra process adds "
+        "switching (2 cores, 8 threads each, measured here: 2 workers -> 760-915 loops/s, 3 -> 670, "
+        "4 -> 580-710, 5 -> 540-585).",
     )
     parser.add_argument(
         "--threads",
         type=int,
-        default=int(os.environ.get("BENCH_THREADS", "4")),
-        help="Threads per gthread worker: an assessor request waits on PostgreSQL twice per loop, so more "
-        "threads than the trivial view needs keep the cores busy (measured here: 2 -> ~430, 4 -> ~620, "
-        "8 -> ~510 loops/s; the trivial view ~1500 loops/s with any of them).",
+        default=int(os.environ.get("BENCH_THREADS", "8")),
+        help="Threads per gthread worker: an assessor request waits on PostgreSQL once, so more threads "
+        "than the trivial view needs keep the cores busy (2 workers, measured here: 6 -> 660, 8 -> 735-915, "
+        "12 -> 730 loops/s).",
     )
     parser.add_argument(
         "--keep-alive",
@@ -359,11 +365,14 @@ def main() -> int:
             f"in {args.client_processes} processes, no think time"
         )
 
-        # Baseline first: the trivial view through the same client harness, same server, same run.
-        trivial, trivial_elapsed = _load(
-            "trivial", tokens, assignment_pk, args.trivial_seconds, args.client_processes
-        )
+        # The baseline, the trivial view through the same client harness on the same server, runs half
+        # before and half after the assessors, so that a shared machine's load drifting during the run
+        # weighs on both sides of the ratio.
+        half = args.trivial_seconds / 2
+        before, before_elapsed = _load("trivial", tokens, assignment_pk, half, args.client_processes)
         results, elapsed = _load("assessors", tokens, assignment_pk, args.seconds, args.client_processes)
+        after, after_elapsed = _load("trivial", tokens, assignment_pk, half, args.client_processes)
+        trivial, trivial_elapsed = before + after, before_elapsed + after_elapsed
 
         from annotation.models import RelevanceJudgment
 
@@ -388,7 +397,9 @@ def main() -> int:
         print(
             f"trivial view, same harness (2 JSON POSTs per loop): {trivial_loops_per_s:.1f} loops/s = "
             f"{2 * trivial_loops_per_s:.1f} requests/s, loop p50 {_p(trivial_latencies, 50) * 1000:.1f} ms, "
-            f"p95 {_p(trivial_latencies, 95) * 1000:.1f} ms ({args.assessors} clients, {args.trivial_seconds:.0f} s)"
+            f"p95 {_p(trivial_latencies, 95) * 1000:.1f} ms ({args.assessors} clients, {args.trivial_seconds:.0f} s: "
+            f"{_loops(before) / before_elapsed:.0f} loops/s before the assessors, "
+            f"{_loops(after) / after_elapsed:.0f} after)"
         )
         print(f"ratio: assessor requests/s / trivial requests/s = {ratio:.2f} (goal >= 0.5)")
         # Little's law for a closed loop without think time: mean latency = clients / throughput.
