@@ -6,8 +6,9 @@ lost or duplicated (judgments in the database == 2xx submits, one judge per pool
 1), and prints p50/p95 loop latency and loops per second beside the requests per second of a trivial
 Django view served by the same gunicorn in the same run (goal: p95 < 100 ms, throughput >= half).
 
-It creates its own database on the PostgreSQL server (BENCH_PG_URL, default
-postgres://assay@127.0.0.1:55432/assay) and drops it at the end.
+It creates its own database on the PostgreSQL server (BENCH_PG_URL; by default the cluster `make services`
+starts, through its Unix socket when that is there, as a PostgreSQL on the same machine should be reached:
+it spares the TCP stack on every query) and drops it at the end.
 
     .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 60] [--trivial-seconds 20]
 
@@ -30,9 +31,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parent.parent
-PG_URL = os.environ.get("BENCH_PG_URL", "postgres://assay@127.0.0.1:55432/assay")
+_PG_PORT = os.environ.get("PG_PORT", "55432")
+_PG_SOCKET_DIR = REPO / ".tmp" / "pgdata"
+PG_URL = os.environ.get("BENCH_PG_URL") or (
+    f"postgres://assay@{quote(str(_PG_SOCKET_DIR), safe='')}:{_PG_PORT}/assay"
+    if (_PG_SOCKET_DIR / f".s.PGSQL.{_PG_PORT}").exists()
+    else f"postgres://assay@127.0.0.1:{_PG_PORT}/assay"
+)
 HOST, PORT = "127.0.0.1", int(os.environ.get("BENCH_PORT", "58123"))
 
 if os.environ.get("BENCH_ASSESSORS_SERVE") == "1":
@@ -361,7 +369,8 @@ def main() -> int:
                 if args.worker_class == "gthread"
                 else ""
             )
-            + f", persistent DB connections; {cores} cores; clients: {args.assessors} closed loops "
+            + f", persistent DB connections over {'a Unix socket' if '%2F' in PG_URL else 'TCP'}; "
+            f"{cores} cores; clients: {args.assessors} closed loops "
             f"in {args.client_processes} processes, no think time"
         )
 
