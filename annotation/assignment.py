@@ -491,11 +491,10 @@ def slot_ptkb_submit(
 #
 # The JSON loop (next + grade) is the campaign's hot path. On PostgreSQL each request is one
 # parametrised statement that authenticates the token (an active user with a judge), checks ownership
-# and does the work; any other outcome (no such token, no judge yet, no held unit, nothing left in it,
-# not your unit, not pooled) returns None and the caller takes the ORM path, which decides the answer
-# (401 / 404 / 400 / lease a new unit / close the unit / 204 / 409) exactly as before. Claiming a new
-# unit (`FOR UPDATE SKIP LOCKED`) and closing a finished one stay on that path: they happen once per
-# unit, not once per passage.
+# and does the work; when the held unit is finished (or none is held), one more statement closes it and
+# claims the next free copy (`FOR UPDATE SKIP LOCKED`). Any other outcome (no such token, no judge yet,
+# not a member, a PTKB step left, no free copy, not your unit, not pooled) returns None and the caller
+# takes the ORM path, which decides the answer (401 / 404 / 400 / 409 / 204) exactly as before.
 
 
 @dataclass(frozen=True)

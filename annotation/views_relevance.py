@@ -460,11 +460,12 @@ class SubmitGradeApi(APIView):
 # --- The same two endpoints' fast path (PostgreSQL, token) -------------------------------------------
 #
 # A token-authenticated POST on PostgreSQL is answered by one SQL statement (annotation.assignment's
-# fast_next_step / fast_grade_submit) and a plain Django response: no DRF request, content negotiation,
-# serializer or ORM query building, which cost far more CPU than the statement itself. Whatever that
-# path cannot answer with certainty (no or bad token, session auth, a body the plain checks below do
-# not accept, no judge yet, no held unit, a finished unit, not your unit, not pooled) goes to the DRF
-# views above, which give every answer, error and side effect as before. CSRF does not apply to a
+# fast_next_step / fast_grade_submit; fast_advance once per unit) and a plain Django response: no DRF
+# request, content negotiation, serializer or ORM query building, which cost far more CPU than the
+# statement itself. Whatever that path cannot answer with certainty (no or bad token, session auth, a
+# body the plain checks below do not accept, no judge yet, not a member, a PTKB step left, no work left,
+# not your unit, not pooled) goes to the DRF views above, which give every answer, error and side
+# effect as before. CSRF does not apply to a
 # token request (no cookie is trusted); a session request still meets DRF's CSRF check.
 
 _MAX_PK = 2**31 - 1
