@@ -1,6 +1,5 @@
 """Handing out units with redundancy and expiring leases; resuming; the assign_work command."""
 
-import threading
 from datetime import timedelta
 
 import pytest
@@ -18,6 +17,7 @@ from annotation.assignment import (
 )
 from annotation.models import Assignment, PoolEntry, PtkbStatement, WorkSlot
 from annotation.services import judge_for_assessor
+from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 
 
@@ -159,27 +159,13 @@ def test_assessors_asking_at_the_same_instant_never_get_the_same_unit_on_postgre
     assert connection.vendor == "postgresql"
     users = [UserFactory() for _ in range(12)]
     assignment = relevance_campaign(assessors=users, n_turns=8, n_passages=1, n_ptkb=0, redundancy=1)
-    barrier = threading.Barrier(len(users))
-    results: dict[int, int | None] = {}
-    errors: list[BaseException] = []
 
     def ask(user):
-        from django.db import connection as thread_connection
+        slot = work_lease(assignment=assignment, user=user)
+        return slot.unit_id if slot else None
 
-        try:
-            barrier.wait()
-            slot = work_lease(assignment=assignment, user=user)
-            results[user.pk] = slot.unit_id if slot else None
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            thread_connection.close()
-
-    threads = [threading.Thread(target=ask, args=(u,)) for u in users]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    granted_or_none, errors = at_the_same_instant(ask, users)
+    results = dict(zip([u.pk for u in users], granted_or_none, strict=True))
 
     assert errors == []
     granted = [unit for unit in results.values() if unit is not None]

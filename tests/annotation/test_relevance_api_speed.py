@@ -17,6 +17,7 @@ from rest_framework.authtoken.models import Token
 from annotation import assignment as assignment_module
 from annotation.models import Judge, PoolEntry, RelevanceJudgment, WorkSlot
 from annotation.services import relevance_judgment_submit
+from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db
@@ -243,28 +244,12 @@ def test_assessors_moving_on_at_the_same_instant_never_claim_the_same_unit_on_po
     for user in users:
         Judge.objects.create(name=f"assessor:{user.username}", kind=Judge.Kind.ASSESSOR, user=user)
         keys[user.pk] = Token.objects.create(user=user).key
-    barrier = threading.Barrier(len(users))
-    results: dict[int, int | None] = {}
-    errors: list[BaseException] = []
 
     def claim(user):
-        from django.db import connection as thread_connection
+        return assignment_module.fast_advance(token_key=keys[user.pk], assignment_pk=assignment.pk)
 
-        try:
-            barrier.wait()
-            results[user.pk] = assignment_module.fast_advance(
-                token_key=keys[user.pk], assignment_pk=assignment.pk
-            )
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            thread_connection.close()
-
-    threads = [threading.Thread(target=claim, args=(u,)) for u in users]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    claimed, errors = at_the_same_instant(claim, users)
+    results = dict(zip([u.pk for u in users], claimed, strict=True))
 
     assert errors == []
     granted = [slot for slot in results.values() if slot is not None]
@@ -324,27 +309,13 @@ def test_the_same_grade_submitted_at_the_same_instant_ends_in_one_row_on_postgre
     assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, n_ptkb=0)
     entry = PoolEntry.objects.select_related("turn").get(pool=assignment.pool)
     judge = Judge.objects.create(name="assessor:racer", kind=Judge.Kind.ASSESSOR, user=alice)
-    barrier = threading.Barrier(8)
-    errors: list[BaseException] = []
 
     def submit(grade):
-        from django.db import connection as thread_connection
+        relevance_judgment_submit(
+            judge=judge, turn=entry.turn, passage_id=entry.passage_id, grade=grade, time_spent_ms=10
+        )
 
-        try:
-            barrier.wait()
-            relevance_judgment_submit(
-                judge=judge, turn=entry.turn, passage_id=entry.passage_id, grade=grade, time_spent_ms=10
-            )
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            thread_connection.close()
-
-    threads = [threading.Thread(target=submit, args=(i % 5,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _, errors = at_the_same_instant(submit, [i % 5 for i in range(8)])
 
     assert errors == []
     judgment = RelevanceJudgment.objects.get()
