@@ -201,9 +201,15 @@ class WorkUnitAdmin(admin.ModelAdmin):
 @admin.register(models.WorkSlot)
 class WorkSlotAdmin(admin.ModelAdmin):
     list_display = ["unit", "copy", "assessor", "leased_until", "started_at", "completed_at"]
-    list_filter = ["unit__assignment", "assessor"]
+    list_filter = ["assignment", "assessor"]
     search_fields = ["unit__label", "assessor__username"]
     raw_id_fields = ["unit", "assessor"]
+    # Copies of the unit's, kept for claiming in order: set from the unit, never typed in.
+    readonly_fields = ["assignment", "position"]
+
+    def save_model(self, request, obj, form, change):
+        obj.assignment_id, obj.position = obj.unit.assignment_id, obj.unit.position
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(models.NuggetSetTurn)

@@ -144,7 +144,7 @@ def held_slot(*, assignment_pk: int, user: AbstractBaseUser, now: datetime | Non
     slot = (
         WorkSlot.objects.filter(unit__assignment_id=assignment_pk, assessor=user, completed_at__isnull=True)
         .select_related("unit", "unit__assignment", "unit__assignment__pool")
-        .order_by("unit__position")
+        .order_by("position")
         .first()
     )
     if slot is not None:
@@ -183,7 +183,7 @@ def _work_lease_once(*, assignment: Assignment, user: AbstractBaseUser, now: dat
     held = (
         WorkSlot.objects.filter(unit__assignment=assignment, assessor=user, completed_at__isnull=True)
         .select_related(*related)
-        .order_by("unit__position")
+        .order_by("position")
         .first()
     )
     if held is not None:

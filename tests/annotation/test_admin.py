@@ -3,7 +3,8 @@ from django.apps import apps
 from django.contrib import admin
 from django.urls import reverse
 
-from tests.factories import OrganiserFactory
+from annotation.models import WorkSlot, WorkUnit
+from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -44,3 +45,30 @@ def test_every_annotation_changelist_but_collections_has_filters():
         and not model_admin.list_filter
     ]
     assert unfiltered == []
+
+
+def test_a_work_slot_saved_in_the_admin_takes_its_units_assignment_and_position(admin_client):
+    assignment = relevance_campaign(assessors=[UserFactory()], n_turns=2, n_passages=1, n_ptkb=0)
+    slot = WorkSlot.objects.get(unit__position=0)
+    other = WorkUnit.objects.get(assignment=assignment, position=1)
+    WorkSlot.objects.filter(unit=other).delete()
+    url = reverse("admin:annotation_workslot_change", args=[slot.pk])
+
+    response = admin_client.post(
+        url,
+        {
+            "unit": other.pk,
+            "copy": 0,
+            "assessor": "",
+            "leased_until_0": "",
+            "leased_until_1": "",
+            "started_at_0": "",
+            "started_at_1": "",
+            "completed_at_0": "",
+            "completed_at_1": "",
+        },
+    )
+
+    assert response.status_code == 302
+    slot.refresh_from_db()
+    assert (slot.unit_id, slot.assignment_id, slot.position) == (other.pk, assignment.pk, 1)
