@@ -1,10 +1,20 @@
-"""Fixtures of the judging tests: a loopback OpenAI-compatible server the LLM client is pointed at."""
+"""Fixtures of the judging tests: a loopback OpenAI-compatible server the LLM client is pointed at, and a
+tiny random NLI model saved to disk."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from tests.judging.fake_openai import FakeOpenAI
+from tests.judging.nli_model import build_tiny_nli_model
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built once per run: the tests only read it."""
+    return build_tiny_nli_model(tmp_path_factory.mktemp("tiny-nli"))
 
 
 @pytest.fixture

@@ -21,14 +21,8 @@ from tests.factories import (
     TopicFactory,
     TurnFactory,
 )
-from tests.judging.nli_model import build_tiny_nli_model
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_nli_model(tmp_path_factory.mktemp("tiny-nli-judge"))
 
 
 @pytest.fixture

@@ -8,17 +8,12 @@ from pathlib import Path
 import pytest
 
 from judging.clients import nli as nli_client
-from tests.judging.nli_model import ID2LABEL, SENTENCES, build_tiny_nli_model
+from tests.judging.nli_model import ID2LABEL, SENTENCES
 
 PAIRS = [(premise, hypothesis) for premise in SENTENCES for hypothesis in SENTENCES[::-1]] + [
     ("Paris", "The Eiffel Tower is in Paris and is 330 metres tall and the museum opens at nine."),
     ("A marathon is long.", "marathon"),
 ]
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_nli_model(tmp_path_factory.mktemp("tiny-nli"))
 
 
 def _independent_probs(folder: Path, pairs: list[tuple[str, str]]) -> list[float]:

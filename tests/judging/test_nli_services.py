@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -27,14 +26,8 @@ from tests.factories import (
     TopicFactory,
     TurnFactory,
 )
-from tests.judging.nli_model import build_tiny_nli_model
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_nli_model(tmp_path_factory.mktemp("tiny-nli-services"))
 
 
 @pytest.fixture
