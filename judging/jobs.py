@@ -777,14 +777,9 @@ def judge_job_run(
         except BaseException as exc:
             # Killed or broken: cancel what has not started, keep what was paid for, stay resumable.
             pool.shutdown(wait=False, cancel_futures=True)
-            job.status = JudgeJob.Status.FAILED
-            job.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            _save_counters(job)
+            _job_failed(job, exc)
             raise
-    job.status = JudgeJob.Status.DONE
-    job.finished_at = timezone.now()
-    _save_counters(job)
-    return job
+    return _job_done(job)
 
 
 def _call_save(job: JudgeJob, running: _Running, result: ChatResult, latency: float) -> None:
@@ -812,6 +807,20 @@ def _call_save(job: JudgeJob, running: _Running, result: ChatResult, latency: fl
     job.input_tokens += result.input_tokens
     job.output_tokens += result.output_tokens
     job.cost_usd = Decimal(job.cost_usd) + cost_dec
+
+
+def _job_failed(job: JudgeJob, exc: BaseException) -> None:
+    """Killed or broken: the job keeps what it did and says why; run again, it resumes."""
+    job.status = JudgeJob.Status.FAILED
+    job.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    _save_counters(job)
+
+
+def _job_done(job: JudgeJob) -> JudgeJob:
+    job.status = JudgeJob.Status.DONE
+    job.finished_at = timezone.now()
+    _save_counters(job)
+    return job
 
 
 def _save_counters(job: JudgeJob) -> None:
@@ -909,11 +918,6 @@ def _nli_job_run(*, job: JudgeJob, progress: Callable[[JudgeJob], None] | None =
                 progress(job)
             _save_counters(job)
     except BaseException as exc:
-        job.status = JudgeJob.Status.FAILED
-        job.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        _save_counters(job)
+        _job_failed(job, exc)
         raise
-    job.status = JudgeJob.Status.DONE
-    job.finished_at = timezone.now()
-    _save_counters(job)
-    return job
+    return _job_done(job)
