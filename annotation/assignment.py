@@ -721,14 +721,17 @@ RETURNING s.id"""
 
 # Each statement's parameters ($1, $2, ...), sent with fixed types: psycopg keys a prepared statement on
 # its text and parameter types, and an int would otherwise go as int2, int4 or int8 by its size.
+# (None: sent as given.)
 _PARAMETERS = {
-    "next": (str, Int8, None),  # token key, assignment pk, now
-    "grade": (str, Int8, Int8, str, Int2, Int4, None),
+    "next": (None, Int8, None),  # token key, assignment pk, now
+    "grade": (None, Int8, Int8, None, Int2, Int4, None),
     # token key, slot pk, turn pk, passage id, grade, time spent (ms) or None, now
-    "advance": (str, Int8, None),  # token key, assignment pk, now
+    "advance": (None, Int8, None),  # token key, assignment pk, now
 }
-# Raw connection -> {(statement, parameter types): runs since it was prepared there}. Prepared
-# statements belong to the database session and survive rollbacks; a new connection prepares again.
+# Raw connection -> {(statement, which parameters are None): (runs, generation)}. A new connection is a
+# new session and prepares again. psycopg forgets its prepared statements on a rollback and prepares
+# them again at their next run, planned without the first run's settings below; re-preparing every
+# REPREPARE_EVERY runs bounds how long such a plan is used.
 _PREPARED_ON: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # A prepared statement keeps the plan made at its first run. Made from the table sizes of that moment
 # (a campaign starts with no judgments), it would scan the judgments table instead of probing its
@@ -781,7 +784,7 @@ def _fast_execute(name: str, params: list) -> tuple | None:
         raw.prepare_threshold = 0  # a server-binding query is prepared at its first run
         raw.prepared_max = _PREPARED_MAX
     values = {
-        f"p{i}": value if kind is None or kind is str or value is None else kind(value)
+        f"p{i}": value if kind is None or value is None else kind(value)
         for i, (kind, value) in enumerate(zip(_PARAMETERS[name], params, strict=True), start=1)
     }
     key = (name, tuple(value is None for value in params))
