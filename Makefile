@@ -65,8 +65,12 @@ test-postgres: install-test
 	    $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS); \
 	else echo "PostgreSQL could not be started here: the PostgreSQL pass is skipped"; fi
 
-bench: install-test
-	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+## make bench: every benchmark; bench_assessors runs against the PostgreSQL cluster `services` starts
+bench: install-test services
+	@status=0; \
+	for b in bench/bench_*.py; do echo "== $$b"; PG_PORT=$(PG_PORT) $(PY) $$b || { status=$$?; break; }; done; \
+	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
+	exit $$status
 
 lint: install-test
 	$(BIN)/ruff check .
