@@ -24,6 +24,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from psycopg.types.numeric import Int2, Int4, Int8
 
+from annotation import fastpool
 from annotation.models import (
     Assignment,
     Judge,
@@ -551,10 +552,13 @@ tok AS (
 # held: the open copy the user holds in the assignment (lowest unit position), as held_slot finds it.
 # renewed: its lease renewed when less than half is left, as _lease_renew does (a data-modifying CTE
 # runs whether or not the query reads it). Then the unit's first pooled passage this judge has not
-# graded, in turn position then presentation order, as next_passage_entry finds it; its text is
-# looked up for that one row (a join before the LIMIT would hash the whole collection). OFFSET 0 keeps
-# the graded check a probe of the (judge, turn, passage) index per pooled passage: as an anti-join,
-# the plan prepared while the judgments table was small scans and sorts the whole table on every call.
+# graded, in turn position then presentation order, as next_passage_entry finds it: per turn, its
+# entries are walked in order along the pool_entry_in_order index and the walk stops at the first one
+# not graded, so a call probes only the passages graded before it instead of sorting the whole turn.
+# Its text is looked up for that one row, in the turn's collection (a join before the LIMIT would hash
+# the whole collection). OFFSET 0 keeps the graded check a probe of the (judge, turn, passage) index
+# per pooled passage: as an anti-join, the plan prepared while the judgments table was small scans
+# and sorts the whole table on every call.
 _NEXT_SQL = (
     "WITH"
     + _TOKEN_CTE
@@ -565,8 +569,7 @@ open_slots AS MATERIALIZED (
     JOIN {slot} s ON s.assessor_id = tok.user_id AND s.completed_at IS NULL
 ),
 held AS (
-    SELECT s.id, s.leased_until, u.label, u.turn_pks, a.pool_id, a.lease_minutes, p.collection_id,
-           s.judge_id
+    SELECT s.id, s.leased_until, u.label, u.turn_pks, a.pool_id, a.lease_minutes, s.judge_id
     FROM open_slots s
     CROSS JOIN LATERAL (
         SELECT uu.id, uu.label, uu.turn_pks, uu.position, uu.assignment_id FROM {unit} uu
@@ -574,7 +577,6 @@ held AS (
         OFFSET 0
     ) u
     JOIN {assignment} a ON a.id = u.assignment_id AND a.id = $2::bigint
-    JOIN {pool} p ON p.id = a.pool_id
     ORDER BY u.position
     LIMIT 1
 ),
@@ -591,23 +593,26 @@ SELECT n.slot, n.label, n.turn_id, n.turn_pk, n.passage_id,
        (SELECT ps.text FROM {passage} ps
         WHERE ps.collection_id = n.collection_id AND ps.passage_id = n.passage_id)
 FROM (
-    SELECT held.id AS slot, held.label, held.collection_id, t.turn_id, e.turn_id AS turn_pk, e.passage_id
+    SELECT held.id AS slot, held.label, t.collection_id, t.turn_id, e.turn_id AS turn_pk, e.passage_id
     FROM held
     CROSS JOIN LATERAL jsonb_array_elements_text(held.turn_pks) AS unit_turn(pk)
     CROSS JOIN LATERAL (
-        SELECT tt.id, tt.turn_id, tt.position FROM {turn} tt WHERE tt.id = unit_turn.pk::bigint OFFSET 0
+        SELECT tt.id, tt.turn_id, tt.position, tt.collection_id FROM {turn} tt
+        WHERE tt.id = unit_turn.pk::bigint
+        OFFSET 0
     ) t
     CROSS JOIN LATERAL (
-        SELECT ee.id, ee.turn_id, ee.passage_id, ee."order" FROM {entry} ee
+        SELECT ee.turn_id, ee.passage_id FROM {entry} ee
         WHERE ee.pool_id = held.pool_id AND ee.turn_id = t.id
-        OFFSET 0
+          AND NOT EXISTS (
+            SELECT 1 FROM {judgment} r
+            WHERE r.judge_id = held.judge_id AND r.turn_id = ee.turn_id AND r.passage_id = ee.passage_id
+            OFFSET 0
+          )
+        ORDER BY ee."order", ee.id
+        LIMIT 1
     ) e
-    WHERE NOT EXISTS (
-        SELECT 1 FROM {judgment} r
-        WHERE r.judge_id = held.judge_id AND r.turn_id = e.turn_id AND r.passage_id = e.passage_id
-        OFFSET 0
-    )
-    ORDER BY t.position, e."order", e.id
+    ORDER BY t.position
     LIMIT 1
 ) n"""
 )
@@ -751,31 +756,56 @@ def _set(connection, command: str) -> None:
 
 
 @functools.cache
-def _statements() -> dict[str, str]:
-    # Built from the models' table names, never from a request; $n become psycopg's named placeholders
-    # (a parameter may appear more than once).
+def _sql() -> dict[str, str]:
+    # Built from the models' table names, never from a request.
     tables = _tables()
-    sql = {
+    return {
         "next": _NEXT_SQL.format(**tables),
         "grade": _GRADE_SQL.format(**tables),
         "advance": _ADVANCE_SQL.format(**tables),
     }
+
+
+@functools.cache
+def _statements() -> dict[str, str]:
+    # For psycopg, $n become named placeholders (a parameter may appear more than once).
+    sql = _sql()
     assert not any("%" in text for text in sql.values())
     return {name: re.sub(r"\$(\d+)", r"%(p\1)s", text) for name, text in sql.items()}
 
 
+# Each statement's columns, from libpq's text form (annotation.fastpool runs them so).
+_COLUMNS = {
+    "next": (int, bytes.decode, bytes.decode, int, bytes.decode, bytes.decode),
+    "grade": (int, bytes.decode, int),
+    "advance": (int,),
+}
+
+
 def _fast_execute(name: str, params: list) -> tuple | None:
-    """Run a statement prepared on this connection: PostgreSQL then plans it once, not per request.
+    """Run a prepared statement: PostgreSQL then plans it once, not per request.
 
     Planning these joins costs more than running them (about 1.5 ms against 0.1 ms), so the settings
-    have PostgreSQL keep one generic plan per prepared statement (plan_cache_mode). The statement is
-    prepared and run through the extended protocol with the parameters bound on the server (psycopg's
-    prepared statements), which also spares quoting them into the text. Django's own cursors bind on
-    the client and are never prepared; only these statements use a server-binding cursor.
+    have PostgreSQL keep one generic plan per prepared statement (plan_cache_mode). Run on a pooled
+    connection through libpq when the caller allows it (annotation.fastpool says when and why);
+    otherwise on Django's connection, prepared and run by psycopg through the extended protocol with
+    the parameters bound on the server. Django's own cursors bind on the client and are never
+    prepared; only these statements use a server-binding cursor.
     """
     from django.db import connection
     from django.db.backends.postgresql.base import ServerBindingCursor
 
+    pooled = fastpool.pool()
+    if pooled is not None and fastpool.usable(connection):
+        return fastpool.execute(
+            pooled,
+            name,
+            _sql()[name],
+            params,
+            _COLUMNS[name],
+            reprepare_every=REPREPARE_EVERY,
+            first_run=(b"SET enable_seqscan = off", b"RESET enable_seqscan"),
+        )
     connection.ensure_connection()
     raw = connection.connection
     runs = _PREPARED_ON.get(raw)

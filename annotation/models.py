@@ -513,7 +513,8 @@ class PoolEntry(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pool", "turn", "passage_id"], name="pool_entry_unique"),
         ]
-        indexes = [models.Index(fields=["pool", "turn", "order"])]
+        # In presentation order: the assessor API walks a turn's entries along it (annotation.assignment).
+        indexes = [models.Index(fields=["pool", "turn", "order", "id"], name="pool_entry_in_order")]
 
     def __str__(self) -> str:
         return f"{self.pool_id} {self.turn_id} {self.passage_id} (rank {self.best_rank})"

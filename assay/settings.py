@@ -87,6 +87,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # never prepared, so nothing else is planned differently.
     options = DATABASES["default"].setdefault("OPTIONS", {})
     options["options"] = f"{options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
+# PostgreSQL connections per process for the assessor API's statements (annotation.fastpool); 0 runs them on
+# Django's per-thread connection.
+ASSAY_FAST_PATH_CONNECTIONS = env_int("ASSAY_FAST_PATH_CONNECTIONS", 3)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
