@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import queue
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -46,6 +45,8 @@ class _Pool:
         self.pid = os.getpid()
         self.idle: queue.SimpleQueue[BaseDatabaseWrapper] = queue.SimpleQueue()
         self.opened: list[BaseDatabaseWrapper] = []
+        # Per connection, {statement name: (runs, generation)}; only the thread holding it reads it.
+        self.runs: dict[BaseDatabaseWrapper, dict[str, tuple[int, int]]] = {}
         self.lock = threading.Lock()
 
     def take(self) -> BaseDatabaseWrapper:
@@ -59,23 +60,27 @@ class _Pool:
                 wrapper.inc_thread_sharing()  # handed between the process's threads, one at a time
                 wrapper.ensure_connection()
                 self.opened.append(wrapper)
+                self.runs[wrapper] = {}
                 return wrapper
         return self.idle.get()
 
     def give_back(self, wrapper: BaseDatabaseWrapper) -> None:
-        self.idle.put(wrapper)
+        if wrapper in self.opened:  # not closed meanwhile
+            self.idle.put(wrapper)
 
     def drop(self, wrapper: BaseDatabaseWrapper) -> None:
         with self.lock:
-            self.opened.remove(wrapper)
+            if wrapper in self.opened:
+                self.opened.remove(wrapper)
+                del self.runs[wrapper]
         wrapper.close()
 
     def close(self) -> None:
         with self.lock:
-            opened, self.opened = self.opened, []
+            opened, self.opened, self.runs = self.opened, [], {}
+            self.idle = queue.SimpleQueue()
         for wrapper in opened:
             wrapper.close()
-        self.idle = queue.SimpleQueue()
 
 
 _pool: _Pool | None = None
@@ -92,6 +97,8 @@ def pool() -> _Pool | None:
     if current is None or current.pid != os.getpid() or current.size != size:
         with _pool_lock:
             if _pool is None or _pool.pid != os.getpid() or _pool.size != size:
+                if _pool is not None and _pool.pid == os.getpid():
+                    _pool.close()  # the setting changed
                 # A forked child must not use its parent's sockets; it opens its own.
                 _pool = _Pool(size)
             current = _pool
@@ -137,7 +144,9 @@ def execute(
     """
     wrapper = pooled.take()
     try:
-        row = _execute_on(wrapper, name, sql, params, convert, reprepare_every, first_run)
+        row = _execute_on(
+            wrapper, pooled.runs[wrapper], name, sql, params, convert, reprepare_every, first_run
+        )
     except Exception:
         if wrapper.connection is None or wrapper.connection.pgconn.status != pq.ConnStatus.OK:
             # The server closed it (a restart, an idle timeout). As with Django's own connections, this
@@ -150,13 +159,8 @@ def execute(
     return row
 
 
-# DatabaseWrapper -> {statement name: (runs, generation)}
-_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _execute_on(wrapper, name, sql, params, convert, reprepare_every, first_run) -> tuple | None:
+def _execute_on(wrapper, runs, name, sql, params, convert, reprepare_every, first_run) -> tuple | None:
     pgconn = wrapper.connection.pgconn
-    runs = _RUNS.setdefault(wrapper, {})
     count, generation = runs.get(name, (0, 0))
     values = [_text(value) for value in params]
     with wrapper.wrap_database_errors:

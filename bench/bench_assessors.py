@@ -1,7 +1,7 @@
 """Figure: 50 simulated assessors against gunicorn + PostgreSQL, versus a trivial Django view.
 
 Each simulated assessor loops "ask for the next passage" + "submit a grade" through the JSON endpoints
-(token auth, keep-alive HTTP on loopback) for a bounded time. The script checks that no judgment was
+(token auth, HTTP on loopback) for a bounded time. The script checks that no judgment was
 lost or duplicated (judgments in the database == 2xx submits, one judge per pooled pair at redundancy
 1), and prints p50/p95 loop latency and loops per second beside the requests per second of a trivial
 Django view served by the same gunicorn in the same run (goal: p95 < 100 ms, throughput >= half).
@@ -362,6 +362,7 @@ def main() -> int:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
@@ -381,7 +382,9 @@ def main() -> int:
                 if args.worker_class == "gthread"
                 else ""
             )
-            + f", persistent DB connections over {'a Unix socket' if '%2F' in PG_URL else 'TCP'}; "
+            + f", persistent DB connections over {'a Unix socket' if '%2F' in PG_URL else 'TCP'}, "
+            f"{settings.ASSAY_FAST_PATH_CONNECTIONS} per worker for the API's statements "
+            "(ASSAY_FAST_PATH_CONNECTIONS); "
             f"{cores} cores; clients: {args.assessors} closed loops "
             f"in {args.client_processes} processes, no think time"
         )
