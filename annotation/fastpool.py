@@ -161,15 +161,19 @@ def execute(
 
 def _execute_on(wrapper, runs, name, sql, params, convert, reprepare_every, first_run) -> tuple | None:
     pgconn = wrapper.connection.pgconn
-    count, generation = runs.get(name, (0, 0))
+    count, generation = runs.get(name, (0, 0))  # runs since it was prepared (0: not prepared yet)
     values = [_text(value) for value in params]
     with wrapper.wrap_database_errors:
         if count >= reprepare_every:
             _check(pgconn, pgconn.exec_(b"DEALLOCATE " + _statement(name, generation)))
             count, generation = 0, generation + 1
+            runs[name] = (count, generation)
         statement = _statement(name, generation)
         if count == 0:
             _check(pgconn, pgconn.prepare(statement, sql.encode(), None))
+        # Counted before it runs: a run that fails (a bad value, a conflict) leaves it prepared all the same.
+        runs[name] = (count + 1, generation)
+        if count == 0:
             _check(pgconn, pgconn.exec_(first_run[0]))
             try:
                 result = pgconn.exec_prepared(statement, values)
@@ -178,7 +182,6 @@ def _execute_on(wrapper, runs, name, sql, params, convert, reprepare_every, firs
         else:
             result = pgconn.exec_prepared(statement, values)
         _check(pgconn, result)
-    runs[name] = (count + 1, generation)
     if result.ntuples == 0:
         return None
     return tuple(

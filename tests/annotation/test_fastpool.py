@@ -167,3 +167,26 @@ def test_pooled_statements_are_prepared_again_under_a_new_name_and_the_old_one_l
     assert "assay_grade_1" in names and "assay_grade_0" not in names
     assert wrapper.connection.execute("SHOW enable_seqscan").fetchone()[0] == "on"
     assert wrapper.connection.execute("SHOW plan_cache_mode").fetchone()[0] == "force_generic_plan"
+
+
+def test_a_statement_whose_first_run_failed_stays_prepared_and_answers_the_next_call():
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    client = _client(alice)
+    step = _next(client, assignment).json()  # the ORM path: the pool has not run `grade` yet
+    key = Token.objects.get(user=alice).key
+
+    def grade(value):
+        return assignment_module.fast_grade_submit(
+            token_key=key,
+            slot_pk=step["slot"],
+            turn_pk=step["turn_pk"],
+            passage_id=step["passage_id"],
+            grade=value,
+            time_spent_ms=None,
+        )
+
+    with pytest.raises(DatabaseError, match="out of range"):
+        grade(70_000)  # not a smallint: the first run of `grade` on this connection fails
+    assert grade(4) == (step["turn_pk"], step["passage_id"], 4)
+    assert RelevanceJudgment.objects.get().grade == 4
