@@ -35,6 +35,7 @@ from psycopg import errors as pg_errors
 from psycopg import pq
 
 _ROWS = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
+_NO_SUCH_STATEMENT = b"26000"  # invalid_sql_statement_name
 
 
 class _Pool:
@@ -165,7 +166,9 @@ def _execute_on(wrapper, runs, name, sql, params, convert, reprepare_every, firs
     values = [_text(value) for value in params]
     with wrapper.wrap_database_errors:
         if count >= reprepare_every:
-            _check(pgconn, pgconn.exec_(b"DEALLOCATE " + _statement(name, generation)))
+            done = pgconn.exec_(b"DEALLOCATE " + _statement(name, generation))
+            if done.error_field(pq.DiagnosticField.SQLSTATE) != _NO_SUCH_STATEMENT:  # gone already: fine
+                _check(pgconn, done)
             count, generation = 0, generation + 1
             runs[name] = (count, generation)
         statement = _statement(name, generation)

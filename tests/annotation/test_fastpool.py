@@ -190,3 +190,20 @@ def test_a_statement_whose_first_run_failed_stays_prepared_and_answers_the_next_
         grade(70_000)  # not a smallint: the first run of `grade` on this connection fails
     assert grade(4) == (step["turn_pk"], step["passage_id"], 4)
     assert RelevanceJudgment.objects.get().grade == 4
+
+
+def test_preparing_again_goes_on_when_the_old_statement_is_already_gone(monkeypatch):
+    monkeypatch.setattr(assignment_module, "REPREPARE_EVERY", 1)
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=3, n_ptkb=0)
+    client = _client(alice)
+    _next(client, assignment)  # the ORM path leases and creates the judge
+    first = _next(client, assignment)  # `next` prepared on the pooled connection
+    (wrapper,) = fastpool.pool().opened
+    wrapper.connection.execute("DEALLOCATE ALL")
+
+    again = _next(client, assignment)  # its generation is used up: deallocate (gone already), prepare anew
+
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert [name for name in _pooled_statements() if name.startswith("assay_next_")] != []
