@@ -2,7 +2,7 @@
 
 Measured with bench/bench_assessors.py (50 assessors, gunicorn + PostgreSQL on 2 shared cores): answering the
 two API statements on Django's per-thread connections through psycopg's cursor made 736-908 loops/s; on this
-pool, run through libpq's own prepared-statement call, 898-1075 loops/s (runs alternating with those). Two
+pool, run through libpq's own prepared-statement call, 898-1075 loops/s (the first runs alternated with those). Two
 things are saved. A handful of busy server backends stay warm where one per gunicorn thread took turns on the
 cores, and a statement costs one libpq call (the GIL released while it waits) instead of psycopg's cursor
 machinery around it.
