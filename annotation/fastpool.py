@@ -44,26 +44,33 @@ class _Pool:
     def __init__(self, size: int) -> None:
         self.size = size
         self.pid = os.getpid()
-        self.idle: queue.SimpleQueue[BaseDatabaseWrapper] = queue.SimpleQueue()
+        self.idle: queue.SimpleQueue[BaseDatabaseWrapper | None] = queue.SimpleQueue()
         self.opened: list[BaseDatabaseWrapper] = []
         # Per connection, {statement name: (runs, generation)}; only the thread holding it reads it.
         self.runs: dict[BaseDatabaseWrapper, dict[str, tuple[int, int]]] = {}
         self.lock = threading.Lock()
 
     def take(self) -> BaseDatabaseWrapper:
-        try:
-            return self.idle.get_nowait()
-        except queue.Empty:
-            pass
-        with self.lock:
-            if len(self.opened) < self.size:
-                wrapper = connections.create_connection("default")
-                wrapper.inc_thread_sharing()  # handed between the process's threads, one at a time
-                wrapper.ensure_connection()
-                self.opened.append(wrapper)
-                self.runs[wrapper] = {}
+        """An idle connection, a new one while there is room, or else the next one given back."""
+        while True:
+            try:
+                wrapper = self.idle.get_nowait()
+            except queue.Empty:
+                with self.lock:
+                    if len(self.opened) < self.size:
+                        return self._open()
+                wrapper = self.idle.get()
+            if wrapper is not None:
                 return wrapper
-        return self.idle.get()
+            # None: a connection was dropped or the pool closed, so there may be room to open one.
+
+    def _open(self) -> BaseDatabaseWrapper:
+        wrapper = connections.create_connection("default")
+        wrapper.inc_thread_sharing()  # handed between the process's threads, one at a time
+        wrapper.ensure_connection()
+        self.opened.append(wrapper)
+        self.runs[wrapper] = {}
+        return wrapper
 
     def give_back(self, wrapper: BaseDatabaseWrapper) -> None:
         if wrapper in self.opened:  # not closed meanwhile
@@ -75,13 +82,16 @@ class _Pool:
                 self.opened.remove(wrapper)
                 del self.runs[wrapper]
         wrapper.close()
+        self.idle.put(None)  # wakes a thread waiting for a connection: it may open one in its place
 
     def close(self) -> None:
         with self.lock:
             opened, self.opened, self.runs = self.opened, [], {}
-            self.idle = queue.SimpleQueue()
+            waiting, self.idle = self.idle, queue.SimpleQueue()
         for wrapper in opened:
             wrapper.close()
+        for _ in range(self.size):
+            waiting.put(None)  # threads still waiting on the old queue open new connections
 
 
 _pool: _Pool | None = None

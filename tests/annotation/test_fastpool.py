@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
@@ -207,3 +209,22 @@ def test_preparing_again_goes_on_when_the_old_statement_is_already_gone(monkeypa
     assert first.status_code == again.status_code == 200
     assert again.json() == first.json()
     assert [name for name in _pooled_statements() if name.startswith("assay_next_")] != []
+
+
+def test_a_thread_waiting_for_a_connection_gets_a_new_one_when_the_busy_one_is_dropped(settings):
+    settings.ASSAY_FAST_PATH_CONNECTIONS = 1
+    pooled = fastpool.pool()
+    busy = pooled.take()
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(pooled.take()))
+    waiter.start()
+    waiter.join(0.3)
+    assert waiter.is_alive()  # the one connection is busy: it waits
+
+    pooled.drop(busy)  # say the server closed it
+    waiter.join(10)
+
+    assert not waiter.is_alive()
+    assert got[0] is not busy and got[0].connection is not None
+    assert pooled.opened == got
+    pooled.give_back(got[0])
