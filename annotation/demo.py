@@ -10,9 +10,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.assignment import assignment_create
 from annotation.models import Assignment, Collection, Judge, Nugget, Passage, Pool, SupportAssignment
-from annotation.pooling import pool_build
+from annotation.relevance.pooling import pool_build
+from annotation.relevance.work import assignment_create
 from annotation.services import (
     collection_get_or_create,
     judge_for_assessor,
@@ -22,7 +22,8 @@ from annotation.services import (
     run_import,
     topics_import,
 )
-from annotation.support import support_assignment_set, support_labels_import
+from annotation.support.labels import support_labels_import
+from annotation.support.services import support_assignment_set
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 DEMO_COLLECTION = "demo"

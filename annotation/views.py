@@ -20,7 +20,9 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    judges = Judge.objects.filter(relevancejudgments__turn__collection=collection).annotate(n=Count("relevancejudgments"))
+    judges = Judge.objects.filter(relevancejudgments__turn__collection=collection).annotate(
+        n=Count("relevancejudgments")
+    )
     return render(
         request,
         "annotation/collection_detail.html",

@@ -32,7 +32,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "annotation",
     "judging",
-    "mturk",
+    "crowd",
+    "devtools",
 ]
 
 MIDDLEWARE = [

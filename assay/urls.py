@@ -3,13 +3,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from annotation import views_relevance as relevance
+from annotation.relevance import api as relevance_api
 
 urlpatterns = [
     # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and
     # these two are most of the requests of a relevance campaign.
-    path("relevance/api/<int:assignment_pk>/next/", relevance.next_unit_api, name="relevance-api-next"),
-    path("relevance/api/work/<int:slot_pk>/grade/", relevance.submit_grade_api, name="relevance-api-grade"),
+    path("relevance/api/<int:assignment_pk>/next/", relevance_api.next_unit_api, name="relevance-api-next"),
+    path(
+        "relevance/api/work/<int:slot_pk>/grade/", relevance_api.submit_grade_api, name="relevance-api-grade"
+    ),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -17,6 +19,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("judging/", include("judging.urls")),
-    path("crowd/", include("mturk.urls")),
+    path("crowd/", include("crowd.urls")),
     path("", include("annotation.urls")),
 ]

@@ -86,9 +86,9 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> tuple[int, list[str]
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
-    from annotation.assignment import assignment_create
     from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
-    from annotation.pooling import pool_build
+    from annotation.relevance.pooling import pool_build
+    from annotation.relevance.work import assignment_create
 
     collection = Collection.objects.create(name="bench")
     run = Run.objects.create(collection=collection, name="bm25")

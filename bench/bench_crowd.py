@@ -35,8 +35,8 @@ from annotation.models import (  # noqa: E402
     Topic,
     Turn,
 )
-from mturk.models import BatchItem, CrowdAnswer, CrowdBatch  # noqa: E402
-from mturk.services import (  # noqa: E402
+from crowd.models import BatchItem, CrowdAnswer, CrowdBatch  # noqa: E402
+from crowd.services import (  # noqa: E402
     VOTING_STATUSES,
     assignment_submit,
     batches_compose,

@@ -106,7 +106,7 @@ def main() -> None:
 
     from annotation.models import Collection, Judge
     from annotation.services import judge_get_or_create, run_import
-    from annotation.support import support_labels_import
+    from annotation.support.labels import support_labels_import
     from judging.support_metrics import support_scores
 
     answers, labels, n_labels = generate(scratch, args.runs, args.topics)

@@ -6,7 +6,11 @@ app_name = "judging"
 urlpatterns: list = [
     path("evaluation/", views_evaluation.evaluation_index, name="evaluation-index"),
     path("evaluation/<slug:name>/", views_evaluation.evaluation_runs, name="evaluation-runs"),
-    path("evaluation/<slug:name>/runs/<path:run>/", views_evaluation.evaluation_run_turns, name="evaluation-run"),
+    path(
+        "evaluation/<slug:name>/runs/<path:run>/",
+        views_evaluation.evaluation_run_turns,
+        name="evaluation-run",
+    ),
     path("agreement/", views_agreement.agreement_index, name="agreement-index"),
     path("agreement/<slug:name>/", views_agreement.agreement_report, name="agreement-report"),
     path(

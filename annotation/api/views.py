@@ -9,6 +9,7 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.api import serializers as s
+from annotation.judgments import relevance_judgment_submit
 from annotation.models import (
     Collection,
     Judge,
@@ -22,8 +23,8 @@ from annotation.models import (
     Topic,
     Turn,
 )
-from annotation.services import judge_for_assessor, relevance_judgment_submit
-from annotation.support import SupportConflict, support_judgment_submit
+from annotation.services import judge_for_assessor
+from annotation.support.services import SupportConflict, support_judgment_submit
 
 
 def _collection(view: generics.GenericAPIView) -> Collection:

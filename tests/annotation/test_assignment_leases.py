@@ -7,7 +7,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from annotation.assignment import (
+from annotation.models import Assignment, PoolEntry, PtkbStatement, WorkSlot
+from annotation.relevance.work import (
     AssignmentFailed,
     assignment_create,
     slot_grade_submit,
@@ -15,7 +16,6 @@ from annotation.assignment import (
     unit_progress,
     work_lease,
 )
-from annotation.models import Assignment, PoolEntry, PtkbStatement, WorkSlot
 from annotation.services import judge_for_assessor
 from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign

@@ -10,10 +10,10 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from annotation import assignment as assignment_module
 from annotation import fastpool
-from annotation.assignment import next_passage_entry
 from annotation.models import Judge, RelevanceJudgment, WorkSlot
+from annotation.relevance import fast_sql as assignment_module
+from annotation.relevance.work import next_passage_entry
 from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.formats import ImportFailed
+from annotation.formats.base import ImportFailed
 from annotation.models import (
     Collection,
     Judge,

@@ -9,7 +9,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import GoldResponse, Judge, Nugget, NuggetSetTurn
-from annotation.nuggets import gold_responses_export, gold_responses_import, nuggets_export, nuggets_import
+from annotation.nuggets.transfer import (
+    gold_responses_export,
+    gold_responses_import,
+    nuggets_export,
+    nuggets_import,
+)
 from annotation.services import passages_import
 from tests.factories import AssessorJudgeFactory, CollectionFactory, JudgeFactory, TopicFactory, TurnFactory
 

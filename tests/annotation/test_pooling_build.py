@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import PoolEntry
-from annotation.pooling import PoolingFailed, pool_build, turns_resolve
+from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

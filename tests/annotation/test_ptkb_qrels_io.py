@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.exports import ptkb_qrels_import, ptkb_qrels_lines
-from annotation.formats import ImportFailed
+from annotation.formats.base import ImportFailed
 from annotation.models import Judge, PtkbJudgment
+from annotation.relevance.exports import ptkb_qrels_import, ptkb_qrels_lines
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

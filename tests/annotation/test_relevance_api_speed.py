@@ -14,9 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation import assignment as assignment_module
+from annotation.judgments import relevance_judgment_submit
 from annotation.models import Judge, PoolEntry, RelevanceJudgment, WorkSlot
-from annotation.services import relevance_judgment_submit
+from annotation.relevance import fast_sql as assignment_module
 from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 

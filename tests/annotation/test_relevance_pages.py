@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from annotation.assignment import work_lease
 from annotation.models import PoolEntry, PtkbJudgment, RelevanceJudgment
+from annotation.relevance.work import work_lease
 from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db

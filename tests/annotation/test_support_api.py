@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 
 from annotation.models import Judge, SupportJudgment, Topic
 from annotation.services import judge_get_or_create, run_import
-from annotation.support import support_assignment_set, support_labels_import
+from annotation.support.labels import support_labels_import
+from annotation.support.services import support_assignment_set
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

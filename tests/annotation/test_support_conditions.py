@@ -7,13 +7,13 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
 from annotation.services import judge_get_or_create, run_import
-from annotation.support import (
+from annotation.support.disagreements import support_disagreements_assign
+from annotation.support.labels import support_labels_import
+from annotation.support.services import (
     SupportConflict,
     assignment_units,
     support_assignment_set,
-    support_disagreements_assign,
     support_judgment_submit,
-    support_labels_import,
 )
 from tests.factories import CollectionFactory, UserFactory
 

@@ -10,15 +10,17 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Judge, ResponseSentence, SupportAssignment, Topic
 from annotation.services import judge_get_or_create, run_import
-from annotation.support import (
-    SupportConflict,
-    assignment_units,
-    support_assignment_set,
+from annotation.support.disagreements import (
     support_disagreement_report,
     support_disagreements,
     support_disagreements_assign,
+)
+from annotation.support.labels import support_labels_import
+from annotation.support.services import (
+    SupportConflict,
+    assignment_units,
+    support_assignment_set,
     support_judgment_submit,
-    support_labels_import,
 )
 from tests.factories import CollectionFactory, UserFactory
 

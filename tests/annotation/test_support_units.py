@@ -3,10 +3,10 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.formats import ImportFailed
+from annotation.formats.base import ImportFailed
 from annotation.models import Response, ResponseSentence, Run, Topic
 from annotation.services import passages_import, run_import
-from annotation.support import support_units, uncited_sentences
+from annotation.support.services import support_units, uncited_sentences
 from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from mturk.client import MTurkClient
-from mturk.fake_server import FakeMTurkServer
-from mturk.models import CrowdAnswer, CrowdAssignment
-from mturk.services import campaign_publish, parse_answer_xml
-from tests.mturk.crowd_helpers import build_campaign
+from crowd.client import MTurkClient
+from crowd.models import CrowdAnswer, CrowdAssignment
+from crowd.services import campaign_publish, parse_answer_xml
+from devtools.mturk_server import FakeMTurkServer
+from tests.crowd.crowd_helpers import build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

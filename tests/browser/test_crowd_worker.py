@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mturk.models import CrowdAnswer, CrowdCampaign
+from crowd.models import CrowdAnswer, CrowdCampaign
+from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import UserFactory
-from tests.mturk.crowd_helpers import build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -20,7 +20,9 @@ def test_it_autosaves_a_draft_that_survives_a_reload(page, login):
 
     page.check(f"input[name=nuggets][value='{nugget.pk}']")
     page.fill("#id_text", "UVB rays burn <b>the</b> skin.")
-    page.wait_for_function("() => document.getElementById('gold-status').textContent.startsWith('Draft saved')")
+    page.wait_for_function(
+        "() => document.getElementById('gold-status').textContent.startsWith('Draft saved')"
+    )
     page.reload()
 
     assert page.input_value("#id_text") == "UVB rays burn <b>the</b> skin."

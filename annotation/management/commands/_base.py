@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_slug
 from django.db import transaction
 
-from annotation.formats import ImportFailed
+from annotation.formats.base import ImportFailed
 from annotation.models import Collection, Judge
 
 

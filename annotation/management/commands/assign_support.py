@@ -4,7 +4,7 @@ from django.db import transaction
 
 from annotation.management.commands._base import CollectionCommand
 from annotation.models import SupportAssignment
-from annotation.support import SupportConflict, support_assignment_set
+from annotation.support.services import SupportConflict, support_assignment_set
 
 
 class Command(CollectionCommand):

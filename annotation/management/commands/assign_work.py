@@ -8,9 +8,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.assignment import AssignmentFailed, assignment_create
 from annotation.management.commands._base import CollectionCommand
 from annotation.models import Assignment, Pool
+from annotation.relevance.work import AssignmentFailed, assignment_create
 
 
 class Command(CollectionCommand):

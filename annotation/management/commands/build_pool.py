@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand
-from annotation.pooling import PoolingFailed, pool_build, turns_resolve
+from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 
 
 class Command(CollectionCommand):

@@ -4,8 +4,8 @@ import io
 
 from django.core.management.base import CommandParser
 
-from annotation.exports import LOG_TASKS, judgment_log_rows, judgment_log_write
 from annotation.management.commands._base import CollectionCommand
+from annotation.relevance.exports import LOG_TASKS, judgment_log_rows, judgment_log_write
 
 
 class Command(CollectionCommand):

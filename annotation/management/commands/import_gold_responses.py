@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
 
+from annotation.formats.nuggets import FORMATS
 from annotation.management.commands._base import CollectionCommand
 from annotation.models import Judge
-from annotation.nugget_formats import FORMATS
-from annotation.nuggets import gold_responses_import
+from annotation.nuggets.transfer import gold_responses_import
 from annotation.services import judge_get_or_create
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation.formats import ImportFailed
+from annotation.formats.base import ImportFailed
 from annotation.management.commands._base import check_collection_name
 from annotation.services import (
     collection_get_or_create,

@@ -2,8 +2,8 @@
 
 from django.core.management.base import CommandParser
 
-from annotation.exports import ptkb_qrels_import
 from annotation.management.commands._base import CollectionCommand
+from annotation.relevance.exports import ptkb_qrels_import
 from annotation.services import judge_get_or_create
 
 

@@ -1,7 +1,7 @@
 from annotation.management.commands._base import CollectionCommand
 from annotation.models import Judge
 from annotation.services import judge_get_or_create
-from annotation.support import support_labels_import
+from annotation.support.labels import support_labels_import
 
 
 class Command(CollectionCommand):

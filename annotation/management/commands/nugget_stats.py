@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from annotation.management.commands._base import CollectionCommand
-from annotation.nuggets import nugget_judges, nugget_stats
+from annotation.nuggets.selectors import nugget_judges, nugget_stats
 
 
 class Command(CollectionCommand):

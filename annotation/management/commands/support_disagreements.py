@@ -5,11 +5,8 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._base import CollectionCommand
 from annotation.models import Judge
-from annotation.support import (
-    SupportConflict,
-    support_disagreement_report,
-    support_disagreements_assign,
-)
+from annotation.support.disagreements import support_disagreement_report, support_disagreements_assign
+from annotation.support.services import SupportConflict
 
 
 class Command(CollectionCommand):

@@ -1,0 +1,53 @@
+"""TREC qrels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from annotation.formats.base import Problems, read_text
+
+# --- Qrels -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class QrelRecord:
+    turn_id: str
+    passage_id: str
+    grade: int
+    line: int
+
+
+def parse_qrels(path: str | Path, *, min_grade: int = 0, max_grade: int = 4) -> list[QrelRecord]:
+    """TREC qrels `qid 0 docid grade`, any whitespace; grades outside the scale are rejected."""
+    name = str(path)
+    text = read_text(path)
+    problems = Problems(name)
+    records: list[QrelRecord] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            problems.add(number, f"expected 4 columns 'qid 0 docid grade', found {len(parts)}")
+            continue
+        qid, _iteration, docid, grade_s = parts
+        try:
+            grade = int(grade_s)
+        except ValueError:
+            problems.add(number, f"grade {grade_s!r} is not an integer")
+            continue
+        if not min_grade <= grade <= max_grade:
+            problems.add(number, f"grade {grade} is outside the scale {min_grade}-{max_grade}")
+            continue
+        key = (qid, docid)
+        if key in seen:
+            problems.add(number, f"{qid} {docid} is judged twice (first on line {seen[key]})")
+            continue
+        seen[key] = number
+        records.append(QrelRecord(qid, docid, grade, number))
+        if problems.full:
+            break
+    problems.raise_if_any()
+    return records

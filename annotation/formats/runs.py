@@ -1,0 +1,250 @@
+"""Runs: TREC run files, iKAT JSON runs, TREC RAG 2024 answers."""
+
+from __future__ import annotations
+
+import json
+import json.decoder
+import json.scanner
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from annotation.formats.base import ImportFailed, Problems, _line, _text, iter_jsonl, load_json, read_text
+
+# --- Runs ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SentenceRecord:
+    text: str
+    citations: list[str]
+
+
+@dataclass
+class ResponseRecord:
+    turn_id: str
+    rank: int
+    text: str
+    references: list[str] = field(default_factory=list)
+    sentences: list[SentenceRecord] = field(default_factory=list)
+    line: int = 0
+    topic_title: str = ""
+
+
+@dataclass
+class RunRecord:
+    name: str
+    kind: str
+    source_format: str
+    # turn id -> (passage ids in rank order, scores)
+    rankings: dict[str, tuple[list[str], list[float]]] = field(default_factory=dict)
+    responses: list[ResponseRecord] = field(default_factory=list)
+    # turn id -> first line that names it, for errors about turns the collection lacks
+    turn_lines: dict[str, int] = field(default_factory=dict)
+
+
+def parse_run(path: str | Path, name: str | None = None) -> list[RunRecord]:
+    """A TREC run, an iKAT JSON run, or TREC RAG 2024 answers JSONL (one or more runs)."""
+    pathname = str(path)
+    text = read_text(path)
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        try:
+            first = json.loads(text.lstrip().split("\n", 1)[0])
+        except json.JSONDecodeError:
+            first = None
+        if isinstance(first, dict) and "answer" in first:
+            return _parse_rag_answers(text, pathname, name)
+        return [_parse_ikat_json_run(text, pathname, name)]
+    return [_parse_trec_run(text, pathname, name)]
+
+
+def _parse_trec_run(text: str, path: str, name: str | None) -> RunRecord:
+    problems = Problems(path)
+    lists: dict[str, list[tuple[int, float, str]]] = {}
+    turn_lines: dict[str, int] = {}
+    tags: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            problems.add(number, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(parts)}")
+        else:
+            qid, _q0, docid, rank_s, score_s, tag = parts
+            try:
+                rank = int(rank_s)
+            except ValueError:
+                problems.add(number, f"rank {rank_s!r} is not an integer")
+                continue
+            try:
+                score = float(score_s)
+            except ValueError:
+                problems.add(number, f"score {score_s!r} is not a number")
+                continue
+            if (qid, docid) in seen:
+                problems.add(number, f"document {docid} ranked twice for {qid}")
+                continue
+            seen.add((qid, docid))
+            if qid not in lists:
+                lists[qid] = []
+                turn_lines[qid] = number
+            lists[qid].append((rank, -score, docid))
+            tags.add(tag)
+        if problems.full:
+            break
+    problems.raise_if_any()
+    if not lists:
+        raise ImportFailed([f"{path}: no run lines"])
+    if name is None and len(tags) > 1:
+        raise ImportFailed(
+            [f"{path}: the file holds several run tags ({', '.join(sorted(tags))}); pass --name"]
+        )
+    rankings: dict[str, tuple[list[str], list[float]]] = {}
+    for qid, rows in lists.items():
+        rows.sort()
+        rankings[qid] = ([r[2] for r in rows], [-r[1] for r in rows])
+    return RunRecord(
+        name=name or next(iter(tags)),
+        kind="automatic",
+        source_format="trec",
+        rankings=rankings,
+        turn_lines=turn_lines,
+    )
+
+
+def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
+    data = load_json(text, path)
+    problems = Problems(path)
+    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+        raise ImportFailed([f"{path}:1: expected an iKAT run object with 'run_name' and 'turns'"])
+    run_name = name or _text(data.get("run_name")).strip()
+    if not run_name:
+        raise ImportFailed([f"{path}:1: the run has no 'run_name'; pass --name"])
+    run_type = _text(data.get("run_type") or "automatic").strip().lower().replace("_", "-")
+    if run_type not in {"automatic", "manual", "generation-only"}:
+        problems.add(_line(data, 1), f"run_type {run_type!r} is not automatic, manual or generation-only")
+    record = RunRecord(name=run_name, kind=run_type, source_format="ikat-json")
+    for turn in data["turns"]:
+        line = _line(turn, 1)
+        if not isinstance(turn, dict) or turn.get("turn_id") in (None, ""):
+            problems.add(line, "turn without 'turn_id'")
+            continue
+        turn_id = _text(turn["turn_id"]).strip()
+        if turn_id in record.turn_lines:
+            problems.add(line, f"turn {turn_id} appears twice (first on line {record.turn_lines[turn_id]})")
+            continue
+        record.turn_lines[turn_id] = line
+        best: list[tuple[float, str]] = []
+        seen: set[str] = set()
+        for response in turn.get("responses") or []:
+            rline = _line(response, line)
+            if not isinstance(response, dict):
+                problems.add(rline, f"turn {turn_id}: every response must be an object")
+                continue
+            try:
+                rank = int(response.get("rank", 1))
+            except (TypeError, ValueError):
+                problems.add(rline, f"response rank {response.get('rank')!r} is not an integer")
+                continue
+            used: list[str] = []
+            for prov in response.get("passage_provenance") or []:
+                if not isinstance(prov, dict):
+                    problems.add(
+                        rline, f"turn {turn_id}: passage_provenance entries must be objects with 'id'"
+                    )
+                    continue
+                pid = _text(prov.get("id")).strip()
+                if not pid:
+                    problems.add(_line(prov, rline), "passage_provenance entry without 'id'")
+                    continue
+                try:
+                    score = float(prov.get("score", 0.0))
+                except (TypeError, ValueError):
+                    problems.add(_line(prov, rline), f"score {prov.get('score')!r} is not a number")
+                    continue
+                if prov.get("used"):
+                    used.append(pid)
+                if pid not in seen:
+                    seen.add(pid)
+                    best.append((score, pid))
+            text_value = _text(response.get("text"))
+            if text_value.strip():
+                record.responses.append(
+                    ResponseRecord(
+                        turn_id=turn_id,
+                        rank=rank,
+                        text=text_value,
+                        references=used,
+                        sentences=[SentenceRecord(text_value, used)],
+                        line=rline,
+                    )
+                )
+        if best:
+            # provenance lists are in rank order already; keep it, as ir_measures breaks ties by score
+            record.rankings[turn_id] = ([pid for _s, pid in best], [s for s, _pid in best])
+    problems.raise_if_any()
+    return record
+
+
+def _parse_rag_answers(text: str, path: str, name: str | None) -> list[RunRecord]:
+    problems = Problems(path)
+    runs: dict[str, RunRecord] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for line, obj in iter_jsonl(text, path, problems):
+        run_id = name or _text(obj.get("run_id")).strip()
+        topic_id = _text(obj.get("topic_id")).strip()
+        if not run_id:
+            problems.add(line, "answer without 'run_id'; pass --name")
+            continue
+        if not topic_id:
+            problems.add(line, "answer without 'topic_id'")
+            continue
+        if (run_id, topic_id) in seen:
+            problems.add(
+                line, f"run {run_id} answers topic {topic_id} twice (first on line {seen[run_id, topic_id]})"
+            )
+            continue
+        seen[run_id, topic_id] = line
+        references = [_text(r).strip() for r in obj.get("references") or []]
+        answer = obj.get("answer")
+        if not isinstance(answer, list):
+            problems.add(line, "'answer' must be a list of {text, citations}")
+            continue
+        sentences: list[SentenceRecord] = []
+        for index, sentence in enumerate(answer):
+            if not isinstance(sentence, dict) or not isinstance(sentence.get("text"), str):
+                problems.add(line, f"sentence {index} has no 'text'")
+                continue
+            cited: list[str] = []
+            for citation in sentence.get("citations") or []:
+                if not isinstance(citation, int) or isinstance(citation, bool):
+                    problems.add(line, f"sentence {index}: citation {citation!r} is not an index")
+                elif not 0 <= citation < len(references):
+                    problems.add(
+                        line,
+                        f"sentence {index}: citation {citation} is outside 'references' "
+                        f"({len(references)} entries)",
+                    )
+                else:
+                    cited.append(references[citation])
+            sentences.append(SentenceRecord(sentence["text"], cited))
+        run = runs.setdefault(run_id, RunRecord(name=run_id, kind="automatic", source_format="rag-jsonl"))
+        run.turn_lines.setdefault(topic_id, line)
+        run.responses.append(
+            ResponseRecord(
+                turn_id=topic_id,
+                rank=1,
+                text=" ".join(s.text.strip() for s in sentences),
+                references=references,
+                sentences=sentences,
+                line=line,
+                topic_title=_text(obj.get("topic")),
+            )
+        )
+        if problems.full:
+            break
+    problems.raise_if_any()
+    if not runs:
+        raise ImportFailed([f"{path}: no answers in the file"])
+    return list(runs.values())

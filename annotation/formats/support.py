@@ -1,0 +1,68 @@
+"""Support label files (JSONL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from annotation.formats.base import Problems, iter_jsonl, read_text
+from annotation.models import SupportLabel
+
+# --- Import and export of labels -------------------------------------------------------------------
+
+
+@dataclass
+class SupportLabelRecord:
+    run_id: str
+    topic_id: str
+    sentence_index: int
+    passage_id: str
+    label: str
+    line: int
+
+
+def parse_support_labels(path: str | Path) -> list[SupportLabelRecord]:
+    """JSONL `{"run_id", "topic_id", "sentence_index" (0-based), "passage_id", "label": FS|PS|NS}`."""
+    name = str(path)
+    text = read_text(path)
+    problems = Problems(name)
+    records: list[SupportLabelRecord] = []
+    seen: dict[tuple[str, str, int, str], int] = {}
+    for line, obj in iter_jsonl(text, name, problems):
+        missing = [
+            k
+            for k in ("run_id", "topic_id", "sentence_index", "passage_id", "label")
+            if obj.get(k) in (None, "")
+        ]
+        if missing:
+            problems.add(line, f"missing {', '.join(missing)}")
+            continue
+        index = obj["sentence_index"]
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            problems.add(line, f"sentence_index {index!r} is not a 0-based integer")
+            continue
+        label = str(obj["label"]).strip().upper()
+        if label not in SupportLabel.values:
+            problems.add(line, f"label {obj['label']!r} is not FS, PS or NS")
+            continue
+        record = SupportLabelRecord(
+            run_id=str(obj["run_id"]).strip(),
+            topic_id=str(obj["topic_id"]).strip(),
+            sentence_index=index,
+            passage_id=str(obj["passage_id"]).strip(),
+            label=label,
+            line=line,
+        )
+        key = (record.run_id, record.topic_id, record.sentence_index, record.passage_id)
+        if key in seen:
+            problems.add(line, f"the same unit is labelled twice (first on line {seen[key]})")
+            continue
+        seen[key] = line
+        records.append(record)
+        if problems.full:
+            break
+    problems.raise_if_any()
+    if not records:
+        problems.add(None, "no labels in the file")
+        problems.raise_if_any()
+    return records

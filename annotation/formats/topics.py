@@ -1,0 +1,183 @@
+"""iKAT topics (2023 and 2024 JSON, or TREC id<TAB>query) and passage files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotation.formats.base import ImportFailed, Problems, _line, _text, iter_jsonl, load_json, read_text
+
+# --- Topics ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class TurnRecord:
+    turn_id: str
+    position: int
+    utterance: str
+    resolved_utterance: str = ""
+    response: str = ""
+    response_provenance: list[Any] = field(default_factory=list)
+    ptkb_provenance: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class TopicRecord:
+    number: str
+    title: str
+    ptkb: dict[str, str]
+    turns: list[TurnRecord]
+
+
+def parse_topics(path: str | Path) -> list[TopicRecord]:
+    """iKAT topics JSON (2023 `"9-1"` or 2024 integer numbers) or a TREC `id<TAB>query` file."""
+    name = str(path)
+    text = read_text(path)
+    if text.lstrip()[:1] in ("[", "{"):
+        return _parse_ikat_topics(load_json(text, name), name)
+    return _parse_tsv_topics(text, name)
+
+
+def _parse_ikat_topics(data: Any, path: str) -> list[TopicRecord]:
+    problems = Problems(path)
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise ImportFailed([f"{path}:1: expected a list of topics"])
+    topics: list[TopicRecord] = []
+    seen_numbers: dict[str, int] = {}
+    for topic in data:
+        if not isinstance(topic, dict):
+            problems.add(None, "every topic must be a JSON object")
+            continue
+        line = _line(topic)
+        if topic.get("number") in (None, ""):
+            problems.add(line, "topic without 'number'")
+            continue
+        number = str(topic["number"]).strip()
+        if number in seen_numbers:
+            problems.add(line, f"topic {number} appears twice (first on line {seen_numbers[number]})")
+            continue
+        seen_numbers[number] = line
+        ptkb_raw = topic.get("ptkb") or {}
+        if isinstance(ptkb_raw, list):  # tolerate [{"id":..,"text":..}] or a plain list of strings
+            ptkb_raw = {
+                str(item.get("id", i + 1)) if isinstance(item, dict) else str(i + 1): (
+                    item.get("text", "") if isinstance(item, dict) else str(item)
+                )
+                for i, item in enumerate(ptkb_raw)
+            }
+        if not isinstance(ptkb_raw, dict):
+            problems.add(_line(ptkb_raw, line), f"topic {number}: 'ptkb' must be an object of id: text")
+            ptkb_raw = {}
+        turns_raw = topic.get("turns")
+        if not isinstance(turns_raw, list):
+            problems.add(line, f"topic {number}: 'turns' must be a list")
+            continue
+        turns: list[TurnRecord] = []
+        seen_turns: dict[str, int] = {}
+        for position, turn in enumerate(turns_raw, start=1):
+            tline = _line(turn, line)
+            if not isinstance(turn, dict):
+                problems.add(tline, f"topic {number}: turn {position} is not an object")
+                continue
+            if turn.get("turn_id") in (None, ""):
+                problems.add(tline, f"topic {number}: turn {position} has no 'turn_id'")
+                continue
+            turn_id = f"{number}_{str(turn['turn_id']).strip()}"
+            if turn_id in seen_turns:
+                problems.add(tline, f"duplicate turn id {turn_id} (first on line {seen_turns[turn_id]})")
+                continue
+            seen_turns[turn_id] = tline
+            if not _text(turn.get("utterance")).strip():
+                problems.add(tline, f"turn {turn_id} has no 'utterance'")
+                continue
+            turns.append(
+                TurnRecord(
+                    turn_id=turn_id,
+                    position=position,
+                    utterance=_text(turn.get("utterance")),
+                    resolved_utterance=_text(turn.get("resolved_utterance")),
+                    response=_text(turn.get("response")),
+                    response_provenance=list(turn.get("response_provenance") or []),
+                    ptkb_provenance=[str(p) for p in turn.get("ptkb_provenance") or []],
+                )
+            )
+        topics.append(
+            TopicRecord(
+                number=number,
+                title=_text(topic.get("title")),
+                ptkb={str(k): _text(v) for k, v in ptkb_raw.items()},
+                turns=turns,
+            )
+        )
+    problems.raise_if_any()
+    if not topics:
+        raise ImportFailed([f"{path}: no topics in the file"])
+    return topics
+
+
+def _parse_tsv_topics(text: str, path: str) -> list[TopicRecord]:
+    problems = Problems(path)
+    topics: list[TopicRecord] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split("\t", 1)
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            problems.add(number, "expected 'id<TAB>query'")
+            continue
+        qid, query = parts[0].strip(), parts[1].strip()
+        if qid in seen:
+            problems.add(number, f"duplicate topic id {qid} (first on line {seen[qid]})")
+            continue
+        seen[qid] = number
+        topics.append(TopicRecord(number=qid, title=query, ptkb={}, turns=[TurnRecord(qid, 1, query)]))
+    problems.raise_if_any()
+    return topics
+
+
+# --- Passages --------------------------------------------------------------------------------------
+
+
+@dataclass
+class PassageRecord:
+    passage_id: str
+    title: str
+    text: str
+
+
+def parse_passages(path: str | Path) -> list[PassageRecord]:
+    """Passages JSONL: iKAT `{doc_id, passage_id, passage_text}` or `{id, text|contents, title?}`."""
+    name = str(path)
+    text = read_text(path)
+    problems = Problems(name)
+    seen: dict[str, int] = {}
+    records: list[PassageRecord] = []
+    for line, obj in iter_jsonl(text, name, problems):
+        if "doc_id" in obj and "passage_id" in obj:
+            pid = f"{_text(obj['doc_id']).strip()}:{_text(obj['passage_id']).strip()}"
+            body = obj.get("passage_text", obj.get("text", obj.get("contents")))
+        elif "id" in obj or "docid" in obj or "_id" in obj:
+            pid = _text(obj.get("id", obj.get("docid", obj.get("_id")))).strip()
+            body = obj.get("text", obj.get("contents", obj.get("segment")))
+        else:
+            problems.add(line, "no passage id: expected 'doc_id' and 'passage_id', or 'id'")
+            continue
+        if not pid or pid == ":":
+            problems.add(line, "empty passage id")
+            continue
+        if not isinstance(body, str):
+            problems.add(line, f"passage {pid} has no text ('passage_text', 'text' or 'contents')")
+            continue
+        if pid in seen:
+            problems.add(line, f"passage {pid} appears twice (first on line {seen[pid]})")
+            continue
+        seen[pid] = line
+        records.append(PassageRecord(pid, _text(obj.get("title")), body))
+        if problems.full:
+            break
+    problems.raise_if_any()
+    return records

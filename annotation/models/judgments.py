@@ -1,0 +1,208 @@
+"""Label rows: one table per kind of judgment, each pointing at its judge and its unit."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from annotation.models.collection import Judge, PtkbStatement, Response, ResponseSentence, Turn
+
+
+class TimedJudgment(models.Model):
+    """What every human or machine label row carries besides its unit and its value."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="%(class)ss")
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class RelevanceGrade(models.IntegerChoices):
+    FAILS = 0, "Fails to meet"
+    SLIGHTLY = 1, "Slightly meets"
+    MODERATELY = 2, "Moderately meets"
+    HIGHLY = 3, "Highly meets"
+    FULLY = 4, "Fully meets"
+
+
+class RelevanceJudgment(TimedJudgment):
+    """Passage relevance for a turn on the iKAT 0–4 scale; the passage is named by id."""
+
+    # No single-column indexes on the keys: the unique (judge, turn, passage) and the (turn, passage)
+    # indexes lead with them, and each extra index is written on every grade.
+    judge = models.ForeignKey(
+        Judge, on_delete=models.CASCADE, related_name="relevancejudgments", db_index=False
+    )
+    turn = models.ForeignKey(
+        Turn, on_delete=models.CASCADE, related_name="relevance_judgments", db_index=False
+    )
+    passage_id = models.CharField(max_length=255)
+    grade = models.SmallIntegerField(choices=RelevanceGrade.choices)
+
+    class Meta:
+        ordering = ["turn_id", "passage_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "turn", "passage_id"], name="relevance_unique_unit"),
+            models.CheckConstraint(condition=Q(grade__gte=0) & Q(grade__lte=4), name="relevance_grade_0_4"),
+        ]
+        indexes = [models.Index(fields=["turn", "passage_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id}: {self.turn_id} {self.passage_id} = {self.grade}"
+
+
+class PtkbJudgment(TimedJudgment):
+    """Whether a PTKB statement is relevant to a turn."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="ptkb_judgments")
+    statement = models.ForeignKey(PtkbStatement, on_delete=models.CASCADE, related_name="judgments")
+    relevant = models.BooleanField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "turn", "statement"], name="ptkb_unique_unit"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id} {self.statement_id} = {int(self.relevant)}"
+
+
+class Nugget(TimedJudgment):
+    """An essential piece of information for a turn.
+
+    Human gold nuggets are continuous spans of a passage (`passage_id`, `start`, `end` into its stored
+    text); LLM nuggets may be spans too or free text. `duplicate_of` marks a duplicate within the same
+    judge's set; `original` links a nugget of a de-duplicated set (another judge) to the one it came from.
+    """
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="nuggets")
+    key = models.CharField(
+        max_length=32, help_text="Identifier within the turn, e.g. '[3]' in CONE-RAG files."
+    )
+    text = models.TextField()
+    passage_id = models.CharField(max_length=255, blank=True)
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    relevance = models.CharField(max_length=8, blank=True, help_text="Grade of the source passage.")
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="duplicates"
+    )
+    original = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="derived"
+    )
+    # NLI matching (issue 7): the response a response nugget was extracted from, so NtN metrics can tell
+    # apart the nuggets of several runs' responses to the same turn under one extraction judge.
+    response = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.CASCADE, related_name="nuggets"
+    )
+
+    class Meta:
+        ordering = ["turn_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "turn", "key"], name="nugget_unique_key"),
+            models.CheckConstraint(
+                condition=Q(start__isnull=True) | Q(end__gte=models.F("start")), name="nugget_span_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id} {self.key}: {self.text[:40]}"
+
+
+class GoldResponse(TimedJudgment):
+    """A response written by an assessor from the turn's nuggets."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="gold_responses")
+    text = models.TextField(blank=True)
+    nuggets = models.ManyToManyField(Nugget, blank=True, related_name="gold_responses")
+    is_draft = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["judge", "turn"], name="gold_response_unique_unit")]
+
+    def __str__(self) -> str:
+        return f"gold response {self.turn_id}"
+
+
+class NtrJudgment(TimedJudgment):
+    """Nugget-to-response: does the response capture this gold nugget?"""
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="ntr_judgments")
+    nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="ntr_judgments")
+    matched = models.BooleanField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "response", "nugget"], name="ntr_unique_unit")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.response} ~ {self.nugget.key} = {int(self.matched)}"
+
+    @property
+    def turn_id(self) -> int:
+        return self.nugget.turn_id
+
+
+class NtnJudgment(TimedJudgment):
+    """Nugget-to-nugget: does a response nugget entail a gold nugget?"""
+
+    response_nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="ntn_as_premise")
+    gold_nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="ntn_as_hypothesis")
+    entails = models.BooleanField()
+    score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "response_nugget", "gold_nugget"], name="ntn_unique_unit"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.response_nugget_id} => {self.gold_nugget_id} = {int(self.entails)}"
+
+
+class SupportLabel(models.TextChoices):
+    FULL = "FS", "Full support"
+    PARTIAL = "PS", "Partial support"
+    NONE = "NS", "No support"
+
+
+SUPPORT_WEIGHTS = {SupportLabel.FULL: 1.0, SupportLabel.PARTIAL: 0.5, SupportLabel.NONE: 0.0}
+
+
+class SupportJudgment(TimedJudgment):
+    """Is an answer sentence supported by the passage it cites (its `citation_index`-th citation)?"""
+
+    class Condition(models.TextChoices):
+        SCRATCH = "scratch", "From scratch"
+        POST_EDIT = "post-edit", "Post-editing"
+        MACHINE = "machine", "Machine"
+        IMPORTED = "imported", "Imported"
+        BLIND = "blind", "Blind re-assessment"
+
+    sentence = models.ForeignKey(ResponseSentence, on_delete=models.CASCADE, related_name="support_judgments")
+    citation_index = models.PositiveSmallIntegerField(default=0)
+    passage_id = models.CharField(max_length=255)
+    label = models.CharField(max_length=2, choices=SupportLabel.choices)
+    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.IMPORTED)
+    shown_label = models.CharField(max_length=2, choices=SupportLabel.choices, blank=True)
+    changed = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "sentence", "citation_index"], name="support_unique_unit"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sentence} c{self.citation_index} = {self.label}"
+
+    @property
+    def weight(self) -> float:
+        return SUPPORT_WEIGHTS[SupportLabel(self.label)]

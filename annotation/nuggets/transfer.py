@@ -1,0 +1,331 @@
+"""Nugget and gold-response files in and out of the database (all or nothing, idempotent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+
+from annotation.formats.base import Problems
+from annotation.formats.nuggets import (
+    GoldResponseRecord,
+    NuggetRecord,
+    gold_responses_cone_rag_text,
+    gold_responses_jsonl_text,
+    nuggets_cone_rag_text,
+    nuggets_jsonl_text,
+    parse_gold_responses,
+    parse_nuggets,
+)
+from annotation.models import (
+    Collection,
+    GoldResponse,
+    Judge,
+    Nugget,
+    NuggetSetTurn,
+    Passage,
+    Turn,
+)
+from annotation.nuggets.services import _cover
+from annotation.selectors import _natural_key
+from annotation.services import ImportResult
+
+# --- Imports and exports ---------------------------------------------------------------------------
+
+
+def _collection_turns(collection: Collection, path: str, wanted: dict[str, int]) -> dict[str, Turn]:
+    turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
+    problems = Problems(path)
+    for turn_id, line in sorted(wanted.items(), key=lambda item: item[1]):
+        if turn_id not in turns:
+            problems.add(line, f"turn {turn_id} is not in collection {collection.name}")
+    problems.raise_if_any()
+    return turns
+
+
+@transaction.atomic
+def nuggets_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    judge: Judge,
+    fmt: str = "jsonl",
+    dedup_of: Judge | None = None,
+) -> ImportResult:
+    """Load a judge's nugget set from a file; the judge's nuggets on the collection then equal the file.
+
+    Nuggets are matched by (turn, key), so the same file twice changes nothing. Spans are checked
+    against the passages the collection holds. With `dedup_of`, the file is a de-duplicated set of
+    that judge's nuggets: each nugget is linked to the original with the same turn and key.
+    """
+    pathname = str(path)
+    parsed = parse_nuggets(path, fmt)
+    turns = _collection_turns(collection, pathname, parsed.turn_lines)
+    problems = Problems(pathname)
+    spans = [r for r in parsed.nuggets if r.start is not None]
+    passages = dict(
+        Passage.objects.filter(
+            collection=collection, passage_id__in={r.passage_id for r in spans}
+        ).values_list("passage_id", "text")
+    )
+    for r in spans:
+        if r.passage_id in passages and passages[r.passage_id][r.start : r.end] != r.text:
+            problems.add(
+                r.line, f"nugget {r.key}: the text is not passage {r.passage_id} at {r.start}-{r.end}"
+            )
+    originals: dict[tuple[int, str], int] = {}
+    if dedup_of is not None:
+        originals = {
+            (turn_id, key): pk
+            for pk, turn_id, key in Nugget.objects.filter(
+                judge=dedup_of, turn__collection=collection
+            ).values_list("id", "turn_id", "key")
+        }
+        for r in parsed.nuggets:
+            if (turns[r.turn_id].pk, r.key) not in originals:
+                problems.add(r.line, f"nugget {r.key} of turn {r.turn_id} is not in {dedup_of.name}'s set")
+    problems.raise_if_any()
+
+    result = ImportResult()
+    existing = {
+        (n.turn_id, n.key): n for n in Nugget.objects.filter(judge=judge, turn__collection=collection)
+    }
+    seen: set[tuple[int, str]] = set()
+    stored: dict[tuple[int, str], Nugget] = {}
+    fields = ["text", "passage_id", "start", "end", "relevance", "original_id"]
+    for r in parsed.nuggets:
+        unit = (turns[r.turn_id].pk, r.key)
+        seen.add(unit)
+        values = {
+            "text": r.text,
+            "passage_id": r.passage_id,
+            "start": r.start,
+            "end": r.end,
+            "relevance": r.relevance,
+            "original_id": originals.get(unit),
+        }
+        nugget = existing.get(unit)
+        if nugget is None:
+            nugget = Nugget.objects.create(judge=judge, turn_id=unit[0], key=r.key, **values)
+            result.created += 1
+        elif any(getattr(nugget, f) != v for f, v in values.items()):
+            for f, v in values.items():
+                setattr(nugget, f, v)
+            nugget.save(update_fields=[*fields, "updated_at"])
+            result.updated += 1
+        else:
+            result.unchanged += 1
+        stored[unit] = nugget
+    stale = [n.pk for unit, n in existing.items() if unit not in seen]
+    Nugget.objects.filter(pk__in=stale).delete()
+    result.deleted = len(stale)
+    for r in parsed.nuggets:
+        unit = (turns[r.turn_id].pk, r.key)
+        nugget = stored[unit]
+        target = stored[(unit[0], r.duplicate_of)].pk if r.duplicate_of is not None else None
+        if nugget.duplicate_of_id != target:
+            nugget.duplicate_of_id = target
+            nugget.save(update_fields=["duplicate_of", "updated_at"])
+    # The set covers the file's turns in the file's order.
+    NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).exclude(
+        turn_id__in=[t.pk for t in turns.values()]
+    ).delete()
+    current = {c.turn_id: c for c in NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection)}
+    base = (
+        NuggetSetTurn.objects.filter(judge=judge)
+        .exclude(turn__collection=collection)
+        .aggregate(m=Max("position"))
+    )
+    offset = base["m"] or 0
+    for index, turn_id in enumerate(parsed.turns, start=1):
+        turn = turns[turn_id]
+        cover = current.get(turn.pk)
+        if cover is None:
+            NuggetSetTurn.objects.create(judge=judge, turn=turn, position=offset + index)
+        elif cover.position != offset + index:
+            cover.position = offset + index
+            cover.save(update_fields=["position"])
+    return result
+
+
+def _set_turns(collection: Collection, judge: Judge) -> list[tuple[int, str]]:
+    """(turn pk, turn id) the judge's set covers: in set order, then turns with nuggets but no place."""
+    ordered = list(
+        NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection)
+        .order_by("position")
+        .values_list("turn_id", "turn__turn_id")
+    )
+    placed = {pk for pk, _ in ordered}
+    rest = set(
+        Nugget.objects.filter(judge=judge, turn__collection=collection)
+        .exclude(turn_id__in=placed)
+        .values_list("turn_id", "turn__turn_id")
+    )
+    return ordered + sorted(rest, key=lambda row: _natural_key(row[1]))
+
+
+def nugget_records(
+    *, collection: Collection, judge: Judge, dedup: bool = False
+) -> tuple[list[str], list[NuggetRecord]]:
+    """The judge's set as records in set order; with `dedup`, only nuggets not marked as duplicates."""
+    turns = _set_turns(collection, judge)
+    position = {pk: i for i, (pk, _) in enumerate(turns)}
+    queryset = Nugget.objects.filter(judge=judge, turn__collection=collection)
+    if dedup:
+        queryset = queryset.filter(duplicate_of__isnull=True)
+    columns = ("turn_id", "id", "turn__turn_id", "key", "text", "passage_id", "start", "end", "relevance")
+    rows = sorted(
+        queryset.values_list(*columns, "duplicate_of__key"), key=lambda row: (position[row[0]], row[1])
+    )
+    records = [
+        NuggetRecord(
+            turn_id=turn_id,
+            key=key,
+            text=text,
+            passage_id=passage_id,
+            start=start,
+            end=end,
+            relevance=relevance,
+            duplicate_of=duplicate_key,
+            judge=judge.name,
+        )
+        for _turn, _pk, turn_id, key, text, passage_id, start, end, relevance, duplicate_key in rows
+    ]
+    return [turn_id for _, turn_id in turns], records
+
+
+def nuggets_export(*, collection: Collection, judge: Judge, fmt: str = "jsonl", dedup: bool = False) -> str:
+    turns, records = nugget_records(collection=collection, judge=judge, dedup=dedup)
+    if fmt == "cone-rag":
+        return nuggets_cone_rag_text(turns, records)
+    return nuggets_jsonl_text(records)
+
+
+@transaction.atomic
+def gold_responses_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    judge: Judge,
+    nugget_judge: Judge | None = None,
+    fmt: str = "jsonl",
+) -> ImportResult:
+    """Load gold responses of `judge`, linking the nuggets they use from `nugget_judge`'s set (default: `judge`).
+
+    JSONL names nuggets by key. CONE-RAG names them by text ("matched" are used, "not-matched" are
+    not); when the nugget judge has no nugget for a turn yet, its nuggets are created from those
+    texts (matched first, keys [1], [2], ...), so a CONE-RAG gold response file round trips.
+    """
+    pathname = str(path)
+    nugget_judge = nugget_judge or judge
+    records = parse_gold_responses(path, fmt)
+    turns = _collection_turns(collection, pathname, {r.turn_id: r.line for r in records})
+    by_turn: dict[int, list[Nugget]] = {}
+    for nugget in Nugget.objects.filter(judge=nugget_judge, turn__collection=collection).order_by("id"):
+        by_turn.setdefault(nugget.turn_id, []).append(nugget)
+    problems = Problems(pathname)
+    chosen: dict[str, list[Nugget] | None] = {}
+    for r in records:
+        turn = turns[r.turn_id]
+        nuggets = by_turn.get(turn.pk, [])
+        if r.by_key:
+            keys = {n.key: n for n in nuggets}
+            missing = [k for k in r.nugget_keys if k not in keys]
+            if missing:
+                problems.add(
+                    r.line, f"turn {r.turn_id}: no nugget {', '.join(missing)} in {nugget_judge.name}'s set"
+                )
+            chosen[r.turn_id] = [keys[k] for k in r.nugget_keys if k in keys]
+        elif not nuggets:
+            chosen[r.turn_id] = None  # created below from the texts
+        else:
+            unused = list(nuggets)
+            picked: list[Nugget] = []
+            for text in [*r.matched, *r.not_matched]:
+                match = next((n for n in unused if n.text == text), None)
+                if match is None:
+                    problems.add(
+                        r.line, f"turn {r.turn_id}: no nugget of {nugget_judge.name} reads {text[:60]!r}"
+                    )
+                    continue
+                unused.remove(match)
+                picked.append(match)
+            chosen[r.turn_id] = picked[: len(r.matched)]
+    problems.raise_if_any()
+
+    result = ImportResult()
+    existing = {g.turn_id: g for g in GoldResponse.objects.filter(judge=judge, turn__collection=collection)}
+    for r in records:
+        turn = turns[r.turn_id]
+        used = chosen[r.turn_id]
+        if used is None:
+            if r.matched or r.not_matched:
+                _cover(nugget_judge, turn)
+            created = [
+                Nugget.objects.create(judge=nugget_judge, turn=turn, key=f"[{i}]", text=text)
+                for i, text in enumerate([*r.matched, *r.not_matched], start=1)
+            ]
+            used = created[: len(r.matched)]
+        current = existing.get(turn.pk)
+        if current is None:
+            current = GoldResponse.objects.create(judge=judge, turn=turn, text=r.text, is_draft=r.is_draft)
+            current.nuggets.set(used)
+            result.created += 1
+            continue
+        same = (
+            current.text == r.text
+            and current.is_draft == r.is_draft
+            and set(current.nuggets.values_list("id", flat=True)) == {n.pk for n in used}
+        )
+        if same:
+            result.unchanged += 1
+            continue
+        current.text, current.is_draft = r.text, r.is_draft
+        current.save(update_fields=["text", "is_draft", "updated_at"])
+        current.nuggets.set(used)
+        result.updated += 1
+    return result
+
+
+def gold_response_records(
+    *, collection: Collection, judge: Judge, nugget_judge: Judge | None = None
+) -> list[GoldResponseRecord]:
+    """The judge's gold responses in turn order; `not_matched` are the other nuggets of the turn."""
+    responses = list(
+        GoldResponse.objects.filter(judge=judge, turn__collection=collection)
+        .select_related("turn")
+        .prefetch_related("nuggets")
+    )
+    responses.sort(key=lambda g: _natural_key(g.turn.turn_id))
+    used_judges = {n.judge_id for g in responses for n in g.nuggets.all()}
+    judge_ids = {nugget_judge.pk} if nugget_judge else (used_judges or {judge.pk})
+    pool: dict[int, list[Nugget]] = {}
+    for n in Nugget.objects.filter(
+        judge_id__in=judge_ids, turn__collection=collection, duplicate_of__isnull=True
+    ).order_by("id"):
+        pool.setdefault(n.turn_id, []).append(n)
+    records = []
+    for g in responses:
+        used = sorted(g.nuggets.all(), key=lambda n: n.pk)
+        used_ids = {n.pk for n in used}
+        records.append(
+            GoldResponseRecord(
+                turn_id=g.turn.turn_id,
+                text=g.text,
+                nugget_keys=[n.key for n in used],
+                matched=[n.text for n in used],
+                not_matched=[n.text for n in pool.get(g.turn_id, []) if n.pk not in used_ids],
+                is_draft=g.is_draft,
+            )
+        )
+    return records
+
+
+def gold_responses_export(
+    *, collection: Collection, judge: Judge, nugget_judge: Judge | None = None, fmt: str = "jsonl"
+) -> str:
+    records = gold_response_records(collection=collection, judge=judge, nugget_judge=nugget_judge)
+    if fmt == "cone-rag":
+        return gold_responses_cone_rag_text(records)
+    return gold_responses_jsonl_text(records)

@@ -1,0 +1,25 @@
+from django.urls import path
+
+from annotation.nuggets import views
+
+urlpatterns = [
+    path("nuggets/", views.nugget_index, name="nuggets-index"),
+    path("nuggets/<slug:name>/", views.nugget_turns, name="nuggets-turns"),
+    path("nuggets/<slug:name>/stats/", views.nugget_stats_page, name="nuggets-stats"),
+    path("nuggets/<slug:name>/<str:turn_id>/", views.nugget_turn, name="nuggets-turn"),
+    path("nuggets/<slug:name>/<str:turn_id>/gold/", views.gold_response, name="nuggets-gold"),
+    path("nuggets/<slug:name>/<str:turn_id>/nuggets/", views.nugget_create_view, name="nuggets-create"),
+    path(
+        "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/", views.nugget_update_view, name="nuggets-update"
+    ),
+    path(
+        "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/delete/",
+        views.nugget_delete_view,
+        name="nuggets-delete",
+    ),
+    path(
+        "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/duplicate/",
+        views.nugget_duplicate_view,
+        name="nuggets-duplicate",
+    ),
+]

@@ -1,0 +1,359 @@
+"""Pages where assessors copy gold nuggets as spans of relevant passages, mark duplicates, and write gold responses.
+
+An assessor reaches only their own nuggets: every nugget is fetched through the assessor's judge, so
+another assessor's nugget is a 404. Span changes are small JSON posts answered with the changed
+nuggets, so the page updates only what changed; a refused span is a 400 with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.models import Collection, GoldResponse, Judge, Nugget, Passage, Turn
+from annotation.nuggets.selectors import (
+    nugget_judges,
+    nugget_payload,
+    nugget_stats,
+    relevance_judges,
+    relevant_passages,
+)
+from annotation.nuggets.services import (
+    NuggetRejected,
+    gold_response_save,
+    nugget_create,
+    nugget_delete,
+    nugget_duplicate_mark,
+    nugget_span_update,
+    relevance_grade,
+)
+from annotation.services import judge_for_assessor
+
+DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
+
+
+class SpanForm(forms.Form):
+    start = forms.IntegerField(min_value=0)
+    end = forms.IntegerField(min_value=0)
+    # Spans are checked against the passage exactly as sent; trimming is the service's job.
+    text = forms.CharField(strip=False, max_length=100_000)
+
+
+class NewSpanForm(SpanForm):
+    passage_id = forms.CharField(max_length=255)
+    relevance_judge = forms.IntegerField(required=False)
+
+
+class DuplicateForm(forms.Form):
+    duplicate_of = forms.IntegerField(required=False)
+
+
+class RelevanceChoiceForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label="Relevance judge")
+    min_grade = forms.IntegerField(min_value=0, max_value=4, required=False, label="Grade at least")
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = Judge.objects.filter(
+            pk__in=[j.pk for j in relevance_judges(collection=collection)]
+        )
+
+
+def _collection(name: str) -> Collection:
+    return get_object_or_404(Collection, name=name)
+
+
+def _turn(collection: Collection, turn_id: str) -> Turn:
+    return get_object_or_404(Turn.objects.select_related("topic"), collection=collection, turn_id=turn_id)
+
+
+def _own_nugget(request: HttpRequest, turn: Turn, pk: int) -> Nugget:
+    """The assessor's own nugget of this turn; anyone else's is a 404."""
+    return get_object_or_404(Nugget, pk=pk, turn=turn, judge=judge_for_assessor(user=request.user))
+
+
+def _relevance_choice(
+    request: HttpRequest, collection: Collection
+) -> tuple[RelevanceChoiceForm, Judge | None, int]:
+    form = RelevanceChoiceForm(request.GET or None, collection=collection)
+    judge, min_grade = None, DEFAULT_MIN_GRADE
+    if form.is_bound and form.is_valid():
+        judge = form.cleaned_data["judge"]
+        if form.cleaned_data["min_grade"] is not None:
+            min_grade = form.cleaned_data["min_grade"]
+    if judge is None:
+        judge = form.fields["judge"].queryset.order_by("name").first()
+    return form, judge, min_grade
+
+
+def _body(request: HttpRequest) -> dict:
+    try:
+        data = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _refused(reason: str) -> JsonResponse:
+    return JsonResponse({"error": reason}, status=400)
+
+
+def _form_error(form: forms.Form) -> JsonResponse:
+    reasons = [f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()]
+    return _refused("; ".join(reasons))
+
+
+@login_required
+def nugget_index(request: HttpRequest) -> HttpResponse:
+    collections = Collection.objects.annotate(n_turns=Count("turns", distinct=True))
+    return render(request, "nuggets/index.html", {"collections": collections})
+
+
+@login_required
+def nugget_turns(request: HttpRequest, name: str) -> HttpResponse:
+    collection = _collection(name)
+    form, relevance_judge, min_grade = _relevance_choice(request, collection)
+    judge = judge_for_assessor(user=request.user)
+    turns = (
+        Turn.objects.filter(collection=collection)
+        .select_related("topic")
+        .annotate(
+            n_nuggets=Count("nuggets", filter=Q(nuggets__judge=judge), distinct=True),
+            n_relevant=Count(
+                "relevance_judgments",
+                filter=Q(
+                    relevance_judgments__judge=relevance_judge, relevance_judgments__grade__gte=min_grade
+                ),
+                distinct=True,
+            ),
+        )
+    )
+    drafts = dict(
+        GoldResponse.objects.filter(judge=judge, turn__collection=collection).values_list(
+            "turn_id", "is_draft"
+        )
+    )
+    rows = [(turn, drafts.get(turn.pk)) for turn in turns]
+    query = f"?judge={relevance_judge.pk}&min_grade={min_grade}" if relevance_judge else ""
+    return render(
+        request,
+        "nuggets/turns.html",
+        {
+            "collection": collection,
+            "form": form,
+            "rows": rows,
+            "query": query,
+            "relevance_judge": relevance_judge,
+        },
+    )
+
+
+@login_required
+def nugget_turn(request: HttpRequest, name: str, turn_id: str) -> HttpResponse:
+    collection = _collection(name)
+    turn = _turn(collection, turn_id)
+    form, relevance_judge, min_grade = _relevance_choice(request, collection)
+    judge = judge_for_assessor(user=request.user)
+    passages = (
+        relevant_passages(turn=turn, relevance_judge=relevance_judge, min_grade=min_grade)
+        if relevance_judge
+        else []
+    )
+    nuggets = Nugget.objects.filter(judge=judge, turn=turn).order_by("id")
+    earlier = Turn.objects.filter(topic=turn.topic, position__lt=turn.position).order_by("position")
+    item_url = reverse("nuggets-update", args=[collection.name, turn.turn_id, 0])
+    data = {
+        "texts": {p.passage_id: p.text for p in passages if p.text is not None},
+        "nuggets": [nugget_payload(n) for n in nuggets],
+        "relevance_judge": relevance_judge.pk if relevance_judge else None,
+        "urls": {
+            "create": reverse("nuggets-create", args=[collection.name, turn.turn_id]),
+            "item": item_url,
+        },
+    }
+    return render(
+        request,
+        "nuggets/turn.html",
+        {
+            "collection": collection,
+            "turn": turn,
+            "earlier": earlier,
+            "ptkb": turn.topic.ptkb.all(),
+            "passages": passages,
+            "form": form,
+            "relevance_judge": relevance_judge,
+            "min_grade": min_grade,
+            "data": data,
+        },
+    )
+
+
+@login_required
+@require_POST
+def nugget_create_view(request: HttpRequest, name: str, turn_id: str) -> JsonResponse:
+    collection = _collection(name)
+    turn = _turn(collection, turn_id)
+    form = NewSpanForm(_body(request))
+    if not form.is_valid():
+        return _form_error(form)
+    passage = Passage.objects.filter(
+        collection=collection, passage_id=form.cleaned_data["passage_id"]
+    ).first()
+    if passage is None:
+        return _refused(f"passage {form.cleaned_data['passage_id']} is not in collection {collection.name}")
+    relevance_judge = None
+    if form.cleaned_data["relevance_judge"] is not None:
+        relevance_judge = Judge.objects.filter(pk=form.cleaned_data["relevance_judge"]).first()
+    try:
+        nugget = nugget_create(
+            judge=judge_for_assessor(user=request.user),
+            turn=turn,
+            passage=passage,
+            start=form.cleaned_data["start"],
+            end=form.cleaned_data["end"],
+            text=form.cleaned_data["text"],
+            relevance=relevance_grade(
+                relevance_judge=relevance_judge, turn=turn, passage_id=passage.passage_id
+            ),
+        )
+    except NuggetRejected as exc:
+        return _refused(str(exc))
+    return JsonResponse({"nugget": nugget_payload(nugget)}, status=201)
+
+
+@login_required
+@require_POST
+def nugget_update_view(request: HttpRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
+    turn = _turn(_collection(name), turn_id)
+    nugget = _own_nugget(request, turn, pk)
+    form = SpanForm(_body(request))
+    if not form.is_valid():
+        return _form_error(form)
+    try:
+        nugget = nugget_span_update(nugget=nugget, **form.cleaned_data)
+    except NuggetRejected as exc:
+        return _refused(str(exc))
+    return JsonResponse({"nugget": nugget_payload(nugget)})
+
+
+@login_required
+@require_POST
+def nugget_delete_view(request: HttpRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
+    turn = _turn(_collection(name), turn_id)
+    nugget = _own_nugget(request, turn, pk)
+    followers = list(nugget.duplicates.values_list("id", flat=True))
+    nugget_delete(nugget=nugget)
+    changed = Nugget.objects.filter(pk__in=followers)
+    return JsonResponse({"deleted": pk, "changed": [nugget_payload(n) for n in changed]})
+
+
+@login_required
+@require_POST
+def nugget_duplicate_view(request: HttpRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
+    turn = _turn(_collection(name), turn_id)
+    nugget = _own_nugget(request, turn, pk)
+    form = DuplicateForm(_body(request))
+    if not form.is_valid():
+        return _form_error(form)
+    target = None
+    if form.cleaned_data["duplicate_of"] is not None:
+        target = Nugget.objects.filter(
+            pk=form.cleaned_data["duplicate_of"], turn=turn, judge=nugget.judge
+        ).first()
+        if target is None:
+            return _refused("a nugget can only duplicate another of your nuggets of the same turn")
+    followers = list(nugget.duplicates.values_list("id", flat=True))
+    try:
+        nugget = nugget_duplicate_mark(nugget=nugget, duplicate_of=target)
+    except NuggetRejected as exc:
+        return _refused(str(exc))
+    changed = Nugget.objects.filter(pk__in=[nugget.pk, *followers])
+    return JsonResponse({"changed": [nugget_payload(n) for n in changed]})
+
+
+class GoldResponseForm(forms.Form):
+    text = forms.CharField(
+        strip=False, required=False, widget=forms.Textarea(attrs={"rows": 12}), label="Gold response"
+    )
+    nuggets = forms.ModelMultipleChoiceField(
+        queryset=Nugget.objects.none(), required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args, nuggets, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["nuggets"].queryset = nuggets
+        self.fields["nuggets"].label_from_instance = lambda n: f"{n.key} {n.text}"
+
+
+@login_required
+def gold_response(request: HttpRequest, name: str, turn_id: str) -> HttpResponse:
+    collection = _collection(name)
+    turn = _turn(collection, turn_id)
+    judge = judge_for_assessor(user=request.user)
+    own = Nugget.objects.filter(judge=judge, turn=turn).order_by("id")
+    current = GoldResponse.objects.filter(judge=judge, turn=turn).first()
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    if request.method == "POST":
+        form = GoldResponseForm(request.POST, nuggets=own)
+        if not form.is_valid():
+            if wants_json:
+                return _form_error(form)
+        else:
+            final = request.POST.get("action") == "submit"
+            current = gold_response_save(
+                judge=judge,
+                turn=turn,
+                text=form.cleaned_data["text"],
+                nuggets=list(form.cleaned_data["nuggets"]),
+                is_draft=not final,
+            )
+            if wants_json:
+                return JsonResponse({"saved": current.updated_at.isoformat(), "draft": current.is_draft})
+            return redirect("nuggets-gold", collection.name, turn.turn_id)
+    else:
+        initial = {"text": current.text, "nuggets": list(current.nuggets.all())} if current else {}
+        form = GoldResponseForm(initial=initial, nuggets=own)
+    return render(
+        request,
+        "nuggets/gold_response.html",
+        {
+            "collection": collection,
+            "turn": turn,
+            "form": form,
+            "current": current,
+            "earlier": Turn.objects.filter(topic=turn.topic, position__lt=turn.position).order_by("position"),
+            "ptkb": turn.topic.ptkb.all(),
+        },
+    )
+
+
+@login_required
+def nugget_stats_page(request: HttpRequest, name: str) -> HttpResponse:
+    """Counts of a nugget set; organisers pick any judge, assessors see their own set."""
+    collection = _collection(name)
+    judges = nugget_judges(collection=collection) if request.user.is_staff else []
+    judge = judge_for_assessor(user=request.user)
+    wanted = request.GET.get("judge")
+    if wanted:
+        chosen = next((j for j in judges if str(j.pk) == wanted), None)
+        if chosen is None and wanted != str(judge.pk):
+            raise Http404("no such nugget set")
+        judge = chosen or judge
+    summaries = [nugget_stats(collection=collection, judge=j) for j in judges]
+    return render(
+        request,
+        "nuggets/stats.html",
+        {
+            "collection": collection,
+            "stats": nugget_stats(collection=collection, judge=judge),
+            "summaries": summaries,
+        },
+    )

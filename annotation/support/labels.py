@@ -1,0 +1,121 @@
+"""Support labels in and out: imports (all or nothing, idempotent) and exports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TypedDict
+
+from django.db import transaction
+
+from annotation.formats.base import Problems
+from annotation.formats.support import SupportLabelRecord, parse_support_labels
+from annotation.models import (
+    Collection,
+    Judge,
+    ResponseSentence,
+    SupportJudgment,
+)
+from annotation.services import ImportResult
+
+
+@transaction.atomic
+def support_labels_import(*, path: str | Path, collection: Collection, judge: Judge) -> ImportResult:
+    """Load support labels of `judge` (e.g. GPT-4o's, to post-edit); all or nothing, idempotent.
+
+    Each line names its unit by run, topic, 0-based sentence index and the cited passage id; the passage
+    must be one the sentence cites, and its first position among the citations is the citation index.
+    """
+    records = parse_support_labels(path)
+    problems = Problems(str(path))
+    # Plain tuples, not model instances: a run set holds tens of thousands of sentences.
+    sentences: dict[tuple[str, str, int], tuple[int, list[str]]] = {
+        (run, turn_id, index): (sid, citations)
+        for sid, run, turn_id, index, citations in ResponseSentence.objects.filter(
+            response__run__collection=collection,
+            response__run__name__in={r.run_id for r in records},
+            response__rank=1,
+        ).values_list("id", "response__run__name", "response__turn__turn_id", "index", "citations")
+    }
+    resolved: list[tuple[SupportLabelRecord, int, int]] = []
+    for record in records:
+        found = sentences.get((record.run_id, record.topic_id, record.sentence_index))
+        if found is None:
+            problems.add(
+                record.line,
+                f"run {record.run_id} has no sentence {record.sentence_index} for topic {record.topic_id} "
+                f"in collection {collection.name}",
+            )
+        elif record.passage_id not in found[1]:
+            problems.add(
+                record.line,
+                f"sentence {record.sentence_index} of run {record.run_id} topic {record.topic_id} "
+                f"does not cite {record.passage_id}",
+            )
+        else:
+            resolved.append((record, found[0], found[1].index(record.passage_id)))
+        if problems.full:
+            break
+    problems.raise_if_any()
+
+    condition = (
+        SupportJudgment.Condition.MACHINE
+        if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI)
+        else SupportJudgment.Condition.IMPORTED
+    )
+    existing = {
+        (sid, ci): (pk, label)
+        for pk, sid, ci, label in SupportJudgment.objects.filter(
+            judge=judge, sentence__response__run__collection=collection
+        ).values_list("id", "sentence_id", "citation_index", "label")
+    }
+    to_create: list[SupportJudgment] = []
+    to_update: list[SupportJudgment] = []
+    result = ImportResult()
+    for record, sentence_id, citation_index in resolved:
+        current = existing.get((sentence_id, citation_index))
+        if current is None:
+            to_create.append(
+                SupportJudgment(
+                    judge=judge,
+                    sentence_id=sentence_id,
+                    citation_index=citation_index,
+                    passage_id=record.passage_id,
+                    label=record.label,
+                    condition=condition,
+                )
+            )
+        elif current[1] != record.label:
+            to_update.append(SupportJudgment(id=current[0], label=record.label))
+        else:
+            result.unchanged += 1
+    SupportJudgment.objects.bulk_create(to_create, batch_size=2000)
+    SupportJudgment.objects.bulk_update(to_update, ["label"], batch_size=2000)
+    result.created, result.updated = len(to_create), len(to_update)
+    return result
+
+
+class SupportLabelLine(TypedDict):
+    run_id: str
+    topic_id: str
+    sentence_index: int
+    passage_id: str
+    label: str
+
+
+def support_labels_export(*, collection: Collection, judge: Judge) -> list[SupportLabelLine]:
+    """A judge's support labels in the import shape, ordered by run, topic, sentence, citation."""
+    rows = SupportJudgment.objects.filter(
+        judge=judge, sentence__response__run__collection=collection
+    ).values_list(
+        "sentence__response__run__name",
+        "sentence__response__turn__turn_id",
+        "sentence__index",
+        "citation_index",
+        "passage_id",
+        "label",
+    )
+    ordered = sorted(rows, key=lambda r: (r[0], r[1], r[2], r[3]))
+    return [
+        {"run_id": run, "topic_id": topic, "sentence_index": index, "passage_id": pid, "label": label}
+        for run, topic, index, _ci, pid, label in ordered
+    ]

@@ -1,0 +1,269 @@
+"""Support assessment of RAG answers: is each answer sentence supported by the passage it cites?
+
+A unit is (answer sentence, k-th citation) for the first `max_citations` citations of the sentence
+(one by default, as in the TREC 2024 RAG support evaluation). A sentence that cites nothing is No support
+by definition: it is never a unit, never shown to assessors, and counts 0 in weighted recall.
+
+Assessors judge a topic's units in the condition an organiser chose for them (from scratch, or
+post-editing a machine judge's label); an assessor never meets the same unit in two conditions. Sampled
+human/LLM disagreements go to an independent assessor blind to both labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotation.models import (
+    Collection,
+    Judge,
+    ResponseSentence,
+    SupportAssignment,
+    SupportJudgment,
+    SupportLabel,
+    Topic,
+)
+from annotation.services import judge_for_assessor
+
+LABELS = list(SupportLabel.values)
+HUMAN_CONDITIONS = (SupportJudgment.Condition.SCRATCH, SupportJudgment.Condition.POST_EDIT)
+
+GUIDELINE = {
+    "question": "Is it accurate to say “according to the citation …” followed by the sentence?",
+    SupportLabel.FULL.value: "Full support: all of the sentence's information is supported by the citation.",
+    SupportLabel.PARTIAL.value: "Partial support: some of the sentence's information is supported by the citation.",
+    SupportLabel.NONE.value: "No support: none of the sentence's information is supported by the citation.",
+}
+
+
+def default_max_citations() -> int:
+    """How many citations of each sentence are judged; 1 (the first) unless SUPPORT_MAX_CITATIONS says more."""
+    return max(1, int(getattr(settings, "SUPPORT_MAX_CITATIONS", 1)))
+
+
+class SupportConflict(Exception):
+    """A request would show an assessor a unit in a second condition, or judge a unit not assigned."""
+
+
+# --- Units -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SupportUnit:
+    sentence: ResponseSentence
+    citation_index: int
+
+    @property
+    def passage_id(self) -> str:
+        return self.sentence.citations[self.citation_index]
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.sentence.id, self.citation_index)
+
+
+def _sentences(*, collection: Collection | None = None, topic: Topic | None = None):
+    queryset = ResponseSentence.objects.select_related("response__run", "response__turn__topic").order_by(
+        "response__run__name", "response__turn__turn_id", "response__rank", "index"
+    )
+    if topic is not None:
+        queryset = queryset.filter(response__turn__topic=topic)
+    if collection is not None:
+        queryset = queryset.filter(response__run__collection=collection)
+    return queryset
+
+
+def units_of_sentences(
+    sentences: Iterable[ResponseSentence], *, max_citations: int = 1
+) -> Iterator[SupportUnit]:
+    """Units of the given sentences: the first `max_citations` citations of each; uncited sentences yield none."""
+    for sentence in sentences:
+        for citation_index in range(min(len(sentence.citations), max_citations)):
+            yield SupportUnit(sentence, citation_index)
+
+
+def support_units(
+    *, collection: Collection | None = None, topic: Topic | None = None, max_citations: int | None = None
+) -> list[SupportUnit]:
+    """Every unit of a collection or topic, in a stable order: run, topic, sentence, citation."""
+    limit = default_max_citations() if max_citations is None else max_citations
+    return list(units_of_sentences(_sentences(collection=collection, topic=topic), max_citations=limit))
+
+
+def uncited_sentences(
+    *, collection: Collection | None = None, topic: Topic | None = None
+) -> list[ResponseSentence]:
+    """Sentences that cite nothing: No support automatically, never shown to assessors as units."""
+    return [s for s in _sentences(collection=collection, topic=topic) if not s.citations]
+
+
+def assignment_units(assignment: SupportAssignment) -> list[SupportUnit]:
+    """The units an assignment shows, in the order the assessor meets them."""
+    if assignment.condition == SupportAssignment.Condition.BLIND:
+        wanted = [(int(sid), int(ci)) for sid, ci in assignment.units]
+        sentences = ResponseSentence.objects.select_related("response__run", "response__turn__topic").in_bulk(
+            [sid for sid, _ci in wanted]
+        )
+        return [
+            SupportUnit(sentences[sid], ci)
+            for sid, ci in wanted
+            if sid in sentences and ci < len(sentences[sid].citations)
+        ]
+    return support_units(topic=assignment.topic, max_citations=assignment.max_citations)
+
+
+def labels_by_unit(*, judge: Judge, sentence_ids: Iterable[int]) -> dict[tuple[int, int], SupportJudgment]:
+    return {
+        (j.sentence_id, j.citation_index): j
+        for j in SupportJudgment.objects.filter(judge=judge, sentence_id__in=list(sentence_ids))
+    }
+
+
+# --- Assignments -----------------------------------------------------------------------------------
+
+
+def _assessor_labels_in_topic(user: AbstractBaseUser, topic: Topic):
+    return SupportJudgment.objects.filter(judge__user=user, sentence__response__turn__topic=topic)
+
+
+@transaction.atomic
+def support_assignment_set(
+    *,
+    topic: Topic,
+    user: AbstractBaseUser,
+    condition: str,
+    machine_judge: Judge | None = None,
+    max_citations: int | None = None,
+) -> SupportAssignment:
+    """Assign an assessor a topic's units in one condition (from scratch or post-editing).
+
+    Changing an assessor's condition on a topic is refused once they have labelled any unit of it, so no
+    assessor judges the same unit in two conditions.
+    """
+    if condition not in (SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT):
+        raise SupportConflict(f"condition must be scratch or post-edit, not {condition!r}")
+    if condition == SupportAssignment.Condition.POST_EDIT and machine_judge is None:
+        raise SupportConflict("post-editing needs the machine judge whose labels are shown")
+    if condition == SupportAssignment.Condition.SCRATCH:
+        machine_judge = None
+    limit = default_max_citations() if max_citations is None else max_citations
+    if limit < 1:
+        raise SupportConflict("max_citations must be at least 1")
+    current = SupportAssignment.objects.select_for_update().filter(topic=topic, user=user).first()
+    if (
+        current is not None
+        and current.condition != condition
+        and _assessor_labels_in_topic(user, topic).exists()
+    ):
+        raise SupportConflict(
+            f"{user.get_username()} already judged units of topic {topic.number} in condition "
+            f"{current.condition}; an assessor never sees the same unit in both conditions"
+        )
+    if current is None:
+        if _assessor_labels_in_topic(user, topic).exclude(condition=condition).exists():
+            raise SupportConflict(
+                f"{user.get_username()} already judged units of topic {topic.number} in another condition"
+            )
+        return SupportAssignment.objects.create(
+            topic=topic, user=user, condition=condition, machine_judge=machine_judge, max_citations=limit
+        )
+    current.condition, current.machine_judge, current.max_citations = condition, machine_judge, limit
+    current.units = []
+    current.save(update_fields=["condition", "machine_judge", "max_citations", "units"])
+    return current
+
+
+def support_assignment_get(*, assignment_id: int, user: AbstractBaseUser) -> SupportAssignment:
+    """An assignment reached through its assessor; anyone else gets DoesNotExist."""
+    return SupportAssignment.objects.select_related("topic__collection", "machine_judge").get(
+        id=assignment_id, user=user
+    )
+
+
+@dataclass
+class AssignmentProgress:
+    assignment: SupportAssignment
+    total: int
+    done: int
+
+    @property
+    def complete(self) -> bool:
+        return self.total > 0 and self.done >= self.total
+
+
+def support_assignments_of(*, user: AbstractBaseUser) -> list[AssignmentProgress]:
+    judge = Judge.objects.filter(user=user).first()
+    result = []
+    for assignment in SupportAssignment.objects.filter(user=user).select_related("topic__collection"):
+        units = assignment_units(assignment)
+        done = 0
+        if judge is not None:
+            labels = labels_by_unit(judge=judge, sentence_ids={u.sentence.id for u in units})
+            done = sum(1 for u in units if u.key in labels)
+        result.append(AssignmentProgress(assignment, len(units), done))
+    return result
+
+
+# --- Human labels ----------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def support_judgment_submit(
+    *,
+    assignment: SupportAssignment,
+    user: AbstractBaseUser,
+    sentence: ResponseSentence,
+    citation_index: int,
+    label: str,
+    time_spent_ms: int | None = None,
+) -> SupportJudgment:
+    """Record or revise an assessor's label for one unit of their assignment.
+
+    In post-editing the label shown is read here from the machine judge, not taken from the page, and
+    `changed` says whether the assessor moved away from it. Time spent adds up over revisions.
+    """
+    if assignment.user_id != user.pk:
+        raise SupportConflict("this assignment belongs to another assessor")
+    if label not in LABELS:
+        raise SupportConflict(f"label must be one of {', '.join(LABELS)}")
+    if (sentence.id, citation_index) not in {u.key for u in assignment_units(assignment)}:
+        raise SupportConflict("this unit is not part of the assignment")
+    judge = judge_for_assessor(user=user)
+    condition = assignment.condition
+    shown = ""
+    if condition == SupportAssignment.Condition.POST_EDIT:
+        machine = SupportJudgment.objects.filter(
+            judge=assignment.machine_judge, sentence=sentence, citation_index=citation_index
+        ).first()
+        shown = machine.label if machine is not None else ""
+    judgment = (
+        SupportJudgment.objects.select_for_update()
+        .filter(judge=judge, sentence=sentence, citation_index=citation_index)
+        .first()
+    )
+    if judgment is not None and judgment.condition != condition:
+        raise SupportConflict(
+            f"this unit was judged in condition {judgment.condition}; an assessor never judges a unit in two conditions"
+        )
+    if judgment is None:
+        return SupportJudgment.objects.create(
+            judge=judge,
+            sentence=sentence,
+            citation_index=citation_index,
+            passage_id=sentence.citations[citation_index],
+            label=label,
+            condition=condition,
+            shown_label=shown,
+            changed=(label != shown) if shown else None,
+            time_spent_ms=time_spent_ms,
+        )
+    judgment.label = label
+    judgment.changed = (label != judgment.shown_label) if judgment.shown_label else None
+    if time_spent_ms is not None:
+        judgment.time_spent_ms = (judgment.time_spent_ms or 0) + time_spent_ms
+    judgment.save(update_fields=["label", "changed", "time_spent_ms", "updated_at"])
+    return judgment

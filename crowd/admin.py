@@ -1,0 +1,67 @@
+from django.contrib import admin
+
+from crowd import models
+
+
+@admin.register(models.CrowdCampaign)
+class CrowdCampaignAdmin(admin.ModelAdmin):
+    list_display = ["name", "provider", "collection", "label_judge", "batch_size", "assignments_per_batch"]
+    list_filter = ["provider", "collection"]
+    filter_horizontal = ["turns", "runs"]
+
+
+@admin.register(models.TestQuestion)
+class TestQuestionAdmin(admin.ModelAdmin):
+    list_display = ["id", "nugget_text", "answer", "source", "collection"]
+    list_filter = ["collection", "answer", "source"]
+    search_fields = ["nugget_text", "response_text"]
+    raw_id_fields = ["origin"]
+
+
+class BatchItemInline(admin.TabularInline):
+    model = models.BatchItem
+    extra = 0
+    raw_id_fields = ["response", "nugget", "test_question"]
+
+
+@admin.register(models.CrowdBatch)
+class CrowdBatchAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "index", "status", "hit_id", "max_assignments"]
+    list_filter = ["campaign", "status"]
+    inlines = [BatchItemInline]
+
+
+@admin.register(models.CrowdWorker)
+class CrowdWorkerAdmin(admin.ModelAdmin):
+    list_display = ["worker_id", "user", "blocked"]
+    search_fields = ["worker_id"]
+
+
+class CrowdAnswerInline(admin.TabularInline):
+    model = models.CrowdAnswer
+    extra = 0
+    raw_id_fields = ["item"]
+
+
+@admin.register(models.CrowdAssignment)
+class CrowdAssignmentAdmin(admin.ModelAdmin):
+    list_display = ["assignment_id", "batch", "worker", "status", "passed_tests", "submit_time"]
+    list_filter = ["status", "passed_tests", "batch__campaign"]
+    search_fields = ["assignment_id", "worker__worker_id"]
+    inlines = [CrowdAnswerInline]
+
+
+@admin.register(models.BatchItem)
+class BatchItemAdmin(admin.ModelAdmin):
+    list_display = ["batch", "position", "response", "nugget", "test_question"]
+    list_filter = ["batch__campaign"]
+    search_fields = ["nugget__text", "response__turn__turn_id"]
+    raw_id_fields = ["batch", "response", "nugget", "test_question"]
+
+
+@admin.register(models.CrowdAnswer)
+class CrowdAnswerAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "item", "matched", "time_spent_ms"]
+    list_filter = ["matched", "assignment__batch__campaign"]
+    search_fields = ["assignment__worker__worker_id"]
+    raw_id_fields = ["assignment", "item"]

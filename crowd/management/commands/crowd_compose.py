@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.models import Collection, Judge
+from crowd.management.commands._crowd import CampaignCommand
+from crowd.models import CrowdCampaign
+from crowd.services import batches_compose, campaign_create, test_questions_generate
+
+
+def _names(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+class Command(CampaignCommand):
+    help = (
+        "Create a crowd nugget-matching campaign over chosen turns x runs' responses x the turn's gold nuggets, "
+        "optionally generate test questions with obvious answers, and compose its batches (seeded, so the same "
+        "seed gives the same batches)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--collection", required=True, help="Name of the collection the campaign labels.")
+        parser.add_argument("--nugget-judge", required=True, help="Judge whose gold nuggets are matched.")
+        parser.add_argument("--turns", default="all", help="Comma-separated turn ids, or 'all'.")
+        parser.add_argument("--runs", default="all", help="Comma-separated run names, or 'all'.")
+        parser.add_argument(
+            "--provider",
+            choices=[p.value for p in CrowdCampaign.Provider],
+            default="platform",
+            help="platform: workers answer in Assay (accounts or crowd_links); mturk: publish with mturk_publish.",
+        )
+        parser.add_argument(
+            "--label-judge", default="mturk-majority", help="Crowd judge the labels are stored as."
+        )
+        parser.add_argument(
+            "--seed", type=int, default=0, help="Shuffle seed: the same seed and data give the same batches."
+        )
+        parser.add_argument(
+            "--batch-size", type=int, default=10, help="Response-nugget pairs per batch (HIT)."
+        )
+        parser.add_argument(
+            "--tests-per-batch",
+            type=int,
+            default=1,
+            help="Test questions per batch, at seeded random positions; the pool needs a yes and a no question "
+            "(written by organisers in the admin, or --generate-tests).",
+        )
+        parser.add_argument("--assignments", type=int, default=3, help="Workers per batch.")
+        parser.add_argument("--reward", default="0.50", help="Reward per HIT in USD.")
+        parser.add_argument(
+            "--keep-duplicates", action="store_true", help="Also match nuggets marked duplicate."
+        )
+        parser.add_argument(
+            "--generate-tests",
+            type=int,
+            default=0,
+            help="Generate this many test questions from the nuggets.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            collection = Collection.objects.get(name=options["collection"])
+            nugget_judge = Judge.objects.get(name=options["nugget_judge"])
+        except (Collection.DoesNotExist, Judge.DoesNotExist) as exc:
+            raise CommandError(str(exc)) from None
+        turns = collection.turns.all()
+        if options["turns"] != "all":
+            wanted = _names(options["turns"])
+            turns = turns.filter(turn_id__in=wanted)
+            if turns.count() != len(set(wanted)):
+                raise CommandError(
+                    f"unknown turns: {sorted(set(wanted) - set(turns.values_list('turn_id', flat=True)))}"
+                )
+        runs = collection.runs.all()
+        if options["runs"] != "all":
+            wanted = _names(options["runs"])
+            runs = runs.filter(name__in=wanted)
+            if runs.count() != len(set(wanted)):
+                raise CommandError(
+                    f"unknown runs: {sorted(set(wanted) - set(runs.values_list('name', flat=True)))}"
+                )
+
+        def compose() -> list:
+            from django.db import transaction
+
+            with transaction.atomic():
+                campaign = campaign_create(
+                    collection=collection,
+                    name=options["campaign"],
+                    nugget_judge=nugget_judge,
+                    turns=turns,
+                    runs=runs,
+                    provider=options["provider"],
+                    label_judge_name=options["label_judge"],
+                    seed=options["seed"],
+                    batch_size=options["batch_size"],
+                    tests_per_batch=options["tests_per_batch"],
+                    assignments_per_batch=options["assignments"],
+                    skip_duplicates=not options["keep_duplicates"],
+                    reward=options["reward"],
+                )
+                if options["generate_tests"]:
+                    test_questions_generate(campaign=campaign, count=options["generate_tests"])
+                return batches_compose(campaign=campaign)
+
+        batches = self.run(compose)
+        self.stdout.write(f"campaign {options['campaign']}: {len(batches)} batches")

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from typing import Any
+
+from crowd.management.commands._crowd import CampaignCommand
+from crowd.report import campaign_report
+
+
+class Command(CampaignCommand):
+    help = (
+        "Print a campaign's crowd report: per worker test accuracy, answers and median seconds per HIT; per batch "
+        "status; cost (rewards plus MTurk's 20% fee); Krippendorff's alpha among workers who passed the tests."
+    )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = self.get_campaign(options["campaign"])
+        report = campaign_report(campaign=campaign)
+        self.stdout.write("worker\tHITs\tanswers\ttests_right/tests\tmedian_seconds")
+        for w in report.workers:
+            median = "-" if w.median_seconds is None else f"{w.median_seconds:.0f}"
+            self.stdout.write(
+                f"{w.worker_id}\t{w.assignments}\t{w.answers}\t{w.tests_right}/{w.tests}\t{median}"
+            )
+        self.stdout.write("batch\tstatus\tHIT\tanswered/wanted\tpassed")
+        for b in report.batches:
+            self.stdout.write(
+                f"{b.index}\t{b.status}\t{b.hit_id or '-'}\t{b.submitted}/{b.max_assignments}\t{b.passed}"
+            )
+        alpha = "n/a" if report.alpha is None else f"{report.alpha:.3f}"
+        self.stdout.write(
+            f"cost: {report.reward_total} rewards + {report.bonus_total} bonuses + {report.fee_total} fee = "
+            f"{report.cost_total} USD; alpha {alpha}"
+        )

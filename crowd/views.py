@@ -1,0 +1,170 @@
+"""Worker pages: in-platform batches (accounts or signed anonymous links) and the MTurk ExternalQuestion page.
+
+Every page shows a batch's questions one at a time (keys y / n), posts all answers at once, and stores
+them through `assignment_submit`. The MTurk page is framed by MTurk's worker site only: it drops
+X-Frame-Options and sends `Content-Security-Policy: frame-ancestors` naming MTurk's origins. It stores the
+answers here first and then answers a page that posts them on to MTurk's `externalSubmit`.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+
+from crowd import selectors
+from crowd.client import submit_hosts
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
+from crowd.services import (
+    CrowdError,
+    answers_from_fields,
+    assignment_submit,
+    worker_for_user,
+    worker_get_or_create,
+)
+from devtools.mturk_server import NOT_AVAILABLE
+
+
+def _render_task(
+    request: HttpRequest,
+    batch: CrowdBatch,
+    *,
+    action: str,
+    preview: bool = False,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    items = list(selectors.batch_items(batch=batch))
+    context = {
+        "batch": batch,
+        "items": items,
+        "action": action,
+        "preview": preview,
+        "error": error,
+        "total": len(items),
+    }
+    return render(request, "mturk/worker.html", context, status=status)
+
+
+def _submit(request: HttpRequest, batch: CrowdBatch, worker: CrowdWorker, **kwargs) -> CrowdAssignment:
+    answers, times = answers_from_fields(request.POST, size=batch.items.count())
+    return assignment_submit(batch=batch, worker=worker, answers=answers, times_ms=times, **kwargs)
+
+
+def _check_open(batch: CrowdBatch, worker: CrowdWorker) -> str:
+    """Why this worker cannot take this batch now, or '' when they can."""
+    if batch.campaign.provider != CrowdCampaign.Provider.PLATFORM or batch.status != CrowdBatch.Status.OPEN:
+        return "This batch is not open in the platform."
+    if worker.blocked:
+        return "You can no longer take batches of this study."
+    if batch.assignments.filter(worker=worker).exists():
+        return "You have already answered this batch."
+    if selectors.batch_open_slots(batch=batch) <= 0:
+        return "This batch has all the answers it needs."
+    return ""
+
+
+@login_required
+def crowd_home(request: HttpRequest) -> HttpResponse:
+    worker = worker_for_user(user=request.user)
+    context = {
+        "next_batch": selectors.batch_next_for_worker(worker=worker),
+        "done": worker.assignments.count(),
+        "campaigns": CrowdCampaign.objects.all() if request.user.is_staff else [],
+    }
+    return render(request, "mturk/home.html", context)
+
+
+@login_required
+def batch_take(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(CrowdBatch.objects.select_related("campaign"), id=batch_id)
+    worker = worker_for_user(user=request.user)
+    reason = _check_open(batch, worker)
+    if reason:
+        messages.info(request, reason)
+        return redirect("mturk:home")
+    if request.method == "POST":
+        try:
+            _submit(request, batch, worker)
+        except CrowdError as exc:
+            return _render_task(request, batch, action=request.path, error=str(exc), status=400)
+        messages.success(request, "Thank you, your answers are saved.")
+        return redirect("mturk:home")
+    return _render_task(request, batch, action=request.path)
+
+
+def link_take(request: HttpRequest, token: str) -> HttpResponse:
+    """An anonymous worker's batch, reached by a signed link made by an organiser."""
+    found = selectors.link_from_token(token)
+    if found is None:
+        raise Http404("unknown or tampered link")
+    batch, label = found
+    worker = worker_get_or_create(worker_id=f"link:{label}")
+    reason = _check_open(batch, worker)
+    if reason:
+        return render(request, "mturk/done.html", {"message": reason}, status=410)
+    if request.method == "POST":
+        try:
+            _submit(request, batch, worker)
+        except CrowdError as exc:
+            return _render_task(request, batch, action=request.path, error=str(exc), status=400)
+        return render(request, "mturk/done.html", {"message": "Thank you, your answers are saved."})
+    return _render_task(request, batch, action=request.path)
+
+
+def _framable(response: HttpResponse) -> HttpResponse:
+    response["Content-Security-Policy"] = "frame-ancestors " + " ".join(submit_hosts())
+    return response
+
+
+@csrf_exempt  # posted from inside MTurk's frame, where our cookies are third-party; the signed URL authorises it
+@xframe_options_exempt
+def hit_page(request: HttpRequest, token: str) -> HttpResponse:
+    batch = selectors.hit_batch_from_token(token)
+    if batch is None:
+        raise Http404("unknown HIT")
+    params = request.GET
+    assignment_id = params.get("assignmentId", "")
+    if params.get("hitId") and batch.hit_id and params["hitId"] != batch.hit_id:
+        return _framable(HttpResponseBadRequest("hitId does not match this HIT"))
+    if not assignment_id or assignment_id == NOT_AVAILABLE:
+        return _framable(_render_task(request, batch, action="", preview=True))
+    worker_id = params.get("workerId", "")
+    submit_to = params.get("turkSubmitTo", "")
+    parts = urlsplit(submit_to)
+    if not worker_id or f"{parts.scheme}://{parts.netloc}" not in submit_hosts():
+        return _framable(HttpResponseBadRequest("workerId and an MTurk turkSubmitTo are required"))
+    if request.method == "POST":
+        worker = worker_get_or_create(worker_id=worker_id)
+        try:
+            _submit(
+                request, batch, worker, assignment_id=assignment_id, status=CrowdAssignment.Status.ACCEPTED
+            )
+        except CrowdError as exc:
+            return _framable(
+                _render_task(request, batch, action=request.get_full_path(), error=str(exc), status=400)
+            )
+        fields = [(f"q{n}", request.POST.get(f"q{n}", "")) for n in range(1, batch.items.count() + 1)]
+        context = {
+            "submit_url": f"{parts.scheme}://{parts.netloc}/mturk/externalSubmit",
+            "assignment_id": assignment_id,
+            "fields": fields,
+        }
+        return _framable(render(request, "mturk/hit_submit.html", context))
+    return _framable(_render_task(request, batch, action=request.get_full_path()))
+
+
+@staff_member_required
+def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
+    campaign = get_object_or_404(CrowdCampaign, name=name)
+    from crowd.report import campaign_report
+
+    return render(
+        request, "mturk/campaign.html", {"campaign": campaign, "report": campaign_report(campaign=campaign)}
+    )
