@@ -130,3 +130,62 @@ class UnmatchedSpan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.turn_id} {self.passage_id}: {self.text[:40]}"
+
+
+# --- Hybrid assessment: the human samples drawn for prediction-powered estimates ---------------------
+
+
+class HumanSample(models.Model):
+    """Units drawn for people to judge, with a known probability each, so hybrid estimates stay valid.
+
+    `population` is the number of units the sample was drawn from (the units the machine judge labelled);
+    the weighted estimators need it besides each drawn unit's inclusion probability.
+    """
+
+    class Strategy(models.TextChoices):
+        UNIFORM = "uniform", "Uniform, fixed size"
+        UNCERTAINTY = "uncertainty", "Where the machine is least sure (unit by unit)"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="human_samples")
+    name = models.SlugField(max_length=100)
+    task = models.CharField(max_length=20)
+    unit = models.CharField(max_length=10, help_text="turn or pair")
+    measure = models.CharField(max_length=100, blank=True)
+    machine_judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="human_samples")
+    strategy = models.CharField(max_length=12, choices=Strategy.choices)
+    budget = models.PositiveIntegerField()
+    seed = models.BigIntegerField(null=True, blank=True)
+    population = models.PositiveIntegerField()
+    work = models.CharField(max_length=200, blank=True, help_text="The assignment or campaign created.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "name"], name="human_sample_unique_name"),
+            models.CheckConstraint(condition=models.Q(population__gte=1), name="human_sample_population_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection.name}/{self.name}"
+
+
+class SampleUnit(models.Model):
+    """One drawn unit (a turn id, or 'turn id<TAB>passage id') and its probability of having been drawn."""
+
+    sample = models.ForeignKey(HumanSample, on_delete=models.CASCADE, related_name="units")
+    key = models.CharField(max_length=500)
+    inclusion_probability = models.FloatField()
+
+    class Meta:
+        ordering = ["sample", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "key"], name="sample_unit_unique_key"),
+            models.CheckConstraint(
+                condition=models.Q(inclusion_probability__gt=0) & models.Q(inclusion_probability__lte=1),
+                name="sample_unit_probability_0_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id} {self.key} (pi={self.inclusion_probability:.3g})"

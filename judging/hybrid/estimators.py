@@ -1,0 +1,201 @@
+"""Mean estimates with confidence intervals from human labels on a sample and machine labels on every unit.
+
+The estimand is a population mean: the mean over all N units of the human value Y (a run's measure is the
+mean of its per-unit values). Machine values Yhat are known on every unit; Y only on the sampled ones.
+
+* **classical**: the human sample alone (mean and CLT interval, `ppi_py.classical_mean_ci`).
+* **ppi**: prediction-powered inference, mean(Yhat over all units) + mean(Y - Yhat over the sample)
+  (`ppi_py.ppi_mean_ci` with lam=1).
+* **ppi++**: the same with the power-tuning weight lam chosen from the data (`ppi_py`, lam=None), which
+  is never (asymptotically) wider than classical: lam=0 is classical.
+* **active**: the inverse-probability-weighted estimator of active statistical inference (Zrnic and
+  Candes, 2024), mean over all units of lam*Yhat_i + xi_i (Y_i - lam*Yhat_i) / pi_i, for a sample where
+  unit i was drawn independently with known probability pi_i. `ppi_py` has no such estimator (its
+  weights are normalised, which gives a ratio estimator, not this one), so it is written here; with
+  equal probabilities its point estimate equals ppi_py's (tested).
+
+On a sample drawn with unequal probabilities every method is computed with the weights (classical with
+lam=0, ppi with lam=1, ppi++ and active with the tuned lam): unweighted means of such a sample would be
+biased towards the units the sampler favoured.
+
+The machine values of all N units stand in for `Yhat_unlabeled`, so the point estimate is the classic
+difference estimator; the intervals treat units as independent draws, which is conservative when the
+sample is a large share of a finite population (no finite-population correction).
+
+`ppi_py` (with numba, statsmodels) is imported inside the functions: commands that never estimate
+start without it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+METHODS = ("classical", "ppi", "ppi++", "active")
+
+
+class EstimationError(ValueError):
+    """The interval cannot be computed as asked (no human labels, an unknown method, ...)."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    estimate: float
+    lo: float
+    hi: float
+    se: float
+    lam: float
+    n_human: int
+    n_machine: int
+    effective_n: float
+
+    @property
+    def width(self) -> float:
+        return self.hi - self.lo
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "estimate": self.estimate,
+            "ci": [self.lo, self.hi],
+            "n_human": self.n_human,
+            "n_machine": self.n_machine,
+            "effective_n": self.effective_n,
+            "lam": self.lam,
+        }
+
+
+def z_value(alpha: float) -> float:
+    if not 0 < alpha < 1:
+        raise EstimationError(f"alpha must lie strictly between 0 and 1, not {alpha}")
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - alpha / 2))
+
+
+def _scalar(value: Any) -> float:
+    return float(np.ravel(np.asarray(value, dtype=float))[0])
+
+
+def ppi_plus_plus_lam(*, y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray) -> float:
+    """ppi_py's power-tuning weight for a mean (its `_calc_lam_glm`, clipped to [0, 1]), in closed form."""
+    n, big_n = len(y), len(yhat_all)
+    cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
+    var_hat = float(np.var(np.concatenate([yhat, yhat_all]), ddof=1))
+    if var_hat <= 0:
+        return 0.0
+    return float(np.clip(cov / ((1 + n / big_n) * var_hat), 0.0, 1.0))
+
+
+def ipw_interval(
+    *,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    pi: np.ndarray,
+    yhat_all: np.ndarray,
+    lam: float | None,
+) -> tuple[float, float, float]:
+    """(estimate, standard error, lam) of the weighted estimator; `lam=None` tunes it.
+
+    The sampled units' terms are lam*Yhat + (Y - lam*Yhat)/pi, the others' lam*Yhat; the estimate is the
+    mean of the N terms and its variance their variance over N. With terms written as lam*A + B, the
+    variance-minimising lam is -cov(A, B)/var(A), clipped to [0, 1] as ppi_py clips its own.
+    """
+    big_n = len(yhat_all)
+    # Sums over the N terms from the sample's contributions: an unsampled unit adds Yhat to A and 0 to B,
+    # a sampled one Yhat(1 - 1/pi) and Y/pi.
+    a_lab = yhat * (1 - 1 / pi)
+    b_lab = y / pi
+    sum_a = float(yhat_all.sum() - yhat.sum() + a_lab.sum())
+    sum_aa = float((yhat_all**2).sum() - (yhat**2).sum() + (a_lab**2).sum())
+    sum_b = float(b_lab.sum())
+    sum_bb = float((b_lab**2).sum())
+    sum_ab = float((a_lab * b_lab).sum())
+    var_a = sum_aa / big_n - (sum_a / big_n) ** 2
+    var_b = sum_bb / big_n - (sum_b / big_n) ** 2
+    cov_ab = sum_ab / big_n - sum_a * sum_b / big_n**2
+    if lam is None:
+        lam = float(np.clip(-cov_ab / var_a, 0.0, 1.0)) if var_a > 0 else 0.0
+    estimate = (lam * sum_a + sum_b) / big_n
+    variance = max(lam**2 * var_a + 2 * lam * cov_ab + var_b, 0.0)
+    return estimate, math.sqrt(variance / big_n), lam
+
+
+def mean_interval(
+    *,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    yhat_all: np.ndarray,
+    method: str,
+    alpha: float = 0.05,
+    pi: np.ndarray | None = None,
+) -> Estimate:
+    """The interval of `method` for the mean over all units.
+
+    `y`, `yhat`: human and machine values of the n sampled units; `yhat_all`: machine values of all N
+    units (the sampled ones included, in any order). `pi`: the sampled units' inclusion probabilities when
+    the sample was drawn unit by unit with known, possibly unequal, probabilities; None for a uniform
+    random sample of fixed size.
+    """
+    if method not in METHODS:
+        raise EstimationError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    y, yhat, yhat_all = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_all))
+    n, big_n = len(y), len(yhat_all)
+    if n < 2:
+        raise EstimationError(f"an interval needs at least 2 human labels, got {n}")
+    if len(yhat) != n:
+        raise EstimationError("y and yhat must have the same length")
+    if big_n < n:
+        raise EstimationError("yhat_all must hold every unit, the sampled ones included")
+    z = z_value(alpha)
+    if method == "active" and pi is None:
+        pi = np.full(n, n / big_n)
+    if pi is not None:
+        pi = np.asarray(pi, dtype=float)
+        if len(pi) != n or np.any(pi <= 0) or np.any(pi > 1):
+            raise EstimationError("inclusion probabilities must be in (0, 1], one per sampled unit")
+        fixed = {"classical": 0.0, "ppi": 1.0}.get(method)
+        estimate, se, lam = ipw_interval(y=y, yhat=yhat, pi=pi, yhat_all=yhat_all, lam=fixed)
+        _, se_classical, _ = ipw_interval(y=y, yhat=yhat, pi=pi, yhat_all=yhat_all, lam=0.0)
+    else:
+        from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+
+        se_classical = float(np.std(y)) / math.sqrt(n)
+        if method == "classical":
+            lam = 0.0
+            estimate = float(np.mean(y))
+            lo, hi = classical_mean_ci(y, alpha=alpha)
+        else:
+            lam = 1.0 if method == "ppi" else ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
+            estimate = _scalar(ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam))
+            lo, hi = ppi_mean_ci(y, yhat, yhat_all, alpha=alpha, lam=lam)
+        se = (_scalar(hi) - _scalar(lo)) / (2 * z)
+        return Estimate(
+            estimate=estimate,
+            lo=_scalar(lo),
+            hi=_scalar(hi),
+            se=se,
+            lam=lam,
+            n_human=n,
+            n_machine=big_n,
+            effective_n=_effective_n(n, se_classical, se),
+        )
+    return Estimate(
+        estimate=estimate,
+        lo=estimate - z * se,
+        hi=estimate + z * se,
+        se=se,
+        lam=lam,
+        n_human=n,
+        n_machine=big_n,
+        effective_n=_effective_n(n, se_classical, se),
+    )
+
+
+def _effective_n(n: int, se_classical: float, se: float) -> float:
+    """How many human labels a human-only interval would need to be as narrow as this one."""
+    if se <= 0:
+        return float("inf") if se_classical > 0 else float(n)
+    return n * (se_classical / se) ** 2

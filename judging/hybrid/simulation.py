@@ -1,0 +1,221 @@
+"""How wide the intervals are, and how often they hold the truth, for a given human budget.
+
+The human labels present are taken as the full truth. For each budget the simulation draws `repeats`
+human samples (uniform samples of fixed size for classical, ppi and ppi++; unit-by-unit samples with the
+uncertainty strategy's probabilities for active), computes every method's interval for every run from
+the sample and the machine values, and counts how often the interval holds the run's true mean.
+
+Everything is vectorised over repeats and runs; the formulas are those of `estimators` (the tests check
+them against `estimators.mean_interval` and ppi_py on the same samples).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judging.hybrid.estimators import METHODS, EstimationError, z_value
+from judging.hybrid.sampling import inclusion_probabilities
+
+# Elements per block of (runs x repeats x sample) arrays: keeps memory near 64 MB whatever the sizes.
+BLOCK = 8_000_000
+
+
+@dataclass
+class MethodFigures:
+    coverage: float
+    mean_width: float
+    width_ratio: float
+    coverage_mc_se: float
+    worst_run_coverage: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "coverage": self.coverage,
+            "mean_width": self.mean_width,
+            "width_ratio": self.width_ratio,
+            "coverage_mc_se": self.coverage_mc_se,
+            "worst_run_coverage": self.worst_run_coverage,
+        }
+
+
+@dataclass
+class SimulationResult:
+    units: int
+    runs: int
+    repeats: int
+    alpha: float
+    seed: int
+    budgets: dict[int, dict[str, MethodFigures]] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "units": self.units,
+            "runs": self.runs,
+            "repeats": self.repeats,
+            "alpha": self.alpha,
+            "seed": self.seed,
+            "budgets": {
+                str(b): {m: f.as_dict() for m, f in methods.items()} for b, methods in self.budgets.items()
+            },
+        }
+
+
+def _uniform_intervals(
+    y: np.ndarray, yh: np.ndarray, machine: np.ndarray, methods: Sequence[str], z: float
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(estimate, half-width) per method, arrays (runs, repeats); y and yh are (runs, repeats, n)."""
+    n, big_n = y.shape[-1], machine.shape[-1]
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    my, mh = y.mean(-1), yh.mean(-1)
+    vy, vh = y.var(-1), yh.var(-1)
+    cov = (y * yh).mean(-1) - my * mh
+    m_all = machine.mean(-1)[:, None]
+    v_all = machine.var(-1)[:, None]
+    if "classical" in methods:
+        out["classical"] = (my, z * np.sqrt(vy / n))
+    if "ppi" in methods:
+        v_rect = vy - 2 * cov + vh
+        out["ppi"] = (m_all + my - mh, z * np.sqrt(v_all / big_n + np.maximum(v_rect, 0) / n))
+    if "ppi++" in methods:
+        # ppi_py's lam: the sample covariance over (1 + n/N) times the variance of the pooled predictions.
+        s1 = yh.sum(-1) + machine.sum(-1)[:, None]
+        s2 = (yh**2).sum(-1) + (machine**2).sum(-1)[:, None]
+        pooled_var = (s2 - s1**2 / (n + big_n)) / (n + big_n - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(pooled_var > 0, cov / ((1 + n / big_n) * pooled_var), 0.0)
+        lam = np.clip(lam, 0.0, 1.0)
+        v_rect = vy - 2 * lam * cov + lam**2 * vh
+        est = lam * m_all + my - lam * mh
+        out["ppi++"] = (est, z * np.sqrt(lam**2 * v_all / big_n + np.maximum(v_rect, 0) / n))
+    return out
+
+
+def _active_intervals(
+    xi: np.ndarray, truth: np.ndarray, machine: np.ndarray, pi: np.ndarray, z: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(estimate, half-width), arrays (runs, repeats), of the tuned weighted estimator; xi is (repeats, N)."""
+    big_n = machine.shape[-1]
+    a_lab = machine * (1 - 1 / pi)
+    b_lab = truth / pi
+    columns = np.concatenate([machine, machine**2, a_lab, a_lab**2, b_lab, b_lab**2, a_lab * b_lab], axis=0)
+    sums = xi.astype(float) @ columns.T  # (repeats, 7 * runs)
+    k = machine.shape[0]
+    s_h, s_hh, s_a, s_aa, s_b, s_bb, s_ab = (sums[:, i * k : (i + 1) * k].T for i in range(7))
+    sum_a = machine.sum(-1)[:, None] - s_h + s_a
+    sum_aa = (machine**2).sum(-1)[:, None] - s_hh + s_aa
+    var_a = sum_aa / big_n - (sum_a / big_n) ** 2
+    var_b = s_bb / big_n - (s_b / big_n) ** 2
+    cov_ab = s_ab / big_n - sum_a * s_b / big_n**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(var_a > 0, -cov_ab / var_a, 0.0)
+    lam = np.clip(lam, 0.0, 1.0)
+    est = (lam * sum_a + s_b) / big_n
+    var = np.maximum(lam**2 * var_a + 2 * lam * cov_ab + var_b, 0.0)
+    return est, z * np.sqrt(var / big_n)
+
+
+def simulate(
+    *,
+    truth: np.ndarray,
+    machine: np.ndarray,
+    budgets: Sequence[int],
+    repeats: int,
+    seed: int = 0,
+    alpha: float = 0.05,
+    uncertainty: np.ndarray | None = None,
+    methods: Sequence[str] = METHODS,
+) -> SimulationResult:
+    """Coverage and mean width of every method's interval for every budget.
+
+    `truth` and `machine` are (runs, units) arrays of the human and machine values; a run's true score is
+    its mean of `truth`. `uncertainty` (units,) drives the active method's sampling probabilities; without
+    it the active method samples uniformly (unit by unit). Coverage is over runs and repeats.
+    """
+    truth = np.atleast_2d(np.asarray(truth, dtype=float))
+    machine = np.atleast_2d(np.asarray(machine, dtype=float))
+    if truth.shape != machine.shape:
+        raise EstimationError("truth and machine values must have the same shape")
+    if np.isnan(truth).any() or np.isnan(machine).any():
+        raise EstimationError("the simulation needs a human and a machine value on every unit")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise EstimationError(f"methods must be among {', '.join(METHODS)}, not {', '.join(unknown)}")
+    k, big_n = truth.shape
+    if repeats < 1:
+        raise EstimationError("repeats must be at least 1")
+    bad = [b for b in budgets if not 2 <= b <= big_n]
+    if bad:
+        raise EstimationError(f"budgets must lie between 2 and the {big_n} units, not {bad}")
+    z = z_value(alpha)
+    target = truth.mean(-1)[:, None]
+    rng = np.random.default_rng(seed)
+    result = SimulationResult(units=big_n, runs=k, repeats=repeats, alpha=alpha, seed=seed)
+    ordered = sorted(set(budgets))
+    largest = ordered[-1]
+    uniform_methods = [m for m in methods if m != "active"]
+    hits: dict[tuple[int, str], np.ndarray] = {}
+    widths: dict[tuple[int, str], np.ndarray] = {}
+
+    def record(budget: int, method: str, est: np.ndarray, half: np.ndarray) -> None:
+        covered = (np.abs(est - target) <= half).sum(-1)
+        hits[(budget, method)] = hits.get((budget, method), np.zeros(k)) + covered
+        widths[(budget, method)] = widths.get((budget, method), np.zeros(k)) + (2 * half).sum(-1)
+
+    chunk = max(1, min(repeats, BLOCK // max(1, big_n + k * largest)))
+    probabilities = {
+        b: (
+            inclusion_probabilities(uncertainty=uncertainty, budget=b)
+            if uncertainty is not None
+            else np.full(big_n, b / big_n)
+        )
+        for b in ordered
+    }
+    done = 0
+    while done < repeats:
+        size = min(chunk, repeats - done)
+        done += size
+        if uniform_methods:
+            # The `largest` smallest of N random keys, in key order: their first b are a uniform sample
+            # of size b for every budget b, so one draw serves all budgets.
+            keys = rng.random((size, big_n))
+            head = np.argpartition(keys, largest - 1, axis=1)[:, :largest]
+            head = np.take_along_axis(head, np.argsort(np.take_along_axis(keys, head, 1), axis=1), 1)
+            for b in ordered:
+                idx = head[:, :b]
+                y, yh = truth[:, idx], machine[:, idx]
+                for method, (est, half) in _uniform_intervals(y, yh, machine, uniform_methods, z).items():
+                    record(b, method, est, half)
+        if "active" in methods:
+            keys = rng.random((size, big_n))
+            for b in ordered:
+                pi = probabilities[b]
+                xi = keys < pi
+                est, half = _active_intervals(xi, truth, machine, pi, z)
+                record(b, "active", est, half)
+
+    for b in ordered:
+        figures: dict[str, MethodFigures] = {}
+        base = widths.get((b, "classical"))
+        for method in methods:
+            per_run = hits[(b, method)] / repeats
+            coverage = float(per_run.mean())
+            mean_width = float(widths[(b, method)].sum() / (repeats * k))
+            ratio = (
+                mean_width / float(base.sum() / (repeats * k))
+                if base is not None and base.sum()
+                else math.nan
+            )
+            figures[method] = MethodFigures(
+                coverage=coverage,
+                mean_width=mean_width,
+                width_ratio=ratio,
+                coverage_mc_se=math.sqrt(max(coverage * (1 - coverage), 1e-12) / repeats),
+                worst_run_coverage=float(per_run.min()),
+            )
+        result.budgets[b] = figures
+    return result

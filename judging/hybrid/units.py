@@ -1,0 +1,333 @@
+"""The per-unit values of a measure under one judge, lined up for a human and a machine judge.
+
+The sampling unit is what people are handed as one piece of work, so that a sampled unit is judged whole:
+
+* **turn** (every task): relevance assessors judge a turn's whole pool (`assignment_create` hands out
+  turns), support assessors a topic's units, crowd campaigns a turn's responses. A run's measure is the
+  mean over turns of its per-turn value (nDCG@5 of the turn's ranking, the weighted support precision of
+  its answer, the NtR recall of its response), so PPI on the per-turn values with turns as the sampling
+  unit estimates exactly the run's score, whatever the measure (nDCG's normalisation included).
+* **pair** (relevance, `relevant_share` only): a single (turn, passage) pair, for the share of pooled
+  pairs graded at least T, which is a plain mean over pairs.
+
+A table holds, per run (rows) and unit (columns), the machine value (NaN where the run has none, e.g. a
+support run that did not answer a topic) and the human value (NaN where the human has no label). The
+machine values define the population: the units the machine judge labelled.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from annotation.models import Collection, Judge, RelevanceJudgment, Run
+from annotation.selectors import _natural_key, qrels_dict, run_dict
+
+TASKS = ("relevance", "support", "ntr")
+SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
+NTR_MEASURES = ("ntr_recall",)
+RELEVANT_SHARE = "relevant_share"
+POOL_ROW = "pool"
+UNITS = ("turn", "pair")
+
+
+class UnitsError(ValueError):
+    """The values cannot be gathered as asked (unknown measure, judge without labels, ...)."""
+
+
+@dataclass
+class UnitTable:
+    task: str
+    measure: str
+    unit: str
+    keys: list[str]
+    runs: list[str]
+    machine: np.ndarray
+    human: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+    def labelled_units(self) -> np.ndarray:
+        """Units with a human value for at least one run."""
+        return ~np.all(np.isnan(self.human), axis=0)
+
+    def complete(self) -> UnitTable:
+        """Only the units with both values for every run: the simulation's population."""
+        keep = ~np.any(np.isnan(self.human) | np.isnan(self.machine), axis=0)
+        return UnitTable(
+            task=self.task,
+            measure=self.measure,
+            unit=self.unit,
+            keys=[k for k, ok in zip(self.keys, keep, strict=True) if ok],
+            runs=self.runs,
+            machine=self.machine[:, keep],
+            human=self.human[:, keep],
+            notes=list(self.notes),
+        )
+
+
+def measures_for(task: str) -> str:
+    """The measure names a task accepts, for error messages."""
+    if task == "relevance":
+        return f"an ir_measures measure (nDCG@5, P(rel=2)@20, AP(rel=2), ...) or {RELEVANT_SHARE}"
+    if task == "support":
+        return ", ".join(SUPPORT_MEASURES)
+    return ", ".join(NTR_MEASURES)
+
+
+def _matrix(
+    rows: list[str], keys: list[str], values: dict[tuple[str, str], float], default: float = np.nan
+) -> np.ndarray:
+    column = {k: j for j, k in enumerate(keys)}
+    row = {r: i for i, r in enumerate(rows)}
+    out = np.full((len(rows), len(keys)), default)
+    for (r, k), v in values.items():
+        if r in row and k in column:
+            out[row[r], column[k]] = v
+    return out
+
+
+# --- relevance ---------------------------------------------------------------------------------------
+
+
+def _parse_measure(measure: str) -> Any:
+    import ir_measures
+
+    try:
+        return ir_measures.parse_measure(measure)
+    except Exception:  # ir_measures raises several types for a name it cannot read
+        raise UnitsError(f"unknown measure {measure!r}; use {measures_for('relevance')}") from None
+
+
+def relevance_turn_values(
+    *,
+    qrels: dict[str, dict[str, int]],
+    turns: list[str],
+    rankings: dict[str, dict[str, dict[str, float]]],
+    measure: str,
+) -> dict[tuple[str, str], float]:
+    """{(run, turn): value} of an ir_measures measure on `turns`, 0 where a run has no ranking for a turn
+    (the trec_eval -c convention `judging.evaluation` follows)."""
+    import ir_measures
+
+    parsed = _parse_measure(measure)
+    subset = {t: qrels.get(t, {}) for t in turns}
+    evaluator = ir_measures.evaluator([parsed], {t: q for t, q in subset.items() if q})
+    values: dict[tuple[str, str], float] = {}
+    for run, ranked in rankings.items():
+        for turn in turns:
+            values[(run, turn)] = 0.0
+        for metric in evaluator.iter_calc({t: d for t, d in ranked.items() if t in subset and d}):
+            values[(run, metric.query_id)] = float(metric.value)
+    return values
+
+
+def _grades(*, collection: Collection, judge: Judge) -> dict[tuple[str, str], int]:
+    return {
+        (turn_id, passage_id): grade
+        for turn_id, passage_id, grade in RelevanceJudgment.objects.filter(
+            judge=judge, turn__collection=collection
+        ).values_list("turn__turn_id", "passage_id", "grade")
+    }
+
+
+def relevance_table(
+    *,
+    collection: Collection,
+    human: Judge,
+    machine: Judge,
+    measure: str,
+    unit: str = "turn",
+    rel_threshold: int = 2,
+) -> UnitTable:
+    if unit not in UNITS:
+        raise UnitsError(f"unit must be one of {', '.join(UNITS)}, not {unit!r}")
+    machine_grades = _grades(collection=collection, judge=machine)
+    if not machine_grades:
+        raise UnitsError(f"machine judge {machine.name} has no relevance labels on {collection.name}")
+    human_grades = _grades(collection=collection, judge=human)
+    notes: list[str] = []
+    outside = sum(1 for pair in human_grades if pair not in machine_grades)
+    if outside:
+        notes.append(f"{outside} human labels are on pairs the machine did not label; they are not used")
+    if measure == RELEVANT_SHARE:
+        if unit == "pair":
+            keys = sorted(machine_grades, key=lambda p: (_natural_key(p[0]), p[1]))
+            machine_v = {
+                (POOL_ROW, f"{t}\t{p}"): float(g >= rel_threshold) for (t, p), g in machine_grades.items()
+            }
+            human_v = {
+                (POOL_ROW, f"{t}\t{p}"): float(g >= rel_threshold)
+                for (t, p), g in human_grades.items()
+                if (t, p) in machine_grades
+            }
+            names = [f"{t}\t{p}" for t, p in keys]
+            return UnitTable(
+                task="relevance",
+                measure=measure,
+                unit=unit,
+                keys=names,
+                runs=[POOL_ROW],
+                machine=_matrix([POOL_ROW], names, machine_v),
+                human=_matrix([POOL_ROW], names, human_v),
+                notes=notes,
+            )
+        # Per turn: the turn's count of relevant pairs, scaled so that the mean over turns is the share.
+        pairs_of: dict[str, list[str]] = defaultdict(list)
+        for t, p in machine_grades:
+            pairs_of[t].append(p)
+        turns = sorted(pairs_of, key=_natural_key)
+        scale = len(turns) / len(machine_grades)
+        machine_v, human_v = {}, {}
+        human_turns = {t for t, _p in human_grades}
+        unjudged = 0
+        for t in turns:
+            machine_v[(POOL_ROW, t)] = scale * sum(
+                machine_grades[(t, p)] >= rel_threshold for p in pairs_of[t]
+            )
+            if t in human_turns:
+                unjudged += sum((t, p) not in human_grades for p in pairs_of[t])
+                human_v[(POOL_ROW, t)] = scale * sum(
+                    human_grades.get((t, p), -1) >= rel_threshold for p in pairs_of[t]
+                )
+        if unjudged:
+            notes.append(f"{unjudged} pairs of human-judged turns have no human label; counted not relevant")
+        return UnitTable(
+            task="relevance",
+            measure=measure,
+            unit=unit,
+            keys=turns,
+            runs=[POOL_ROW],
+            machine=_matrix([POOL_ROW], turns, machine_v),
+            human=_matrix([POOL_ROW], turns, human_v),
+            notes=notes,
+        )
+    if unit == "pair":
+        raise UnitsError(
+            f"pair units serve only {RELEVANT_SHARE}: a per-turn measure such as {measure} needs whole turns"
+        )
+    _parse_measure(measure)
+    machine_q = qrels_dict(collection=collection, judge=machine)
+    human_q = qrels_dict(collection=collection, judge=human)
+    turns = sorted(machine_q, key=_natural_key)
+    runs = list(Run.objects.filter(collection=collection).order_by("name"))
+    if not runs:
+        raise UnitsError(f"collection {collection.name} has no runs")
+    rankings = {run.name: run_dict(run=run, turn_ids=turns) for run in runs}
+    names = [run.name for run in runs]
+    machine_v = relevance_turn_values(qrels=machine_q, turns=turns, rankings=rankings, measure=measure)
+    labelled = [t for t in turns if t in human_q]
+    human_v = relevance_turn_values(qrels=human_q, turns=labelled, rankings=rankings, measure=measure)
+    return UnitTable(
+        task="relevance",
+        measure=measure,
+        unit="turn",
+        keys=turns,
+        runs=names,
+        machine=_matrix(names, turns, machine_v),
+        human=_matrix(names, turns, human_v),
+        notes=notes,
+    )
+
+
+# --- support and NtR ----------------------------------------------------------------------------------
+
+
+def support_table(*, collection: Collection, human: Judge, machine: Judge, measure: str) -> UnitTable:
+    """Per (run, turn): the answer's weighted support precision or recall (`judging.support_metrics`)."""
+    from judging.support_metrics import support_scores
+
+    if measure not in SUPPORT_MEASURES:
+        raise UnitsError(f"unknown support measure {measure!r}; use {measures_for('support')}")
+    m_scores = support_scores(collection=collection, judge=machine)
+    if not m_scores["runs"]:
+        raise UnitsError(f"machine judge {machine.name} has no support labels on {collection.name}")
+    h_scores = support_scores(collection=collection, judge=human)
+    runs = sorted(m_scores["per_topic"])
+    turns = sorted({t for topics in m_scores["per_topic"].values() for t in topics}, key=_natural_key)
+    machine_v = {(r, t): s[measure] for r, topics in m_scores["per_topic"].items() for t, s in topics.items()}
+    human_v = {(r, t): s[measure] for r, topics in h_scores["per_topic"].items() for t, s in topics.items()}
+    return UnitTable(
+        task="support",
+        measure=measure,
+        unit="turn",
+        keys=turns,
+        runs=runs,
+        machine=_matrix(runs, turns, machine_v),
+        human=_matrix(runs, turns, human_v),
+    )
+
+
+def ntr_table(
+    *, collection: Collection, human: Judge, machine: Judge, gold: Judge, measure: str
+) -> UnitTable:
+    """Per (run, turn with gold nuggets): the response's NtR recall (`judging.nugget_metrics`).
+
+    A turn counts as human-labelled when the human judged any (response, gold nugget) pair on it; there,
+    pairs the human left unjudged count as no match, as the metric counts them.
+    """
+    from judging.nugget_metrics import NuggetMetricsError, nugget_metrics
+
+    if measure not in NTR_MEASURES:
+        raise UnitsError(f"unknown NtR measure {measure!r}; use {measures_for('ntr')}")
+    try:
+        m_report = nugget_metrics(collection=collection, gold_judge=gold, ntr_judge=machine)
+        h_report = nugget_metrics(collection=collection, gold_judge=gold, ntr_judge=human)
+    except NuggetMetricsError as exc:
+        raise UnitsError(str(exc)) from None
+    runs = sorted(r.run for r in m_report.runs)
+    turns = sorted({s.turn_id for r in m_report.runs for s in r.turns}, key=_natural_key)
+    machine_v = {(r.run, s.turn_id): s.recall for r in m_report.runs for s in r.turns}
+    judged_turns = {
+        s.turn_id for r in h_report.runs for s in r.turns if s.response_id is not None and s.unjudged < s.gold
+    }
+    human_v = {
+        (r.run, s.turn_id): s.recall for r in h_report.runs for s in r.turns if s.turn_id in judged_turns
+    }
+    return UnitTable(
+        task="ntr",
+        measure=measure,
+        unit="turn",
+        keys=turns,
+        runs=runs,
+        machine=_matrix(runs, turns, machine_v),
+        human=_matrix(runs, turns, human_v),
+    )
+
+
+def unit_table(
+    *,
+    collection: Collection,
+    task: str,
+    measure: str,
+    human: Judge,
+    machine: Judge,
+    unit: str = "turn",
+    rel_threshold: int = 2,
+    gold: Judge | None = None,
+) -> UnitTable:
+    """The values of `measure` under both judges, per run and sampling unit."""
+    if task not in TASKS:
+        raise UnitsError(f"task must be one of {', '.join(TASKS)}, not {task!r}")
+    if task == "relevance":
+        return relevance_table(
+            collection=collection,
+            human=human,
+            machine=machine,
+            measure=measure,
+            unit=unit,
+            rel_threshold=rel_threshold,
+        )
+    if unit != "turn":
+        raise UnitsError(f"{task} is sampled by turn; pair units serve only relevance {RELEVANT_SHARE}")
+    if task == "support":
+        return support_table(collection=collection, human=human, machine=machine, measure=measure)
+    if gold is None:
+        raise UnitsError("NtR recall needs the gold nugget judge (--gold-judge)")
+    return ntr_table(collection=collection, human=human, machine=machine, gold=gold, measure=measure)
