@@ -1,0 +1,84 @@
+"""Charts: matplotlib's object API with the Agg canvas (no pyplot state), so pages can draw them in any
+thread."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any, Literal
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from judging.reports.text import _fmt
+
+ImageFormat = Literal["svg", "png"]
+
+# --- Charts ----------------------------------------------------------------------------------------
+
+
+def _render(figure: Figure, fmt: ImageFormat) -> bytes:
+    buffer = io.BytesIO()
+    FigureCanvasAgg(figure)
+    figure.savefig(buffer, format=fmt, bbox_inches="tight", dpi=150 if fmt == "png" else 72)
+    return buffer.getvalue()
+
+
+def confusion_heatmap(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
+    """The confusion matrix as a heatmap of row shares, each cell annotated with its count."""
+    shares = np.array(report["confusion_row_shares"], dtype=float)
+    counts = report["confusion_matrix"]
+    labels = [str(label) for label in report["labels"]]
+    k = len(labels)
+    figure = Figure(figsize=(1.2 + 0.9 * k, 1.0 + 0.8 * k))
+    axes = figure.add_subplot()
+    image = axes.imshow(shares, cmap="Blues", vmin=0.0, vmax=1.0)
+    for i in range(k):
+        for j in range(k):
+            axes.text(
+                j,
+                i,
+                f"{counts[i][j]}\n{shares[i, j]:.0%}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if shares[i, j] > 0.6 else "black",
+            )
+    axes.set_xticks(range(k), labels)
+    axes.set_yticks(range(k), labels)
+    a, b = report["judges"]
+    axes.set_ylabel(f"A: {a}")
+    axes.set_xlabel(f"B: {b}")
+    axes.set_title(f"{report['task']}: n={report['n']}", fontsize=10)
+    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="row share")
+    return _render(figure, fmt)
+
+
+def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
+    """Run scores under judge A (x) against judge B (y), with the diagonal and the correlations."""
+    figure = Figure(figsize=(5, 5))
+    axes = figure.add_subplot()
+    xs = [row["score_a"] for row in report["runs"]]
+    ys = [row["score_b"] for row in report["runs"]]
+    axes.scatter(xs, ys, s=18, color="#1f5fa8")
+    if xs:
+        low, high = min(xs + ys), max(xs + ys)
+        pad = (high - low) * 0.05 or 0.05
+        axes.plot(
+            [low - pad, high + pad], [low - pad, high + pad], color="#999", linewidth=0.8, linestyle="--"
+        )
+    a, b = report["judges"]
+    axes.set_xlabel(f"{report['measure']} under {a}")
+    axes.set_ylabel(f"{report['measure']} under {b}")
+    axes.set_title(
+        f"tau-b {_fmt(report['kendall_tau_b'])}, rho {_fmt(report['spearman_rho'])}, {report['n_runs']} runs",
+        fontsize=10,
+    )
+    return _render(figure, fmt)
+
+
+def data_uri(image: bytes, fmt: ImageFormat = "svg") -> str:
+    """A chart as a data: URI, for self-contained HTML reports (an <img>, so the SVG never joins the page DOM)."""
+    mime = "image/svg+xml" if fmt == "svg" else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(image).decode('ascii')}"
