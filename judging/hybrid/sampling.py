@@ -13,6 +13,8 @@ size of the error |Y - Yhat| is what makes the weighted estimate narrower than a
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 STRATEGIES = ("uniform", "uncertainty")
@@ -87,5 +89,10 @@ def disagreement(*, machine: np.ndarray, others: list[np.ndarray]) -> np.ndarray
     runs, of their difference from the machine judge. `machine` and each of `others` are (runs, units)."""
     if not others:
         raise SamplingError("disagreement needs at least one other machine judge")
-    squares = [np.nanmean((np.asarray(o, dtype=float) - machine) ** 2, axis=0) for o in others]
-    return np.sqrt(np.nan_to_num(np.mean(squares, axis=0)))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a unit no other judge labelled: NaN, filled below
+        squares = [np.nanmean((np.asarray(o, dtype=float) - machine) ** 2, axis=0) for o in others]
+        spread = np.sqrt(np.nanmean(squares, axis=0))
+    # A unit no other judge labelled gets the typical uncertainty, neither favoured nor starved.
+    known = ~np.isnan(spread)
+    return np.where(known, spread, spread[known].mean() if known.any() else 1.0)

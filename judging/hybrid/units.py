@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
-from annotation.selectors import _natural_key, qrels_dict, run_dict
+from annotation.selectors import natural_key, qrels_dict, run_dict
 
 TASKS = ("relevance", "support", "ntr")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
@@ -158,7 +158,7 @@ def relevance_table(
         notes.append(f"{outside} human labels are on pairs the machine did not label; they are not used")
     if measure == RELEVANT_SHARE:
         if unit == "pair":
-            keys = sorted(machine_grades, key=lambda p: (_natural_key(p[0]), p[1]))
+            keys = sorted(machine_grades, key=lambda p: (natural_key(p[0]), p[1]))
             machine_v = {
                 (POOL_ROW, f"{t}\t{p}"): float(g >= rel_threshold) for (t, p), g in machine_grades.items()
             }
@@ -182,7 +182,7 @@ def relevance_table(
         pairs_of: dict[str, list[str]] = defaultdict(list)
         for t, p in machine_grades:
             pairs_of[t].append(p)
-        turns = sorted(pairs_of, key=_natural_key)
+        turns = sorted(pairs_of, key=natural_key)
         scale = len(turns) / len(machine_grades)
         machine_v, human_v = {}, {}
         human_turns = {t for t, _p in human_grades}
@@ -215,7 +215,7 @@ def relevance_table(
     _parse_measure(measure)
     machine_q = qrels_dict(collection=collection, judge=machine)
     human_q = qrels_dict(collection=collection, judge=human)
-    turns = sorted(machine_q, key=_natural_key)
+    turns = sorted(machine_q, key=natural_key)
     runs = list(Run.objects.filter(collection=collection).order_by("name"))
     if not runs:
         raise UnitsError(f"collection {collection.name} has no runs")
@@ -250,7 +250,7 @@ def support_table(*, collection: Collection, human: Judge, machine: Judge, measu
         raise UnitsError(f"machine judge {machine.name} has no support labels on {collection.name}")
     h_scores = support_scores(collection=collection, judge=human)
     runs = sorted(m_scores["per_topic"])
-    turns = sorted({t for topics in m_scores["per_topic"].values() for t in topics}, key=_natural_key)
+    turns = sorted({t for topics in m_scores["per_topic"].values() for t in topics}, key=natural_key)
     machine_v = {(r, t): s[measure] for r, topics in m_scores["per_topic"].items() for t, s in topics.items()}
     human_v = {(r, t): s[measure] for r, topics in h_scores["per_topic"].items() for t, s in topics.items()}
     return UnitTable(
@@ -282,7 +282,7 @@ def ntr_table(
     except NuggetMetricsError as exc:
         raise UnitsError(str(exc)) from None
     runs = sorted(r.run for r in m_report.runs)
-    turns = sorted({s.turn_id for r in m_report.runs for s in r.turns}, key=_natural_key)
+    turns = sorted({s.turn_id for r in m_report.runs for s in r.turns}, key=natural_key)
     machine_v = {(r.run, s.turn_id): s.recall for r in m_report.runs for s in r.turns}
     judged_turns = {
         s.turn_id for r in h_report.runs for s in r.turns if s.response_id is not None and s.unjudged < s.gold

@@ -1,0 +1,231 @@
+"""Each run's hybrid estimate, the differences between runs, and the ranking with its settled pairs.
+
+Which human labels count depends on how they were drawn:
+
+* With a stored sample (`sample_for_humans`), only the drawn units count, each with its stored
+  inclusion probability; human labels on other units are left out, since they were not drawn at random.
+  A drawn unit that has no human label yet is reported as missing: the interval is then valid only if
+  the missing units are missing at random.
+* Without one, every human-labelled unit counts and the labels are treated as a uniform random sample
+  of the units. That holds for a random sample drawn elsewhere; it does not hold for a top-k pool or
+  units picked by hand, and the result says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judging.hybrid.estimators import Estimate, EstimationError, mean_interval
+from judging.hybrid.units import UnitTable
+from judging.models import HumanSample
+
+UNSAMPLED_NOTE = (
+    "the human labels were not drawn by sample_for_humans: they are treated as a uniform random sample of "
+    "the units. If they come from a top-k pool or were picked by hand, the intervals are not valid."
+)
+
+
+@dataclass
+class PairDifference:
+    a: str
+    b: str
+    estimate: Estimate
+
+    @property
+    def settled(self) -> bool:
+        return self.estimate.lo > 0 or self.estimate.hi < 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "difference": self.estimate.estimate,
+            "ci": [self.estimate.lo, self.estimate.hi],
+            "settled": self.settled,
+            "n_human": self.estimate.n_human,
+        }
+
+
+@dataclass
+class HybridEstimate:
+    task: str
+    measure: str
+    unit: str
+    method: str
+    alpha: float
+    design: str
+    runs: dict[str, Estimate] = field(default_factory=dict)
+    pairs: list[PairDifference] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def ranking(self) -> list[dict[str, Any]]:
+        """Runs best first; each with the runs it beats and the runs its order against is not settled."""
+        order = sorted(self.runs, key=lambda r: (-self.runs[r].estimate, r))
+        beats: dict[str, list[str]] = {r: [] for r in order}
+        unsettled: dict[str, list[str]] = {r: [] for r in order}
+        for pair in self.pairs:
+            if not pair.settled:
+                unsettled[pair.a].append(pair.b)
+                unsettled[pair.b].append(pair.a)
+            elif pair.estimate.estimate > 0:
+                beats[pair.a].append(pair.b)
+            else:
+                beats[pair.b].append(pair.a)
+        return [
+            {
+                "rank": i,
+                "run": run,
+                "estimate": self.runs[run].estimate,
+                "settled_above": sorted(beats[run]),
+                "unsettled_with": sorted(unsettled[run]),
+            }
+            for i, run in enumerate(order, start=1)
+        ]
+
+    def settled_share(self) -> float | None:
+        return sum(p.settled for p in self.pairs) / len(self.pairs) if self.pairs else None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "measure": self.measure,
+            "unit": self.unit,
+            "method": self.method,
+            "alpha": self.alpha,
+            "design": self.design,
+            "runs": {run: e.as_dict() for run, e in self.runs.items()},
+            "pairs": [p.as_dict() for p in self.pairs],
+            "ranking": self.ranking(),
+            "settled_share": self.settled_share(),
+            "skipped": self.skipped,
+            "notes": self.notes,
+        }
+
+
+def sample_weights(
+    *, table: UnitTable, sample: HumanSample | None
+) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """(drawn mask over the table's units, their probabilities or None for a uniform sample, design)."""
+    if sample is None:
+        return table.labelled_units(), None, "human-labelled units, assumed a uniform random sample"
+    drawn = dict(sample.units.values_list("key", "inclusion_probability"))
+    mask = np.array([k in drawn for k in table.keys])
+    pi = np.array([drawn.get(k, 1.0) for k in table.keys])
+    lost = len(set(drawn) - set(table.keys))
+    design = f"sample {sample.name}: {sample.get_strategy_display().lower()}, {len(drawn)} units drawn"
+    if lost:
+        design += f" ({lost} no longer among the machine-labelled units)"
+    weighted = sample.strategy == HumanSample.Strategy.UNCERTAINTY
+    return mask, (pi if weighted else None), design
+
+
+def _one(
+    y_row: np.ndarray,
+    yhat_row: np.ndarray,
+    drawn: np.ndarray,
+    pi: np.ndarray | None,
+    method: str,
+    alpha: float,
+) -> tuple[Estimate, int]:
+    present = ~np.isnan(yhat_row)
+    labelled = drawn & present & ~np.isnan(y_row)
+    missing = int((drawn & present & np.isnan(y_row)).sum())
+    estimate = mean_interval(
+        y=y_row[labelled],
+        yhat=yhat_row[labelled],
+        yhat_all=yhat_row[present],
+        method=method,
+        alpha=alpha,
+        pi=None if pi is None else pi[labelled],
+    )
+    return estimate, missing
+
+
+def hybrid_estimate(
+    *,
+    table: UnitTable,
+    method: str,
+    alpha: float = 0.05,
+    sample: HumanSample | None = None,
+    pairs: bool = True,
+) -> HybridEstimate:
+    """Every run's interval under `method`, and (with `pairs`) every pair's difference."""
+    drawn, pi, design = sample_weights(table=table, sample=sample)
+    result = HybridEstimate(
+        task=table.task,
+        measure=table.measure,
+        unit=table.unit,
+        method=method,
+        alpha=alpha,
+        design=design,
+        notes=list(table.notes),
+    )
+    if sample is None:
+        result.notes.append(UNSAMPLED_NOTE)
+    missing_total = 0
+    for i, run in enumerate(table.runs):
+        try:
+            estimate, missing = _one(table.human[i], table.machine[i], drawn, pi, method, alpha)
+        except EstimationError as exc:
+            result.skipped[run] = str(exc)
+            continue
+        result.runs[run] = estimate
+        missing_total = max(missing_total, missing)
+    if missing_total:
+        result.notes.append(
+            f"up to {missing_total} drawn units per run have no human label yet: the intervals assume they are "
+            "missing at random; finish the assignment for a design-valid interval"
+        )
+    if pairs:
+        names = [r for r in table.runs if r in result.runs]
+        index = {r: i for i, r in enumerate(table.runs)}
+        for x, a in enumerate(names):
+            for b in names[x + 1 :]:
+                ia, ib = index[a], index[b]
+                try:
+                    estimate, _missing = _one(
+                        table.human[ia] - table.human[ib],
+                        table.machine[ia] - table.machine[ib],
+                        drawn,
+                        pi,
+                        method,
+                        alpha,
+                    )
+                except EstimationError:
+                    continue
+                result.pairs.append(PairDifference(a=a, b=b, estimate=estimate))
+    if result.pairs:
+        result.notes.append(
+            "a pair is settled when its difference interval excludes 0 at this alpha, pair by pair "
+            "(no correction for the number of pairs)"
+        )
+    return result
+
+
+def estimate_text(result: HybridEstimate) -> str:
+    """A plain-text report: one line per run, best first, then the settled share of pairs."""
+    lines = [
+        f"{result.task} {result.measure} by {result.unit}, method {result.method}, "
+        f"{100 * (1 - result.alpha):.0f}% intervals; {result.design}"
+    ]
+    ranking = result.ranking()
+    width = max([3] + [len(r["run"]) for r in ranking])
+    lines.append(f"{'run'.ljust(width)}  estimate  {'interval':>19}  n_human  n_machine  effective_n")
+    for row in ranking:
+        e = result.runs[row["run"]]
+        lines.append(
+            f"{row['run'].ljust(width)}  {e.estimate:8.4f}  [{e.lo:8.4f}, {e.hi:8.4f}]  {e.n_human:7d}  "
+            f"{e.n_machine:9d}  {e.effective_n:11.1f}"
+        )
+    share = result.settled_share()
+    if share is not None:
+        settled = sum(p.settled for p in result.pairs)
+        lines.append(f"settled pairs: {settled} of {len(result.pairs)} ({100 * share:.0f}%)")
+    for run, reason in result.skipped.items():
+        lines.append(f"{run}: no interval ({reason})")
+    lines.extend(f"note: {n}" for n in result.notes)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,164 @@
+"""How many human labels a campaign needs, read off a pilot sample.
+
+For a mean over N units estimated from n human labels, PPI++ has variance
+    sigma_rect^2 / n + lam^2 * var(Yhat) / N,
+with sigma_rect^2 the variance of Y - lam*Yhat (lam the tuned weight). The pilot gives both variances;
+solving for n gives the labels a run needs for an interval of a target width, and a pair of runs with
+estimated difference d the labels after which its interval excludes 0 (z * se < |d|), if d is the true
+difference. The plan is an extrapolation from the pilot and is only as good as its variance estimates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judging.hybrid.estimate import sample_weights
+from judging.hybrid.estimators import EstimationError, ppi_plus_plus_lam, z_value
+from judging.hybrid.units import UnitTable
+from judging.models import HumanSample
+
+
+@dataclass
+class RunPlan:
+    run: str
+    n_pilot: int
+    width_now: float
+    labels_needed: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "n_pilot": self.n_pilot,
+            "width_now": self.width_now,
+            "labels_needed": _finite(self.labels_needed),
+            "more_labels": _finite(max(0.0, self.labels_needed - self.n_pilot)),
+        }
+
+
+@dataclass
+class BudgetPlan:
+    units: int
+    target_width: float | None
+    settle_share: float | None
+    alpha: float
+    runs: dict[str, RunPlan] = field(default_factory=dict)
+    pair_needs: list[float] = field(default_factory=list)
+    n_pilot: int = 0
+
+    @property
+    def labels_for_width(self) -> float | None:
+        """Labels after which every run's interval is at most the target width (the worst run decides)."""
+        if self.target_width is None or not self.runs:
+            return None
+        return max(p.labels_needed for p in self.runs.values())
+
+    @property
+    def labels_for_settling(self) -> float | None:
+        """Labels after which the wanted share of run pairs is settled."""
+        if self.settle_share is None or not self.pair_needs:
+            return None
+        ordered = sorted(self.pair_needs)
+        k = max(1, math.ceil(self.settle_share * len(ordered)))
+        return ordered[k - 1]
+
+    def as_json(self) -> dict[str, Any]:
+        def capped(n: float | None) -> int | str | None:
+            if n is None:
+                return None
+            if not math.isfinite(n) or n > self.units:
+                return "more than the units available"
+            return math.ceil(n)
+
+        return {
+            "units": self.units,
+            "alpha": self.alpha,
+            "n_pilot": self.n_pilot,
+            "target_width": self.target_width,
+            "settle_share": self.settle_share,
+            "labels_for_width": capped(self.labels_for_width),
+            "labels_for_settling": capped(self.labels_for_settling),
+            "runs": {r: p.as_dict() for r, p in self.runs.items()},
+        }
+
+
+def _finite(x: float) -> float | None:
+    return float(math.ceil(x)) if math.isfinite(x) else None
+
+
+def labels_for(*, sigma2: float, imputed2: float, big_n: int, half_width: float, z: float) -> float:
+    """The n with z * sqrt(sigma2 / n + imputed2 / N) = half_width (inf when the machine term alone is too wide)."""
+    room = (half_width / z) ** 2 - imputed2 / big_n
+    if room <= 0:
+        return math.inf
+    return max(2.0, sigma2 / room)
+
+
+def _variances(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray) -> tuple[float, float]:
+    lam = ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
+    return float(np.var(y - lam * yhat)), float(lam**2 * np.var(yhat_all))
+
+
+def plan_budget(
+    *,
+    table: UnitTable,
+    sample: HumanSample | None = None,
+    target_width: float | None = None,
+    settle_share: float | None = None,
+    alpha: float = 0.05,
+) -> BudgetPlan:
+    """Labels needed (in all, pilot included) per run for `target_width`, and to settle `settle_share`."""
+    if target_width is None and settle_share is None:
+        raise EstimationError("give a target width, a share of pairs to settle, or both")
+    if target_width is not None and target_width <= 0:
+        raise EstimationError(f"the target width must be positive, not {target_width}")
+    if settle_share is not None and not 0 < settle_share <= 1:
+        raise EstimationError(f"the share of pairs to settle must be in (0, 1], not {settle_share}")
+    z = z_value(alpha)
+    drawn, _pi, _design = sample_weights(table=table, sample=sample)
+    plan = BudgetPlan(units=table.size, target_width=target_width, settle_share=settle_share, alpha=alpha)
+    rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for i, run in enumerate(table.runs):
+        present = ~np.isnan(table.machine[i])
+        labelled = drawn & present & ~np.isnan(table.human[i])
+        if labelled.sum() < 2:
+            continue
+        rows[run] = (table.human[i], table.machine[i], present)
+        y, yhat, yhat_all = table.human[i][labelled], table.machine[i][labelled], table.machine[i][present]
+        sigma2, imputed2 = _variances(y, yhat, yhat_all)
+        n = int(labelled.sum())
+        width_now = 2 * z * math.sqrt(sigma2 / n + imputed2 / len(yhat_all))
+        needed = (
+            labels_for(
+                sigma2=sigma2, imputed2=imputed2, big_n=len(yhat_all), half_width=target_width / 2, z=z
+            )
+            if target_width is not None
+            else math.nan
+        )
+        plan.runs[run] = RunPlan(run=run, n_pilot=n, width_now=width_now, labels_needed=needed)
+        plan.n_pilot = max(plan.n_pilot, n)
+    if settle_share is not None:
+        names = list(rows)
+        for x, a in enumerate(names):
+            for b in names[x + 1 :]:
+                ya, ha, pa = rows[a]
+                yb, hb, pb = rows[b]
+                present = pa & pb
+                labelled = drawn & present & ~np.isnan(ya) & ~np.isnan(yb)
+                if labelled.sum() < 2:
+                    continue
+                d, dh = (ya - yb)[labelled], (ha - hb)[labelled]
+                d_all = (ha - hb)[present]
+                lam = ppi_plus_plus_lam(y=d, yhat=dh, yhat_all=d_all)
+                difference = float(lam * d_all.mean() + (d - lam * dh).mean())
+                sigma2, imputed2 = float(np.var(d - lam * dh)), float(lam**2 * np.var(d_all))
+                plan.pair_needs.append(
+                    labels_for(
+                        sigma2=sigma2, imputed2=imputed2, big_n=len(d_all), half_width=abs(difference), z=z
+                    )
+                    if difference != 0
+                    else math.inf
+                )
+    return plan

@@ -1,0 +1,271 @@
+"""Drawing a human sample and handing it to people through the existing work pages.
+
+`human_sample_create` draws the units, stores each one's inclusion probability, and creates the work
+that collects the labels: a relevance assignment of the sampled turns (or of a pool holding only the
+sampled pairs), support assignments of the sampled topics, or a crowd campaign over the sampled turns.
+All in one transaction: a sample whose work could not be created is not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotation.models import Collection, Judge, Pool, PoolEntry, Run, Topic, Turn
+from judging.hybrid.sampling import SamplingError, disagreement, draw
+from judging.hybrid.units import UnitsError, unit_table
+from judging.models import HumanSample, SampleUnit
+
+DEFAULT_MEASURE = {"relevance": "nDCG@5", "support": "weighted_precision", "ntr": "ntr_recall"}
+
+
+class HybridError(ValueError):
+    """The sample or its work cannot be made as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class WorkSpec:
+    """Who collects the labels: assessors for relevance and support, a gold nugget judge for a campaign."""
+
+    assessors: Sequence[AbstractBaseUser] = ()
+    pool: Pool | None = None
+    support_condition: str = "scratch"
+    gold_judge: Judge | None = None
+    create_work: bool = True
+
+
+def _population(
+    *,
+    collection: Collection,
+    task: str,
+    unit: str,
+    measure: str,
+    machine_judge: Judge,
+    confidence_judges: Sequence[Judge],
+    gold_judge: Judge | None,
+    rel_threshold: int,
+    pool: Pool | None,
+) -> tuple[list[str], np.ndarray | None]:
+    """The units to draw from (those the machine judge labelled) and, with confidence judges, each one's
+    uncertainty: the spread of the other machine judges' values around the machine judge's."""
+    try:
+        base = unit_table(
+            collection=collection,
+            task=task,
+            measure=measure,
+            human=machine_judge,
+            machine=machine_judge,
+            unit=unit,
+            rel_threshold=rel_threshold,
+            gold=gold_judge,
+        )
+        others = [
+            unit_table(
+                collection=collection,
+                task=task,
+                measure=measure,
+                human=judge,
+                machine=machine_judge,
+                unit=unit,
+                rel_threshold=rel_threshold,
+                gold=gold_judge,
+            ).human
+            for judge in confidence_judges
+        ]
+    except UnitsError as exc:
+        raise HybridError(str(exc)) from None
+    keys = base.keys
+    if pool is not None and task == "relevance":
+        pooled_turns = set(PoolEntry.objects.filter(pool=pool).values_list("turn__turn_id", flat=True))
+        if unit == "pair":
+            pooled = {
+                f"{t}\t{p}"
+                for t, p in PoolEntry.objects.filter(pool=pool).values_list("turn__turn_id", "passage_id")
+            }
+            keep = [k in pooled for k in keys]
+        else:
+            keep = [k in pooled_turns for k in keys]
+        keys = [k for k, ok in zip(keys, keep, strict=True) if ok]
+        others = [o[:, np.array(keep, dtype=bool)] for o in others]
+        machine = base.machine[:, np.array(keep, dtype=bool)]
+    else:
+        machine = base.machine
+    uncertainty = disagreement(machine=machine, others=others) if others else None
+    return keys, uncertainty
+
+
+def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
+    from annotation.relevance.work import AssignmentFailed, assignment_create
+
+    if spec.pool is None:
+        raise HybridError("relevance work needs the pool the sampled units come from (--pool)")
+    pool = spec.pool
+    try:
+        if sample.unit == "pair":
+            # A pool of just the sampled pairs, copied from the source pool, so the relevance pages show
+            # assessors only the pairs that were drawn.
+            wanted = {tuple(k.split("\t", 1)) for k in keys}
+            entries = [
+                e
+                for e in PoolEntry.objects.filter(pool=spec.pool).select_related("turn")
+                if (e.turn.turn_id, e.passage_id) in wanted
+            ]
+            if Pool.objects.filter(collection=sample.collection, name=sample.name).exists():
+                raise HybridError(f"a pool named {sample.name!r} already exists in {sample.collection.name}")
+            pool = Pool.objects.create(
+                collection=sample.collection, name=sample.name, depth=spec.pool.depth, adaptive=False
+            )
+            PoolEntry.objects.bulk_create(
+                [
+                    PoolEntry(
+                        pool=pool,
+                        turn=e.turn,
+                        passage_id=e.passage_id,
+                        best_rank=e.best_rank,
+                        best_run=e.best_run,
+                        filter_grade=e.filter_grade,
+                        via_filter=e.via_filter,
+                        order=e.order,
+                    )
+                    for e in entries
+                ]
+            )
+            turn_ids = sorted({e.turn.turn_id for e in entries})
+        else:
+            turn_ids = list(keys)
+        assignment = assignment_create(
+            pool=pool, name=sample.name, assessors=spec.assessors, turn_ids=turn_ids, with_ptkb=False
+        )
+    except AssignmentFailed as exc:
+        raise HybridError(str(exc)) from None
+    return f"relevance assignment {assignment.name} (pool {pool.name}, {len(turn_ids)} turns)"
+
+
+def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machine_judge: Judge) -> str:
+    from annotation.support.services import SupportConflict, support_assignment_set
+
+    if not spec.assessors:
+        raise HybridError("support work needs at least one assessor (--assessors)")
+    topics = list(
+        Topic.objects.filter(turns__collection=sample.collection, turns__turn_id__in=keys)
+        .distinct()
+        .order_by("id")
+    )
+    try:
+        # Topics go round the assessors, so each sampled topic is judged once, in the chosen condition.
+        for i, topic in enumerate(topics):
+            support_assignment_set(
+                topic=topic,
+                user=spec.assessors[i % len(spec.assessors)],
+                condition=spec.support_condition,
+                machine_judge=machine_judge if spec.support_condition == "post-edit" else None,
+            )
+    except SupportConflict as exc:
+        raise HybridError(str(exc)) from None
+    return f"support assignments of {len(topics)} topics ({spec.support_condition}) to {len(spec.assessors)} assessors"
+
+
+def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
+    from crowd.services import CrowdError, campaign_create
+
+    if spec.gold_judge is None:
+        raise HybridError("an NtR campaign needs the gold nugget judge (--gold-judge)")
+    turns = list(Turn.objects.filter(collection=sample.collection, turn_id__in=keys))
+    runs = list(Run.objects.filter(collection=sample.collection))
+    try:
+        campaign = campaign_create(
+            collection=sample.collection,
+            name=sample.name,
+            nugget_judge=spec.gold_judge,
+            turns=turns,
+            runs=runs,
+            seed=sample.seed or 0,
+        )
+    except CrowdError as exc:
+        raise HybridError(str(exc)) from None
+    return f"crowd campaign {campaign.name} ({len(turns)} turns x {len(runs)} runs)"
+
+
+@transaction.atomic
+def human_sample_create(
+    *,
+    collection: Collection,
+    name: str,
+    task: str,
+    machine_judge: Judge,
+    budget: int,
+    strategy: str,
+    seed: int | None = None,
+    unit: str = "turn",
+    measure: str | None = None,
+    rel_threshold: int = 2,
+    confidence_judges: Sequence[Judge] = (),
+    work: WorkSpec | None = None,
+) -> HumanSample:
+    """Draw `budget` units (exactly, or on average for the uncertainty strategy) for people to judge,
+    store their inclusion probabilities, and create the work that collects the labels."""
+    spec = work or WorkSpec()
+    if HumanSample.objects.filter(collection=collection, name=name).exists():
+        raise HybridError(f"a sample named {name!r} already exists in {collection.name}")
+    measure = measure or DEFAULT_MEASURE.get(task, "")
+    keys, uncertainty = _population(
+        collection=collection,
+        task=task,
+        unit=unit,
+        measure=measure,
+        machine_judge=machine_judge,
+        confidence_judges=confidence_judges,
+        gold_judge=spec.gold_judge,
+        rel_threshold=rel_threshold,
+        pool=spec.pool,
+    )
+    if not keys:
+        raise HybridError("no units to draw from: the machine judge labelled none (in the pool)")
+    try:
+        chosen, pi = draw(
+            size=len(keys), budget=budget, strategy=strategy, uncertainty=uncertainty, seed=seed
+        )
+    except SamplingError as exc:
+        raise HybridError(str(exc)) from None
+    sample = HumanSample.objects.create(
+        collection=collection,
+        name=name,
+        task=task,
+        unit=unit,
+        measure=measure,
+        machine_judge=machine_judge,
+        strategy=strategy,
+        budget=budget,
+        seed=seed,
+        population=len(keys),
+    )
+    drawn = [keys[i] for i in chosen]
+    SampleUnit.objects.bulk_create(
+        [
+            SampleUnit(sample=sample, key=k, inclusion_probability=float(p))
+            for k, p in zip(drawn, pi, strict=True)
+        ]
+    )
+    if spec.create_work and drawn:
+        if task == "relevance":
+            sample.work = _relevance_work(sample=sample, keys=drawn, spec=spec)
+        elif task == "support":
+            sample.work = _support_work(sample=sample, keys=drawn, spec=spec, machine_judge=machine_judge)
+        else:
+            sample.work = _crowd_work(sample=sample, keys=drawn, spec=spec)
+        sample.save(update_fields=["work"])
+    return sample
+
+
+def human_sample_get(*, collection: Collection, name: str) -> HumanSample:
+    try:
+        return HumanSample.objects.select_related("machine_judge").get(collection=collection, name=name)
+    except HumanSample.DoesNotExist:
+        known = list(HumanSample.objects.filter(collection=collection).values_list("name", flat=True)[:10])
+        raise HybridError(
+            f"no sample named {name!r} in {collection.name}; samples: {', '.join(known) or 'none yet'}"
+        ) from None

@@ -1,0 +1,60 @@
+"""estimate: each run's score from a few human labels plus machine labels on every unit, with intervals."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+
+from judging.hybrid.cli import HybridCommand
+from judging.hybrid.estimate import estimate_text, hybrid_estimate
+from judging.hybrid.estimators import METHODS, EstimationError
+
+
+class Command(HybridCommand):
+    help = (
+        "Estimate each run's measure (the mean over turns of its per-turn value; for relevant_share, the "
+        "share of pooled pairs graded at least --rel-threshold, as one entry named 'pool') from the human "
+        "judge's labels on a sample and the machine judge's labels on every unit, with confidence intervals "
+        "(classical: humans only; ppi; ppi++: power-tuned; active: inverse-probability weighted), the "
+        "differences between runs, and the ranking with the pairs whose order is settled. Name the sample "
+        "drawn by sample_for_humans with --sample; without it the human labels are treated as a uniform "
+        'random sample, which the output says. --format json: {"method", "alpha", "runs": {run: '
+        '{"estimate", "ci", "n_human", "n_machine", "effective_n"}}, "pairs": [...], "ranking": [...]}.'
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        self.add_table_arguments(parser)
+        parser.add_argument(
+            "--method", default="ppi++", help=f"One of {', '.join(METHODS)} (default: ppi++)."
+        )
+        parser.add_argument("--sample", help="The sample (sample_for_humans --name) the human labels answer.")
+        parser.add_argument("--no-pairs", action="store_true", help="Skip the pairwise differences.")
+        self.add_method_arguments(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["method"] not in METHODS:
+            raise CommandError(f"--method must be one of {', '.join(METHODS)}, not {options['method']!r}")
+        alpha = self.check_alpha(options["alpha"])
+        collection = self.get_collection(options["collection"])
+        table = self.table(collection, options)
+        sample = self.sample(collection, options["sample"])
+        try:
+            result = hybrid_estimate(
+                table=table,
+                method=options["method"],
+                alpha=alpha,
+                sample=sample,
+                pairs=not options["no_pairs"],
+            )
+        except EstimationError as exc:
+            raise CommandError(str(exc)) from None
+        if not result.runs:
+            raise CommandError(
+                "no run has an interval: " + "; ".join(f"{r}: {why}" for r, why in result.skipped.items())
+            )
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result.as_json(), indent=2))
+        else:
+            self.stdout.write(estimate_text(result), ending="")

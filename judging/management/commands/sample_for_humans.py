@@ -1,0 +1,114 @@
+"""sample_for_humans: draw the units people judge next, store their probabilities, hand them out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.models import Pool
+from judging.hybrid.cli import HybridCommand
+from judging.hybrid.sampling import STRATEGIES
+from judging.hybrid.services import HybridError, WorkSpec, human_sample_create
+
+
+class Command(HybridCommand):
+    help = (
+        "Draw --budget units for people to judge from the units the machine judge labelled: turns (every "
+        "task) or (turn, passage) pairs (relevance, --unit pair). uniform draws exactly --budget units; "
+        "uncertainty draws each unit on its own with a probability that grows with the machine's "
+        "uncertainty (the disagreement of --confidence-judges with the machine judge), never zero, "
+        "--budget units on average. Each unit's inclusion probability is stored under --name, and the work "
+        "is created: a relevance assignment (of the sampled turns of --pool, or of a new pool of the "
+        "sampled pairs), support assignments of the sampled topics, or a crowd NtR campaign."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        self.add_table_arguments(parser, human=False)
+        parser.add_argument(
+            "--budget", type=int, required=True, help="Units to draw (expected, for uncertainty)."
+        )
+        parser.add_argument("--strategy", default="uniform", help=f"One of {', '.join(STRATEGIES)}.")
+        parser.add_argument("--seed", type=int, help="Random seed, for a sample that can be drawn again.")
+        parser.add_argument("--name", required=True, help="Name of the sample, and of the work created.")
+        parser.add_argument(
+            "--confidence-judges",
+            nargs="+",
+            default=[],
+            metavar="JUDGE",
+            help="Other machine judges whose disagreement with --machine-judge is its uncertainty.",
+        )
+        parser.add_argument("--pool", help="relevance: the pool whose turns or pairs are drawn.")
+        parser.add_argument("--assessors", nargs="+", default=[], metavar="USERNAME")
+        parser.add_argument(
+            "--condition", choices=["scratch", "post-edit"], default="scratch", help="support: the condition."
+        )
+        parser.add_argument("--no-work", action="store_true", help="Store the sample only, create no work.")
+        parser.add_argument("--format", choices=["text", "json"], default="text")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["strategy"] not in STRATEGIES:
+            raise CommandError(
+                f"--strategy must be one of {', '.join(STRATEGIES)}, not {options['strategy']!r}"
+            )
+        if options["budget"] < 1:
+            raise CommandError("--budget must be at least 1")
+        collection = self.get_collection(options["collection"])
+        pool = None
+        if options["pool"]:
+            pool = Pool.objects.filter(collection=collection, name=options["pool"]).first()
+            if pool is None:
+                known = ", ".join(Pool.objects.filter(collection=collection).values_list("name", flat=True))
+                raise CommandError(
+                    f"no pool {options['pool']!r} in {collection.name}; pools: {known or 'none'}"
+                )
+        users = list(get_user_model().objects.filter(username__in=options["assessors"]))
+        unknown = set(options["assessors"]) - {u.get_username() for u in users}
+        if unknown:
+            raise CommandError(f"no user named {', '.join(sorted(unknown))}")
+        work = WorkSpec(
+            assessors=users,
+            pool=pool,
+            support_condition=options["condition"],
+            gold_judge=self.get_judge(options["gold_judge"]) if options["gold_judge"] else None,
+            create_work=not options["no_work"],
+        )
+        try:
+            sample = human_sample_create(
+                collection=collection,
+                name=options["name"],
+                task=options["task"],
+                machine_judge=self.get_judge(options["machine_judge"]),
+                budget=options["budget"],
+                strategy=options["strategy"],
+                seed=options["seed"],
+                unit=options["unit"],
+                measure=options["measure"],
+                rel_threshold=options["rel_threshold"],
+                confidence_judges=[self.get_judge(n) for n in options["confidence_judges"]],
+                work=work,
+            )
+        except HybridError as exc:
+            raise CommandError(str(exc)) from None
+        drawn = sample.units.count()
+        if options["format"] == "json":
+            payload = {
+                "sample": sample.name,
+                "strategy": sample.strategy,
+                "unit": sample.unit,
+                "population": sample.population,
+                "drawn": drawn,
+                "work": sample.work,
+                "units": [
+                    {"key": k, "inclusion_probability": p}
+                    for k, p in sample.units.values_list("key", "inclusion_probability")
+                ],
+            }
+            self.stdout.write(json.dumps(payload, indent=2))
+            return
+        self.stdout.write(
+            f"sample {sample.name}: {drawn} of {sample.population} {sample.unit}s drawn ({sample.strategy})\n"
+            f"work: {sample.work or 'none created'}\n"
+        )
