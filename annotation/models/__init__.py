@@ -12,6 +12,7 @@ from annotation.models.collection import (
     Topic,
     Turn,
 )
+from annotation.models.console import ImportJob
 from annotation.models.judgments import (
     SUPPORT_WEIGHTS,
     GoldResponse,
@@ -64,4 +65,5 @@ __all__ = [
     "WorkUnit",
     "WorkSlot",
     "NuggetSetTurn",
+    "ImportJob",
 ]

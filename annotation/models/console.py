@@ -1,0 +1,76 @@
+"""What the organiser's console records: file uploads imported in the background, with their outcome."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models.collection import Collection
+
+
+class ImportJob(models.Model):
+    """One uploaded file and its import into a collection through the same service the command uses.
+
+    The page that received the file only stores it and this row; the import itself runs elsewhere (a
+    Celery worker, or a thread of the served process), and the page polls `status` and `percent`.
+    `result` holds the created / updated / unchanged counts by kind of record; `problems` the file:line
+    messages of a rejected file, which left the collection as it was.
+    """
+
+    class Kind(models.TextChoices):
+        TOPICS = "topics", "Topics (iKAT JSON or TREC id<TAB>query)"
+        PASSAGES = "passages", "Passages (JSONL)"
+        RUN = "run", "Run (TREC run, iKAT JSON run, TREC RAG answers JSONL)"
+        QRELS = "qrels", "Relevance qrels (TREC)"
+        PTKB_QRELS = "ptkb-qrels", "PTKB qrels"
+        NUGGETS = "nuggets", "Gold nuggets (JSONL or CONE-RAG JSON)"
+        GOLD_RESPONSES = "gold-responses", "Gold responses (JSONL or CONE-RAG JSON)"
+        SUPPORT_LABELS = "support-labels", "Support labels (JSONL)"
+        CONE_RAG_RESPONSES = "cone-rag-responses", "CONE-RAG participant responses (JSON)"
+        CONE_RAG_LABELS = "cone-rag-labels", "CONE-RAG crowd labels (TSV)"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Importing"
+        DONE = "done", "Done"
+        FAILED = "failed", "Rejected"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="import_jobs")
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    file_name = models.CharField(max_length=255, help_text="The uploaded file's own name.")
+    stored_path = models.CharField(max_length=1024, help_text="Where the upload waits for its import.")
+    size = models.PositiveBigIntegerField(default=0)
+    options = models.JSONField(default=dict, blank=True, help_text="Judge, format and the other choices.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    percent = models.PositiveSmallIntegerField(default=0)
+    result = models.JSONField(default=list, blank=True, help_text="Counts by kind of record.")
+    problems = models.JSONField(default=list, blank=True, help_text="file:line messages of a rejected file.")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(percent__lte=100), name="import_job_percent_at_most_100"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.file_name} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def unchanged(self) -> bool:
+        """True when the import found everything already there (the same file imported again)."""
+        return self.status == self.Status.DONE and not any(
+            row.get("created") or row.get("updated") or row.get("deleted") for row in self.result
+        )
