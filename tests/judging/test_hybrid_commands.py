@@ -1,0 +1,257 @@
+"""The hybrid commands on a small synthetic collection: JSON shapes, samples with their probabilities and
+the work they create, agreement with the plain evaluation, and CommandError naming the valid values."""
+
+import json
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Assignment, Judge, Pool, PoolEntry, RelevanceJudgment
+from judging.evaluation import runs_evaluate
+from judging.models import HumanSample
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    RankingFactory,
+    RunFactory,
+    TopicFactory,
+    TurnFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+TURNS, PASSAGES = 40, 6
+
+
+@pytest.fixture
+def collection():
+    """40 turns of 6 pooled passages, 3 runs; a human grades every pair, two machines grade noisily."""
+    rng = np.random.default_rng(0)
+    collection = CollectionFactory(name="hybrid")
+    human, machine, second = JudgeFactory(name="nist"), JudgeFactory(name="llm"), JudgeFactory(name="llm-b")
+    runs = [RunFactory(collection=collection, name=f"run{i}") for i in range(3)]
+    pool = Pool.objects.create(collection=collection, name="pool", depth=PASSAGES)
+    rows, entries = [], []
+    for t in range(TURNS):
+        topic = TopicFactory(collection=collection, number=str(t + 1))
+        turn = TurnFactory(topic=topic, position=1)
+        ids = [f"d{t}_{p}" for p in range(PASSAGES)]
+        grades = rng.integers(0, 5, PASSAGES)
+        for p, (pid, grade) in enumerate(zip(ids, grades, strict=True)):
+            entries.append(PoolEntry(pool=pool, turn=turn, passage_id=pid, best_rank=p + 1, order=p))
+            rows.append(RelevanceJudgment(judge=human, turn=turn, passage_id=pid, grade=int(grade)))
+            for judge in (machine, second):
+                noisy = int(np.clip(grade + rng.integers(-1, 2), 0, 4))
+                rows.append(RelevanceJudgment(judge=judge, turn=turn, passage_id=pid, grade=noisy))
+        for i, run in enumerate(runs):
+            order = list(rng.permutation(ids)) if i else sorted(ids, key=lambda d: -grades[ids.index(d)])
+            RankingFactory(run=run, turn=turn, passage_ids=order, scores=list(range(PASSAGES, 0, -1)))
+    RelevanceJudgment.objects.bulk_create(rows)
+    PoolEntry.objects.bulk_create(entries)
+    return collection
+
+
+def run(name, *args):
+    out = StringIO()
+    call_command(name, *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+BASE = ["--collection", "hybrid", "--task", "relevance", "--machine-judge", "llm"]
+
+
+def test_estimate_json_has_the_documented_shape_and_classical_equals_the_evaluation(collection):
+    data = json.loads(
+        run(
+            "estimate",
+            *BASE,
+            "--human-judge",
+            "nist",
+            "--measure",
+            "nDCG@5",
+            "--method",
+            "classical",
+            "--format",
+            "json",
+        )
+    )
+    assert set(data) >= {"method", "alpha", "runs", "pairs", "ranking"}
+    assert set(data["runs"]["run0"]) >= {"estimate", "ci", "n_human", "n_machine", "effective_n"}
+    evaluation = runs_evaluate(collection=collection, judge=Judge.objects.get(name="nist"))
+    for name, row in data["runs"].items():
+        assert row["estimate"] == pytest.approx(evaluation.runs[name]["nDCG@5"])
+        assert row["n_human"] == TURNS
+    assert data["ranking"][0]["run"] == "run0"  # the run ordered by the human grades
+    assert any("uniform random sample" in note for note in data["notes"])
+    assert {(p["a"], p["b"]) for p in data["pairs"]} == {("run0", "run1"), ("run0", "run2"), ("run1", "run2")}
+
+
+def test_sample_for_humans_stores_probabilities_and_creates_the_assignment(collection):
+    assessor = UserFactory(username="ann")
+    out = run(
+        "sample_for_humans",
+        *BASE,
+        "--budget",
+        "10",
+        "--strategy",
+        "uniform",
+        "--seed",
+        "1",
+        "--name",
+        "pilot",
+        "--pool",
+        "pool",
+        "--assessors",
+        "ann",
+        "--format",
+        "json",
+    )
+    data = json.loads(out)
+    assert data["drawn"] == 10 and data["population"] == TURNS
+    assert all(u["inclusion_probability"] == pytest.approx(10 / TURNS) for u in data["units"])
+    assignment = Assignment.objects.get(name="pilot")
+    assert assessor in assignment.assessors.all()
+    assert sorted(u.label for u in assignment.units.all()) == sorted(u["key"] for u in data["units"])
+
+    estimate = json.loads(
+        run("estimate", *BASE, "--human-judge", "nist", "--sample", "pilot", "--format", "json")
+    )
+    assert all(r["n_human"] == 10 for r in estimate["runs"].values())
+    assert "sample pilot" in estimate["design"]
+
+
+def test_the_uncertainty_strategy_uses_other_machine_judges_and_never_gives_zero(collection):
+    run(
+        "sample_for_humans",
+        *BASE,
+        "--budget",
+        "12",
+        "--strategy",
+        "uncertainty",
+        "--seed",
+        "2",
+        "--confidence-judges",
+        "llm-b",
+        "--name",
+        "active",
+        "--no-work",
+    )
+    sample = HumanSample.objects.get(name="active")
+    probabilities = list(sample.units.values_list("inclusion_probability", flat=True))
+    assert probabilities and min(probabilities) > 0
+    assert len(set(np.round(probabilities, 9))) > 1  # unequal: the disagreement decides
+    data = json.loads(
+        run(
+            "estimate",
+            *BASE,
+            "--human-judge",
+            "nist",
+            "--sample",
+            "active",
+            "--method",
+            "active",
+            "--format",
+            "json",
+        )
+    )
+    assert all(r["ci"][0] <= r["estimate"] <= r["ci"][1] for r in data["runs"].values())
+
+
+def test_relevant_share_by_pair_is_one_entry_named_pool_and_its_sample_gets_its_own_pool(collection):
+    UserFactory(username="bob")
+    args = [*BASE, "--measure", "relevant_share", "--unit", "pair"]
+    run(
+        "sample_for_humans",
+        *args,
+        "--budget",
+        "30",
+        "--seed",
+        "3",
+        "--name",
+        "pairs",
+        "--pool",
+        "pool",
+        "--assessors",
+        "bob",
+    )
+    assert PoolEntry.objects.filter(pool__name="pairs").count() == 30
+    data = json.loads(
+        run("estimate", *args, "--human-judge", "nist", "--sample", "pairs", "--format", "json")
+    )
+    assert list(data["runs"]) == ["pool"] and data["pairs"] == []
+    truth = RelevanceJudgment.objects.filter(judge__name="nist", grade__gte=2).count() / (TURNS * PASSAGES)
+    assert data["runs"]["pool"]["n_human"] == 30
+    assert 0 < truth < 1
+
+
+def test_simulate_budget_json_reports_every_method_per_budget(collection):
+    data = json.loads(
+        run(
+            "simulate_budget",
+            *BASE,
+            "--human-judge",
+            "nist",
+            "--budgets",
+            "10",
+            "20",
+            "--repeats",
+            "50",
+            "--confidence-judges",
+            "llm-b",
+            "--format",
+            "json",
+        )
+    )
+    assert set(data["budgets"]) == {"10", "20"}
+    for methods in data["budgets"].values():
+        assert set(methods) == {"classical", "ppi", "ppi++", "active"}
+        assert methods["classical"]["width_ratio"] == 1.0
+        assert set(methods["ppi++"]) >= {"coverage", "mean_width", "width_ratio"}
+
+
+def test_plan_budget_gives_labels_for_a_width_and_for_settling_pairs(collection):
+    data = json.loads(
+        run(
+            "plan_budget",
+            *BASE,
+            "--human-judge",
+            "nist",
+            "--target-width",
+            "0.2",
+            "--settle-share",
+            "0.5",
+            "--format",
+            "json",
+        )
+    )
+    assert data["n_pilot"] == TURNS
+    assert data["labels_for_width"] is not None and data["labels_for_settling"] is not None
+    assert set(data["runs"]) == {"run0", "run1", "run2"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--method", "bayes"], "classical, ppi, ppi\\+\\+, active"),
+        (["--measure", "nope@5"], "nDCG@5"),
+        (["--sample", "missing"], "no sample named 'missing'"),
+        (["--measure", "nDCG@5", "--unit", "pair"], "pair units serve only relevant_share"),
+    ],
+)
+def test_estimate_rejects_bad_input_naming_the_valid_values(collection, args, message):
+    with pytest.raises(CommandError, match=message):
+        run("estimate", *BASE, "--human-judge", "nist", *args)
+
+
+def test_sample_for_humans_rejects_an_unknown_strategy_and_a_missing_pool(collection):
+    with pytest.raises(CommandError, match="uniform, uncertainty"):
+        run("sample_for_humans", *BASE, "--budget", "5", "--strategy", "greedy", "--name", "x")
+    with pytest.raises(CommandError, match="no pool 'other'"):
+        run("sample_for_humans", *BASE, "--budget", "5", "--name", "x", "--pool", "other")
+    with pytest.raises(CommandError, match="needs the pool"):
+        run("sample_for_humans", *BASE, "--budget", "5", "--name", "x")
+    assert not HumanSample.objects.exists()
