@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -30,10 +30,17 @@ from annotation.models import (
 
 BATCH = 2000
 
+# The kinds of record an import counts apart (ImportResult.kinds); pages show them by these names.
+TOPICS, TURNS, PTKB_STATEMENTS = "topics", "turns", "PTKB statements"
+PASSAGES, RANKINGS, RESPONSES, JUDGMENTS = "passages", "rankings", "responses", "judgments"
+
+
+OUTCOMES = ("created", "updated", "unchanged", "deleted")
+
 
 @dataclass
-class ImportResult:
-    """What an import changed; an import of a file already loaded reports zeros."""
+class KindCounts:
+    """What an import did to the records of one kind (topics, turns, PTKB statements, ...)."""
 
     created: int = 0
     updated: int = 0
@@ -44,6 +51,42 @@ class ImportResult:
         return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged" + (
             f", {self.deleted} deleted" if self.deleted else ""
         )
+
+
+@dataclass
+class ImportResult(KindCounts):
+    """What an import changed; an import of a file already loaded reports zeros.
+
+    The fields are totals over every kind of record the file holds. A service whose file holds several
+    kinds counts each with `count`, so a topics file reports its topics, turns and PTKB statements apart
+    instead of one sum that reads as a number of topics.
+    """
+
+    kinds: dict[str, KindCounts] = field(default_factory=dict)
+
+    def count(self, kind: str, outcome: str, n: int = 1) -> None:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        setattr(self, outcome, getattr(self, outcome) + n)
+        counts = self.kinds.setdefault(kind, KindCounts())
+        setattr(counts, outcome, getattr(counts, outcome) + n)
+
+    def by_kind(self, default: str = "records") -> dict[str, KindCounts]:
+        """Counts per kind; what was counted only in the totals is reported under `default`."""
+        rows = {kind: KindCounts(**vars(counts)) for kind, counts in self.kinds.items()}
+        rest = KindCounts(
+            *(getattr(self, o) - sum(getattr(c, o) for c in self.kinds.values()) for o in OUTCOMES)
+        )
+        if any(vars(rest).values()) or not rows:
+            rows.setdefault(default, KindCounts())
+            for outcome in OUTCOMES:
+                setattr(rows[default], outcome, getattr(rows[default], outcome) + getattr(rest, outcome))
+        return rows
+
+    def __str__(self) -> str:
+        if not self.kinds:
+            return super().__str__()
+        return "; ".join(f"{kind}: {counts}" for kind, counts in self.by_kind().items())
 
 
 def collection_get_or_create(*, name: str, description: str = "") -> Collection:
@@ -125,7 +168,7 @@ def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
     changes nothing and a corrected file updates texts in place.
     """
     records = parse_topics(path)
-    result = ImportResult()
+    result = ImportResult(kinds={kind: KindCounts() for kind in (TOPICS, TURNS, PTKB_STATEMENTS)})
     topics = {t.number: t for t in collection.topics.all()}
     turns = {t.turn_id: t for t in collection.turns.all()}
     clashes = Problems(str(path))
@@ -141,24 +184,24 @@ def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
         if topic is None:
             topic = Topic.objects.create(collection=collection, number=record.number, title=record.title)
             topics[record.number] = topic
-            result.created += 1
+            result.count(TOPICS, "created")
         elif _sync_fields(topic, {"title": record.title}):
             topic.save(update_fields=["title"])
-            result.updated += 1
+            result.count(TOPICS, "updated")
         else:
-            result.unchanged += 1
+            result.count(TOPICS, "unchanged")
         statements = {s.statement_id: s for s in topic.ptkb.all()}
         for statement_id, text in record.ptkb.items():
             statement = statements.get(statement_id)
             if statement is None:
                 PtkbStatement.objects.create(topic=topic, statement_id=statement_id, text=text)
-                result.created += 1
+                result.count(PTKB_STATEMENTS, "created")
             elif statement.text != text:
                 statement.text = text
                 statement.save(update_fields=["text"])
-                result.updated += 1
+                result.count(PTKB_STATEMENTS, "updated")
             else:
-                result.unchanged += 1
+                result.count(PTKB_STATEMENTS, "unchanged")
         for turn_record in record.turns:
             values = {
                 "position": turn_record.position,
@@ -173,12 +216,12 @@ def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
                 turns[turn_record.turn_id] = Turn.objects.create(
                     collection=collection, topic=topic, turn_id=turn_record.turn_id, **values
                 )
-                result.created += 1
+                result.count(TURNS, "created")
             elif _sync_fields(turn, values):
                 turn.save(update_fields=list(values))
-                result.updated += 1
+                result.count(TURNS, "updated")
             else:
-                result.unchanged += 1
+                result.count(TURNS, "unchanged")
     return result
 
 
@@ -207,10 +250,11 @@ def passages_import(*, path: str | Path, collection: Collection) -> ImportResult
         elif current[1:] != (record.title, record.text):
             to_update.append(Passage(id=current[0], title=record.title, text=record.text))
         else:
-            result.unchanged += 1
+            result.count(PASSAGES, "unchanged")
     Passage.objects.bulk_create(to_create, batch_size=BATCH)
     Passage.objects.bulk_update(to_update, ["title", "text"], batch_size=BATCH)
-    result.created, result.updated = len(to_create), len(to_update)
+    result.count(PASSAGES, "created", len(to_create))
+    result.count(PASSAGES, "updated", len(to_update))
     return result
 
 
@@ -291,11 +335,11 @@ def _rankings_store(
             current.passage_ids, current.scores = passage_ids, scores
             to_update.append(current)
         else:
-            result.unchanged += 1
+            result.count(RANKINGS, "unchanged")
     Ranking.objects.bulk_create(to_create, batch_size=200)
     Ranking.objects.bulk_update(to_update, ["passage_ids", "scores"], batch_size=200)
-    result.created += len(to_create)
-    result.updated += len(to_update)
+    result.count(RANKINGS, "created", len(to_create))
+    result.count(RANKINGS, "updated", len(to_update))
 
 
 def _responses_store(run: Run, turns: dict[str, Turn], responses: list, result: ImportResult) -> None:
@@ -313,12 +357,12 @@ def _responses_store(run: Run, turns: dict[str, Turn], responses: list, result: 
                 and current.references == record.references
                 and stored == sentences
             ):
-                result.unchanged += 1
+                result.count(RESPONSES, "unchanged")
                 continue
             current.delete()
-            result.updated += 1
+            result.count(RESPONSES, "updated")
         else:
-            result.created += 1
+            result.count(RESPONSES, "created")
         response = Response.objects.create(
             run=run, turn=turn, rank=record.rank, text=record.text, references=record.references
         )
@@ -381,6 +425,7 @@ def qrels_import(
     to_create: list[tuple[int, int, str, int]] = []
     to_update: list[RelevanceJudgment] = []
     result = ImportResult()
+    unchanged = 0
     seen: set[tuple[int, str]] = set()
     for record in records:
         key = (turns[record.turn_id].id, record.passage_id)
@@ -391,7 +436,8 @@ def qrels_import(
         elif current[1] != record.grade:
             to_update.append(RelevanceJudgment(id=current[0], grade=record.grade))
         else:
-            result.unchanged += 1
+            unchanged += 1
+    result.count(JUDGMENTS, "unchanged", unchanged)
     now = connections[router.db_for_write(RelevanceJudgment)].ops.adapt_datetimefield_value(timezone.now())
     _rows_insert(
         RelevanceJudgment,
@@ -399,12 +445,13 @@ def qrels_import(
         [(*row, now, now) for row in to_create],
     )
     RelevanceJudgment.objects.bulk_update(to_update, ["grade"], batch_size=BATCH)
-    result.created, result.updated = len(to_create), len(to_update)
+    result.count(JUDGMENTS, "created", len(to_create))
+    result.count(JUDGMENTS, "updated", len(to_update))
     if replace:
         stale = [pk for key, (pk, _grade) in existing.items() if key not in seen]
         for start in range(0, len(stale), BATCH):
             RelevanceJudgment.objects.filter(id__in=stale[start : start + BATCH]).delete()
-        result.deleted = len(stale)
+        result.count(JUDGMENTS, "deleted", len(stale))
     return result
 
 
