@@ -1,11 +1,13 @@
-from django.urls import path  # noqa: F401  (capabilities add their pages below)
+from django.urls import include, path  # noqa: F401  (capabilities add their pages below)
 
 from judging import views_agreement, views_evaluation, views_jobs
+from judging.hybrid import urls as hybrid_urls
 
 app_name = "judging"
 urlpatterns: list = [
     path("evaluation/", views_evaluation.evaluation_index, name="evaluation-index"),
     path("evaluation/<slug:name>/", views_evaluation.evaluation_runs, name="evaluation-runs"),
+    path("evaluation/<slug:name>/hybrid/", include(hybrid_urls.urlpatterns)),
     path(
         "evaluation/<slug:name>/runs/<path:run>/",
         views_evaluation.evaluation_run_turns,

@@ -1,0 +1,115 @@
+"""Geometry of the server-rendered SVG charts: numbers only, so the template escapes every label."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+WIDTH, ROW, LEFT, RIGHT = 640, 22, 180, 20
+
+
+def error_bars(rows: list[tuple[str, float, float, float]]) -> dict[str, Any]:
+    """One horizontal bar per (label, estimate, lo, hi), on a shared axis with a few ticks."""
+    if not rows:
+        return {"rows": [], "height": 0, "ticks": [], "width": WIDTH}
+    lo = min(r[2] for r in rows)
+    hi = max(r[3] for r in rows)
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    pad = (hi - lo) * 0.05
+    lo, hi = lo - pad, hi + pad
+    span = WIDTH - LEFT - RIGHT
+
+    def x(v: float) -> float:
+        return round(LEFT + (v - lo) / (hi - lo) * span, 2)
+
+    out = [
+        {
+            "label": label,
+            "y": 20 + i * ROW,
+            "x": x(est),
+            "x_lo": x(a),
+            "x_hi": x(b),
+            "estimate": est,
+            "lo": a,
+            "hi": b,
+        }
+        for i, (label, est, a, b) in enumerate(rows)
+    ]
+    step = _nice_step((hi - lo) / 5)
+    first = math.ceil(lo / step) * step
+    ticks = []
+    value = first
+    while value <= hi:
+        ticks.append({"x": x(value), "label": f"{value:.3g}"})
+        value += step
+    return {
+        "rows": out,
+        "height": 30 + len(rows) * ROW,
+        "ticks": ticks,
+        "width": WIDTH,
+        "axis_y": 10 + len(rows) * ROW,
+    }
+
+
+def _nice_step(raw: float) -> float:
+    if raw <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if raw <= m * power:
+            return m * power
+    return 10 * power
+
+
+def lines(
+    series: dict[str, list[tuple[float, float]]],
+    *,
+    y_min: float,
+    y_max: float,
+    marks: tuple[float, ...] = (),
+    height: int = 220,
+) -> dict[str, Any]:
+    """Polylines of (budget, value) per method on a log-budget axis from y_min to y_max."""
+    xs = sorted({p[0] for pts in series.values() for p in pts})
+    if not xs:
+        return {"series": [], "width": WIDTH, "height": height, "xticks": [], "yticks": []}
+    left, right, top, bottom = 60, 120, 10, height - 30
+    lx = [math.log(v) for v in xs]
+    x0, x1 = min(lx), max(lx) if max(lx) > min(lx) else min(lx) + 1
+
+    def px(v: float) -> float:
+        return round(left + (math.log(v) - x0) / (x1 - x0) * (WIDTH - left - right), 2)
+
+    def py(v: float) -> float:
+        v = min(max(v, y_min), y_max)
+        return round(bottom - (v - y_min) / (y_max - y_min) * (bottom - top), 2)
+
+    palette = ["#555", "#1f77b4", "#2ca02c", "#d62728", "#9467bd"]
+    out = []
+    for i, (name, pts) in enumerate(series.items()):
+        out.append(
+            {
+                "name": name,
+                "color": palette[i % len(palette)],
+                "points": " ".join(f"{px(b)},{py(v)}" for b, v in pts if math.isfinite(v)),
+                "legend_y": top + 14 * i + 8,
+            }
+        )
+    yticks = [
+        {"y": py(y_min + k * (y_max - y_min) / 4), "label": f"{y_min + k * (y_max - y_min) / 4:.3g}"}
+        for k in range(5)
+    ]
+    return {
+        "series": out,
+        "width": WIDTH,
+        "height": height,
+        "xticks": [{"x": px(b), "label": str(int(b))} for b in xs],
+        "yticks": yticks,
+        "left": left,
+        "bottom": bottom,
+        "top": top,
+        "legend_x": WIDTH - right + 10,
+        "right": WIDTH - right,
+        "marks": [{"y": py(m), "label": f"{m:g}"} for m in marks],
+    }

@@ -1,0 +1,10 @@
+"""The hybrid pages, included under evaluation/<collection>/hybrid/ in the judging namespace."""
+
+from django.urls import path
+
+from judging.hybrid import views
+
+urlpatterns = [
+    path("", views.hybrid_estimate_page, name="hybrid-estimate"),
+    path("budget/", views.hybrid_budget_page, name="hybrid-budget"),
+]

@@ -1,0 +1,220 @@
+"""Organiser pages: each run's hybrid estimate as an error bar, and the budget page (simulation and plan).
+
+Thin views over `units`, `estimate`, `simulation` and `planning`; the choices come from the query string
+so a page can be bookmarked. Charts are SVG drawn by the template from numbers, so every collection text
+shown (run and judge names) goes through Django's autoescaping.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import Collection, Judge
+from annotation.permissions import organiser_required
+from judging.hybrid import charts
+from judging.hybrid.estimators import METHODS, EstimationError
+from judging.hybrid.services import DEFAULT_MEASURE
+from judging.hybrid.units import TASKS, UNITS, UnitsError, UnitTable, unit_table
+from judging.models import HumanSample
+
+MAX_REPEATS = 2000
+
+
+class HybridForm(forms.Form):
+    task = forms.ChoiceField(choices=[(t, t) for t in TASKS])
+    measure = forms.CharField(required=False, help_text="Empty: nDCG@5, weighted_precision or ntr_recall.")
+    unit = forms.ChoiceField(choices=[(u, u) for u in UNITS], initial="turn")
+    human_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name")
+    machine_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name")
+    gold_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name", required=False)
+    method = forms.ChoiceField(choices=[(m, m) for m in METHODS], initial="ppi++")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.5, initial=0.05)
+    sample = forms.ModelChoiceField(queryset=HumanSample.objects.none(), to_field_name="name", required=False)
+    rel_threshold = forms.IntegerField(min_value=1, max_value=4, initial=2)
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sample"].queryset = HumanSample.objects.filter(collection=collection)  # type: ignore[attr-defined]
+
+
+class BudgetForm(HybridForm):
+    budgets = forms.CharField(initial="10 20 50 100", help_text="Budgets separated by spaces.")
+    repeats = forms.IntegerField(min_value=10, max_value=MAX_REPEATS, initial=200)
+    confidence_judge = forms.ModelChoiceField(
+        queryset=Judge.objects.all(), to_field_name="name", required=False
+    )
+    target_width = forms.FloatField(required=False, min_value=0.0001)
+    settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)
+
+    def clean_budgets(self) -> list[int]:
+        try:
+            values = sorted({int(v) for v in self.cleaned_data["budgets"].split()})
+        except ValueError:
+            raise forms.ValidationError("budgets are whole numbers separated by spaces") from None
+        if not values or len(values) > 12 or values[0] < 2:
+            raise forms.ValidationError("give 1 to 12 budgets of at least 2")
+        return values
+
+
+def _defaults(request: HttpRequest, initial: dict[str, Any]) -> Any:
+    if "human_judge" not in request.GET:
+        return None
+    data = request.GET.copy()
+    for key, value in initial.items():
+        data.setdefault(key, str(value))
+    return data
+
+
+def _table(collection: Collection, data: dict[str, Any], human: Judge | None = None) -> UnitTable:
+    return unit_table(
+        collection=collection,
+        task=data["task"],
+        measure=data["measure"] or DEFAULT_MEASURE[data["task"]],
+        human=human or data["human_judge"],
+        machine=data["machine_judge"],
+        unit=data["unit"],
+        rel_threshold=data["rel_threshold"],
+        gold=data["gold_judge"],
+    )
+
+
+@organiser_required
+def hybrid_estimate_page(request: HttpRequest, name: str) -> HttpResponse:
+    from judging.hybrid.estimate import hybrid_estimate
+
+    collection = get_object_or_404(Collection, name=name)
+    initial = {"unit": "turn", "method": "ppi++", "alpha": 0.05, "rel_threshold": 2, "task": "relevance"}
+    form = HybridForm(_defaults(request, initial), collection=collection, initial=initial)
+    context: dict[str, Any] = {"collection": collection, "form": form, "result": None, "error": ""}
+    status = 200
+    if form.is_bound:
+        if not form.is_valid():
+            status = 400
+        else:
+            data = form.cleaned_data
+            try:
+                result = hybrid_estimate(
+                    table=_table(collection, data),
+                    method=data["method"],
+                    alpha=data["alpha"],
+                    sample=data["sample"],
+                )
+            except (UnitsError, EstimationError) as exc:
+                context["error"], status = str(exc), 400
+            else:
+                ranking = result.ranking()
+                context["result"] = result
+                context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in ranking]
+                context["chart"] = charts.error_bars(
+                    [
+                        (
+                            r["run"],
+                            result.runs[r["run"]].estimate,
+                            result.runs[r["run"]].lo,
+                            result.runs[r["run"]].hi,
+                        )
+                        for r in ranking
+                    ]
+                )
+    return render(request, "hybrid/estimate.html", context, status=status)
+
+
+@organiser_required
+def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
+    from judging.hybrid.planning import plan_budget
+    from judging.hybrid.sampling import disagreement
+    from judging.hybrid.simulation import simulate
+
+    collection = get_object_or_404(Collection, name=name)
+    initial = {
+        "unit": "turn",
+        "method": "ppi++",
+        "alpha": 0.05,
+        "rel_threshold": 2,
+        "task": "relevance",
+        "budgets": "10 20 50 100",
+        "repeats": 200,
+    }
+    form = BudgetForm(_defaults(request, initial), collection=collection, initial=initial)
+    context: dict[str, Any] = {
+        "collection": collection,
+        "form": form,
+        "simulation": None,
+        "plan": None,
+        "error": "",
+    }
+    status = 200
+    if form.is_bound:
+        if not form.is_valid():
+            status = 400
+        else:
+            data = form.cleaned_data
+            try:
+                full = _table(collection, data)
+                table = full.complete()
+                budgets = [b for b in data["budgets"] if b <= table.size]
+                if table.size < 2 or not budgets:
+                    raise EstimationError(
+                        f"{table.size} units have human and machine values: too few for these budgets"
+                    )
+                uncertainty = None
+                if data["confidence_judge"] is not None:
+                    other = _table(collection, data, human=data["confidence_judge"]).human
+                    keep = [k in set(table.keys) for k in full.keys]
+                    uncertainty = disagreement(machine=table.machine, others=[other[:, keep]])
+                simulation = simulate(
+                    truth=table.human,
+                    machine=table.machine,
+                    budgets=budgets,
+                    repeats=data["repeats"],
+                    alpha=data["alpha"],
+                    uncertainty=uncertainty,
+                )
+                plan = None
+                if data["target_width"] or data["settle_share"]:
+                    plan = plan_budget(
+                        table=full,
+                        sample=data["sample"],
+                        target_width=data["target_width"],
+                        settle_share=data["settle_share"],
+                        alpha=data["alpha"],
+                    ).as_json()
+            except (UnitsError, EstimationError) as exc:
+                context["error"], status = str(exc), 400
+            else:
+                methods = list(METHODS)
+                rows = [
+                    {"budget": b, "figures": [(m, simulation.budgets[b][m]) for m in methods]}
+                    for b in simulation.budgets
+                ]
+                coverage = {
+                    m: [(float(b), simulation.budgets[b][m].coverage) for b in simulation.budgets]
+                    for m in methods
+                }
+                width = {
+                    m: [(float(b), simulation.budgets[b][m].mean_width) for b in simulation.budgets]
+                    for m in methods
+                }
+                top = max(v for pts in width.values() for _b, v in pts)
+                nominal = 1 - data["alpha"]
+                context.update(
+                    simulation=simulation,
+                    rows=rows,
+                    units=table.size,
+                    coverage_chart=charts.lines(
+                        coverage,
+                        y_min=max(0.0, nominal - 0.15),
+                        y_max=1.0,
+                        marks=(nominal - 0.02, nominal, nominal + 0.02),
+                    ),
+                    width_chart=charts.lines(width, y_min=0.0, y_max=top * 1.05 or 1.0),
+                    plan=plan,
+                    active_sampling="uncertainty"
+                    if uncertainty is not None
+                    else "uniform (no confidence judge)",
+                )
+    return render(request, "hybrid/budget.html", context, status=status)
