@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 AlphaLevel = Literal["nominal", "ordinal"]
 WeightKind = Literal["none", "linear", "quadratic"]
@@ -344,6 +343,9 @@ def rank_agreement(*, scores_a: Mapping[str, float], scores_b: Mapping[str, floa
     ties share the best rank. A correlation that is undefined (fewer than two runs, or every run
     scoring the same under one judge) is None with a note.
     """
+    # scipy.stats takes about half a second to import; only rank comparisons need it.
+    from scipy import stats
+
     runs = sorted(set(scores_a) & set(scores_b))
     x = np.array([scores_a[r] for r in runs], dtype=np.float64)
     y = np.array([scores_b[r] for r in runs], dtype=np.float64)

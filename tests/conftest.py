@@ -26,6 +26,14 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+def pytest_configure(config):
+    # PBKDF2 is slow on purpose, and every test that makes a user or logs in would pay for it; the tests
+    # check who may do what, not how strong the stored hash is (production keeps Django's default).
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def on_postgres() -> bool:
     return connection.vendor == "postgresql"
 

@@ -13,10 +13,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import openai
 
 # Backoff without Retry-After: BACKOFF_BASE * 2**attempt seconds (with jitter), at most BACKOFF_MAX.
 BACKOFF_BASE = 0.5
@@ -133,6 +135,9 @@ class LlmClient:
             return self._sdk
 
     def _make(self) -> openai.OpenAI:
+        # The SDK takes about half a second to import: only a process that calls a model pays for it.
+        import openai
+
         if self.azure_endpoint:
             if not self.api_key:
                 raise LlmError("AZURE_OPENAI_ENDPOINT is set but OPENAI_API_KEY is empty")
@@ -163,6 +168,8 @@ class LlmClient:
         seed: int | None = None,
     ) -> ChatResult:
         """One chat completion, retried on 429 (after Retry-After), 5xx, timeouts and broken answers."""
+        import openai
+
         sdk = self._client()
         params: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
         if max_tokens is not None:

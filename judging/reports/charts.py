@@ -5,20 +5,30 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from judging.reports.text import _fmt
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ImageFormat = Literal["svg", "png"]
 
 # --- Charts ----------------------------------------------------------------------------------------
 
 
+def _figure(**kwargs: Any) -> Figure:
+    # matplotlib takes about a third of a second to import: only a process that draws a chart pays for it.
+    from matplotlib.figure import Figure
+
+    return Figure(**kwargs)
+
+
 def _render(figure: Figure, fmt: ImageFormat) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     buffer = io.BytesIO()
     FigureCanvasAgg(figure)
     figure.savefig(buffer, format=fmt, bbox_inches="tight", dpi=150 if fmt == "png" else 72)
@@ -31,7 +41,7 @@ def confusion_heatmap(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes
     counts = report["confusion_matrix"]
     labels = [str(label) for label in report["labels"]]
     k = len(labels)
-    figure = Figure(figsize=(1.2 + 0.9 * k, 1.0 + 0.8 * k))
+    figure = _figure(figsize=(1.2 + 0.9 * k, 1.0 + 0.8 * k))
     axes = figure.add_subplot()
     image = axes.imshow(shares, cmap="Blues", vmin=0.0, vmax=1.0)
     for i in range(k):
@@ -57,7 +67,7 @@ def confusion_heatmap(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes
 
 def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
     """Run scores under judge A (x) against judge B (y), with the diagonal and the correlations."""
-    figure = Figure(figsize=(5, 5))
+    figure = _figure(figsize=(5, 5))
     axes = figure.add_subplot()
     xs = [row["score_a"] for row in report["runs"]]
     ys = [row["score_b"] for row in report["runs"]]

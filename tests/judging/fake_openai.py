@@ -188,7 +188,10 @@ class FakeOpenAI:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.request_queue_size = 128
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="fake-openai")
+        # shutdown() waits for serve_forever's next poll: the default half second would be paid by every test.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True, name="fake-openai"
+        )
         self._thread.start()
         return self
 
