@@ -51,7 +51,7 @@ class Command(HybridCommand):
         self.stdout.write(f"pilot: {data['n_pilot']} labelled {table.unit}s of {data['units']}\n")
         if data["target_width"] is not None:
             self.stdout.write(
-                f"every interval at most {data['target_width']:g} wide: {data['labels_for_width']} labels\n"
+                f"every interval at most {data['target_width']:g} wide: {_labels(data['labels_for_width'])}\n"
             )
             for run, p in data["runs"].items():
                 self.stdout.write(
@@ -59,5 +59,9 @@ class Command(HybridCommand):
                 )
         if data["settle_share"] is not None:
             self.stdout.write(
-                f"{100 * data['settle_share']:.0f}% of run pairs settled: {data['labels_for_settling']} labels\n"
+                f"{100 * data['settle_share']:.0f}% of run pairs settled: {_labels(data['labels_for_settling'])}\n"
             )
+
+
+def _labels(value: int | str | None) -> str:
+    return f"{value} labels in all" if isinstance(value, int) else str(value)
