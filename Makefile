@@ -50,7 +50,7 @@ services-stop:
 test: install-test services
 	@status=0; \
 	{ $(BIN)/ruff check . && \
-	  $(PY) manage.py makemigrations --check --dry-run && \
+	  DEBUG=1 $(PY) manage.py makemigrations --check --dry-run && \
 	  $(MAKE) --no-print-directory test-sqlite && \
 	  $(MAKE) --no-print-directory test-postgres; } || status=$$?; \
 	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \

@@ -5,17 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+from django.core.exceptions import ImproperlyConfigured
 
 from assay.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", False)
+# A throwaway key for development only (`make run` sets DEBUG=1; the tests set their own key). Anyone can
+# read it here, so anything signed with it (sessions, crowd links) could be forged: with DEBUG off the
+# server refuses to start on it or on no key at all, rather than only warning in `check --deploy`.
+DEVELOPMENT_SECRET_KEY = "django-insecure-assay-development-key-" + "x" * 30
 SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY:
-    # A throwaway key for development and tests only. Its `django-insecure-` prefix makes
-    # `check --deploy` fail loudly (security.W009) if a production server starts without SECRET_KEY.
-    SECRET_KEY = "django-insecure-assay-development-key-" + "x" * 30
+if not SECRET_KEY or SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set (or is the public development key) and DEBUG is off: set SECRET_KEY to a "
+            "long random value (python -c 'from django.core.management.utils import get_random_secret_key; "
+            "print(get_random_secret_key())'), or DEBUG=1 on a development machine"
+        )
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
+# Old keys still accepted for signatures while sessions and links made with them run out (key rotation).
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -30,6 +42,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "annotation",
     "judging",
     "crowd",
@@ -38,6 +51,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the process itself (compressed, cached), so DEBUG off needs no separate server.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Outside everything that reads the database: a database that is down answers 503, not 500.
+    "assay.middleware.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -109,6 +127,28 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / env_str("STATIC_ROOT", "staticfiles")
+# WhiteNoise serves STATIC_ROOT (after collectstatic). STATIC_MANIFEST=1 (make serve) adds hashed names,
+# cached for a year; it needs collectstatic first, which the tests and `make run` do not run.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if env_bool("STATIC_MANIFEST", False)
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
+}
+
+# Shared by every process of a deployment when CACHE_URL names a Redis database (login and API throttles
+# count across gunicorn workers); one process's memory otherwise.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("CACHE_URL")}
+    if env_str("CACHE_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+# Failed logins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
+LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
 
 # Security: production (DEBUG off) gets the deploy-check settings unless told it runs behind plain HTTP.
 _SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
@@ -121,6 +161,22 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Probes reach these over plain HTTP from the machine itself, without the TLS proxy.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# Scripts only from our own static files: an injected <script> or on* attribute does not run. Styles allow
+# inline ones, which several templates carry; frames are left to X-Frame-Options, since the crowd HIT page
+# is framed by MTurk.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+    }
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -131,6 +187,15 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("API_ANON_RATE", "60/minute"),
+        "user": env_str("API_USER_RATE", "3000/minute"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Assay API",
@@ -184,9 +249,19 @@ MTURK_LIVE = env_bool("MTURK_LIVE", False)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
 MTURK_EXTERNAL_URL = env_str("MTURK_EXTERNAL_URL", "https://127.0.0.1:8000")
 
+# One JSON object per line (LOG_FORMAT=json, the default with DEBUG off) for a log collector; text otherwise.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "assay.logs.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": env_str("LOG_FORMAT", "text" if DEBUG else "json"),
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }

@@ -26,6 +26,15 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+@pytest.fixture(autouse=True)
+def _cache_cleared():
+    """Each test starts with an empty cache: the login and API throttles count in it."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 def pytest_configure(config):
     # PBKDF2 is slow on purpose, and every test that makes a user or logs in would pay for it; the tests
     # check who may do what, not how strong the stored hash is (production keeps Django's default).

@@ -1,0 +1,51 @@
+"""The login page, with a limit on failed attempts: guessing passwords costs 429s, not an endless 200 loop.
+
+Failures are counted in the cache per user name and per client address over LOGIN_FAILURE_WINDOW
+seconds; a success does not reset them (a guesser who also knows one password learns nothing). Behind a
+proxy the address is the proxy's, so the per-name limit is the one that holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.views import LoginView
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+
+def _keys(request: HttpRequest) -> list[tuple[str, int]]:
+    name = request.POST.get("username", "").strip().lower()
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:32]
+    address = request.META.get("REMOTE_ADDR", "")
+    return [
+        (f"login-failures:name:{digest}", settings.LOGIN_FAILURE_LIMIT),
+        (f"login-failures:addr:{address}", settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS),
+    ]
+
+
+class ThrottledLoginView(LoginView):
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        keys = _keys(request)
+        counts = cache.get_many([key for key, _ in keys])
+        if any(counts.get(key, 0) >= limit for key, limit in keys):
+            response = TemplateResponse(
+                request,
+                "registration/login_throttled.html",
+                {"window_minutes": max(1, settings.LOGIN_FAILURE_WINDOW // 60)},
+                status=429,
+            )
+            response["Retry-After"] = str(settings.LOGIN_FAILURE_WINDOW)
+            return response
+        response = super().post(request, *args, **kwargs)
+        if response.status_code == 200:  # the form came back: a wrong name or password
+            for key, _limit in keys:
+                cache.add(key, 0, timeout=settings.LOGIN_FAILURE_WINDOW)
+                try:
+                    cache.incr(key)
+                except ValueError:  # expired between add and incr
+                    cache.set(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW)
+        return response

@@ -1,0 +1,63 @@
+"""A database that is down or unreachable answers 503 with Retry-After, never a 500 with a traceback page.
+
+Scripts and the assessor pages' JavaScript get JSON they can wait on and retry; people get a short page
+that says to try again. Django closes a connection that failed at the end of the request (and the pool
+drops it), so the next request opens a fresh one: once the server is back, requests succeed again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+
+RETRY_AFTER_S = 5
+logger = logging.getLogger("assay.database")
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """The API, the JSON endpoints of the pages (`.../api/...`, `....json`), or a client that asks for JSON."""
+    path = request.path
+    return (
+        path.startswith("/api/")
+        or "/api/" in path
+        or path.endswith(".json")
+        or "application/json" in request.headers.get("Accept", "")
+    )
+
+
+def database_unavailable_response(request: HttpRequest) -> HttpResponse:
+    response: HttpResponse
+    if wants_json(request):
+        response = JsonResponse(
+            {"detail": "The database is unavailable; try again shortly.", "retry_after": RETRY_AFTER_S},
+            status=503,
+        )
+    else:
+        # No request context: the site's base template reads the user, which needs the database.
+        response = HttpResponse(
+            render_to_string("db_unavailable.html", {"retry_after": RETRY_AFTER_S}), status=503
+        )
+    response["Retry-After"] = str(RETRY_AFTER_S)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class DatabaseUnavailableMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        # OperationalError covers a refused or dropped connection and a pool that timed out; an
+        # InterfaceError is a connection already closed under us. Errors in the data are IntegrityError
+        # or DataError, and stay server errors.
+        if not isinstance(exception, OperationalError | InterfaceError):
+            return None
+        logger.warning("database unavailable on %s %s: %s", request.method, request.path, exception)
+        return database_unavailable_response(request)

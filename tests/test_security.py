@@ -1,0 +1,218 @@
+"""Production safety: no start on a public key, a Content-Security-Policy, throttles on login and the API,
+health probes, and a database outage answered as 503 instead of a 500 page."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import OperationalError
+from rest_framework.throttling import SimpleRateThrottle
+
+from tests.factories import UserFactory
+
+REPO = Path(__file__).resolve().parent.parent
+DEVELOPMENT_KEY = "django-insecure-assay-development-key-" + "x" * 30
+
+
+def _settings_import(**env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; print('up')",
+        ],
+        cwd=REPO,
+        env=clean | {"DJANGO_SETTINGS_MODULE": "assay.settings"} | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("key", [None, "", DEVELOPMENT_KEY])
+def test_it_refuses_to_start_with_debug_off_and_no_real_key(key):
+    result = _settings_import(**({} if key is None else {"SECRET_KEY": key}), DEBUG="0")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+    assert "up" not in result.stdout
+
+
+def test_it_starts_with_debug_on_and_no_key_or_with_a_real_key():
+    assert _settings_import(DEBUG="1").stdout.strip() == "up"
+    assert _settings_import(DEBUG="0", SECRET_KEY="k" * 60).stdout.strip() == "up"
+
+
+# --- Content-Security-Policy ------------------------------------------------------------------------
+
+
+def test_pages_carry_a_policy_that_allows_only_our_own_scripts(client):
+    response = client.get("/accounts/login/")
+    assert response.status_code == 200
+    policy = dict(
+        part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";") if part.strip()
+    )
+    assert policy["script-src"] == "'self'"
+    assert policy["default-src"] == "'self'"
+    assert policy["object-src"] == "'none'"
+
+
+def test_no_template_carries_an_inline_script_or_event_handler():
+    """The policy refuses inline scripts; a template that has one would silently stop working."""
+    offenders = []
+    for template in (REPO / "templates").rglob("*.html"):
+        text = template.read_text()
+        for tag in re.findall(r"<script\b[^>]*>", text):
+            if "src=" not in tag and "application/json" not in tag:
+                offenders.append(f"{template.relative_to(REPO)}: {tag}")
+        offenders += [
+            f"{template.relative_to(REPO)}: {m}" for m in re.findall(r"<[^>]*\son[a-z]+\s*=[^>]*>", text)
+        ]
+    assert offenders == []
+
+
+@pytest.mark.django_db
+def test_the_api_docs_load_their_script_from_our_origin(client):
+    client.force_login(UserFactory(is_staff=True))
+    page = client.get("/api/docs/")
+    assert page.status_code == 200
+    assert re.search(r"<script>\s*\S", page.content.decode()) is None  # no inline script body
+    script = client.get("/api/docs/?script=")
+    assert script.status_code == 200
+    assert "SwaggerUIBundle" in script.content.decode()
+
+
+# --- Throttles --------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_login_answers_429_after_too_many_wrong_passwords(client, settings):
+    settings.LOGIN_FAILURE_LIMIT = 3
+    UserFactory(username="alice")
+    for _ in range(3):
+        wrong = client.post("/accounts/login/", {"username": "alice", "password": "nope"})
+        assert wrong.status_code == 200
+    refused = client.post("/accounts/login/", {"username": "alice", "password": "pw-for-tests-123"})
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) == settings.LOGIN_FAILURE_WINDOW
+    assert b"Too many failed log-ins" in refused.content
+    assert "_auth_user_id" not in client.session
+    # Another user name from the same address is not locked out by alice's failures.
+    UserFactory(username="bob")
+    ok = client.post("/accounts/login/", {"username": "bob", "password": "pw-for-tests-123"})
+    assert ok.status_code == 302
+
+
+@pytest.mark.django_db
+def test_login_succeeds_below_the_limit(client, settings):
+    settings.LOGIN_FAILURE_LIMIT = 3
+    UserFactory(username="carol")
+    client.post("/accounts/login/", {"username": "carol", "password": "nope"})
+    ok = client.post("/accounts/login/", {"username": "carol", "password": "pw-for-tests-123"})
+    assert ok.status_code == 302
+    assert client.session["_auth_user_id"]
+
+
+@pytest.mark.django_db
+def test_the_token_api_answers_429_past_the_rate(monkeypatch):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"user": "3/minute", "anon": "2/minute"})
+    token = Token.objects.create(user=UserFactory())
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert [api.get("/api/collections/").status_code for _ in range(3)] == [200, 200, 200]
+    limited = api.get("/api/collections/")
+    assert limited.status_code == 429
+    assert int(limited["Retry-After"]) > 0
+    assert "throttled" in limited.json()["detail"].lower()
+
+
+# --- Probes and a database outage -------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_health_and_readiness(client):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    ready = client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["checks"]["database"] == "ok"
+
+
+@pytest.mark.django_db
+def test_liveness_does_not_touch_the_database(client, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        assert client.get("/healthz").status_code == 200
+
+
+@pytest.mark.django_db
+def test_readiness_says_the_database_is_down(client, monkeypatch):
+    from assay import health
+
+    def refused(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(health.connection, "cursor", refused)
+    ready = client.get("/readyz")
+    assert ready.status_code == 503
+    assert ready.json()["checks"]["database"].startswith("error: OperationalError")
+    assert ready["Retry-After"]
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+OUTAGE_SCRIPT = """
+import django, json
+django.setup()
+from django.test import Client
+client = Client(raise_request_exception=False)
+# A signed-in browser: reading its session needs the database.
+client.cookies["sessionid"] = "s" * 32
+token = {"Authorization": "Token " + "0" * 40}
+out = {}
+for name, path, headers in [
+    ("api", "/api/collections/", token),
+    ("grade", "/relevance/api/work/1/grade/", token),
+    ("progress", "/judging/jobs/1/progress.json", {}),
+    ("page", "/", {}),
+]:
+    r = client.post(path, headers=headers) if name == "grade" else client.get(path, headers=headers)
+    out[name] = [r.status_code, r.get("Content-Type"), r.get("Retry-After"), r.content.decode()[:2000]]
+print(json.dumps(out))
+"""
+
+
+def test_a_database_that_is_down_answers_503_json_to_the_api_and_a_retry_page_to_people():
+    import json
+
+    env = {k: v for k, v in os.environ.items()} | {
+        "DJANGO_SETTINGS_MODULE": "assay.settings",
+        "DATABASE_URL": f"postgres://assay@127.0.0.1:{_closed_port()}/assay",
+        "DB_POOL_TIMEOUT": "1",
+        "LOG_LEVEL": "CRITICAL",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", OUTAGE_SCRIPT], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    for name in ("api", "grade", "progress"):
+        status, content_type, retry_after, body = out[name]
+        assert (status, content_type, retry_after) == (503, "application/json", "5"), (name, out[name])
+        assert json.loads(body)["retry_after"] == 5
+    status, content_type, retry_after, body = out["page"]
+    assert (status, retry_after) == (503, "5")
+    assert content_type.startswith("text/html")
+    assert "back in a moment" in body
