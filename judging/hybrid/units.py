@@ -251,8 +251,13 @@ def support_table(*, collection: Collection, human: Judge, machine: Judge, measu
     h_scores = support_scores(collection=collection, judge=human)
     runs = sorted(m_scores["per_topic"])
     turns = sorted({t for topics in m_scores["per_topic"].values() for t in topics}, key=natural_key)
-    machine_v = {(r, t): s[measure] for r, topics in m_scores["per_topic"].items() for t, s in topics.items()}
-    human_v = {(r, t): s[measure] for r, topics in h_scores["per_topic"].items() for t, s in topics.items()}
+    precision = measure == "weighted_precision"
+
+    def value(score: Any) -> float:
+        return float(score["weighted_precision"] if precision else score["weighted_recall"])
+
+    machine_v = {(r, t): value(s) for r, topics in m_scores["per_topic"].items() for t, s in topics.items()}
+    human_v = {(r, t): value(s) for r, topics in h_scores["per_topic"].items() for t, s in topics.items()}
     return UnitTable(
         task="support",
         measure=measure,
