@@ -10,12 +10,26 @@ import bisect
 import json
 import json.decoder
 import json.scanner
+import math
+import os
+import re
+import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 MAX_PROBLEMS = 50
+# Error messages quote at most this much of a bad value: one bad line must not make a message of megabytes.
+EXCERPT = 60
+# Integers beyond a 64-bit column fail in both databases at insert time (SQLite's driver with an overflow),
+# so JSON files may not hold them; ranks, offsets and indices stored in integer columns stop at MAX_INT.
+MAX_JSON_INT = 2**63 - 1
+MAX_INT = 2**31 - 1
+DEFAULT_IMPORT_MAX_BYTES = 2 * 1024**3
 
 
 class ImportFailed(Exception):
@@ -47,25 +61,118 @@ class Problems:
     def full(self) -> bool:
         return len(self.items) >= MAX_PROBLEMS
 
+    def bad_id(self, line: int | None, value: str, what: str, max_length: int) -> bool:
+        """Record why `value` cannot be a `what` and say True; False when it can (see `id_problem`)."""
+        problem = id_problem(value, what, max_length)
+        if problem:
+            self.add(line, problem)
+        return problem is not None
+
+
+def excerpt(value: object, limit: int = EXCERPT) -> str:
+    """`value` quoted for an error message, cut to `limit` characters with its full length said."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1024**2:.0f} MB" if size < 1024**3 else f"{size / 1024**3:.1f} GB"
+
+
+def import_max_bytes() -> int:
+    return int(getattr(settings, "IMPORT_MAX_BYTES", DEFAULT_IMPORT_MAX_BYTES))
+
 
 def read_text(path: str | Path) -> str:
-    """The file's text as UTF-8; a missing, empty or non-UTF-8 file is rejected with its line."""
+    """The file's text as UTF-8; a missing, empty, oversized or non-UTF-8 file is rejected with its line.
+
+    Reads stop at IMPORT_MAX_BYTES, so a device or an endless pipe ends in an error instead of exhausting
+    memory, and a NUL character is refused here for every format: PostgreSQL cannot store it in text.
+    """
     name = str(path)
+    limit = import_max_bytes()
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+                raise ImportFailed([f"{name}: not a regular file"])
+            if info.st_size > limit:
+                raise ImportFailed(
+                    [
+                        f"{name}: the file has {_megabytes(info.st_size)}, more than the import limit of "
+                        f"{_megabytes(limit)} (setting IMPORT_MAX_BYTES)"
+                    ]
+                )
+            data = handle.read(limit + 1)
     except FileNotFoundError:
         raise ImportFailed([f"{name}: no such file"]) from None
     except IsADirectoryError:
         raise ImportFailed([f"{name}: is a directory, not a file"]) from None
+    except PermissionError:
+        raise ImportFailed([f"{name}: permission denied"]) from None
+    if len(data) > limit:
+        raise ImportFailed(
+            [f"{name}: more than the import limit of {_megabytes(limit)} (setting IMPORT_MAX_BYTES)"]
+        )
     if not data.strip():
         raise ImportFailed([f"{name}: the file is empty"])
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ImportFailed(
             [f"{name}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"]
         ) from None
+    nul = text.find("\x00")
+    if nul != -1:
+        line = text.count("\n", 0, nul) + 1
+        raise ImportFailed([f"{name}:{line}: a NUL character (byte 0x00); text fields cannot hold it"])
+    return text
+
+
+# --- Names and ids ---------------------------------------------------------------------------------
+
+# The columns the ids are stored in; PostgreSQL refuses longer values where SQLite would keep them.
+MAX_TOPIC_NUMBER = 64
+MAX_TURN_ID = 64
+MAX_STATEMENT_ID = 32
+MAX_PASSAGE_ID = 255
+MAX_RUN_NAME = 200
+MAX_JUDGE_NAME = 200
+MAX_NUGGET_KEY = 32
+MAX_NUGGET_RELEVANCE = 8
+
+
+def id_problem(value: str, what: str, max_length: int) -> str | None:
+    """Why `value` cannot be a `what` (a turn id, passage id, run name, ...), or None when it can.
+
+    Ids and names end up in URL paths, page titles and file names: they must be non-empty, at most
+    `max_length` characters (the database column; SQLite would store more, PostgreSQL refuses it), free
+    of '/' (a path separator: the page of a turn id with '/' cannot be addressed), of control characters,
+    and not '.' or '..' (which browsers resolve away in a URL).
+    """
+    if not value:
+        return f"empty {what}"
+    if len(value) > max_length:
+        return f"{what} {excerpt(value, 20)} is longer than {max_length} characters"
+    if "/" in value:
+        return f"{what} {excerpt(value)} contains '/'"
+    if value in {".", ".."}:
+        return f"{what} {value!r} is not a name"
+    bad = next((c for c in value if unicodedata.category(c) in {"Cc", "Cs", "Zl", "Zp"}), None)
+    if bad is not None:
+        return f"{what} {excerpt(value)} contains the control character U+{ord(bad):04X}"
+    return None
+
+
+def check_name(value: str, what: str, max_length: int) -> str:
+    """`value` if it can be a `what`; ImportFailed (no file, no line) otherwise, e.g. for --name."""
+    problem = id_problem(value, what, max_length)
+    if problem:
+        raise ImportFailed([problem])
+    return value
 
 
 # --- JSON whose objects remember their line --------------------------------------------------------
@@ -77,9 +184,65 @@ class LineDict(dict):
     line: int = 0
 
 
+class _BadNumber(ValueError):
+    """A number a JSON file may not hold: NaN, an infinity, or an integer beyond the database's."""
+
+    def __init__(self, token: str, reason: str):
+        super().__init__(reason)
+        self.token = token
+        self.reason = reason
+
+
+def _constant(token: str) -> float:
+    raise _BadNumber(token, f"{token} is not a number")
+
+
+def _float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _BadNumber(token, f"number {excerpt(token, 20)} is out of range")
+    return value
+
+
+def _int(token: str) -> int:
+    if len(token) > 20 or abs(value := int(token)) > MAX_JSON_INT:
+        raise _BadNumber(token, f"integer {excerpt(token, 20)} is out of range (at most {MAX_JSON_INT})")
+    return value
+
+
+_NUMBER_HOOKS: dict[str, Any] = {"parse_constant": _constant, "parse_float": _float, "parse_int": _int}
+# JSON escapes a string cannot be stored with: NUL (PostgreSQL text refuses it) and lone surrogates
+# (not encodable as UTF-8 by either database driver). An escaped backslash before them does not count.
+_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+_LOW_SURROGATE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _bad_escape(text: str) -> tuple[int, str] | None:
+    """(offset, reason) of the first escape in a JSON text that no database can store, or None."""
+    paired_until = 0
+    for found in _ESCAPE.finditer(text):
+        code = found.group(2)
+        at = found.start() + len(found.group(1))
+        if at < paired_until:
+            continue  # the low half of a pair just seen
+        if code == "0000":
+            return at, "a NUL character (\\u0000); text fields cannot hold it"
+        if code[1].lower() in "89ab" and _LOW_SURROGATE.match(text, found.end()):
+            paired_until = found.end() + 6  # a high surrogate with its low half: one character beyond the BMP
+            continue
+        return at, f"a lone surrogate (\\u{code}), which is not a character"
+    return None
+
+
+def _where(text: str, token: str) -> int:
+    """The line of the first place `token` stands as a JSON value (after ':', ',' or '[')."""
+    found = re.search(r"[:,\[]\s*" + re.escape(token[:200]), text)
+    return text.count("\n", 0, found.end()) + 1 if found else 1
+
+
 class _LineDecoder(json.JSONDecoder):
     def __init__(self, line_of: Any):
-        super().__init__()
+        super().__init__(**_NUMBER_HOOKS)
 
         def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
             s, end = s_and_end
@@ -103,21 +266,42 @@ def load_json(text: str, path: str) -> Any:
     def line_of(offset: int) -> int:
         return bisect.bisect_right(starts, offset)
 
+    escape = _bad_escape(text) if "\\u" in text else None
+    if escape:
+        raise ImportFailed([f"{path}:{text.count(chr(10), 0, escape[0]) + 1}: {escape[1]}"])
     try:
         return _LineDecoder(line_of).decode(text)
     except json.JSONDecodeError as exc:
         raise ImportFailed([f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from None
+    except _BadNumber as exc:
+        raise ImportFailed([f"{path}:{_where(text, exc.token)}: {exc.reason}"]) from None
+    except RecursionError:
+        raise ImportFailed([f"{path}: JSON nested too deeply to read"]) from None
 
 
 def iter_jsonl(text: str, path: str, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; bad lines are recorded as problems."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    """(line number, object) for each non-blank line; bad lines are recorded as problems.
+
+    Lines end at '\\n' only: str.splitlines would also split at U+2028 and other separators that web
+    text holds inside JSON strings, and would then count lines differently from every editor.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        escape = _bad_escape(line) if "\\u" in line else None
+        if escape:
+            problems.add(number, escape[1])
+            continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, **_NUMBER_HOOKS)
         except json.JSONDecodeError as exc:
             problems.add(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        except _BadNumber as exc:
+            problems.add(number, exc.reason)
+            continue
+        except RecursionError:
+            problems.add(number, "JSON nested too deeply to read")
             continue
         if not isinstance(obj, dict):
             problems.add(number, f"expected a JSON object, got {type(obj).__name__}")

@@ -13,7 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.formats.base import ImportFailed, Problems, _line, iter_jsonl, load_json, read_text
+from annotation.formats.base import (
+    MAX_INT,
+    MAX_NUGGET_KEY,
+    MAX_NUGGET_RELEVANCE,
+    MAX_PASSAGE_ID,
+    MAX_TURN_ID,
+    ImportFailed,
+    Problems,
+    _line,
+    excerpt,
+    iter_jsonl,
+    load_json,
+    read_text,
+)
 
 FORMATS = ("jsonl", "cone-rag")
 
@@ -81,6 +94,10 @@ def parse_nuggets_jsonl(path: str | Path) -> NuggetFile:
         if not isinstance(key, str) or not key:
             problems.add(line, "no 'nugget_id' (a string such as \"[1]\")")
             continue
+        if problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID) or problems.bad_id(
+            line, key, "nugget id", MAX_NUGGET_KEY
+        ):
+            continue
         if not isinstance(text, str):
             problems.add(line, f"nugget {key} has no 'text'")
             continue
@@ -97,21 +114,28 @@ def parse_nuggets_jsonl(path: str | Path) -> NuggetFile:
         if (start is None) != (end is None):
             problems.add(line, "give both 'start' and 'end', or neither")
             continue
-        if start is not None and end is not None and not 0 <= start <= end:
+        if start is not None and end is not None and not 0 <= start <= end <= MAX_INT:
             problems.add(line, f"span {start}-{end} is not 0 <= start <= end")
             continue
         passage_id = obj.get("passage_id") or ""
         if start is not None and not passage_id:
             problems.add(line, "a span needs its 'passage_id'")
             continue
+        if passage_id and problems.bad_id(line, str(passage_id), "passage id", MAX_PASSAGE_ID):
+            continue
         duplicate_of = obj.get("duplicate_of")
-        if duplicate_of is not None and not isinstance(duplicate_of, str):
+        if duplicate_of is not None and (
+            not isinstance(duplicate_of, str) or len(duplicate_of) > MAX_NUGGET_KEY
+        ):
             problems.add(line, "'duplicate_of' must be a nugget id or null")
             continue
         if duplicate_of == key:
             problems.add(line, f"nugget {key} cannot duplicate itself")
             continue
         relevance = obj.get("relevance")
+        if relevance is not None and len(str(relevance)) > MAX_NUGGET_RELEVANCE:
+            problems.add(line, f"relevance {excerpt(relevance, 20)} is not a grade")
+            continue
         seen[turn_id, key] = line
         if turn_id not in result.turn_lines:
             result.turn_lines[turn_id] = line
@@ -173,6 +197,8 @@ def parse_nuggets_cone_rag(path: str | Path) -> NuggetFile:
     result = NuggetFile()
     for turn_id, nuggets in data.items():
         line = _line(nuggets, _line(data, 1))
+        if problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID):
+            continue
         if not isinstance(nuggets, dict):
             problems.add(line, f'turn {turn_id}: expected an object of nuggets keyed like "[1]"')
             continue
@@ -180,14 +206,22 @@ def parse_nuggets_cone_rag(path: str | Path) -> NuggetFile:
         result.turn_lines[turn_id] = line
         for key, value in nuggets.items():
             vline = _line(value, line)
+            if problems.bad_id(vline, key, "nugget id", MAX_NUGGET_KEY):
+                continue
             if not isinstance(value, dict) or not isinstance(value.get("text"), str):
                 problems.add(
                     vline, f'turn {turn_id} nugget {key}: expected {{"text": ..., "relevance": ...}}'
                 )
                 continue
             relevance = value.get("relevance", "")
-            if not isinstance(relevance, str | int) or isinstance(relevance, bool):
-                problems.add(vline, f"turn {turn_id} nugget {key}: relevance {relevance!r} is not a grade")
+            if (
+                not isinstance(relevance, str | int)
+                or isinstance(relevance, bool)
+                or len(str(relevance)) > MAX_NUGGET_RELEVANCE
+            ):
+                problems.add(
+                    vline, f"turn {turn_id} nugget {key}: relevance {excerpt(relevance, 20)} is not a grade"
+                )
                 continue
             result.nuggets.append(
                 NuggetRecord(
@@ -237,6 +271,8 @@ def parse_gold_responses_jsonl(path: str | Path) -> list[GoldResponseRecord]:
         keys = _string_list(obj.get("nuggets", []))
         if not isinstance(turn_id, str) or not turn_id:
             problems.add(line, "no 'turn_id'")
+        elif problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID):
+            pass
         elif not isinstance(text, str):
             problems.add(line, f"turn {turn_id}: no 'response' text")
         elif keys is None:
@@ -269,6 +305,8 @@ def parse_gold_responses_cone_rag(path: str | Path) -> list[GoldResponseRecord]:
     records: list[GoldResponseRecord] = []
     for turn_id, value in data.items():
         line = _line(value, 1)
+        if problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID):
+            continue
         manual = value.get("manual") if isinstance(value, dict) else None
         nuggets = manual.get("nuggets", {}) if isinstance(manual, dict) else None
         if not isinstance(manual, dict) or not isinstance(manual.get("response"), str):

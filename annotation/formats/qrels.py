@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.formats.base import Problems, read_text
+from annotation.formats.base import MAX_PASSAGE_ID, MAX_TURN_ID, Problems, excerpt, read_text
 
 # --- Qrels -----------------------------------------------------------------------------------------
 
@@ -33,10 +33,16 @@ def parse_qrels(path: str | Path, *, min_grade: int = 0, max_grade: int = 4) -> 
             problems.add(number, f"expected 4 columns 'qid 0 docid grade', found {len(parts)}")
             continue
         qid, _iteration, docid, grade_s = parts
+        if problems.bad_id(number, qid, "turn id", MAX_TURN_ID) or problems.bad_id(
+            number, docid, "passage id", MAX_PASSAGE_ID
+        ):
+            continue
         try:
-            grade = int(grade_s)
+            grade = int(grade_s) if len(grade_s) <= 12 else None
         except ValueError:
-            problems.add(number, f"grade {grade_s!r} is not an integer")
+            grade = None
+        if grade is None:
+            problems.add(number, f"grade {excerpt(grade_s, 20)} is not an integer")
             continue
         if not min_grade <= grade <= max_grade:
             problems.add(number, f"grade {grade} is outside the scale {min_grade}-{max_grade}")

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import json
-import json.decoder
-import json.scanner
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotation.formats.base import ImportFailed, Problems, _line, _text, iter_jsonl, load_json, read_text
+from annotation.formats.base import (
+    MAX_INT,
+    MAX_PASSAGE_ID,
+    MAX_RUN_NAME,
+    MAX_TURN_ID,
+    ImportFailed,
+    Problems,
+    _line,
+    _text,
+    check_name,
+    excerpt,
+    iter_jsonl,
+    load_json,
+    read_text,
+)
 
 # --- Runs ------------------------------------------------------------------------------------------
 
@@ -45,12 +58,14 @@ class RunRecord:
 def parse_run(path: str | Path, name: str | None = None) -> list[RunRecord]:
     """A TREC run, an iKAT JSON run, or TREC RAG 2024 answers JSONL (one or more runs)."""
     pathname = str(path)
+    if name is not None:
+        check_name(name, "run name", MAX_RUN_NAME)
     text = read_text(path)
     head = text.lstrip()[:1]
     if head in ("{", "["):
         try:
             first = json.loads(text.lstrip().split("\n", 1)[0])
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             first = None
         if isinstance(first, dict) and "answer" in first:
             return _parse_rag_answers(text, pathname, name)
@@ -72,15 +87,26 @@ def _parse_trec_run(text: str, path: str, name: str | None) -> RunRecord:
             problems.add(number, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(parts)}")
         else:
             qid, _q0, docid, rank_s, score_s, tag = parts
-            try:
-                rank = int(rank_s)
-            except ValueError:
-                problems.add(number, f"rank {rank_s!r} is not an integer")
+            if (
+                problems.bad_id(number, qid, "turn id", MAX_TURN_ID)
+                or problems.bad_id(number, docid, "passage id", MAX_PASSAGE_ID)
+                or (
+                    name is None
+                    and tag not in tags
+                    and problems.bad_id(number, tag, "run name", MAX_RUN_NAME)
+                )
+            ):
                 continue
             try:
-                score = float(score_s)
+                rank = int(rank_s) if len(rank_s) <= 12 else None
             except ValueError:
-                problems.add(number, f"score {score_s!r} is not a number")
+                rank = None
+            if rank is None:
+                problems.add(number, f"rank {excerpt(rank_s, 20)} is not an integer")
+                continue
+            score, why = _score(score_s)
+            if score is None:
+                problems.add(number, f"score {excerpt(score_s, 20)} {why}")
                 continue
             if (qid, docid) in seen:
                 problems.add(number, f"document {docid} ranked twice for {qid}")
@@ -121,9 +147,13 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
     run_name = name or _text(data.get("run_name")).strip()
     if not run_name:
         raise ImportFailed([f"{path}:1: the run has no 'run_name'; pass --name"])
+    if problems.bad_id(_line(data, 1), run_name, "run name", MAX_RUN_NAME):
+        problems.raise_if_any()
     run_type = _text(data.get("run_type") or "automatic").strip().lower().replace("_", "-")
     if run_type not in {"automatic", "manual", "generation-only"}:
-        problems.add(_line(data, 1), f"run_type {run_type!r} is not automatic, manual or generation-only")
+        problems.add(
+            _line(data, 1), f"run_type {excerpt(run_type)} is not automatic, manual or generation-only"
+        )
     record = RunRecord(name=run_name, kind=run_type, source_format="ikat-json")
     for turn in data["turns"]:
         line = _line(turn, 1)
@@ -131,6 +161,8 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
             problems.add(line, "turn without 'turn_id'")
             continue
         turn_id = _text(turn["turn_id"]).strip()
+        if problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID):
+            continue
         if turn_id in record.turn_lines:
             problems.add(line, f"turn {turn_id} appears twice (first on line {record.turn_lines[turn_id]})")
             continue
@@ -142,10 +174,15 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
             if not isinstance(response, dict):
                 problems.add(rline, f"turn {turn_id}: every response must be an object")
                 continue
+            rank_value = response.get("rank", 1)
+            if not isinstance(rank_value, int | str) or isinstance(rank_value, bool):
+                rank_value = None
             try:
-                rank = int(response.get("rank", 1))
-            except (TypeError, ValueError):
-                problems.add(rline, f"response rank {response.get('rank')!r} is not an integer")
+                rank = int(rank_value) if rank_value is not None and len(str(rank_value)) <= 12 else None
+            except ValueError:
+                rank = None
+            if rank is None or not 0 <= rank <= MAX_INT:
+                problems.add(rline, f"response rank {excerpt(response.get('rank'), 20)} is not an integer")
                 continue
             used: list[str] = []
             for prov in response.get("passage_provenance") or []:
@@ -158,10 +195,12 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
                 if not pid:
                     problems.add(_line(prov, rline), "passage_provenance entry without 'id'")
                     continue
-                try:
-                    score = float(prov.get("score", 0.0))
-                except (TypeError, ValueError):
-                    problems.add(_line(prov, rline), f"score {prov.get('score')!r} is not a number")
+                if problems.bad_id(_line(prov, rline), pid, "passage id", MAX_PASSAGE_ID):
+                    continue
+                raw_score = prov.get("score", 0.0)
+                score, why = _score(raw_score)
+                if score is None:
+                    problems.add(_line(prov, rline), f"score {excerpt(raw_score, 20)} {why}")
                     continue
                 if prov.get("used"):
                     used.append(pid)
@@ -200,13 +239,23 @@ def _parse_rag_answers(text: str, path: str, name: str | None) -> list[RunRecord
         if not topic_id:
             problems.add(line, "answer without 'topic_id'")
             continue
+        if problems.bad_id(line, run_id, "run name", MAX_RUN_NAME) or problems.bad_id(
+            line, topic_id, "topic id", MAX_TURN_ID
+        ):
+            continue
         if (run_id, topic_id) in seen:
             problems.add(
                 line, f"run {run_id} answers topic {topic_id} twice (first on line {seen[run_id, topic_id]})"
             )
             continue
         seen[run_id, topic_id] = line
-        references = [_text(r).strip() for r in obj.get("references") or []]
+        raw_references = obj.get("references") or []
+        if not isinstance(raw_references, list):
+            problems.add(line, "'references' must be a list of passage ids")
+            continue
+        references = [_text(r).strip() for r in raw_references]
+        if any(problems.bad_id(line, r, "passage id", MAX_PASSAGE_ID) for r in references):
+            continue
         answer = obj.get("answer")
         if not isinstance(answer, list):
             problems.add(line, "'answer' must be a list of {text, citations}")
@@ -219,7 +268,7 @@ def _parse_rag_answers(text: str, path: str, name: str | None) -> list[RunRecord
             cited: list[str] = []
             for citation in sentence.get("citations") or []:
                 if not isinstance(citation, int) or isinstance(citation, bool):
-                    problems.add(line, f"sentence {index}: citation {citation!r} is not an index")
+                    problems.add(line, f"sentence {index}: citation {excerpt(citation, 20)} is not an index")
                 elif not 0 <= citation < len(references):
                     problems.add(
                         line,
@@ -248,3 +297,14 @@ def _parse_rag_answers(text: str, path: str, name: str | None) -> list[RunRecord
     if not runs:
         raise ImportFailed([f"{path}: no answers in the file"])
     return list(runs.values())
+
+
+def _score(value: object) -> tuple[float | None, str]:
+    """(score, "") or (None, why not): NaN and infinities cannot be ranked, nor stored in PostgreSQL's JSON."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str) or len(str(value)) > 40:
+        return None, "is not a number"
+    try:
+        score = float(value)
+    except ValueError:
+        return None, "is not a number"
+    return (score, "") if math.isfinite(score) else (None, "is not a finite number")

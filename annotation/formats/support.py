@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.formats.base import Problems, iter_jsonl, read_text
+from annotation.formats.base import (
+    MAX_PASSAGE_ID,
+    MAX_RUN_NAME,
+    MAX_TURN_ID,
+    Problems,
+    excerpt,
+    iter_jsonl,
+    read_text,
+)
 from annotation.models import SupportLabel
 
 # --- Import and export of labels -------------------------------------------------------------------
@@ -39,11 +47,11 @@ def parse_support_labels(path: str | Path) -> list[SupportLabelRecord]:
             continue
         index = obj["sentence_index"]
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            problems.add(line, f"sentence_index {index!r} is not a 0-based integer")
+            problems.add(line, f"sentence_index {excerpt(index, 20)} is not a 0-based integer")
             continue
         label = str(obj["label"]).strip().upper()
         if label not in SupportLabel.values:
-            problems.add(line, f"label {obj['label']!r} is not FS, PS or NS")
+            problems.add(line, f"label {excerpt(obj['label'], 20)} is not FS, PS or NS")
             continue
         record = SupportLabelRecord(
             run_id=str(obj["run_id"]).strip(),
@@ -53,6 +61,12 @@ def parse_support_labels(path: str | Path) -> list[SupportLabelRecord]:
             label=label,
             line=line,
         )
+        if (
+            problems.bad_id(line, record.run_id, "run name", MAX_RUN_NAME)
+            or problems.bad_id(line, record.topic_id, "topic id", MAX_TURN_ID)
+            or problems.bad_id(line, record.passage_id, "passage id", MAX_PASSAGE_ID)
+        ):
+            continue
         key = (record.run_id, record.topic_id, record.sentence_index, record.passage_id)
         if key in seen:
             problems.add(line, f"the same unit is labelled twice (first on line {seen[key]})")

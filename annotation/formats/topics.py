@@ -6,7 +6,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.formats.base import ImportFailed, Problems, _line, _text, iter_jsonl, load_json, read_text
+from annotation.formats.base import (
+    MAX_PASSAGE_ID,
+    MAX_STATEMENT_ID,
+    MAX_TOPIC_NUMBER,
+    MAX_TURN_ID,
+    ImportFailed,
+    Problems,
+    _line,
+    _text,
+    iter_jsonl,
+    load_json,
+    read_text,
+)
 
 # --- Topics ----------------------------------------------------------------------------------------
 
@@ -56,6 +68,8 @@ def _parse_ikat_topics(data: Any, path: str) -> list[TopicRecord]:
             problems.add(line, "topic without 'number'")
             continue
         number = str(topic["number"]).strip()
+        if problems.bad_id(line, number, "topic number", MAX_TOPIC_NUMBER):
+            continue
         if number in seen_numbers:
             problems.add(line, f"topic {number} appears twice (first on line {seen_numbers[number]})")
             continue
@@ -71,6 +85,8 @@ def _parse_ikat_topics(data: Any, path: str) -> list[TopicRecord]:
         if not isinstance(ptkb_raw, dict):
             problems.add(_line(ptkb_raw, line), f"topic {number}: 'ptkb' must be an object of id: text")
             ptkb_raw = {}
+        for statement_id in ptkb_raw:
+            problems.bad_id(_line(ptkb_raw, line), str(statement_id), "PTKB statement id", MAX_STATEMENT_ID)
         turns_raw = topic.get("turns")
         if not isinstance(turns_raw, list):
             problems.add(line, f"topic {number}: 'turns' must be a list")
@@ -86,6 +102,8 @@ def _parse_ikat_topics(data: Any, path: str) -> list[TopicRecord]:
                 problems.add(tline, f"topic {number}: turn {position} has no 'turn_id'")
                 continue
             turn_id = f"{number}_{str(turn['turn_id']).strip()}"
+            if problems.bad_id(tline, turn_id, "turn id", MAX_TURN_ID):
+                continue
             if turn_id in seen_turns:
                 problems.add(tline, f"duplicate turn id {turn_id} (first on line {seen_turns[turn_id]})")
                 continue
@@ -130,6 +148,8 @@ def _parse_tsv_topics(text: str, path: str) -> list[TopicRecord]:
             problems.add(number, "expected 'id<TAB>query'")
             continue
         qid, query = parts[0].strip(), parts[1].strip()
+        if problems.bad_id(number, qid, "topic id", min(MAX_TOPIC_NUMBER, MAX_TURN_ID)):
+            continue
         if qid in seen:
             problems.add(number, f"duplicate topic id {qid} (first on line {seen[qid]})")
             continue
@@ -168,6 +188,8 @@ def parse_passages(path: str | Path) -> list[PassageRecord]:
             continue
         if not pid or pid == ":":
             problems.add(line, "empty passage id")
+            continue
+        if problems.bad_id(line, pid, "passage id", MAX_PASSAGE_ID):
             continue
         if not isinstance(body, str):
             problems.add(line, f"passage {pid} has no text ('passage_text', 'text' or 'contents')")

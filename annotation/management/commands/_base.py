@@ -10,8 +10,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_slug
 from django.db import transaction
 
-from annotation.formats.base import ImportFailed
+from annotation.formats.base import MAX_JUDGE_NAME, ImportFailed, id_problem
 from annotation.models import Collection, Judge
+from annotation.services import judge_get_or_create
+
+# Labels of these judges come from people through their own pages and the crowd aggregation; a file
+# imported under their name would silently replace them.
+PEOPLES_JUDGES = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind.CROWD: "a crowd aggregate"}
 
 
 def check_collection_name(name: str) -> str:
@@ -24,6 +29,34 @@ def check_collection_name(name: str) -> str:
             "(e.g. 'ikat-2024')"
         ) from None
     return name
+
+
+def import_judge_check(name: str) -> None:
+    """Refuse a --judge an import may not write as: a bad name, an assessor's or a crowd judge.
+
+    Every import command that takes a judge calls this before it writes, so no file lands in a person's
+    labels, and names reserved for assessors ('assessor:<username>') cannot be taken by a file judge
+    (the assessor's own judge could then not be created).
+    """
+    problem = id_problem(name, "judge name", MAX_JUDGE_NAME)
+    if problem:
+        raise CommandError(f"{problem}: a judge name is at most {MAX_JUDGE_NAME} characters, without '/'")
+    existing = Judge.objects.filter(name=name).only("kind").first()
+    if existing is not None and existing.kind in PEOPLES_JUDGES:
+        raise CommandError(
+            f"judge {name!r} is {PEOPLES_JUDGES[existing.kind]}: an import would replace their own labels; "
+            "import under another judge name"
+        )
+    if existing is None and name.startswith("assessor:"):
+        raise CommandError(
+            f"judge names starting with 'assessor:' are kept for assessors; {name!r} is not one"
+        )
+
+
+def import_judge(*, name: str, path: str, kind: str = Judge.Kind.IMPORTED, model: str = "") -> Judge:
+    """The judge an import writes as, created (as an imported-file judge by default) if new."""
+    import_judge_check(name)
+    return judge_get_or_create(name=name, kind=kind, model=model, description=f"imported from {path}")
 
 
 class CollectionCommand(BaseCommand):

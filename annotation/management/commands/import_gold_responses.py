@@ -1,10 +1,6 @@
-from django.core.management.base import CommandError
-
 from annotation.formats.nuggets import FORMATS
-from annotation.management.commands._base import CollectionCommand
-from annotation.models import Judge
+from annotation.management.commands._base import CollectionCommand, import_judge
 from annotation.nuggets.transfer import gold_responses_import
-from annotation.services import judge_get_or_create
 
 
 class Command(CollectionCommand):
@@ -27,16 +23,11 @@ class Command(CollectionCommand):
     def handle(self, *args, path, collection, judge, nugget_judge, fmt, **options):
         target = self.get_collection(collection)
         nuggets_of = self.get_judge(nugget_judge) if nugget_judge else None
-        existing = Judge.objects.filter(name=judge).first()
-        if existing is not None and existing.kind == Judge.Kind.ASSESSOR:
-            raise CommandError(
-                f"judge {judge!r} is an assessor: an import would overwrite their own responses"
-            )
         result = self.run_import(
             lambda: gold_responses_import(
                 path=path,
                 collection=target,
-                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                judge=import_judge(name=judge, path=path),
                 nugget_judge=nuggets_of,
                 fmt=fmt,
             )

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation.formats.base import ImportFailed
-from annotation.management.commands._base import check_collection_name
+from annotation.management.commands._base import check_collection_name, import_judge_check
 from annotation.services import (
     collection_get_or_create,
     judge_get_or_create,
@@ -43,6 +43,7 @@ class Command(BaseCommand):
     def handle(self, *args, year, source, collection, qrels_judge, **options):
         source = source or PUBLISHED.format(year=year)
         name = check_collection_name(collection or f"ikat{year}")
+        import_judge_check(qrels_judge)
         with tempfile.TemporaryDirectory() as scratch:
             paths = {
                 kind: self._fetch(source, filename, Path(scratch)) for kind, filename in FILES[year].items()

@@ -1,10 +1,8 @@
 from django.core.management.base import CommandError
 
 from annotation.formats.nuggets import FORMATS
-from annotation.management.commands._base import CollectionCommand
-from annotation.models import Judge
+from annotation.management.commands._base import CollectionCommand, import_judge
 from annotation.nuggets.transfer import nuggets_import
-from annotation.services import judge_get_or_create
 
 
 class Command(CollectionCommand):
@@ -25,16 +23,13 @@ class Command(CollectionCommand):
     def handle(self, *args, path, collection, judge, fmt, dedup_of, **options):
         target = self.get_collection(collection)
         original = self.get_judge(dedup_of) if dedup_of else None
-        existing = Judge.objects.filter(name=judge).first()
-        if existing is not None and existing.kind == Judge.Kind.ASSESSOR:
-            raise CommandError(f"judge {judge!r} is an assessor: an import would replace their own nuggets")
         if original is not None and original.name == judge:
             raise CommandError("--dedup-of must name another judge than --judge")
         result = self.run_import(
             lambda: nuggets_import(
                 path=path,
                 collection=target,
-                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                judge=import_judge(name=judge, path=path),
                 fmt=fmt,
                 dedup_of=original,
             )

@@ -2,9 +2,8 @@
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, import_judge
 from annotation.relevance.exports import ptkb_qrels_import
-from annotation.services import judge_get_or_create
 
 
 class Command(CollectionCommand):
@@ -30,7 +29,7 @@ class Command(CollectionCommand):
             lambda: ptkb_qrels_import(
                 path=path,
                 collection=target,
-                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                judge=import_judge(name=judge, path=path),
                 replace=replace,
             )
         )

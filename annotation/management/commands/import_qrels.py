@@ -1,5 +1,5 @@
-from annotation.management.commands._base import CollectionCommand
-from annotation.services import judge_get_or_create, qrels_import
+from annotation.management.commands._base import CollectionCommand, import_judge
+from annotation.services import qrels_import
 
 
 class Command(CollectionCommand):
@@ -29,7 +29,7 @@ class Command(CollectionCommand):
             lambda: qrels_import(
                 path=path,
                 collection=target,
-                judge=judge_get_or_create(name=judge, description=f"imported from {path}"),
+                judge=import_judge(name=judge, path=path),
                 require_passages=require_passages,
                 replace=replace,
             )

@@ -1,6 +1,5 @@
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, import_judge
 from annotation.models import Judge
-from annotation.services import judge_get_or_create
 from annotation.support.labels import support_labels_import
 
 
@@ -29,9 +28,7 @@ class Command(CollectionCommand):
             lambda: support_labels_import(
                 path=path,
                 collection=target,
-                judge=judge_get_or_create(
-                    name=judge, kind=kind, model=model, description=f"imported from {path}"
-                ),
+                judge=import_judge(name=judge, path=path, kind=kind, model=model),
             )
         )
         self.stdout.write(f"{path}: {result}")
