@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from annotation.models import Collection, Judge, Ranking, RelevanceJudgment, Run, Turn
 
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
 
-def _natural_key(value: str) -> tuple:
-    """Sort '10_2' after '9_12' the way people read turn ids."""
-    parts: list[tuple[int, int | str]] = []
-    for chunk in value.replace("-", "_").split("_"):
-        parts.append((0, int(chunk)) if chunk.isdigit() else (1, chunk))
-    return tuple(parts)
+
+def natural_key(value: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort ids the way people read them: '10_2' after '9_12', '[10]' after '[9]', 'p3:120' after 'p3:9'.
+
+    Runs of digits compare as numbers and the text between them as text; each part is tagged so a
+    number is never compared with text. '-' reads as '_', as in iKAT turn ids written either way.
+    """
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part)
+        for part in _DIGIT_RUNS.split(value.replace("-", "_"))
+        if part
+    )
 
 
 class UnknownTurns(ValueError):
@@ -31,7 +39,7 @@ def turns_named(*, collection: Collection, turn_ids: Iterable[str] | None = None
         if missing:
             raise UnknownTurns(f"no turn {', '.join(missing[:20])} in collection {collection.name}")
         turns = list(found.values())
-    return sorted(turns, key=lambda t: _natural_key(t.turn_id))
+    return sorted(turns, key=lambda t: natural_key(t.turn_id))
 
 
 def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
@@ -41,7 +49,7 @@ def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
             "turn__turn_id", "passage_id", "grade"
         )
     )
-    rows.sort(key=lambda row: (_natural_key(row[0]), row[1]))
+    rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
     for turn_id, passage_id, grade in rows:
         yield f"{turn_id} 0 {passage_id} {grade}\n"
 

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from annotation.selectors import natural_key
+
 AlphaLevel = Literal["nominal", "ordinal"]
 WeightKind = Literal["none", "linear", "quadratic"]
 
@@ -131,6 +133,22 @@ def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         expected = np.einsum("...i,...j,ij->...", rows, cols, weights) / n
         return 1.0 - observed / expected
+
+
+def cohen_kappa(
+    a: Sequence[Any] | np.ndarray,
+    b: Sequence[Any] | np.ndarray,
+    *,
+    labels: Sequence[Any],
+    weights: WeightKind = "none",
+) -> float | None:
+    """Cohen's kappa of two judges' labels of the same units (`a[i]`, `b[i]` for unit i), on the scale
+    `labels`; None where it is undefined (no units, or chance agreement already perfect)."""
+    if len(a) != len(b):
+        raise ValueError(f"a and b differ in length ({len(a)}, {len(b)})")
+    k = len(labels)
+    confusion = confusion_matrix(_codes(a, labels), _codes(b, labels), k)
+    return _finite(kappa_from_confusion(confusion, disagreement_weights(k, weights)))
 
 
 def alpha_from_confusion(confusion: np.ndarray, level: AlphaLevel) -> float:
@@ -253,13 +271,6 @@ def bootstrap_kappa_ci(
     return float(low), float(high)
 
 
-def _natural_key(value: str) -> tuple:
-    return tuple(
-        (0, int(chunk), "") if chunk.isdigit() else (1, 0, chunk)
-        for chunk in value.replace("-", "_").split("_")
-    )
-
-
 def _per_topic(pairs: Pairs, per_topic: np.ndarray, *, ordinal: bool) -> list[dict[str, Any]]:
     k = len(pairs.labels)
     n = per_topic.sum(axis=(1, 2))
@@ -279,7 +290,7 @@ def _per_topic(pairs: Pairs, per_topic: np.ndarray, *, ordinal: bool) -> list[di
         if quadratic is not None:
             row["weighted_kappa_quadratic"] = _finite(quadratic[i])
         rows.append(row)
-    rows.sort(key=lambda row: _natural_key(row["topic"]))
+    rows.sort(key=lambda row: natural_key(row["topic"]))
     return rows
 
 

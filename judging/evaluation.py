@@ -29,7 +29,7 @@ import ir_measures
 from ir_measures import AP, Judged, P, R, nDCG
 
 from annotation.models import Collection, Judge, RelevanceGrade, Run
-from annotation.selectors import _natural_key, qrels_dict, run_dict
+from annotation.selectors import natural_key, qrels_dict, run_dict
 
 DEFAULT_REL_THRESHOLD = 2
 PRIMARY_MEASURE = "nDCG@5"
@@ -100,7 +100,7 @@ def runs_evaluate(
         raise EvaluationError(
             f"judge {judge.name} has no relevance judgments on collection {collection.name}"
         )
-    turns = sorted(qrels, key=_natural_key)
+    turns = sorted(qrels, key=natural_key)
     selected = list(collection.runs.all()) if runs is None else list(runs)
     for run in selected:
         if run.collection_id != collection.id:

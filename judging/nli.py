@@ -38,7 +38,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
-from annotation.selectors import _natural_key
+from annotation.selectors import natural_key
 
 Progress = Callable[[int, int], None]
 
@@ -91,9 +91,7 @@ def nugget_text_normalise(text: str) -> str:
 
 def nugget_order_key(nugget: Nugget) -> tuple[Any, ...]:
     """The survival order: key in natural order ("[2]" before "[10]", "p3f:9" before "p3f:120"), then row id."""
-    # re.split with a group alternates text and digit runs, so equal positions always compare like with like.
-    parts = re.split(r"(\d+)", nugget.key.casefold())
-    return (tuple(int(part) if index % 2 else part for index, part in enumerate(parts)), nugget.id)
+    return (natural_key(nugget.key.casefold()), nugget.id)
 
 
 def nli_judge_get_or_create(*, name: str, model: str, description: str = "") -> Judge:
@@ -117,7 +115,7 @@ def _turns(collection: Collection, turn_ids: Iterable[str] | None) -> list[Turn]
         if unknown:
             raise NliJobError(f"no such turns in {collection.name}: {', '.join(sorted(unknown))}")
         turns = [t for t in turns if t.turn_id in wanted]
-    return sorted(turns, key=lambda t: _natural_key(t.turn_id))
+    return sorted(turns, key=lambda t: natural_key(t.turn_id))
 
 
 # --- NtN matching ----------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ from annotation.models import (
     Run,
     Turn,
 )
-from annotation.selectors import _natural_key
+from annotation.selectors import natural_key
 
 Mode = Literal["ntn", "ntr"]
 
@@ -194,7 +194,7 @@ def nugget_metrics(
         raise NuggetMetricsError(f"judge {gold_judge.name!r} has no nuggets in {collection.name}")
     turns = sorted(
         Turn.objects.filter(collection=collection, id__in=gold_by_turn).values_list("id", "turn_id"),
-        key=lambda row: _natural_key(row[1]),
+        key=lambda row: natural_key(row[1]),
     )
     all_turns = Turn.objects.filter(collection=collection).count()
     personal = personal_turn_ids(collection=collection, ptkb_judge=ptkb_judge)

@@ -13,7 +13,7 @@ from annotation.models import (
     RelevanceJudgment,
     Turn,
 )
-from annotation.selectors import _natural_key
+from annotation.selectors import natural_key
 
 # --- Selectors -------------------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ def nugget_stats(*, collection: Collection, judge: Judge) -> NuggetStats:
         entry.words += len(text.split())
         if duplicate_of is None and (not derived or pk in kept):
             entry.deduplicated += 1
-    turns = sorted(counts.values(), key=lambda t: _natural_key(t.turn_id))
+    turns = sorted(counts.values(), key=lambda t: natural_key(t.turn_id))
     return NuggetStats(judge=judge, turns=turns)
 
 

@@ -28,7 +28,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.nuggets.services import _cover
-from annotation.selectors import _natural_key
+from annotation.selectors import natural_key
 from annotation.services import ImportResult
 
 # --- Imports and exports ---------------------------------------------------------------------------
@@ -162,7 +162,7 @@ def _set_turns(collection: Collection, judge: Judge) -> list[tuple[int, str]]:
         .exclude(turn_id__in=placed)
         .values_list("turn_id", "turn__turn_id")
     )
-    return ordered + sorted(rest, key=lambda row: _natural_key(row[1]))
+    return ordered + sorted(rest, key=lambda row: natural_key(row[1]))
 
 
 def nugget_records(
@@ -297,7 +297,7 @@ def gold_response_records(
         .select_related("turn")
         .prefetch_related("nuggets")
     )
-    responses.sort(key=lambda g: _natural_key(g.turn.turn_id))
+    responses.sort(key=lambda g: natural_key(g.turn.turn_id))
     used_judges = {n.judge_id for g in responses for n in g.nuggets.all()}
     judge_ids = {nugget_judge.pk} if nugget_judge else (used_judges or {judge.pk})
     pool: dict[int, list[Nugget]] = {}

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from annotation.formats.base import Problems, read_text
 from annotation.models import Collection, Judge, PtkbJudgment, PtkbStatement, RelevanceJudgment, Turn
-from annotation.selectors import _natural_key
+from annotation.selectors import natural_key
 from annotation.services import ImportResult
 
 # --- PTKB qrels ------------------------------------------------------------------------------------
@@ -31,7 +31,7 @@ def ptkb_qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
             "turn__turn_id", "statement__statement_id", "relevant"
         )
     )
-    rows.sort(key=lambda row: (_natural_key(row[0]), _natural_key(row[1])))
+    rows.sort(key=lambda row: (natural_key(row[0]), natural_key(row[1])))
     for turn_id, statement_id, relevant in rows:
         yield f"{turn_id} 0 {statement_id} {int(relevant)}\n"
 
@@ -209,7 +209,7 @@ def judgment_log_rows(
                 "created_at": created.isoformat(),
                 "updated_at": updated.isoformat(),
             }
-            rows.append(((LOG_TASKS.index(task), name, _natural_key(turn_id), _natural_key(unit)), row))
+            rows.append(((LOG_TASKS.index(task), name, natural_key(turn_id), natural_key(unit)), row))
     rows.sort(key=lambda item: item[0])
     return [row for _key, row in rows]
 

@@ -34,7 +34,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
-from annotation.selectors import _natural_key
+from annotation.selectors import natural_key
 
 
 class AssignmentFailed(Exception):
@@ -74,7 +74,7 @@ def assignment_create(
         raise AssignmentFailed(f"an assignment named {name!r} already exists")
 
     pooled = Turn.objects.filter(pool_entries__pool=pool).distinct().select_related("topic")
-    turns = sorted(pooled, key=lambda t: (_natural_key(t.topic.number), t.position))
+    turns = sorted(pooled, key=lambda t: (natural_key(t.topic.number), t.position))
     if turn_ids is not None:
         wanted = {t.strip() for t in turn_ids if t.strip()}
         missing = wanted - {t.turn_id for t in turns}
