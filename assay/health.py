@@ -8,6 +8,7 @@ is configured.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -50,7 +51,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
     started = time.monotonic()
     checks = {"database": _database(), "broker": _broker()}
     ready = not any(value.startswith("error") for value in checks.values())
-    body = {"status": "ok" if ready else "unavailable", "checks": checks}
+    body: dict[str, Any] = {"status": "ok" if ready else "unavailable", "checks": checks}
     body["ms"] = round(1000 * (time.monotonic() - started), 1)
     response = JsonResponse(body, status=200 if ready else 503)
     if not ready:

@@ -32,14 +32,14 @@ class ThrottledLoginView(LoginView):
         keys = _keys(request)
         counts = cache.get_many([key for key, _ in keys])
         if any(counts.get(key, 0) >= limit for key, limit in keys):
-            response = TemplateResponse(
+            throttled = TemplateResponse(
                 request,
                 "registration/login_throttled.html",
                 {"window_minutes": max(1, settings.LOGIN_FAILURE_WINDOW // 60)},
                 status=429,
             )
-            response["Retry-After"] = str(settings.LOGIN_FAILURE_WINDOW)
-            return response
+            throttled["Retry-After"] = str(settings.LOGIN_FAILURE_WINDOW)
+            return throttled
         response = super().post(request, *args, **kwargs)
         if response.status_code == 200:  # the form came back: a wrong name or password
             for key, _limit in keys:

@@ -246,13 +246,16 @@ class _LineDecoder(json.JSONDecoder):
 
         def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
             s, end = s_and_end
-            pairs, new_end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo)
+            # The stdlib's own object parser and pure-Python scanner: public in the module, absent from its stubs.
+            pairs, new_end = json.decoder.JSONObject(  # type: ignore[attr-defined]
+                s_and_end, strict, scan_once, None, list, memo
+            )
             obj = LineDict(pairs)
             obj.line = line_of(end - 1)
             return obj, new_end
 
         self.parse_object = parse_object
-        self.scan_once = json.scanner.py_make_scanner(self)
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]
 
 
 def load_json(text: str, path: str) -> Any:

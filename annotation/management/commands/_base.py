@@ -16,7 +16,7 @@ from annotation.services import judge_get_or_create
 
 # Labels of these judges come from people through their own pages and the crowd aggregation; a file
 # imported under their name would silently replace them.
-PEOPLES_JUDGES = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind.CROWD: "a crowd aggregate"}
+PEOPLES_JUDGES: dict[str, str] = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind.CROWD: "a crowd aggregate"}
 
 
 def check_collection_name(name: str) -> str:

@@ -54,15 +54,13 @@ class Command(BaseCommand):
                 with transaction.atomic():
                     target = collection_get_or_create(name=name, description=f"TREC iKAT {year} test topics")
                     self.stdout.write(f"topics: {topics_import(path=paths['topics'], collection=target)}")
-                    if paths.get("passages"):
-                        self.stdout.write(
-                            f"passages: {passages_import(path=paths['passages'], collection=target)}"
-                        )
-                    if paths.get("qrels"):
+                    if passages := paths.get("passages"):
+                        self.stdout.write(f"passages: {passages_import(path=passages, collection=target)}")
+                    if qrels := paths.get("qrels"):
                         judge = judge_get_or_create(
                             name=qrels_judge, description=f"official iKAT {year} qrels"
                         )
-                        result = qrels_import(path=paths["qrels"], collection=target, judge=judge)
+                        result = qrels_import(path=qrels, collection=target, judge=judge)
                         self.stdout.write(f"qrels ({qrels_judge}): {result}")
             except ImportFailed as exc:
                 raise CommandError(f"nothing was imported:\n{exc}") from None

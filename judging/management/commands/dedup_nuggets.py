@@ -6,7 +6,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand
 from judging.clients.nli import NliError
-from judging.management.commands.nli_match import Command as NliMatchCommand
+from judging.management.commands.nli_match import turn_progress
 from judging.nli import NliJobError, nuggets_dedup
 
 
@@ -55,4 +55,5 @@ class Command(CollectionCommand):
         self.stderr.write("")
         self.stdout.write(f"{options['target']}: {result}")
 
-    progress = NliMatchCommand.progress
+    def progress(self, done: int, total: int) -> None:
+        turn_progress(self.stderr, done, total)

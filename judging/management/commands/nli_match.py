@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser, OutputWrapper
 
 from annotation.management.commands._base import CollectionCommand
 from judging.clients.nli import NliError
@@ -61,7 +61,12 @@ class Command(CollectionCommand):
         self.stdout.write(f"{options['judge']}: {result}")
 
     def progress(self, done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        self.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} turns", ending="")
-        self.stderr.flush()
+        turn_progress(self.stderr, done, total)
+
+
+def turn_progress(stderr: OutputWrapper, done: int, total: int) -> None:
+    """A progress bar over turns, redrawn in place on one line."""
+    width = 30
+    filled = width * done // max(total, 1)
+    stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} turns", ending="")
+    stderr.flush()
