@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connections, models, router, transaction
 from django.utils import timezone
 
@@ -101,7 +101,7 @@ def judge_get_or_create(
     model: str = "",
     prompt_version: str = "",
     description: str = "",
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> Judge:
     judge, _ = Judge.objects.get_or_create(
         name=name,
@@ -116,18 +116,25 @@ def judge_get_or_create(
     return judge
 
 
-def judge_for_assessor(*, user: AbstractBaseUser) -> Judge:
+def judge_for_assessor(*, user: User) -> Judge:
     """The judge that records an assessor's labels, created on first use.
 
     Read through the user's `judge` relation, so a user loaded with `select_related("judge")` (the
     assessor API's token authentication does that) or asked twice in one request costs no query.
     """
     try:
-        return user.judge  # type: ignore[attr-defined]
+        return user.judge
     except Judge.DoesNotExist:
         return Judge.objects.create(
             name=f"assessor:{user.get_username()}", kind=Judge.Kind.ASSESSOR, user=user
         )
+
+
+def _column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field) or not field.column:
+        raise ValueError(f"{model.__name__}.{name} is not a column")
+    return field.column
 
 
 def _rows_insert(model: type[models.Model], fields: list[str], rows: list[tuple]) -> None:
@@ -140,7 +147,7 @@ def _rows_insert(model: type[models.Model], fields: list[str], rows: list[tuple]
         return
     db = connections[router.db_for_write(model)]
     quote = db.ops.quote_name
-    columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
+    columns = ", ".join(quote(_column(model, name)) for name in fields)
     placeholders = ", ".join(["%s"] * len(fields))
     sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({placeholders})"
     with db.cursor() as cursor:
@@ -173,10 +180,12 @@ def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
     turns = {t.turn_id: t for t in collection.turns.all()}
     clashes = Problems(str(path))
     for record in records:
-        for turn in record.turns:
-            existing = turns.get(turn.turn_id)
+        for turn_record in record.turns:
+            existing = turns.get(turn_record.turn_id)
             if existing is not None and existing.topic.number != record.number:
-                clashes.add(None, f"turn {turn.turn_id} already belongs to topic {existing.topic.number}")
+                clashes.add(
+                    None, f"turn {turn_record.turn_id} already belongs to topic {existing.topic.number}"
+                )
     clashes.raise_if_any()
 
     for record in records:
