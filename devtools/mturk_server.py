@@ -485,7 +485,10 @@ class FakeMTurkServer:
         return self.fake.state
 
     def start(self) -> FakeMTurkServer:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="fake-mturk", daemon=True)
+        # stop() waits for serve_forever's next poll: the default half second would be paid by every test.
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-mturk", daemon=True
+        )
         self._thread.start()
         return self
 
