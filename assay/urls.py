@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.relevance import api as relevance_api
+from judging import views_support
 from assay import health, login
 
 urlpatterns = [
@@ -23,5 +24,14 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("judging/", include("judging.urls")),
     path("crowd/", include("crowd.urls")),
+    # Support measures (judging) are shown beside the support pages, under their paths.
+    path("support/leaderboard/<slug:name>/", views_support.support_leaderboard, name="support-leaderboard"),
+    path(
+        "support/disagreements/<slug:name>/",
+        views_support.support_disagreement_page,
+        name="support-disagreements",
+    ),
     path("", include("annotation.urls")),
 ]
+
+handler403 = "annotation.permissions.permission_denied"

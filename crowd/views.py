@@ -11,13 +11,13 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 
+from annotation.permissions import organiser_required
 from crowd import selectors
 from crowd.client import submit_hosts
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
@@ -160,7 +160,7 @@ def hit_page(request: HttpRequest, token: str) -> HttpResponse:
     return _framable(_render_task(request, batch, action=request.get_full_path()))
 
 
-@staff_member_required
+@organiser_required
 def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
     campaign = get_object_or_404(CrowdCampaign, name=name)
     from crowd.report import campaign_report

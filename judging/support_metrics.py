@@ -8,14 +8,17 @@ For one answer and one judge, with weights Full 1, Partial 0.5, No 0:
 
 A run's score is the mean over the topics it answered that the judge assessed; rankings under two judges
 are compared with Kendall's tau and Spearman's rho (judging.agreement).
+
+The disagreement study's report says how often, and with what Cohen's kappa, an independent assessor
+blind to both labels sides with the human or with the LLM on the units where they disagreed.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TypedDict
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from annotation.models import (
     SUPPORT_WEIGHTS,
@@ -25,7 +28,9 @@ from annotation.models import (
     SupportJudgment,
     SupportLabel,
 )
-from judging.agreement import rank_agreement
+from annotation.support.disagreements import support_disagreements
+from annotation.support.services import HUMAN_CONDITIONS, LABELS
+from judging.agreement import cohen_kappa, rank_agreement
 
 
 def label_weight(label: str) -> float:
@@ -185,3 +190,65 @@ def compare_judges(first: SupportScores, second: SupportScores) -> dict[str, Ran
         )
         for measure in ("weighted_precision", "weighted_recall")
     }
+
+
+# --- The disagreement study's report -----------------------------------------------------------
+
+
+@dataclass
+class SideAgreement:
+    agree: int = 0
+    kappa: float | None = None
+
+    def as_dict(self, n: int) -> dict[str, Any]:
+        return {"agree": self.agree, "rate": (self.agree / n) if n else None, "kappa": self.kappa}
+
+
+@dataclass
+class DisagreementReport:
+    condition: str
+    units: int = 0
+    human: SideAgreement = field(default_factory=SideAgreement)
+    machine: SideAgreement = field(default_factory=SideAgreement)
+    neither: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "units": self.units,
+            "agrees_with_human": self.human.as_dict(self.units),
+            "agrees_with_machine": self.machine.as_dict(self.units),
+            "agrees_with_neither": self.neither,
+        }
+
+
+def support_disagreement_report(
+    *, collection: Collection, human_judges: list[Judge], machine_judge: Judge, blind_judge: Judge
+) -> dict[str, DisagreementReport]:
+    """How often, and with what Cohen's kappa, the blind assessor sides with the human or the machine,
+    per human condition (scratch, post-edit) and over all."""
+    blind = {
+        (sid, ci): label
+        for sid, ci, label in SupportJudgment.objects.filter(
+            judge=blind_judge, condition=SupportJudgment.Condition.BLIND
+        ).values_list("sentence_id", "citation_index", "label")
+    }
+    triples: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for items in support_disagreements(
+        collection=collection, human_judges=human_judges, machine_judge=machine_judge
+    ).values():
+        for d in items:
+            label = blind.get((d.sentence_id, d.citation_index))
+            if label is not None:
+                triples[d.human_condition].append((label, d.human_label, d.machine_label))
+                triples["all"].append((label, d.human_label, d.machine_label))
+    reports: dict[str, DisagreementReport] = {}
+    for condition in [c.value for c in HUMAN_CONDITIONS] + ["all"]:
+        rows = triples.get(condition, [])
+        report = DisagreementReport(condition=condition, units=len(rows))
+        report.human.agree = sum(1 for b, h, _m in rows if b == h)
+        report.machine.agree = sum(1 for b, _h, m in rows if b == m)
+        report.neither = sum(1 for b, h, m in rows if b != h and b != m)
+        report.human.kappa = cohen_kappa([r[0] for r in rows], [r[1] for r in rows], labels=LABELS)
+        report.machine.kappa = cohen_kappa([r[0] for r in rows], [r[2] for r in rows], labels=LABELS)
+        reports[condition] = report
+    return reports

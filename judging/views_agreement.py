@@ -17,6 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection, Judge, SupportJudgment
+from annotation.permissions import organiser_required
 from judging.agreement import AgreementUndefined
 from judging.agreement_units import RUN_MEASURES, TASKS
 from judging.reports import (
@@ -32,7 +33,6 @@ from judging.reports import (
     rank_report,
     ranking_scatter,
 )
-from judging.views_evaluation import organiser_required
 
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv", "svg": "image/svg+xml", "png": "image/png"}
 

@@ -6,31 +6,14 @@ query string so a table can be bookmarked and shared.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-
 from django import forms
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection, Judge, RelevanceGrade, Run
+from annotation.permissions import organiser_required
 from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
-
-
-def organiser_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous users go to the login page; signed-in users who are not organisers get 403."""
-
-    @login_required
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_staff:
-            raise PermissionDenied("evaluation pages are for organisers")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _judges_with_labels(collection: Collection):

@@ -12,12 +12,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Collection
+from annotation.permissions import organiser_required
 from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
 from judging.jobs import JobError, job_options, judge_job_start
 from judging.models import JudgeJob
 from judging.tasks import judge_job_enqueue
-from judging.views_evaluation import organiser_required
 
 
 class JobStartForm(forms.Form):

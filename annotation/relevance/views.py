@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
@@ -27,6 +26,7 @@ from annotation.models import (
     Turn,
     WorkSlot,
 )
+from annotation.permissions import organiser_required
 from annotation.relevance.forms import AssignmentForm, GradeForm, PtkbForm
 from annotation.relevance.work import (
     AssignmentFailed,
@@ -233,15 +233,9 @@ def ptkb(request: HttpRequest, slot_pk: int, turn_pk: int) -> HttpResponse:
 # --- Organiser page --------------------------------------------------------------------------------
 
 
-def _organiser_required(request: HttpRequest) -> None:
-    if not request.user.is_staff:
-        raise PermissionDenied("organisers only")
-
-
-@login_required
+@organiser_required
 def organise(request: HttpRequest) -> HttpResponse:
     """Pools with their sizes, assignments with their progress, and a form to hand out a pool."""
-    _organiser_required(request)
     if request.method == "POST":
         form = AssignmentForm(request.POST)
         if form.is_valid():

@@ -1,16 +1,15 @@
-"""The blind re-assessment of human-LLM support disagreements."""
+"""The blind re-assessment of human-LLM support disagreements: which units disagree, and handing a
+seeded sample of them to an independent assessor. How the assessor sides is a comparison:
+judging.support_metrics.support_disagreement_report."""
 
 from __future__ import annotations
 
 import random
-import warnings
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import (
     Collection,
@@ -19,7 +18,7 @@ from annotation.models import (
     SupportJudgment,
     Topic,
 )
-from annotation.support.services import HUMAN_CONDITIONS, LABELS, SupportConflict, _assessor_labels_in_topic
+from annotation.support.services import HUMAN_CONDITIONS, SupportConflict, _assessor_labels_in_topic
 
 # --- Disagreement study ----------------------------------------------------------------------------
 
@@ -121,72 +120,3 @@ def support_disagreements_assign(
             current.save(update_fields=["units"])
         assignments.append(current)
     return assignments
-
-
-@dataclass
-class SideAgreement:
-    agree: int = 0
-    kappa: float | None = None
-
-    def as_dict(self, n: int) -> dict[str, Any]:
-        return {"agree": self.agree, "rate": (self.agree / n) if n else None, "kappa": self.kappa}
-
-
-@dataclass
-class DisagreementReport:
-    condition: str
-    units: int = 0
-    human: SideAgreement = field(default_factory=SideAgreement)
-    machine: SideAgreement = field(default_factory=SideAgreement)
-    neither: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "units": self.units,
-            "agrees_with_human": self.human.as_dict(self.units),
-            "agrees_with_machine": self.machine.as_dict(self.units),
-            "agrees_with_neither": self.neither,
-        }
-
-
-def _kappa(a: list[str], b: list[str]) -> float | None:
-    if not a:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # one shared label: kappa is undefined, reported as None below
-        value = cohen_kappa_score(a, b, labels=LABELS)
-    # Identical constant labels make kappa 0/0; sklearn returns nan, which JSON cannot carry.
-    return None if value != value else float(value)
-
-
-def support_disagreement_report(
-    *, collection: Collection, human_judges: list[Judge], machine_judge: Judge, blind_judge: Judge
-) -> dict[str, DisagreementReport]:
-    """How often, and with what Cohen's kappa, the blind assessor sides with the human or the machine,
-    per human condition (scratch, post-edit) and over all."""
-    blind = {
-        (sid, ci): label
-        for sid, ci, label in SupportJudgment.objects.filter(
-            judge=blind_judge, condition=SupportJudgment.Condition.BLIND
-        ).values_list("sentence_id", "citation_index", "label")
-    }
-    triples: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for items in support_disagreements(
-        collection=collection, human_judges=human_judges, machine_judge=machine_judge
-    ).values():
-        for d in items:
-            label = blind.get((d.sentence_id, d.citation_index))
-            if label is not None:
-                triples[d.human_condition].append((label, d.human_label, d.machine_label))
-                triples["all"].append((label, d.human_label, d.machine_label))
-    reports: dict[str, DisagreementReport] = {}
-    for condition in [c.value for c in HUMAN_CONDITIONS] + ["all"]:
-        rows = triples.get(condition, [])
-        report = DisagreementReport(condition=condition, units=len(rows))
-        report.human.agree = sum(1 for b, h, _m in rows if b == h)
-        report.machine.agree = sum(1 for b, _h, m in rows if b == m)
-        report.neither = sum(1 for b, h, m in rows if b != h and b != m)
-        report.human.kappa = _kappa([r[0] for r in rows], [r[1] for r in rows])
-        report.machine.kappa = _kappa([r[0] for r in rows], [r[2] for r in rows])
-        reports[condition] = report
-    return reports

@@ -6,6 +6,4 @@ urlpatterns = [
     path("support/", views.support_assignments, name="support-assignments"),
     path("support/<int:assignment_id>/<int:position>/", views.support_unit, name="support-unit"),
     path("support/organise/<slug:name>/", views.support_organise, name="support-organise"),
-    path("support/leaderboard/<slug:name>/", views.support_leaderboard, name="support-leaderboard"),
-    path("support/disagreements/<slug:name>/", views.support_disagreement_page, name="support-disagreements"),
 ]

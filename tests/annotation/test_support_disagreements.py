@@ -10,11 +10,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Judge, ResponseSentence, SupportAssignment, Topic
 from annotation.services import judge_get_or_create, run_import
-from annotation.support.disagreements import (
-    support_disagreement_report,
-    support_disagreements,
-    support_disagreements_assign,
-)
+from annotation.support.disagreements import support_disagreements, support_disagreements_assign
 from annotation.support.labels import support_labels_import
 from annotation.support.services import (
     SupportConflict,
@@ -22,6 +18,7 @@ from annotation.support.services import (
     support_assignment_set,
     support_judgment_submit,
 )
+from judging.support_metrics import support_disagreement_report
 from tests.factories import CollectionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

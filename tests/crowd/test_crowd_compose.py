@@ -288,7 +288,7 @@ def test_campaign_report_page_is_for_organisers_only(client):
     url = reverse("mturk:campaign", args=[campaign.name])
     assert client.get(url).status_code == 302
     client.force_login(UserFactory())
-    assert client.get(url).status_code == 302
+    assert client.get(url).status_code == 403
     client.force_login(OrganiserFactory())
     response = client.get(url)
     assert response.status_code == 200

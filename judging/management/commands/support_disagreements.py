@@ -5,8 +5,9 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._base import CollectionCommand
 from annotation.models import Judge
-from annotation.support.disagreements import support_disagreement_report, support_disagreements_assign
+from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import SupportConflict
+from judging.support_metrics import support_disagreement_report
 
 
 class Command(CollectionCommand):

@@ -1,0 +1,162 @@
+"""Organiser pages over the support labels: the run leaderboard (runs ranked by weighted support
+precision or recall under one judge, and how the ranking moves under a second judge) and the
+disagreement study's report. Measures and comparisons, so they live with the others in judging."""
+
+from __future__ import annotations
+
+from django import forms
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import Collection, Judge, SupportAssignment, SupportJudgment
+from annotation.permissions import organiser_required
+from annotation.support.services import HUMAN_CONDITIONS
+from judging.support_metrics import (
+    compare_judges,
+    leaderboard,
+    mean_sentences_per_answer,
+    support_disagreement_report,
+    support_scores,
+)
+
+
+@organiser_required
+def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    judges = Judge.objects.filter(supportjudgments__sentence__response__run__collection=collection).distinct()
+    asked = request.GET.get("judge", "")
+    judge = judges.filter(name=asked).first() or judges.first()
+    # A judge named in the link but without labels here (a typo, another collection's judge) is said out
+    # loud, rather than silently showing another judge's leaderboard under the name the user asked for.
+    unknown_judge = asked if asked and (judge is None or judge.name != asked) else ""
+    compare = judges.filter(name=request.GET.get("compare", "")).first()
+    by = "weighted_precision" if request.GET.get("by") == "weighted_precision" else "weighted_recall"
+    rows, mean_sentences, correlation = [], 0.0, None
+    if judge is not None:
+        scores = support_scores(collection=collection, judge=judge)
+        rows, mean_sentences = leaderboard(scores, by=by), mean_sentences_per_answer(scores)
+        if compare is not None and compare != judge:
+            correlation = compare_judges(scores, support_scores(collection=collection, judge=compare))
+    return render(
+        request,
+        "evaluation/support_leaderboard.html",
+        {
+            "collection": collection,
+            "judges": judges,
+            "judge": judge,
+            "compare": compare,
+            "by": by,
+            "rows": rows,
+            "mean_sentences": mean_sentences,
+            "correlation": correlation,
+            "unknown_judge": unknown_judge,
+        },
+    )
+
+
+# --- Disagreement study report ---------------------------------------------------------------------
+
+
+def _support_judges(collection: Collection, **filters) -> QuerySet[Judge]:
+    return (
+        Judge.objects.filter(
+            supportjudgments__sentence__response__run__collection=collection,
+            **{f"supportjudgments__{key}": value for key, value in filters.items()},
+        )
+        .distinct()
+        .order_by("name")
+    )
+
+
+class DisagreementReportForm(forms.Form):
+    """Which judges the study compares; the choices are the judges with labels of each kind here."""
+
+    human = forms.ModelMultipleChoiceField(
+        label="Human judges", queryset=Judge.objects.none(), to_field_name="name"
+    )
+    llm = forms.ModelChoiceField(label="LLM judge", queryset=Judge.objects.none(), to_field_name="name")
+    blind = forms.ModelChoiceField(
+        label="Independent assessor", queryset=Judge.objects.none(), to_field_name="name"
+    )
+
+    def __init__(self, *args, collection: Collection, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["human"].queryset = _support_judges(collection, condition__in=HUMAN_CONDITIONS)
+        self.fields["llm"].queryset = _support_judges(collection).exclude(
+            kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]
+        )
+        self.fields["blind"].queryset = _support_judges(collection, condition=SupportJudgment.Condition.BLIND)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("blind") is not None and data.get("blind") in data.get("human", []):
+            self.add_error("blind", "the independent assessor is one of the human judges, so not independent")
+        return data
+
+    @classmethod
+    def defaults(cls, collection: Collection) -> dict[str, list[str] | str]:
+        """Every human judge, the LLM whose labels were post-edited (else the first machine judge), and
+        the first blind assessor: the study as the organiser most likely set it up."""
+        form = cls(collection=collection)
+        shown = (
+            SupportAssignment.objects.filter(topic__collection=collection, machine_judge__isnull=False)
+            .values_list("machine_judge__name", flat=True)
+            .first()
+        )
+        llm = shown or form.fields["llm"].queryset.values_list("name", flat=True).first()
+        blind = form.fields["blind"].queryset.values_list("name", flat=True).first()
+        humans = list(form.fields["human"].queryset.values_list("name", flat=True))
+        return {"human": humans, "llm": llm or "", "blind": blind or ""}
+
+
+@organiser_required
+def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The disagreement study's report: how often, and with what Cohen's kappa, the independent
+    assessor sides with the human and with the LLM, per human condition (the command's --report)."""
+    collection = get_object_or_404(Collection, name=name)
+    params = request.GET if "llm" in request.GET else None
+    if params is None:
+        defaults = DisagreementReportForm.defaults(collection)
+        if defaults["human"] and defaults["llm"] and defaults["blind"]:
+            params = QueryDict(mutable=True)
+            params.setlist("human", defaults["human"])
+            params.update({"llm": defaults["llm"], "blind": defaults["blind"]})
+    form = DisagreementReportForm(params, collection=collection)
+    if not form.is_bound and request.GET.get("format") == "json":
+        # Nothing to report yet and no judges named: a JSON client gets the reason, not the HTML form.
+        return JsonResponse(
+            {
+                "error": "name the judges (?human=…&llm=…&blind=…): this collection has no blind re-assessment yet"
+            },
+            status=400,
+        )
+    rows: list[dict] = []
+    status = 200
+    if form.is_bound:
+        if form.is_valid():
+            data = form.cleaned_data
+            reports = support_disagreement_report(
+                collection=collection,
+                human_judges=list(data["human"]),
+                machine_judge=data["llm"],
+                blind_judge=data["blind"],
+            )
+            if request.GET.get("format") == "json":
+                return JsonResponse({c: r.as_dict() for c, r in reports.items()})
+            titles = dict(SupportJudgment.Condition.choices) | {"all": "All conditions"}
+            rows = [
+                {"condition": c, "title": titles[c], "neither": r.neither, **r.as_dict()}
+                for c, r in reports.items()
+            ]
+        else:
+            status = 400
+            if request.GET.get("format") == "json":
+                reason = "; ".join(f"{f}: {' '.join(m)}" for f, m in form.errors.items())
+                return JsonResponse({"error": reason}, status=400)
+    return render(
+        request,
+        "evaluation/support_disagreements.html",
+        {"collection": collection, "form": form, "rows": rows},
+        status=status,
+    )
