@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("annotation.relevance.urls")),
     path("", include("annotation.nuggets.urls")),
     path("", include("annotation.support.urls")),
+    path("", include("annotation.console.urls")),
 ]

@@ -3,7 +3,9 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from annotation.console.selectors import organiser_home
 from annotation.models import Collection, Judge
+from annotation.permissions import is_organiser
 
 
 @login_required
@@ -14,7 +16,10 @@ def home(request: HttpRequest) -> HttpResponse:
         n_passages=Count("passages", distinct=True),
         n_runs=Count("runs", distinct=True),
     )
-    return render(request, "annotation/home.html", {"collections": collections})
+    context: dict[str, object] = {"collections": collections}
+    if is_organiser(request.user):
+        context.update(organiser_home(user=request.user))
+    return render(request, "annotation/home.html", context)
 
 
 @login_required

@@ -1,0 +1,220 @@
+"""Forms of the organiser's console: validation only; the services write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from annotation.console import selectors
+from annotation.formats.nuggets import FORMATS
+from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment
+
+# Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
+UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
+    ImportJob.Kind.TOPICS: (),
+    ImportJob.Kind.PASSAGES: (),
+    ImportJob.Kind.RUN: ("run_name", "group"),
+    ImportJob.Kind.QRELS: ("judge", "replace", "require_passages"),
+    ImportJob.Kind.PTKB_QRELS: ("judge", "replace"),
+    ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of"),
+    ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt"),
+    ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model"),
+    ImportJob.Kind.CONE_RAG_RESPONSES: (),
+    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "judge", "aliases"),
+}
+REQUIRED: dict[str, tuple[str, ...]] = {
+    ImportJob.Kind.QRELS: ("judge",),
+    ImportJob.Kind.PTKB_QRELS: ("judge",),
+    ImportJob.Kind.NUGGETS: ("judge",),
+    ImportJob.Kind.GOLD_RESPONSES: ("judge",),
+    ImportJob.Kind.SUPPORT_LABELS: ("judge",),
+    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "aliases"),
+}
+
+
+class CollectionForm(forms.Form):
+    name = forms.SlugField(
+        max_length=100, help_text="Letters, digits, '-' and '_' (it names the collection in URLs)."
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class UploadForm(forms.Form):
+    kind = forms.ChoiceField(choices=ImportJob.Kind.choices)
+    file = forms.FileField()
+    judge = forms.CharField(
+        required=False, max_length=200, help_text="Judge the labels belong to (created if new)."
+    )
+    fmt = forms.ChoiceField(
+        choices=[(f, f) for f in FORMATS], initial="jsonl", label="Format", required=False
+    )
+    replace = forms.BooleanField(required=False, help_text="Delete this judge's labels the file lacks.")
+    require_passages = forms.BooleanField(required=False, help_text="Reject qrels of passages not loaded.")
+    dedup_of = forms.CharField(
+        required=False, max_length=200, help_text="Nuggets: the set this file de-duplicates."
+    )
+    nugget_judge = forms.CharField(
+        required=False, max_length=200, help_text="Judge whose nuggets the file refers to."
+    )
+    judge_kind = forms.ChoiceField(
+        choices=[(k, Judge.Kind(k).label) for k in (Judge.Kind.IMPORTED, Judge.Kind.LLM, Judge.Kind.NLI)],
+        required=False,
+        initial=Judge.Kind.IMPORTED,
+        label="Kind of a new judge",
+    )
+    model = forms.CharField(required=False, max_length=200, help_text="Model name of a new LLM or NLI judge.")
+    run_name = forms.CharField(
+        required=False, max_length=200, help_text="Run: name (default: from the file)."
+    )
+    group = forms.CharField(required=False, max_length=200, help_text="Run: the group that submitted it.")
+    aliases = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="CONE-RAG labels: one ALIAS=RUN_NAME per line.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        kind = data.get("kind")
+        for name in REQUIRED.get(kind or "", ()):
+            if not data.get(name):
+                self.add_error(
+                    name, f"a {ImportJob.Kind(kind).label.split(' (')[0].lower()} upload needs this"
+                )
+        if data.get("aliases"):
+            data["aliases"] = [line.strip() for line in data["aliases"].splitlines() if line.strip()]
+        return data
+
+    def options(self) -> dict[str, Any]:
+        """Only the options the chosen kind reads, so a job records what its import was asked."""
+        data = self.cleaned_data
+        names = UPLOAD_OPTIONS[data["kind"]]
+        return {name: data[name] for name in names if data.get(name) not in (None, "", [], False)}
+
+
+class PoolForm(forms.Form):
+    name = forms.SlugField(max_length=100)
+    depth = forms.IntegerField(
+        min_value=1, max_value=1000, initial=30, help_text="How deep each run is read."
+    )
+    adaptive = forms.BooleanField(
+        required=False, help_text="iKAT 2024: the head always, deeper ranks by filter."
+    )
+    always_depth = forms.IntegerField(min_value=0, max_value=1000, initial=5, required=False)
+    filter_judge = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False)
+    min_grade = forms.IntegerField(min_value=0, max_value=4, required=False, initial=2)
+    turns = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Only these turn ids (space or line separated); empty: every turn.",
+    )
+    replace = forms.BooleanField(required=False, help_text="Rebuild a pool of this name.")
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["filter_judge"].queryset = selectors.relevance_judges(collection=collection)
+        self.fields["filter_judge"].label_from_instance = lambda j: f"{j.name} ({j.n} grades)"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("adaptive"):
+            if data.get("filter_judge") is None:
+                self.add_error("filter_judge", "adaptive pooling needs a filter judge")
+            if data.get("min_grade") is None:
+                self.add_error("min_grade", "adaptive pooling needs a minimum grade")
+            if data.get("always_depth") is None:
+                data["always_depth"] = 5
+        data["turn_ids"] = data.get("turns", "").split() or None
+        return data
+
+
+class RelevanceWorkForm(forms.Form):
+    pool = forms.ModelChoiceField(queryset=Pool.objects.none())
+    name = forms.SlugField(max_length=100, help_text="Name of the assignment.")
+    assessors = forms.ModelMultipleChoiceField(
+        queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple
+    )
+    unit_kind = forms.ChoiceField(choices=Assignment.UnitKind.choices, initial=Assignment.UnitKind.TURN)
+    redundancy = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Assessors per unit.")
+    lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
+    with_ptkb = forms.BooleanField(required=False, initial=True, label="PTKB step per turn")
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["pool"].queryset = Pool.objects.filter(collection=collection)
+        self.fields["assessors"].queryset = selectors.assessors()
+
+
+class SupportWorkForm(forms.Form):
+    assessors = forms.ModelMultipleChoiceField(
+        queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple
+    )
+    condition = forms.ChoiceField(
+        choices=[
+            (c.value, c.label)
+            for c in (SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT)
+        ]
+    )
+    machine_judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(), required=False, help_text="Post-editing: whose labels are shown."
+    )
+    topics = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, help_text="Empty: every topic of the collection."
+    )
+    max_citations = forms.IntegerField(min_value=1, max_value=20, required=False)
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assessors"].queryset = selectors.assessors()
+        self.fields["machine_judge"].queryset = selectors.support_judges(collection=collection)
+        self.fields["topics"].queryset = collection.topics.all()
+        self.collection = collection
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("condition") == SupportAssignment.Condition.POST_EDIT and not data.get("machine_judge"):
+            self.add_error("machine_judge", "post-editing needs the judge whose labels are shown")
+        if not data.get("topics"):
+            data["topics"] = self.collection.topics.all()
+        return data
+
+
+class PersonForm(forms.Form):
+    username = forms.RegexField(regex=r"^[\w.@+-]+\Z", max_length=150)
+    email = forms.EmailField(required=False)
+    role = forms.ChoiceField(choices=[("assessor", "Assessor"), ("organiser", "Organiser")])
+    password = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput,
+        min_length=8,
+        help_text="Leave empty to invite: you get a one-time link on which they choose their password.",
+    )
+
+
+EXPORT_KINDS = {
+    "qrels": "Relevance qrels (TREC)",
+    "ptkb-qrels": "PTKB qrels",
+    "nuggets": "Gold nuggets",
+    "gold-responses": "Gold responses",
+    "support-labels": "Support labels (JSONL)",
+    "judgment-log": "Judgment log (CSV)",
+}
+
+
+class ExportForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name", required=False)
+    fmt = forms.ChoiceField(choices=[(f, f) for f in FORMATS], required=False)
+    dedup = forms.BooleanField(required=False)
+    nugget_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name", required=False)
+
+    def __init__(self, *args: Any, kind: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind = kind
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.kind != "judgment-log" and data.get("judge") is None and "judge" not in self.errors:
+            self.add_error("judge", "choose the judge whose labels to download")
+        data["fmt"] = data.get("fmt") or "jsonl"
+        return data

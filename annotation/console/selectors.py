@@ -1,0 +1,293 @@
+"""Reads for the organiser's console: pool sizes and savings, who does what in a campaign, judges by task."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from itertools import pairwise
+from typing import Any
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import (
+    Assignment,
+    Collection,
+    ImportJob,
+    Judge,
+    Pool,
+    PoolEntry,
+    PtkbJudgment,
+    Ranking,
+    RelevanceJudgment,
+    SupportAssignment,
+    WorkSlot,
+)
+from annotation.selectors import natural_key
+
+# Two judgments further apart than this belong to two sittings; the pause is not working time.
+SITTING_GAP = timedelta(minutes=30)
+# A held unit whose lease ends sooner than this is listed as expiring.
+EXPIRING_WITHIN = timedelta(minutes=15)
+
+
+# --- Judges by task ----------------------------------------------------------------------------------
+
+
+def relevance_judges(*, collection: Collection) -> QuerySet[Judge]:
+    """Judges with relevance grades on the collection: the candidates for an adaptive pool's filter."""
+    return (
+        Judge.objects.filter(relevancejudgments__turn__collection=collection)
+        .annotate(n=Count("relevancejudgments"))
+        .order_by("name")
+    )
+
+
+def ptkb_judges(*, collection: Collection) -> QuerySet[Judge]:
+    return Judge.objects.filter(ptkbjudgments__turn__collection=collection).distinct().order_by("name")
+
+
+def nugget_judges(*, collection: Collection) -> QuerySet[Judge]:
+    return Judge.objects.filter(nuggets__turn__collection=collection).distinct().order_by("name")
+
+
+def gold_response_judges(*, collection: Collection) -> QuerySet[Judge]:
+    return Judge.objects.filter(goldresponses__turn__collection=collection).distinct().order_by("name")
+
+
+def support_judges(*, collection: Collection) -> QuerySet[Judge]:
+    return (
+        Judge.objects.filter(supportjudgments__sentence__response__run__collection=collection)
+        .distinct()
+        .order_by("name")
+    )
+
+
+def assessors() -> QuerySet[Any]:
+    """Active accounts that may be given work, organisers included (they often judge too)."""
+    return get_user_model().objects.filter(is_active=True).order_by("username")
+
+
+# --- Pools -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PoolTurn:
+    turn_id: str
+    pooled: int = 0
+    from_head: int = 0
+    from_filter: int = 0
+    candidates: int = 0
+
+    @property
+    def saved(self) -> int:
+        """Passages within the pool's depth that the filter kept out (none for a plain pool)."""
+        return max(self.candidates - self.pooled, 0)
+
+
+@dataclass
+class PoolSummary:
+    pool: Pool
+    turns: list[PoolTurn] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(t.pooled for t in self.turns)
+
+    @property
+    def saved(self) -> int:
+        return sum(t.saved for t in self.turns)
+
+    @property
+    def candidates(self) -> int:
+        return sum(t.candidates for t in self.turns)
+
+    @property
+    def saved_share(self) -> float | None:
+        return self.saved / self.candidates if self.candidates else None
+
+
+def pool_summary(*, pool: Pool) -> PoolSummary:
+    """A pool's size per turn, what came from the runs' heads and what from the filter, and what the
+    filter saved: the passages the runs rank within the pool's depth that are not in the pool.
+
+    The saving is counted against the runs as they are now, as `build_pool` counts it when it builds.
+    """
+    per_turn: dict[int, PoolTurn] = {}
+    rows = (
+        PoolEntry.objects.filter(pool=pool)
+        .values("turn_id", "turn__turn_id")
+        .annotate(n=Count("id"), via=Count("id", filter=Q(via_filter=True)))
+    )
+    for row in rows:
+        per_turn[row["turn_id"]] = PoolTurn(
+            turn_id=row["turn__turn_id"],
+            pooled=row["n"],
+            from_head=row["n"] - row["via"],
+            from_filter=row["via"],
+        )
+    if pool.adaptive:
+        within: dict[int, set[str]] = defaultdict(set)
+        rankings = Ranking.objects.filter(turn_id__in=list(per_turn), run__collection=pool.collection)
+        for turn_pk, passage_ids in rankings.values_list("turn_id", "passage_ids").iterator(chunk_size=200):
+            within[turn_pk].update(passage_ids[: pool.depth])
+        for turn_pk, line in per_turn.items():
+            line.candidates = len(within[turn_pk])
+    else:
+        for line in per_turn.values():
+            line.candidates = line.pooled
+    turns = sorted(per_turn.values(), key=lambda t: natural_key(t.turn_id))
+    return PoolSummary(pool=pool, turns=turns)
+
+
+# --- The campaign dashboard ------------------------------------------------------------------------
+
+
+@dataclass
+class AssessorLine:
+    username: str
+    done: int = 0
+    held: int = 0
+    left: int = 0
+    judgments: int = 0
+    per_hour: float | None = None
+    median_seconds: float | None = None
+    last_hour: int = 0
+
+
+@dataclass
+class ExpiringLease:
+    username: str
+    assignment: str
+    unit: str
+    leased_until: datetime
+
+
+@dataclass
+class Dashboard:
+    collection: Collection
+    assessors: list[AssessorLine]
+    expiring: list[ExpiringLease]
+    assignments: list[Assignment]
+    support_assignments: int
+    import_jobs: list[ImportJob]
+    judge_jobs: list[Any]
+
+
+def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -> Dashboard:
+    """Per assessor: relevance units done, held under a live lease, and left for them to take; their
+    pace (judgments per working hour, sittings split at pauses over 30 minutes, and median seconds per
+    judgment as the pages timed it); leases about to run out; the collection's import and judge jobs."""
+    now = now or timezone.now()
+    assignments = list(Assignment.objects.filter(pool__collection=collection).select_related("pool"))
+    lines: dict[int, AssessorLine] = {}
+
+    def line_of(user_pk: int, username: str) -> AssessorLine:
+        return lines.setdefault(user_pk, AssessorLine(username=username))
+
+    for assignment in assignments:
+        for user in assignment.assessors.all():
+            line_of(user.pk, user.get_username())
+    slots = (
+        WorkSlot.objects.filter(assignment__in=assignments)
+        .select_related("assessor", "unit", "assignment")
+        .order_by("unit_id", "copy")
+    )
+    by_unit: dict[int, list[WorkSlot]] = defaultdict(list)
+    expiring: list[ExpiringLease] = []
+    for slot in slots:
+        by_unit[slot.unit_id].append(slot)
+        if slot.assessor is None:
+            continue
+        line = line_of(slot.assessor_id, slot.assessor.get_username())
+        if slot.completed_at is not None:
+            line.done += 1
+        elif slot.leased_until is not None and slot.leased_until >= now:
+            line.held += 1
+            if slot.leased_until - now <= EXPIRING_WITHIN:
+                expiring.append(
+                    ExpiringLease(line.username, slot.assignment.name, slot.unit.label, slot.leased_until)
+                )
+    members = {a.pk: {u.pk for u in a.assessors.all()} for a in assignments}
+    for unit_slots in by_unit.values():
+        takers = {s.assessor_id for s in unit_slots if s.assessor_id is not None}
+        takeable = any(
+            s.completed_at is None and (s.assessor_id is None or (s.leased_until or now) < now)
+            for s in unit_slots
+        )
+        if not takeable:
+            continue
+        for user_pk in members[unit_slots[0].assignment_id] - takers:
+            lines[user_pk].left += 1
+
+    _pace(collection, lines, now)
+    import_jobs = list(ImportJob.objects.filter(collection=collection)[:20])
+    judge_jobs: list[Any] = []
+    if apps.is_installed("judging"):
+        judge_job = apps.get_model("judging", "JudgeJob")
+        judge_jobs = list(judge_job.objects.filter(collection=collection).select_related("judge")[:20])
+    return Dashboard(
+        collection=collection,
+        assessors=sorted(lines.values(), key=lambda line: line.username),
+        expiring=sorted(expiring, key=lambda lease: lease.leased_until),
+        assignments=assignments,
+        support_assignments=SupportAssignment.objects.filter(topic__collection=collection).count(),
+        import_jobs=import_jobs,
+        judge_jobs=judge_jobs,
+    )
+
+
+def _pace(collection: Collection, lines: dict[int, AssessorLine], now: datetime) -> None:
+    times: dict[int, list[datetime]] = defaultdict(list)
+    spent: dict[int, list[int]] = defaultdict(list)
+    names: dict[int, str] = {}
+    for model in (RelevanceJudgment, PtkbJudgment):
+        rows = model.objects.filter(
+            turn__collection=collection, judge__kind=Judge.Kind.ASSESSOR, judge__user__isnull=False
+        ).values_list("judge__user_id", "judge__user__username", "created_at", "time_spent_ms")
+        for user_pk, username, created_at, time_spent_ms in rows.iterator(chunk_size=5000):
+            names[user_pk] = username
+            times[user_pk].append(created_at)
+            if time_spent_ms is not None:
+                spent[user_pk].append(time_spent_ms)
+    for user_pk, stamps in times.items():
+        line = lines.setdefault(user_pk, AssessorLine(username=names[user_pk]))
+        stamps.sort()
+        line.judgments = len(stamps)
+        line.last_hour = sum(1 for t in stamps if t >= now - timedelta(hours=1))
+        working = sum(
+            (later - earlier for earlier, later in pairwise(stamps) if later - earlier <= SITTING_GAP),
+            timedelta(),
+        )
+        if working > timedelta():
+            line.per_hour = round(len(stamps) / (working / timedelta(hours=1)), 1)
+        if spent[user_pk]:
+            line.median_seconds = round(statistics.median(spent[user_pk]) / 1000, 1)
+
+
+# --- The organiser's home --------------------------------------------------------------------------
+
+
+def organiser_home(*, user: Any) -> dict[str, Any]:
+    """What an organiser's home lists besides the collections: crowd campaigns and recent jobs.
+
+    Campaigns and judge jobs live in the apps built on this one; they are read through the app registry
+    so this page works whichever of them is installed.
+    """
+    campaigns: list[Any] = []
+    if apps.is_installed("crowd"):
+        campaign = apps.get_model("mturk", "CrowdCampaign")
+        campaigns = list(campaign.objects.select_related("collection").order_by("-id")[:10])
+    judge_jobs: list[Any] = []
+    if apps.is_installed("judging"):
+        judge_job = apps.get_model("judging", "JudgeJob")
+        judge_jobs = list(judge_job.objects.select_related("judge", "collection")[:10])
+    return {
+        "campaigns": campaigns,
+        "judge_jobs": judge_jobs,
+        "import_jobs": list(ImportJob.objects.select_related("collection")[:10]),
+    }

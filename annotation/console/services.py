@@ -1,0 +1,98 @@
+"""Writes of the organiser's console that no other feature owns: collections, accounts, API tokens,
+support work for many topics at once. Pools, relevance assignments and imports use their own services."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.tokens import default_token_generator
+from django.db import transaction
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Collection, Judge, SupportAssignment, Topic
+from annotation.support.services import support_assignment_set
+
+
+class ConsoleError(Exception):
+    """The request cannot be carried out as asked; the message says why."""
+
+
+@transaction.atomic
+def collection_create(*, name: str, description: str = "") -> Collection:
+    if Collection.objects.filter(name=name).exists():
+        raise ConsoleError(f"a collection named {name!r} already exists")
+    return Collection.objects.create(name=name, description=description)
+
+
+@transaction.atomic
+def person_create(
+    *, username: str, email: str = "", organiser: bool = False, password: str | None = None
+) -> AbstractBaseUser:
+    """An assessor or organiser account. Without a password it is an invitation: the account cannot log
+    in until its owner sets a password through the link `invitation_path` gives."""
+    users = get_user_model()
+    if users.objects.filter(username=username).exists():
+        raise ConsoleError(f"an account named {username!r} already exists")
+    user = users(username=username, email=email, is_staff=organiser)
+    if password:
+        user.set_password(password)
+    else:
+        user.set_unusable_password()
+    user.save()
+    return user
+
+
+def invitation_path(*, user: AbstractBaseUser) -> tuple[str, str]:
+    """The (uidb64, token) of the one-time set-password link; it stops working once a password is set."""
+    return urlsafe_base64_encode(force_bytes(user.pk)), default_token_generator.make_token(user)
+
+
+def api_token_get(*, user: AbstractBaseUser) -> Token:
+    token, _ = Token.objects.get_or_create(user=user)
+    return token
+
+
+@transaction.atomic
+def api_token_reset(*, user: AbstractBaseUser) -> Token:
+    """A new API token for the user; scripts holding the old one are refused from now on."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)
+
+
+@transaction.atomic
+def support_work_assign(
+    *,
+    topics: Iterable[Topic],
+    users: Iterable[AbstractBaseUser],
+    condition: str,
+    machine_judge: Judge | None = None,
+    max_citations: int | None = None,
+) -> list[SupportAssignment]:
+    """Assign every (topic, assessor) pair in one condition, as `assign_support` does per assessor; all
+    or nothing, so a conflict on one topic assigns none."""
+    assigned: list[SupportAssignment] = []
+    topics, users = list(topics), list(users)
+    if not topics:
+        raise ConsoleError("the collection has no topics to assign")
+    for user in users:
+        for topic in topics:
+            assigned.append(
+                support_assignment_set(
+                    topic=topic,
+                    user=user,
+                    condition=condition,
+                    machine_judge=machine_judge,
+                    max_citations=max_citations,
+                )
+            )
+    return assigned
+
+
+def options_of(data: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The chosen options of an upload form, as the JSON an ImportJob keeps."""
+    return {name: data[name] for name in names if data.get(name) not in (None, "", [])}

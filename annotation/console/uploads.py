@@ -1,0 +1,336 @@
+"""Files uploaded on the organiser's pages, imported through the services the import commands call.
+
+A page stores the file and an ImportJob row and hands the job on: a small file is imported before the
+page answers, a larger one by a Celery worker (when CELERY_BROKER_URL is set) or by a thread of the
+served process, while the page polls the job. Either way one function, `import_job_run`, does the import
+in one transaction with the same checks as the command, so a rejected file changes nothing and the same
+file twice reports everything unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.uploadedfile import UploadedFile
+from django.db import close_old_connections, connections, transaction
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from annotation.formats.base import ImportFailed
+from annotation.models import Collection, ImportJob, Judge
+from annotation.nuggets.transfer import gold_responses_import, nuggets_import
+from annotation.relevance.exports import ptkb_qrels_import
+from annotation.services import (
+    ImportResult,
+    judge_get_or_create,
+    passages_import,
+    qrels_import,
+    run_import,
+    topics_import,
+)
+from annotation.support.labels import support_labels_import
+
+log = logging.getLogger(__name__)
+
+# Files up to this size are imported before the page answers; larger ones in the background.
+DEFAULT_INLINE_BYTES = 256 * 1024
+
+
+class UploadRefused(Exception):
+    """The upload cannot be imported as asked (a judge of the wrong kind, a missing option)."""
+
+
+@dataclass(frozen=True)
+class KindRow:
+    """One line of the outcome table: what the import did to one kind of record."""
+
+    kind: str
+    created: int
+    updated: int
+    unchanged: int
+    deleted: int
+
+
+def upload_root() -> Path:
+    """Where uploads wait for their import: under MEDIA_ROOT when it is set (a Celery worker on another
+    machine needs it to be shared storage), else the system's temporary directory."""
+    base = Path(settings.MEDIA_ROOT) if settings.MEDIA_ROOT else Path(tempfile.gettempdir())
+    return base / "assay-imports"
+
+
+def inline_limit() -> int:
+    return int(getattr(settings, "CONSOLE_INLINE_IMPORT_BYTES", DEFAULT_INLINE_BYTES))
+
+
+# --- Storing and starting --------------------------------------------------------------------------
+
+
+@transaction.atomic
+def import_job_create(
+    *,
+    collection: Collection,
+    kind: str,
+    upload: UploadedFile,
+    options: dict[str, Any],
+    user: AbstractBaseUser | None,
+) -> ImportJob:
+    """Store an uploaded file under its own (sanitised) name in a fresh folder and record its job.
+
+    The file keeps its name so that the parsers' `path:line` messages can be shown as `name:line`.
+    """
+    if kind not in ImportJob.Kind.values:
+        raise UploadRefused(f"unknown kind {kind!r}; one of {', '.join(ImportJob.Kind.values)}")
+    name = get_valid_filename(Path(upload.name or "upload").name) or "upload"
+    folder = upload_root() / uuid.uuid4().hex
+    folder.mkdir(parents=True, exist_ok=False)
+    target = folder / name
+    with open(target, "wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    return ImportJob.objects.create(
+        collection=collection,
+        kind=kind,
+        file_name=name,
+        stored_path=str(target),
+        size=target.stat().st_size,
+        options=options,
+        created_by=user,
+    )
+
+
+def import_job_start(*, job: ImportJob) -> bool:
+    """Import a small file now; hand a larger one to the background. True when it ran here.
+
+    The hand-over waits for the job's row to be committed, or a worker could look for it too early.
+    """
+    if job.size <= inline_limit():
+        import_job_run(job_id=job.pk)
+        job.refresh_from_db()
+        return True
+    if settings.CELERY_BROKER_URL:
+        from annotation.tasks import import_job_run_task
+
+        transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
+    else:
+        transaction.on_commit(lambda: _thread_start(job.pk))
+    return False
+
+
+def _thread_start(job_id: int) -> threading.Thread:
+    thread = threading.Thread(target=_thread_run, args=(job_id,), name=f"import-job-{job_id}", daemon=True)
+    thread.start()
+    return thread
+
+
+def _thread_run(job_id: int) -> None:
+    close_old_connections()
+    try:
+        import_job_run(job_id=job_id)
+    except Exception:  # the job row says what went wrong; the thread must not die silently either
+        log.exception("import job %s failed", job_id)
+    finally:
+        connections.close_all()
+
+
+# --- Running ---------------------------------------------------------------------------------------
+
+
+def import_job_run(*, job_id: int) -> ImportJob:
+    """Run one stored upload's import and record its outcome on the job; the stored file is removed.
+
+    A job already finished is left as it is, so a task delivered twice imports once.
+    """
+    job = ImportJob.objects.select_related("collection").get(pk=job_id)
+    if job.finished:
+        return job
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=ImportJob.Status.RUNNING, percent=10, started_at=timezone.now()
+    )
+    path = Path(job.stored_path)
+    status, rows, problems, error = ImportJob.Status.DONE, [], [], ""
+    try:
+        with transaction.atomic():
+            rows = IMPORTERS[job.kind](path, job.collection, job.options, job.file_name)
+    except ImportFailed as exc:
+        status, problems = ImportJob.Status.FAILED, [_shown(p, path) for p in exc.problems]
+    except UploadRefused as exc:
+        status, problems = ImportJob.Status.FAILED, [f"{job.file_name}: {exc}"]
+    except Exception as exc:  # recorded on the job so the page can say it; nothing was imported
+        log.exception("import job %s failed", job.pk)
+        status, error = ImportJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=status,
+        percent=100,
+        result=[vars(row) for row in rows],
+        problems=problems,
+        error=error,
+        finished_at=timezone.now(),
+    )
+    job.refresh_from_db()
+    return job
+
+
+def _shown(problem: str, path: Path) -> str:
+    """A parser's `stored/path/name:line: message` as `name:line: message`."""
+    prefix = str(path.parent) + "/"
+    return problem[len(prefix) :] if problem.startswith(prefix) else problem
+
+
+def _rows(result: ImportResult, default: str, prefix: str = "") -> list[KindRow]:
+    return [
+        KindRow(prefix + kind, c.created, c.updated, c.unchanged, c.deleted)
+        for kind, c in result.by_kind(default).items()
+    ]
+
+
+def _judge_named(name: str) -> Judge:
+    judge = Judge.objects.filter(name=name).first()
+    if judge is None:
+        known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)[:10]) or "none yet"
+        raise UploadRefused(f"no judge named {name!r}; known judges: {known}")
+    return judge
+
+
+def _file_judge(name: str, file_name: str, refuse_assessor: str = "", **defaults: Any) -> Judge:
+    existing = Judge.objects.filter(name=name).first()
+    if refuse_assessor and existing is not None and existing.kind == Judge.Kind.ASSESSOR:
+        raise UploadRefused(f"judge {name!r} is an assessor: an import would {refuse_assessor}")
+    return judge_get_or_create(name=name, description=f"imported from {file_name}", **defaults)
+
+
+# --- One importer per kind: the checks of its command, then its service ------------------------------
+
+Importer = Callable[[Path, Collection, dict[str, Any], str], list[KindRow]]
+
+
+def _topics(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+    return _rows(topics_import(path=path, collection=collection), "topics")
+
+
+def _passages(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+    return _rows(passages_import(path=path, collection=collection), "passages")
+
+
+def _run(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+    results = run_import(
+        path=path, collection=collection, name=options.get("run_name") or None, group=options.get("group", "")
+    )
+    return [row for run, result in results for row in _rows(result, "rankings", prefix=f"run {run.name}: ")]
+
+
+def _qrels(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+    result = qrels_import(
+        path=path,
+        collection=collection,
+        judge=_file_judge(options["judge"], file_name),
+        require_passages=bool(options.get("require_passages")),
+        replace=bool(options.get("replace")),
+    )
+    return _rows(result, "judgments")
+
+
+def _ptkb_qrels(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+    result = ptkb_qrels_import(
+        path=path,
+        collection=collection,
+        judge=_file_judge(options["judge"], file_name),
+        replace=bool(options.get("replace")),
+    )
+    return _rows(result, "PTKB judgments")
+
+
+def _nuggets(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+    original = _judge_named(options["dedup_of"]) if options.get("dedup_of") else None
+    if original is not None and original.name == options["judge"]:
+        raise UploadRefused("the de-duplicated set must belong to another judge than the set it reduces")
+    judge = _file_judge(options["judge"], file_name, refuse_assessor="replace their own nuggets")
+    result = nuggets_import(
+        path=path, collection=collection, judge=judge, fmt=options.get("fmt", "jsonl"), dedup_of=original
+    )
+    return _rows(result, "nuggets")
+
+
+def _gold_responses(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str
+) -> list[KindRow]:
+    nuggets_of = _judge_named(options["nugget_judge"]) if options.get("nugget_judge") else None
+    judge = _file_judge(options["judge"], file_name, refuse_assessor="overwrite their own responses")
+    result = gold_responses_import(
+        path=path,
+        collection=collection,
+        judge=judge,
+        nugget_judge=nuggets_of,
+        fmt=options.get("fmt", "jsonl"),
+    )
+    return _rows(result, "gold responses")
+
+
+def _support_labels(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str
+) -> list[KindRow]:
+    judge = _file_judge(
+        options["judge"],
+        file_name,
+        refuse_assessor="overwrite their own labels",
+        kind=options.get("judge_kind") or Judge.Kind.IMPORTED,
+        model=options.get("model", ""),
+    )
+    return _rows(support_labels_import(path=path, collection=collection, judge=judge), "support labels")
+
+
+# The CONE-RAG crowd files belong to the crowd app, which builds on this one; it is imported here, at
+# use, so that the collection pages load whether or not the crowd app is installed.
+def _cone_rag_responses(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str
+) -> list[KindRow]:
+    from crowd.cone_rag import cone_rag_responses_import
+
+    return _rows(cone_rag_responses_import(path=path, collection=collection), "responses")
+
+
+def _cone_rag_labels(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str
+) -> list[KindRow]:
+    from crowd.cone_rag import cone_rag_labels_import, parse_aliases
+
+    gold = _judge_named(options["nugget_judge"])
+    try:
+        aliases = parse_aliases(list(options.get("aliases", [])))
+    except ValueError as exc:
+        raise UploadRefused(str(exc)) from None
+    if not aliases:
+        raise UploadRefused("give at least one alias line ALIAS=RUN_NAME")
+    name = options.get("judge") or "mturk-majority"
+    existing = Judge.objects.filter(name=name).first()
+    if existing is not None and existing.kind != Judge.Kind.CROWD:
+        raise UploadRefused(f"judge {name!r} exists and is a {existing.kind} judge, not a crowd judge")
+    result = cone_rag_labels_import(
+        path=path, collection=collection, nugget_judge=gold, label_judge_name=name, aliases=aliases
+    )
+    return _rows(result, "NtR labels")
+
+
+IMPORTERS: dict[str, Importer] = {
+    ImportJob.Kind.TOPICS: _topics,
+    ImportJob.Kind.PASSAGES: _passages,
+    ImportJob.Kind.RUN: _run,
+    ImportJob.Kind.QRELS: _qrels,
+    ImportJob.Kind.PTKB_QRELS: _ptkb_qrels,
+    ImportJob.Kind.NUGGETS: _nuggets,
+    ImportJob.Kind.GOLD_RESPONSES: _gold_responses,
+    ImportJob.Kind.SUPPORT_LABELS: _support_labels,
+    ImportJob.Kind.CONE_RAG_RESPONSES: _cone_rag_responses,
+    ImportJob.Kind.CONE_RAG_LABELS: _cone_rag_labels,
+}

@@ -1,0 +1,28 @@
+from django.urls import path
+
+from annotation.console import views
+
+urlpatterns = [
+    path("console/collections/new/", views.collection_new, name="console-collection-new"),
+    path("console/collections/<slug:name>/", views.collection_page, name="console-collection"),
+    path("console/collections/<slug:name>/imports/<int:pk>/", views.import_page, name="console-import"),
+    path(
+        "console/collections/<slug:name>/imports/<int:pk>/status.json",
+        views.import_status,
+        name="console-import-status",
+    ),
+    path("console/collections/<slug:name>/pools/", views.pools_page, name="console-pools"),
+    path("console/collections/<slug:name>/pools/<slug:pool>/", views.pool_page, name="console-pool"),
+    path("console/collections/<slug:name>/work/", views.work_page, name="console-work"),
+    path("console/collections/<slug:name>/dashboard/", views.dashboard_page, name="console-dashboard"),
+    path("console/collections/<slug:name>/exports/", views.exports_page, name="console-exports"),
+    path(
+        "console/collections/<slug:name>/exports/<slug:kind>",
+        views.export_download,
+        name="console-export",
+    ),
+    path("console/people/", views.people_page, name="console-people"),
+    path("welcome/<uidb64>/<token>/", views.welcome, name="console-welcome"),
+    path("account/", views.account_page, name="account"),
+    path("account/token/reset/", views.account_token_reset, name="account-token-reset"),
+]
