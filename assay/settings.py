@@ -202,6 +202,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Test collections, runs and judgments for search and RAG evaluation.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs list every endpoint and field: for signed-in users only, like the API.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI served from our own static files: no CDN, so the docs work offline too.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -231,6 +233,9 @@ LLM_PRICES = {
     "gpt-4.1": (2.00, 8.00),
     "gpt-4.1-mini": (0.40, 1.60),
 }
+
+# Imports read at most this many bytes of a file (a device or an endless pipe ends in an error).
+IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 2 * 1024**3)
 
 # Gold nugget pages offer passages graded at least this by the chosen relevance judge.
 NUGGET_MIN_GRADE = env_int("NUGGET_MIN_GRADE", 1)

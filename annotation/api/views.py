@@ -9,6 +9,7 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.api import serializers as s
+from annotation.judge_access import judges_readable
 from annotation.judgments import relevance_judgment_submit
 from annotation.models import (
     Collection,
@@ -86,8 +87,13 @@ class ResponseList(generics.ListAPIView):
 
 
 class JudgeList(generics.ListAPIView):
-    queryset = Judge.objects.all()
+    """The judges whose labels you may read: organisers every judge; assessors the machine and
+    imported-file judges and their own (annotation.judge_access)."""
+
     serializer_class = s.JudgeOutput
+
+    def get_queryset(self) -> QuerySet[Judge]:
+        return judges_readable(user=self.request.user).order_by("name")
 
 
 class RelevanceJudgmentList(APIView):

@@ -12,12 +12,15 @@ import json
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.formats.base import excerpt
+from annotation.judge_access import NOT_SHARED, judge_readable, judges_readable
 from annotation.models import Collection, GoldResponse, Judge, Nugget, Passage, Turn
 from annotation.nuggets.selectors import (
     nugget_judges,
@@ -60,9 +63,9 @@ class RelevanceChoiceForm(forms.Form):
     judge = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label="Relevance judge")
     min_grade = forms.IntegerField(min_value=0, max_value=4, required=False, label="Grade at least")
 
-    def __init__(self, *args, collection: Collection, **kwargs):
+    def __init__(self, *args, collection: Collection, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = Judge.objects.filter(
+        self.fields["judge"].queryset = judges_readable(user=user).filter(
             pk__in=[j.pk for j in relevance_judges(collection=collection)]
         )
 
@@ -80,18 +83,47 @@ def _own_nugget(request: HttpRequest, turn: Turn, pk: int) -> Nugget:
     return get_object_or_404(Nugget, pk=pk, turn=turn, judge=judge_for_assessor(user=request.user))
 
 
+def _chosen_judge(request: HttpRequest, value: object) -> Judge | None:
+    """The relevance judge named by id in a request, if the user may read its grades.
+
+    A judge the user may not read is a 403 with the rule (a page or a JSON body says why); an id that
+    names no judge is a 400. Checked on every request that names one, pages and posts alike.
+    """
+    if value in (None, ""):
+        return None
+    try:
+        judge = Judge.objects.filter(pk=int(str(value))).first()
+    except (TypeError, ValueError):
+        judge = None
+    if judge is None:
+        raise BadRequest(f"no relevance judge {excerpt(value, 20)}")
+    if not judge_readable(user=request.user, judge=judge):
+        raise PermissionDenied(f"You may not read the grades of judge {judge.pk}: {NOT_SHARED}.")
+    return judge
+
+
 def _relevance_choice(
     request: HttpRequest, collection: Collection
 ) -> tuple[RelevanceChoiceForm, Judge | None, int]:
-    form = RelevanceChoiceForm(request.GET or None, collection=collection)
+    _chosen_judge(request, request.GET.get("judge"))
+    form = RelevanceChoiceForm(request.GET or None, collection=collection, user=request.user)
     judge, min_grade = None, DEFAULT_MIN_GRADE
-    if form.is_bound and form.is_valid():
+    if form.is_bound:
+        if not form.is_valid():
+            raise BadRequest(
+                "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+            )
         judge = form.cleaned_data["judge"]
         if form.cleaned_data["min_grade"] is not None:
             min_grade = form.cleaned_data["min_grade"]
     if judge is None:
         judge = form.fields["judge"].queryset.order_by("name").first()
     return form, judge, min_grade
+
+
+def _bad_page_request(exc: BadRequest) -> HttpResponse:
+    # Plain text: the reason may quote what the request sent.
+    return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
 
 
 def _body(request: HttpRequest) -> dict:
@@ -120,7 +152,10 @@ def nugget_index(request: HttpRequest) -> HttpResponse:
 @login_required
 def nugget_turns(request: HttpRequest, name: str) -> HttpResponse:
     collection = _collection(name)
-    form, relevance_judge, min_grade = _relevance_choice(request, collection)
+    try:
+        form, relevance_judge, min_grade = _relevance_choice(request, collection)
+    except BadRequest as exc:
+        return _bad_page_request(exc)
     judge = judge_for_assessor(user=request.user)
     turns = (
         Turn.objects.filter(collection=collection)
@@ -160,7 +195,10 @@ def nugget_turns(request: HttpRequest, name: str) -> HttpResponse:
 def nugget_turn(request: HttpRequest, name: str, turn_id: str) -> HttpResponse:
     collection = _collection(name)
     turn = _turn(collection, turn_id)
-    form, relevance_judge, min_grade = _relevance_choice(request, collection)
+    try:
+        form, relevance_judge, min_grade = _relevance_choice(request, collection)
+    except BadRequest as exc:
+        return _bad_page_request(exc)
     judge = judge_for_assessor(user=request.user)
     passages = (
         relevant_passages(turn=turn, relevance_judge=relevance_judge, min_grade=min_grade)
@@ -209,9 +247,12 @@ def nugget_create_view(request: HttpRequest, name: str, turn_id: str) -> JsonRes
     ).first()
     if passage is None:
         return _refused(f"passage {form.cleaned_data['passage_id']} is not in collection {collection.name}")
-    relevance_judge = None
-    if form.cleaned_data["relevance_judge"] is not None:
-        relevance_judge = Judge.objects.filter(pk=form.cleaned_data["relevance_judge"]).first()
+    try:
+        relevance_judge = _chosen_judge(request, form.cleaned_data["relevance_judge"])
+    except PermissionDenied as exc:
+        return JsonResponse({"error": str(exc)}, status=403)
+    except BadRequest as exc:
+        return _refused(str(exc))
     try:
         nugget = nugget_create(
             judge=judge_for_assessor(user=request.user),
