@@ -8,7 +8,6 @@ assessor effort and for audits.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import IO, TypedDict
 from django.db import transaction
 
 from annotation.formats.base import Problems, read_text
+from annotation.formats.csv_safe import SafeDictWriter
 from annotation.models import Collection, Judge, PtkbJudgment, PtkbStatement, RelevanceJudgment, Turn
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
@@ -216,7 +216,7 @@ def judgment_log_rows(
 
 def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
     """Write the log as CSV with a header; returns the number of rows written."""
-    writer = csv.DictWriter(handle, fieldnames=LOG_COLUMNS, lineterminator="\n")
+    writer = SafeDictWriter(handle, fieldnames=LOG_COLUMNS, lineterminator="\n")
     writer.writeheader()
     count = 0
     for row in rows:

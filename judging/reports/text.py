@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
+from annotation.formats.csv_safe import csv_writer
 from judging.reports.comparison import FIGURE_COLUMNS
 
 # --- Text and CSV ----------------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def comparison_text(report: dict[str, Any]) -> str:
 def comparison_csv(report: dict[str, Any]) -> str:
     """One row for all units, then one per topic: n, exact agreement, kappas, alpha, kappa interval."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     writer.writerow(
         ["task", "judge_a", "judge_b", "topic", *FIGURE_COLUMNS, "kappa_ci95_low", "kappa_ci95_high"]
     )
@@ -100,7 +100,7 @@ def comparison_csv(report: dict[str, Any]) -> str:
 def confusion_csv(report: dict[str, Any]) -> str:
     """The confusion matrix: a header of B's labels, one row per label of A, counts."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     a, b = report["judges"]
     writer.writerow([f"{a} \\ {b}", *report["labels"]])
     for label, counts in zip(report["labels"], report["confusion_matrix"], strict=True):
@@ -110,7 +110,7 @@ def confusion_csv(report: dict[str, Any]) -> str:
 
 def rank_csv(report: dict[str, Any]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     a, b = report["judges"]
     writer.writerow(["run", f"score_{a}", f"score_{b}", f"rank_{a}", f"rank_{b}"])
     for row in report["runs"]:
