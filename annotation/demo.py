@@ -10,7 +10,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Assignment, Collection, Judge, Nugget, Passage, Pool, SupportAssignment
+from annotation.judgments import nugget_upsert
+from annotation.models import Assignment, Collection, Judge, Passage, Pool, SupportAssignment
 from annotation.relevance.pooling import pool_build
 from annotation.relevance.work import assignment_create
 from annotation.services import (
@@ -147,14 +148,12 @@ def _nuggets_load(collection: Collection, path: Path) -> None:
     for item in json.loads(path.read_text(encoding="utf-8")):
         start = texts[item["passage_id"]].index(item["text"])
         keys[item["turn"]] = keys.get(item["turn"], 0) + 1
-        Nugget.objects.update_or_create(
+        nugget_upsert(
             judge=judge,
             turn=turns[item["turn"]],
             key=f"[{keys[item['turn']]}]",
-            defaults={
-                "text": item["text"],
-                "passage_id": item["passage_id"],
-                "start": start,
-                "end": start + len(item["text"]),
-            },
+            text=item["text"],
+            passage_id=item["passage_id"],
+            start=start,
+            end=start + len(item["text"]),
         )

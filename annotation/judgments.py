@@ -7,10 +7,31 @@ revisions, what a revision replaces) live in one place.
 
 from __future__ import annotations
 
-from django.db import connections, router
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from django.db import connections, router, transaction
 from django.utils import timezone
 
-from annotation.models import Judge, RelevanceJudgment, Turn
+from annotation.models import (
+    Collection,
+    GoldResponse,
+    Judge,
+    NtnJudgment,
+    NtrJudgment,
+    Nugget,
+    RelevanceJudgment,
+    Response,
+    ResponseSentence,
+    SupportJudgment,
+    SupportLabel,
+    Turn,
+)
+
+
+class JudgmentRefused(Exception):
+    """The label does not fit its unit (say, a PTKB statement of another conversation)."""
 
 
 def relevance_judgment_submit(
@@ -45,3 +66,351 @@ def relevance_judgment_submit(
     if isinstance(turn, Turn):
         judgment.turn = turn
     return judgment
+
+
+# --- Nuggets, gold responses, NtR, NtN, support ------------------------------------------------------
+#
+# A `*_submit` records one judge's label of one unit: a revision replaces the label and the time spent
+# on it adds up. A bulk `*_upsert` restates what a file, a crowd provider or an aggregate says now, so it
+# is idempotent: a row that says what is stored changes nothing, and a time it gives replaces the
+# stored one (the same assignment synced twice must not count its time twice).
+
+Outcome = Literal["created", "updated", "unchanged"]
+
+
+@dataclass
+class Written:
+    """What a bulk writer did, row by row."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+
+
+def _time_added(stored: int | None, spent: int | None) -> int | None:
+    return stored if spent is None else (stored or 0) + spent
+
+
+def _nugget_check(*, text: str, start: int | None, end: int | None) -> None:
+    if not text.strip():
+        raise JudgmentRefused("a nugget needs text")
+    if (start is None) != (end is None):
+        raise JudgmentRefused("a nugget span needs both its start and its end")
+    if start is not None and end is not None and not 0 <= start < end:
+        raise JudgmentRefused(f"span {start}-{end} is not a span (0 <= start < end)")
+
+
+@transaction.atomic
+def nugget_upsert(
+    *,
+    judge: Judge,
+    turn: Turn | int,
+    key: str,
+    text: str,
+    passage_id: str = "",
+    start: int | None = None,
+    end: int | None = None,
+    relevance: str = "",
+    response: Response | int | None = None,
+    original: Nugget | int | None = None,
+    time_spent_ms: int | None = None,
+) -> tuple[Nugget, Outcome]:
+    """Record or revise the judge's nugget `key` of a turn; a revision replaces its text and span.
+
+    Where a span comes from is the caller's to check (an assessor's span is a slice of a passage, a
+    machine's of the passage or response it read); the writer checks it is a span at all.
+    """
+    _nugget_check(text=text, start=start, end=end)
+    turn_pk = turn.pk if isinstance(turn, Turn) else turn
+    values: dict[str, Any] = {
+        "text": text,
+        "passage_id": passage_id,
+        "start": start,
+        "end": end,
+        "relevance": relevance,
+        "response_id": response.pk if isinstance(response, Response) else response,
+        "original_id": original.pk if isinstance(original, Nugget) else original,
+    }
+    nugget = Nugget.objects.select_for_update().filter(judge=judge, turn_id=turn_pk, key=key).first()
+    if nugget is None:
+        nugget = Nugget.objects.create(
+            judge=judge, turn_id=turn_pk, key=key, time_spent_ms=time_spent_ms, **values
+        )
+        return nugget, "created"
+    if all(getattr(nugget, f) == v for f, v in values.items()) and time_spent_ms is None:
+        return nugget, "unchanged"
+    for f, v in values.items():
+        setattr(nugget, f, v)
+    nugget.time_spent_ms = _time_added(nugget.time_spent_ms, time_spent_ms)
+    fields = ["text", "passage_id", "start", "end", "relevance", "response", "original"]
+    nugget.save(update_fields=[*fields, "time_spent_ms", "updated_at"])
+    return nugget, "updated"
+
+
+@transaction.atomic
+def nuggets_create(*, nuggets: Sequence[Nugget]) -> list[Nugget]:
+    """Store new nuggets at once (a machine's set of a turn, the survivors of a de-duplication)."""
+    for nugget in nuggets:
+        _nugget_check(text=nugget.text, start=nugget.start, end=nugget.end)
+    return Nugget.objects.bulk_create(nuggets, batch_size=1000)
+
+
+@transaction.atomic
+def gold_response_submit(
+    *,
+    judge: Judge,
+    turn: Turn,
+    text: str,
+    nuggets: Sequence[Nugget],
+    is_draft: bool = True,
+    time_spent_ms: int | None = None,
+) -> tuple[GoldResponse, Outcome]:
+    """Record or revise the judge's gold response of a turn and the nuggets it uses (a draft until
+    submitted); the nuggets must be the turn's own, and time spent adds up over revisions."""
+    for nugget in nuggets:
+        if nugget.turn_id != turn.pk:
+            raise JudgmentRefused(f"nugget {nugget.key} is not a nugget of turn {turn.turn_id}")
+    used = {n.pk for n in nuggets}
+    response = GoldResponse.objects.select_for_update().filter(judge=judge, turn=turn).first()
+    if response is None:
+        response = GoldResponse.objects.create(
+            judge=judge, turn=turn, text=text, is_draft=is_draft, time_spent_ms=time_spent_ms
+        )
+        response.nuggets.set(nuggets)
+        return response, "created"
+    same = (
+        response.text == text
+        and response.is_draft == is_draft
+        and set(response.nuggets.values_list("id", flat=True)) == used
+    )
+    if same and time_spent_ms is None:
+        return response, "unchanged"
+    response.text, response.is_draft = text, is_draft
+    response.time_spent_ms = _time_added(response.time_spent_ms, time_spent_ms)
+    response.save(update_fields=["text", "is_draft", "time_spent_ms", "updated_at"])
+    response.nuggets.set(nuggets)
+    return response, "updated"
+
+
+@transaction.atomic
+def ntr_judgment_submit(
+    *, judge: Judge, response: Response, nugget: Nugget, matched: bool, time_spent_ms: int | None = None
+) -> NtrJudgment:
+    """Record or revise whether `response` captures the gold `nugget` of its turn."""
+    if nugget.turn_id != response.turn_id:
+        raise JudgmentRefused(f"nugget {nugget.key} is not a nugget of the response's turn")
+    judgment = (
+        NtrJudgment.objects.select_for_update().filter(judge=judge, response=response, nugget=nugget).first()
+    )
+    if judgment is None:
+        return NtrJudgment.objects.create(
+            judge=judge, response=response, nugget=nugget, matched=bool(matched), time_spent_ms=time_spent_ms
+        )
+    judgment.matched = bool(matched)
+    judgment.time_spent_ms = _time_added(judgment.time_spent_ms, time_spent_ms)
+    judgment.save(update_fields=["matched", "time_spent_ms", "updated_at"])
+    return judgment
+
+
+@dataclass(frozen=True)
+class NtrRow:
+    response_id: int
+    nugget_id: int
+    matched: bool
+    time_spent_ms: int | None = None
+
+
+@transaction.atomic
+def ntr_judgments_upsert(
+    *, judge: Judge, rows: Iterable[NtrRow], remove: Iterable[tuple[int, int]] = ()
+) -> Written:
+    """Make the judge's NtR labels of the given (response, nugget) pairs say what `rows` say, and drop
+    its labels of the pairs in `remove`; a handful of queries however many rows (crowd campaigns and
+    their files run to tens of thousands of pairs)."""
+    wanted = {(r.response_id, r.nugget_id): r for r in rows}
+    gone = set(remove) - set(wanted)
+    written = Written()
+    pairs = set(wanted) | gone
+    if not pairs:
+        return written
+    response_turn = dict(Response.objects.filter(id__in={r for r, _ in wanted}).values_list("id", "turn_id"))
+    nugget_turn = dict(Nugget.objects.filter(id__in={n for _, n in wanted}).values_list("id", "turn_id"))
+    for response_id, nugget_id in wanted:
+        if response_id not in response_turn or nugget_id not in nugget_turn:
+            raise JudgmentRefused(f"no response {response_id} or no nugget {nugget_id}")
+        if response_turn[response_id] != nugget_turn[nugget_id]:
+            raise JudgmentRefused(f"nugget {nugget_id} is not a nugget of response {response_id}'s turn")
+    stored = {
+        (j.response_id, j.nugget_id): j
+        for j in NtrJudgment.objects.filter(
+            judge=judge, response_id__in={r for r, _ in pairs}, nugget_id__in={n for _, n in pairs}
+        )
+    }
+    created: list[NtrJudgment] = []
+    changed: list[NtrJudgment] = []
+    now = timezone.now()
+    for key, row in wanted.items():
+        judgment = stored.get(key)
+        if judgment is None:
+            created.append(
+                NtrJudgment(
+                    judge=judge,
+                    response_id=row.response_id,
+                    nugget_id=row.nugget_id,
+                    matched=bool(row.matched),
+                    time_spent_ms=row.time_spent_ms,
+                )
+            )
+        elif judgment.matched != bool(row.matched) or (
+            row.time_spent_ms is not None and judgment.time_spent_ms != row.time_spent_ms
+        ):
+            judgment.matched = bool(row.matched)
+            if row.time_spent_ms is not None:
+                judgment.time_spent_ms = row.time_spent_ms
+            judgment.updated_at = now
+            changed.append(judgment)
+        else:
+            written.unchanged += 1
+    stale = [stored[key].pk for key in gone if key in stored]
+    NtrJudgment.objects.filter(id__in=stale).delete()
+    NtrJudgment.objects.bulk_create(created, batch_size=1000)
+    NtrJudgment.objects.bulk_update(changed, ["matched", "time_spent_ms", "updated_at"], batch_size=1000)
+    written.created, written.updated, written.removed = len(created), len(changed), len(stale)
+    return written
+
+
+@dataclass(frozen=True)
+class NtnRow:
+    response_nugget_id: int
+    gold_nugget_id: int
+    entails: bool
+    score: float | None = None
+
+
+@transaction.atomic
+def ntn_judgments_store(*, judge: Judge, rows: Iterable[NtnRow]) -> int:
+    """Store the judge's NtN verdicts of pairs it has not judged yet; a pair stored meanwhile (another
+    worker on the same turn) is kept as it is. Returns the number of rows offered."""
+    judgments = []
+    for row in rows:
+        if row.score is not None and not 0.0 <= row.score <= 1.0:
+            raise JudgmentRefused(f"an NtN score is a probability, not {row.score}")
+        judgments.append(
+            NtnJudgment(
+                judge=judge,
+                response_nugget_id=row.response_nugget_id,
+                gold_nugget_id=row.gold_nugget_id,
+                entails=bool(row.entails),
+                score=row.score,
+            )
+        )
+    NtnJudgment.objects.bulk_create(judgments, ignore_conflicts=True, batch_size=1000)
+    return len(judgments)
+
+
+SUPPORT_LABELS = frozenset(SupportLabel.values)
+
+
+def _support_label_check(label: str) -> None:
+    if label not in SUPPORT_LABELS:
+        raise JudgmentRefused(f"label must be one of {', '.join(SupportLabel.values)}, not {label!r}")
+
+
+@transaction.atomic
+def support_judgment_submit(
+    *,
+    judge: Judge,
+    sentence: ResponseSentence,
+    citation_index: int,
+    label: str,
+    condition: str,
+    shown_label: str = "",
+    time_spent_ms: int | None = None,
+) -> SupportJudgment:
+    """Record or revise the judge's support label of (sentence, its `citation_index`-th citation).
+
+    A judge labels a unit in one condition only. `shown_label` is the label the judge was shown to
+    post-edit (kept from the first submit); `changed` says whether the judge moved away from it.
+    """
+    _support_label_check(label)
+    if not 0 <= citation_index < len(sentence.citations):
+        raise JudgmentRefused(f"the sentence has no citation {citation_index}")
+    judgment = (
+        SupportJudgment.objects.select_for_update()
+        .filter(judge=judge, sentence=sentence, citation_index=citation_index)
+        .first()
+    )
+    if judgment is None:
+        return SupportJudgment.objects.create(
+            judge=judge,
+            sentence=sentence,
+            citation_index=citation_index,
+            passage_id=sentence.citations[citation_index],
+            label=label,
+            condition=condition,
+            shown_label=shown_label,
+            changed=(label != shown_label) if shown_label else None,
+            time_spent_ms=time_spent_ms,
+        )
+    if judgment.condition != condition:
+        raise JudgmentRefused(
+            f"this unit was judged in condition {judgment.condition}; a judge never judges a unit in two conditions"
+        )
+    judgment.label = label
+    judgment.changed = (label != judgment.shown_label) if judgment.shown_label else None
+    judgment.time_spent_ms = _time_added(judgment.time_spent_ms, time_spent_ms)
+    judgment.save(update_fields=["label", "changed", "time_spent_ms", "updated_at"])
+    return judgment
+
+
+@dataclass(frozen=True)
+class SupportRow:
+    sentence_id: int
+    citation_index: int
+    passage_id: str
+    label: str
+
+
+@transaction.atomic
+def support_judgments_upsert(
+    *, judge: Judge, collection: Collection, rows: Iterable[SupportRow], condition: str
+) -> Written:
+    """Make the judge's support labels of the given units of `collection` say what `rows` say (a label
+    file of a run set: tens of thousands of units in a handful of queries)."""
+    wanted = {(r.sentence_id, r.citation_index): r for r in rows}
+    for row in wanted.values():
+        _support_label_check(row.label)
+    written = Written()
+    if not wanted:
+        return written
+    stored = {
+        (sid, ci): (pk, label)
+        for pk, sid, ci, label in SupportJudgment.objects.filter(
+            judge=judge, sentence__response__run__collection=collection
+        ).values_list("id", "sentence_id", "citation_index", "label")
+    }
+    created: list[SupportJudgment] = []
+    changed: list[SupportJudgment] = []
+    now = timezone.now()
+    for key, row in wanted.items():
+        current = stored.get(key)
+        if current is None:
+            created.append(
+                SupportJudgment(
+                    judge=judge,
+                    sentence_id=row.sentence_id,
+                    citation_index=row.citation_index,
+                    passage_id=row.passage_id,
+                    label=row.label,
+                    condition=condition,
+                )
+            )
+        elif current[1] != row.label:
+            changed.append(SupportJudgment(id=current[0], label=row.label, updated_at=now))
+        else:
+            written.unchanged += 1
+    SupportJudgment.objects.bulk_create(created, batch_size=2000)
+    SupportJudgment.objects.bulk_update(changed, ["label", "updated_at"], batch_size=2000)
+    written.created, written.updated = len(created), len(changed)
+    return written

@@ -21,7 +21,8 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import ImportFailed, LineDict, Problems, load_json, read_text
-from annotation.models import Collection, Judge, NtrJudgment, Nugget, Response, Run, Turn
+from annotation.judgments import NtrRow, ntr_judgments_upsert
+from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
 from annotation.services import ImportResult, judge_get_or_create
 
 SOURCE_FORMAT = "cone-rag"
@@ -310,24 +311,11 @@ def cone_rag_labels_import(
     )
     if judge.kind != Judge.Kind.CROWD:
         raise ImportFailed([f"{pathname}: judge {label_judge_name!r} exists and is not a crowd judge"])
-    existing = {
-        (j.response_id, j.nugget_id): j
-        for j in NtrJudgment.objects.filter(judge=judge, response_id__in={u[1] for u in units})
-    }
-    result = ImportResult()
-    created: list[NtrJudgment] = []
-    for (response_id, nugget_id), (matched, _) in seen.items():
-        label = existing.get((response_id, nugget_id))
-        if label is None:
-            created.append(
-                NtrJudgment(judge=judge, response_id=response_id, nugget_id=nugget_id, matched=matched)
-            )
-        elif label.matched == matched:
-            result.unchanged += 1
-        else:
-            label.matched = matched
-            label.save(update_fields=["matched", "updated_at"])
-            result.updated += 1
-    NtrJudgment.objects.bulk_create(created, batch_size=1000)
-    result.created += len(created)
-    return result
+    written = ntr_judgments_upsert(
+        judge=judge,
+        rows=[
+            NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched)
+            for (response_id, nugget_id), (matched, _) in seen.items()
+        ],
+    )
+    return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)

@@ -20,7 +20,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Collection, Judge, NtrJudgment, Nugget, Run, Turn
+from annotation.judgments import NtrRow, ntr_judgments_upsert
+from annotation.models import Collection, Judge, Nugget, Run, Turn
 from annotation.services import judge_get_or_create
 from crowd.client import DEFAULT_QUALIFICATIONS, MTurkClient
 from crowd.models import (
@@ -351,32 +352,13 @@ def _worker_votes_store(
     }
     if not votes:
         return
-    existing = {
-        (j.response_id, j.nugget_id): j
-        for j in NtrJudgment.objects.filter(
-            judge=judge,
-            response_id__in={r for r, _ in votes},
-            nugget_id__in={n for _, n in votes},
-        )
-    }
-    created: list[NtrJudgment] = []
-    for (response_id, nugget_id), (matched, ms) in votes.items():
-        label = existing.get((response_id, nugget_id))
-        if label is None:
-            created.append(
-                NtrJudgment(
-                    judge=judge,
-                    response_id=response_id,
-                    nugget_id=nugget_id,
-                    matched=matched,
-                    time_spent_ms=ms,
-                )
-            )
-        elif label.matched != matched or (ms is not None and label.time_spent_ms != ms):
-            label.matched = matched
-            label.time_spent_ms = ms if ms is not None else label.time_spent_ms
-            label.save(update_fields=["matched", "time_spent_ms", "updated_at"])
-    NtrJudgment.objects.bulk_create(created)
+    ntr_judgments_upsert(
+        judge=judge,
+        rows=[
+            NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched, time_spent_ms=ms)
+            for (response_id, nugget_id), (matched, ms) in votes.items()
+        ],
+    )
 
 
 def answers_from_fields(fields: Mapping[str, str], *, size: int) -> tuple[dict[int, bool], dict[int, int]]:
@@ -655,42 +637,24 @@ def labels_aggregate(*, campaign: CrowdCampaign, min_votes: int = 1) -> Aggregat
     items = BatchItem.objects.filter(batch__campaign=campaign, test_question__isnull=True)
     # Whole rows are read only for the pairs left unresolved; at the study's size (11,600 pairs) labels
     # are written in bulk, so a campaign aggregates in a few queries rather than one per pair.
-    existing = {
-        (response_id, nugget_id): (label_id, matched)
-        for label_id, response_id, nugget_id, matched in NtrJudgment.objects.filter(
-            judge=judge, response__in=items.values("response"), nugget__in=items.values("nugget")
-        ).values_list("id", "response_id", "nugget_id", "matched")
-    }
-    created: list[NtrJudgment] = []
-    changed: list[NtrJudgment] = []
-    stale: list[int] = []
+    labels: list[NtrRow] = []
+    unlabelled: list[tuple[int, int]] = []
     unresolved: list[int] = []
-    now = timezone.now()
     for item_id, response_id, nugget_id in items.order_by("batch__index", "position").values_list(
         "id", "response_id", "nugget_id"
     ):
         tally = votes.get(item_id, Counter())
-        key = (response_id, nugget_id)
         total = tally[True] + tally[False]
         if total < min_votes or tally[True] == tally[False]:
             unresolved.append(item_id)
-            if key in existing:
-                stale.append(existing.pop(key)[0])
+            unlabelled.append((response_id, nugget_id))
             continue
         matched = tally[True] > tally[False]
         result.labelled += 1
         result.yes += matched
         result.no += not matched
-        label = existing.get(key)
-        if label is None:
-            created.append(
-                NtrJudgment(judge=judge, response_id=response_id, nugget_id=nugget_id, matched=matched)
-            )
-        elif label[1] != matched:
-            changed.append(NtrJudgment(id=label[0], matched=matched, updated_at=now))
-    NtrJudgment.objects.filter(id__in=stale).delete()
-    NtrJudgment.objects.bulk_create(created, batch_size=1000)
-    NtrJudgment.objects.bulk_update(changed, ["matched", "updated_at"], batch_size=1000)
+        labels.append(NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched))
+    ntr_judgments_upsert(judge=judge, rows=labels, remove=unlabelled)
     by_id = BatchItem.objects.select_related("batch", "response__run", "response__turn", "nugget").in_bulk(
         unresolved
     )

@@ -37,6 +37,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
+from annotation.judgments import NtnRow, ntn_judgments_store, nuggets_create
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
 from annotation.selectors import natural_key
 
@@ -168,23 +169,15 @@ def ntn_match(
             if todo:
                 probs = nli.entailment_probs([(r.text, g.text) for r, g in todo])
                 rows = [
-                    NtnJudgment(
-                        judge=judge, response_nugget=r, gold_nugget=g, score=p, entails=p >= nli.threshold
-                    )
+                    NtnRow(response_nugget_id=r.id, gold_nugget_id=g.id, score=p, entails=p >= nli.threshold)
                     for (r, g), p in zip(todo, probs, strict=True)
                 ]
-                ntn_judgments_store(rows=rows)
+                ntn_judgments_store(judge=judge, rows=rows)
                 result.scored += len(rows)
                 result.entailing += sum(row.entails for row in rows)
         if progress:
             progress(done, len(turns))
     return result
-
-
-@transaction.atomic
-def ntn_judgments_store(*, rows: list[NtnJudgment]) -> None:
-    """Store one turn's NtN judgments at once; a pair stored meanwhile by another worker is kept."""
-    NtnJudgment.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
 
 
 # --- De-duplication --------------------------------------------------------------------------------
@@ -298,8 +291,8 @@ def nugget_dedup_store(*, nuggets: list[Nugget], duplicate_of: dict[int, int | N
     for nugget in nuggets:
         nugget.duplicate_of_id = duplicate_of[nugget.id]
     Nugget.objects.bulk_update(nuggets, ["duplicate_of"], batch_size=1000)
-    Nugget.objects.bulk_create(
-        [
+    nuggets_create(
+        nuggets=[
             Nugget(
                 judge=target,
                 turn_id=n.turn_id,

@@ -8,10 +8,13 @@ and that the text is exactly that slice, so what is stored can always be found a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.db import transaction
 from django.db.models import Max
 
+from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_upsert
 from annotation.models import (
     GoldResponse,
     Judge,
@@ -23,6 +26,7 @@ from annotation.models import (
 )
 
 KEY_NUMBER = re.compile(r"^\[(\d+)\]$")
+_T = TypeVar("_T")
 
 
 class NuggetRejected(ValueError):
@@ -30,6 +34,14 @@ class NuggetRejected(ValueError):
 
 
 # --- Spans -----------------------------------------------------------------------------------------
+
+
+def _recorded(writer: Callable[..., _T], **kwargs: Any) -> _T:
+    """Call one of the judgment writers, saying its refusal the way the nugget pages show reasons."""
+    try:
+        return writer(**kwargs)
+    except JudgmentRefused as exc:
+        raise NuggetRejected(str(exc)) from None
 
 
 def span_check(*, passage_text: str, start: int, end: int, text: str) -> tuple[int, int, str]:
@@ -95,7 +107,8 @@ def nugget_create(
     Judge.objects.select_for_update().filter(pk=judge.pk).first()
     start, end, text = span_check(passage_text=passage.text, start=start, end=end, text=text)
     _cover(judge, turn)
-    return Nugget.objects.create(
+    nugget, _ = _recorded(
+        nugget_upsert,
         judge=judge,
         turn=turn,
         key=_next_key(judge, turn),
@@ -106,6 +119,7 @@ def nugget_create(
         relevance=relevance,
         time_spent_ms=time_spent_ms,
     )
+    return nugget
 
 
 @transaction.atomic
@@ -118,11 +132,21 @@ def nugget_span_update(*, nugget: Nugget, start: int, end: int, text: str) -> Nu
         raise NuggetRejected(
             f"passage {nugget.passage_id or '(none)'} of this nugget is not in the collection"
         )
-    nugget.start, nugget.end, nugget.text = span_check(
-        passage_text=passage.text, start=start, end=end, text=text
+    start, end, text = span_check(passage_text=passage.text, start=start, end=end, text=text)
+    moved, _ = _recorded(
+        nugget_upsert,
+        judge=nugget.judge,
+        turn=nugget.turn_id,
+        key=nugget.key,
+        text=text,
+        passage_id=nugget.passage_id,
+        start=start,
+        end=end,
+        relevance=nugget.relevance,
+        response=nugget.response_id,
+        original=nugget.original_id,
     )
-    nugget.save(update_fields=["start", "end", "text", "updated_at"])
-    return nugget
+    return moved
 
 
 @transaction.atomic
@@ -159,12 +183,7 @@ def gold_response_save(
     *, judge: Judge, turn: Turn, text: str, nuggets: list[Nugget], is_draft: bool = True
 ) -> GoldResponse:
     """Save the judge's gold response of a turn and the nuggets it uses (a draft until submitted)."""
-    for nugget in nuggets:
-        if nugget.turn_id != turn.pk:
-            raise NuggetRejected(f"nugget {nugget.key} is not a nugget of turn {turn.turn_id}")
-    response, _ = GoldResponse.objects.select_for_update().get_or_create(judge=judge, turn=turn)
-    response.text = text
-    response.is_draft = is_draft
-    response.save()
-    response.nuggets.set(nuggets)
+    response, _ = _recorded(
+        gold_response_submit, judge=judge, turn=turn, text=text, nuggets=nuggets, is_draft=is_draft
+    )
     return response

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.db import transaction
 from django.db.models import Max
 
-from annotation.formats.base import Problems
+from annotation.formats.base import ImportFailed, Problems
 from annotation.formats.nuggets import (
     GoldResponseRecord,
     NuggetRecord,
@@ -18,6 +18,7 @@ from annotation.formats.nuggets import (
     parse_gold_responses,
     parse_nuggets,
 )
+from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_upsert
 from annotation.models import (
     Collection,
     GoldResponse,
@@ -93,29 +94,24 @@ def nuggets_import(
     }
     seen: set[tuple[int, str]] = set()
     stored: dict[tuple[int, str], Nugget] = {}
-    fields = ["text", "passage_id", "start", "end", "relevance", "original_id"]
     for r in parsed.nuggets:
         unit = (turns[r.turn_id].pk, r.key)
         seen.add(unit)
-        values = {
-            "text": r.text,
-            "passage_id": r.passage_id,
-            "start": r.start,
-            "end": r.end,
-            "relevance": r.relevance,
-            "original_id": originals.get(unit),
-        }
-        nugget = existing.get(unit)
-        if nugget is None:
-            nugget = Nugget.objects.create(judge=judge, turn_id=unit[0], key=r.key, **values)
-            result.created += 1
-        elif any(getattr(nugget, f) != v for f, v in values.items()):
-            for f, v in values.items():
-                setattr(nugget, f, v)
-            nugget.save(update_fields=[*fields, "updated_at"])
-            result.updated += 1
-        else:
-            result.unchanged += 1
+        try:
+            nugget, outcome = nugget_upsert(
+                judge=judge,
+                turn=unit[0],
+                key=r.key,
+                text=r.text,
+                passage_id=r.passage_id,
+                start=r.start,
+                end=r.end,
+                relevance=r.relevance,
+                original=originals.get(unit),
+            )
+        except JudgmentRefused as exc:
+            raise ImportFailed([f"{pathname}:{r.line}: nugget {r.key}: {exc}"]) from None
+        setattr(result, outcome, getattr(result, outcome) + 1)
         stored[unit] = nugget
     stale = [n.pk for unit, n in existing.items() if unit not in seen]
     Nugget.objects.filter(pk__in=stale).delete()
@@ -255,7 +251,6 @@ def gold_responses_import(
     problems.raise_if_any()
 
     result = ImportResult()
-    existing = {g.turn_id: g for g in GoldResponse.objects.filter(judge=judge, turn__collection=collection)}
     for r in records:
         turn = turns[r.turn_id]
         used = chosen[r.turn_id]
@@ -263,28 +258,14 @@ def gold_responses_import(
             if r.matched or r.not_matched:
                 _cover(nugget_judge, turn)
             created = [
-                Nugget.objects.create(judge=nugget_judge, turn=turn, key=f"[{i}]", text=text)
+                nugget_upsert(judge=nugget_judge, turn=turn, key=f"[{i}]", text=text)[0]
                 for i, text in enumerate([*r.matched, *r.not_matched], start=1)
             ]
             used = created[: len(r.matched)]
-        current = existing.get(turn.pk)
-        if current is None:
-            current = GoldResponse.objects.create(judge=judge, turn=turn, text=r.text, is_draft=r.is_draft)
-            current.nuggets.set(used)
-            result.created += 1
-            continue
-        same = (
-            current.text == r.text
-            and current.is_draft == r.is_draft
-            and set(current.nuggets.values_list("id", flat=True)) == {n.pk for n in used}
+        _, outcome = gold_response_submit(
+            judge=judge, turn=turn, text=r.text, nuggets=used, is_draft=r.is_draft
         )
-        if same:
-            result.unchanged += 1
-            continue
-        current.text, current.is_draft = r.text, r.is_draft
-        current.save(update_fields=["text", "is_draft", "updated_at"])
-        current.nuggets.set(used)
-        result.updated += 1
+        setattr(result, outcome, getattr(result, outcome) + 1)
     return result
 
 

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotation.formats.base import Problems
 from annotation.formats.support import SupportLabelRecord, parse_support_labels
+from annotation.judgments import SupportRow, support_judgments_upsert
 from annotation.models import (
     Collection,
     Judge,
@@ -62,36 +63,21 @@ def support_labels_import(*, path: str | Path, collection: Collection, judge: Ju
         if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI)
         else SupportJudgment.Condition.IMPORTED
     )
-    existing = {
-        (sid, ci): (pk, label)
-        for pk, sid, ci, label in SupportJudgment.objects.filter(
-            judge=judge, sentence__response__run__collection=collection
-        ).values_list("id", "sentence_id", "citation_index", "label")
-    }
-    to_create: list[SupportJudgment] = []
-    to_update: list[SupportJudgment] = []
-    result = ImportResult()
-    for record, sentence_id, citation_index in resolved:
-        current = existing.get((sentence_id, citation_index))
-        if current is None:
-            to_create.append(
-                SupportJudgment(
-                    judge=judge,
-                    sentence_id=sentence_id,
-                    citation_index=citation_index,
-                    passage_id=record.passage_id,
-                    label=record.label,
-                    condition=condition,
-                )
+    written = support_judgments_upsert(
+        judge=judge,
+        collection=collection,
+        condition=condition,
+        rows=[
+            SupportRow(
+                sentence_id=sentence_id,
+                citation_index=citation_index,
+                passage_id=record.passage_id,
+                label=record.label,
             )
-        elif current[1] != record.label:
-            to_update.append(SupportJudgment(id=current[0], label=record.label))
-        else:
-            result.unchanged += 1
-    SupportJudgment.objects.bulk_create(to_create, batch_size=2000)
-    SupportJudgment.objects.bulk_update(to_update, ["label"], batch_size=2000)
-    result.created, result.updated = len(to_create), len(to_update)
-    return result
+            for record, sentence_id, citation_index in resolved
+        ],
+    )
+    return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)
 
 
 class SupportLabelLine(TypedDict):

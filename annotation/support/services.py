@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotation import judgments
 from annotation.models import (
     Collection,
     Judge,
@@ -126,7 +127,7 @@ def labels_by_unit(*, judge: Judge, sentence_ids: Iterable[int]) -> dict[tuple[i
 # --- Assignments -----------------------------------------------------------------------------------
 
 
-def _assessor_labels_in_topic(user: AbstractBaseUser, topic: Topic):
+def _assessor_labels_in_topic(user: User, topic: Topic):
     return SupportJudgment.objects.filter(judge__user=user, sentence__response__turn__topic=topic)
 
 
@@ -134,7 +135,7 @@ def _assessor_labels_in_topic(user: AbstractBaseUser, topic: Topic):
 def support_assignment_set(
     *,
     topic: Topic,
-    user: AbstractBaseUser,
+    user: User,
     condition: str,
     machine_judge: Judge | None = None,
     max_citations: int | None = None,
@@ -177,7 +178,7 @@ def support_assignment_set(
     return current
 
 
-def support_assignment_get(*, assignment_id: int, user: AbstractBaseUser) -> SupportAssignment:
+def support_assignment_get(*, assignment_id: int, user: User) -> SupportAssignment:
     """An assignment reached through its assessor; anyone else gets DoesNotExist."""
     return SupportAssignment.objects.select_related("topic__collection", "machine_judge").get(
         id=assignment_id, user=user
@@ -195,7 +196,7 @@ class AssignmentProgress:
         return self.total > 0 and self.done >= self.total
 
 
-def support_assignments_of(*, user: AbstractBaseUser) -> list[AssignmentProgress]:
+def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     judge = Judge.objects.filter(user=user).first()
     result = []
     for assignment in SupportAssignment.objects.filter(user=user).select_related("topic__collection"):
@@ -215,7 +216,7 @@ def support_assignments_of(*, user: AbstractBaseUser) -> list[AssignmentProgress
 def support_judgment_submit(
     *,
     assignment: SupportAssignment,
-    user: AbstractBaseUser,
+    user: User,
     sentence: ResponseSentence,
     citation_index: int,
     label: str,
@@ -240,30 +241,15 @@ def support_judgment_submit(
             judge=assignment.machine_judge, sentence=sentence, citation_index=citation_index
         ).first()
         shown = machine.label if machine is not None else ""
-    judgment = (
-        SupportJudgment.objects.select_for_update()
-        .filter(judge=judge, sentence=sentence, citation_index=citation_index)
-        .first()
-    )
-    if judgment is not None and judgment.condition != condition:
-        raise SupportConflict(
-            f"this unit was judged in condition {judgment.condition}; an assessor never judges a unit in two conditions"
-        )
-    if judgment is None:
-        return SupportJudgment.objects.create(
+    try:
+        return judgments.support_judgment_submit(
             judge=judge,
             sentence=sentence,
             citation_index=citation_index,
-            passage_id=sentence.citations[citation_index],
             label=label,
             condition=condition,
             shown_label=shown,
-            changed=(label != shown) if shown else None,
             time_spent_ms=time_spent_ms,
         )
-    judgment.label = label
-    judgment.changed = (label != judgment.shown_label) if judgment.shown_label else None
-    if time_spent_ms is not None:
-        judgment.time_spent_ms = (judgment.time_spent_ms or 0) + time_spent_ms
-    judgment.save(update_fields=["label", "changed", "time_spent_ms", "updated_at"])
-    return judgment
+    except judgments.JudgmentRefused as exc:
+        raise SupportConflict(str(exc)) from None

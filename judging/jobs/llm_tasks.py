@@ -7,10 +7,10 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation.judgments import ntr_judgment_submit, nugget_upsert, support_judgment_submit
 from annotation.models import (
     Collection,
     Judge,
-    NtrJudgment,
     Nugget,
     Ranking,
     RelevanceJudgment,
@@ -200,17 +200,15 @@ def _nuggets_store(ctx: JobContext, unit: Unit, found: list[llm_judges.Span], mi
     for span in sorted(found, key=lambda s: (s.start, s.end)):
         key = f"{prefix}:{span.start}"
         keys.append(key)
-        Nugget.objects.update_or_create(
+        nugget_upsert(
             judge=ctx.judge,
             turn=turn,
             key=key,
-            defaults={
-                "text": span.text,
-                "passage_id": passage_id,
-                "response": response,
-                "start": span.start,
-                "end": span.end,
-            },
+            text=span.text,
+            passage_id=passage_id,
+            response=response,
+            start=span.start,
+            end=span.end,
         )
     Nugget.objects.filter(judge=ctx.judge, turn=turn, key__startswith=f"{prefix}:").exclude(
         key__in=keys
@@ -268,11 +266,8 @@ class NtrTask(Task):
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         answer = yield self.first_request(unit)
         matched = llm_judges.yes_no_parse(answer)
-        NtrJudgment.objects.update_or_create(
-            judge=ctx.judge,
-            response=unit.data["response"],
-            nugget=unit.data["nugget"],
-            defaults={"matched": matched},
+        ntr_judgment_submit(
+            judge=ctx.judge, response=unit.data["response"], nugget=unit.data["nugget"], matched=matched
         )
 
 
@@ -311,15 +306,12 @@ class SupportTask(Task):
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         answer = yield self.first_request(unit)
         label = llm_judges.support_parse(answer)
-        SupportJudgment.objects.update_or_create(
+        support_judgment_submit(
             judge=ctx.judge,
             sentence=unit.data["sentence"],
             citation_index=0,
-            defaults={
-                "passage_id": unit.data["passage_id"],
-                "label": label,
-                "condition": SupportJudgment.Condition.MACHINE,
-            },
+            label=label,
+            condition=SupportJudgment.Condition.MACHINE,
         )
 
 

@@ -1,0 +1,287 @@
+"""The one writer per judgment type: its scale checks, what a revision replaces, how time adds up, and
+an architecture check that no other module creates judgment rows behind the writers' backs."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from annotation.judgments import (
+    JudgmentRefused,
+    NtnRow,
+    NtrRow,
+    SupportRow,
+    gold_response_submit,
+    ntn_judgments_store,
+    ntr_judgment_submit,
+    ntr_judgments_upsert,
+    nugget_upsert,
+    support_judgment_submit,
+    support_judgments_upsert,
+)
+from annotation.models import GoldResponse, NtnJudgment, NtrJudgment, Nugget, SupportJudgment
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    NuggetFactory,
+    ResponseFactory,
+    ResponseSentenceFactory,
+    RunFactory,
+    TurnFactory,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def turn():
+    return TurnFactory()
+
+
+@pytest.fixture
+def judge():
+    return JudgeFactory()
+
+
+# --- Nuggets and gold responses ----------------------------------------------------------------------
+
+
+def test_a_nugget_revision_replaces_its_span_and_adds_up_its_time(judge, turn):
+    first, outcome = nugget_upsert(
+        judge=judge, turn=turn, key="[1]", text="alpha", passage_id="d:0", start=0, end=5, time_spent_ms=300
+    )
+    assert outcome == "created"
+    again, outcome = nugget_upsert(
+        judge=judge, turn=turn, key="[1]", text="alph", passage_id="d:0", start=0, end=4, time_spent_ms=200
+    )
+    assert outcome == "updated"
+    assert again.pk == first.pk
+    stored = Nugget.objects.get(pk=first.pk)
+    assert (stored.text, stored.start, stored.end, stored.time_spent_ms) == ("alph", 0, 4, 500)
+    assert Nugget.objects.filter(judge=judge, turn=turn).count() == 1
+
+
+def test_the_same_nugget_twice_changes_nothing(judge, turn):
+    nugget_upsert(judge=judge, turn=turn, key="[1]", text="alpha")
+    _, outcome = nugget_upsert(judge=judge, turn=turn, key="[1]", text="alpha")
+    assert outcome == "unchanged"
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "reason"),
+    [
+        ("  ", None, None, "needs text"),
+        ("a", 3, None, "both"),
+        ("a", 5, 5, "not a span"),
+        ("a", -1, 2, "not"),
+    ],
+)
+def test_it_refuses_a_nugget_that_is_no_span(judge, turn, text, start, end, reason):
+    with pytest.raises(JudgmentRefused, match=reason):
+        nugget_upsert(judge=judge, turn=turn, key="[1]", text=text, start=start, end=end)
+    assert not Nugget.objects.exists()
+
+
+def test_a_gold_response_revision_replaces_text_and_nuggets_and_adds_up_time(judge, turn):
+    a, b = NuggetFactory(turn=turn), NuggetFactory(turn=turn)
+    response, outcome = gold_response_submit(
+        judge=judge, turn=turn, text="one", nuggets=[a], time_spent_ms=10
+    )
+    assert outcome == "created"
+    _, outcome = gold_response_submit(
+        judge=judge, turn=turn, text="two", nuggets=[b], is_draft=False, time_spent_ms=5
+    )
+    assert outcome == "updated"
+    stored = GoldResponse.objects.get(pk=response.pk)
+    assert (stored.text, stored.is_draft, stored.time_spent_ms) == ("two", False, 15)
+    assert list(stored.nuggets.all()) == [b]
+    _, outcome = gold_response_submit(judge=judge, turn=turn, text="two", nuggets=[b], is_draft=False)
+    assert outcome == "unchanged"
+
+
+def test_a_gold_response_uses_only_nuggets_of_its_turn(judge, turn):
+    other = NuggetFactory()
+    with pytest.raises(JudgmentRefused, match="is not a nugget of turn"):
+        gold_response_submit(judge=judge, turn=turn, text="x", nuggets=[other])
+    assert not GoldResponse.objects.exists()
+
+
+# --- NtR and NtN -------------------------------------------------------------------------------------
+
+
+def test_an_ntr_revision_replaces_the_verdict_and_adds_up_time(judge, turn):
+    response, nugget = ResponseFactory(turn=turn), NuggetFactory(turn=turn)
+    ntr_judgment_submit(judge=judge, response=response, nugget=nugget, matched=True, time_spent_ms=40)
+    ntr_judgment_submit(judge=judge, response=response, nugget=nugget, matched=False, time_spent_ms=2)
+    stored = NtrJudgment.objects.get(judge=judge)
+    assert (stored.matched, stored.time_spent_ms) == (False, 42)
+
+
+def test_ntr_refuses_a_nugget_of_another_turn(judge, turn):
+    response, nugget = ResponseFactory(turn=turn), NuggetFactory()
+    with pytest.raises(JudgmentRefused, match="not a nugget of the response's turn"):
+        ntr_judgment_submit(judge=judge, response=response, nugget=nugget, matched=True)
+    with pytest.raises(JudgmentRefused, match="not a nugget of response"):
+        ntr_judgments_upsert(judge=judge, rows=[NtrRow(response.pk, nugget.pk, True)])
+    assert not NtrJudgment.objects.exists()
+
+
+def test_bulk_ntr_restates_the_source_so_a_second_sync_changes_nothing(judge, turn):
+    response = ResponseFactory(turn=turn)
+    a, b, c = (NuggetFactory(turn=turn) for _ in range(3))
+    rows = [NtrRow(response.pk, a.pk, True, 100), NtrRow(response.pk, b.pk, False)]
+    first = ntr_judgments_upsert(judge=judge, rows=rows)
+    assert (first.created, first.updated, first.unchanged) == (2, 0, 0)
+    again = ntr_judgments_upsert(judge=judge, rows=rows)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 2)
+    # The time a source states replaces the stored one: the same assignment synced twice counts once.
+    assert NtrJudgment.objects.get(nugget=a).time_spent_ms == 100
+    ntr_judgment_submit(judge=judge, response=response, nugget=c, matched=True)
+    changed = ntr_judgments_upsert(
+        judge=judge, rows=[NtrRow(response.pk, a.pk, False, 100)], remove=[(response.pk, c.pk)]
+    )
+    assert (changed.updated, changed.removed) == (1, 1)
+    assert dict(NtrJudgment.objects.values_list("nugget_id", "matched")) == {a.pk: False, b.pk: False}
+
+
+def test_ntn_keeps_a_verdict_stored_meanwhile_and_refuses_a_score_outside_0_1(judge, turn):
+    premise, gold = NuggetFactory(turn=turn), NuggetFactory(turn=turn)
+    ntn_judgments_store(judge=judge, rows=[NtnRow(premise.pk, gold.pk, True, 0.9)])
+    ntn_judgments_store(judge=judge, rows=[NtnRow(premise.pk, gold.pk, False, 0.1)])
+    assert list(NtnJudgment.objects.values_list("entails", "score")) == [(True, 0.9)]
+    with pytest.raises(JudgmentRefused, match="probability"):
+        ntn_judgments_store(judge=judge, rows=[NtnRow(gold.pk, premise.pk, True, 1.5)])
+    assert NtnJudgment.objects.count() == 1
+
+
+# --- Support ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sentence():
+    return ResponseSentenceFactory(citations=["p1", "p2"])
+
+
+def test_a_support_revision_replaces_the_label_keeps_what_was_shown_and_adds_up_time(judge, sentence):
+    support_judgment_submit(
+        judge=judge,
+        sentence=sentence,
+        citation_index=1,
+        label="PS",
+        condition=SupportJudgment.Condition.POST_EDIT,
+        shown_label="PS",
+        time_spent_ms=1000,
+    )
+    stored = SupportJudgment.objects.get(judge=judge)
+    assert (stored.passage_id, stored.changed) == ("p2", False)
+    support_judgment_submit(
+        judge=judge,
+        sentence=sentence,
+        citation_index=1,
+        label="FS",
+        condition=SupportJudgment.Condition.POST_EDIT,
+        time_spent_ms=500,
+    )
+    stored.refresh_from_db()
+    assert (stored.label, stored.shown_label, stored.changed, stored.time_spent_ms) == (
+        "FS",
+        "PS",
+        True,
+        1500,
+    )
+
+
+def test_support_refuses_a_label_off_the_scale_a_missing_citation_and_a_second_condition(judge, sentence):
+    scratch = SupportJudgment.Condition.SCRATCH
+    with pytest.raises(JudgmentRefused, match="label must be one of FS, PS, NS"):
+        support_judgment_submit(
+            judge=judge, sentence=sentence, citation_index=0, label="YES", condition=scratch
+        )
+    with pytest.raises(JudgmentRefused, match="no citation 2"):
+        support_judgment_submit(
+            judge=judge, sentence=sentence, citation_index=2, label="FS", condition=scratch
+        )
+    support_judgment_submit(judge=judge, sentence=sentence, citation_index=0, label="FS", condition=scratch)
+    with pytest.raises(JudgmentRefused, match="never judges a unit in two conditions"):
+        support_judgment_submit(
+            judge=judge,
+            sentence=sentence,
+            citation_index=0,
+            label="NS",
+            condition=SupportJudgment.Condition.POST_EDIT,
+        )
+    assert list(SupportJudgment.objects.values_list("label", "condition")) == [("FS", scratch)]
+
+
+def test_bulk_support_is_idempotent_and_checks_the_scale(judge):
+    collection = CollectionFactory()
+    sentence = ResponseSentenceFactory(
+        response__run=RunFactory(collection=collection),
+        response__turn=TurnFactory(topic__collection=collection),
+        citations=["p1"],
+    )
+    machine = SupportJudgment.Condition.MACHINE
+    rows = [SupportRow(sentence.pk, 0, "p1", "NS")]
+    assert (
+        support_judgments_upsert(judge=judge, collection=collection, rows=rows, condition=machine).created
+        == 1
+    )
+    again = support_judgments_upsert(judge=judge, collection=collection, rows=rows, condition=machine)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
+    revised = [SupportRow(sentence.pk, 0, "p1", "FS")]
+    assert (
+        support_judgments_upsert(judge=judge, collection=collection, rows=revised, condition=machine).updated
+        == 1
+    )
+    with pytest.raises(JudgmentRefused, match="label must be one of"):
+        support_judgments_upsert(
+            judge=judge,
+            collection=collection,
+            rows=[SupportRow(sentence.pk, 0, "p1", "full")],
+            condition=machine,
+        )
+    assert list(SupportJudgment.objects.values_list("label", flat=True)) == ["FS"]
+
+
+# --- Architecture -------------------------------------------------------------------------------------
+
+JUDGMENT_MODELS = (
+    "RelevanceJudgment",
+    "PtkbJudgment",
+    "Nugget",
+    "GoldResponse",
+    "NtrJudgment",
+    "NtnJudgment",
+    "SupportJudgment",
+)
+DIRECT_WRITE = re.compile(
+    r"\b(" + "|".join(JUDGMENT_MODELS) + r")\.objects(\.[a-z_]+\([^()]*\))*"
+    r"\.(create|get_or_create|update_or_create|bulk_create)\("
+)
+PRODUCT_PACKAGES = ("annotation", "crowd", "judging", "devtools", "assay")
+
+
+def _product_sources():
+    for package in PRODUCT_PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            if "migrations" not in path.parts:
+                yield path
+
+
+def test_judgment_rows_are_created_only_by_the_writers():
+    offenders = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in _product_sources()
+        if path != REPO / "annotation" / "judgments.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if DIRECT_WRITE.search(line)
+    ]
+    assert offenders == [], "create judgment rows through annotation/judgments.py:\n" + "\n".join(offenders)
+
+
+def test_the_architecture_check_sees_a_direct_write():
+    assert DIRECT_WRITE.search("NtrJudgment.objects.bulk_create(created)")
+    assert DIRECT_WRITE.search("SupportJudgment.objects.select_for_update().get_or_create(judge=j)")
+    assert not DIRECT_WRITE.search("NtrJudgment.objects.filter(judge=j).delete()")
