@@ -7,6 +7,8 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+from django.core.exceptions import ImproperlyConfigured
 
 from assay.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -42,6 +44,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "csp",
     "annotation",
     "judging",
@@ -149,6 +152,28 @@ CACHES = {
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
+# WhiteNoise serves STATIC_ROOT (after collectstatic). STATIC_MANIFEST=1 (make serve) adds hashed names,
+# cached for a year; it needs collectstatic first, which the tests and `make run` do not run.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if env_bool("STATIC_MANIFEST", False)
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
+}
+
+# Shared by every process of a deployment when CACHE_URL names a Redis database (login and API throttles
+# count across gunicorn workers); one process's memory otherwise.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("CACHE_URL")}
+    if env_str("CACHE_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+# Failed logins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
+LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
 
 # Security: production (DEBUG off) gets the deploy-check settings unless told it runs behind plain HTTP.
 _SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
@@ -161,6 +186,22 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Probes reach these over plain HTTP from the machine itself, without the TLS proxy.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# Scripts only from our own static files: an injected <script> or on* attribute does not run. Styles allow
+# inline ones, which several templates carry; frames are left to X-Frame-Options, since the crowd HIT page
+# is framed by MTurk.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+    }
+}
 # Probes reach these over plain HTTP from the machine itself, without the TLS proxy.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 # Scripts only from our own static files: an injected <script> or on* attribute does not run. Styles allow
@@ -215,6 +256,9 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# A running job whose row has not moved for this long (its runner saves about every second) is shown as
+# interrupted: its process was killed or lost.
+JOB_STALE_AFTER_S = env_int("JOB_STALE_AFTER_S", 120)
 
 # LLM judges: any OpenAI-compatible endpoint, or Azure OpenAI.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")

@@ -16,8 +16,9 @@ from annotation.permissions import organiser_required
 from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
 from judging.jobs import JobError, job_options, judge_job_start
+from judging.jobs.state import job_state, job_status_text, jobs_read
 from judging.models import JudgeJob
-from judging.tasks import judge_job_enqueue
+from judging.tasks import judge_job_start_background
 
 
 class JobStartForm(forms.Form):
@@ -61,9 +62,11 @@ class JobStartForm(forms.Form):
 
 
 def _progress(job: JudgeJob) -> dict[str, Any]:
+    (job,) = jobs_read([job])
     return {
         "id": job.pk,
-        "status": job.status,
+        "status": job_state(job),
+        "status_text": job_status_text(job),
         "units_done": job.units_done,
         "units_total": job.units_total,
         "units_failed": job.units_failed,
@@ -78,7 +81,7 @@ def _progress(job: JudgeJob) -> dict[str, Any]:
 
 
 def _page(request: HttpRequest, form: JobStartForm, status: int = 200) -> HttpResponse:
-    jobs = JudgeJob.objects.select_related("collection", "judge")[:200]
+    jobs = jobs_read(JudgeJob.objects.select_related("collection", "judge")[:200])
     return render(
         request,
         "jobs/list.html",
@@ -118,8 +121,8 @@ def job_start(request: HttpRequest) -> HttpResponse:
     except JobError as exc:
         form.add_error(None, str(exc))
         return _page(request, form, status=400)
-    # With a broker the job goes to a worker; without one Celery runs it eagerly, in this request.
-    transaction.on_commit(lambda: judge_job_enqueue(job=job))
+    # With a broker the job goes to a worker; without one to a thread of this process: never this request.
+    transaction.on_commit(lambda: judge_job_start_background(job=job))
     return redirect("judging:job-list")
 
 
@@ -131,6 +134,7 @@ def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
 @organiser_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(JudgeJob.objects.select_related("collection", "judge"), pk=pk)
+    (job,) = jobs_read([job])
     return render(
         request,
         "jobs/detail.html",

@@ -9,6 +9,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.models import (
@@ -18,6 +19,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.selectors import UnknownTurns, turns_named
+from judging.jobs.state import call_totals, totals_apply
 from judging.models import JudgeJob, LlmFailure
 
 # A rough 4 characters per token for dry-run estimates (no tokenizer for every model is at hand).
@@ -143,13 +145,32 @@ def _job_failed(job: JudgeJob, exc: BaseException) -> None:
 
 
 def _job_done(job: JudgeJob) -> JudgeJob:
-    job.status = JudgeJob.Status.DONE
+    """The end of a run: done, saying first how many units failed and why; failed when none succeeded."""
     job.finished_at = timezone.now()
+    job.status, job.error = JudgeJob.Status.DONE, ""
+    if job.units_failed:
+        reasons = (
+            LlmFailure.objects.filter(job=job)
+            .values("reason")
+            .annotate(n=Count("id"))
+            .order_by("-n", "reason")
+        )
+        common = reasons.first()
+        why = f" (most often: {common['reason'][:300]})" if common else ""
+        if job.units_failed >= job.units_total:
+            job.status = JudgeJob.Status.FAILED
+            job.error = f"all {job.units_total} units failed{why}"
+        else:
+            job.error = f"{job.units_failed} of {job.units_total} units failed{why}"
     _save_counters(job)
     return job
 
 
 def _save_counters(job: JudgeJob) -> None:
+    """Save the job's progress; its call and cost totals are those of its call rows, so a count never
+    drifts from what was paid for. Every save also moves `updated_at`: the job's sign of life."""
+    if not job.is_nli:
+        totals_apply(job, call_totals([job.pk]).get(job.pk))
     job.save(
         update_fields=[
             "status",

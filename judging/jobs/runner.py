@@ -75,14 +75,17 @@ def judge_job_run(
         )
         return result, time.monotonic() - started
 
-    def finish_unit() -> None:
+    def save_when_due() -> None:
         nonlocal last_saved
-        job.units_done += 1
-        if progress is not None:
-            progress(job)
         if time.monotonic() - last_saved >= PROGRESS_EVERY_S:
             _save_counters(job)
             last_saved = time.monotonic()
+
+    def finish_unit() -> None:
+        job.units_done += 1
+        if progress is not None:
+            progress(job)
+        save_when_due()
 
     def advance(unit: Unit, steps: Steps, answer: str | None) -> None:
         """Feed answers to a unit until it needs a call the cache does not hold, or is done."""
@@ -117,7 +120,9 @@ def judge_job_run(
                     advance(unit, task.steps(ctx, unit), None)
                 if not in_flight:
                     break
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                # Woken at least every PROGRESS_EVERY_S: while calls are slow the job still shows it lives.
+                done, _ = wait(list(in_flight), timeout=PROGRESS_EVERY_S, return_when=FIRST_COMPLETED)
+                save_when_due()
                 for future in done:
                     running = in_flight.pop(future)
                     try:

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
 from pathlib import Path
@@ -13,9 +14,11 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.utils import timezone
 
 from annotation.models import Judge, NtrJudgment, Nugget, RelevanceJudgment, SupportJudgment
 from judging.jobs import JobError, judge_job_run, judge_job_start
+from judging.jobs.state import jobs_read
 from judging.models import JudgeJob, LlmCall, LlmFailure, UnmatchedSpan
 from tests.factories import (
     CollectionFactory,
@@ -119,7 +122,9 @@ def test_relevance_prompt_carries_the_conversation_and_the_ptkb(fake_openai, con
 def test_an_unparsable_relevance_answer_is_a_failure_never_a_grade(fake_openai, conversation):
     fake_openai.responder = lambda prompt: "This passage seems quite relevant to me."
     job = judge_job_run(job=start(conversation["collection"], "relevance", {"turns": ["9_1"], "depth": 1}))
-    assert (job.status, job.units_done, job.units_failed) == ("done", 1, 1)
+    # Its only unit failed: the job failed, and says why first.
+    assert (job.status, job.units_done, job.units_failed) == ("failed", 1, 1)
+    assert job.error.startswith("all 1 units failed (most often: unparsable answer")
     assert not RelevanceJudgment.objects.exists()
     failure = LlmFailure.objects.get(job=job)
     assert failure.unit == "9_1 bike:1"
@@ -285,6 +290,7 @@ def test_a_unit_whose_calls_keep_failing_is_recorded_and_retried_on_resume(
     fake_openai.script(ServerError(500), ServerError(500))
     job = judge_job_run(job=start(conversation["collection"], "relevance", {}, concurrency=1))
     assert (job.status, job.units_done, job.units_failed, job.calls_made) == ("done", 4, 1, 3)
+    assert job.error.startswith("1 of 4 units failed (most often: LLM call failed after 2 attempts")
     assert "500" in LlmFailure.objects.get(job=job).reason
     assert RelevanceJudgment.objects.count() == 3
     again = judge_job_run(job=start(conversation["collection"], "relevance", {}, concurrency=1))
@@ -456,6 +462,15 @@ def test_a_job_killed_with_sigkill_resumes_without_repeating_paid_calls(fake_ope
     assert job.status == "running"  # it never got to say otherwise
     paid = set(LlmCall.objects.values_list("prompt", flat=True))
     assert 3 <= len(paid) < 12
+    # Its totals are those of the calls it saved, however far behind its counters were when it died,
+    # and once it has shown no sign of life for a while it reads as interrupted.
+    (read,) = jobs_read([job])
+    assert read.calls_made == LlmCall.objects.filter(job=job).count() == len(paid)
+    assert read.cost_usd == sum(c.cost_usd for c in LlmCall.objects.filter(job=job))
+    JudgeJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - timedelta(minutes=10))
+    (read,) = jobs_read([JudgeJob.objects.get(pk=job.pk)])
+    assert read.state == "interrupted"
+    assert read.status_text.startswith("interrupted: no progress saved since")
     asked_before = len(fake_openai.received)
 
     resumed = start(collection, "relevance", {"depth": 30}, judge="killed", concurrency=4)
@@ -465,3 +480,79 @@ def test_a_job_killed_with_sigkill_resumes_without_repeating_paid_calls(fake_ope
     assert not paid & {r.prompt for r in fake_openai.received[asked_before:]}
     assert LlmCall.objects.count() == 12
     assert RelevanceJudgment.objects.filter(judge__name="killed").count() == 12
+
+
+# --- Honest totals and status ------------------------------------------------------------------------
+
+
+def test_a_job_whose_every_call_failed_fails_and_says_why_first(fake_openai, conversation, settings):
+    settings.LLM_MAX_RETRIES = 0
+    fake_openai.responder = grade_by_topic
+    fake_openai.script(*[ServerError(503)] * 4)
+    job = judge_job_run(job=start(conversation["collection"], "relevance", {}, concurrency=1))
+    assert (job.status, job.units_done, job.units_failed, job.calls_made) == ("failed", 4, 4, 0)
+    assert job.error.startswith("all 4 units failed (most often: LLM call failed after 1 attempts")
+    assert "503" in job.error
+    assert not RelevanceJudgment.objects.exists()
+
+
+def test_the_judge_command_exits_nonzero_when_nothing_succeeded(fake_openai, conversation, settings):
+    settings.LLM_MAX_RETRIES = 0
+    fake_openai.script(*[ServerError(500)] * 4)
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"failed: all 4 units failed \(most often: LLM call failed"):
+        call_command(
+            "judge",
+            "relevance",
+            "--collection",
+            conversation["collection"].name,
+            "--judge",
+            "down",
+            stdout=out,
+        )
+    # The report still comes first, with the outcome before the counts.
+    assert "failed: all 4 units failed" in out.getvalue()
+    assert "0 calls made" in out.getvalue()
+
+
+def test_the_judge_command_reports_partial_failures_up_front_and_succeeds(
+    fake_openai, conversation, settings
+):
+    settings.LLM_MAX_RETRIES = 0
+    fake_openai.responder = grade_by_topic
+    fake_openai.script(ServerError(500))
+    out = StringIO()
+    name = conversation["collection"].name
+    call_command(
+        "judge", "relevance", "--collection", name, "--judge", "half", "--concurrency", "1", stdout=out
+    )
+    assert "done with failures: 1 of 4 units failed (most often: LLM call failed" in out.getvalue()
+    assert "3 calls made" in out.getvalue()
+
+
+def test_a_slow_call_does_not_stop_the_job_from_showing_it_lives(fake_openai, conversation, monkeypatch):
+    """The job row is saved while calls are in flight, so only a dead job stops moving `updated_at`."""
+    from judging.jobs import runner
+
+    monkeypatch.setattr(runner, "PROGRESS_EVERY_S", 0.1)
+    saves = []
+    real_save = runner._save_counters
+    monkeypatch.setattr(
+        runner, "_save_counters", lambda job: (saves.append(time.monotonic()), real_save(job))
+    )
+    fake_openai.responder = grade_by_topic
+    fake_openai.latency = 0.8
+    job = judge_job_run(job=start(conversation["collection"], "relevance", {"turns": ["9_1"], "depth": 1}))
+    assert job.status == "done"
+    assert len(saves) >= 4  # about one per 0.1 s of the 0.8 s call, not only one at the end
+
+
+def test_totals_are_read_from_the_call_rows(fake_openai, conversation):
+    fake_openai.responder = grade_by_topic
+    job = judge_job_run(job=start(conversation["collection"], "relevance", {}))
+    # Counters behind the rows, as after a kill between two saves:
+    JudgeJob.objects.filter(pk=job.pk).update(calls_made=1, input_tokens=0, output_tokens=0, cost_usd=0)
+    (read,) = jobs_read([JudgeJob.objects.get(pk=job.pk)])
+    rows = LlmCall.objects.filter(job=job)
+    assert (read.calls_made, read.input_tokens) == (4, sum(r.input_tokens for r in rows))
+    assert read.cost_usd == sum(r.cost_usd for r in rows)

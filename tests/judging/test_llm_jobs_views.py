@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import NtnJudgment, Nugget, RelevanceJudgment
-from judging.models import JudgeJob
+from judging import tasks, views_jobs
+from judging.models import JudgeJob, LlmCall
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -40,6 +45,35 @@ def job():
     )
 
 
+def _paid_calls(job, n, cost):
+    """The job's call rows: its call and cost totals are read from them."""
+    for i in range(n):
+        LlmCall.objects.create(
+            key=f"{job.pk}-{i}",
+            model=job.model,
+            prompt_version=job.prompt_version,
+            prompt=f"p{i}",
+            answer="Grade: 1",
+            cost_usd=cost / n,
+            job=job,
+        )
+
+
+@pytest.fixture
+def job_with_calls(job):
+    from decimal import Decimal
+
+    _paid_calls(job, 8, Decimal("0.012344"))
+    return job
+
+
+@pytest.fixture
+def jobs_inline(monkeypatch):
+    """Jobs started from the page run to their end before the test goes on (Celery's eager run), inside
+    the test's transaction; test_a_job_started_from_the_page_runs_after_the_page_returns pins the thread."""
+    monkeypatch.setattr(views_jobs, "judge_job_start_background", tasks.judge_job_enqueue)
+
+
 def test_anonymous_users_are_sent_to_log_in(client, job):
     response = client.get(reverse("judging:job-list"))
     assert response.status_code == 302
@@ -55,7 +89,7 @@ def test_assessors_may_not_see_or_start_jobs(client, job):
     assert JudgeJob.objects.count() == 1
 
 
-def test_organisers_see_jobs_with_progress_and_cost_escaped(client, job):
+def test_organisers_see_jobs_with_progress_and_cost_escaped(client, job_with_calls):
     client.force_login(OrganiserFactory())
     response = client.get(reverse("judging:job-list"))
     assert response.status_code == 200
@@ -65,13 +99,15 @@ def test_organisers_see_jobs_with_progress_and_cost_escaped(client, job):
     assert '<td data-field="cost_usd">0.0123</td>' in html
 
 
-def test_progress_json_gives_the_live_counts(client, job):
+def test_progress_json_gives_the_live_counts(client, job_with_calls):
+    job = job_with_calls
     client.force_login(OrganiserFactory())
     response = client.get(reverse("judging:job-progress", args=[job.pk]))
     assert response.status_code == 200
     assert response.json() == {
         "id": job.pk,
         "status": "running",
+        "status_text": "running",
         "units_done": 10,
         "units_total": 40,
         "units_failed": 0,
@@ -85,7 +121,9 @@ def test_progress_json_gives_the_live_counts(client, job):
     }
 
 
-def test_organisers_start_a_job_that_runs_and_labels(client, fake_openai, django_capture_on_commit_callbacks):
+def test_organisers_start_a_job_that_runs_and_labels(
+    client, fake_openai, django_capture_on_commit_callbacks, jobs_inline
+):
     fake_openai.responder = lambda prompt: "Grade: 2"
     collection = CollectionFactory(name="demo")
     turn = TurnFactory(topic__collection=collection)
@@ -169,7 +207,7 @@ def test_only_organisers_may_start_an_nli_job(client, dedup_source):
 
 
 def test_organisers_start_a_dedup_job_and_watch_its_counts(
-    client, dedup_source, django_capture_on_commit_callbacks
+    client, dedup_source, django_capture_on_commit_callbacks, jobs_inline
 ):
     _, turn, source = dedup_source
     client.force_login(OrganiserFactory())
@@ -196,7 +234,7 @@ def test_organisers_start_a_dedup_job_and_watch_its_counts(
 
 
 def test_organisers_start_an_ntn_job_with_a_local_nli_model(
-    client, tmp_path, django_capture_on_commit_callbacks
+    client, tmp_path, django_capture_on_commit_callbacks, jobs_inline
 ):
     collection = CollectionFactory(name="cone")
     turn = TurnFactory(topic__collection=collection)
@@ -239,7 +277,7 @@ def test_an_ntn_job_without_its_judges_answers_400_with_the_reason(client, dedup
 
 
 def test_an_nli_job_whose_model_does_not_load_fails_on_the_page_not_with_a_500(
-    client, dedup_source, tmp_path, django_capture_on_commit_callbacks
+    client, dedup_source, tmp_path, django_capture_on_commit_callbacks, jobs_inline
 ):
     client.force_login(OrganiserFactory())
     with django_capture_on_commit_callbacks(execute=True):
@@ -253,3 +291,58 @@ def test_an_nli_job_whose_model_does_not_load_fails_on_the_page_not_with_a_500(
     detail = client.get(reverse("judging:job-detail", args=[job.pk]))
     assert detail.status_code == 200
     assert "cannot load the NLI model" in detail.content.decode()
+
+
+# --- Honest status on the page, and jobs outside the request ----------------------------------------
+
+
+def test_a_running_job_without_a_sign_of_life_shows_as_interrupted(client, job_with_calls, settings):
+    settings.JOB_STALE_AFTER_S = 60
+    JudgeJob.objects.filter(pk=job_with_calls.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
+    client.force_login(OrganiserFactory())
+    progress = client.get(reverse("judging:job-progress", args=[job_with_calls.pk]))
+    assert progress.status_code == 200
+    assert progress.json()["status"] == "interrupted"
+    assert "Run it again to resume" in progress.json()["status_text"]
+    page = client.get(reverse("judging:job-list")).content.decode()
+    assert '<span data-field="status">interrupted</span>' in page
+    assert JudgeJob.objects.get(pk=job_with_calls.pk).status == "running"  # reading changes nothing
+
+
+def test_a_job_with_failures_says_so_first_on_its_page(client, job):
+    JudgeJob.objects.filter(pk=job.pk).update(
+        status="done", units_failed=3, error="3 of 40 units failed (most often: LLM call failed)"
+    )
+    client.force_login(OrganiserFactory())
+    detail = client.get(reverse("judging:job-detail", args=[job.pk]))
+    assert detail.status_code == 200
+    assert (
+        '<p id="job-status"><strong>Done with failures: 3 of 40 units failed (most often: LLM call failed)'
+        in detail.content.decode()
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_started_from_the_page_runs_after_the_page_returns(client, fake_openai, settings):
+    settings.CELERY_BROKER_URL = ""
+    settings.LLM_TIMEOUT = 10.0
+    fake_openai.responder = lambda prompt: "Grade: 3"
+    fake_openai.latency = 1.5
+    collection = CollectionFactory(name="slow")
+    turn = TurnFactory(topic__collection=collection)
+    PassageFactory(collection=collection, passage_id="p:1", text="Some text.")
+    RankingFactory(run__collection=collection, turn=turn, passage_ids=["p:1"])
+    client.force_login(OrganiserFactory())
+    began = time.monotonic()
+    response = client.post(
+        reverse("judging:job-start"), {"collection": "slow", "task": "relevance", "judge_name": "bg"}
+    )
+    took = time.monotonic() - began
+    assert response.status_code == 302
+    assert took < 1.0  # the model takes 1.5 s to answer: the page did not wait for it
+    assert fake_openai.answered == []
+    assert JudgeJob.objects.get().status in ("pending", "running")
+    tasks.background_jobs_join(timeout=30)
+    job = JudgeJob.objects.get()
+    assert (job.status, job.units_done, job.calls_made) == ("done", 1, 1)
+    assert RelevanceJudgment.objects.get(judge__name="bg").grade == 3

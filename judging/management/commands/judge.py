@@ -22,6 +22,7 @@ from judging.jobs import (
     judge_job_run,
     judge_job_start,
 )
+from judging.jobs.state import INTERRUPTED, job_state, job_status_text, jobs_read
 from judging.models import JudgeJob
 from judging.nli import NliJobError
 from judging.tasks import judge_job_enqueue
@@ -163,9 +164,11 @@ class Command(CollectionCommand):
                 raise CommandError(f"job {job.pk} stopped: {exc}") from None
             finally:
                 self.end_progress()
-        if job.status == JudgeJob.Status.FAILED:
-            raise CommandError(f"job {job.pk} stopped: {job.error}")
+        (job,) = jobs_read([job])
         self.stdout.write(self.report(job))
+        if job.status == JudgeJob.Status.FAILED:
+            # Nothing to show for it (or it stopped): a script or a shell `&&` must not go on as if it had.
+            raise CommandError(f"job {job.pk} {job_status_text(job)}")
 
     def follow(self, job: JudgeJob) -> JudgeJob:
         """Watch a job a worker runs until it finishes; Ctrl-C stops the watching, not the job."""
@@ -175,6 +178,8 @@ class Command(CollectionCommand):
                 self.progress(job)
                 if job.status in FINISHED:
                     return job
+                if job_state(job) == INTERRUPTED:
+                    raise CommandError(f"job {job.pk} {job_status_text(job)}")
                 time.sleep(FOLLOW_EVERY_S)
         except KeyboardInterrupt:
             raise CommandError(f"stopped watching; job {job.pk} goes on (see the Jobs page)") from None
@@ -183,13 +188,15 @@ class Command(CollectionCommand):
 
     @staticmethod
     def report(job: JudgeJob) -> str:
+        """The outcome first (with how many units failed and why), then the counts."""
+        status = job_status_text(job)
         if job.is_nli:
             return (
-                f"job {job.pk} {job.status}: {job.units_done} turns, {job.calls_made} pairs scored, "
+                f"job {job.pk} {status}: {job.units_done} turns, {job.calls_made} pairs scored, "
                 f"{job.cache_hits} pairs already stored, cost $0.0000; {job.summary}"
             )
         text = (
-            f"job {job.pk} {job.status}: {job.units_done} units ({job.units_failed} failed), "
+            f"job {job.pk} {status}: {job.units_done} units ({job.units_failed} failed), "
             f"{job.calls_made} calls made, {job.cache_hits} from the cache, "
             f"{job.input_tokens} input + {job.output_tokens} output tokens, cost ${job.cost_usd:.4f}"
         )
