@@ -202,7 +202,7 @@ def krippendorff_alpha_multi(reliability: np.ndarray, level: AlphaLevel) -> floa
     return None if not np.isfinite(value) else float(value)
 
 
-def _finite(value: float | np.floating) -> float | None:
+def _finite(value: float | np.floating | np.ndarray) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db.models import QuerySet
@@ -26,6 +26,9 @@ from annotation.models import (
     SupportLabel,
 )
 from judging.agreement import AlphaLevel, Pairs, encode_pairs
+
+if TYPE_CHECKING:
+    from judging.support_metrics import SupportMeasure
 
 Unit = tuple[Any, Any]
 
@@ -247,14 +250,14 @@ def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
     return {run: values["nDCG@5"] for run, values in evaluation.runs.items()}
 
 
-def _support(measure: str) -> MeasureFunction:
+def _support(measure: SupportMeasure) -> MeasureFunction:
     def scores(collection: Collection, judge: Judge) -> RunScores:
         from judging.support_metrics import support_scores
 
         return {
             run: values[measure]
             for run, values in support_scores(collection=collection, judge=judge)["runs"].items()
-        }  # type: ignore[literal-required]
+        }
 
     return scores
 

@@ -183,10 +183,10 @@ def nugget_metrics(
     # A de-duplicated gold set is a copy whose nuggets point at their originals: labels given on an
     # original count for its copy, so NtN/NtR labels need not be made again for the de-duplicated set.
     copy_of_original: dict[int, int] = {}
-    for nugget_id, turn_id, original_id in Nugget.objects.filter(
+    for nugget_id, gold_turn, original_id in Nugget.objects.filter(
         judge=gold_judge, turn__collection=collection
     ).values_list("id", "turn_id", "original_id"):
-        gold_by_turn[turn_id].append(nugget_id)
+        gold_by_turn[gold_turn].append(nugget_id)
         if original_id is not None:
             copy_of_original[original_id] = nugget_id
     label_targets = [n for ids in gold_by_turn.values() for n in ids] + list(copy_of_original)
@@ -209,22 +209,23 @@ def nugget_metrics(
 
     # The rank-1 response of each (run, turn).
     first_response: dict[tuple[int, int], int] = {}
-    for response_id, run_id, turn_id in (
+    for first_id, run_id, first_turn in (
         Response.objects.filter(run__in=run_list, turn_id__in=gold_by_turn)
         .order_by("-rank", "-id")
         .values_list("id", "run_id", "turn_id")
     ):
-        first_response[(run_id, turn_id)] = response_id
+        first_response[(run_id, first_turn)] = first_id
 
     # Response nuggets per response (linked) or per turn (unlinked), and the positive pairs.
     linked: dict[int, list[int]] = defaultdict(list)
     unlinked: dict[int, list[int]] = defaultdict(list)
+    labels: Iterable[tuple[int, int, bool]]
     if mode == "ntn":
         assert response_nugget_judge is not None and ntn_judge is not None
-        for nugget_id, turn_id, response_id in Nugget.objects.filter(
+        for nugget_id, nugget_turn, nugget_response in Nugget.objects.filter(
             judge=response_nugget_judge, turn_id__in=gold_by_turn
         ).values_list("id", "turn_id", "response_id"):
-            (linked[response_id] if response_id else unlinked[turn_id]).append(nugget_id)
+            (linked[nugget_response] if nugget_response else unlinked[nugget_turn]).append(nugget_id)
         labels = NtnJudgment.objects.filter(judge=ntn_judge, gold_nugget_id__in=label_targets).values_list(
             "response_nugget_id", "gold_nugget_id", "entails"
         )
@@ -280,10 +281,10 @@ def nugget_metrics(
 
     # Rank by recall, best first; equal recalls share the better rank ("1, 2, 2, 4").
     scores.sort(key=lambda s: (-(s.all.recall or 0.0), s.run))
-    for position, score in enumerate(scores, start=1):
+    for position, run_score in enumerate(scores, start=1):
         previous = scores[position - 2] if position > 1 else None
-        same = previous is not None and previous.all.recall == score.all.recall
-        score.rank = previous.rank if same and previous is not None else position
+        same = previous is not None and previous.all.recall == run_score.all.recall
+        run_score.rank = previous.rank if same and previous is not None else position
 
     matching = ntr_judge if ntr_judge is not None else ntn_judge
     assert matching is not None

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from annotation.models import (
     SUPPORT_WEIGHTS,
@@ -50,6 +50,10 @@ def answer_support(sentence_labels: Sequence[Sequence[str]]) -> tuple[float, flo
     precision = sum(pairs) / len(pairs) if pairs else 0.0
     recall = sum(max(ws) if ws else 0.0 for ws in weights) / len(sentence_labels)
     return precision, recall
+
+
+SupportMeasure = Literal["weighted_precision", "weighted_recall"]
+SUPPORT_MEASURES: tuple[SupportMeasure, ...] = ("weighted_precision", "weighted_recall")
 
 
 class TopicScore(TypedDict):
@@ -139,9 +143,9 @@ class LeaderboardRow:
         return self.sentences / self.topics if self.topics else 0.0
 
 
-def leaderboard(scores: SupportScores, *, by: str = "weighted_recall") -> list[LeaderboardRow]:
+def leaderboard(scores: SupportScores, *, by: SupportMeasure = "weighted_recall") -> list[LeaderboardRow]:
     """Runs ordered best first by one measure (ties broken by the other measure, then name)."""
-    other = "weighted_precision" if by == "weighted_recall" else "weighted_recall"
+    other: SupportMeasure = "weighted_precision" if by == "weighted_recall" else "weighted_recall"
     ordered = sorted(scores["runs"].items(), key=lambda item: (-item[1][by], -item[1][other], item[0]))
     return [
         LeaderboardRow(
@@ -188,7 +192,7 @@ def compare_judges(first: SupportScores, second: SupportScores) -> dict[str, Ran
             {run: s[measure] for run, s in first["runs"].items()},
             {run: s[measure] for run, s in second["runs"].items()},
         )
-        for measure in ("weighted_precision", "weighted_recall")
+        for measure in SUPPORT_MEASURES
     }
 
 

@@ -64,7 +64,8 @@ class ComparisonForm(forms.Form):
         return [t for t in re.split(r"[\s,]+", self.cleaned_data["topics"]) if t]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("threshold") is not None and data.get("task") and not TASKS[data["task"]].binarisable:
             self.add_error("threshold", "a binary threshold applies to relevance only")
         if data.get("condition") and data.get("task") not in (None, "support"):
@@ -79,7 +80,7 @@ class RankingForm(forms.Form):
 
 
 def _errors(form: forms.Form) -> str:
-    return "; ".join(f"{field}: {' '.join(messages)}" for field, messages in form.errors.items())
+    return "; ".join(f"{field}: {' '.join(map(str, messages))}" for field, messages in form.errors.items())
 
 
 def _comparison(collection: Collection, form: ComparisonForm) -> tuple[dict[str, Any] | None, str]:

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection, Judge, RelevanceGrade, Run
 from annotation.permissions import organiser_required
+from annotation.typed import choice_field
 from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
 
 
@@ -36,7 +37,7 @@ class EvaluationForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = _judges_with_labels(collection)
+        choice_field(self, "judge").queryset = _judges_with_labels(collection)
 
 
 def _evaluate(request: HttpRequest, collection: Collection, runs: list[Run] | None):

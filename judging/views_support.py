@@ -4,6 +4,8 @@ disagreement study's report. Measures and comparisons, so they live with the oth
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 from django import forms
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
@@ -12,13 +14,21 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Collection, Judge, SupportAssignment, SupportJudgment
 from annotation.permissions import organiser_required
 from annotation.support.services import HUMAN_CONDITIONS
+from annotation.typed import choice_field, choices
 from judging.support_metrics import (
+    SupportMeasure,
     compare_judges,
     leaderboard,
     mean_sentences_per_answer,
     support_disagreement_report,
     support_scores,
 )
+
+
+class StudyJudges(TypedDict):
+    human: list[str]
+    llm: str
+    blind: str
 
 
 @organiser_required
@@ -31,7 +41,9 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
     # loud, rather than silently showing another judge's leaderboard under the name the user asked for.
     unknown_judge = asked if asked and (judge is None or judge.name != asked) else ""
     compare = judges.filter(name=request.GET.get("compare", "")).first()
-    by = "weighted_precision" if request.GET.get("by") == "weighted_precision" else "weighted_recall"
+    by: SupportMeasure = (
+        "weighted_precision" if request.GET.get("by") == "weighted_precision" else "weighted_recall"
+    )
     rows, mean_sentences, correlation = [], 0.0, None
     if judge is not None:
         scores = support_scores(collection=collection, judge=judge)
@@ -82,20 +94,23 @@ class DisagreementReportForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["human"].queryset = _support_judges(collection, condition__in=HUMAN_CONDITIONS)
-        self.fields["llm"].queryset = _support_judges(collection).exclude(
+        choice_field(self, "human").queryset = _support_judges(collection, condition__in=HUMAN_CONDITIONS)
+        choice_field(self, "llm").queryset = _support_judges(collection).exclude(
             kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]
         )
-        self.fields["blind"].queryset = _support_judges(collection, condition=SupportJudgment.Condition.BLIND)
+        choice_field(self, "blind").queryset = _support_judges(
+            collection, condition=SupportJudgment.Condition.BLIND
+        )
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if data.get("blind") is not None and data.get("blind") in data.get("human", []):
             self.add_error("blind", "the independent assessor is one of the human judges, so not independent")
         return data
 
     @classmethod
-    def defaults(cls, collection: Collection) -> dict[str, list[str] | str]:
+    def defaults(cls, collection: Collection) -> StudyJudges:
         """Every human judge, the LLM whose labels were post-edited (else the first machine judge), and
         the first blind assessor: the study as the organiser most likely set it up."""
         form = cls(collection=collection)
@@ -104,9 +119,9 @@ class DisagreementReportForm(forms.Form):
             .values_list("machine_judge__name", flat=True)
             .first()
         )
-        llm = shown or form.fields["llm"].queryset.values_list("name", flat=True).first()
-        blind = form.fields["blind"].queryset.values_list("name", flat=True).first()
-        humans = list(form.fields["human"].queryset.values_list("name", flat=True))
+        llm = shown or choices(form, "llm").values_list("name", flat=True).first()
+        blind = choices(form, "blind").values_list("name", flat=True).first()
+        humans = list(choices(form, "human").values_list("name", flat=True))
         return {"human": humans, "llm": llm or "", "blind": blind or ""}
 
 
@@ -115,7 +130,7 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
     """The disagreement study's report: how often, and with what Cohen's kappa, the independent
     assessor sides with the human and with the LLM, per human condition (the command's --report)."""
     collection = get_object_or_404(Collection, name=name)
-    params = request.GET if "llm" in request.GET else None
+    params: QueryDict | None = request.GET if "llm" in request.GET else None
     if params is None:
         defaults = DisagreementReportForm.defaults(collection)
         if defaults["human"] and defaults["llm"] and defaults["blind"]:
@@ -152,7 +167,7 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
         else:
             status = 400
             if request.GET.get("format") == "json":
-                reason = "; ".join(f"{f}: {' '.join(m)}" for f, m in form.errors.items())
+                reason = "; ".join(f"{f}: {' '.join(map(str, m))}" for f, m in form.errors.items())
                 return JsonResponse({"error": reason}, status=400)
     return render(
         request,

@@ -8,7 +8,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import (
@@ -71,7 +71,7 @@ def support_disagreements_assign(
     collection: Collection,
     human_judges: list[Judge],
     machine_judge: Judge,
-    assessor: AbstractBaseUser,
+    assessor: User,
     k: int = 15,
     seed: int = 0,
 ) -> list[SupportAssignment]:

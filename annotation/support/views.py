@@ -3,6 +3,8 @@ conditions. The leaderboard and the disagreement report are measures: judging.vi
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -32,6 +34,7 @@ from annotation.support.services import (
     support_assignments_of,
     support_judgment_submit,
 )
+from annotation.typed import AuthenticatedRequest, choice_field
 
 
 class SupportLabelForm(forms.Form):
@@ -39,7 +42,7 @@ class SupportLabelForm(forms.Form):
     time_spent_ms = forms.IntegerField(min_value=0, max_value=24 * 3600 * 1000, required=False)
 
 
-def _owned_assignment(request: HttpRequest, assignment_id: int) -> SupportAssignment:
+def _owned_assignment(request: AuthenticatedRequest, assignment_id: int) -> SupportAssignment:
     try:
         return support_assignment_get(assignment_id=assignment_id, user=request.user)
     except SupportAssignment.DoesNotExist:
@@ -47,7 +50,7 @@ def _owned_assignment(request: HttpRequest, assignment_id: int) -> SupportAssign
 
 
 @login_required
-def support_assignments(request: HttpRequest) -> HttpResponse:
+def support_assignments(request: AuthenticatedRequest) -> HttpResponse:
     collections = Collection.objects.all() if is_organiser(request.user) else Collection.objects.none()
     return render(
         request,
@@ -57,7 +60,7 @@ def support_assignments(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def support_unit(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
+def support_unit(request: AuthenticatedRequest, assignment_id: int, position: int) -> HttpResponse:
     assignment = _owned_assignment(request, assignment_id)
     units = assignment_units(assignment)
     if not 1 <= position <= len(units):
@@ -146,10 +149,11 @@ class AssignForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["topic"].queryset = collection.topics.all()
+        choice_field(self, "topic").queryset = collection.topics.all()
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if data.get("condition") == SupportAssignment.Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "Post-editing needs the machine judge whose labels are shown.")
         return data
