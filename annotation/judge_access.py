@@ -12,6 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from annotation.models import Judge
+from annotation.permissions import is_organiser
 
 SHARED_KINDS = (Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED)
 NOT_SHARED = (
@@ -24,7 +25,7 @@ def judges_readable(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Judge
     """The judges whose labels `user` may read (nothing for an anonymous user)."""
     if not user.is_authenticated:
         return Judge.objects.none()
-    if getattr(user, "is_staff", False):
+    if is_organiser(user):
         return Judge.objects.all()
     return Judge.objects.filter(Q(kind__in=SHARED_KINDS) | Q(user=user))
 

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 
-from annotation.permissions import organiser_required
+from annotation.permissions import is_organiser, organiser_required
 from crowd import selectors
 from crowd.client import submit_hosts
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
@@ -76,7 +76,7 @@ def crowd_home(request: HttpRequest) -> HttpResponse:
     context = {
         "next_batch": selectors.batch_next_for_worker(worker=worker),
         "done": worker.assignments.count(),
-        "campaigns": CrowdCampaign.objects.all() if request.user.is_staff else [],
+        "campaigns": CrowdCampaign.objects.all() if is_organiser(request.user) else [],
     }
     return render(request, "mturk/home.html", context)
 

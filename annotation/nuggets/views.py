@@ -38,6 +38,7 @@ from annotation.nuggets.services import (
     nugget_span_update,
     relevance_grade,
 )
+from annotation.permissions import is_organiser
 from annotation.services import judge_for_assessor
 
 DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
@@ -380,7 +381,7 @@ def gold_response(request: HttpRequest, name: str, turn_id: str) -> HttpResponse
 def nugget_stats_page(request: HttpRequest, name: str) -> HttpResponse:
     """Counts of a nugget set; organisers pick any judge, assessors see their own set."""
     collection = _collection(name)
-    judges = nugget_judges(collection=collection) if request.user.is_staff else []
+    judges = nugget_judges(collection=collection) if is_organiser(request.user) else []
     judge = judge_for_assessor(user=request.user)
     wanted = request.GET.get("judge")
     if wanted:
