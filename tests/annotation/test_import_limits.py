@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
+from django.urls import reverse
 
 from annotation.formats import base
 from annotation.formats.base import ImportFailed
@@ -35,7 +36,7 @@ from annotation.services import (
     run_import,
     topics_import,
 )
-from tests.factories import AssessorJudgeFactory, JudgeFactory
+from tests.factories import AssessorJudgeFactory, JudgeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -397,3 +398,17 @@ def test_import_ikat_refuses_an_assessor_as_the_qrels_judge(tmp_path):
     judge = AssessorJudgeFactory()
     with pytest.raises(CommandError, match="is an assessor"):
         call_command("import_ikat", year="2024", source=str(tmp_path), qrels_judge=judge.name)
+
+
+def test_ids_the_rules_let_through_give_working_nugget_pages(client, tmp_path):
+    collection = collection_get_or_create(name="odd")
+    turn_ids = ["a b", "q?x", "h#1", "50%", "caf\u00e9", "x:y", "..."]
+    topics = [{"number": "7", "turns": [{"turn_id": t, "utterance": "u"} for t in turn_ids]}]
+    topics_import(path=write(tmp_path, "t.json", json.dumps(topics)), collection=collection)
+    client.force_login(UserFactory())
+
+    index = client.get(reverse("nuggets-turns", args=[collection.name]))
+    pages = [client.get(reverse("nuggets-turn", args=[collection.name, f"7_{t}"])) for t in turn_ids]
+
+    assert index.status_code == 200
+    assert [p.status_code for p in pages] == [200] * len(turn_ids)
