@@ -297,6 +297,8 @@ MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL")
 MTURK_LIVE = env_bool("MTURK_LIVE", False)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
 MTURK_EXTERNAL_URL = env_str("MTURK_EXTERNAL_URL", "https://127.0.0.1:8000")
+# Anonymous crowd links (crowd_links) are taken for this many seconds after they are printed.
+CROWD_LINK_MAX_AGE = env_int("CROWD_LINK_MAX_AGE", 14 * 24 * 3600)
 
 # One JSON object per line (LOG_FORMAT=json, the default with DEBUG off) for a log collector; text otherwise.
 LOGGING = {

@@ -35,15 +35,13 @@ from annotation.models import (  # noqa: E402
     Topic,
     Turn,
 )
-from crowd.models import BatchItem, CrowdAnswer, CrowdBatch  # noqa: E402
+from crowd.answers import assignment_submit, worker_get_or_create  # noqa: E402
+from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdBatch  # noqa: E402
 from crowd.services import (  # noqa: E402
-    VOTING_STATUSES,
-    assignment_submit,
     batches_compose,
     campaign_create,
     labels_aggregate,
     test_question_create,
-    worker_get_or_create,
 )
 
 TOPICS, TURNS, RUNS, NUGGETS, WORKERS, PER_BATCH = 17, 116, 5, 20, 60, 3

@@ -1,14 +1,16 @@
 """The one module that talks to Amazon Mechanical Turk (the only importer of boto3).
 
 The sandbox is the default; the live marketplace needs an explicit `live=True` (or MTURK_LIVE). Setting
-MTURK_ENDPOINT_URL points the client at any MTurk-compatible endpoint, such as mturk/fake_server.py.
+MTURK_ENDPOINT_URL points the client at any MTurk-compatible endpoint, such as devtools/mturk_server.py.
 Throttling and transient errors (MTurk's `ServiceFault`, any 5xx, connection failures) are retried here
 with exponential backoff rather than by botocore, so the schedule is one place and tests can observe it.
 """
 
 from __future__ import annotations
 
+import re
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,6 +49,10 @@ DEFAULT_QUALIFICATIONS: list[dict[str, Any]] = [
 ]
 
 RETRIED_CODES = {"ServiceFault", "ServiceUnavailable", "ThrottlingException", "Throttling"}
+# How MTurk words a refused repeat of a request whose UniqueRequestToken it has already served.
+USED_TOKEN = re.compile(r"UniqueRequestToken|idempotency token|already been processed", re.I)
+# The assignmentId MTurk passes to an ExternalQuestion page while a worker only previews the HIT.
+NOT_AVAILABLE = "ASSIGNMENT_ID_NOT_AVAILABLE"
 
 
 class MTurkError(Exception):
@@ -55,6 +61,14 @@ class MTurkError(Exception):
     def __init__(self, message: str, code: str = "") -> None:
         super().__init__(message)
         self.code = code
+
+
+class MTurkNotFound(MTurkError):
+    """MTurk does not know the HIT or assignment (deleted, or disposed of after its retention period)."""
+
+
+class MTurkAnswerError(MTurkError):
+    """An assignment's answer document that is not QuestionFormAnswers XML."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,9 @@ class AssignmentInfo:
     submit_time: datetime | None
     answer_xml: str
 
+    def answers(self) -> dict[str, str]:
+        return parse_answer_xml(self.answer_xml)
+
 
 def external_question_xml(url: str, frame_height: int = 0) -> str:
     """The ExternalQuestion document that makes MTurk show our worker page in a frame."""
@@ -78,6 +95,30 @@ def external_question_xml(url: str, frame_height: int = 0) -> str:
         f"<ExternalURL>{escape(url)}</ExternalURL><FrameHeight>{frame_height}</FrameHeight>"
         "</ExternalQuestion>"
     )
+
+
+def parse_answer_xml(xml: str) -> dict[str, str]:
+    """MTurk's QuestionFormAnswers document as {QuestionIdentifier: FreeText}."""
+    if not xml:
+        return {}
+    try:
+        root = ET.fromstring(xml.encode())
+    except ET.ParseError as exc:
+        raise MTurkAnswerError(f"answer XML does not parse: {exc}") from None
+    fields: dict[str, str] = {}
+    for answer in root.iter():
+        if answer.tag.rsplit("}", 1)[-1] != "Answer":
+            continue
+        ident = text = None
+        for child in answer:
+            tag = child.tag.rsplit("}", 1)[-1]
+            if tag == "QuestionIdentifier":
+                ident = (child.text or "").strip()
+            elif tag == "FreeText":
+                text = child.text or ""
+        if ident:
+            fields[ident] = text or ""
+    return fields
 
 
 def endpoint_for(*, live: bool, endpoint_url: str | None = None) -> str:
@@ -157,7 +198,10 @@ class MTurkClient:
                 if (code in RETRIED_CODES or status >= 500) and attempt < self.max_attempts:
                     self._sleep(self.backoff_base * 2 ** (attempt - 1))
                     continue
-                raise MTurkError(f"{operation}: {code}: {error.get('Message', '')}", code) from exc
+                message = f"{operation}: {code}: {error.get('Message', '')}"
+                if code == "RequestError" and "does not exist" in error.get("Message", ""):
+                    raise MTurkNotFound(message, code) from exc
+                raise MTurkError(message, code) from exc
             except (EndpointConnectionError, ConnectionClosedError, ReadTimeoutError) as exc:
                 if attempt < self.max_attempts:
                     self._sleep(self.backoff_base * 2 ** (attempt - 1))
@@ -218,7 +262,51 @@ class MTurkClient:
         if unique_token:
             # MTurk refuses a second HIT with the same token, so a retried publish cannot double-post.
             params["UniqueRequestToken"] = unique_token
-        return self._call("create_hit_with_hit_type", **params)["HIT"]["HITId"]
+        try:
+            return self._call("create_hit_with_hit_type", **params)["HIT"]["HITId"]
+        except MTurkError as exc:
+            if not unique_token or not USED_TOKEN.search(str(exc)):
+                raise
+            # The HIT exists: an earlier attempt was created but its answer was lost on the way back
+            # (a dropped connection, a timeout). MTurk never answers the token again, so the HIT is
+            # found by what this request gave it: its annotation and HIT type.
+            found = self._hit_created_before(str(exc), hit_type_id=hit_type_id, annotation=annotation)
+            if found is None:
+                raise MTurkError(
+                    f"{exc}; no HIT of type {hit_type_id} with annotation {annotation!r} was found to "
+                    "recover it",
+                    exc.code,
+                ) from exc
+            return found
+
+    def _hit_created_before(self, message: str, *, hit_type_id: str, annotation: str) -> str | None:
+        if not annotation:
+            return None
+        named = re.search(r"HIT with ID \"?([A-Z0-9]+)", message)
+        if named:
+            try:
+                hit = self._call("get_hit", HITId=named.group(1))["HIT"]
+            except MTurkNotFound:
+                hit = {}
+            if hit.get("RequesterAnnotation") == annotation and hit.get("HITTypeId") == hit_type_id:
+                return str(hit["HITId"])
+        for hit in self.hits_list():
+            if hit.get("RequesterAnnotation") == annotation and hit.get("HITTypeId") == hit_type_id:
+                return str(hit["HITId"])
+        return None
+
+    def hits_list(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        """Every HIT of the requester account (ListHITs, paginated), newest pages as MTurk orders them."""
+        token: str | None = None
+        while True:
+            params: dict[str, Any] = {"MaxResults": page_size}
+            if token:
+                params["NextToken"] = token
+            page = self._call("list_hits", **params)
+            yield from page.get("HITs", [])
+            token = page.get("NextToken")
+            if not token:
+                return
 
     def assignments_list(self, *, hit_id: str, page_size: int = 100) -> Iterator[AssignmentInfo]:
         token: str | None = None

@@ -18,8 +18,9 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import Problems, read_text
+from crowd.answers import answers_from_fields, assignment_confirm
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign
-from crowd.services import CrowdError, answers_from_fields, assignment_submit, worker_get_or_create
+from crowd.services import CrowdError
 
 RESULT_COLUMNS = [
     "HITId",
@@ -82,13 +83,16 @@ def input_csv(*, campaign: CrowdCampaign) -> str:
 
 
 def results_csv(*, campaign: CrowdCampaign) -> str:
-    """The campaign's assignments in the results CSV shape MTurk's requester site downloads."""
+    """The campaign's assignments in the results CSV shape MTurk's requester site downloads.
+
+    Provisional answers of the HIT page are left out: MTurk has not reported them."""
     size = max((b.items.count() for b in campaign.batches.all()), default=0)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*RESULT_COLUMNS, "Input.batch", *[f"Answer.q{n}" for n in range(1, size + 1)]])
     assignments = (
         CrowdAssignment.objects.filter(batch__campaign=campaign)
+        .exclude(status=CrowdAssignment.Status.ACCEPTED)
         .select_related("batch", "worker")
         .prefetch_related("answers__item")
         .order_by("batch__index", "id")
@@ -155,9 +159,9 @@ def results_csv_import(*, campaign: CrowdCampaign, path: str | Path) -> int:
     with transaction.atomic():
         for line, batch, row, answers, times, accept, submit, status in rows:
             try:
-                assignment_submit(
+                assignment_confirm(
                     batch=batch,
-                    worker=worker_get_or_create(worker_id=row["WorkerId"].strip()),
+                    worker_id=row["WorkerId"].strip(),
                     answers=answers,
                     times_ms=times,
                     assignment_id=row["AssignmentId"].strip(),

@@ -15,8 +15,6 @@ from django.db.models import Q
 
 from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
 
-# --- crowd nugget matching (issue 5) -------------------------------------------------------------
-
 
 class CrowdCampaign(models.Model):
     class Provider(models.TextChoices):
@@ -97,6 +95,8 @@ class CrowdBatch(models.Model):
         OPEN = "open", "Open"
         PUBLISHED = "published", "Published on MTurk"
         EXPIRED = "expired", "Expired"
+        # MTurk no longer knows the batch's HIT (deleted, or disposed of after its retention period).
+        MISSING = "missing", "HIT missing on MTurk"
 
     campaign = models.ForeignKey(CrowdCampaign, on_delete=models.CASCADE, related_name="batches")
     index = models.PositiveIntegerField()
@@ -150,11 +150,17 @@ class BatchItem(models.Model):
 
     @property
     def response_text(self) -> str:
-        return self.test_question.response_text if self.test_question_id else self.response.text
+        if self.test_question is not None:
+            return self.test_question.response_text
+        assert self.response is not None  # crowd_item_pair_or_test: a pair has both
+        return self.response.text
 
     @property
     def nugget_text(self) -> str:
-        return self.test_question.nugget_text if self.test_question_id else self.nugget.text
+        if self.test_question is not None:
+            return self.test_question.nugget_text
+        assert self.nugget is not None  # crowd_item_pair_or_test: a pair has both
+        return self.nugget.text
 
 
 class CrowdWorker(models.Model):
@@ -174,12 +180,25 @@ class CrowdWorker(models.Model):
         return self.worker_id
 
 
+class CrowdAssignmentQuerySet(models.QuerySet["CrowdAssignment"]):
+    def voting(self) -> CrowdAssignmentQuerySet:
+        """Assignments whose answers count: confirmed (by MTurk, an account or a signed link), not rejected."""
+        return self.filter(status__in=VOTING_STATUSES)
+
+    def provisional(self) -> CrowdAssignmentQuerySet:
+        return self.filter(status=CrowdAssignment.Status.ACCEPTED)
+
+
 class CrowdAssignment(models.Model):
-    """One worker's go at one batch; `assignment_id` is MTurk's AssignmentId or one we make."""
+    """One worker's go at one batch; `assignment_id` is MTurk's AssignmentId or one we make.
+
+    Answers posted to the MTurk HIT page are stored as Accepted: provisional, since anyone can post
+    there under any assignment and worker id. They neither vote nor take a place of the batch until
+    `mturk_sync` sees the same assignment id and worker id from MTurk.
+    """
 
     class Status(models.TextChoices):
-        # Stored by our worker page but not yet reported by MTurk as submitted.
-        ACCEPTED = "Accepted", "Accepted"
+        ACCEPTED = "Accepted", "Accepted (provisional, not yet confirmed by MTurk)"
         SUBMITTED = "Submitted", "Submitted"
         APPROVED = "Approved", "Approved"
         REJECTED = "Rejected", "Rejected"
@@ -195,6 +214,8 @@ class CrowdAssignment(models.Model):
     # Bonuses paid on top of the reward (MTurk SendBonus), counted in the campaign's cost.
     bonus = models.DecimalField(max_digits=6, decimal_places=2, default=0)
 
+    objects = CrowdAssignmentQuerySet.as_manager()
+
     class Meta:
         ordering = ["batch", "id"]
         constraints = [
@@ -205,10 +226,18 @@ class CrowdAssignment(models.Model):
         return self.assignment_id
 
     @property
+    def is_provisional(self) -> bool:
+        return self.status == self.Status.ACCEPTED
+
+    @property
     def work_seconds(self) -> float | None:
         if self.accept_time and self.submit_time:
             return (self.submit_time - self.accept_time).total_seconds()
         return None
+
+
+# Confirmed assignments that vote in the majority and take one of the batch's places.
+VOTING_STATUSES = [CrowdAssignment.Status.SUBMITTED, CrowdAssignment.Status.APPROVED]
 
 
 class CrowdAnswer(models.Model):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 import krippendorff
 import numpy as np
 
-from crowd.models import BatchItem, CrowdAnswer, CrowdAssignment, CrowdCampaign
+from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdAssignment, CrowdCampaign
 
 MTURK_FEE = Decimal("0.20")  # MTurk's commission on rewards for HITs with fewer than 10 assignments
 
@@ -36,6 +37,8 @@ class BatchRow:
     max_assignments: int
     submitted: int
     passed: int
+    # Answers posted to the HIT page that MTurk has not confirmed: they neither count nor vote.
+    provisional: int = 0
 
 
 @dataclass
@@ -57,11 +60,16 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
     bonuses of approved (or still pending) assignments plus MTurk's 20% fee on both; Krippendorff's alpha (nominal) among the workers
     who passed the tests, over the real pairs."""
     report = CampaignReport()
+    # Provisional answers (the HIT page's, not yet confirmed by MTurk) are counted per batch only.
+    everything = CrowdAssignment.objects.filter(batch__campaign=campaign)
     assignments = list(
-        CrowdAssignment.objects.filter(batch__campaign=campaign).select_related("worker", "batch")
+        everything.exclude(status=CrowdAssignment.Status.ACCEPTED).select_related("worker", "batch")
     )
+    provisional = Counter(everything.provisional().values_list("batch_id", flat=True))
     answers = list(
-        CrowdAnswer.objects.filter(assignment__batch__campaign=campaign).select_related("item__test_question")
+        CrowdAnswer.objects.filter(assignment__batch__campaign=campaign)
+        .exclude(assignment__status=CrowdAssignment.Status.ACCEPTED)
+        .select_related("item__test_question")
     )
     by_worker: dict[str, list[CrowdAssignment]] = {}
     for a in assignments:
@@ -71,7 +79,7 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
     for answer in answers:
         row = counts[worker_of[answer.assignment_id]]
         row[0] += 1
-        if answer.item.test_question_id:
+        if answer.item.test_question is not None:
             row[1] += 1
             row[2] += answer.matched == answer.item.test_question.answer
     for worker_id in sorted(by_worker):
@@ -97,6 +105,7 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
                 max_assignments=batch.max_assignments,
                 submitted=len(mine),
                 passed=sum(1 for a in mine if a.passed_tests),
+                provisional=provisional[batch.id],
             )
         )
     paid = [a for a in assignments if a.status != CrowdAssignment.Status.REJECTED]
@@ -111,7 +120,10 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
 
 def _alpha(campaign: CrowdCampaign) -> float | None:
     rows = CrowdAnswer.objects.filter(
-        item__batch__campaign=campaign, item__test_question__isnull=True, assignment__passed_tests=True
+        item__batch__campaign=campaign,
+        item__test_question__isnull=True,
+        assignment__passed_tests=True,
+        assignment__status__in=VOTING_STATUSES,
     ).values_list("assignment__worker_id", "item_id", "matched")
     workers = sorted({w for w, _, _ in rows})
     items = list(

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core import signing
 from django.db.models import Count, F, Q, QuerySet
 
 from annotation.models import Nugget, Response
-from crowd.models import BatchItem, CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
+from crowd.models import VOTING_STATUSES, BatchItem, CrowdBatch, CrowdCampaign, CrowdWorker
 
 HIT_SALT = "mturk.hit"
 LINK_SALT = "mturk.link"
-COUNTED_STATUSES = [
-    CrowdAssignment.Status.ACCEPTED,
-    CrowdAssignment.Status.SUBMITTED,
-    CrowdAssignment.Status.APPROVED,
-]
+# Provisional answers from the HIT page take no place: anyone could fill a batch with made-up ids.
+COUNTED_STATUSES = VOTING_STATUSES
+# A HIT page link outlives the HIT by this long, so a worker who accepted at the last moment can finish.
+HIT_LINK_GRACE_SECONDS = 24 * 3600
 
 
 def campaign_pairs(*, campaign: CrowdCampaign) -> list[tuple[Response, Nugget]]:
@@ -41,7 +41,7 @@ def batch_items(*, batch: CrowdBatch) -> QuerySet[BatchItem]:
 
 
 def batch_open_slots(*, batch: CrowdBatch) -> int:
-    taken = batch.assignments.filter(status__in=COUNTED_STATUSES).count()
+    taken = batch.assignments.voting().count()
     return max(0, batch.max_assignments - taken)
 
 
@@ -60,25 +60,42 @@ def batch_next_for_worker(*, worker: CrowdWorker) -> CrowdBatch | None:
 
 
 def hit_token(*, batch: CrowdBatch) -> str:
+    """The HIT page's address for a batch, signed with SECRET_KEY and the time it was made."""
     return signing.dumps({"b": batch.id}, salt=HIT_SALT, compress=True)
 
 
 def hit_batch_from_token(token: str) -> CrowdBatch | None:
+    """The batch of a HIT page link, or None when it is tampered with or older than the HIT can live."""
     try:
         data = signing.loads(token, salt=HIT_SALT)
+        batch = CrowdBatch.objects.select_related("campaign").filter(id=data.get("b")).first()
+        if batch is None:
+            return None
+        campaign = batch.campaign
+        max_age = campaign.lifetime_seconds + campaign.duration_seconds + HIT_LINK_GRACE_SECONDS
+        signing.loads(token, salt=HIT_SALT, max_age=max_age)
     except signing.BadSignature:
         return None
-    return CrowdBatch.objects.select_related("campaign").filter(id=data.get("b")).first()
+    return batch
 
 
 def link_token(*, batch: CrowdBatch, label: str) -> str:
-    """An anonymous worker link: the batch and a label naming the worker, signed with SECRET_KEY."""
+    """An anonymous worker link: the batch and a label naming the worker, signed with SECRET_KEY and the
+    time it was made; it is taken for CROWD_LINK_MAX_AGE seconds."""
     return signing.dumps({"b": batch.id, "w": label}, salt=LINK_SALT, compress=True)
 
 
+class LinkExpired(Exception):
+    """A well-signed anonymous link older than CROWD_LINK_MAX_AGE."""
+
+
 def link_from_token(token: str, *, max_age: int | None = None) -> tuple[CrowdBatch, str] | None:
+    """The batch and worker label of a link; None when tampered with; LinkExpired when too old."""
+    age = settings.CROWD_LINK_MAX_AGE if max_age is None else max_age
     try:
-        data = signing.loads(token, salt=LINK_SALT, max_age=max_age)
+        data = signing.loads(token, salt=LINK_SALT, max_age=age)
+    except signing.SignatureExpired:
+        raise LinkExpired(f"this link is older than {age} seconds") from None
     except signing.BadSignature:
         return None
     batch = CrowdBatch.objects.select_related("campaign").filter(id=data.get("b")).first()

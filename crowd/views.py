@@ -1,9 +1,11 @@
 """Worker pages: in-platform batches (accounts or signed anonymous links) and the MTurk ExternalQuestion page.
 
 Every page shows a batch's questions one at a time (keys y / n), posts all answers at once, and stores
-them through `assignment_submit`. The MTurk page is framed by MTurk's worker site only: it drops
-X-Frame-Options and sends `Content-Security-Policy: frame-ancestors` naming MTurk's origins. It stores the
-answers here first and then answers a page that posts them on to MTurk's `externalSubmit`.
+them through crowd/answers.py. The MTurk page is framed by MTurk's worker site only: it drops
+X-Frame-Options and sends `Content-Security-Policy: frame-ancestors` naming MTurk's origins. It keeps the
+answers here as provisional (anyone can post to it under any ids) and then answers a page that posts them
+on to MTurk's `externalSubmit`; `mturk_sync` confirms them from what MTurk reports. A submit refused
+because it was already made, or because the batch is full, answers 409 with the reason.
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ from django.views.decorators.csrf import csrf_exempt
 
 from annotation.permissions import is_organiser, organiser_required
 from crowd import selectors
-from crowd.client import submit_hosts
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
-from crowd.services import (
-    CrowdError,
+from crowd.answers import (
+    AssignmentRepeated,
+    BatchFull,
     answers_from_fields,
+    assignment_provisional_store,
     assignment_submit,
     worker_for_user,
     worker_get_or_create,
 )
-from devtools.mturk_server import NOT_AVAILABLE
+from crowd.client import NOT_AVAILABLE, submit_hosts
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
+from crowd.services import CrowdError
 
 
 def _render_task(
@@ -52,9 +56,9 @@ def _render_task(
     return render(request, "mturk/worker.html", context, status=status)
 
 
-def _submit(request: HttpRequest, batch: CrowdBatch, worker: CrowdWorker, **kwargs) -> CrowdAssignment:
+def _submit(request: HttpRequest, batch: CrowdBatch, worker: CrowdWorker) -> CrowdAssignment:
     answers, times = answers_from_fields(request.POST, size=batch.items.count())
-    return assignment_submit(batch=batch, worker=worker, answers=answers, times_ms=times, **kwargs)
+    return assignment_submit(batch=batch, worker=worker, answers=answers, times_ms=times)
 
 
 def _check_open(batch: CrowdBatch, worker: CrowdWorker) -> str:
@@ -92,6 +96,9 @@ def batch_take(request: HttpRequest, batch_id: int) -> HttpResponse:
     if request.method == "POST":
         try:
             _submit(request, batch, worker)
+        except (AssignmentRepeated, BatchFull) as exc:
+            messages.info(request, str(exc))
+            return redirect("mturk:home")
         except CrowdError as exc:
             return _render_task(request, batch, action=request.path, error=str(exc), status=400)
         messages.success(request, "Thank you, your answers are saved.")
@@ -101,17 +108,25 @@ def batch_take(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 def link_take(request: HttpRequest, token: str) -> HttpResponse:
     """An anonymous worker's batch, reached by a signed link made by an organiser."""
-    found = selectors.link_from_token(token)
+    try:
+        found = selectors.link_from_token(token)
+    except selectors.LinkExpired:
+        message = "This link has expired. Ask the study's organisers for a new one."
+        return render(request, "mturk/done.html", {"message": message}, status=410)
     if found is None:
         raise Http404("unknown or tampered link")
     batch, label = found
     worker = worker_get_or_create(worker_id=f"link:{label}")
     reason = _check_open(batch, worker)
     if reason:
-        return render(request, "mturk/done.html", {"message": reason}, status=410)
+        # A refused answer is a conflict with what is stored; a page asked for again is simply gone.
+        status = 409 if request.method == "POST" else 410
+        return render(request, "mturk/done.html", {"message": reason}, status=status)
     if request.method == "POST":
         try:
             _submit(request, batch, worker)
+        except (AssignmentRepeated, BatchFull) as exc:
+            return render(request, "mturk/done.html", {"message": str(exc)}, status=409)
         except CrowdError as exc:
             return _render_task(request, batch, action=request.path, error=str(exc), status=400)
         return render(request, "mturk/done.html", {"message": "Thank you, your answers are saved."})
@@ -123,7 +138,8 @@ def _framable(response: HttpResponse) -> HttpResponse:
     return response
 
 
-@csrf_exempt  # posted from inside MTurk's frame, where our cookies are third-party; the signed URL authorises it
+# Posted from inside MTurk's frame, where our cookies are third-party; what arrives is kept provisional.
+@csrf_exempt
 @xframe_options_exempt
 def hit_page(request: HttpRequest, token: str) -> HttpResponse:
     batch = selectors.hit_batch_from_token(token)
@@ -141,11 +157,13 @@ def hit_page(request: HttpRequest, token: str) -> HttpResponse:
     if not worker_id or f"{parts.scheme}://{parts.netloc}" not in submit_hosts():
         return _framable(HttpResponseBadRequest("workerId and an MTurk turkSubmitTo are required"))
     if request.method == "POST":
-        worker = worker_get_or_create(worker_id=worker_id)
         try:
-            _submit(
-                request, batch, worker, assignment_id=assignment_id, status=CrowdAssignment.Status.ACCEPTED
+            answers, times = answers_from_fields(request.POST, size=batch.items.count())
+            assignment_provisional_store(
+                batch=batch, worker_id=worker_id, assignment_id=assignment_id, answers=answers, times_ms=times
             )
+        except (AssignmentRepeated, BatchFull) as exc:
+            return _framable(render(request, "mturk/done.html", {"message": str(exc)}, status=409))
         except CrowdError as exc:
             return _framable(
                 _render_task(request, batch, action=request.get_full_path(), error=str(exc), status=400)

@@ -84,6 +84,8 @@ class FakeState:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     # operation -> list of error codes to answer with before serving the call (throttling drills)
     faults: dict[str, list[str]] = field(default_factory=dict)
+    # Whether a repeated UniqueRequestToken's error names the HIT already made (real MTurk may not).
+    token_error_names_hit: bool = True
     balance: str = "10000.00"
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -193,9 +195,10 @@ class FakeMTurk:
                 raise FakeError("ParameterValidationError", "ExternalURL must use HTTPS")
         token = params.get("UniqueRequestToken")
         if token and token in self.state.unique_tokens:
+            named = f"The HIT with ID {self.state.unique_tokens[token]}"
             raise FakeError(
                 "RequestError",
-                f"The HIT with ID {self.state.unique_tokens[token]} already exists with the same "
+                f"{named if self.state.token_error_names_hit else 'A HIT'} already exists with the same "
                 "UniqueRequestToken.",
             )
         hit_id = _new_id("3H")
@@ -307,7 +310,21 @@ class FakeMTurk:
 
     def op_ListHITs(self, params: dict[str, Any]) -> dict[str, Any]:
         hits = [self._hit_view(h) for h in self.state.hits.values()]
-        return {"NumResults": len(hits), "HITs": hits}
+        start = int(params.get("NextToken") or 0)
+        size = params.get("MaxResults", 10)
+        page = hits[start : start + size]
+        answer: dict[str, Any] = {"NumResults": len(page), "HITs": page}
+        if start + size < len(hits):
+            answer["NextToken"] = str(start + size)
+        return answer
+
+    def op_DeleteHIT(self, params: dict[str, Any]) -> dict[str, Any]:
+        hit_id = params["HITId"]
+        self._hit(hit_id)
+        del self.state.hits[hit_id]
+        for assignment_id in [a for a, row in self.state.assignments.items() if row["HITId"] == hit_id]:
+            del self.state.assignments[assignment_id]
+        return {}
 
     # --- worker side ----------------------------------------------------------------------------
 
@@ -477,7 +494,7 @@ class FakeMTurkServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
+        host, port = str(self.httpd.server_address[0]), self.httpd.server_address[1]
         return f"http://{host}:{port}"
 
     @property

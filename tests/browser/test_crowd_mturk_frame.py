@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from crowd.client import MTurkClient
+from crowd.client import MTurkClient, parse_answer_xml
 from crowd.models import CrowdAnswer, CrowdAssignment
-from crowd.services import campaign_publish, parse_answer_xml
+from crowd.mturk import campaign_publish
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 

@@ -20,7 +20,12 @@ from tests.factories import (
 
 
 def build_campaign(
-    *, provider: str = CrowdCampaign.Provider.MTURK, batch_size: int = 5, seed: int = 7, n_tests: int = 4
+    *,
+    provider: str = CrowdCampaign.Provider.MTURK,
+    batch_size: int = 5,
+    seed: int = 7,
+    n_tests: int = 4,
+    assignments: int = 3,
 ) -> CrowdCampaign:
     """Two conversations, two runs, five gold nuggets: 2x3 + 2x2 = 10 pairs."""
     collection = CollectionFactory()
@@ -53,6 +58,7 @@ def build_campaign(
         provider=provider,
         seed=seed,
         batch_size=batch_size,
+        assignments_per_batch=assignments,
     )
     batches_compose(campaign=campaign)
     return campaign

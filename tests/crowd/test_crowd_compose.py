@@ -11,16 +11,11 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import NtrJudgment
+from crowd.answers import answers_from_fields, assignment_submit, worker_get_or_create
+from crowd.client import parse_answer_xml
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
 from crowd.selectors import campaign_pairs, link_token
-from crowd.services import (
-    CrowdError,
-    answers_from_fields,
-    assignment_submit,
-    labels_aggregate,
-    parse_answer_xml,
-    worker_get_or_create,
-)
+from crowd.services import CrowdError, labels_aggregate
 from devtools.mturk_server import answer_xml
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import UserFactory
@@ -114,7 +109,7 @@ def _answer_all(batch, worker_id: str, pick) -> CrowdAssignment:
 
 
 def test_majority_vote_matches_an_independent_count_and_ignores_failed_workers():
-    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
+    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10, assignments=5)
     (batch,) = campaign.batches.all()
     rng = random.Random(11)
     ballots = {}

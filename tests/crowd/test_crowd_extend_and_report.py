@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from crowd import services
+from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdCampaign, TestQuestion
 from crowd.report import campaign_report
-from crowd.services import assignment_submit, worker_get_or_create
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 
@@ -114,7 +114,7 @@ def _alpha_by_hand(units: list[list[bool]]) -> float:
 
 
 def test_report_alpha_equals_krippendorff_over_passing_workers():
-    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
+    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10, assignments=6)
     (batch,) = campaign.batches.all()
     rng = random.Random(5)
     ballots: dict[int, list[bool]] = {}

@@ -14,8 +14,9 @@ from django.test import Client, override_settings
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Judge, NtrJudgment
+from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdCampaign
-from crowd.services import CrowdError, assignment_submit, worker_get_or_create
+from crowd.services import CrowdError
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign, hidden_form
 from tests.factories import JudgeFactory
@@ -152,7 +153,7 @@ def test_sync_three_times_gives_the_same_worker_judgments(server):
         assert _stored(f"mturk-worker:{worker}") == votes
 
 
-def test_the_worker_page_stores_the_vote_judgments_before_mturk_hears_of_them(server):
+def test_the_worker_page_answers_become_vote_judgments_only_once_mturk_confirms_them(server):
     campaign = build_campaign()
     call_command("mturk_publish", campaign=campaign.name)
     batch = campaign.batches.order_by("index").first()
@@ -166,8 +167,11 @@ def test_the_worker_page_stores_the_vote_judgments_before_mturk_hears_of_them(se
     )
 
     assert stored.status_code == 200
-    action, _ = hidden_form(stored.content.decode())
+    action, fields = hidden_form(stored.content.decode())
     assert action == f"{server.url}/mturk/externalSubmit"
+    assert _stored("mturk-worker:WB") == {}  # provisional: anyone may post to the HIT page
+    server.fake.external_submit(dict(fields))
+    call_command("mturk_sync", campaign=campaign.name, stdout=StringIO())
     assert _stored("mturk-worker:WB") == {
         (i.response_id, i.nugget_id): _vote("WB", i) for i in items if not i.is_test
     }

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import NtrJudgment
-from crowd.services import assignment_submit, labels_aggregate, worker_get_or_create
+from crowd.answers import assignment_submit, worker_get_or_create
+from crowd.services import labels_aggregate
 from tests.crowd.crowd_helpers import build_campaign
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +31,7 @@ def _labels(campaign, batch) -> dict[tuple[int, int], tuple[int, bool]]:
 
 
 def test_a_later_majority_flips_the_label_in_place_and_a_tie_removes_it():
-    campaign = build_campaign()
+    campaign = build_campaign(assignments=5)
     flip, tie = campaign.batches.order_by("index")
     for batch in (flip, tie):
         _submit(batch, "WA", True)

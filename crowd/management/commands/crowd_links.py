@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandParser
 from django.urls import reverse
+from django.utils import timezone
 
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.selectors import link_token
@@ -13,7 +15,8 @@ from crowd.selectors import link_token
 class Command(CampaignCommand):
     help = (
         "Print signed anonymous links for an in-platform campaign: one per batch and worker slot, so people "
-        "without an account can take batches. The link carries the batch and a worker label, signed with SECRET_KEY."
+        "without an account can take batches. The link carries the batch and a worker label, signed with SECRET_KEY, "
+        "and is taken for CROWD_LINK_MAX_AGE seconds from now."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -26,6 +29,8 @@ class Command(CampaignCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self.get_campaign(options["campaign"])
         base = options["base_url"].rstrip("/")
+        expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
+        self.stderr.write(f"links expire at {expires:%Y-%m-%d %H:%M} UTC (CROWD_LINK_MAX_AGE)")
         for batch in campaign.batches.order_by("index"):
             for slot in range(1, batch.max_assignments + 1):
                 label = f"{options['prefix']}-{batch.index}-{slot}"

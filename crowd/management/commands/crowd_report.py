@@ -21,10 +21,10 @@ class Command(CampaignCommand):
             self.stdout.write(
                 f"{w.worker_id}\t{w.assignments}\t{w.answers}\t{w.tests_right}/{w.tests}\t{median}"
             )
-        self.stdout.write("batch\tstatus\tHIT\tanswered/wanted\tpassed")
+        self.stdout.write("batch\tstatus\tHIT\tanswered/wanted\tpassed\tprovisional")
         for b in report.batches:
             self.stdout.write(
-                f"{b.index}\t{b.status}\t{b.hit_id or '-'}\t{b.submitted}/{b.max_assignments}\t{b.passed}"
+                f"{b.index}\t{b.status}\t{b.hit_id or '-'}\t{b.submitted}/{b.max_assignments}\t{b.passed}\t{b.provisional}"
             )
         alpha = "n/a" if report.alpha is None else f"{report.alpha:.3f}"
         self.stdout.write(

@@ -6,7 +6,7 @@ from django.core.management.base import CommandParser
 
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.services import campaign_bonus
+from crowd.mturk import campaign_bonus
 
 
 class Command(CampaignCommand):

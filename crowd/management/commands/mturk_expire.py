@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.services import campaign_expire
+from crowd.mturk import campaign_expire
 
 
 class Command(CampaignCommand):

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.services import campaign_publish
+from crowd.mturk import campaign_publish
 
 
 class Command(CampaignCommand):

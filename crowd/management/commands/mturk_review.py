@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.services import REJECT_FEEDBACK, campaign_review
+from crowd.mturk import REJECT_FEEDBACK, campaign_review
 
 
 class Command(CampaignCommand):
