@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -48,7 +48,7 @@ class SafeDictWriter(csv.DictWriter):
         fieldnames: Iterable[str],
         *,
         restval: Any = "",
-        extrasaction: str = "raise",
+        extrasaction: Literal["raise", "ignore"] = "raise",
         **options: Any,
     ):
         super().__init__(handle, list(fieldnames), restval=restval, extrasaction=extrasaction, **options)

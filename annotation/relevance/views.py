@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -42,6 +42,7 @@ from annotation.relevance.work import (
     work_lease,
 )
 from annotation.services import judge_for_assessor
+from annotation.typed import AuthenticatedRequest
 
 # The iKAT relevance scale as assessors read it beside each grade.
 GUIDELINES = {
@@ -54,7 +55,7 @@ GUIDELINES = {
 GRADES = [(grade.value, grade.label, GUIDELINES[grade.value]) for grade in RelevanceGrade]
 
 
-def _slot_or_404(request: HttpRequest, slot_pk: int) -> WorkSlot:
+def _slot_or_404(request: AuthenticatedRequest, slot_pk: int) -> WorkSlot:
     slot = slot_for_assessor(user=request.user, slot_pk=slot_pk)
     if slot is None:
         raise Http404("no such unit of yours")
@@ -109,7 +110,7 @@ def _context(slot: WorkSlot, steps: list[Step], position: int) -> dict:
 
 
 @login_required
-def queue(request: HttpRequest) -> HttpResponse:
+def queue(request: AuthenticatedRequest) -> HttpResponse:
     """The assessor's assignments, the units they hold with judged / to judge per turn, and a way on."""
     judge = judge_for_assessor(user=request.user)
     rows = []
@@ -134,7 +135,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def next_unit(request: HttpRequest, assignment_pk: int) -> HttpResponse:
+def next_unit(request: AuthenticatedRequest, assignment_pk: int) -> HttpResponse:
     """Lease the unit to work on (the open one, else a new one) and open its first unanswered screen."""
     assignment = get_object_or_404(assignments_for_assessor(user=request.user), pk=assignment_pk)
     slot = work_lease(assignment=assignment, user=request.user)
@@ -145,14 +146,14 @@ def next_unit(request: HttpRequest, assignment_pk: int) -> HttpResponse:
 
 
 @login_required
-def resume(request: HttpRequest, slot_pk: int) -> HttpResponse:
+def resume(request: AuthenticatedRequest, slot_pk: int) -> HttpResponse:
     slot = _slot_or_404(request, slot_pk)
     steps = unit_steps(slot=slot, judge=judge_for_assessor(user=request.user))
     return HttpResponseRedirect(_step_url(slot, _next_undone(steps, -1)))
 
 
 @login_required
-def passage(request: HttpRequest, slot_pk: int, turn_pk: int, index: int) -> HttpResponse:
+def passage(request: AuthenticatedRequest, slot_pk: int, turn_pk: int, index: int) -> HttpResponse:
     """Grade one pooled passage 0-4; the grade already given is shown and can be revised."""
     slot = _slot_or_404(request, slot_pk)
     judge = judge_for_assessor(user=request.user)
@@ -196,7 +197,7 @@ def passage(request: HttpRequest, slot_pk: int, turn_pk: int, index: int) -> Htt
 
 
 @login_required
-def ptkb(request: HttpRequest, slot_pk: int, turn_pk: int) -> HttpResponse:
+def ptkb(request: AuthenticatedRequest, slot_pk: int, turn_pk: int) -> HttpResponse:
     """Mark each PTKB statement relevant or not to the turn."""
     slot = _slot_or_404(request, slot_pk)
     judge = judge_for_assessor(user=request.user)
@@ -234,7 +235,7 @@ def ptkb(request: HttpRequest, slot_pk: int, turn_pk: int) -> HttpResponse:
 
 
 @organiser_required
-def organise(request: HttpRequest) -> HttpResponse:
+def organise(request: AuthenticatedRequest) -> HttpResponse:
     """Pools with their sizes, assignments with their progress, and a form to hand out a pool."""
     if request.method == "POST":
         form = AssignmentForm(request.POST)

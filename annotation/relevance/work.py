@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
@@ -49,7 +49,7 @@ def assignment_create(
     *,
     pool: Pool,
     name: str,
-    assessors: Iterable[AbstractBaseUser],
+    assessors: Iterable[User],
     unit_kind: str = Assignment.UnitKind.TURN,
     redundancy: int = 1,
     lease_minutes: int = 60,
@@ -122,11 +122,11 @@ def assignment_create(
 # --- Assessors: leasing work -----------------------------------------------------------------------
 
 
-def assignments_for_assessor(*, user: AbstractBaseUser) -> QuerySet[Assignment]:
+def assignments_for_assessor(*, user: User) -> QuerySet[Assignment]:
     return Assignment.objects.filter(assessors=user).select_related("pool", "pool__collection")
 
 
-def slot_for_assessor(*, user: AbstractBaseUser, slot_pk: int) -> WorkSlot | None:
+def slot_for_assessor(*, user: User, slot_pk: int) -> WorkSlot | None:
     """The copy `slot_pk` if `user` holds it now; a copy taken over after its lease ran out is no longer theirs."""
     return (
         WorkSlot.objects.filter(pk=slot_pk, assessor=user)
@@ -135,7 +135,7 @@ def slot_for_assessor(*, user: AbstractBaseUser, slot_pk: int) -> WorkSlot | Non
     )
 
 
-def held_slot(*, assignment_pk: int, user: AbstractBaseUser, now: datetime | None = None) -> WorkSlot | None:
+def held_slot(*, assignment_pk: int, user: User, now: datetime | None = None) -> WorkSlot | None:
     """The open copy `user` holds in an assignment, its lease renewed: resuming costs one query."""
     slot = (
         WorkSlot.objects.filter(unit__assignment_id=assignment_pk, assessor=user, completed_at__isnull=True)
@@ -157,7 +157,7 @@ def _lease_renew(slot: WorkSlot, now: datetime) -> None:
 
 
 def work_lease(
-    *, assignment: Assignment, user: AbstractBaseUser, now: datetime | None = None
+    *, assignment: Assignment, user: User, now: datetime | None = None
 ) -> WorkSlot | None:
     """The copy `user` should work on now: the open one they hold, else a newly claimed one, else None.
 
@@ -174,7 +174,7 @@ def work_lease(
 
 
 @transaction.atomic
-def _work_lease_once(*, assignment: Assignment, user: AbstractBaseUser, now: datetime) -> WorkSlot | None:
+def _work_lease_once(*, assignment: Assignment, user: User, now: datetime) -> WorkSlot | None:
     related = ("unit", "unit__assignment", "unit__assignment__pool", "unit__topic")
     held = (
         WorkSlot.objects.filter(unit__assignment=assignment, assessor=user, completed_at__isnull=True)
@@ -359,7 +359,7 @@ class PairCheck(enum.Enum):
     NOT_POOLED = "not pooled for a turn of your unit"
 
 
-def pooled_pair_check(*, user: AbstractBaseUser, slot_pk: int, turn_pk: int, passage_id: str) -> PairCheck:
+def pooled_pair_check(*, user: User, slot_pk: int, turn_pk: int, passage_id: str) -> PairCheck:
     """Whether `user` holds copy `slot_pk` and the pair is pooled for a turn of its unit, in one query.
 
     The copy by primary key and holder (a copy taken over after its lease ran out is no longer theirs),

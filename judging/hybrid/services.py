@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Run, Topic, Turn
@@ -31,7 +31,7 @@ class HybridError(ValueError):
 class WorkSpec:
     """Who collects the labels: assessors for relevance and support, a gold nugget judge for a campaign."""
 
-    assessors: Sequence[AbstractBaseUser] = ()
+    assessors: Sequence[User] = ()
     pool: Pool | None = None
     support_condition: str = "scratch"
     gold_judge: Judge | None = None
