@@ -50,6 +50,8 @@ services-stop:
 test: install-test services
 	@status=0; \
 	{ $(BIN)/ruff check . && \
+	  $(BIN)/ruff format --check . && \
+	  DEBUG=1 $(BIN)/mypy && \
 	  DEBUG=1 $(PY) manage.py makemigrations --check --dry-run && \
 	  $(MAKE) --no-print-directory test-sqlite && \
 	  $(MAKE) --no-print-directory test-postgres; } || status=$$?; \
