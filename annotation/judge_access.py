@@ -1,4 +1,5 @@
-"""Whose labels a user may read: one rule for the nugget pages, the collection API and anything else.
+"""Whose labels a user may read, and which judges a file may be imported as: one rule each, for pages,
+the API, commands and the console alike.
 
 Organisers (staff) read every judge. An assessor reads the organiser-owned judges, that is machines (LLM,
 NLI) and imported files (the official qrels, a published nugget set), which only organisers create,
@@ -11,6 +12,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
+from annotation.formats.base import MAX_JUDGE_NAME, id_problem
 from annotation.models import Judge
 from annotation.permissions import is_organiser
 
@@ -34,3 +36,29 @@ def judge_readable(*, user: AbstractBaseUser | AnonymousUser, judge: Judge) -> b
     if getattr(user, "is_staff", False) and user.is_authenticated:
         return True
     return user.is_authenticated and (judge.kind in SHARED_KINDS or judge.user_id == user.pk)
+
+
+# Labels of these judges come from people, through their own pages and the crowd aggregation; a file
+# imported under their name would silently replace them.
+PEOPLES_JUDGES: dict[str, str] = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind.CROWD: "a crowd aggregate"}
+
+
+def import_judge_refusal(name: str) -> str | None:
+    """Why a file may not be imported as judge `name` (None when it may).
+
+    Refused: a name pages cannot show or address (see `id_problem`), an assessor's or a crowd judge, and a
+    new name starting with 'assessor:', which is kept for assessors' own judges (the assessor's judge could
+    then not be created).
+    """
+    problem = id_problem(name, "judge name", MAX_JUDGE_NAME)
+    if problem:
+        return f"{problem}: a judge name is at most {MAX_JUDGE_NAME} characters, without '/'"
+    existing = Judge.objects.filter(name=name).only("kind").first()
+    if existing is not None and existing.kind in PEOPLES_JUDGES:
+        return (
+            f"judge {name!r} is {PEOPLES_JUDGES[existing.kind]}: an import would replace their own labels; "
+            "import under another judge name"
+        )
+    if existing is None and name.startswith("assessor:"):
+        return f"judge names starting with 'assessor:' are kept for assessors; {name!r} is not one"
+    return None

@@ -8,10 +8,12 @@ nuggets, so the page updates only what changed; a refused span is a 400 with the
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import BadRequest, PermissionDenied
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
@@ -64,11 +66,15 @@ class RelevanceChoiceForm(forms.Form):
     judge = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label="Relevance judge")
     min_grade = forms.IntegerField(min_value=0, max_value=4, required=False, label="Grade at least")
 
-    def __init__(self, *args, collection: Collection, user, **kwargs):
+    def __init__(
+        self, *args: Any, collection: Collection, user: AbstractBaseUser | AnonymousUser, **kwargs: Any
+    ):
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = judges_readable(user=user).filter(
+        # Only judges whose grades this user may read, so the chooser never offers another assessor's.
+        self.choosable = judges_readable(user=user).filter(
             pk__in=[j.pk for j in relevance_judges(collection=collection)]
         )
+        self.fields["judge"].queryset = self.choosable  # type: ignore[attr-defined]
 
 
 def _collection(name: str) -> Collection:
@@ -112,13 +118,13 @@ def _relevance_choice(
     if form.is_bound:
         if not form.is_valid():
             raise BadRequest(
-                "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+                "; ".join(f"{field}: {' '.join(map(str, errors))}" for field, errors in form.errors.items())
             )
         judge = form.cleaned_data["judge"]
         if form.cleaned_data["min_grade"] is not None:
             min_grade = form.cleaned_data["min_grade"]
     if judge is None:
-        judge = form.fields["judge"].queryset.order_by("name").first()
+        judge = form.choosable.order_by("name").first()
     return form, judge, min_grade
 
 
@@ -140,7 +146,7 @@ def _refused(reason: str) -> JsonResponse:
 
 
 def _form_error(form: forms.Form) -> JsonResponse:
-    reasons = [f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()]
+    reasons = [f"{field}: {' '.join(map(str, errors))}" for field, errors in form.errors.items()]
     return _refused("; ".join(reasons))
 
 

@@ -10,13 +10,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_slug
 from django.db import transaction
 
-from annotation.formats.base import MAX_JUDGE_NAME, ImportFailed, id_problem
+from annotation.formats.base import ImportFailed
+from annotation.judge_access import import_judge_refusal
 from annotation.models import Collection, Judge
 from annotation.services import judge_get_or_create
-
-# Labels of these judges come from people through their own pages and the crowd aggregation; a file
-# imported under their name would silently replace them.
-PEOPLES_JUDGES: dict[str, str] = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind.CROWD: "a crowd aggregate"}
 
 
 def check_collection_name(name: str) -> str:
@@ -32,25 +29,14 @@ def check_collection_name(name: str) -> str:
 
 
 def import_judge_check(name: str) -> None:
-    """Refuse a --judge an import may not write as: a bad name, an assessor's or a crowd judge.
+    """Refuse a --judge an import may not write as (annotation.judge_access.import_judge_refusal).
 
     Every import command that takes a judge calls this before it writes, so no file lands in a person's
-    labels, and names reserved for assessors ('assessor:<username>') cannot be taken by a file judge
-    (the assessor's own judge could then not be created).
+    labels.
     """
-    problem = id_problem(name, "judge name", MAX_JUDGE_NAME)
-    if problem:
-        raise CommandError(f"{problem}: a judge name is at most {MAX_JUDGE_NAME} characters, without '/'")
-    existing = Judge.objects.filter(name=name).only("kind").first()
-    if existing is not None and existing.kind in PEOPLES_JUDGES:
-        raise CommandError(
-            f"judge {name!r} is {PEOPLES_JUDGES[existing.kind]}: an import would replace their own labels; "
-            "import under another judge name"
-        )
-    if existing is None and name.startswith("assessor:"):
-        raise CommandError(
-            f"judge names starting with 'assessor:' are kept for assessors; {name!r} is not one"
-        )
+    refusal = import_judge_refusal(name)
+    if refusal:
+        raise CommandError(refusal)
 
 
 def import_judge(*, name: str, path: str, kind: str = Judge.Kind.IMPORTED, model: str = "") -> Judge:
