@@ -7,3 +7,9 @@ class CrowdConfig(AppConfig):
     name = "crowd"
     label = "mturk"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The CONE-RAG files join the organiser's upload page (annotation.console), which cannot import them.
+        from crowd.console_uploads import register
+
+        register()

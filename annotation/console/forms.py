@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from annotation.console import selectors
+from annotation.console.uploads import IMPORTERS
 from annotation.formats.nuggets import FORMATS
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment
 
@@ -73,6 +74,11 @@ class UploadForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="CONE-RAG labels: one ALIAS=RUN_NAME per line.",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Only the kinds some installed app can import (the CONE-RAG files come with the crowd app).
+        self.fields["kind"].choices = [(k, label) for k, label in ImportJob.Kind.choices if k in IMPORTERS]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -160,7 +160,10 @@ def import_job_run(*, job_id: int) -> ImportJob:
     status, rows, problems, error = ImportJob.Status.DONE, [], [], ""
     try:
         with transaction.atomic():
-            rows = IMPORTERS[job.kind](path, job.collection, job.options, job.file_name)
+            importer = IMPORTERS.get(job.kind)
+            if importer is None:
+                raise UploadRefused(f"no importer for {job.get_kind_display()} files is installed")
+            rows = importer(path, job.collection, job.options, job.file_name)
     except ImportFailed as exc:
         status, problems = ImportJob.Status.FAILED, [_shown(p, path) for p in exc.problems]
     except UploadRefused as exc:
@@ -188,14 +191,14 @@ def _shown(problem: str, path: Path) -> str:
     return problem[len(prefix) :] if problem.startswith(prefix) else problem
 
 
-def _rows(result: ImportResult, default: str, prefix: str = "") -> list[KindRow]:
+def kind_rows(result: ImportResult, default: str, prefix: str = "") -> list[KindRow]:
     return [
         KindRow(prefix + kind, c.created, c.updated, c.unchanged, c.deleted)
         for kind, c in result.by_kind(default).items()
     ]
 
 
-def _judge_named(name: str) -> Judge:
+def judge_named(name: str) -> Judge:
     judge = Judge.objects.filter(name=name).first()
     if judge is None:
         known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)[:10]) or "none yet"
@@ -203,7 +206,7 @@ def _judge_named(name: str) -> Judge:
     return judge
 
 
-def _file_judge(name: str, file_name: str, refuse_assessor: str = "", **defaults: Any) -> Judge:
+def file_judge(name: str, file_name: str, refuse_assessor: str = "", **defaults: Any) -> Judge:
     existing = Judge.objects.filter(name=name).first()
     if refuse_assessor and existing is not None and existing.kind == Judge.Kind.ASSESSOR:
         raise UploadRefused(f"judge {name!r} is an assessor: an import would {refuse_assessor}")
@@ -216,57 +219,59 @@ Importer = Callable[[Path, Collection, dict[str, Any], str], list[KindRow]]
 
 
 def _topics(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
-    return _rows(topics_import(path=path, collection=collection), "topics")
+    return kind_rows(topics_import(path=path, collection=collection), "topics")
 
 
 def _passages(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
-    return _rows(passages_import(path=path, collection=collection), "passages")
+    return kind_rows(passages_import(path=path, collection=collection), "passages")
 
 
 def _run(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
     results = run_import(
         path=path, collection=collection, name=options.get("run_name") or None, group=options.get("group", "")
     )
-    return [row for run, result in results for row in _rows(result, "rankings", prefix=f"run {run.name}: ")]
+    return [
+        row for run, result in results for row in kind_rows(result, "rankings", prefix=f"run {run.name}: ")
+    ]
 
 
 def _qrels(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
     result = qrels_import(
         path=path,
         collection=collection,
-        judge=_file_judge(options["judge"], file_name),
+        judge=file_judge(options["judge"], file_name),
         require_passages=bool(options.get("require_passages")),
         replace=bool(options.get("replace")),
     )
-    return _rows(result, "judgments")
+    return kind_rows(result, "judgments")
 
 
 def _ptkb_qrels(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
     result = ptkb_qrels_import(
         path=path,
         collection=collection,
-        judge=_file_judge(options["judge"], file_name),
+        judge=file_judge(options["judge"], file_name),
         replace=bool(options.get("replace")),
     )
-    return _rows(result, "PTKB judgments")
+    return kind_rows(result, "PTKB judgments")
 
 
 def _nuggets(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
-    original = _judge_named(options["dedup_of"]) if options.get("dedup_of") else None
+    original = judge_named(options["dedup_of"]) if options.get("dedup_of") else None
     if original is not None and original.name == options["judge"]:
         raise UploadRefused("the de-duplicated set must belong to another judge than the set it reduces")
-    judge = _file_judge(options["judge"], file_name, refuse_assessor="replace their own nuggets")
+    judge = file_judge(options["judge"], file_name, refuse_assessor="replace their own nuggets")
     result = nuggets_import(
         path=path, collection=collection, judge=judge, fmt=options.get("fmt", "jsonl"), dedup_of=original
     )
-    return _rows(result, "nuggets")
+    return kind_rows(result, "nuggets")
 
 
 def _gold_responses(
     path: Path, collection: Collection, options: dict[str, Any], file_name: str
 ) -> list[KindRow]:
-    nuggets_of = _judge_named(options["nugget_judge"]) if options.get("nugget_judge") else None
-    judge = _file_judge(options["judge"], file_name, refuse_assessor="overwrite their own responses")
+    nuggets_of = judge_named(options["nugget_judge"]) if options.get("nugget_judge") else None
+    judge = file_judge(options["judge"], file_name, refuse_assessor="overwrite their own responses")
     result = gold_responses_import(
         path=path,
         collection=collection,
@@ -274,52 +279,20 @@ def _gold_responses(
         nugget_judge=nuggets_of,
         fmt=options.get("fmt", "jsonl"),
     )
-    return _rows(result, "gold responses")
+    return kind_rows(result, "gold responses")
 
 
 def _support_labels(
     path: Path, collection: Collection, options: dict[str, Any], file_name: str
 ) -> list[KindRow]:
-    judge = _file_judge(
+    judge = file_judge(
         options["judge"],
         file_name,
         refuse_assessor="overwrite their own labels",
         kind=options.get("judge_kind") or Judge.Kind.IMPORTED,
         model=options.get("model", ""),
     )
-    return _rows(support_labels_import(path=path, collection=collection, judge=judge), "support labels")
-
-
-# The CONE-RAG crowd files belong to the crowd app, which builds on this one; it is imported here, at
-# use, so that the collection pages load whether or not the crowd app is installed.
-def _cone_rag_responses(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str
-) -> list[KindRow]:
-    from crowd.cone_rag import cone_rag_responses_import
-
-    return _rows(cone_rag_responses_import(path=path, collection=collection), "responses")
-
-
-def _cone_rag_labels(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str
-) -> list[KindRow]:
-    from crowd.cone_rag import cone_rag_labels_import, parse_aliases
-
-    gold = _judge_named(options["nugget_judge"])
-    try:
-        aliases = parse_aliases(list(options.get("aliases", [])))
-    except ValueError as exc:
-        raise UploadRefused(str(exc)) from None
-    if not aliases:
-        raise UploadRefused("give at least one alias line ALIAS=RUN_NAME")
-    name = options.get("judge") or "mturk-majority"
-    existing = Judge.objects.filter(name=name).first()
-    if existing is not None and existing.kind != Judge.Kind.CROWD:
-        raise UploadRefused(f"judge {name!r} exists and is a {existing.kind} judge, not a crowd judge")
-    result = cone_rag_labels_import(
-        path=path, collection=collection, nugget_judge=gold, label_judge_name=name, aliases=aliases
-    )
-    return _rows(result, "NtR labels")
+    return kind_rows(support_labels_import(path=path, collection=collection, judge=judge), "support labels")
 
 
 IMPORTERS: dict[str, Importer] = {
@@ -331,6 +304,12 @@ IMPORTERS: dict[str, Importer] = {
     ImportJob.Kind.NUGGETS: _nuggets,
     ImportJob.Kind.GOLD_RESPONSES: _gold_responses,
     ImportJob.Kind.SUPPORT_LABELS: _support_labels,
-    ImportJob.Kind.CONE_RAG_RESPONSES: _cone_rag_responses,
-    ImportJob.Kind.CONE_RAG_LABELS: _cone_rag_labels,
 }
+
+
+def importer_register(*, kind: str, importer: Importer) -> None:
+    """Let an app built on this one import its own kind of file from these pages: the crowd app
+    registers the CONE-RAG files, whose services it owns (this app imports nothing from it)."""
+    if kind not in ImportJob.Kind.values:
+        raise ValueError(f"unknown kind {kind!r}; one of {', '.join(ImportJob.Kind.values)}")
+    IMPORTERS[kind] = importer

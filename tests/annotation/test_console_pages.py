@@ -221,9 +221,9 @@ def test_a_job_is_reached_through_its_collection(client, organiser, collection):
 @pytest.mark.django_db(transaction=True)
 def test_a_large_upload_runs_in_the_background(client, settings, monkeypatch):
     settings.CONSOLE_INLINE_IMPORT_BYTES = 0
-    threads = []
+    handed_over = []
     start = uploads._thread_start
-    monkeypatch.setattr(uploads, "_thread_start", lambda job_id: threads.append(start(job_id)))
+    monkeypatch.setattr(uploads, "_thread_start", handed_over.append)  # started below, once the page answered
     client.force_login(OrganiserFactory())
     collection = CollectionFactory()
 
@@ -234,9 +234,9 @@ def test_a_large_upload_runs_in_the_background(client, settings, monkeypatch):
 
     assert response.status_code == 302
     job = ImportJob.objects.get()
-    assert job.status == ImportJob.Status.PENDING  # the page answered before the import ran
-    [thread] = threads
-    thread.join(timeout=30)
+    assert job.status == ImportJob.Status.PENDING
+    assert handed_over == [job.pk]
+    start(job.pk).join(timeout=30)
     status_url = reverse("console-import-status", args=[collection.name, job.pk])
     assert client.get(status_url).json() == {
         "status": "done",
@@ -481,3 +481,17 @@ def test_the_account_page_needs_a_login(client):
     assert client.get(reverse("account")).status_code == 302
     assert client.post(reverse("account-token-reset")).status_code == 302
     assert not Token.objects.exists()
+
+
+def test_the_crowd_app_adds_the_cone_rag_files_to_the_upload_page(client, organiser, collection):
+    turn = TurnFactory(topic=TopicFactory(collection=collection, number="7"), position=1, turn_id="7_1")
+    content = json.dumps({turn.turn_id: {"run-a": "An answer.", "run-b": "Another."}}).encode()
+
+    first = upload(client, collection, "responses.json", content, "cone-rag-responses")
+    again = upload(client, collection, "responses.json", content, "cone-rag-responses")
+
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert b'id="import-done"' in first.content
+    assert b'id="import-unchanged"' in again.content
+    assert sorted(collection.runs.values_list("name", flat=True)) == ["run-a", "run-b"]
+    assert turn.responses.count() == 2
