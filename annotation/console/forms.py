@@ -9,7 +9,8 @@ from django import forms
 from annotation.console import selectors
 from annotation.console.uploads import IMPORTERS
 from annotation.formats.nuggets import FORMATS
-from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment
+from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
+from annotation.typed import choice_field
 
 # Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
 UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -78,12 +79,15 @@ class UploadForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Only the kinds some installed app can import (the CONE-RAG files come with the crowd app).
-        self.fields["kind"].choices = [(k, label) for k, label in ImportJob.Kind.choices if k in IMPORTERS]
+        kind = self.fields["kind"]
+        assert isinstance(kind, forms.ChoiceField)
+        kind.choices = [(k, label) for k, label in ImportJob.Kind.choices if k in IMPORTERS]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        kind = data.get("kind")
-        for name in REQUIRED.get(kind or "", ()):
+        super().clean()
+        data = self.cleaned_data
+        kind = str(data.get("kind") or "")
+        for name in REQUIRED.get(kind, ()):
             if not data.get(name):
                 self.add_error(
                     name, f"a {ImportJob.Kind(kind).label.split(' (')[0].lower()} upload needs this"
@@ -97,6 +101,10 @@ class UploadForm(forms.Form):
         data = self.cleaned_data
         names = UPLOAD_OPTIONS[data["kind"]]
         return {name: data[name] for name in names if data.get(name) not in (None, "", [], False)}
+
+
+def _graded(judge: Judge) -> str:
+    return f"{judge.name} ({getattr(judge, 'n', 0)} grades)"
 
 
 class PoolForm(forms.Form):
@@ -119,11 +127,12 @@ class PoolForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["filter_judge"].queryset = selectors.relevance_judges(collection=collection)
-        self.fields["filter_judge"].label_from_instance = lambda j: f"{j.name} ({j.n} grades)"
+        choice_field(self, "filter_judge").queryset = selectors.relevance_judges(collection=collection)
+        choice_field(self, "filter_judge").label_from_instance = _graded  # type: ignore[method-assign,assignment]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("adaptive"):
             if data.get("filter_judge") is None:
                 self.add_error("filter_judge", "adaptive pooling needs a filter judge")
@@ -148,8 +157,8 @@ class RelevanceWorkForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["pool"].queryset = Pool.objects.filter(collection=collection)
-        self.fields["assessors"].queryset = selectors.assessors()
+        choice_field(self, "pool").queryset = Pool.objects.filter(collection=collection)
+        choice_field(self, "assessors").queryset = selectors.assessors()
 
 
 class SupportWorkForm(forms.Form):
@@ -166,19 +175,20 @@ class SupportWorkForm(forms.Form):
         queryset=Judge.objects.none(), required=False, help_text="Post-editing: whose labels are shown."
     )
     topics = forms.ModelMultipleChoiceField(
-        queryset=None, required=False, help_text="Empty: every topic of the collection."
+        queryset=Topic.objects.none(), required=False, help_text="Empty: every topic of the collection."
     )
     max_citations = forms.IntegerField(min_value=1, max_value=20, required=False)
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["assessors"].queryset = selectors.assessors()
-        self.fields["machine_judge"].queryset = selectors.support_judges(collection=collection)
-        self.fields["topics"].queryset = collection.topics.all()
+        choice_field(self, "assessors").queryset = selectors.assessors()
+        choice_field(self, "machine_judge").queryset = selectors.support_judges(collection=collection)
+        choice_field(self, "topics").queryset = collection.topics.all()
         self.collection = collection
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("condition") == SupportAssignment.Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "post-editing needs the judge whose labels are shown")
         if not data.get("topics"):
@@ -219,7 +229,8 @@ class ExportForm(forms.Form):
         self.kind = kind
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.kind != "judgment-log" and data.get("judge") is None and "judge" not in self.errors:
             self.add_error("judge", "choose the judge whose labels to download")
         data["fmt"] = data.get("fmt") or "jsonl"

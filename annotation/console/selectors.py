@@ -203,7 +203,7 @@ def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -
         by_unit[slot.unit_id].append(slot)
         if slot.assessor is None:
             continue
-        line = line_of(slot.assessor_id, slot.assessor.get_username())
+        line = line_of(slot.assessor.pk, slot.assessor.get_username())
         if slot.completed_at is not None:
             line.done += 1
         elif slot.leased_until is not None and slot.leased_until >= now:

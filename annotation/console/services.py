@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
 from django.utils.encoding import force_bytes
@@ -32,7 +32,7 @@ def collection_create(*, name: str, description: str = "") -> Collection:
 @transaction.atomic
 def person_create(
     *, username: str, email: str = "", organiser: bool = False, password: str | None = None
-) -> AbstractBaseUser:
+) -> User:
     """An assessor or organiser account. Without a password it is an invitation: the account cannot log
     in until its owner sets a password through the link `invitation_path` gives."""
     users = get_user_model()
@@ -47,18 +47,18 @@ def person_create(
     return user
 
 
-def invitation_path(*, user: AbstractBaseUser) -> tuple[str, str]:
+def invitation_path(*, user: User) -> tuple[str, str]:
     """The (uidb64, token) of the one-time set-password link; it stops working once a password is set."""
     return urlsafe_base64_encode(force_bytes(user.pk)), default_token_generator.make_token(user)
 
 
-def api_token_get(*, user: AbstractBaseUser) -> Token:
+def api_token_get(*, user: User) -> Token:
     token, _ = Token.objects.get_or_create(user=user)
     return token
 
 
 @transaction.atomic
-def api_token_reset(*, user: AbstractBaseUser) -> Token:
+def api_token_reset(*, user: User) -> Token:
     """A new API token for the user; scripts holding the old one are refused from now on."""
     Token.objects.filter(user=user).delete()
     return Token.objects.create(user=user)
@@ -68,7 +68,7 @@ def api_token_reset(*, user: AbstractBaseUser) -> Token:
 def support_work_assign(
     *,
     topics: Iterable[Topic],
-    users: Iterable[AbstractBaseUser],
+    users: Iterable[User],
     condition: str,
     machine_judge: Judge | None = None,
     max_citations: int | None = None,

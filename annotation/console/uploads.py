@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
@@ -82,7 +82,7 @@ def import_job_create(
     kind: str,
     upload: UploadedFile,
     options: dict[str, Any],
-    user: AbstractBaseUser | None,
+    user: User | None,
 ) -> ImportJob:
     """Store an uploaded file under its own (sanitised) name in a fresh folder and record its job.
 

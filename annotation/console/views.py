@@ -12,8 +12,9 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import SetPasswordForm
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_GET, require_POST
@@ -49,6 +50,7 @@ from annotation.relevance.work import AssignmentFailed, assignment_create
 from annotation.selectors import qrels_lines
 from annotation.support.labels import support_labels_export
 from annotation.support.services import SupportConflict
+from annotation.typed import AuthenticatedRequest
 
 
 def _collection(name: str) -> Collection:
@@ -59,7 +61,7 @@ def _collection(name: str) -> Collection:
 
 
 @organiser_required
-def collection_new(request: HttpRequest) -> HttpResponse:
+def collection_new(request: AuthenticatedRequest) -> HttpResponse:
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -76,7 +78,7 @@ def collection_new(request: HttpRequest) -> HttpResponse:
 
 
 @organiser_required
-def collection_page(request: HttpRequest, name: str) -> HttpResponse:
+def collection_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     """A collection's contents, its upload form and its recent uploads; POST stores an upload."""
     collection = _collection(name)
     form = UploadForm(request.POST or None, request.FILES or None)
@@ -121,14 +123,14 @@ def _job(name: str, pk: int) -> ImportJob:
 
 
 @organiser_required
-def import_page(request: HttpRequest, name: str, pk: int) -> HttpResponse:
+def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpResponse:
     job = _job(name, pk)
     return render(request, "console/import.html", {"collection": job.collection, "job": job})
 
 
 @organiser_required
 @require_GET
-def import_status(request: HttpRequest, name: str, pk: int) -> JsonResponse:
+def import_status(request: AuthenticatedRequest, name: str, pk: int) -> JsonResponse:
     job = _job(name, pk)
     return JsonResponse(
         {
@@ -144,7 +146,7 @@ def import_status(request: HttpRequest, name: str, pk: int) -> JsonResponse:
 
 
 @organiser_required
-def pools_page(request: HttpRequest, name: str) -> HttpResponse:
+def pools_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
     form = PoolForm(request.POST or None, collection=collection)
     if request.method == "POST" and form.is_valid():
@@ -185,7 +187,7 @@ def pools_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @organiser_required
-def pool_page(request: HttpRequest, name: str, pool: str) -> HttpResponse:
+def pool_page(request: AuthenticatedRequest, name: str, pool: str) -> HttpResponse:
     collection = _collection(name)
     found = get_object_or_404(Pool.objects.select_related("filter_judge"), collection=collection, name=pool)
     return render(
@@ -196,7 +198,7 @@ def pool_page(request: HttpRequest, name: str, pool: str) -> HttpResponse:
 
 
 @organiser_required
-def work_page(request: HttpRequest, name: str) -> HttpResponse:
+def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     """Hand out relevance work (a pool's units) and support work (topics in a condition)."""
     collection = _collection(name)
     relevance = RelevanceWorkForm(
@@ -254,7 +256,7 @@ def work_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @organiser_required
-def dashboard_page(request: HttpRequest, name: str) -> HttpResponse:
+def dashboard_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
     return render(
         request,
@@ -267,7 +269,7 @@ def dashboard_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @organiser_required
-def exports_page(request: HttpRequest, name: str) -> HttpResponse:
+def exports_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
     judges = {
         "qrels": selectors.relevance_judges(collection=collection),
@@ -287,7 +289,7 @@ def exports_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @organiser_required
 @require_GET
-def export_download(request: HttpRequest, name: str, kind: str) -> HttpResponse:
+def export_download(request: AuthenticatedRequest, name: str, kind: str) -> HttpResponse:
     """One download, written by the function the matching export_* command calls."""
     collection = _collection(name)
     if kind not in EXPORT_KINDS:
@@ -295,7 +297,9 @@ def export_download(request: HttpRequest, name: str, kind: str) -> HttpResponse:
     form = ExportForm(request.GET, kind=kind)
     if not form.is_valid():
         return HttpResponse(
-            "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()),
+            "; ".join(
+                f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in form.errors.items()
+            ),
             status=400,
             content_type="text/plain; charset=utf-8",
         )
@@ -331,7 +335,7 @@ def export_download(request: HttpRequest, name: str, kind: str) -> HttpResponse:
 
 
 @organiser_required
-def people_page(request: HttpRequest) -> HttpResponse:
+def people_page(request: AuthenticatedRequest) -> HttpResponse:
     form = PersonForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -370,7 +374,7 @@ class WelcomeView(auth_views.PasswordResetConfirmView):
     success_url = reverse_lazy("login")
     post_reset_login = False
 
-    def form_valid(self, form):  # type: ignore[no-untyped-def]
+    def form_valid(self, form: SetPasswordForm) -> HttpResponse:
         messages.success(self.request, "Password set: log in with it now.")
         return super().form_valid(form)
 
@@ -382,14 +386,14 @@ welcome = WelcomeView.as_view()
 
 
 @login_required
-def account_page(request: HttpRequest) -> HttpResponse:
+def account_page(request: AuthenticatedRequest) -> HttpResponse:
     """Everyone's own page: their API token for scripts, which only they see."""
     return render(request, "console/account.html", {"token": api_token_get(user=request.user)})
 
 
 @login_required
 @require_POST
-def account_token_reset(request: HttpRequest) -> HttpResponse:
+def account_token_reset(request: AuthenticatedRequest) -> HttpResponse:
     api_token_reset(user=request.user)
     messages.success(request, "A new API token was made; the old one no longer works.")
     return redirect("account")
