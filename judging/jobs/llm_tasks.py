@@ -7,7 +7,12 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.judgments import ntr_judgment_submit, nugget_upsert, support_judgment_submit
+from annotation.judgments import (
+    ntr_judgment_submit,
+    nugget_upsert,
+    relevance_judgment_submit,
+    support_judgment_submit,
+)
 from annotation.models import (
     Collection,
     Judge,
@@ -88,11 +93,8 @@ class RelevanceTask(Task):
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         answer = yield self.first_request(unit)
         grade = llm_judges.relevance_parse(answer)
-        RelevanceJudgment.objects.update_or_create(
-            judge=ctx.judge,
-            turn=unit.data["turn"],
-            passage_id=unit.data["passage_id"],
-            defaults={"grade": grade},
+        relevance_judgment_submit(
+            judge=ctx.judge, turn=unit.data["turn"], passage_id=unit.data["passage_id"], grade=grade
         )
 
 
