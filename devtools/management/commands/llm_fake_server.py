@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from devtools.openai_server import FakeOpenAI, toy_responder
+
+
+class Command(BaseCommand):
+    help = (
+        "Run a local OpenAI-compatible server on loopback (POST /v1/chat/completions) whose answers have the "
+        "form each judge prompt asks for but mean nothing: for trying machine judges without an API key. "
+        "Point Assay at it with OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 OPENAI_API_KEY=fake."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--port", type=int, default=8011)
+        parser.add_argument("--host", default="127.0.0.1", help="A loopback address.")
+        parser.add_argument(
+            "--seconds", type=float, default=0, help="Stop after this long (0: until Ctrl-C)."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            server = FakeOpenAI(responder=toy_responder, host=options["host"], port=options["port"]).start()
+        except (ValueError, OSError) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"fake OpenAI-compatible server listening on {server.url}")
+        self.stdout.flush()
+        try:
+            deadline = time.monotonic() + options["seconds"] if options["seconds"] else None
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.stop()

@@ -1,0 +1,84 @@
+"""The fake OpenAI-compatible server people try machine judges with: its answers parse for every judge task."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+import openai
+import pytest
+from django.core.management import CommandError, call_command
+
+from devtools.openai_server import toy_responder
+from judging.llm_judges import (
+    followup_lines_parse,
+    ntr_render,
+    nugget_lines_parse,
+    nuggets_followup_render,
+    nuggets_render,
+    relevance_parse,
+    relevance_render,
+    support_parse,
+    support_render,
+    yes_no_parse,
+)
+from tests.test_readme import free_port
+
+
+def test_toy_answers_parse_for_every_judge_prompt():
+    for n in range(5):
+        passage = f"Passage {n} on walking routes in Scotland."
+        grade = relevance_parse(
+            toy_responder(
+                relevance_render(
+                    context=[],
+                    utterance="Where?",
+                    resolved_utterance=f"Where to walk {n}?",
+                    ptkb=[],
+                    passage=passage,
+                )
+            )
+        )
+        assert grade in range(5)
+        assert yes_no_parse(toy_responder(ntr_render(query="q", nugget=f"nugget {n}", response=passage))) in {
+            True,
+            False,
+        }
+        assert support_parse(toy_responder(support_render(sentence=f"Sentence {n}.", passage=passage))) in {
+            "FS",
+            "PS",
+            "NS",
+        }
+    assert nugget_lines_parse(toy_responder(nuggets_render(query="q", text="Some text."))) == []
+    followup = nuggets_followup_render(query="q", text="Some text.", missing=["a nugget"])
+    assert followup_lines_parse(toy_responder(followup)) == [None]
+
+
+def test_llm_fake_server_answers_chat_completions_until_its_time_is_up():
+    port = free_port()
+    out = io.StringIO()
+    server = threading.Thread(
+        target=call_command,
+        args=("llm_fake_server", "--port", str(port), "--seconds", "3"),
+        kwargs={"stdout": out},
+    )
+    server.start()
+    try:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="fake", max_retries=5)
+        prompt = support_render(
+            sentence="The West Highland Way is 96 miles long.", passage="It runs 96 miles."
+        )
+        answer = client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": prompt}]
+        )
+    finally:
+        server.join()
+
+    assert support_parse(answer.choices[0].message.content or "") in {"FS", "PS", "NS"}
+    assert answer.usage is not None and answer.usage.prompt_tokens > 0
+    assert f"listening on http://127.0.0.1:{port}/v1" in out.getvalue()
+
+
+def test_llm_fake_server_refuses_an_address_off_loopback():
+    with pytest.raises(CommandError, match="loopback only, not '0.0.0.0'"):
+        call_command("llm_fake_server", "--host", "0.0.0.0", "--seconds", "0.1")
