@@ -1,6 +1,9 @@
+import json
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 
 from annotation.models import (
     Nugget,
@@ -51,3 +54,40 @@ def test_load_demo_loads_the_collection_and_accounts_once(capsys):
     call_command("load_demo")
     assert snapshot() == first
     assert "organiser / organiser-demo" in capsys.readouterr().out
+
+
+def test_demo_texts_are_plain_prose_without_markup():
+    call_command("load_demo")
+
+    texts = [
+        *Passage.objects.values_list("text", flat=True),
+        *ResponseSentence.objects.values_list("text", flat=True),
+    ]
+
+    assert len(texts) > 40
+    assert [text for text in texts if "<" in text or ">" in text] == []
+
+
+def test_scraped_markup_is_imported_verbatim_and_shown_as_text(client, fixtures_dir):
+    from annotation.relevance.work import work_lease
+    from annotation.services import passages_import
+    from tests.factories import CollectionFactory, UserFactory, relevance_campaign
+
+    path = fixtures_dir / "markup" / "passages.jsonl"
+    scraped = json.loads(path.read_text(encoding="utf-8"))["passage_text"]
+    collection = CollectionFactory()
+    passages_import(path=path, collection=collection)
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, passage_texts=[scraped])
+    slot = work_lease(assignment=assignment, user=alice)
+    client.force_login(alice)
+
+    page = client.get(reverse("relevance-passage", args=[slot.pk, slot.unit.turn_pks[0], 0]))
+
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<script>alert('xss')</script>" not in html
+    assert "<img src=x onerror=alert(1)>" not in html
+    assert "&lt;script&gt;alert(&#x27;xss&#x27;)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert Passage.objects.get(collection=collection, passage_id="scraped-01:0").text == scraped
