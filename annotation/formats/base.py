@@ -14,7 +14,6 @@ import math
 import os
 import re
 import stat
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,6 +144,20 @@ MAX_NUGGET_KEY = 32
 MAX_NUGGET_RELEVANCE = 8
 
 
+# Control characters (Unicode Cc), surrogates, and the line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+
+
+# What `id_problem` refuses inside a whitespace-separated line, where tabs and other separators end an id.
+_HOSTILE = re.compile("[/\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff]")
+
+
+def plain_line(text: str) -> bool:
+    """True when no id of these whitespace-separated lines holds '/' or a control character (a fast test
+    for the common case; lengths and '.' or '..' ids still need checking)."""
+    return _HOSTILE.search(text) is None
+
+
 def id_problem(value: str, what: str, max_length: int) -> str | None:
     """Why `value` cannot be a `what` (a turn id, passage id, run name, ...), or None when it can.
 
@@ -161,9 +174,9 @@ def id_problem(value: str, what: str, max_length: int) -> str | None:
         return f"{what} {excerpt(value)} contains '/'"
     if value in {".", ".."}:
         return f"{what} {value!r} is not a name"
-    bad = next((c for c in value if unicodedata.category(c) in {"Cc", "Cs", "Zl", "Zp"}), None)
+    bad = _CONTROL.search(value)
     if bad is not None:
-        return f"{what} {excerpt(value)} contains the control character U+{ord(bad):04X}"
+        return f"{what} {excerpt(value)} contains the control character U+{ord(bad.group()):04X}"
     return None
 
 
@@ -213,7 +226,7 @@ def _int(token: str) -> int:
 _NUMBER_HOOKS: dict[str, Any] = {"parse_constant": _constant, "parse_float": _float, "parse_int": _int}
 # JSON escapes a string cannot be stored with: NUL (PostgreSQL text refuses it) and lone surrogates
 # (not encodable as UTF-8 by either database driver). An escaped backslash before them does not count.
-_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+_ESCAPE = re.compile(r"\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 _LOW_SURROGATE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
@@ -221,10 +234,12 @@ def _bad_escape(text: str) -> tuple[int, str] | None:
     """(offset, reason) of the first escape in a JSON text that no database can store, or None."""
     paired_until = 0
     for found in _ESCAPE.finditer(text):
-        code = found.group(2)
-        at = found.start() + len(found.group(1))
-        if at < paired_until:
-            continue  # the low half of a pair just seen
+        at = before = found.start()
+        while before > 0 and text[before - 1] == "\\":
+            before -= 1
+        if (at - before) % 2 or at < paired_until:
+            continue  # an escaped backslash followed by 'u...', or the low half of a pair just seen
+        code = found.group(1)
         if code == "0000":
             return at, "a NUL character (\\u0000); text fields cannot hold it"
         if code[1].lower() in "89ab" and _LOW_SURROGATE.match(text, found.end()):
