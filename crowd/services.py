@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.db import transaction
 
 from annotation.judgments import NtrRow, ntr_judgments_upsert
@@ -50,6 +52,26 @@ def parse_vote(value: str) -> bool:
 
 # --- campaigns and batches -----------------------------------------------------------------------
 
+# The crowd judge a campaign's majority labels go to unless it names one: by provider, so labels from the
+# platform's own workers are not filed as Mechanical Turk's.
+LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
+    CrowdCampaign.Provider.PLATFORM: "crowd-majority",
+    CrowdCampaign.Provider.MTURK: "mturk-majority",
+}
+CAMPAIGN_NAME_MAX = CrowdCampaign._meta.get_field("name").max_length or 100
+
+
+def campaign_name_check(name: str) -> None:
+    """A campaign name is a slug: it is part of page addresses and printed in commands and CSV files."""
+    try:
+        validate_slug(name)
+    except ValidationError:
+        raise CrowdError(
+            f"campaign name {name!r} must be letters, digits, '-' and '_' only (such as demo-crowd)"
+        ) from None
+    if len(name) > CAMPAIGN_NAME_MAX:
+        raise CrowdError(f"campaign name {name[:20]!r}... is longer than {CAMPAIGN_NAME_MAX} characters")
+
 
 @transaction.atomic
 def campaign_create(
@@ -60,7 +82,7 @@ def campaign_create(
     turns: Iterable[Turn],
     runs: Iterable[Run],
     provider: str = CrowdCampaign.Provider.PLATFORM,
-    label_judge_name: str = "mturk-majority",
+    label_judge_name: str | None = None,
     seed: int = 0,
     batch_size: int = 10,
     tests_per_batch: int = 1,
@@ -68,7 +90,12 @@ def campaign_create(
     skip_duplicates: bool = True,
     **hit_settings: Any,
 ) -> CrowdCampaign:
-    """A campaign over chosen turns and runs, labelled as the crowd judge `label_judge_name`."""
+    """A campaign over chosen turns and runs, labelled as the crowd judge `label_judge_name` (by default
+    the provider's: crowd-majority in the platform, mturk-majority on MTurk)."""
+    campaign_name_check(name)
+    if provider not in CrowdCampaign.Provider.values:
+        raise CrowdError(f"provider {provider!r} is not one of {', '.join(CrowdCampaign.Provider.values)}")
+    label_judge_name = label_judge_name or LABEL_JUDGE_BY_PROVIDER[provider]
     if CrowdCampaign.objects.filter(name=name).exists():
         raise CrowdError(f"a campaign named {name!r} exists")
     if batch_size < 1 or assignments_per_batch < 1 or tests_per_batch < 0:
@@ -217,6 +244,28 @@ def batches_compose(*, campaign: CrowdCampaign) -> list[CrowdBatch]:
                 items.append(BatchItem(batch=batch, position=position, response=response, nugget=nugget))
     BatchItem.objects.bulk_create(items)
     return batches
+
+
+@transaction.atomic
+def campaign_compose(
+    *,
+    collection: Collection,
+    name: str,
+    nugget_judge: Judge,
+    turns: Iterable[Turn],
+    runs: Iterable[Run],
+    generate_tests: int = 0,
+    **settings: Any,
+) -> tuple[CrowdCampaign, list[CrowdBatch]]:
+    """Create a campaign, generate `generate_tests` test questions from its nuggets, and cut its batches:
+    all or nothing, so a campaign without batches is never left behind. The compose page and
+    `crowd_compose` both call this."""
+    campaign = campaign_create(
+        collection=collection, name=name, nugget_judge=nugget_judge, turns=turns, runs=runs, **settings
+    )
+    if generate_tests:
+        test_questions_generate(campaign=campaign, count=generate_tests)
+    return campaign, batches_compose(campaign=campaign)
 
 
 # --- aggregation ---------------------------------------------------------------------------------

@@ -4,10 +4,11 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from annotation.management.commands._base import named
 from annotation.models import Collection, Judge
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.services import batches_compose, campaign_create, test_questions_generate
+from crowd.services import campaign_compose
 
 
 def _names(value: str) -> list[str]:
@@ -34,7 +35,10 @@ class Command(CampaignCommand):
             help="platform: workers answer in Assay (accounts or crowd_links); mturk: publish with mturk_publish.",
         )
         parser.add_argument(
-            "--label-judge", default="mturk-majority", help="Crowd judge the labels are stored as."
+            "--label-judge",
+            default=None,
+            help="Crowd judge the labels are stored as (default: crowd-majority for platform, "
+            "mturk-majority for mturk).",
         )
         parser.add_argument(
             "--seed", type=int, default=0, help="Shuffle seed: the same seed and data give the same batches."
@@ -62,11 +66,8 @@ class Command(CampaignCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            collection = Collection.objects.get(name=options["collection"])
-            nugget_judge = Judge.objects.get(name=options["nugget_judge"])
-        except (Collection.DoesNotExist, Judge.DoesNotExist) as exc:
-            raise CommandError(str(exc)) from None
+        collection = named(Collection.objects.all(), options["collection"], kind="collection")
+        nugget_judge = named(Judge.objects.all(), options["nugget_judge"], kind="judge")
         turns = collection.turns.all()
         if options["turns"] != "all":
             wanted = _names(options["turns"])
@@ -85,27 +86,23 @@ class Command(CampaignCommand):
                 )
 
         def compose() -> list:
-            from django.db import transaction
-
-            with transaction.atomic():
-                campaign = campaign_create(
-                    collection=collection,
-                    name=options["campaign"],
-                    nugget_judge=nugget_judge,
-                    turns=turns,
-                    runs=runs,
-                    provider=options["provider"],
-                    label_judge_name=options["label_judge"],
-                    seed=options["seed"],
-                    batch_size=options["batch_size"],
-                    tests_per_batch=options["tests_per_batch"],
-                    assignments_per_batch=options["assignments"],
-                    skip_duplicates=not options["keep_duplicates"],
-                    reward=options["reward"],
-                )
-                if options["generate_tests"]:
-                    test_questions_generate(campaign=campaign, count=options["generate_tests"])
-                return batches_compose(campaign=campaign)
+            _campaign, batches = campaign_compose(
+                collection=collection,
+                name=options["campaign"],
+                nugget_judge=nugget_judge,
+                turns=turns,
+                runs=runs,
+                generate_tests=options["generate_tests"],
+                provider=options["provider"],
+                label_judge_name=options["label_judge"],
+                seed=options["seed"],
+                batch_size=options["batch_size"],
+                tests_per_batch=options["tests_per_batch"],
+                assignments_per_batch=options["assignments"],
+                skip_duplicates=not options["keep_duplicates"],
+                reward=options["reward"],
+            )
+            return batches
 
         batches = self.run(compose)
         self.stdout.write(f"campaign {options['campaign']}: {len(batches)} batches")
