@@ -22,6 +22,10 @@ class PoolingFailed(Exception):
     """The pool cannot be built as asked (bad depths, unknown turns, a pool already handed out)."""
 
 
+class PoolExists(PoolingFailed):
+    """A pool of that name is already in the collection; each caller says how its user rebuilds one."""
+
+
 @dataclass
 class TurnReport:
     turn_id: str
@@ -106,9 +110,7 @@ def pool_build(
     pool = Pool.objects.filter(collection=collection, name=name).first()
     if pool is not None:
         if not replace:
-            raise PoolingFailed(
-                f"pool {name!r} already exists in {collection.name} (rebuild it with replace)"
-            )
+            raise PoolExists(f"pool {name!r} already exists in {collection.name}")
         if pool.assignments.exists():
             raise PoolingFailed(f"pool {name!r} is already assigned to assessors and cannot be rebuilt")
         pool.entries.all().delete()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from django.template.defaultfilters import pluralize
+
 from annotation.formats.csv_safe import csv_writer
 from judging.reports.comparison import FIGURE_COLUMNS
 
@@ -37,7 +39,8 @@ def comparison_text(report: dict[str, Any]) -> str:
         f"Cohen's kappa          {_fmt(report['cohen_kappa'])}"
         + (
             f"  (95% CI {_fmt(report['kappa_ci95'][0])} to {_fmt(report['kappa_ci95'][1])}, "
-            f"bootstrap over {report['bootstrap']['topics']} topics, {report['bootstrap']['resamples']} resamples)"
+            f"bootstrap over {report['bootstrap']['topics']} topic{pluralize(report['bootstrap']['topics'])}, "
+            f"{report['bootstrap']['resamples']} resamples)"
             if report["kappa_ci95"]
             else ""
         ),

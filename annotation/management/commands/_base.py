@@ -3,17 +3,59 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_slug
-from django.db import transaction
+from django.db import models, transaction
 
 from annotation.formats.base import ImportFailed
 from annotation.judge_access import import_judge_refusal
 from annotation.models import Collection, Judge
 from annotation.services import judge_get_or_create
+
+M = TypeVar("M", bound=models.Model)
+
+# How many valid names an error lists: enough to spot a typo, few enough to read.
+NAMES_SHOWN = 10
+
+
+def named(queryset: models.QuerySet[M], value: str, *, kind: str, field: str = "name", where: str = "") -> M:
+    """The object of `queryset` whose `field` is `value`, or a CommandError naming the value and the valid ones.
+
+    Every command that takes a name (collection, judge, run, pool, assignment, campaign, user) looks it up
+    through here, so a typo is answered with the names the user could have meant rather than Django's
+    "matching query does not exist". `where` says where it was looked for (" in collection demo").
+    """
+    try:
+        return queryset.get(**{field: value})
+    except queryset.model.DoesNotExist:
+        raise CommandError(
+            f"no {kind} named {value!r}{where}; {known_names(queryset, kind=kind, field=field)}"
+        ) from None
+
+
+def known_names(queryset: models.QuerySet[Any], *, kind: str, field: str = "name") -> str:
+    """ "known <kind>s: a, b, ... (N in all)", or "no <kind>s yet"."""
+    known = queryset.order_by(field).values_list(field, flat=True)
+    names = [str(name) for name in known[:NAMES_SHOWN]]
+    if not names:
+        return f"no {kind}s yet"
+    total = known.count() if len(names) == NAMES_SHOWN else len(names)
+    more = f", ... ({total} in all)" if total > len(names) else ""
+    return f"known {kind}s: {', '.join(names)}{more}"
+
+
+def active_users() -> models.QuerySet[Any]:
+    return get_user_model().objects.filter(is_active=True)
+
+
+def user_named(username: str) -> AbstractBaseUser:
+    """An active account by username, or a CommandError listing the active usernames."""
+    return named(active_users(), username, kind="user", field=get_user_model().USERNAME_FIELD)
 
 
 def check_collection_name(name: str) -> str:
@@ -57,18 +99,10 @@ class CollectionCommand(BaseCommand):
         if self.create_collection:
             collection, _ = Collection.objects.get_or_create(name=check_collection_name(name))
             return collection
-        try:
-            return Collection.objects.get(name=name)
-        except Collection.DoesNotExist:
-            raise CommandError(f"no collection named {name!r}") from None
+        return named(Collection.objects.all(), name, kind="collection")
 
     def get_judge(self, name: str) -> Judge:
-        try:
-            return Judge.objects.get(name=name)
-        except Judge.DoesNotExist:
-            known = list(Judge.objects.order_by("name").values_list("name", flat=True)[:11])
-            hint = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "") if known else "none yet"
-            raise CommandError(f"no judge named {name!r}; known judges: {hint}") from None
+        return named(Judge.objects.all(), name, kind="judge")
 
     def run_import(self, action: Callable[[], Any]) -> Any:
         # One transaction around everything the command writes, the collection or judge it creates included.

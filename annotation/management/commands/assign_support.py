@@ -1,8 +1,7 @@
-from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, user_named
 from annotation.models import SupportAssignment
 from annotation.support.services import SupportConflict, support_assignment_set
 
@@ -31,10 +30,7 @@ class Command(CollectionCommand):
 
     def handle(self, *args, collection, assessor, condition, topic, machine_judge, max_citations, **options):
         target = self.get_collection(collection)
-        try:
-            user = get_user_model().objects.get(username=assessor)
-        except get_user_model().DoesNotExist:
-            raise CommandError(f"no user named {assessor!r}") from None
+        user = user_named(assessor)
         judge = self.get_judge(machine_judge) if machine_judge else None
         topics = target.topics.all()
         if topic:

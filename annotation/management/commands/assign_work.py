@@ -8,8 +8,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.models import Assignment, Pool
+from annotation.management.commands._base import CollectionCommand, active_users, known_names, named
+from annotation.models import Assignment
 from annotation.relevance.work import AssignmentFailed, assignment_create
 
 
@@ -34,15 +34,14 @@ class Command(CollectionCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = self.get_collection(options["collection"])
-        pool = Pool.objects.filter(collection=collection, name=options["pool"]).first()
-        if pool is None:
-            raise CommandError(f"no pool named {options['pool']!r} in {collection.name}")
+        pool = named(collection.pools.all(), options["pool"], kind="pool", where=f" in {collection.name}")
         users = {
             u.get_username(): u for u in get_user_model().objects.filter(username__in=options["assessors"])
         }
         missing = [name for name in options["assessors"] if name not in users]
         if missing:
-            raise CommandError(f"no such users: {', '.join(missing)}")
+            known = known_names(active_users(), kind="user", field="username")
+            raise CommandError(f"no such users: {', '.join(missing)}; {known}")
         turn_ids: list[str] | None = options["turns"]
         if options["turns_file"]:
             try:

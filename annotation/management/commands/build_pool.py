@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand
-from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
+from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve
 
 
 class Command(CollectionCommand):
@@ -63,6 +63,8 @@ class Command(CollectionCommand):
                 always_depth=options["always_depth"],
                 replace=options["replace"],
             )
+        except PoolExists as exc:
+            raise CommandError(f"{exc}: rebuild it with --replace, or choose another --name") from None
         except PoolingFailed as exc:
             raise CommandError(str(exc)) from None
 

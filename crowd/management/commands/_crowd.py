@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.management.commands._base import named
 from crowd.client import MTurkClient, MTurkError
 from crowd.models import CrowdCampaign
 from crowd.services import CrowdError
@@ -31,10 +32,9 @@ class CampaignCommand(BaseCommand):
             )
 
     def get_campaign(self, name: str) -> CrowdCampaign:
-        try:
-            return CrowdCampaign.objects.select_related("collection", "label_judge").get(name=name)
-        except CrowdCampaign.DoesNotExist:
-            raise CommandError(f"no crowd campaign named {name!r}") from None
+        return named(
+            CrowdCampaign.objects.select_related("collection", "label_judge"), name, kind="crowd campaign"
+        )
 
     def get_client(self, options: dict[str, Any]) -> MTurkClient:
         live = bool(options.get("live"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, known_names
 from annotation.models import Run
 from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, evaluation_table, runs_evaluate
 
@@ -48,7 +49,8 @@ class Command(CollectionCommand):
             found = {run.name: run for run in Run.objects.filter(collection=target, name__in=runs)}
             unknown = [name for name in runs if name not in found]
             if unknown:
-                raise CommandError(f"no run named {', '.join(unknown)} in collection {target.name}")
+                known = known_names(target.runs.all(), kind="run")
+                raise CommandError(f"no run named {', '.join(unknown)} in collection {target.name}; {known}")
             selected = list(found.values())
         try:
             evaluation = runs_evaluate(
@@ -60,7 +62,8 @@ class Command(CollectionCommand):
             self.stdout.write(json.dumps(evaluation.as_json(), indent=2))
             return
         self.stdout.write(
-            f"{target.name}: {len(evaluation.runs)} runs on the {len(evaluation.turns)} turns judged by "
+            f"{target.name}: {len(evaluation.runs)} run{pluralize(len(evaluation.runs))} on the "
+            f"{len(evaluation.turns)} turn{pluralize(len(evaluation.turns))} judged by "
             f"{evaluation.judge}; relevant means grade >= {evaluation.rel_threshold}\n"
         )
         self.stdout.write(evaluation_table(evaluation), ending="")

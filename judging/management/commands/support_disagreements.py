@@ -1,9 +1,8 @@
 import json
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, user_named
 from annotation.models import Judge
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import SupportConflict
@@ -33,10 +32,7 @@ class Command(CollectionCommand):
         target = self.get_collection(collection)
         humans: list[Judge] = [self.get_judge(name) for name in human]
         machine = self.get_judge(llm)
-        try:
-            user = get_user_model().objects.get(username=assessor)
-        except get_user_model().DoesNotExist:
-            raise CommandError(f"no user named {assessor!r}") from None
+        user = user_named(assessor)
         if report:
             blind = Judge.objects.filter(user=user).first()
             if blind is None:
