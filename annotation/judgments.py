@@ -21,6 +21,8 @@ from annotation.models import (
     NtnJudgment,
     NtrJudgment,
     Nugget,
+    PtkbJudgment,
+    PtkbStatement,
     RelevanceJudgment,
     Response,
     ResponseSentence,
@@ -35,11 +37,12 @@ class JudgmentRefused(Exception):
 
 
 def relevance_judgment_submit(
-    *, judge: Judge, turn: Turn | int, passage_id: str, grade: int, time_spent_ms: int | None = None
+    *, judge: Judge | int, turn: Turn | int, passage_id: str, grade: int, time_spent_ms: int | None = None
 ) -> RelevanceJudgment:
     """Record or revise a judge's grade for (turn, passage); time spent adds up over revisions.
 
-    `turn` is the Turn or, from a caller that has checked it already, its primary key.
+    `judge` and `turn` are the objects or, from a caller that has checked them already, their primary
+    keys (the assessor API reads them with its ownership check and saves a query each).
 
     One `INSERT ... ON CONFLICT (judge, turn, passage_id) DO UPDATE` statement (PostgreSQL and SQLite
     speak it alike): it is atomic by itself, so it needs no transaction, and two submits of the same
@@ -60,12 +63,45 @@ def relevance_judgment_submit(
         "RETURNING id, judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at"
     )
     turn_pk = turn.pk if isinstance(turn, Turn) else turn
-    params = (judge.pk, turn_pk, passage_id, grade, time_spent_ms, now, now)
+    judge_pk = judge.pk if isinstance(judge, Judge) else judge
+    params = (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now)
     (judgment,) = RelevanceJudgment.objects.raw(sql, params, using=db)
-    judgment.judge = judge
+    if isinstance(judge, Judge):
+        judgment.judge = judge
     if isinstance(turn, Turn):
         judgment.turn = turn
     return judgment
+
+
+@transaction.atomic
+def ptkb_judgments_submit(
+    *, judge: Judge, turn: Turn, answers: dict[int, bool], time_spent_ms: int | None = None
+) -> list[PtkbJudgment]:
+    """Record or revise a judge's relevant / not relevant answer for each PTKB statement of the turn.
+
+    `answers` maps statement pks of the turn's conversation to the answer; time spent on the step is
+    shared out evenly over its statements and adds up over revisions.
+    """
+    statements = {s.pk: s for s in PtkbStatement.objects.filter(topic_id=turn.topic_id, pk__in=list(answers))}
+    unknown = set(answers) - set(statements)
+    if unknown:
+        raise JudgmentRefused(f"statements {sorted(unknown)} are not in the PTKB of turn {turn.turn_id}")
+    share = None if time_spent_ms is None or not answers else time_spent_ms // len(answers)
+    results: list[PtkbJudgment] = []
+    for pk, relevant in answers.items():
+        judgment, created = PtkbJudgment.objects.select_for_update().get_or_create(
+            judge=judge,
+            turn=turn,
+            statement=statements[pk],
+            defaults={"relevant": relevant, "time_spent_ms": share},
+        )
+        if not created:
+            judgment.relevant = relevant
+            if share is not None:
+                judgment.time_spent_ms = (judgment.time_spent_ms or 0) + share
+            judgment.save(update_fields=["relevant", "time_spent_ms", "updated_at"])
+        results.append(judgment)
+    return results
 
 
 # --- Nuggets, gold responses, NtR, NtN, support ------------------------------------------------------

@@ -1,16 +1,24 @@
-"""Figure: 50 simulated assessors against gunicorn + PostgreSQL, versus a trivial Django view.
+"""Figure: 50 simulated assessors against gunicorn + PostgreSQL: the browser, the scripted API, a trivial view.
 
-Each simulated assessor loops "ask for the next passage" + "submit a grade" through the JSON endpoints
-(token auth, HTTP on loopback) for a bounded time. The script checks that no judgment was
-lost or duplicated (judgments in the database == 2xx submits, one judge per pooled pair at redundancy
-1), and prints p50/p95 loop latency and loops per second beside the requests per second of a trivial
-Django view served by the same gunicorn in the same run (goal: p95 < 100 ms, throughput >= half).
+One invocation, one server, three kinds of client, each through the same closed-loop harness:
+
+- browser: what the relevance page and its script (static/js/relevance.js) send. Each assessor signs in
+  once through the login form (session cookie); per unit it posts the "Get next unit" form and follows
+  the redirects to the unit's page (one HTML load per unit); then, per judgment, one JSON grade whose
+  answer carries the unit's next passage (`"next": true`), with the session cookie and the CSRF token
+  in the X-CSRFToken header; at the end of the unit it opens the resume URL, back to the queue page.
+- api: the scripted client, `Authorization: Token`, next + grade.
+- trivial: two JSON POSTs to a view that does nothing, as the baseline (half before, half after).
+
+For each it prints throughput, latency (p50 / p95 of a judgment: the requests between two passages), and server CPU per
+judgment (the gunicorn processes and the PostgreSQL backends of the bench database, from /proc), the
+ratios the goals are stated in, and checks that every 2xx submit was stored exactly once.
 
 It creates its own database on the PostgreSQL server (BENCH_PG_URL; by default the cluster `make services`
-starts, through its Unix socket when that is there, as a PostgreSQL on the same machine should be reached:
-it spares the TCP stack on every query) and drops it at the end.
+starts, through its Unix socket when that is there) and drops it at the end.
 
-    .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 60] [--trivial-seconds 20]
+    .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 30] [--trivial-seconds 20]
+    BENCH_SECONDS=8 BENCH_TRIVIAL_SECONDS=6 .venv/bin/python bench/bench_assessors.py   # a quick run
 
 Imported by gunicorn (as `bench_assessors:application`) it serves the project plus /bench/trivial/.
 """
@@ -22,16 +30,19 @@ import http.client
 import json
 import multiprocessing
 import os
+import re
+import secrets
 import signal
 import statistics
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 REPO = Path(__file__).resolve().parent.parent
 _PG_PORT = os.environ.get("PG_PORT", "55432")
@@ -42,6 +53,7 @@ PG_URL = os.environ.get("BENCH_PG_URL") or (
     else f"postgres://assay@127.0.0.1:{_PG_PORT}/assay"
 )
 HOST, PORT = "127.0.0.1", int(os.environ.get("BENCH_PORT", "58123"))
+PASSWORD = "bench-password-1"
 
 if os.environ.get("BENCH_ASSESSORS_SERVE") == "1":
     # Inside gunicorn (which sets the flag): the project's URLs plus one trivial view, routed by this module.
@@ -81,9 +93,18 @@ def _database_drop(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _seed(n_assessors: int, n_turns: int, per_turn: int) -> tuple[int, list[str]]:
-    """A collection whose pool holds n_turns x per_turn pairs, assigned by turn to n_assessors."""
+@dataclass
+class Seeded:
+    api_assignment: int
+    browser_assignment: int
+    tokens: list[str]
+    usernames: list[str]
+
+
+def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
+    """One pool of n_turns x per_turn pairs, handed by turn to two groups of n_assessors: API and browser."""
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
     from rest_framework.authtoken.models import Token
 
     from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
@@ -93,7 +114,7 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> tuple[int, list[str]
     collection = Collection.objects.create(name="bench")
     run = Run.objects.create(collection=collection, name="bm25")
     topics = Topic.objects.bulk_create(
-        [Topic(collection=collection, number=str(t)) for t in range(n_turns // 10)]
+        [Topic(collection=collection, number=str(t)) for t in range((n_turns + 9) // 10)]
     )
     turns = Turn.objects.bulk_create(
         [
@@ -108,12 +129,14 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> tuple[int, list[str]
         ]
     )
     text = "A passage of moderate length about the topic at hand. " * 8
-    passages = [
-        Passage(collection=collection, passage_id=f"d{i}:{j}", text=text)
-        for i in range(n_turns)
-        for j in range(per_turn)
-    ]
-    Passage.objects.bulk_create(passages, batch_size=5000)
+    Passage.objects.bulk_create(
+        [
+            Passage(collection=collection, passage_id=f"d{i}:{j}", text=text)
+            for i in range(n_turns)
+            for j in range(per_turn)
+        ],
+        batch_size=5000,
+    )
     Ranking.objects.bulk_create(
         [
             Ranking(
@@ -126,27 +149,37 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> tuple[int, list[str]
         ]
     )
     pool = pool_build(collection=collection, name="bench", depth=per_turn).pool
-    users = [
-        get_user_model().objects.create_user(username=f"assessor{i}", password="x")
-        for i in range(n_assessors)
-    ]
-    assignment = assignment_create(pool=pool, name="bench", assessors=users, redundancy=1, with_ptkb=False)
-    tokens = [Token.objects.create(user=user).key for user in users]
-    return assignment.pk, tokens
+    # One password hash for everyone: hashing is deliberately slow, and it is not what is measured.
+    hashed = make_password(PASSWORD)
+    user_model = get_user_model()
+    api_users = user_model.objects.bulk_create(
+        [user_model(username=f"api{i}", password=hashed) for i in range(n_assessors)]
+    )
+    browser_users = user_model.objects.bulk_create(
+        [user_model(username=f"browser{i}", password=hashed) for i in range(n_assessors)]
+    )
+    api = assignment_create(pool=pool, name="bench-api", assessors=api_users, with_ptkb=False)
+    browser = assignment_create(pool=pool, name="bench-browser", assessors=browser_users, with_ptkb=False)
+    tokens = [Token.objects.create(user=user).key for user in api_users]
+    return Seeded(api.pk, browser.pk, tokens, [u.username for u in browser_users])
 
 
 def _serve(
-    database_url: str, worker_class: str, workers: int, threads: int, keep_alive: int, connections: int
+    database_url: str, secret_key: str, args: argparse.Namespace, connections: int
 ) -> subprocess.Popen:
     env = dict(
         os.environ,
         BENCH_ASSESSORS_SERVE="1",
         DATABASE_URL=database_url,
-        # Persistent connections: a worker keeps its PostgreSQL connection instead of opening one per request.
-        DB_CONN_MAX_AGE="600",
         DEBUG="0",
+        SECRET_KEY=secret_key,
+        SECURE_COOKIES="0",  # plain HTTP on loopback
+        # Django's pool: as many connections as a worker has threads.
+        DB_POOL="1",
+        DB_POOL_MAX_SIZE=str(args.threads),
         LOG_LEVEL="ERROR",
     )
+    env.pop("DB_CONN_MAX_AGE", None)
     command = [
         str(REPO / ".venv" / "bin" / "gunicorn"),
         "bench_assessors:application",
@@ -155,17 +188,20 @@ def _serve(
         "--bind",
         f"{HOST}:{PORT}",
         "--worker-class",
-        worker_class,
+        "gthread",
         "--workers",
-        str(workers),
+        str(args.workers),
+        "--threads",
+        str(args.threads),
+        "--worker-connections",
+        str(connections),
+        "--keep-alive",
+        str(args.keep_alive),
         "--backlog",
         "2048",
         "--log-level",
         "warning",
     ]
-    if worker_class == "gthread":
-        command += ["--threads", str(threads), "--keep-alive", str(keep_alive)]
-        command += ["--worker-connections", str(connections)]
     process = subprocess.Popen(command, env=env, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -180,15 +216,183 @@ def _serve(
     raise SystemExit("gunicorn did not come up")
 
 
+# --- Server CPU, from /proc -------------------------------------------------------------------------
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _server_cpu(server_pgid: int, db_name: str) -> dict[tuple[str, int], float]:
+    """CPU seconds so far of each gunicorn process and each PostgreSQL backend of the bench database."""
+    cpu: dict[tuple[str, int], float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        pgrp, utime, stime = int(fields[2]), int(fields[11]), int(fields[12])
+        # A backend's title: "postgres: <user> <database> <client> <state>".
+        if pgrp == server_pgid:
+            cpu[("gunicorn", int(entry.name))] = (utime + stime) / _TICK
+        elif cmdline.startswith("postgres: ") and f" {db_name} " in cmdline:
+            cpu[("postgres", int(entry.name))] = (utime + stime) / _TICK
+    return cpu
+
+
+def _cpu_spent(
+    before: dict[tuple[str, int], float], after: dict[tuple[str, int], float]
+) -> tuple[float, float]:
+    """(gunicorn, PostgreSQL) CPU seconds spent between the two readings.
+
+    A process that started in between counts in full; one that ended in between is lost (the pool
+    keeps its connections, so the backends live through a phase)."""
+    spent = {"gunicorn": 0.0, "postgres": 0.0}
+    for key, seconds in after.items():
+        spent[key[0]] += seconds - before.get(key, 0.0)
+    return spent["gunicorn"], spent["postgres"]
+
+
+# --- Clients ----------------------------------------------------------------------------------------
+
+
 @dataclass
 class ClientResult:
-    """What one simulated client saw: loop latencies (s), 2xx submits, graded pairs, errors."""
+    """What one simulated client saw: judgment latencies (s), unit page loads (s), 2xx submits, errors."""
 
     latencies: list[float] = field(default_factory=list)
+    unit_loads: list[float] = field(default_factory=list)
     submitted_2xx: int = 0
-    granted: list[tuple[int, str]] = field(default_factory=list)
+    granted: list[tuple[str, int, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     ended_at: float = 0.0
+
+
+class Browser:
+    """A cookie jar on one HTTP connection, enough for a signed-in browser session."""
+
+    def __init__(self) -> None:
+        self.conn = http.client.HTTPConnection(HOST, PORT, timeout=30)
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, url: str, body: bytes | None = None, headers: dict | None = None) -> tuple:
+        headers = dict(headers or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        self.conn.request(method, url, body=body, headers=headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        for value in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = value.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response.status, response.headers, data
+
+    def follow(self, status: int, headers: Any, data: bytes) -> tuple:
+        while status in (301, 302, 303):
+            status, headers, data = self.request("GET", headers["Location"])
+        return status, headers, data
+
+
+_CSRF_INPUT = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def _browser_login(username: str) -> dict[str, str]:
+    """Sign in through the login form as a browser does; the session and CSRF cookies."""
+    browser = Browser()
+    status, _headers, page = browser.request("GET", "/accounts/login/")
+    token = _CSRF_INPUT.search(page)
+    if status != 200 or token is None:
+        raise SystemExit(f"login page: {status}")
+    form = urlencode(
+        {"csrfmiddlewaretoken": token.group(1).decode(), "username": username, "password": PASSWORD}
+    )
+    status, _headers, _page = browser.request(
+        "POST", "/accounts/login/", form.encode(), {"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    if status != 302 or "sessionid" not in browser.cookies:
+        raise SystemExit(f"login as {username}: {status}")
+    browser.conn.close()
+    return browser.cookies
+
+
+def _attr(page: bytes, name: str) -> str:
+    found = re.search(rb"data-" + name.encode() + rb'="([^"]*)"', page)
+    if found is None:
+        raise ValueError(f"no data-{name} on the page")
+    return found.group(1).decode()
+
+
+@dataclass
+class BrowserState:
+    assignment_pk: int
+    browser: Browser
+    csrf: str = ""
+    slot: int = 0
+    grade_url: str = ""
+    resume_url: str = ""
+    step: tuple[int, str] | None = None  # (turn_pk, passage_id) on screen
+    done: bool = False
+
+
+def _browser_unit(state: BrowserState, out: ClientResult) -> None:
+    """ "Get next unit" on the queue page, then the unit's page: one HTML load per unit."""
+    started = time.perf_counter()
+    b = state.browser
+    form = urlencode({"csrfmiddlewaretoken": b.cookies["csrftoken"]}).encode()
+    status, headers, page = b.request(
+        "POST",
+        f"/relevance/{state.assignment_pk}/next/",
+        form,
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    if status == 302 and headers["Location"].rstrip("/").endswith("/relevance"):
+        state.done = True  # no work left: the queue page says so
+        b.follow(status, headers, page)
+        return
+    status, headers, page = b.follow(status, headers, page)
+    if status != 200:
+        raise ValueError(f"unit page {status}")
+    state.csrf = _CSRF_INPUT.search(page).group(1).decode()  # type: ignore[union-attr]
+    state.slot = int(_attr(page, "slot"))
+    state.grade_url = _attr(page, "grade-url")
+    state.resume_url = _attr(page, "resume-url")
+    state.step = (int(_attr(page, "turn-pk")), _attr(page, "passage-id"))
+    out.unit_loads.append(time.perf_counter() - started)
+
+
+def _browser_loop(state: BrowserState, out: ClientResult) -> bool:
+    """One judgment as relevance.js makes it: the JSON grade, whose answer carries the next passage."""
+    if state.step is None:
+        _browser_unit(state, out)
+        if state.done:
+            return False
+    assert state.step is not None
+    started = time.perf_counter()
+    headers = {"Content-Type": "application/json", "X-CSRFToken": state.csrf}
+    turn_pk, passage_id = state.step
+    grade = {"turn_pk": turn_pk, "passage_id": passage_id, "grade": 2, "time_spent_ms": 1500, "next": True}
+    status, _h, body = state.browser.request("POST", state.grade_url, json.dumps(grade).encode(), headers)
+    out.latencies.append(time.perf_counter() - started)
+    if status != 201:
+        out.errors.append(f"grade {status} {body[:200]!r}")
+        return False
+    out.submitted_2xx += 1
+    out.granted.append((str(state.slot), turn_pk, passage_id))
+    step = json.loads(body)["next"]
+    if step is not None:
+        state.step = (step["turn_pk"], step["passage_id"])
+        return True
+    # The unit is done: the script opens the resume URL, which leads to the queue page.
+    status, _h, _page = state.browser.follow(*state.browser.request("GET", state.resume_url))
+    if status != 200:
+        out.errors.append(f"queue {status}")
+        return False
+    state.step = None
+    return True
 
 
 def _post(conn: http.client.HTTPConnection, url: str, body: dict, headers: dict) -> tuple[int, bytes]:
@@ -197,10 +401,9 @@ def _post(conn: http.client.HTTPConnection, url: str, body: dict, headers: dict)
     return response.status, response.read()
 
 
-def _assessor_loop(
-    conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, out: ClientResult
-) -> bool:
-    """One loop: ask for the next passage, grade it. False when no work is left or the server refused."""
+def _api_loop(conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, out: ClientResult) -> bool:
+    """One judgment of a scripted client: ask for the next passage, grade it."""
+    started = time.perf_counter()
     status, body = _post(conn, f"/relevance/api/{assignment_pk}/next/", {}, headers)
     if status == 204:
         return False
@@ -211,56 +414,63 @@ def _assessor_loop(
     grade = {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 2, "time_spent_ms": 1}
     status, body = _post(conn, f"/relevance/api/work/{step['slot']}/grade/", grade, headers)
     json.loads(body)
+    out.latencies.append(time.perf_counter() - started)
     if 200 <= status < 300:
         out.submitted_2xx += 1
-        out.granted.append((step["turn_pk"], step["passage_id"]))
+        out.granted.append((headers["Authorization"], step["turn_pk"], step["passage_id"]))
     else:
         out.errors.append(f"grade {status} {body[:200]!r}")
     return True
 
 
-def _trivial_loop(
-    conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, out: ClientResult
-) -> bool:
-    """The same shape as an assessor loop (two JSON POSTs with the token, both answers parsed), trivial view."""
+def _trivial_loop(conn: http.client.HTTPConnection, headers: dict, out: ClientResult) -> bool:
+    """The shape of an API judgment (two JSON POSTs, both answers parsed) on a view that does nothing."""
+    started = time.perf_counter()
     for _ in range(2):
         status, body = _post(conn, "/bench/trivial/", {}, headers)
         json.loads(body)
         if status != 200:
             out.errors.append(f"trivial {status} {body[:200]!r}")
             return False
+    out.latencies.append(time.perf_counter() - started)
     return True
 
 
 def _client_process(
-    kind: str, tokens: list[str], assignment_pk: int, start_at: float, stop_at: float, queue: Any
+    kind: str, credentials: list[Any], assignment_pk: int, start_at: float, stop_at: float, queue: Any
 ) -> None:
     """A client process: one thread per simulated client, each looping until `stop_at` (wall clock)."""
-    loop = _assessor_loop if kind == "assessors" else _trivial_loop
-    results = [ClientResult() for _ in tokens]
+    results = [ClientResult() for _ in credentials]
 
-    def run(token: str, out: ClientResult) -> None:
-        headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    def run(credential: Any, out: ClientResult) -> None:
         conn = http.client.HTTPConnection(HOST, PORT, timeout=30)
+        state = None
+        if kind == "browser":
+            browser = Browser()
+            browser.cookies = dict(credential)
+            state = BrowserState(assignment_pk=assignment_pk, browser=browser)
+        headers = {"Authorization": f"Token {credential}", "Content-Type": "application/json"}
         time.sleep(max(0.0, start_at - time.time()))
         while time.time() < stop_at:
-            started = time.perf_counter()
             try:
-                going = loop(conn, headers, assignment_pk, out)
-            except (OSError, http.client.HTTPException) as exc:
+                if state is not None:
+                    going = _browser_loop(state, out)
+                elif kind == "api":
+                    going = _api_loop(conn, headers, assignment_pk, out)
+                else:
+                    going = _trivial_loop(conn, headers, out)
+            except (OSError, http.client.HTTPException, ValueError) as exc:
                 out.errors.append(f"{type(exc).__name__}: {exc}")
-                conn.close()
+                (state.browser.conn if state is not None else conn).close()
                 going = True
-            else:
-                if going:
-                    out.latencies.append(time.perf_counter() - started)
             if not going:
                 break
         out.ended_at = time.time()
         conn.close()
 
     threads = [
-        threading.Thread(target=run, args=(t, r), daemon=True) for t, r in zip(tokens, results, strict=True)
+        threading.Thread(target=run, args=(c, r), daemon=True)
+        for c, r in zip(credentials, results, strict=True)
     ]
     for t in threads:
         t.start()
@@ -269,19 +479,52 @@ def _client_process(
     queue.put(results)
 
 
-def _load(
-    kind: str, tokens: list[str], assignment_pk: int, seconds: float, processes: int
-) -> tuple[list[ClientResult], float]:
-    """Run len(tokens) closed-loop clients spread over `processes` client processes; results and wall time.
+@dataclass
+class Phase:
+    results: list[ClientResult]
+    elapsed: float
+    web_cpu: float
+    db_cpu: float
 
-    The same harness for the assessors and for the trivial view, so the ratio compares servers, not
-    clients; clients live in their own processes so that one Python process's GIL is not what is measured.
+    @property
+    def cpu(self) -> float:
+        return self.web_cpu + self.db_cpu
+
+    @property
+    def latencies(self) -> list[float]:
+        return [x for r in self.results for x in r.latencies]
+
+    @property
+    def per_s(self) -> float:
+        return len(self.latencies) / self.elapsed if self.elapsed else 0.0
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu / len(self.latencies) * 1000 if self.latencies else 0.0
+
+    @property
+    def errors(self) -> list[str]:
+        return [e for r in self.results for e in r.errors]
+
+
+def _load(
+    kind: str,
+    credentials: list[Any],
+    assignment_pk: int,
+    seconds: float,
+    processes: int,
+    cpu_of: Any,
+) -> Phase:
+    """Run len(credentials) closed-loop clients spread over `processes` client processes.
+
+    The same harness for every kind, so that ratios compare what the server does, not the clients;
+    clients live in their own processes so that one Python process's GIL is not what is measured.
     """
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     start_at = time.time() + 1.0
     stop_at = start_at + seconds
-    shares = [tokens[i::processes] for i in range(processes)]
+    shares = [credentials[i::processes] for i in range(processes)]
     workers = [
         context.Process(target=_client_process, args=(kind, share, assignment_pk, start_at, stop_at, queue))
         for share in shares
@@ -289,56 +532,61 @@ def _load(
     ]
     for w in workers:
         w.start()
+    time.sleep(max(0.0, start_at - time.time()))
+    cpu_before = cpu_of()
     results = [r for _ in workers for r in queue.get()]
+    cpu_after = cpu_of()
     for w in workers:
         w.join()
-    return results, max(r.ended_at for r in results) - start_at
+    return Phase(results, max(r.ended_at for r in results) - start_at, *_cpu_spent(cpu_before, cpu_after))
 
 
-def _loops(results: list[ClientResult]) -> int:
-    return sum(len(r.latencies) for r in results)
+def _p(values: list[float], q: int) -> float:
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return statistics.quantiles(values, n=100)[q - 1]
 
 
-def _p(values: list[float], q: float) -> float:
-    return (
-        statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else (values[0] if values else 0.0)
-    )
+def _stored_once(phase: Phase, judgments: Any) -> tuple[bool, str]:
+    """Every 2xx submit stored once: rows == 2xx submits == distinct pairs == distinct granted."""
+    submitted = sum(r.submitted_2xx for r in phase.results)
+    granted = {g for r in phase.results for g in r.granted}
+    rows = judgments.count()
+    pairs = judgments.values("turn_id", "passage_id").distinct().count()
+    ok = submitted == rows == pairs == len(granted)
+    return ok, f"{submitted} 2xx submits, {rows} stored, {pairs} distinct pairs"
 
 
 def main() -> int:
     cores = os.cpu_count() or 1
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--assessors", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60.0, help="Bound on the assessors' run.")
-    parser.add_argument("--trivial-seconds", type=float, default=20.0)
-    # 2000 turns x 40 = 80,000 pooled pairs: enough that 50 assessors at ~900 loops/s work for the whole
-    # 60 s bound, and an assignment large enough to show a cost that grows with its size.
-    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--assessors", type=int, default=int(os.environ.get("BENCH_ASSESSORS", "50")))
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=float(os.environ.get("BENCH_SECONDS", "30")),
+        help="Length of the browser run and of the API run (env BENCH_SECONDS).",
+    )
+    parser.add_argument(
+        "--trivial-seconds",
+        type=float,
+        default=float(os.environ.get("BENCH_TRIVIAL_SECONDS", "20")),
+        help="Length of the trivial view's runs, half before and half after (env BENCH_TRIVIAL_SECONDS).",
+    )
+    # 1000 turns x 40 = 40,000 pooled pairs per assignment: more than 50 assessors grade in the runs.
+    parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--per-turn", type=int, default=40)
-    parser.add_argument("--worker-class", default=os.environ.get("BENCH_WORKER_CLASS", "gthread"))
     parser.add_argument(
         "--workers",
         type=int,
         default=int(os.environ.get("BENCH_WORKERS", cores)),
-        help="One per core: PostgreSQL and the clients share the cores, and each extra process adds "
-        "switching (2 cores, 8 threads each, measured here: 2 workers -> 760-915 loops/s, 3 -> 670, "
-        "4 -> 580-710, 5 -> 540-585).",
+        help="gunicorn gthread workers: one per core, since PostgreSQL and the clients share the cores.",
     )
     parser.add_argument(
         "--threads",
         type=int,
         default=int(os.environ.get("BENCH_THREADS", "8")),
-        help="Threads per gthread worker: an assessor request waits on PostgreSQL once, so more threads "
-        "than the trivial view needs keep the cores busy (2 workers, measured here: 6 -> 660, 8 -> 735-915, "
-        "12 -> 730 loops/s).",
-    )
-    parser.add_argument(
-        "--worker-connections",
-        type=int,
-        default=int(os.environ.get("BENCH_WORKER_CONNECTIONS", "0")),
-        help="Connections a gthread worker takes at once (default: its threads). A worker whose threads are "
-        "all busy then leaves new connections to another instead of queueing them (gunicorn's default, "
-        "1000, let one worker hoard them: paired 25 s runs here, p95 90-121 ms -> 70-76 ms).",
+        help="Threads per worker (and Django pool connections per worker).",
     )
     parser.add_argument(
         "--keep-alive",
@@ -356,90 +604,102 @@ def main() -> int:
 
     db_name = f"bench_assessors_{os.getpid()}"
     database_url = _database_create(db_name)
-    os.environ["DATABASE_URL"] = database_url
+    secret_key = secrets.token_urlsafe(50)
+    os.environ.update(DATABASE_URL=database_url, SECRET_KEY=secret_key, DB_POOL="0")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
     sys.path.insert(0, str(REPO))
     import django
 
     django.setup()
-    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
     server = None
     try:
         call_command("migrate", verbosity=0)
-        assignment_pk, tokens = _seed(args.assessors, args.turns, args.per_turn)
+        seeded = _seed(args.assessors, args.turns, args.per_turn)
+        # Planner statistics, as autovacuum keeps them on a database in use; a freshly loaded one has none.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
         connection.close()
-        connections = args.worker_connections or args.threads
-        server = _serve(
-            database_url, args.worker_class, args.workers, args.threads, args.keep_alive, connections
-        )
+        server = _serve(database_url, secret_key, args, args.threads)
+        server_pgid = server.pid
         print(
-            f"server: gunicorn {args.worker_class}, {args.workers} workers"
-            + (
-                f" x {args.threads} threads, {connections} connections each, keep-alive {args.keep_alive} s"
-                if args.worker_class == "gthread"
-                else ""
-            )
-            + f", persistent DB connections over {'a Unix socket' if '%2F' in PG_URL else 'TCP'}, "
-            f"{settings.ASSAY_FAST_PATH_CONNECTIONS} per worker for the API's statements "
-            "(ASSAY_FAST_PATH_CONNECTIONS); "
-            f"{cores} cores; clients: {args.assessors} closed loops "
-            f"in {args.client_processes} processes, no think time"
+            f"server: gunicorn gthread, {args.workers} workers x {args.threads} threads "
+            f"({args.threads} connections each, keep-alive {args.keep_alive} s), Django's PostgreSQL pool "
+            f"(max {args.threads} per worker) over {'a Unix socket' if '%2F' in PG_URL else 'TCP'}; "
+            f"{cores} cores shared with the clients: {args.assessors} closed loops per kind in "
+            f"{args.client_processes} processes, no think time"
         )
+        with ThreadPoolExecutor(8) as pool:
+            cookies = list(pool.map(_browser_login, seeded.usernames))
 
-        # The baseline, the trivial view through the same client harness on the same server, runs half
-        # before and half after the assessors, so that a shared machine's load drifting during the run
-        # weighs on both sides of the ratio.
+        def cpu_of() -> dict[tuple[str, int], float]:
+            return _server_cpu(server_pgid, db_name)
+
         half = args.trivial_seconds / 2
-        before, before_elapsed = _load("trivial", tokens, assignment_pk, half, args.client_processes)
-        results, elapsed = _load("assessors", tokens, assignment_pk, args.seconds, args.client_processes)
-        after, after_elapsed = _load("trivial", tokens, assignment_pk, half, args.client_processes)
-        trivial, trivial_elapsed = before + after, before_elapsed + after_elapsed
+        procs = args.client_processes
+        before = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
+        api = _load("api", seeded.tokens, seeded.api_assignment, args.seconds, procs, cpu_of)
+        browser = _load("browser", cookies, seeded.browser_assignment, args.seconds, procs, cpu_of)
+        after = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
+        trivial = Phase(
+            before.results + after.results,
+            before.elapsed + after.elapsed,
+            before.web_cpu + after.web_cpu,
+            before.db_cpu + after.db_cpu,
+        )
 
         from annotation.models import RelevanceJudgment
 
-        judgments = RelevanceJudgment.objects.filter(turn__collection__name="bench")
-        in_db = judgments.count()
-        distinct_pairs = judgments.values("turn_id", "passage_id").distinct().count()
-        latencies = [x for r in results for x in r.latencies]
-        submitted = sum(r.submitted_2xx for r in results)
-        errors = [e for r in results for e in r.errors] + [e for r in trivial for e in r.errors]
-        granted = [g for r in results for g in r.granted]
-        loops_per_s = len(latencies) / elapsed
-        trivial_latencies = [x for r in trivial for x in r.latencies]
-        trivial_loops_per_s = len(trivial_latencies) / trivial_elapsed
-        p50, p95 = _p(latencies, 50) * 1000, _p(latencies, 95) * 1000
-        ratio = loops_per_s / trivial_loops_per_s if trivial_loops_per_s else 0.0
+        api_ok, api_counts = _stored_once(
+            api, RelevanceJudgment.objects.filter(judge__user__username__startswith="api")
+        )
+        browser_ok, browser_counts = _stored_once(
+            browser, RelevanceJudgment.objects.filter(judge__user__username__startswith="browser")
+        )
+        unit_loads = [x for r in browser.results for x in r.unit_loads]
 
-        print(f"assessors: {args.assessors}, bounded to {args.seconds:.0f} s, ran {elapsed:.1f} s")
-        print(f"judgments: {submitted} 2xx submits, {in_db} in the database, {distinct_pairs} distinct pairs")
+        def line(name: str, phase: Phase, unit: str) -> str:
+            lat = phase.latencies
+            return (
+                f"{name}: {phase.per_s:.1f} {unit}/s, p50 {_p(lat, 50) * 1000:.1f} ms, "
+                f"p95 {_p(lat, 95) * 1000:.1f} ms, server CPU {phase.cpu_ms:.2f} ms per {unit[:-1]} "
+                f"({phase.web_cpu / max(len(lat), 1) * 1000:.2f} gunicorn + "
+                f"{phase.db_cpu / max(len(lat), 1) * 1000:.2f} PostgreSQL; {len(lat)} in {phase.elapsed:.1f} s)"
+            )
+
+        print(line("trivial view (2 JSON POSTs per loop)", trivial, "loops"))
+        print(f"  ({before.per_s:.0f} loops/s before the assessors, {after.per_s:.0f} after)")
+        print(line("API loop (token: next + grade)", api, "judgments"))
+        print(line("browser loop (session + CSRF: grade with next)", browser, "judgments"))
+        print(
+            f"  unit page loads (next-unit form, redirects, page): {len(unit_loads)}, "
+            f"p50 {_p(unit_loads, 50) * 1000:.1f} ms, p95 {_p(unit_loads, 95) * 1000:.1f} ms"
+        )
+        print(f"stored (API): {api_counts}; stored (browser): {browser_counts}")
+        errors = api.errors + browser.errors + trivial.errors
         print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
-        print(f"loop latency (next + grade): p50 {p50:.1f} ms, p95 {p95:.1f} ms (goal: p95 < 100 ms)")
-        print(f"throughput: {loops_per_s:.1f} loops/s = {2 * loops_per_s:.1f} requests/s")
+
+        ratio = browser.per_s / trivial.per_s if trivial.per_s else 0.0
+        api_ratio = api.per_s / trivial.per_s if trivial.per_s else 0.0
+        cpu_ratio = browser.cpu_ms / api.cpu_ms if api.cpu_ms else 0.0
+        p95 = _p(browser.latencies, 95) * 1000
         print(
-            f"trivial view, same harness (2 JSON POSTs per loop): {trivial_loops_per_s:.1f} loops/s = "
-            f"{2 * trivial_loops_per_s:.1f} requests/s, loop p50 {_p(trivial_latencies, 50) * 1000:.1f} ms, "
-            f"p95 {_p(trivial_latencies, 95) * 1000:.1f} ms ({args.assessors} clients, {args.trivial_seconds:.0f} s: "
-            f"{_loops(before) / before_elapsed:.0f} loops/s before the assessors, "
-            f"{_loops(after) / after_elapsed:.0f} after)"
-        )
-        print(f"ratio: assessor requests/s / trivial requests/s = {ratio:.2f} (goal >= 0.5)")
-        # Little's law for a closed loop without think time: mean latency = clients / throughput.
-        print(
-            f"bound: {args.assessors} closed loops at {loops_per_s:.0f} loops/s => mean loop "
-            f"{args.assessors / loops_per_s * 1000:.0f} ms; a p95 under 100 ms needs more than "
-            f"{args.assessors / 0.1:.0f} loops/s"
-            if loops_per_s
-            else "bound: no loops completed"
+            f"ratios: browser / trivial throughput {ratio:.2f} (API / trivial {api_ratio:.2f}); "
+            f"browser / API server CPU per judgment {cpu_ratio:.2f}"
         )
         print(
-            f"goals: p95 < 100 ms {'MET' if p95 < 100 else 'NOT MET'}; "
-            f"throughput >= 0.5 x trivial {'MET' if ratio >= 0.5 else 'NOT MET'}"
+            f"goals: browser >= 0.4 x trivial {'MET' if ratio >= 0.4 else 'NOT MET'}; "
+            f"browser p95 < 150 ms {'MET' if p95 < 150 else 'NOT MET'}; "
+            f"browser CPU per judgment <= 1.5 x API {'MET' if cpu_ratio <= 1.5 else 'NOT MET'}"
         )
-        ok = submitted == in_db == distinct_pairs == len(set(granted)) and not errors
-        print("no judgment lost or duplicated" if ok else "MISMATCH: judgments lost or duplicated, or errors")
+        ok = api_ok and browser_ok and not errors
+        print(
+            "every 2xx submit stored exactly once"
+            if ok
+            else "MISMATCH: judgments lost or duplicated, or errors"
+        )
         return 0 if ok else 1
     finally:
         if server is not None:

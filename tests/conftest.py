@@ -55,13 +55,3 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "postgres" in item.keywords and not is_pg:
             item.add_marker(skip_pg)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _fast_path_connections_closed(django_db_setup):
-    """The assessor API's pooled connections (annotation.fastpool) are closed before the test database
-    is dropped, which PostgreSQL refuses while sessions are open on it."""
-    yield
-    from annotation import fastpool
-
-    fastpool.close()

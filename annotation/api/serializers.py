@@ -103,6 +103,10 @@ class RelevanceJudgmentOutput(serializers.ModelSerializer):
 
 class RelevanceJudgmentInput(serializers.Serializer):
     collection = serializers.CharField()
+    judge = serializers.CharField(
+        required=False,
+        help_text="An existing judge other than an assessor's; the organiser's own by default.",
+    )
     turn_id = serializers.CharField()
     passage_id = serializers.CharField(max_length=255)
     grade = serializers.ChoiceField(choices=RelevanceGrade.choices)

@@ -4,6 +4,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
@@ -24,6 +25,7 @@ from annotation.models import (
     Topic,
     Turn,
 )
+from annotation.permissions import IsOrganiser
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 
@@ -97,7 +99,18 @@ class JudgeList(generics.ListAPIView):
 
 
 class RelevanceJudgmentList(APIView):
-    """List relevance judgments (organisers: any judge; others: their own), or submit one as yourself."""
+    """List relevance judgments (organisers: any judge; others: their own); organisers also write here.
+
+    POST is the organisers' channel for grades from elsewhere (another tool, a file, a judge run outside
+    Assay), recorded as the judge named in `judge` (an existing non-assessor judge) or as the organiser.
+    Assessors grade through their assignments only (the relevance pages and /relevance/api/), which
+    check the unit and the pool: here they get 403.
+    """
+
+    def get_permissions(self) -> list[BasePermission]:
+        if self.request.method == "POST":
+            return [IsAuthenticated(), IsOrganiser()]
+        return super().get_permissions()
 
     @extend_schema(responses=s.RelevanceJudgmentOutput(many=True))
     def get(self, request: Request, collection: str) -> ApiResponse:
@@ -113,7 +126,14 @@ class RelevanceJudgmentList(APIView):
         page = paginator.paginate_queryset(queryset.order_by("id"), request, view=self)
         return paginator.get_paginated_response(s.RelevanceJudgmentOutput(page, many=True).data)
 
-    @extend_schema(request=s.RelevanceJudgmentInput, responses={201: s.RelevanceJudgmentOutput})
+    @extend_schema(
+        request=s.RelevanceJudgmentInput,
+        responses={
+            201: s.RelevanceJudgmentOutput,
+            400: OpenApiResponse(description="The reason, per field."),
+            403: OpenApiResponse(description="Not an organiser: assessors grade through their assignments."),
+        },
+    )
     def post(self, request: Request, collection: str) -> ApiResponse:
         data = dict(request.data.items()) if hasattr(request.data, "items") else {}
         data["collection"] = collection
@@ -126,8 +146,18 @@ class RelevanceJudgmentList(APIView):
                 {"turn_id": [f"no turn {payload.validated_data['turn_id']!r} in {collection}"]},
                 status=status.HTTP_400_BAD_REQUEST,
             )
+        judge_name = payload.validated_data.get("judge")
+        if judge_name:
+            judge = Judge.objects.filter(name=judge_name).exclude(kind=Judge.Kind.ASSESSOR).first()
+            if judge is None:
+                return ApiResponse(
+                    {"judge": [f"no judge {judge_name!r} other than an assessor's"]},
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
+        else:
+            judge = judge_for_assessor(user=request.user)
         judgment = relevance_judgment_submit(
-            judge=judge_for_assessor(user=request.user),
+            judge=judge,
             turn=turn,
             passage_id=payload.validated_data["passage_id"],
             grade=payload.validated_data["grade"],

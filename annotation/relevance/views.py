@@ -1,9 +1,9 @@
 """Pages where assessors grade pooled passages 0-4 and PTKB statements, and organisers hand out work.
 
 Every unit is reached through the assessor who holds it (`slot_for_assessor`): another assessor's
-unit is a 404, organiser pages are a 403 to assessors. A JSON pair of endpoints (next unit, submit)
-serves scripted clients such as bench/bench_assessors.py; on PostgreSQL a token request there is
-answered by one prepared SQL statement when it can be, by the DRF views otherwise (see the end).
+unit is a 404, organiser pages are a 403 to assessors. Each passage screen is a plain form page that
+works without JavaScript; with it, static/js/relevance.js stays on the page and goes on through the JSON
+endpoints (annotation.relevance.api). Both call the same rules (annotation.relevance.work).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.judgments import JudgmentRefused
 from annotation.models import (
     Assignment,
     Passage,
@@ -28,18 +29,17 @@ from annotation.models import (
 )
 from annotation.permissions import organiser_required
 from annotation.relevance.forms import AssignmentForm, GradeForm, PtkbForm
+from annotation.relevance.selectors import Step, assignment_progress, unit_progress, unit_steps
 from annotation.relevance.work import (
     AssignmentFailed,
-    Step,
+    WorkRefused,
     assignment_create,
-    assignment_progress,
     assignments_for_assessor,
     slot_for_assessor,
-    slot_grade_submit,
-    slot_ptkb_submit,
-    unit_progress,
-    unit_steps,
+    work_close,
+    work_grade,
     work_lease,
+    work_ptkb_submit,
 )
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest
@@ -167,13 +167,18 @@ def passage(request: AuthenticatedRequest, slot_pk: int, turn_pk: int, index: in
     if request.method == "POST":
         form = GradeForm(request.POST)
         if form.is_valid():
-            slot_grade_submit(
-                slot=slot,
-                judge=judge,
-                entry=step.entry,
-                grade=form.cleaned_data["grade"],
-                time_spent_ms=form.cleaned_data["time_spent_ms"],
-            )
+            try:
+                work_grade(
+                    user=request.user,
+                    slot_pk=slot.pk,
+                    turn_pk=turn_pk,
+                    passage_id=step.entry.passage_id,
+                    grade=form.cleaned_data["grade"],
+                    time_spent_ms=form.cleaned_data["time_spent_ms"],
+                )
+            except WorkRefused:  # the lease passed to someone else since the unit was read
+                raise Http404("no such unit of yours") from None
+            work_close(slot=slot, judge=judge)
             step.done = True
             return HttpResponseRedirect(_step_url(slot, _next_undone(steps, position)))
         status_code = 400
@@ -209,14 +214,14 @@ def ptkb(request: AuthenticatedRequest, slot_pk: int, turn_pk: int) -> HttpRespo
         form = PtkbForm(request.POST, statements=statements)
         if form.is_valid():
             try:
-                slot_ptkb_submit(
+                work_ptkb_submit(
                     slot=slot,
                     judge=judge,
                     turn=turn,
                     answers=form.answers(),
                     time_spent_ms=form.cleaned_data["time_spent_ms"],
                 )
-            except AssignmentFailed as exc:
+            except JudgmentRefused as exc:
                 form.add_error(None, str(exc))
             else:
                 steps[position].done = True

@@ -1,18 +1,27 @@
-"""Handing a pool's turns to assessors: units of work, redundant copies, expiring leases, progress.
+"""Relevance work: the one home of its rules, for the pages, the JSON API and scripts alike.
 
-A unit is a turn or a whole conversation of the pool. Each unit has `redundancy` copies (WorkSlot
-rows). An assessor asking for work gets, in one transaction, either the copy they already hold (its
-lease renewed: that is how they resume) or the first free copy of a unit they have not held. Copies
-are claimed under row locks that skip rows another transaction holds (`SELECT ... FOR UPDATE SKIP
-LOCKED` on PostgreSQL), so assessors asking at the same instant get different copies without waiting
-on each other; on SQLite the settings' IMMEDIATE transactions serialise the claim on the write lock.
+An organiser cuts a pool's turns into units (a turn or a whole conversation), each with `redundancy`
+copies (WorkSlot rows). An assessor then goes through four operations, each with one entry point here:
+
+- `work_lease`: the copy to work on now, the open one they hold (that is how they resume) or the first
+  free copy of a unit they have not held;
+- `work_next`: the next passage to grade in it, leasing and closing units on the way;
+- `work_grade`: record or revise a grade of a pooled passage of a copy they hold;
+- `work_close`: mark a copy complete once every screen (passages, PTKB steps) is answered
+  (`work_ptkb_submit` answers a PTKB step and closes too).
+
+Only members of an assignment may do any of this: an assessor removed from it can no longer grade or
+renew the copy they hold, and the copy is free for the next assessor at once. Copies are claimed under
+row locks that skip rows another transaction holds (`SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL),
+so assessors asking at the same instant get different copies without waiting on each other; on SQLite
+the settings' IMMEDIATE transactions serialise the claim on the write lock.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
@@ -20,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from annotation.judgments import relevance_judgment_submit
+from annotation.judgments import ptkb_judgments_submit, relevance_judgment_submit
 from annotation.models import (
     Assignment,
     Judge,
@@ -28,13 +37,14 @@ from annotation.models import (
     Pool,
     PoolEntry,
     PtkbJudgment,
-    PtkbStatement,
     RelevanceJudgment,
     Turn,
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.selectors import ptkb_steps_done
 from annotation.selectors import natural_key
+from annotation.services import judge_for_assessor
 
 
 class AssignmentFailed(Exception):
@@ -121,44 +131,49 @@ def assignment_create(
 
 # --- Assessors: leasing work -----------------------------------------------------------------------
 
+_Membership = Assignment.assessors.through
+
+
+def _is_member(user_pk: object) -> Exists:
+    """For a WorkSlot queryset: the user (a pk, or an OuterRef to one) is still an assessor of its assignment."""
+    return Exists(_Membership.objects.filter(assignment_id=OuterRef("assignment_id"), user_id=user_pk))
+
 
 def assignments_for_assessor(*, user: User) -> QuerySet[Assignment]:
     return Assignment.objects.filter(assessors=user).select_related("pool", "pool__collection")
 
 
 def slot_for_assessor(*, user: User, slot_pk: int) -> WorkSlot | None:
-    """The copy `slot_pk` if `user` holds it now; a copy taken over after its lease ran out is no longer theirs."""
+    """The copy `slot_pk` if `user` holds it now and is still an assessor of its assignment.
+
+    A copy taken over after its lease ran out is no longer theirs.
+    """
     return (
-        WorkSlot.objects.filter(pk=slot_pk, assessor=user)
+        WorkSlot.objects.filter(pk=slot_pk, assessor=user, assignment__assessors=user)
         .select_related("unit", "unit__assignment", "unit__assignment__pool", "unit__topic")
         .first()
     )
 
 
-def held_slot(*, assignment_pk: int, user: User, now: datetime | None = None) -> WorkSlot | None:
-    """The open copy `user` holds in an assignment, its lease renewed: resuming costs one query."""
-    slot = (
-        WorkSlot.objects.filter(unit__assignment_id=assignment_pk, assessor=user, completed_at__isnull=True)
-        .select_related("unit", "unit__assignment", "unit__assignment__pool")
-        .order_by("position")
-        .first()
-    )
-    if slot is not None:
-        _lease_renew(slot, now or timezone.now())
-    return slot
-
-
 def _lease_renew(slot: WorkSlot, now: datetime) -> None:
-    # Renewing on every request would write on every page view; half the lease left is plenty.
-    lease = timedelta(minutes=slot.unit.assignment.lease_minutes)
-    if slot.leased_until is None or slot.leased_until - now < lease / 2:
-        slot.leased_until = now + lease
-        WorkSlot.objects.filter(pk=slot.pk).update(leased_until=slot.leased_until)
+    renewed = _lease_renew_pk(slot.pk, slot.leased_until, slot.unit.assignment.lease_minutes, now)
+    if renewed is not None:
+        slot.leased_until = renewed
 
 
-def work_lease(
-    *, assignment: Assignment, user: User, now: datetime | None = None
-) -> WorkSlot | None:
+def _lease_renew_pk(
+    slot_pk: int, leased_until: datetime | None, lease_minutes: int, now: datetime
+) -> datetime | None:
+    """The new end of the copy's lease when it was renewed, else None."""
+    # Renewing on every request would write on every request; half the lease left is plenty.
+    lease = timedelta(minutes=lease_minutes)
+    if leased_until is not None and leased_until - now >= lease / 2:
+        return None
+    WorkSlot.objects.filter(pk=slot_pk).update(leased_until=now + lease)
+    return now + lease
+
+
+def work_lease(*, assignment: Assignment, user: User, now: datetime | None = None) -> WorkSlot | None:
     """The copy `user` should work on now: the open one they hold, else a newly claimed one, else None.
 
     The unique (unit, assessor) constraint is the last guard against one assessor holding two copies of
@@ -173,12 +188,14 @@ def work_lease(
     return None
 
 
+_SLOT_RELATED = ("unit", "unit__assignment", "unit__assignment__pool", "unit__topic")
+
+
 @transaction.atomic
 def _work_lease_once(*, assignment: Assignment, user: User, now: datetime) -> WorkSlot | None:
-    related = ("unit", "unit__assignment", "unit__assignment__pool", "unit__topic")
     held = (
-        WorkSlot.objects.filter(unit__assignment=assignment, assessor=user, completed_at__isnull=True)
-        .select_related(*related)
+        WorkSlot.objects.filter(assignment=assignment, assessor=user, completed_at__isnull=True)
+        .select_related(*_SLOT_RELATED)
         .order_by("position")
         .first()
     )
@@ -188,10 +205,10 @@ def _work_lease_once(*, assignment: Assignment, user: User, now: datetime) -> Wo
     mine = WorkSlot.objects.filter(unit=OuterRef("unit"), assessor=user)
     free = (
         WorkSlot.objects.filter(assignment=assignment, completed_at__isnull=True)
-        .filter(Q(assessor__isnull=True) | Q(leased_until__lt=now))
+        .filter(Q(assessor__isnull=True) | Q(leased_until__lt=now) | ~_is_member(OuterRef("assessor_id")))
         .filter(~Exists(mine))
         .order_by("position", "copy")
-        .select_related(*related)
+        .select_related(*_SLOT_RELATED)
         .select_for_update(skip_locked=True, of=("self",))
     )
     slot = free.first()
@@ -204,280 +221,229 @@ def _work_lease_once(*, assignment: Assignment, user: User, now: datetime) -> Wo
     return slot
 
 
-# --- Assessors: steps and progress -----------------------------------------------------------------
+class WorkRefused(Exception):
+    """Not a member of the assignment, or not the holder of the copy: the API's and pages' 404."""
 
 
-@dataclass
-class Step:
-    """One screen of a unit: a passage to grade (`index` within its turn) or the turn's PTKB step."""
-
-    turn: Turn
-    kind: str  # "passage" or "ptkb"
-    index: int = 0
-    entry: PoolEntry | None = None
-    done: bool = False
+class NotPooled(Exception):
+    """The pair is not pooled for a turn of the copy's unit: the API's 400."""
 
 
-@dataclass
-class TurnProgress:
-    turn: Turn
-    judged: int
-    to_judge: int
-    ptkb_needed: bool
-    ptkb_done: bool
-
-    @property
-    def complete(self) -> bool:
-        return self.judged >= self.to_judge and (self.ptkb_done or not self.ptkb_needed)
+# --- Assessors: the next passage -------------------------------------------------------------------
 
 
-@dataclass
-class UnitProgress:
-    turns: list[TurnProgress] = field(default_factory=list)
-
-    @property
-    def judged(self) -> int:
-        return sum(t.judged for t in self.turns)
-
-    @property
-    def to_judge(self) -> int:
-        return sum(t.to_judge for t in self.turns)
-
-    @property
-    def complete(self) -> bool:
-        return all(t.complete for t in self.turns)
+class NextKind(enum.Enum):
+    PASSAGE = "passage"  # grade `entry` in `slot`
+    PTKB_LEFT = "ptkb left"  # every passage of `slot` is graded, a PTKB step is not
+    UNIT_DONE = "unit done"  # the copy asked for is complete (now closed)
+    NO_WORK = "no work"  # nothing left in the assignment for this assessor
 
 
-def unit_turns(unit: WorkUnit) -> list[Turn]:
-    turns = {t.pk: t for t in Turn.objects.filter(pk__in=unit.turn_pks).select_related("topic")}
-    return [turns[pk] for pk in unit.turn_pks if pk in turns]
+@dataclass(frozen=True)
+class NextPassage:
+    """A pooled passage to grade in a copy: its turn, its place in the turn (from 0), and its text."""
+
+    slot_pk: int
+    unit: str
+    turn_pk: int
+    turn_id: str
+    passage_id: str
+    index: int
+    title: str
+    text: str  # empty when the collection lacks it
 
 
-def unit_steps(*, slot: WorkSlot, judge: Judge) -> list[Step]:
-    """Every screen of the unit in order, each marked done when the judge has answered it."""
-    unit = slot.unit
-    turns = unit_turns(unit)
-    entries = list(PoolEntry.objects.filter(pool_id=unit.assignment.pool_id, turn_id__in=unit.turn_pks))
-    judged = set(
-        RelevanceJudgment.objects.filter(judge=judge, turn_id__in=unit.turn_pks).values_list(
-            "turn_id", "passage_id"
-        )
-    )
-    statements = _statement_counts(turns) if unit.assignment.with_ptkb else {}
-    ptkb_answered = _ptkb_answered(judge, turns)
-    by_turn: dict[int, list[PoolEntry]] = {}
-    for entry in sorted(entries, key=lambda e: e.order):
-        by_turn.setdefault(entry.turn_id, []).append(entry)
-    steps: list[Step] = []
-    for turn in turns:
-        for index, entry in enumerate(by_turn.get(turn.pk, [])):
-            steps.append(Step(turn, "passage", index, entry, (turn.pk, entry.passage_id) in judged))
-        if statements.get(turn.topic_id):
-            steps.append(Step(turn, "ptkb", done=ptkb_answered.get(turn.pk, 0) >= statements[turn.topic_id]))
-    return steps
+@dataclass(frozen=True)
+class NextStep:
+    kind: NextKind
+    slot: WorkSlot | None = None
+    passage: NextPassage | None = None
 
 
-def _statement_counts(turns: list[Turn]) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for topic_pk in PtkbStatement.objects.filter(topic_id__in={t.topic_id for t in turns}).values_list(
-        "topic_id", flat=True
-    ):
-        counts[topic_pk] = counts.get(topic_pk, 0) + 1
-    return counts
+def work_next(
+    *, user: User, assignment_pk: int, slot_pk: int | None = None, now: datetime | None = None
+) -> NextStep:
+    """The next passage for `user` to grade in an assignment, with its text.
 
-
-def _ptkb_answered(judge: Judge, turns: list[Turn]) -> dict[int, int]:
-    answered: dict[int, int] = {}
-    for turn_pk in PtkbJudgment.objects.filter(judge=judge, turn_id__in=[t.pk for t in turns]).values_list(
-        "turn_id", flat=True
-    ):
-        answered[turn_pk] = answered.get(turn_pk, 0) + 1
-    return answered
-
-
-def unit_progress(*, slot: WorkSlot, judge: Judge) -> UnitProgress:
-    """Judged / to judge per turn of the unit, and whether each turn's PTKB step is done."""
-    progress: dict[int, TurnProgress] = {}
-    for step in unit_steps(slot=slot, judge=judge):
-        line = progress.setdefault(step.turn.pk, TurnProgress(step.turn, 0, 0, False, False))
-        if step.kind == "passage":
-            line.to_judge += 1
-            line.judged += step.done
+    Without `slot_pk` (scripted clients): in the copy they hold, else in a newly leased one; a held copy
+    whose screens are all answered is closed on the way and the next one leased. With `slot_pk` (the
+    assessor page, which stays on its unit): in that copy only, UNIT_DONE once it is complete.
+    Two queries in the steady state: the held copy (with the membership check), the next entry.
+    Raises WorkRefused for a non-member, or a copy they do not hold.
+    """
+    now = now or timezone.now()
+    held = WorkSlot.objects.filter(assessor=user, assignment__assessors=user)
+    if slot_pk is not None:
+        held = held.filter(pk=slot_pk)
+        if assignment_pk:
+            held = held.filter(assignment_id=assignment_pk)
+    else:
+        held = held.filter(assignment_id=assignment_pk, completed_at__isnull=True).order_by("position")
+    slot = held.select_related("unit", "unit__assignment", "unit__assignment__pool").first()
+    if slot_pk is not None:
+        if slot is None:
+            raise WorkRefused("no such unit of yours")
+        if slot.completed_at is not None:
+            return NextStep(NextKind.UNIT_DONE, slot)
+    assignment = slot.unit.assignment if slot is not None else None
+    while True:
+        if slot is None:
+            if assignment is None:
+                assignment = assignments_for_assessor(user=user).filter(pk=assignment_pk).first()
+                if assignment is None:
+                    raise WorkRefused("no such assignment of yours")
+            slot = work_lease(assignment=assignment, user=user, now=now)
+            if slot is None:
+                return NextStep(NextKind.NO_WORK)
         else:
-            line.ptkb_needed, line.ptkb_done = True, step.done
-    return UnitProgress(turns=list(progress.values()))
+            _lease_renew(slot, now)
+        passage = _next_slot_passage(slot, user.pk)
+        if passage is not None:
+            return NextStep(NextKind.PASSAGE, slot, passage)
+        if not work_close(slot=slot, judge=judge_for_assessor(user=user), passages_done=True):
+            return NextStep(NextKind.PTKB_LEFT, slot)
+        if slot_pk is not None:
+            return NextStep(NextKind.UNIT_DONE, slot)
+        slot = None
 
 
-def slot_complete_if_done(*, slot: WorkSlot, judge: Judge, passages_done: bool = False) -> bool:
+def _next_slot_passage(slot: WorkSlot, user_pk: int) -> NextPassage | None:
+    assignment = slot.unit.assignment
+    return _next_passage(
+        slot_pk=slot.pk,
+        unit=slot.unit.label,
+        pool_pk=assignment.pool_id,
+        collection_pk=assignment.pool.collection_id,
+        turn_pks=slot.unit.turn_pks,
+        user_pk=user_pk,
+    )
+
+
+def _next_passage(
+    *, slot_pk: int, unit: str, pool_pk: int, collection_pk: int, turn_pks: list[int], user_pk: int
+) -> NextPassage | None:
+    """The first pooled passage of the turns the user has not graded, with its text and title, in one query."""
+    judged = RelevanceJudgment.objects.filter(
+        judge__user_id=user_pk, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
+    )
+    text = Passage.objects.filter(collection_id=collection_pk, passage_id=OuterRef("passage_id")).order_by()
+    row = (
+        PoolEntry.objects.filter(pool_id=pool_pk, turn_id__in=turn_pks)
+        .filter(~Exists(judged))
+        .order_by("turn__position", "order")
+        .values_list(
+            "turn_id",
+            "turn__turn_id",
+            "passage_id",
+            "order",
+            Subquery(text.values("title")[:1]),
+            Subquery(text.values("text")[:1]),
+        )[:1]
+    )
+    for turn_pk, turn_id, passage_id, order, title, body in row:
+        return NextPassage(slot_pk, unit, turn_pk, turn_id, passage_id, order, title or "", body or "")
+    return None
+
+
+# --- Assessors: grading, closing, the PTKB step ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Graded:
+    judgment: RelevanceJudgment
+    next: NextStep | None = None  # with `then_next`: what comes next in the same copy
+
+
+def work_grade(
+    *,
+    user: User,
+    slot_pk: int,
+    turn_pk: int,
+    passage_id: str,
+    grade: int,
+    time_spent_ms: int | None = None,
+    then_next: bool = False,
+) -> Graded:
+    """Record or revise `user`'s grade of a pooled passage of the copy `slot_pk` they hold.
+
+    Ownership (holder and member), the pair (pooled for a turn of this unit), the judge and what the
+    next passage needs are read in one query, the grade written by one upsert (relevance_judgment_submit).
+    With `then_next`, the answer carries the copy's next passage as `work_next(slot_pk=...)` would give
+    it, saving the assessor page a request per judgment; the copy is closed when nothing is left.
+    Without it the copy is not closed here: `work_next` closes it, the page calls `work_close` itself.
+    Raises WorkRefused (not your copy) or NotPooled.
+    """
+    entry = PoolEntry.objects.filter(
+        pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
+    ).order_by()
+    row = (
+        WorkSlot.objects.filter(pk=slot_pk, assessor=user, assignment__assessors=user)
+        .values_list(
+            "unit__turn_pks",
+            "unit__label",
+            Subquery(entry.values("pk")[:1]),
+            "assessor__judge__id",
+            "unit__assignment__pool_id",
+            "unit__assignment__pool__collection_id",
+            "leased_until",
+            "unit__assignment__lease_minutes",
+        )
+        .first()
+    )
+    if row is None:
+        raise WorkRefused("no such unit of yours")
+    turn_pks, label, entry_pk, judge_pk, pool_pk, collection_pk, leased_until, lease_minutes = row
+    # A pool's other turns may be cut into other units: the pair must be in this copy's unit.
+    if entry_pk is None or turn_pk not in turn_pks:
+        raise NotPooled("this passage is not pooled for a turn of your unit")
+    _lease_renew_pk(slot_pk, leased_until, lease_minutes, timezone.now())
+    judgment = relevance_judgment_submit(
+        judge=judge_pk if judge_pk is not None else judge_for_assessor(user=user),
+        turn=turn_pk,
+        passage_id=passage_id,
+        grade=grade,
+        time_spent_ms=time_spent_ms,
+    )
+    if not then_next:
+        return Graded(judgment)
+    passage = _next_passage(
+        slot_pk=slot_pk,
+        unit=label,
+        pool_pk=pool_pk,
+        collection_pk=collection_pk,
+        turn_pks=turn_pks,
+        user_pk=user.pk,
+    )
+    if passage is not None:
+        return Graded(judgment, NextStep(NextKind.PASSAGE, passage=passage))
+    # Once per copy: the same answer as the next-passage call, which closes the copy when it is done.
+    return Graded(judgment, work_next(user=user, assignment_pk=0, slot_pk=slot_pk))
+
+
+def work_close(*, slot: WorkSlot, judge: Judge, passages_done: bool = False) -> bool:
     """Mark the copy complete once every screen is answered, so it leaves the assessor's open work.
 
-    A caller that has just seen `next_passage_entry` come back empty says so with `passages_done`.
+    Idempotent, and separate from writing a grade so that a grade is never lost to a failure in this
+    bookkeeping. A caller that has just seen no passage left says so with `passages_done`.
     """
     if slot.completed_at is not None:
         return True
-    # One cheap query settles the common case (passages left) before the full walk over the unit.
-    if not passages_done and next_passage_entry(slot=slot, judge=judge) is not None:
+    if judge.user_id is None:
+        raise ValueError(f"judge {judge.name!r} is not an assessor's: only an assessor closes a copy")
+    if not passages_done and _next_slot_passage(slot, judge.user_id) is not None:
         return False
-    if not all(step.done for step in unit_steps(slot=slot, judge=judge)):
+    if not ptkb_steps_done(slot=slot, judge=judge):
         return False
     slot.completed_at = timezone.now()
     WorkSlot.objects.filter(pk=slot.pk).update(completed_at=slot.completed_at)
     return True
 
 
-def next_passage_entry(*, slot: WorkSlot, judge: Judge, with_text: bool = False) -> PoolEntry | None:
-    """The first pooled passage of the unit this judge has not graded, in one query.
-
-    With `with_text`, the entry carries the passage text as `.text` (None when the collection lacks it).
-    """
-    judged = RelevanceJudgment.objects.filter(
-        judge=judge, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
-    )
-    queryset = (
-        PoolEntry.objects.filter(pool_id=slot.unit.assignment.pool_id, turn_id__in=slot.unit.turn_pks)
-        .filter(~Exists(judged))
-        .select_related("turn")
-        .order_by("turn__position", "order")
-    )
-    if with_text:
-        texts = (
-            Passage.objects.filter(
-                collection_id=slot.unit.assignment.pool.collection_id, passage_id=OuterRef("passage_id")
-            )
-            .order_by()
-            .values("text")[:1]
-        )
-        queryset = queryset.annotate(text=Subquery(texts))
-    return queryset.first()
-
-
-class PairCheck(enum.Enum):
-    """Whether an assessor may grade a (turn, passage) through a copy: the API's 201 / 404 / 400."""
-
-    GRADABLE = "gradable"
-    NOT_YOUR_UNIT = "not your unit"
-    NOT_POOLED = "not pooled for a turn of your unit"
-
-
-def pooled_pair_check(*, user: User, slot_pk: int, turn_pk: int, passage_id: str) -> PairCheck:
-    """Whether `user` holds copy `slot_pk` and the pair is pooled for a turn of its unit, in one query.
-
-    The copy by primary key and holder (a copy taken over after its lease ran out is no longer theirs),
-    the pair by the pool's unique (pool, turn, passage) index in a subquery: a grade is checked with
-    one indexed read, and the failure says which check failed.
-    """
-    entry = PoolEntry.objects.filter(
-        pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
-    ).order_by()
-    row = (
-        WorkSlot.objects.filter(pk=slot_pk, assessor=user)
-        .values_list("unit__turn_pks", Subquery(entry.values("pk")[:1]))
-        .first()
-    )
-    if row is None:
-        return PairCheck.NOT_YOUR_UNIT
-    turn_pks, entry_pk = row
-    # A pool's other turns may be cut into other units: the pair must be in this copy's unit.
-    if entry_pk is None or turn_pk not in turn_pks:
-        return PairCheck.NOT_POOLED
-    return PairCheck.GRADABLE
-
-
-# --- PTKB step -------------------------------------------------------------------------------------
-
-
 @transaction.atomic
-def ptkb_judgments_submit(
-    *, judge: Judge, turn: Turn, answers: dict[int, bool], time_spent_ms: int | None = None
-) -> list[PtkbJudgment]:
-    """Record or revise a judge's relevant / not relevant answer for each PTKB statement of the turn.
-
-    `answers` maps statement pks of the turn's conversation to the answer; time spent on the step is
-    shared out evenly over its statements and adds up over revisions.
-    """
-    statements = {s.pk: s for s in PtkbStatement.objects.filter(topic_id=turn.topic_id, pk__in=list(answers))}
-    unknown = set(answers) - set(statements)
-    if unknown:
-        raise AssignmentFailed(f"statements {sorted(unknown)} are not in the PTKB of turn {turn.turn_id}")
-    share = None if time_spent_ms is None or not answers else time_spent_ms // len(answers)
-    results: list[PtkbJudgment] = []
-    for pk, relevant in answers.items():
-        judgment, created = PtkbJudgment.objects.select_for_update().get_or_create(
-            judge=judge,
-            turn=turn,
-            statement=statements[pk],
-            defaults={"relevant": relevant, "time_spent_ms": share},
-        )
-        if not created:
-            judgment.relevant = relevant
-            if share is not None:
-                judgment.time_spent_ms = (judgment.time_spent_ms or 0) + share
-            judgment.save(update_fields=["relevant", "time_spent_ms", "updated_at"])
-        results.append(judgment)
-    return results
-
-
-# --- Organisers: progress --------------------------------------------------------------------------
-
-
-@dataclass
-class AssignmentProgress:
-    assignment: Assignment
-    units: int
-    copies: int
-    completed: int
-    leased: int
-    free: int
-
-
-def assignment_progress(*, assignment: Assignment, now: datetime | None = None) -> AssignmentProgress:
-    now = now or timezone.now()
-    slots = WorkSlot.objects.filter(unit__assignment=assignment)
-    completed = slots.filter(completed_at__isnull=False).count()
-    leased = slots.filter(completed_at__isnull=True, assessor__isnull=False, leased_until__gte=now).count()
-    copies = slots.count()
-    return AssignmentProgress(
-        assignment=assignment,
-        units=assignment.units.count(),
-        copies=copies,
-        completed=completed,
-        leased=leased,
-        free=copies - completed - leased,
-    )
-
-
-# --- Assessors: answering a screen -----------------------------------------------------------------
-
-
-def slot_grade_submit(
-    *,
-    slot: WorkSlot,
-    judge: Judge,
-    entry: PoolEntry,
-    grade: int,
-    time_spent_ms: int | None = None,
-    close_when_done: bool = True,
-) -> RelevanceJudgment:
-    """Record or revise the assessor's grade of a pooled passage of their unit, closing the unit when done.
-
-    The grade is written in its own transaction (relevance_judgment_submit) and closing the unit is an
-    idempotent second step, so a grade is never lost to a failure in the bookkeeping. Scripted clients
-    that close units when they next ask for work (the JSON API) pass `close_when_done=False` to save
-    the check on every grade.
-    """
-    judgment = relevance_judgment_submit(
-        judge=judge, turn=entry.turn, passage_id=entry.passage_id, grade=grade, time_spent_ms=time_spent_ms
-    )
-    if close_when_done:
-        slot_complete_if_done(slot=slot, judge=judge)
-    return judgment
-
-
-@transaction.atomic
-def slot_ptkb_submit(
+def work_ptkb_submit(
     *, slot: WorkSlot, judge: Judge, turn: Turn, answers: dict[int, bool], time_spent_ms: int | None = None
 ) -> list[PtkbJudgment]:
-    """Record or revise the PTKB step of a turn of the assessor's unit, closing the unit when done."""
+    """Record or revise the PTKB step of a turn of the assessor's copy, closing the copy when done."""
     judgments = ptkb_judgments_submit(judge=judge, turn=turn, answers=answers, time_spent_ms=time_spent_ms)
-    slot_complete_if_done(slot=slot, judge=judge)
+    work_close(slot=slot, judge=judge)
     return judgments

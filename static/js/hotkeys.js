@@ -30,7 +30,8 @@ export function bindHotkeys(bindings, { target = document, allowInFields = [] } 
   return () => target.removeEventListener("keydown", onKeydown);
 }
 
-// Milliseconds the page was visible since the call: time in a background tab is not time spent judging.
+// Milliseconds the page was visible since the call (or the last `restart()`): time in a background tab
+// is not time spent judging. A page that shows one item after another restarts it for each.
 export function startTimer(doc = document) {
   let visibleMs = 0;
   let since = doc.visibilityState === "hidden" ? null : performance.now();
@@ -42,5 +43,10 @@ export function startTimer(doc = document) {
       since = performance.now();
     }
   });
-  return () => Math.round(visibleMs + (since === null ? 0 : performance.now() - since));
+  const elapsed = () => Math.round(visibleMs + (since === null ? 0 : performance.now() - since));
+  elapsed.restart = () => {
+    visibleMs = 0;
+    since = doc.visibilityState === "hidden" ? null : performance.now();
+  };
+  return elapsed;
 }

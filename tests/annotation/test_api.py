@@ -6,7 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import RelevanceJudgment
+from annotation.models import Judge, RelevanceJudgment
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
@@ -50,19 +50,47 @@ def test_it_lists_turns_of_a_collection(turn):
     assert [t["turn_id"] for t in response.json()["results"]] == ["7_1"]
 
 
-def test_an_assessor_submits_a_grade_as_themselves(turn):
-    user = UserFactory()
+def test_assessors_may_not_write_grades_outside_their_assignments(turn):
     client = APIClient()
-    client.force_authenticate(user)
+    client.force_authenticate(UserFactory())
     response = client.post(
+        "/api/collections/c1/judgments/relevance/",
+        {"turn_id": "7_1", "passage_id": "d1", "grade": 3},
+        format="json",
+    )
+    assert response.status_code == 403
+    assert response.json() == {"detail": "organisers only"}
+    assert not RelevanceJudgment.objects.exists()
+
+
+def test_organisers_import_a_grade_as_themselves_or_as_a_named_judge(turn):
+    organiser = OrganiserFactory()
+    nist = Judge.objects.create(name="nist-qrels", kind=Judge.Kind.IMPORTED)
+    client = APIClient()
+    client.force_authenticate(organiser)
+    own = client.post(
         "/api/collections/c1/judgments/relevance/",
         {"turn_id": "7_1", "passage_id": "d1", "grade": 3, "time_spent_ms": 1200},
         format="json",
     )
-    assert response.status_code == 201
-    assert response.json()["grade"] == 3
-    judgment = RelevanceJudgment.objects.get()
-    assert (judgment.judge.user, judgment.grade, judgment.time_spent_ms) == (user, 3, 1200)
+    named = client.post(
+        "/api/collections/c1/judgments/relevance/",
+        {"turn_id": "7_1", "passage_id": "d1", "grade": 1, "judge": "nist-qrels"},
+        format="json",
+    )
+    assessor = client.post(
+        "/api/collections/c1/judgments/relevance/",
+        {"turn_id": "7_1", "passage_id": "d1", "grade": 1, "judge": AssessorJudgeFactory().name},
+        format="json",
+    )
+    assert own.status_code == 201
+    assert (own.json()["grade"], own.json()["judge"]) == (3, f"assessor:{organiser.username}")
+    assert named.status_code == 201
+    assert named.json()["judge"] == "nist-qrels"
+    assert assessor.status_code == 400
+    assert "judge" in assessor.json()
+    rows = {(j.judge, j.grade, j.time_spent_ms) for j in RelevanceJudgment.objects.all()}
+    assert rows == {(organiser.judge, 3, 1200), (nist, 1, None)}
 
 
 @pytest.mark.parametrize(
@@ -76,7 +104,7 @@ def test_an_assessor_submits_a_grade_as_themselves(turn):
 )
 def test_it_answers_400_with_the_reason(turn, payload, field):
     client = APIClient()
-    client.force_authenticate(UserFactory())
+    client.force_authenticate(OrganiserFactory())
     response = client.post("/api/collections/c1/judgments/relevance/", payload, format="json")
     assert response.status_code == 400
     assert field in response.json()

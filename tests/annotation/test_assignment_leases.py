@@ -7,14 +7,17 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Assignment, PoolEntry, PtkbStatement, WorkSlot
+from annotation.models import Assignment, PoolEntry, PtkbStatement, RelevanceJudgment, WorkSlot
+from annotation.relevance.selectors import unit_progress
 from annotation.relevance.work import (
     AssignmentFailed,
+    WorkRefused,
     assignment_create,
-    slot_grade_submit,
-    slot_ptkb_submit,
-    unit_progress,
+    work_close,
+    work_grade,
     work_lease,
+    work_next,
+    work_ptkb_submit,
 )
 from annotation.services import judge_for_assessor
 from tests.concurrency import at_the_same_instant
@@ -27,10 +30,10 @@ def _finish(slot, user):
     for entry in PoolEntry.objects.filter(
         pool=unit.assignment.pool, turn_id__in=unit.turn_pks
     ).select_related("turn"):
-        slot_grade_submit(slot=slot, judge=judge, entry=entry, grade=2)
+        work_grade(user=user, slot_pk=slot.pk, turn_pk=entry.turn_id, passage_id=entry.passage_id, grade=2)
     for turn in entry.turn.topic.turns.filter(pk__in=unit.turn_pks):
         answers = {s.pk: False for s in PtkbStatement.objects.filter(topic=turn.topic)}
-        slot_ptkb_submit(slot=slot, judge=judge, turn=turn, answers=answers)
+        work_ptkb_submit(slot=slot, judge=judge, turn=turn, answers=answers)
 
 
 @pytest.mark.django_db
@@ -73,7 +76,8 @@ def test_a_completed_unit_hands_over_to_the_next_and_progress_counts_per_turn():
     first = work_lease(assignment=assignment, user=alice)
     judge = judge_for_assessor(user=alice)
     entry = PoolEntry.objects.filter(pool=assignment.pool, turn_id=first.unit.turn_pks[0]).first()
-    slot_grade_submit(slot=first, judge=judge, entry=entry, grade=3)
+    work_grade(user=alice, slot_pk=first.pk, turn_pk=entry.turn_id, passage_id=entry.passage_id, grade=3)
+    assert work_close(slot=first, judge=judge) is False
 
     progress = unit_progress(slot=first, judge=judge)
     assert [(t.judged, t.to_judge, t.ptkb_done) for t in progress.turns] == [(1, 3, False)]
@@ -113,6 +117,26 @@ def test_an_expired_lease_passes_to_the_next_assessor_but_a_live_one_does_not():
     assert taken is not None and taken.pk == slot.pk
     slot.refresh_from_db()
     assert slot.assessor == bob
+
+
+@pytest.mark.django_db
+def test_an_assessor_removed_from_the_assignment_can_no_longer_grade_or_renew_the_unit_they_hold():
+    alice, bob = UserFactory(), UserFactory()
+    assignment = relevance_campaign(assessors=[alice, bob], n_turns=1, n_passages=2, n_ptkb=0)
+    slot = work_lease(assignment=assignment, user=alice)
+    entry = PoolEntry.objects.filter(pool=assignment.pool).first()
+    assignment.assessors.remove(alice)
+
+    with pytest.raises(WorkRefused):
+        work_grade(user=alice, slot_pk=slot.pk, turn_pk=entry.turn_id, passage_id=entry.passage_id, grade=2)
+    with pytest.raises(WorkRefused):
+        work_next(user=alice, assignment_pk=assignment.pk)
+    with pytest.raises(WorkRefused):
+        work_next(user=alice, assignment_pk=assignment.pk, slot_pk=slot.pk)
+    taken = work_lease(assignment=assignment, user=bob)
+
+    assert taken is not None and taken.pk == slot.pk  # free at once, though alice's lease has not run out
+    assert not RelevanceJudgment.objects.exists()
 
 
 @pytest.mark.django_db

@@ -1,7 +1,8 @@
 """The assessor JSON loop (next + grade) stays cheap and keeps its guarantees while being cheap.
 
-The query budget is pinned so that it cannot creep back: bench/bench_assessors.py measures what it
-buys under 50 simulated assessors.
+Both clients of the loop are pinned: scripts (token) and the assessor page (session cookie + CSRF
+header). The query budget is pinned so that it cannot creep back: bench/bench_assessors.py measures
+what it buys under 50 simulated assessors.
 """
 
 import threading
@@ -16,7 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.judgments import relevance_judgment_submit
 from annotation.models import Judge, PoolEntry, RelevanceJudgment, WorkSlot
-from annotation.relevance import fast_sql as assignment_module
+from annotation.relevance.work import NextKind, work_lease, work_next
 from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 
@@ -40,22 +41,18 @@ def _grade(client, slot_pk, turn_pk, passage_id, grade=2, time_spent_ms=None):
     )
 
 
-def test_one_assessor_loop_costs_two_statements_on_postgresql_and_six_queries_elsewhere(
-    client, django_assert_max_num_queries
-):
+def test_a_scripted_loop_runs_three_queries_per_request(client, django_assert_max_num_queries):
     alice = UserFactory()
     assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=5, n_ptkb=0)
     client = _token_client(client, alice)
     first = _next(client, assignment).json()  # leases the unit and creates the judge: not the steady state
     assert _grade(client, first["slot"], first["turn_pk"], first["passage_id"]).status_code == 201
-    # PostgreSQL: one statement per request (token, held copy, lease, next entry and text / token,
-    # ownership, pooled pair, upsert). Elsewhere, the ORM path: token + judge, the held copy, the next
-    # entry with its text / token + judge, the copy and pooled pair together, one upsert.
-    budget = 1 if connection.vendor == "postgresql" else 3
 
-    with django_assert_max_num_queries(budget):
+    # next: the token with its user and judge, the held copy (with the membership check), the next entry
+    # with its text. grade: the token, the copy + membership + pooled pair + judge, one upsert.
+    with django_assert_max_num_queries(3):
         step = _next(client, assignment)
-    with django_assert_max_num_queries(budget):
+    with django_assert_max_num_queries(3):
         graded = _grade(client, step.json()["slot"], step.json()["turn_pk"], step.json()["passage_id"])
 
     assert step.status_code == 200
@@ -67,6 +64,103 @@ def test_one_assessor_loop_costs_two_statements_on_postgresql_and_six_queries_el
         "grade": 2,
     }
     assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 2
+
+
+def test_the_assessor_pages_judgment_is_one_request_of_five_queries_with_session_and_csrf_header(
+    django_assert_max_num_queries,
+):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=3, n_ptkb=0)
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    page = browser.get(reverse("relevance-resume", args=[work_lease(assignment=assignment, user=alice).pk]))
+    page = browser.get(page["Location"])
+    headers = {"HTTP_X_CSRFTOKEN": page.cookies["csrftoken"].value}
+    slot, entry = page.context["slot"].pk, page.context["entry"]
+    url = reverse("relevance-api-grade", args=[slot])
+
+    def grade(turn_pk, passage_id, value):
+        body = {
+            "turn_pk": turn_pk,
+            "passage_id": passage_id,
+            "grade": value,
+            "time_spent_ms": 10,
+            "next": True,
+        }
+        return browser.post(url, body, content_type="application/json", **headers)
+
+    assert grade(entry.turn_id, entry.passage_id, 1).status_code == 201  # creates the judge
+    second = grade(entry.turn_id, entry.passage_id, 2).json()["next"]
+    # The session, its user, the copy + membership + pooled pair + judge, the upsert, the next passage.
+    with django_assert_max_num_queries(5):
+        graded = grade(second["turn_pk"], second["passage_id"], 3)
+    third = graded.json()["next"]
+    last = grade(third["turn_pk"], third["passage_id"], 4)
+
+    assert graded.status_code == 201
+    assert second["slot"] == slot and second["index"] == 1
+    assert second["url"] == reverse("relevance-passage", args=[slot, second["turn_pk"], 1])
+    assert (graded.json()["grade"], third["index"]) == (3, 2)
+    assert last.status_code == 201
+    assert last.json()["next"] is None
+    assert WorkSlot.objects.get(pk=slot).completed_at is not None  # closed with the last grade
+    grades = dict(RelevanceJudgment.objects.filter(judge__user=alice).values_list("passage_id", "grade"))
+    assert grades == {entry.passage_id: 2, second["passage_id"]: 3, third["passage_id"]: 4}
+
+
+def test_a_grade_asking_for_next_leaves_a_unit_with_its_ptkb_step_open(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, n_ptkb=2)
+    client.force_login(alice)
+    step = _next(client, assignment).json()
+
+    graded = client.post(
+        reverse("relevance-api-grade", args=[step["slot"]]),
+        {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 2, "next": True},
+        content_type="application/json",
+    )
+
+    assert graded.status_code == 201
+    assert graded.json()["next"] is None
+    assert WorkSlot.objects.get(pk=step["slot"]).completed_at is None
+    assert RelevanceJudgment.objects.get().grade == 2
+
+
+def test_on_its_unit_the_page_gets_204_when_the_unit_is_complete_and_nothing_more_is_leased(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=1, n_ptkb=0)
+    client.force_login(alice)
+    first = _next(client, assignment).json()
+    assert _grade(client, first["slot"], first["turn_pk"], first["passage_id"]).status_code == 201
+
+    done = client.post(
+        reverse("relevance-api-next", args=[assignment.pk]),
+        {"slot": first["slot"]},
+        content_type="application/json",
+    )
+
+    assert done.status_code == 204
+    assert WorkSlot.objects.get(pk=first["slot"]).completed_at is not None
+    assert WorkSlot.objects.filter(assessor=alice).count() == 1
+
+
+def test_an_assessor_removed_from_the_assignment_gets_404_for_the_unit_they_hold(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=3, n_ptkb=0)
+    client = _token_client(client, alice)
+    step = _next(client, assignment).json()
+    assert _grade(client, step["slot"], step["turn_pk"], step["passage_id"]).status_code == 201
+    WorkSlot.objects.filter(pk=step["slot"]).update(leased_until=timezone.now() + timedelta(minutes=1))
+    assignment.assessors.remove(alice)
+
+    regrade = _grade(client, step["slot"], step["turn_pk"], step["passage_id"], grade=4)
+    nxt = _next(client, assignment)
+
+    assert regrade.status_code == 404
+    assert nxt.status_code == 404
+    assert RelevanceJudgment.objects.get().grade == 2
+    slot = WorkSlot.objects.get(pk=step["slot"])
+    assert slot.leased_until < timezone.now() + timedelta(minutes=2)  # not renewed
 
 
 def test_the_first_token_request_of_an_assessor_creates_their_judge(client):
@@ -165,16 +259,17 @@ def test_the_next_call_closes_a_finished_unit_and_leases_the_next(client):
     assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 4
 
 
-def test_moving_to_the_next_unit_costs_three_statements_on_postgresql(client, django_assert_max_num_queries):
+def test_moving_to_the_next_unit_closes_the_finished_one_and_leases_the_next(
+    client, django_assert_max_num_queries
+):
     alice = UserFactory()
     assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=1, n_ptkb=0)
     client = _token_client(client, alice)
     first = _next(client, assignment).json()  # leases the first unit and creates the judge
     assert _grade(client, first["slot"], first["turn_pk"], first["passage_id"]).status_code == 201
-    # PostgreSQL: the next passage (none left), close the unit and claim the next, the next passage.
-    budget = 3 if connection.vendor == "postgresql" else 20
 
-    with django_assert_max_num_queries(budget):
+    # Once per unit: the walk over its screens, the close, the claim in a transaction, the next entry.
+    with django_assert_max_num_queries(12):
         step = _next(client, assignment)
 
     assert step.status_code == 200
@@ -240,13 +335,12 @@ def test_assessors_moving_on_at_the_same_instant_never_claim_the_same_unit_on_po
     assert connection.vendor == "postgresql"
     users = [UserFactory() for _ in range(12)]
     assignment = relevance_campaign(assessors=users, n_turns=8, n_passages=1, n_ptkb=0, redundancy=1)
-    keys = {}
     for user in users:
         Judge.objects.create(name=f"assessor:{user.username}", kind=Judge.Kind.ASSESSOR, user=user)
-        keys[user.pk] = Token.objects.create(user=user).key
 
     def claim(user):
-        return assignment_module.fast_advance(token_key=keys[user.pk], assignment_pk=assignment.pk)
+        step = work_next(user=user, assignment_pk=assignment.pk)
+        return step.slot.pk if step.kind is NextKind.PASSAGE else None
 
     claimed, errors = at_the_same_instant(claim, users)
     results = dict(zip([u.pk for u in users], claimed, strict=True))
@@ -267,8 +361,6 @@ def test_a_claim_skips_a_copy_another_transaction_has_locked_instead_of_waiting_
     assert connection.vendor == "postgresql"
     alice, bob = UserFactory(), UserFactory()
     assignment = relevance_campaign(assessors=[alice, bob], n_turns=2, n_passages=1, n_ptkb=0)
-    Judge.objects.create(name="assessor:alice", kind=Judge.Kind.ASSESSOR, user=alice)
-    key = Token.objects.create(user=alice).key
     first, second = WorkSlot.objects.filter(unit__assignment=assignment).order_by("unit__position")
     locked, release = threading.Event(), threading.Event()
 
@@ -290,7 +382,7 @@ def test_a_claim_skips_a_copy_another_transaction_has_locked_instead_of_waiting_
         assert locked.wait(10)
         with connection.cursor() as cursor:
             cursor.execute("SET statement_timeout = '2s'")  # waiting on the lock would fail here
-        claimed = assignment_module.fast_advance(token_key=key, assignment_pk=assignment.pk)
+        claimed = work_lease(assignment=assignment, user=alice).pk
     finally:
         release.set()
         holder.join()
@@ -400,51 +492,25 @@ def alice_client_with_csrf_checks():
     return client, assignment
 
 
-def _prepared_statements():
-    """(name generation, generic plans, custom plans) of this connection's fast-path statements."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT substring(statement from '^/\\* assay (\\w+ \\d+)'), generic_plans, custom_plans "
-            "FROM pg_prepared_statements WHERE statement LIKE '/* assay %'"
-        )
-        return {name: (generic, custom) for name, generic, custom in cursor.fetchall()}
-
-
 @pytest.mark.postgres
-def test_the_prepared_statements_are_prepared_again_and_keep_answering(client, monkeypatch):
+@pytest.mark.django_db(transaction=True)
+def test_the_loop_runs_on_prepared_statements_and_leaves_the_planner_alone_on_postgresql(client):
     assert connection.vendor == "postgresql"
-    monkeypatch.setattr(assignment_module, "REPREPARE_EVERY", 2)
     alice = UserFactory()
-    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=4, n_ptkb=0)
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=8, n_ptkb=0)
     client = _token_client(client, alice)
-    before = _prepared_statements()
-    graded = []
-    for _ in range(4):  # the first call leases through the ORM path; the rest re-prepare on the way
-        step = _next(client, assignment)
-        assert step.status_code == 200
-        data = step.json()
-        assert _grade(client, data["slot"], data["turn_pk"], data["passage_id"], grade=1).status_code == 201
-        graded.append(data["passage_id"])
+    for _ in range(8):
+        step = _next(client, assignment).json()
+        assert _grade(client, step["slot"], step["turn_pk"], step["passage_id"]).status_code == 201
 
-    after = _prepared_statements()
+    # The test client's requests share this thread's connection: psycopg prepared what ran often on it.
     with connection.cursor() as cursor:
-        cursor.execute("SHOW enable_seqscan")
-        seqscan = cursor.fetchone()[0]
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+        cursor.execute("SELECT current_setting('plan_cache_mode'), current_setting('enable_seqscan')")
+        planner = cursor.fetchone()
 
-    assert len(set(graded)) == 4
-    assert _next(client, assignment).status_code == 204
-    # Four runs each of `next` and `grade` at two runs a generation: each was prepared anew at least
-    # once, every run used its statement's one generic plan, and superseded ones are let go.
-    prepared_anew = {name.split()[0] for name in set(after) - set(before)}
-    assert {"next", "grade"} <= prepared_anew
-    assert all(generic >= 1 and custom == 0 for generic, custom in after.values())
-    assert len(after) <= assignment_module._PREPARED_MAX
-    assert seqscan == "on"  # turned off only while a statement's plan is made
-    assert RelevanceJudgment.objects.filter(judge__user=alice, grade=1).count() == 4
-
-
-@pytest.mark.postgres
-def test_postgresql_sessions_keep_one_generic_plan_per_prepared_statement():
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW plan_cache_mode")
-        assert cursor.fetchone()[0] == "force_generic_plan"
+    assert any("annotation_poolentry" in statement for statement in prepared)
+    assert any("annotation_relevancejudgment" in statement for statement in prepared)
+    assert planner == ("auto", "on")
+    assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 8

@@ -37,6 +37,8 @@ def test_an_assessor_grades_revises_and_does_ptkb_with_the_keyboard_only(page, l
     expect(page.locator("#grade-form")).to_be_visible()
     slot = WorkSlot.objects.get(assessor=alice)
 
+    # The page is loaded once for the unit: a full load would drop this marker.
+    page.evaluate("window.sameDocument = true")
     grades = [3, 1, 4, 0]
     for index, grade in enumerate(grades):
         _ready(page, rf"/relevance/work/{slot.pk}/\d+/{index}/$")
@@ -52,6 +54,11 @@ def test_an_assessor_grades_revises_and_does_ptkb_with_the_keyboard_only(page, l
     page.keyboard.press("2")
     page.keyboard.press("Enter")
     _ready(page, rf"/{slot.pk}/\d+/4/$")
+    assert page.evaluate("window.sameDocument === true")  # grading, back and revising stayed on the page
+    expect(page.locator("#progress")).to_have_text(
+        f"Unit {entries[0].turn.turn_id} · turn {entries[0].turn.turn_id}: passage 5 of 5 (4 judged) · "
+        "4 / 5 judged in the unit"
+    )
     page.keyboard.press("4")
     page.keyboard.press("Enter")
 
@@ -85,3 +92,32 @@ def test_an_assessor_grades_revises_and_does_ptkb_with_the_keyboard_only(page, l
     assert ptkb == {statements[0].pk: True, statements[1].pk: False}
     slot.refresh_from_db()
     assert slot.completed_at is not None
+
+
+def test_without_javascript_the_passage_forms_post_and_move_on(browser, live_server):
+    alice = UserFactory(username="alice")
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    entries = list(PoolEntry.objects.filter(pool=assignment.pool).order_by("order"))
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        page.goto("/accounts/login/")
+        page.fill("#id_username", "alice")
+        page.fill("#id_password", "pw-for-tests-123")
+        page.click("#login-submit")
+        page.goto("/relevance/")
+        page.click("button[id^=start-]")
+        for index, grade in enumerate([2, 4]):
+            expect(page).to_have_url(re.compile(rf"/relevance/work/\d+/\d+/{index}/$"))
+            expect(page.locator("#passage-id")).to_have_text(entries[index].passage_id)
+            page.check(f"#grade-{grade}")
+            page.click("#submit-grade")
+        expect(page).to_have_url(re.compile(r"/relevance/$"))
+        expect(page.locator(".units")).to_contain_text("complete")
+    finally:
+        context.close()
+
+    grades = dict(RelevanceJudgment.objects.values_list("passage_id", "grade"))
+    assert grades == {entries[0].passage_id: 2, entries[1].passage_id: 4}
+    assert WorkSlot.objects.get(assessor=alice).completed_at is not None
