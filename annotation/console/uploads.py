@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from annotation.formats.base import ImportFailed
+from annotation.judge_access import import_judge_refusal
 from annotation.models import Collection, ImportJob, Judge
 from annotation.nuggets.transfer import gold_responses_import, nuggets_import
 from annotation.relevance.exports import ptkb_qrels_import
@@ -206,10 +207,11 @@ def judge_named(name: str) -> Judge:
     return judge
 
 
-def file_judge(name: str, file_name: str, refuse_assessor: str = "", **defaults: Any) -> Judge:
-    existing = Judge.objects.filter(name=name).first()
-    if refuse_assessor and existing is not None and existing.kind == Judge.Kind.ASSESSOR:
-        raise UploadRefused(f"judge {name!r} is an assessor: an import would {refuse_assessor}")
+def file_judge(name: str, file_name: str, **defaults: Any) -> Judge:
+    """The judge a file is imported as, refused by the same rule as the import commands' --judge."""
+    refusal = import_judge_refusal(name)
+    if refusal:
+        raise UploadRefused(refusal)
     return judge_get_or_create(name=name, description=f"imported from {file_name}", **defaults)
 
 
@@ -260,7 +262,7 @@ def _nuggets(path: Path, collection: Collection, options: dict[str, Any], file_n
     original = judge_named(options["dedup_of"]) if options.get("dedup_of") else None
     if original is not None and original.name == options["judge"]:
         raise UploadRefused("the de-duplicated set must belong to another judge than the set it reduces")
-    judge = file_judge(options["judge"], file_name, refuse_assessor="replace their own nuggets")
+    judge = file_judge(options["judge"], file_name)
     result = nuggets_import(
         path=path, collection=collection, judge=judge, fmt=options.get("fmt", "jsonl"), dedup_of=original
     )
@@ -271,7 +273,7 @@ def _gold_responses(
     path: Path, collection: Collection, options: dict[str, Any], file_name: str
 ) -> list[KindRow]:
     nuggets_of = judge_named(options["nugget_judge"]) if options.get("nugget_judge") else None
-    judge = file_judge(options["judge"], file_name, refuse_assessor="overwrite their own responses")
+    judge = file_judge(options["judge"], file_name)
     result = gold_responses_import(
         path=path,
         collection=collection,
@@ -288,7 +290,6 @@ def _support_labels(
     judge = file_judge(
         options["judge"],
         file_name,
-        refuse_assessor="overwrite their own labels",
         kind=options.get("judge_kind") or Judge.Kind.IMPORTED,
         model=options.get("model", ""),
     )

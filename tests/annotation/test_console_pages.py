@@ -192,9 +192,18 @@ def test_an_upload_of_labels_needs_its_judge(client, organiser, collection):
     assert not ImportJob.objects.exists()
 
 
-def test_nugget_uploads_refuse_an_assessors_judge(client, organiser, collection):
+@pytest.mark.parametrize(
+    ("kind", "name", "body", "extra"),
+    [
+        ("nuggets", "n.jsonl", b"{}\n", {"fmt": "jsonl"}),
+        ("qrels", "q.qrels", b"1_1 0 d 1\n", {}),
+        ("ptkb-qrels", "p.qrels", b"1_1 0 1 1\n", {}),
+        ("support-labels", "s.jsonl", b"{}\n", {}),
+    ],
+)
+def test_label_uploads_refuse_an_assessors_judge(client, organiser, collection, kind, name, body, extra):
     judge = AssessorJudgeFactory()
-    response = upload(client, collection, "n.jsonl", b"{}\n", "nuggets", judge=judge.name, fmt="jsonl")
+    response = upload(client, collection, name, body, kind, judge=judge.name, **extra)
     assert response.status_code == 200
     assert b"is an assessor" in response.content
     assert ImportJob.objects.get().status == ImportJob.Status.FAILED
