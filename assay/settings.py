@@ -103,15 +103,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # The assessor API's prepared statements (annotation.assignment) each keep one generic plan: left
-    # to choose, PostgreSQL re-plans them (~1.5 ms) on every run. Set for the session at connection
-    # time, since a SET made inside a transaction that rolls back is undone. Django's own queries are
-    # never prepared, so nothing else is planned differently.
     options = DATABASES["default"].setdefault("OPTIONS", {})
-    options["options"] = f"{options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
-# PostgreSQL connections per process for the assessor API's statements (annotation.fastpool); 0 runs them on
-# Django's per-thread connection.
-ASSAY_FAST_PATH_CONNECTIONS = env_int("ASSAY_FAST_PATH_CONNECTIONS", 3)
+    # Server-side binding lets psycopg prepare a query once it has run `prepare_threshold` times on a
+    # connection; the assessor loop's few queries then skip PostgreSQL's parse and plan on every request.
+    # DB_PREPARE_THRESHOLD=0 goes back to Django's default (client-side binding, nothing prepared), as a
+    # pooler in transaction mode (PgBouncer) in front needs.
+    threshold = env_int("DB_PREPARE_THRESHOLD", 5)
+    if threshold > 0:
+        options["server_side_binding"] = True
+        options["prepare_threshold"] = threshold
+    # Django's own pool (psycopg_pool): connections, and their prepared statements, outlive a request
+    # without one connection per thread. It replaces persistent connections (DB_CONN_MAX_AGE).
+    if env_bool("DB_POOL", True):
+        options["pool"] = {
+            "min_size": env_int("DB_POOL_MIN_SIZE", 2),
+            "max_size": env_int("DB_POOL_MAX_SIZE", 8),
+            "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
+        }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
