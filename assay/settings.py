@@ -7,8 +7,6 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
-from csp.constants import NONE, SELF, UNSAFE_INLINE
-from django.core.exceptions import ImproperlyConfigured
 
 from assay.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -44,7 +42,6 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "csp",
     "csp",
     "annotation",
     "judging",
@@ -160,28 +157,6 @@ CACHES = {
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
-# WhiteNoise serves STATIC_ROOT (after collectstatic). STATIC_MANIFEST=1 (make serve) adds hashed names,
-# cached for a year; it needs collectstatic first, which the tests and `make run` do not run.
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if env_bool("STATIC_MANIFEST", False)
-        else "whitenoise.storage.CompressedStaticFilesStorage"
-    },
-}
-
-# Shared by every process of a deployment when CACHE_URL names a Redis database (login and API throttles
-# count across gunicorn workers); one process's memory otherwise.
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("CACHE_URL")}
-    if env_str("CACHE_URL")
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-}
-# Failed logins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds.
-LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
-LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
-LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
 
 # Security: production (DEBUG off) gets the deploy-check settings unless told it runs behind plain HTTP.
 _SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
@@ -194,22 +169,6 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-# Probes reach these over plain HTTP from the machine itself, without the TLS proxy.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-# Scripts only from our own static files: an injected <script> or on* attribute does not run. Styles allow
-# inline ones, which several templates carry; frames are left to X-Frame-Options, since the crowd HIT page
-# is framed by MTurk.
-CONTENT_SECURITY_POLICY = {
-    "DIRECTIVES": {
-        "default-src": [SELF],
-        "script-src": [SELF],
-        "style-src": [SELF, UNSAFE_INLINE],
-        "img-src": [SELF, "data:"],
-        "connect-src": [SELF],
-        "object-src": [NONE],
-        "base-uri": [SELF],
-    }
-}
 # Probes reach these over plain HTTP from the machine itself, without the TLS proxy.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 # Scripts only from our own static files: an injected <script> or on* attribute does not run. Styles allow
@@ -267,6 +226,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # A running job whose row has not moved for this long (its runner saves about every second) is shown as
 # interrupted: its process was killed or lost.
 JOB_STALE_AFTER_S = env_int("JOB_STALE_AFTER_S", 120)
+# Workers log through LOGGING (JSON lines) like the web processes, instead of Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # LLM judges: any OpenAI-compatible endpoint, or Azure OpenAI.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
@@ -304,7 +265,11 @@ NLI_BATCH_SIZE = env_int("NLI_BATCH_SIZE", 32)
 MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL")
 MTURK_LIVE = env_bool("MTURK_LIVE", False)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
-MTURK_EXTERNAL_URL = env_str("MTURK_EXTERNAL_URL", "https://127.0.0.1:8000")
+# The address people reach this site at, for links printed by commands (crowd_links); pages use the
+# address they were asked at. `make run` serves http://127.0.0.1:8000.
+ASSAY_BASE_URL = env_str("ASSAY_BASE_URL", "http://127.0.0.1:8000")
+# The public root MTurk frames HIT pages from: HTTPS for MTurk itself; the local fake takes any.
+MTURK_EXTERNAL_URL = env_str("MTURK_EXTERNAL_URL", ASSAY_BASE_URL)
 # Anonymous crowd links (crowd_links) are taken for this many seconds after they are printed.
 CROWD_LINK_MAX_AGE = env_int("CROWD_LINK_MAX_AGE", 14 * 24 * 3600)
 

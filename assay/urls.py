@@ -4,8 +4,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.relevance import api as relevance_api
-from judging import views_support
 from assay import health, login
+from judging import views_support
 
 urlpatterns = [
     # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and
