@@ -115,8 +115,7 @@ class FakeOpenAI:
     @property
     def url(self) -> str:
         assert self._server is not None, "start the server first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{self.host}:{self._server.server_address[1]}/v1"
 
     @property
     def answered(self) -> list[Received]:

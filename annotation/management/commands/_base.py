@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_slug
 from django.db import models, transaction
@@ -32,7 +32,7 @@ def named(queryset: models.QuerySet[M], value: str, *, kind: str, field: str = "
     """
     try:
         return queryset.get(**{field: value})
-    except queryset.model.DoesNotExist:
+    except ObjectDoesNotExist:
         raise CommandError(
             f"no {kind} named {value!r}{where}; {known_names(queryset, kind=kind, field=field)}"
         ) from None
