@@ -36,6 +36,11 @@ run: install
 	@echo ""
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
+## make serve: the production shape on one machine: PostgreSQL, Redis, gunicorn, a Celery worker and beat,
+## DEBUG off, static files by WhiteNoise, `check --deploy` clean (behind a TLS proxy; SERVE_HTTP=1 without one)
+serve: install system-deps
+	HOST=$(HOST) PORT=$(PORT) PG_PORT=$(PG_PORT) REDIS_PORT=$(REDIS_PORT) TMP=$(TMP) bash scripts/serve.sh
+
 ## system packages the tests use: PostgreSQL, Redis, Chromium (Debian packages, installed when missing)
 system-deps:
 	@bash scripts/system-deps.sh

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# make serve: the production shape on one machine. PostgreSQL and Redis (scripts/services.sh), then
+# migrate, collectstatic and `check --deploy`, then gunicorn (web), a Celery worker and Celery beat, all
+# in the foreground; Ctrl-C (or SIGTERM) stops the three, and the database and Redis keep running.
+#
+# Settings come from the environment as in production (README, Configuration); what is not set gets the
+# one-machine value below. SERVE_HTTP=1 serves plain HTTP without a TLS proxy in front (cookies not
+# marked secure, no HTTPS redirect, so `check --deploy` is not required to be clean).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+bin=${VENV:-$root/.venv}/bin
+tmp=${TMP:-$root/.tmp}
+pg_port=${PG_PORT:-55432}
+redis_port=${REDIS_PORT:-56379}
+host=${HOST:-127.0.0.1}
+port=${PORT:-8000}
+db=${SERVE_DB:-assay}
+redis_db=${SERVE_REDIS_DB:-1}
+
+if [ "${SERVE_SERVICES:-1}" = 1 ]; then
+  bash scripts/services.sh start "$tmp" "$pg_port" "$redis_port"
+  [ -f "$tmp/pg.ok" ] || { echo "PostgreSQL is not running: see $tmp/pg.log" >&2; exit 1; }
+fi
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [ -z "${DATABASE_URL:-}" ] && [ -n "$pgbin" ]; then
+  "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U assay -d assay -tAc "select 1 from pg_database where datname='$db'" |
+    grep -q 1 || "$pgbin/createdb" -h 127.0.0.1 -p "$pg_port" -U assay "$db"
+fi
+
+export DEBUG=0
+export DATABASE_URL=${DATABASE_URL:-postgres://assay@127.0.0.1:$pg_port/$db}
+export CELERY_BROKER_URL=${CELERY_BROKER_URL:-redis://127.0.0.1:$redis_port/$redis_db}
+export CACHE_URL=${CACHE_URL:-redis://127.0.0.1:$redis_port/$((redis_db + 1))}
+export STATIC_MANIFEST=${STATIC_MANIFEST:-1}
+export ALLOWED_HOSTS=${ALLOWED_HOSTS:-127.0.0.1,localhost}
+if [ "${SERVE_HTTP:-0}" = 1 ]; then
+  export SECURE_COOKIES=0 SECURE_SSL_REDIRECT=0 SECURE_HSTS_SECONDS=0
+else
+  # Behind a TLS proxy on this machine (README, Running it at scale): it sets X-Forwarded-Proto.
+  export BEHIND_PROXY=${BEHIND_PROXY:-1} SECURE_SSL_REDIRECT=${SECURE_SSL_REDIRECT:-1}
+fi
+if [ -z "${SECRET_KEY:-}" ]; then
+  # One random key per machine, kept beside the cluster and readable by this user only.
+  if [ ! -s "$tmp/secret_key" ]; then
+    (umask 077; "$bin/python" -c "import secrets; print(secrets.token_urlsafe(50))" >"$tmp/secret_key")
+  fi
+  SECRET_KEY=$(cat "$tmp/secret_key")
+  export SECRET_KEY
+fi
+
+"$bin/python" manage.py migrate --noinput
+"$bin/python" manage.py collectstatic --noinput -v 0
+if [ "${SERVE_HTTP:-0}" = 1 ]; then
+  "$bin/python" manage.py check --deploy || true
+else
+  "$bin/python" manage.py check --deploy --fail-level WARNING
+fi
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait
+}
+trap stop INT TERM EXIT
+"$bin/gunicorn" assay.wsgi -c deploy/gunicorn.conf.py --bind "$host:$port" &
+pids+=($!)
+"$bin/celery" -A assay worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
+  --hostname "worker-${port}@%h" &
+pids+=($!)
+if [ "${SERVE_BEAT:-1}" = 1 ]; then
+  "$bin/celery" -A assay beat --loglevel INFO --schedule "$tmp/celerybeat-schedule-$port" &
+  pids+=($!)
+fi
+echo "Assay (production shape) at http://$host:$port/ : web, worker${SERVE_BEAT:+ and beat}; Ctrl-C stops them" >&2
+# Any one of them ending stops the others: a half-running stack is worse than a stopped one.
+wait -n

@@ -1,0 +1,268 @@
+"""The production stack (`make serve`: scripts/serve.sh) started for real: PostgreSQL, Redis, gunicorn, a
+Celery worker and beat, DEBUG off. A browser's requests log in and grade one passage through the JSON
+endpoints the relevance page uses; an organiser starts one judge job from the Jobs page, which the
+worker runs against the loopback OpenAI-compatible server; then the stack is stopped.
+
+It runs once, in the PostgreSQL pass of `make test` (marked postgres), on its own database and Redis
+databases beside the test cluster's; it is skipped where PostgreSQL or Redis is not there.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+
+from tests.judging.fake_openai import FakeOpenAI
+
+pytestmark = [pytest.mark.stack, pytest.mark.postgres]
+
+REPO = Path(__file__).resolve().parent.parent
+PASSWORD = "smoke-password-1"
+SEED = f"""
+from django.contrib.auth import get_user_model
+from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
+from annotation.relevance.pooling import pool_build
+from annotation.relevance.work import assignment_create
+users = get_user_model()
+alice = users.objects.create_user("alice", password="{PASSWORD}")
+users.objects.create_user("org", password="{PASSWORD}", is_staff=True)
+collection = Collection.objects.create(name="smoke")
+run = Run.objects.create(collection=collection, name="bm25")
+topic = Topic.objects.create(collection=collection, number="1")
+turn = Turn.objects.create(collection=collection, topic=topic, turn_id="1_1", position=1, utterance="Bikes?")
+for i in range(2):
+    Passage.objects.create(collection=collection, passage_id=f"d:{{i}}", text=f"Bikes, passage {{i}}.")
+Ranking.objects.create(run=run, turn=turn, passage_ids=["d:0", "d:1"], scores=[2.0, 1.0])
+pool = pool_build(collection=collection, name="smoke", depth=2).pool
+print(assignment_create(pool=pool, name="smoke", assessors=[alice], with_ptkb=False).pk)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Browser:
+    """Cookies and CSRF as a browser keeps them, behind the TLS proxy `make serve` expects in front."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, url: str, body: bytes | None = None, headers: dict | None = None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = {
+            "X-Forwarded-Proto": "https",  # what the proxy says; the session cookie is Secure
+            "Referer": f"https://127.0.0.1:{self.port}/",  # Django's CSRF check on HTTPS wants it
+            **(headers or {}),
+        }
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        conn.request(method, url, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        for value in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = value.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response.status, response.headers, data
+
+    def get(self, url: str):
+        status, headers, data = self.request("GET", url)
+        while status in (301, 302):
+            status, headers, data = self.request("GET", urlsplit(headers["Location"]).path)
+        return status, headers, data
+
+    def form(self, url: str, fields: dict):
+        body = urlencode({"csrfmiddlewaretoken": self.cookies["csrftoken"], **fields}).encode()
+        return self.request("POST", url, body, {"Content-Type": "application/x-www-form-urlencoded"})
+
+    def json(self, url: str, payload: dict):
+        headers = {"Content-Type": "application/json", "X-CSRFToken": self.cookies["csrftoken"]}
+        status, _headers, data = self.request("POST", url, json.dumps(payload).encode(), headers)
+        return status, (json.loads(data) if data else None)
+
+    def login(self, username: str) -> None:
+        status, _h, _page = self.get("/accounts/login/")
+        assert status == 200
+        status, headers, _page = self.form("/accounts/login/", {"username": username, "password": PASSWORD})
+        assert status == 302, f"login as {username}: {status}"
+        assert "sessionid" in self.cookies
+
+
+def _attr(page: bytes, name: str) -> str:
+    found = re.search(rb"data-" + name.encode() + rb'="([^"]*)"', page)
+    assert found is not None, f"no data-{name} on the page"
+    return found.group(1).decode()
+
+
+@pytest.fixture
+def stack():
+    from django.conf import settings
+
+    pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
+    database = settings.DATABASES["default"]
+    if not pgbin or not shutil.which("redis-server") or not os.environ.get("REDIS_TEST_URL"):
+        pytest.skip("needs PostgreSQL and Redis (make test starts both)")
+    redis = urlsplit(os.environ["REDIS_TEST_URL"])
+    port, name = _free_port(), f"assay_smoke_{os.getpid()}"
+    fake = FakeOpenAI().start()
+    fake.responder = lambda prompt: "Grade: 3"
+    env = {
+        **os.environ,
+        "SERVE_SERVICES": "0",  # the test run's cluster and Redis are up already
+        "PG_PORT": str(database["PORT"]),
+        "SERVE_DB": name,
+        "SERVE_REDIS_DB": "6",
+        "PORT": str(port),
+        "SECRET_KEY": "smoke-" + "s" * 60,
+        "WEB_CONCURRENCY": "1",
+        "GUNICORN_THREADS": "4",
+        "WORKER_CONCURRENCY": "1",
+        "OPENAI_BASE_URL": fake.url,
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_MODEL": "gpt-4o-mini",
+        "LOG_LEVEL": "INFO",
+        "TMP": str(REPO / ".tmp"),
+    }
+    for key in ("DATABASE_URL", "TEST_DATABASE_NAME", "CELERY_BROKER_URL", "CACHE_URL", "DEBUG"):
+        env.pop(key, None)
+    env["REDIS_PORT"] = str(redis.port)
+    log = open(REPO / ".tmp" / f"smoke-{port}.log", "w+")  # noqa: SIM115  (closed below)
+    server = subprocess.Popen(
+        ["bash", "scripts/serve.sh"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    database_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{name}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert server.poll() is None, f"serve.sh ended: {log.seek(0) or log.read()[-3000:]}"
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                conn.request("GET", "/readyz")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"the stack did not become ready: {log.seek(0) or log.read()[-3000:]}")
+        seed_env = {**env, "DATABASE_URL": database_url, "DEBUG": "0"}
+        seeded = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", SEED],
+            cwd=REPO,
+            env=seed_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert seeded.returncode == 0, seeded.stderr[-3000:]
+        yield {
+            "port": port,
+            "assignment": int(seeded.stdout.strip().splitlines()[-1]),
+            "fake": fake,
+            "log": log,
+        }
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+        fake.stop()
+        log.close()
+        subprocess.run(
+            [
+                str(pgbin[-1] / "dropdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(database["PORT"]),
+                "-U",
+                "assay",
+                "--if-exists",
+                "--force",
+                name,
+            ],
+            capture_output=True,
+        )
+
+
+def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(stack):
+    port = stack["port"]
+    anonymous = Browser(port)
+    status, headers, page = anonymous.get("/accounts/login/")
+    assert status == 200
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    # Static files from WhiteNoise under their hashed names, with DEBUG off.
+    css = re.search(rb'href="(/static/assay\.[0-9a-f]+\.css)"', page)
+    assert css is not None
+    status, headers, data = anonymous.request("GET", css.group(1).decode())
+    assert status == 200 and b"{" in data
+    assert "max-age=315360000" in headers["Cache-Control"]
+    ready = json.loads(anonymous.request("GET", "/readyz")[2])
+    assert ready["checks"] == {"database": "ok", "broker": "ok"}
+
+    # An assessor: the queue page's "next unit" form, the unit's page, then the page's JSON grade.
+    alice = Browser(port)
+    alice.login("alice")
+    status, headers, page = alice.form(f"/relevance/{stack['assignment']}/next/", {})
+    assert status == 302
+    status, _h, page = alice.get(urlsplit(headers["Location"]).path)
+    assert status == 200
+    graded, body = alice.json(
+        _attr(page, "grade-url"),
+        {
+            "turn_pk": int(_attr(page, "turn-pk")),
+            "passage_id": _attr(page, "passage-id"),
+            "grade": 3,
+            "time_spent_ms": 1200,
+            "next": True,  # as relevance.js asks: the answer carries the unit's next passage
+        },
+    )
+    assert graded == 201, body
+    assert body["next"]["passage_id"] not in ("", _attr(page, "passage-id"))
+
+    # An organiser starts a relevance job on the Jobs page; the Celery worker runs it.
+    org = Browser(port)
+    org.login("org")
+    status, _h, _page = org.get("/judging/jobs/")
+    assert status == 200
+    status, headers, _page = org.form(
+        "/judging/jobs/start/",
+        {"collection": "smoke", "task": "relevance", "judge_name": "smoke-llm", "depth": 2},
+    )
+    assert status == 302
+    status, _h, page = org.get("/judging/jobs/")
+    job = int(re.search(rb'data-job="(\d+)"', page).group(1))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        progress = json.loads(org.request("GET", f"/judging/jobs/{job}/progress.json")[2])
+        if progress["status"] not in ("pending", "running"):
+            break
+        time.sleep(0.5)
+    assert (progress["status"], progress["units_done"], progress["calls_made"]) == ("done", 2, 2)
+    assert len(stack["fake"].answered) == 2
+    stack["log"].seek(0)
+    lines = [json.loads(line) for line in stack["log"] if line.startswith("{")]
+    assert any(line["logger"] == "gunicorn.access" for line in lines)  # JSON lines from the web server
+    assert any("judging.judge_job_run" in line["message"] for line in lines)  # and from the worker
