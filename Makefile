@@ -75,7 +75,7 @@ test-postgres: install-test
 ## make bench: every benchmark; bench_assessors runs against the PostgreSQL cluster `services` starts
 bench: install-test services
 	@status=0; \
-	for b in bench/bench_*.py; do echo "== $$b"; PG_PORT=$(PG_PORT) $(PY) $$b || { status=$$?; break; }; done; \
+	for b in bench/bench_*.py; do echo "== $$b"; PG_PORT=$(PG_PORT) SECRET_KEY=$${SECRET_KEY:-assay-bench-only-not-secret-0123456789abcdefghijklmnopqrstuvwxyz} $(PY) $$b || { status=$$?; break; }; done; \
 	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
 	exit $$status
 
