@@ -5,6 +5,10 @@ layout names them `${response_1}` and so on. Results CSV: `HITId, HITTypeId, Ass
 AssignmentStatus, AcceptTime, SubmitTime, WorkTimeInSeconds, Input.*, Answer.*`, with answers
 `Answer.q<n>` = yes / no. Importing results is all-or-nothing, names file and line of each problem, and
 is idempotent (the same file twice adds nothing).
+
+Both exports go through annotation.formats.csv_safe: worker ids, response and nugget texts come from
+outside, and a cell a spreadsheet would run as a formula is written as text. Every row fills the header
+(a smaller last batch gets empty cells), as MTurk's batch upload requires.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import Problems, read_text
+from annotation.formats.csv_safe import csv_writer
 from crowd.answers import answers_from_fields, assignment_confirm
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign
 from crowd.services import CrowdError
@@ -70,15 +75,14 @@ def input_csv(*, campaign: CrowdCampaign) -> str:
     """The batch input CSV of a campaign (for an MTurk layout instead of our ExternalQuestion page)."""
     size = max((b.items.count() for b in campaign.batches.all()), default=0)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(
-        ["batch", *[f"{kind}_{n}" for n in range(1, size + 1) for kind in ("response", "nugget")]]
-    )
+    writer = csv_writer(out, lineterminator="\n")
+    header = ["batch", *[f"{kind}_{n}" for n in range(1, size + 1) for kind in ("response", "nugget")]]
+    writer.writerow(header)
     for batch in campaign.batches.order_by("index"):
         row = [str(batch.index)]
         for item in batch.items.select_related("response", "nugget", "test_question").order_by("position"):
             row += [item.response_text, item.nugget_text]
-        writer.writerow(row)
+        writer.writerow(row + [""] * (len(header) - len(row)))
     return out.getvalue()
 
 
@@ -88,7 +92,7 @@ def results_csv(*, campaign: CrowdCampaign) -> str:
     Provisional answers of the HIT page are left out: MTurk has not reported them."""
     size = max((b.items.count() for b in campaign.batches.all()), default=0)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_writer(out, lineterminator="\n")
     writer.writerow([*RESULT_COLUMNS, "Input.batch", *[f"Answer.q{n}" for n in range(1, size + 1)]])
     assignments = (
         CrowdAssignment.objects.filter(batch__campaign=campaign)

@@ -49,6 +49,8 @@ class CampaignReport:
     bonus_total: Decimal = Decimal("0")
     fee_total: Decimal = Decimal("0")
     alpha: float | None = None
+    # MTurk charges a fee on rewards and bonuses; in-platform campaigns have none to show.
+    has_fee: bool = False
 
     @property
     def cost_total(self) -> Decimal:
@@ -56,9 +58,10 @@ class CampaignReport:
 
 
 def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
-    """Per worker test accuracy, answers and median time per HIT; per batch status; cost: rewards and
-    bonuses of approved (or still pending) assignments plus MTurk's 20% fee on both; Krippendorff's alpha (nominal) among the workers
-    who passed the tests, over the real pairs."""
+    """Per worker test accuracy, answers and median time per HIT (accept to submit, or the time spent on
+    its questions where no accept time is known); per batch status; cost: rewards and bonuses of approved
+    (or still pending) assignments plus, on MTurk, its 20% fee on both; Krippendorff's alpha (nominal)
+    among the workers who passed the tests, over the real pairs."""
     report = CampaignReport()
     # Provisional answers (the HIT page's, not yet confirmed by MTurk) are counted per batch only.
     everything = CrowdAssignment.objects.filter(batch__campaign=campaign)
@@ -76,14 +79,20 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
         by_worker.setdefault(a.worker.worker_id, []).append(a)
     worker_of = {a.id: a.worker.worker_id for a in assignments}
     counts: dict[str, list[int]] = {w: [0, 0, 0] for w in by_worker}  # answers, tests, right
+    # In-platform pages time each question but no one records an accept time; their work time is the sum.
+    answered_ms: Counter[int] = Counter()
     for answer in answers:
+        if answer.time_spent_ms is not None:
+            answered_ms[answer.assignment_id] += answer.time_spent_ms
         row = counts[worker_of[answer.assignment_id]]
         row[0] += 1
         if answer.item.test_question is not None:
             row[1] += 1
             row[2] += answer.matched == answer.item.test_question.answer
     for worker_id in sorted(by_worker):
-        times = [a.work_seconds for a in by_worker[worker_id] if a.work_seconds is not None]
+        times = [
+            seconds for a in by_worker[worker_id] if (seconds := _work_seconds(a, answered_ms)) is not None
+        ]
         n_answers, n_tests, n_right = counts[worker_id]
         report.workers.append(
             WorkerRow(
@@ -112,10 +121,19 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
     report.reward_total = Decimal(str(campaign.reward)) * len(paid)
     report.bonus_total = sum((Decimal(str(a.bonus)) for a in paid), Decimal("0"))
     if campaign.provider == CrowdCampaign.Provider.MTURK:
+        report.has_fee = True
         # MTurk charges its fee on bonuses as on rewards.
         report.fee_total = ((report.reward_total + report.bonus_total) * MTURK_FEE).quantize(Decimal("0.01"))
     report.alpha = _alpha(campaign)
     return report
+
+
+def _work_seconds(assignment: CrowdAssignment, answered_ms: Counter[int]) -> float | None:
+    if assignment.work_seconds is not None:
+        return assignment.work_seconds
+    if assignment.id in answered_ms:
+        return answered_ms[assignment.id] / 1000
+    return None
 
 
 def _alpha(campaign: CrowdCampaign) -> float | None:

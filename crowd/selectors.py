@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core import signing
 from django.db.models import Count, F, Q, QuerySet
+from django.urls import reverse
 
 from annotation.models import Nugget, Response
 from crowd.models import VOTING_STATUSES, BatchItem, CrowdBatch, CrowdCampaign, CrowdWorker
@@ -102,3 +103,25 @@ def link_from_token(token: str, *, max_age: int | None = None) -> tuple[CrowdBat
     if batch is None or not isinstance(data.get("w"), str):
         return None
     return batch, data["w"]
+
+
+def campaigns_overview() -> QuerySet[CrowdCampaign]:
+    """Every campaign with its collection, crowd judge and counts, newest first."""
+    return CrowdCampaign.objects.select_related("collection", "label_judge").annotate(
+        n_batches=Count("batches", distinct=True),
+        n_answered=Count(
+            "batches__assignments", filter=Q(batches__assignments__status__in=COUNTED_STATUSES), distinct=True
+        ),
+    )
+
+
+def campaign_links(*, campaign: CrowdCampaign, base_url: str, prefix: str) -> list[tuple[int, str, str]]:
+    """(batch index, worker label, signed link) for each batch and worker place of a campaign."""
+    base = base_url.rstrip("/")
+    links = []
+    for batch in campaign.batches.order_by("index"):
+        for slot in range(1, batch.max_assignments + 1):
+            label = f"{prefix}-{batch.index}-{slot}"
+            token = link_token(batch=batch, label=label)
+            links.append((batch.index, label, base + reverse("mturk:link-take", args=[token])))
+    return links

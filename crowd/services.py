@@ -59,6 +59,8 @@ LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
     CrowdCampaign.Provider.MTURK: "mturk-majority",
 }
 CAMPAIGN_NAME_MAX = CrowdCampaign._meta.get_field("name").max_length or 100
+# /crowd/campaigns/new/ is the compose page.
+RESERVED_CAMPAIGN_NAMES = frozenset({"new"})
 
 
 def campaign_name_check(name: str) -> None:
@@ -69,6 +71,8 @@ def campaign_name_check(name: str) -> None:
         raise CrowdError(
             f"campaign name {name!r} must be letters, digits, '-' and '_' only (such as demo-crowd)"
         ) from None
+    if name in RESERVED_CAMPAIGN_NAMES:
+        raise CrowdError(f"campaign name {name!r} is taken by a page address: choose another")
     if len(name) > CAMPAIGN_NAME_MAX:
         raise CrowdError(f"campaign name {name[:20]!r}... is longer than {CAMPAIGN_NAME_MAX} characters")
 

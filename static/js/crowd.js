@@ -1,6 +1,8 @@
 // Crowd nugget matching: one question at a time, keys y / n (b goes back), progress 1..N.
 // Collection text is rendered (escaped) by the server; this module only moves between sections and
-// writes plain values and textContent, never HTML.
+// writes plain values and textContent, never HTML. On a phone the instructions would fill the first
+// screen of every question, so they are folded once the first question is answered (a tap reopens them).
+// The organiser's compose page uses it too: choosing another collection reloads its lists.
 
 function autoSubmit() {
   const form = document.querySelector("form[data-autosubmit]");
@@ -20,6 +22,7 @@ function task() {
   const back = document.getElementById("crowd-back");
   const yes = document.getElementById("crowd-yes");
   const no = document.getElementById("crowd-no");
+  const instructions = document.getElementById("crowd-instructions");
   let current = 0;
   let shownAt = performance.now();
 
@@ -39,8 +42,10 @@ function task() {
     bar.style.width = `${(100 * answered()) / total}%`;
     if (!done) {
       const value = items[current].querySelector(".crowd-answer").value;
-      yes.classList.toggle("crowd-chosen", value === "yes");
-      no.classList.toggle("crowd-chosen", value === "no");
+      yes.setAttribute("aria-pressed", String(value === "yes"));
+      no.setAttribute("aria-pressed", String(value === "no"));
+      // A tapped button keeps focus (and, on touch screens, its hover look) on the next question.
+      if (document.activeElement === yes || document.activeElement === no) document.activeElement.blur();
     } else {
       document.getElementById("crowd-submit").focus();
     }
@@ -53,6 +58,7 @@ function task() {
     item.querySelector(".crowd-answer").value = value;
     const ms = item.querySelector(".crowd-ms");
     ms.value = String(Math.round((Number(ms.value) || 0) + performance.now() - shownAt));
+    if (instructions && current === 0) instructions.open = false;
     show(current + 1);
   }
 
@@ -80,5 +86,13 @@ function task() {
   document.documentElement.dataset.hotkeysReady = "1";
 }
 
+function composeChooser() {
+  const chooser = document.getElementById("campaign-collection");
+  if (!chooser) return;
+  const select = chooser.querySelector("select");
+  select.addEventListener("change", () => chooser.submit());
+}
+
 autoSubmit();
 task();
+composeChooser();

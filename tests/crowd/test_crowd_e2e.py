@@ -144,6 +144,6 @@ def test_it_keeps_the_worker_page_in_preview_until_the_hit_is_accepted(server):
     assert page.status_code == 200
     html = page.content.decode()
     assert 'id="crowd-preview"' in html
-    assert 'id="crowd-yes" class="primary" disabled' in html
+    assert 'id="crowd-yes" class="crowd-choice" aria-pressed="false" disabled' in html
     assert page["Content-Security-Policy"].startswith("frame-ancestors ")
     assert not CrowdAssignment.objects.exists()
