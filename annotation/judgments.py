@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from django.db import connections, router, transaction
+from django.db import connections, models, router, transaction
 from django.utils import timezone
 
 from annotation.models import (
@@ -23,6 +23,7 @@ from annotation.models import (
     Nugget,
     PtkbJudgment,
     PtkbStatement,
+    RelevanceGrade,
     RelevanceJudgment,
     Response,
     ResponseSentence,
@@ -102,6 +103,130 @@ def ptkb_judgments_submit(
             judgment.save(update_fields=["relevant", "time_spent_ms", "updated_at"])
         results.append(judgment)
     return results
+
+
+# --- Bulk relevance and PTKB labels (qrels files) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RelevanceRow:
+    turn_id: int
+    passage_id: str
+    grade: int
+
+
+@transaction.atomic
+def relevance_judgments_upsert(
+    *, judge: Judge, collection: Collection, rows: Sequence[RelevanceRow], replace: bool = False
+) -> Written:
+    """Make the judge's relevance grades on `collection` say what `rows` say (a qrels file).
+
+    Idempotent: a row equal to what is stored changes nothing. With `replace`, the judge's grades on
+    the collection that `rows` do not hold are removed, so its labels equal the file. New rows go in
+    with one executemany per chunk: for files of tens of thousands of grades, bulk_create spends most
+    of an import preparing values field by field, and these rows are already checked.
+    """
+    written = Written()
+    for row in rows:
+        if row.grade not in RelevanceGrade.values:
+            raise JudgmentRefused(f"grade {row.grade} is outside the scale 0-4")
+    stored = {
+        (turn_id, passage_id): (pk, grade)
+        for pk, turn_id, passage_id, grade in RelevanceJudgment.objects.filter(
+            judge=judge, turn__collection=collection
+        )
+        .values_list("id", "turn_id", "passage_id", "grade")
+        .iterator(chunk_size=5000)
+    }
+    db = router.db_for_write(RelevanceJudgment)
+    now = connections[db].ops.adapt_datetimefield_value(timezone.now())
+    created: list[tuple[Any, ...]] = []
+    changed: list[RelevanceJudgment] = []
+    seen: set[tuple[int, str]] = set()
+    for row in rows:
+        key = (row.turn_id, row.passage_id)
+        seen.add(key)
+        current = stored.get(key)
+        if current is None:
+            created.append((judge.pk, row.turn_id, row.passage_id, row.grade, now, now))
+        elif current[1] != row.grade:
+            changed.append(RelevanceJudgment(id=current[0], grade=row.grade))
+        else:
+            written.unchanged += 1
+    if created:
+        quote = connections[db].ops.quote_name
+        columns = ", ".join(quote(_column(RelevanceJudgment, name)) for name in _RELEVANCE_INSERT_FIELDS)
+        sql = (
+            f"INSERT INTO {quote(RelevanceJudgment._meta.db_table)} ({columns}) "
+            f"VALUES ({', '.join(['%s'] * len(_RELEVANCE_INSERT_FIELDS))})"
+        )
+        with connections[db].cursor() as cursor:
+            for start in range(0, len(created), _BULK_CHUNK):
+                cursor.executemany(sql, created[start : start + _BULK_CHUNK])
+    RelevanceJudgment.objects.bulk_update(changed, ["grade"], batch_size=2000)
+    written.created, written.updated = len(created), len(changed)
+    if replace:
+        stale = [pk for key, (pk, _grade) in stored.items() if key not in seen]
+        for start in range(0, len(stale), 2000):
+            RelevanceJudgment.objects.filter(id__in=stale[start : start + 2000]).delete()
+        written.removed = len(stale)
+    return written
+
+
+def _column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field) or not field.column:
+        raise ValueError(f"{model.__name__}.{name} is not a column")
+    return field.column
+
+
+_RELEVANCE_INSERT_FIELDS = ("judge", "turn", "passage_id", "grade", "created_at", "updated_at")
+_BULK_CHUNK = 20_000
+
+
+@dataclass(frozen=True)
+class PtkbRow:
+    turn_id: int
+    statement_id: int
+    relevant: bool
+
+
+@transaction.atomic
+def ptkb_judgments_upsert(
+    *, judge: Judge, collection: Collection, rows: Sequence[PtkbRow], replace: bool = False
+) -> Written:
+    """Make the judge's PTKB labels on `collection` say what `rows` say (a PTKB qrels file); with
+    `replace`, its labels the rows do not hold are removed. Idempotent, like the relevance upsert."""
+    written = Written()
+    stored = {
+        (turn_id, statement_id): (pk, relevant)
+        for pk, turn_id, statement_id, relevant in PtkbJudgment.objects.filter(
+            judge=judge, turn__collection=collection
+        ).values_list("id", "turn_id", "statement_id", "relevant")
+    }
+    created: list[PtkbJudgment] = []
+    changed: list[PtkbJudgment] = []
+    for row in rows:
+        current = stored.get((row.turn_id, row.statement_id))
+        if current is None:
+            created.append(
+                PtkbJudgment(
+                    judge=judge, turn_id=row.turn_id, statement_id=row.statement_id, relevant=row.relevant
+                )
+            )
+        elif current[1] != row.relevant:
+            changed.append(PtkbJudgment(id=current[0], relevant=row.relevant))
+        else:
+            written.unchanged += 1
+    PtkbJudgment.objects.bulk_create(created)
+    PtkbJudgment.objects.bulk_update(changed, ["relevant"])
+    written.created, written.updated = len(created), len(changed)
+    if replace:
+        kept = {(row.turn_id, row.statement_id) for row in rows}
+        stale = [pk for key, (pk, _relevant) in stored.items() if key not in kept]
+        PtkbJudgment.objects.filter(id__in=stale).delete()
+        written.removed = len(stale)
+    return written
 
 
 # --- Nuggets, gold responses, NtR, NtN, support ------------------------------------------------------

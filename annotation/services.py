@@ -7,20 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth.models import User
-from django.db import connections, models, router, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from annotation.formats.base import Problems
 from annotation.formats.qrels import parse_qrels
 from annotation.formats.runs import parse_run
 from annotation.formats.topics import parse_passages, parse_topics
+from annotation.judgments import RelevanceRow, relevance_judgments_upsert
 from annotation.models import (
     Collection,
     Judge,
     Passage,
     PtkbStatement,
     Ranking,
-    RelevanceJudgment,
     Response,
     ResponseSentence,
     Run,
@@ -128,31 +127,6 @@ def judge_for_assessor(*, user: User) -> Judge:
         return Judge.objects.create(
             name=f"assessor:{user.get_username()}", kind=Judge.Kind.ASSESSOR, user=user
         )
-
-
-def _column(model: type[models.Model], name: str) -> str:
-    field = model._meta.get_field(name)
-    if not isinstance(field, models.Field) or not field.column:
-        raise ValueError(f"{model.__name__}.{name} is not a column")
-    return field.column
-
-
-def _rows_insert(model: type[models.Model], fields: list[str], rows: list[tuple]) -> None:
-    """Insert plain rows with one executemany per chunk.
-
-    For files of tens of thousands of labels, bulk_create spends most of an import preparing values field
-    by field; the rows here are already validated and typed, so they go to the database as they are.
-    """
-    if not rows:
-        return
-    db = connections[router.db_for_write(model)]
-    quote = db.ops.quote_name
-    columns = ", ".join(quote(_column(model, name)) for name in fields)
-    placeholders = ", ".join(["%s"] * len(fields))
-    sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({placeholders})"
-    with db.cursor() as cursor:
-        for start in range(0, len(rows), 10 * BATCH):
-            cursor.executemany(sql, rows[start : start + 10 * BATCH])
 
 
 def _sync_fields(obj: object, values: dict[str, object]) -> bool:
@@ -423,44 +397,18 @@ def qrels_import(
                     break
         problems.raise_if_any()
 
-    existing = {
-        (turn_id, pid): (pk, grade)
-        for pk, turn_id, pid, grade in RelevanceJudgment.objects.filter(
-            judge=judge, turn__collection=collection
-        )
-        .values_list("id", "turn_id", "passage_id", "grade")
-        .iterator(chunk_size=5000)
-    }
-    to_create: list[tuple[int, int, str, int]] = []
-    to_update: list[RelevanceJudgment] = []
-    result = ImportResult()
-    unchanged = 0
-    seen: set[tuple[int, str]] = set()
-    for record in records:
-        key = (turns[record.turn_id].id, record.passage_id)
-        seen.add(key)
-        current = existing.get(key)
-        if current is None:
-            to_create.append((judge.id, key[0], record.passage_id, record.grade))
-        elif current[1] != record.grade:
-            to_update.append(RelevanceJudgment(id=current[0], grade=record.grade))
-        else:
-            unchanged += 1
-    result.count(JUDGMENTS, "unchanged", unchanged)
-    now = connections[router.db_for_write(RelevanceJudgment)].ops.adapt_datetimefield_value(timezone.now())
-    _rows_insert(
-        RelevanceJudgment,
-        ["judge", "turn", "passage_id", "grade", "created_at", "updated_at"],
-        [(*row, now, now) for row in to_create],
+    written = relevance_judgments_upsert(
+        judge=judge,
+        collection=collection,
+        rows=[RelevanceRow(turns[r.turn_id].id, r.passage_id, r.grade) for r in records],
+        replace=replace,
     )
-    RelevanceJudgment.objects.bulk_update(to_update, ["grade"], batch_size=BATCH)
-    result.count(JUDGMENTS, "created", len(to_create))
-    result.count(JUDGMENTS, "updated", len(to_update))
+    result = ImportResult()
+    result.count(JUDGMENTS, "created", written.created)
+    result.count(JUDGMENTS, "updated", written.updated)
+    result.count(JUDGMENTS, "unchanged", written.unchanged)
     if replace:
-        stale = [pk for key, (pk, _grade) in existing.items() if key not in seen]
-        for start in range(0, len(stale), BATCH):
-            RelevanceJudgment.objects.filter(id__in=stale[start : start + BATCH]).delete()
-        result.count(JUDGMENTS, "deleted", len(stale))
+        result.count(JUDGMENTS, "deleted", written.removed)
     return result
 
 

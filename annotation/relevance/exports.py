@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TypedDict
+from typing import IO, Any, TypedDict
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from annotation.formats.base import Problems, read_text
 from annotation.formats.csv_safe import SafeDictWriter
+from annotation.judgments import PtkbRow, ptkb_judgments_upsert
 from annotation.models import Collection, Judge, PtkbJudgment, PtkbStatement, RelevanceJudgment, Turn
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
@@ -110,33 +112,16 @@ def ptkb_qrels_import(
         units.append((turn.id, statement, record.relevant))
     problems.raise_if_any()
 
-    existing = {
-        (turn_id, statement_id): (pk, relevant)
-        for pk, turn_id, statement_id, relevant in PtkbJudgment.objects.filter(
-            judge=judge, turn__collection=collection
-        ).values_list("id", "turn_id", "statement_id", "relevant")
-    }
-    to_create: list[PtkbJudgment] = []
-    to_update: list[PtkbJudgment] = []
+    written = ptkb_judgments_upsert(
+        judge=judge,
+        collection=collection,
+        rows=[PtkbRow(turn_id, statement_id, relevant) for turn_id, statement_id, relevant in units],
+        replace=replace,
+    )
     result = ImportResult()
-    for turn_id, statement_id, relevant in units:
-        current = existing.get((turn_id, statement_id))
-        if current is None:
-            to_create.append(
-                PtkbJudgment(judge=judge, turn_id=turn_id, statement_id=statement_id, relevant=relevant)
-            )
-        elif current[1] != relevant:
-            to_update.append(PtkbJudgment(id=current[0], relevant=relevant))
-        else:
-            result.unchanged += 1
-    PtkbJudgment.objects.bulk_create(to_create)
-    PtkbJudgment.objects.bulk_update(to_update, ["relevant"])
-    result.created, result.updated = len(to_create), len(to_update)
+    result.created, result.updated, result.unchanged = written.created, written.updated, written.unchanged
     if replace:
-        kept = {(turn_id, statement_id) for turn_id, statement_id, _ in units}
-        stale = [pk for key, (pk, _relevant) in existing.items() if key not in kept]
-        PtkbJudgment.objects.filter(id__in=stale).delete()
-        result.deleted = len(stale)
+        result.deleted = written.removed
     return result
 
 
@@ -185,7 +170,7 @@ def judgment_log_rows(
         raise ValueError(f"unknown task {', '.join(unknown)}; expected one of {', '.join(LOG_TASKS)}")
     rows: list[tuple[tuple, LogRow]] = []
     fields = ("judge__name", "judge__user__username", "judge__kind", "turn__turn_id")
-    sources = {
+    sources: dict[str, tuple[QuerySet[Any], str, str]] = {
         "relevance": (RelevanceJudgment.objects.all(), "passage_id", "grade"),
         "ptkb": (PtkbJudgment.objects.all(), "statement__statement_id", "relevant"),
     }

@@ -10,20 +10,33 @@ from annotation.judgments import (
     JudgmentRefused,
     NtnRow,
     NtrRow,
+    PtkbRow,
+    RelevanceRow,
     SupportRow,
     gold_response_submit,
     ntn_judgments_store,
     ntr_judgment_submit,
     ntr_judgments_upsert,
     nugget_upsert,
+    ptkb_judgments_upsert,
+    relevance_judgments_upsert,
     support_judgment_submit,
     support_judgments_upsert,
 )
-from annotation.models import GoldResponse, NtnJudgment, NtrJudgment, Nugget, SupportJudgment
+from annotation.models import (
+    GoldResponse,
+    NtnJudgment,
+    NtrJudgment,
+    Nugget,
+    PtkbJudgment,
+    RelevanceJudgment,
+    SupportJudgment,
+)
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
     NuggetFactory,
+    PtkbStatementFactory,
     ResponseFactory,
     ResponseSentenceFactory,
     RunFactory,
@@ -268,6 +281,34 @@ def _product_sources():
         for path in sorted((REPO / package).rglob("*.py")):
             if "migrations" not in path.parts:
                 yield path
+
+
+def test_bulk_relevance_restates_the_file_and_refuses_grades_off_the_scale(judge, turn):
+    collection = turn.collection
+    rows = [RelevanceRow(turn.pk, "p1", 2), RelevanceRow(turn.pk, "p2", 0)]
+    first = relevance_judgments_upsert(judge=judge, collection=collection, rows=rows)
+    again = relevance_judgments_upsert(judge=judge, collection=collection, rows=rows)
+    assert (first.created, again.created, again.updated, again.unchanged) == (2, 0, 0, 2)
+    revised = relevance_judgments_upsert(
+        judge=judge, collection=collection, rows=[RelevanceRow(turn.pk, "p1", 4)], replace=True
+    )
+    assert (revised.updated, revised.removed) == (1, 1)
+    assert dict(RelevanceJudgment.objects.filter(judge=judge).values_list("passage_id", "grade")) == {"p1": 4}
+    with pytest.raises(JudgmentRefused, match="outside the scale"):
+        relevance_judgments_upsert(judge=judge, collection=collection, rows=[RelevanceRow(turn.pk, "p3", 5)])
+    assert not RelevanceJudgment.objects.filter(passage_id="p3").exists()
+
+
+def test_bulk_ptkb_restates_the_file(judge, turn):
+    statement = PtkbStatementFactory(topic=turn.topic)
+    rows = [PtkbRow(turn.pk, statement.pk, True)]
+    assert ptkb_judgments_upsert(judge=judge, collection=turn.collection, rows=rows).created == 1
+    assert ptkb_judgments_upsert(judge=judge, collection=turn.collection, rows=rows).unchanged == 1
+    flipped = ptkb_judgments_upsert(
+        judge=judge, collection=turn.collection, rows=[PtkbRow(turn.pk, statement.pk, False)]
+    )
+    assert flipped.updated == 1
+    assert PtkbJudgment.objects.get(judge=judge).relevant is False
 
 
 def test_judgment_rows_are_created_only_by_the_writers():
