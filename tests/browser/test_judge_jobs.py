@@ -1,6 +1,8 @@
 """The Jobs page in real Chromium: an organiser starts an NLI job from the form, and a running job's
 counts change on the page while it runs (jobs.js polls its progress)."""
 
+import re
+
 import pytest
 
 from annotation.models import Judge
@@ -19,17 +21,23 @@ def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, lo
     OrganiserFactory(username="org")
     login("org")
 
-    page.goto("/judging/jobs/")
-    page.select_option("#id_collection", "dups")
+    page.goto("/judging/jobs/?collection=dups")
+    page.wait_for_selector("html[data-jobs-ready]")
+    assert page.locator("#field-depth").is_visible()  # the first task, relevance, reads a depth
     page.select_option("#id_task", "dedup")
+    assert not page.locator("#field-depth").is_visible()  # dedup does not
     page.fill("#id_judge_name", "llm-gold-dedup")
-    page.fill("#id_source_judge", "llm-gold")
+    page.select_option("#id_source_judge", "llm-gold")  # the collection's nugget judges
     page.check("#id_exact_only")
-    page.click("#job-start button[type=submit]")
-    page.wait_for_load_state("networkidle")
+    page.click("#job-start button.primary")
+    # Starting a job leads to its page.
+    page.wait_for_url(re.compile(r"/judging/jobs/\d+/$"))
+    job = JudgeJob.objects.get()
+    assert page.url.endswith(f"/judging/jobs/{job.pk}/")
+    assert page.locator("#job-status").is_visible()
 
     # The job runs after the page returned (a thread of the server, no broker here); jobs.js shows its end.
-    job = JudgeJob.objects.get()
+    page.goto("/judging/jobs/")
     row = page.locator(f'#jobs tr[data-job="{job.pk}"]')
     page.wait_for_function(
         f"""() => document.querySelector('#jobs tr[data-job="{job.pk}"] [data-field="status"]')

@@ -142,8 +142,8 @@ def test_organisers_start_a_job_that_runs_and_labels(
             },
         )
     assert response.status_code == 302
-    assert response["Location"] == reverse("judging:job-list")
     job = JudgeJob.objects.get()
+    assert response["Location"] == reverse("judging:job-detail", args=[job.pk])
     assert (job.status, job.units_done, job.calls_made, job.concurrency, job.options) == (
         "done",
         1,

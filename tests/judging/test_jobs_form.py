@@ -1,0 +1,150 @@
+"""The job form asks only for what the chosen task needs, offers the task's judges of the collection,
+warns when no LLM endpoint is set, and starting a job leads to its page."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Judge
+from judging import tasks, views_jobs
+from judging.models import JudgeJob
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    NuggetFactory,
+    OrganiserFactory,
+    RelevanceJudgmentFactory,
+    TurnFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def no_llm(settings):
+    settings.OPENAI_API_KEY = ""
+    settings.OPENAI_BASE_URL = ""
+    settings.AZURE_OPENAI_ENDPOINT = ""
+
+
+@pytest.fixture
+def judges():
+    """Two collections; in "mine", one relevance judge and one nugget judge; others elsewhere."""
+    mine, other = CollectionFactory(name="mine"), CollectionFactory(name="other")
+    turn = TurnFactory(topic__collection=mine)
+    elsewhere = TurnFactory(topic__collection=other)
+    RelevanceJudgmentFactory(judge=JudgeFactory(name="qrels-mine"), turn=turn)
+    RelevanceJudgmentFactory(judge=JudgeFactory(name="qrels-other"), turn=elsewhere)
+    NuggetFactory(judge=JudgeFactory(name="gold-mine"), turn=turn, text="Paris is the capital.")
+    NuggetFactory(judge=JudgeFactory(name="gold-other"), turn=elsewhere)
+    JudgeFactory(name="labels-nothing")
+    return mine
+
+
+def _names(form, field):
+    return [j.name for j in form.fields[field].queryset]
+
+
+def test_the_job_page_is_for_organisers_only(client, judges):
+    url = reverse("judging:job-list") + "?collection=mine&task=ntr"
+    assert client.get(url).status_code == 302
+    client.force_login(UserFactory())
+    assert client.get(url).status_code == 403
+    client.force_login(OrganiserFactory())
+    assert client.get(url).status_code == 200
+
+
+def test_judge_lists_hold_only_judges_of_the_task_in_the_collection(client, judges):
+    client.force_login(OrganiserFactory())
+    response = client.get(reverse("judging:job-list"), {"collection": "mine", "task": "ntr"})
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert _names(form, "relevance_judge") == ["qrels-mine"]
+    assert _names(form, "gold_judge") == ["gold-mine"]
+    assert _names(form, "source_judge") == ["gold-mine"]
+    assert form["task"].value() == "ntr"
+    other = client.get(reverse("judging:job-list"), {"collection": "other"}).context["form"]
+    assert _names(other, "gold_judge") == ["gold-other"]
+
+
+def test_each_field_says_which_tasks_read_it(client, judges):
+    client.force_login(OrganiserFactory())
+    html = client.get(reverse("judging:job-list")).content.decode()
+    assert 'id="field-depth" data-tasks="relevance"' in html
+    assert 'id="field-source_judge" data-tasks="dedup"' in html
+    assert 'id="field-gold_judge" data-tasks="ntr ntn"' in html
+    assert 'id="field-concurrency" data-tasks="relevance nuggets ntr support"' in html
+    assert 'id="field-judge_name" data-tasks="relevance nuggets ntr support ntn dedup"' in html
+
+
+def test_a_task_without_its_judge_answers_400_with_what_it_needs(client, judges, no_llm):
+    client.force_login(OrganiserFactory())
+    response = client.post(
+        reverse("judging:job-start"), {"collection": "mine", "task": "dedup", "judge_name": "dd"}
+    )
+    assert response.status_code == 400
+    assert "the dedup task needs the judge whose nuggets to de-duplicate" in response.content.decode()
+    # A judge of another collection (or with no nuggets) is not a choice.
+    response = client.post(
+        reverse("judging:job-start"),
+        {"collection": "mine", "task": "dedup", "judge_name": "dd", "source_judge": "gold-other"},
+    )
+    assert response.status_code == 400
+    assert "Select a valid choice" in response.content.decode()
+    assert not JudgeJob.objects.exists()
+    assert not Judge.objects.filter(name="dd").exists()
+
+
+def test_fields_of_other_tasks_are_ignored_not_validated(
+    client, judges, no_llm, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setattr(views_jobs, "judge_job_start_background", tasks.judge_job_enqueue)
+    client.force_login(OrganiserFactory())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("judging:job-start"),
+            {
+                "collection": "mine",
+                "task": "dedup",
+                "judge_name": "gold-dedup",
+                "source_judge": "gold-mine",
+                "exact_only": "on",
+                "depth": "not a number",
+                "gold_judge": "labels-nothing",
+                "runs": "some-run",
+            },
+        )
+    job = JudgeJob.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("judging:job-detail", args=[job.pk])
+    assert job.options == {"source_judge": "gold-mine", "exact_only": True}
+    page = client.get(response["Location"])
+    assert f"Job {job.pk} started" in page.content.decode()
+
+
+def test_the_page_warns_when_no_llm_endpoint_is_set_and_refuses_llm_jobs(client, judges, no_llm):
+    client.force_login(OrganiserFactory())
+    html = client.get(reverse("judging:job-list")).content.decode()
+    assert 'id="llm-warning"' in html and "OPENAI_BASE_URL" in html
+    response = client.post(
+        reverse("judging:job-start"), {"collection": "mine", "task": "relevance", "judge_name": "llm"}
+    )
+    assert response.status_code == 400
+    assert "No LLM endpoint is configured" in response.content.decode()
+    assert not JudgeJob.objects.exists()
+
+
+def test_no_warning_once_an_endpoint_is_set(client, judges, settings):
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    client.force_login(OrganiserFactory())
+    assert 'id="llm-warning"' not in client.get(reverse("judging:job-list")).content.decode()
+
+
+def test_reading_the_job_pages_creates_no_judge(client, judges):
+    client.force_login(OrganiserFactory(username="organiser"))
+    before = set(Judge.objects.values_list("name", flat=True))
+    client.get(reverse("judging:job-list"))
+    client.get(reverse("judging:job-list"), {"collection": "mine", "task": "nuggets"})
+    assert set(Judge.objects.values_list("name", flat=True)) == before
