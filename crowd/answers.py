@@ -277,11 +277,12 @@ def _worker_votes_store(
     # compare workers with each other and with machine judges on the pairs they share. All votes are
     # kept, those of workers who failed a test question too: who counts is the majority vote's business.
     judge = worker_judge_get_or_create(worker=worker, provider=batch.campaign.provider)
-    votes = {
-        (items[p].response_id, items[p].nugget_id): (matched, times_ms.get(p))
-        for p, matched in answers.items()
-        if not items[p].is_test
-    }
+    votes: dict[tuple[int, int], tuple[bool, int | None]] = {}
+    for p, matched in answers.items():
+        item = items[p]
+        # A pair has both ids and a test question neither (crowd_item_pair_or_test): tests are skipped.
+        if item.response_id is not None and item.nugget_id is not None:
+            votes[(item.response_id, item.nugget_id)] = (matched, times_ms.get(p))
     if not votes:
         return
     ntr_judgments_upsert(

@@ -20,13 +20,12 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotation.formats.base import ImportFailed, LineDict, Problems, load_json, read_text
+from annotation.formats.base import MAX_RUN_NAME, ImportFailed, LineDict, Problems, load_json, read_text
 from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
 from annotation.services import ImportResult, judge_get_or_create
 
 SOURCE_FORMAT = "cone-rag"
-MAX_RUN_NAME = Run._meta.get_field("name").max_length
 
 
 # --- parsing ---------------------------------------------------------------------------------------
@@ -263,12 +262,12 @@ def cone_rag_labels_import(
         )
     }
     responses: dict[tuple[int, int], int] = {}
-    for response_id, run_id, turn_id in (
+    for pk, run_id, turn_id in (
         Response.objects.filter(run__in=list(runs.values()), turn__in=list(turns.values()))
         .order_by("-rank")
         .values_list("id", "run_id", "turn_id")
     ):
-        responses[(run_id, turn_id)] = response_id  # the lowest rank wins, being written last
+        responses[(run_id, turn_id)] = pk  # the lowest rank wins, being written last
     units: list[tuple[int, int, int, bool]] = []
     for record in records:
         if problems.full:

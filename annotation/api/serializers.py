@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from rest_framework import serializers
 
 from annotation.models import (
@@ -31,7 +33,9 @@ class PtkbOutput(serializers.ModelSerializer):
 
 class TopicOutput(serializers.ModelSerializer):
     ptkb = PtkbOutput(many=True, read_only=True)
-    collection = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    collection: serializers.SlugRelatedField[Collection] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
 
     class Meta:
         model = Topic
@@ -39,7 +43,9 @@ class TopicOutput(serializers.ModelSerializer):
 
 
 class TurnOutput(serializers.ModelSerializer):
-    topic = serializers.SlugRelatedField(slug_field="number", read_only=True)
+    topic: serializers.SlugRelatedField[Topic] = serializers.SlugRelatedField(
+        slug_field="number", read_only=True
+    )
 
     class Meta:
         model = Turn
@@ -63,7 +69,9 @@ class PassageOutput(serializers.ModelSerializer):
 
 
 class RunOutput(serializers.ModelSerializer):
-    collection = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    collection: serializers.SlugRelatedField[Collection] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
 
     class Meta:
         model = Run
@@ -77,8 +85,10 @@ class SentenceOutput(serializers.ModelSerializer):
 
 
 class ResponseOutput(serializers.ModelSerializer):
-    run = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    turn = serializers.SlugRelatedField(slug_field="turn_id", read_only=True)
+    run: serializers.SlugRelatedField[Run] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    turn: serializers.SlugRelatedField[Turn] = serializers.SlugRelatedField(
+        slug_field="turn_id", read_only=True
+    )
     sentences = SentenceOutput(many=True, read_only=True)
 
     class Meta:
@@ -93,8 +103,12 @@ class JudgeOutput(serializers.ModelSerializer):
 
 
 class RelevanceJudgmentOutput(serializers.ModelSerializer):
-    judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    turn = serializers.SlugRelatedField(slug_field="turn_id", read_only=True)
+    judge: serializers.SlugRelatedField[Judge] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
+    turn: serializers.SlugRelatedField[Turn] = serializers.SlugRelatedField(
+        slug_field="turn_id", read_only=True
+    )
 
     class Meta:
         model = RelevanceJudgment
@@ -119,7 +133,9 @@ class RelevanceJudgmentInput(serializers.Serializer):
 class SupportJudgmentOutput(serializers.ModelSerializer):
     """A support label named the way the label files name it: run, topic, 0-based sentence, passage."""
 
-    judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    judge: serializers.SlugRelatedField[Judge] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     run_id = serializers.CharField(source="sentence.response.run.name", read_only=True)
     topic_id = serializers.CharField(source="sentence.response.turn.turn_id", read_only=True)
     sentence_index = serializers.IntegerField(source="sentence.index", read_only=True)
@@ -158,5 +174,7 @@ class SupportJudgmentInput(serializers.Serializer):
     passage_id = serializers.CharField(
         required=False, help_text="Instead of citation_index: the cited passage (its first position counts)."
     )
-    label = serializers.ChoiceField(choices=SupportLabel.choices)
+    # The serializer's metaclass moves declared fields off the class, so this never shadows Field.label;
+    # the stubs cannot know that, and the field keeps the name the label files and clients use.
+    label = serializers.ChoiceField(choices=SupportLabel.choices)  # type: ignore[assignment]
     time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)

@@ -1,13 +1,17 @@
 """Read access to collections for any signed-in user; judgments are visible to their own judge or organisers."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
-from rest_framework.views import APIView
 
 from annotation.api import serializers as s
 from annotation.judge_access import judges_readable
@@ -28,6 +32,10 @@ from annotation.models import (
 from annotation.permissions import IsOrganiser
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
+from annotation.typed import signed_in_user
+
+if TYPE_CHECKING:
+    from rest_framework.permissions import _SupportsHasPermission
 
 
 def _collection(view: generics.GenericAPIView) -> Collection:
@@ -98,7 +106,7 @@ class JudgeList(generics.ListAPIView):
         return judges_readable(user=self.request.user).order_by("name")
 
 
-class RelevanceJudgmentList(APIView):
+class RelevanceJudgmentList(generics.GenericAPIView):
     """List relevance judgments (organisers: any judge; others: their own); organisers also write here.
 
     POST is the organisers' channel for grades from elsewhere (another tool, a file, a judge run outside
@@ -107,7 +115,9 @@ class RelevanceJudgmentList(APIView):
     check the unit and the pool: here they get 403.
     """
 
-    def get_permissions(self) -> list[BasePermission]:
+    serializer_class = s.RelevanceJudgmentOutput
+
+    def get_permissions(self) -> Sequence[_SupportsHasPermission]:
         if self.request.method == "POST":
             return [IsAuthenticated(), IsOrganiser()]
         return super().get_permissions()
@@ -121,10 +131,9 @@ class RelevanceJudgmentList(APIView):
             if judge_name:
                 queryset = queryset.filter(judge__name=judge_name)
         else:
-            queryset = queryset.filter(judge__user=request.user)
-        paginator = generics.GenericAPIView.pagination_class()
-        page = paginator.paginate_queryset(queryset.order_by("id"), request, view=self)
-        return paginator.get_paginated_response(s.RelevanceJudgmentOutput(page, many=True).data)
+            queryset = queryset.filter(judge__user=signed_in_user(request))
+        page = self.paginate_queryset(queryset.order_by("id"))
+        return self.get_paginated_response(s.RelevanceJudgmentOutput(page, many=True).data)
 
     @extend_schema(
         request=s.RelevanceJudgmentInput,
@@ -155,7 +164,7 @@ class RelevanceJudgmentList(APIView):
                     status=status.HTTP_400_BAD_REQUEST,
                 )
         else:
-            judge = judge_for_assessor(user=request.user)
+            judge = judge_for_assessor(user=signed_in_user(request))
         judgment = relevance_judgment_submit(
             judge=judge,
             turn=turn,
@@ -198,7 +207,7 @@ class SupportJudgmentList(generics.ListAPIView):
             if params.get("judge"):
                 queryset = queryset.filter(judge__name=params["judge"])
         else:
-            queryset = queryset.filter(judge__user=self.request.user)
+            queryset = queryset.filter(judge__user=signed_in_user(self.request))
         if params.get("run"):
             queryset = queryset.filter(sentence__response__run__name=params["run"])
         if params.get("topic"):
@@ -208,7 +217,7 @@ class SupportJudgmentList(generics.ListAPIView):
         return queryset.order_by("id")
 
     @extend_schema(parameters=SUPPORT_LIST_PARAMETERS)
-    def get(self, request: Request, *args, **kwargs) -> ApiResponse:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> ApiResponse:
         return super().get(request, *args, **kwargs)
 
     @extend_schema(
@@ -257,16 +266,17 @@ class SupportJudgmentList(generics.ListAPIView):
                 else f"the sentence has {len(sentence.citations)} citation(s)",
             )
         topic = sentence.response.turn.topic
-        assignment = SupportAssignment.objects.filter(topic=topic, user=request.user).first()
+        user = signed_in_user(request)
+        assignment = SupportAssignment.objects.filter(topic=topic, user=user).first()
         if assignment is None:
             return _bad_request("topic_id", f"you have no support assignment for topic {topic.number}")
         revising = SupportJudgment.objects.filter(
-            judge__user=request.user, sentence=sentence, citation_index=citation_index
+            judge__user=user, sentence=sentence, citation_index=citation_index
         ).exists()
         try:
             judgment = support_judgment_submit(
                 assignment=assignment,
-                user=request.user,
+                user=user,
                 sentence=sentence,
                 citation_index=citation_index,
                 label=data["label"],

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -42,6 +42,7 @@ from annotation.nuggets.services import (
 )
 from annotation.permissions import is_organiser
 from annotation.services import judge_for_assessor
+from annotation.typed import AuthenticatedRequest, choice_field
 
 DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
 
@@ -85,12 +86,12 @@ def _turn(collection: Collection, turn_id: str) -> Turn:
     return get_object_or_404(Turn.objects.select_related("topic"), collection=collection, turn_id=turn_id)
 
 
-def _own_nugget(request: HttpRequest, turn: Turn, pk: int) -> Nugget:
+def _own_nugget(request: AuthenticatedRequest, turn: Turn, pk: int) -> Nugget:
     """The assessor's own nugget of this turn; anyone else's is a 404."""
     return get_object_or_404(Nugget, pk=pk, turn=turn, judge=judge_for_assessor(user=request.user))
 
 
-def _chosen_judge(request: HttpRequest, value: object) -> Judge | None:
+def _chosen_judge(request: AuthenticatedRequest, value: object) -> Judge | None:
     """The relevance judge named by id in a request, if the user may read its grades.
 
     A judge the user may not read is a 403 with the rule (a page or a JSON body says why); an id that
@@ -110,7 +111,7 @@ def _chosen_judge(request: HttpRequest, value: object) -> Judge | None:
 
 
 def _relevance_choice(
-    request: HttpRequest, collection: Collection
+    request: AuthenticatedRequest, collection: Collection
 ) -> tuple[RelevanceChoiceForm, Judge | None, int]:
     _chosen_judge(request, request.GET.get("judge"))
     form = RelevanceChoiceForm(request.GET or None, collection=collection, user=request.user)
@@ -151,13 +152,13 @@ def _form_error(form: forms.Form) -> JsonResponse:
 
 
 @login_required
-def nugget_index(request: HttpRequest) -> HttpResponse:
+def nugget_index(request: AuthenticatedRequest) -> HttpResponse:
     collections = Collection.objects.annotate(n_turns=Count("turns", distinct=True))
     return render(request, "nuggets/index.html", {"collections": collections})
 
 
 @login_required
-def nugget_turns(request: HttpRequest, name: str) -> HttpResponse:
+def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
     try:
         form, relevance_judge, min_grade = _relevance_choice(request, collection)
@@ -199,7 +200,7 @@ def nugget_turns(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-def nugget_turn(request: HttpRequest, name: str, turn_id: str) -> HttpResponse:
+def nugget_turn(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpResponse:
     collection = _collection(name)
     turn = _turn(collection, turn_id)
     try:
@@ -243,7 +244,7 @@ def nugget_turn(request: HttpRequest, name: str, turn_id: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def nugget_create_view(request: HttpRequest, name: str, turn_id: str) -> JsonResponse:
+def nugget_create_view(request: AuthenticatedRequest, name: str, turn_id: str) -> JsonResponse:
     collection = _collection(name)
     turn = _turn(collection, turn_id)
     form = NewSpanForm(_body(request))
@@ -279,7 +280,7 @@ def nugget_create_view(request: HttpRequest, name: str, turn_id: str) -> JsonRes
 
 @login_required
 @require_POST
-def nugget_update_view(request: HttpRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
+def nugget_update_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
     turn = _turn(_collection(name), turn_id)
     nugget = _own_nugget(request, turn, pk)
     form = SpanForm(_body(request))
@@ -294,7 +295,7 @@ def nugget_update_view(request: HttpRequest, name: str, turn_id: str, pk: int) -
 
 @login_required
 @require_POST
-def nugget_delete_view(request: HttpRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
+def nugget_delete_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
     turn = _turn(_collection(name), turn_id)
     nugget = _own_nugget(request, turn, pk)
     followers = list(nugget.duplicates.values_list("id", flat=True))
@@ -305,7 +306,7 @@ def nugget_delete_view(request: HttpRequest, name: str, turn_id: str, pk: int) -
 
 @login_required
 @require_POST
-def nugget_duplicate_view(request: HttpRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
+def nugget_duplicate_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
     turn = _turn(_collection(name), turn_id)
     nugget = _own_nugget(request, turn, pk)
     form = DuplicateForm(_body(request))
@@ -327,22 +328,26 @@ def nugget_duplicate_view(request: HttpRequest, name: str, turn_id: str, pk: int
     return JsonResponse({"changed": [nugget_payload(n) for n in changed]})
 
 
+class NuggetChoice(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Nugget) -> str:
+        return f"{obj.key} {obj.text}"
+
+
 class GoldResponseForm(forms.Form):
     text = forms.CharField(
         strip=False, required=False, widget=forms.Textarea(attrs={"rows": 12}), label="Gold response"
     )
-    nuggets = forms.ModelMultipleChoiceField(
+    nuggets = NuggetChoice(
         queryset=Nugget.objects.none(), required=False, widget=forms.CheckboxSelectMultiple
     )
 
-    def __init__(self, *args, nuggets, **kwargs):
+    def __init__(self, *args: Any, nuggets: QuerySet[Nugget], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["nuggets"].queryset = nuggets
-        self.fields["nuggets"].label_from_instance = lambda n: f"{n.key} {n.text}"
+        choice_field(self, "nuggets").queryset = nuggets
 
 
 @login_required
-def gold_response(request: HttpRequest, name: str, turn_id: str) -> HttpResponse:
+def gold_response(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpResponse:
     collection = _collection(name)
     turn = _turn(collection, turn_id)
     judge = judge_for_assessor(user=request.user)
@@ -384,7 +389,7 @@ def gold_response(request: HttpRequest, name: str, turn_id: str) -> HttpResponse
 
 
 @login_required
-def nugget_stats_page(request: HttpRequest, name: str) -> HttpResponse:
+def nugget_stats_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     """Counts of a nugget set; organisers pick any judge, assessors see their own set."""
     collection = _collection(name)
     judges = nugget_judges(collection=collection) if is_organiser(request.user) else []

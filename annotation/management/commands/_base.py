@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_slug
@@ -49,11 +49,11 @@ def known_names(queryset: models.QuerySet[Any], *, kind: str, field: str = "name
     return f"known {kind}s: {', '.join(names)}{more}"
 
 
-def active_users() -> models.QuerySet[Any]:
+def active_users() -> models.QuerySet[User]:
     return get_user_model().objects.filter(is_active=True)
 
 
-def user_named(username: str) -> AbstractBaseUser:
+def user_named(username: str) -> User:
     """An active account by username, or a CommandError listing the active usernames."""
     return named(active_users(), username, kind="user", field=get_user_model().USERNAME_FIELD)
 
