@@ -41,7 +41,15 @@ class HybridCommand(CollectionCommand):
             help="relevant_share: the lowest grade counted relevant (default: %(default)s).",
         )
         if human:
-            parser.add_argument("--human-judge", required=True, help="The judge whose labels are the truth.")
+            parser.add_argument(
+                "--human-judge",
+                required=True,
+                action="append",
+                metavar="JUDGE",
+                help="The judge whose labels are the truth. Give it once per assessor when several shared "
+                "out the sample: their values are merged unit by unit (the mean where two labelled the "
+                "same unit).",
+            )
         parser.add_argument("--machine-judge", required=True, help="The judge that labelled every unit.")
         parser.add_argument("--gold-judge", help="ntr: the judge of the gold nuggets.")
 
@@ -65,7 +73,7 @@ class HybridCommand(CollectionCommand):
                 collection=collection,
                 task=task,
                 measure=measure,
-                human=human or self.get_judge(options["human_judge"]),
+                human=human or [self.get_judge(name) for name in options["human_judge"]],
                 machine=self.get_judge(options["machine_judge"]),
                 unit=options["unit"],
                 rel_threshold=options["rel_threshold"],

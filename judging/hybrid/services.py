@@ -36,6 +36,9 @@ class WorkSpec:
     support_condition: str = "scratch"
     gold_judge: Judge | None = None
     create_work: bool = True
+    crowd_provider: str = "platform"
+    tests_per_batch: int = 1
+    generate_tests: int = 0
 
 
 def _population(
@@ -170,24 +173,33 @@ def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machi
 
 
 def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
-    from crowd.services import CrowdError, campaign_create
+    # The crowd app's own compose service (the one crowd_compose and the compose page call) makes the
+    # campaign and its batches, so the sampled pairs reach workers exactly as a hand-made campaign's do.
+    # judging may use crowd's services; crowd imports nothing from judging, so there is no cycle.
+    from crowd.services import CrowdError, campaign_compose
 
     if spec.gold_judge is None:
         raise HybridError("an NtR campaign needs the gold nugget judge (--gold-judge)")
     turns = list(Turn.objects.filter(collection=sample.collection, turn_id__in=keys))
     runs = list(Run.objects.filter(collection=sample.collection))
     try:
-        campaign = campaign_create(
+        campaign, batches = campaign_compose(
             collection=sample.collection,
             name=sample.name,
             nugget_judge=spec.gold_judge,
             turns=turns,
             runs=runs,
+            generate_tests=spec.generate_tests,
+            provider=spec.crowd_provider,
             seed=sample.seed or 0,
+            tests_per_batch=spec.tests_per_batch,
         )
     except CrowdError as exc:
         raise HybridError(str(exc)) from None
-    return f"crowd campaign {campaign.name} ({len(turns)} turns x {len(runs)} runs)"
+    return (
+        f"crowd campaign {campaign.name} ({len(turns)} turns x {len(runs)} runs, {len(batches)} batches; "
+        f"labels as {campaign.label_judge.name})"
+    )
 
 
 @transaction.atomic
@@ -252,11 +264,12 @@ def human_sample_create(
     )
     if spec.create_work and drawn:
         if task == "relevance":
-            sample.work = _relevance_work(sample=sample, keys=drawn, spec=spec)
+            made = _relevance_work(sample=sample, keys=drawn, spec=spec)
         elif task == "support":
-            sample.work = _support_work(sample=sample, keys=drawn, spec=spec, machine_judge=machine_judge)
+            made = _support_work(sample=sample, keys=drawn, spec=spec, machine_judge=machine_judge)
         else:
-            sample.work = _crowd_work(sample=sample, keys=drawn, spec=spec)
+            made = _crowd_work(sample=sample, keys=drawn, spec=spec)
+        sample.work = made[: HumanSample._meta.get_field("work").max_length]
         sample.save(update_fields=["work"])
     return sample
 

@@ -18,6 +18,7 @@ machine values define the population: the units the machine judge labelled.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -311,15 +312,36 @@ def unit_table(
     collection: Collection,
     task: str,
     measure: str,
-    human: Judge,
+    human: Judge | Sequence[Judge],
     machine: Judge,
     unit: str = "turn",
     rel_threshold: int = 2,
     gold: Judge | None = None,
 ) -> UnitTable:
-    """The values of `measure` under both judges, per run and sampling unit."""
+    """The values of `measure` under both judges, per run and sampling unit.
+
+    `human` may be several judges (assessors who shared out the sample): see `human_values_merge`.
+    """
     if task not in TASKS:
         raise UnitsError(f"task must be one of {', '.join(TASKS)}, not {task!r}")
+    if not isinstance(human, Judge):
+        judges = list(dict.fromkeys(human))
+        if not judges:
+            raise UnitsError("give at least one human judge")
+        tables = [
+            unit_table(
+                collection=collection,
+                task=task,
+                measure=measure,
+                human=judge,
+                machine=machine,
+                unit=unit,
+                rel_threshold=rel_threshold,
+                gold=gold,
+            )
+            for judge in judges
+        ]
+        return human_values_merge(tables, names=[j.name for j in judges])
     if task == "relevance":
         return relevance_table(
             collection=collection,
@@ -336,3 +358,39 @@ def unit_table(
     if gold is None:
         raise UnitsError("NtR recall needs the gold nugget judge (--gold-judge)")
     return ntr_table(collection=collection, human=human, machine=machine, gold=gold, measure=measure)
+
+
+def human_values_merge(tables: list[UnitTable], *, names: list[str]) -> UnitTable:
+    """One table whose human value on each (run, unit) is the mean of the values the judges have there.
+
+    Meant for assessors who labelled disjoint parts of one sample: each unit then has one judge's value.
+    Where several judges labelled the same unit, the unit's value is their mean (the per-turn measure
+    averaged over the assessors of that turn, not a merge of their labels), so the estimand stays "the
+    mean over units of the human value" with that value defined as the assessors' average. The machine
+    values, which define the units and runs, are the same in every table.
+    """
+    first = tables[0]
+    if len(tables) == 1:
+        return first
+    for other in tables[1:]:
+        if other.keys != first.keys or other.runs != first.runs:
+            raise UnitsError("the human judges' tables do not share the machine judge's units")
+    stacked = np.stack([t.human for t in tables])
+    counts = (~np.isnan(stacked)).sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        merged = np.where(counts > 0, np.nansum(stacked, axis=0) / np.maximum(counts, 1), np.nan)
+    notes = list(dict.fromkeys(n for t in tables for n in t.notes))
+    shared = int((counts > 1).any(axis=0).sum())
+    notes.append(f"human values of {len(tables)} judges ({', '.join(names)}) merged")
+    if shared:
+        notes.append(f"{shared} units have values from more than one human judge: their mean is used")
+    return UnitTable(
+        task=first.task,
+        measure=first.measure,
+        unit=first.unit,
+        keys=first.keys,
+        runs=first.runs,
+        machine=first.machine,
+        human=merged,
+        notes=notes,
+    )

@@ -45,6 +45,21 @@ class Command(HybridCommand):
         parser.add_argument(
             "--condition", choices=["scratch", "post-edit"], default="scratch", help="support: the condition."
         )
+        parser.add_argument(
+            "--provider",
+            choices=["platform", "mturk"],
+            default="platform",
+            help="ntr: where the crowd campaign runs (labels as crowd-majority or mturk-majority).",
+        )
+        parser.add_argument(
+            "--tests-per-batch",
+            type=int,
+            default=1,
+            help="ntr: test questions per batch; the pool needs a yes and a no question (or --generate-tests).",
+        )
+        parser.add_argument(
+            "--generate-tests", type=int, default=0, help="ntr: generate this many test questions first."
+        )
         parser.add_argument("--no-work", action="store_true", help="Store the sample only, create no work.")
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
@@ -74,6 +89,9 @@ class Command(HybridCommand):
             support_condition=options["condition"],
             gold_judge=self.get_judge(options["gold_judge"]) if options["gold_judge"] else None,
             create_work=not options["no_work"],
+            crowd_provider=options["provider"],
+            tests_per_batch=options["tests_per_batch"],
+            generate_tests=options["generate_tests"],
         )
         try:
             sample = human_sample_create(
