@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotation.judgments import JudgmentRefused
@@ -113,6 +114,7 @@ def _context(slot: WorkSlot, steps: list[Step], position: int) -> dict:
 def queue(request: AuthenticatedRequest) -> HttpResponse:
     """The assessor's assignments, the units they hold with judged / to judge per turn, and a way on."""
     judge = judge_for_assessor(user=request.user)
+    now = timezone.now()
     rows = []
     for assignment in assignments_for_assessor(user=request.user):
         slots = (
@@ -121,11 +123,37 @@ def queue(request: AuthenticatedRequest) -> HttpResponse:
             .order_by("completed_at", "unit__position")
         )
         units = [(slot, unit_progress(slot=slot, judge=judge)) for slot in slots]
+        open_slot = next((slot for slot in slots if slot.completed_at is None), None)
+        # Open copies of units this assessor has not held: free ones they may take now, and ones other
+        # assessors hold under a lease (taken only if that lease runs out), as work_lease decides.
+        not_mine = WorkSlot.objects.filter(assignment=assignment, completed_at__isnull=True).filter(
+            ~Exists(WorkSlot.objects.filter(unit=OuterRef("unit"), assessor=request.user))
+        )
+        still_member = Exists(
+            Assignment.assessors.through.objects.filter(
+                assignment_id=OuterRef("assignment_id"), user_id=OuterRef("assessor_id")
+            )
+        )
+        free = (
+            not_mine.filter(Q(assessor__isnull=True) | Q(leased_until__lt=now) | ~still_member)
+            .values("unit")
+            .distinct()
+            .count()
+        )
+        if open_slot is not None:
+            state = "in progress"
+        elif free:
+            state = "next unit" if units else "not started"
+        else:
+            state = "waiting" if not_mine.exists() else "finished"
         rows.append(
             {
                 "assignment": assignment,
                 "units": units,
-                "open": next((slot for slot in slots if slot.completed_at is None), None),
+                "open": open_slot,
+                "state": state,
+                "units_done": sum(1 for slot in slots if slot.completed_at is not None),
+                "units_free": free,
                 "judged": sum(p.judged for _, p in units),
                 "to_judge": sum(p.to_judge for _, p in units),
             }

@@ -7,12 +7,16 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.models import PoolEntry, WorkSlot
+from annotation.relevance.work import work_lease
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
     OrganiserFactory,
     RelevanceJudgmentFactory,
     TurnFactory,
+    UserFactory,
+    relevance_campaign,
 )
 
 
@@ -44,3 +48,67 @@ def test_the_served_campaign_report_links_its_style_sheet_and_the_file_carries_a
     written = target.read_text()
     assert "<style>" in written and "section.wide { grid-column: 1 / -1; }" in written
     assert "/static/" not in written
+
+
+# --- Relevance queue ------------------------------------------------------------------------------
+
+
+def _grade_unit(client, slot, grade=2):
+    """Grade every pooled passage of the held copy through the passage page, as the assessor would."""
+    for turn_pk in slot.unit.turn_pks:
+        for index in range(PoolEntry.objects.filter(pool=slot.unit.assignment.pool, turn_id=turn_pk).count()):
+            url = reverse("relevance-passage", args=[slot.pk, turn_pk, index])
+            assert client.post(url, {"grade": grade, "time_spent_ms": 900}).status_code == 302
+
+
+@pytest.mark.django_db
+def test_the_queue_says_not_started_with_the_unit_count_before_a_unit_is_taken(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=3, n_passages=2, n_ptkb=0)
+    client.force_login(alice)
+
+    response = client.get(reverse("relevance-queue"))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Not started: 3 units to take" in page
+    assert "0 judged / 0 to judge" not in page
+    assert f'action="{reverse("relevance-next", args=[assignment.pk])}"' in page
+    assert "Take the first unit" in page
+    assert not WorkSlot.objects.filter(assessor=alice).exists()
+
+
+@pytest.mark.django_db
+def test_the_queue_says_finished_and_offers_no_next_unit_once_every_unit_is_done(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=2, n_ptkb=0)
+    client.force_login(alice)
+    for _ in range(2):
+        _grade_unit(client, work_lease(assignment=assignment, user=alice))
+    assert WorkSlot.objects.filter(assessor=alice, completed_at__isnull=False).count() == 2
+
+    response = client.get(reverse("relevance-queue"))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "<strong>Finished</strong>: you completed 2 units (4 passages judged)" in page
+    assert "Get next unit" not in page
+    assert reverse("relevance-next", args=[assignment.pk]) not in page
+
+
+@pytest.mark.django_db
+def test_the_queue_counts_the_units_left_between_units_and_waits_when_others_hold_them(client):
+    alice, bob = UserFactory(), UserFactory()
+    assignment = relevance_campaign(assessors=[alice, bob], n_turns=2, n_passages=1, n_ptkb=0)
+    client.force_login(alice)
+    _grade_unit(client, work_lease(assignment=assignment, user=alice))
+
+    between = client.get(reverse("relevance-queue")).content.decode()
+    assert "<strong>1</strong> judged / 1 to judge in your units; 1 more unit to take." in between
+    assert "Get next unit" in between
+
+    work_lease(assignment=assignment, user=bob)
+    waiting = client.get(reverse("relevance-queue"))
+    assert waiting.status_code == 200
+    assert "No unit is free for you now" in waiting.content.decode()
+    assert "Get next unit" not in waiting.content.decode()
