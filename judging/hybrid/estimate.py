@@ -26,6 +26,10 @@ UNSAMPLED_NOTE = (
     "the human labels were not drawn by sample_for_humans: they are treated as a uniform random sample of "
     "the units. If they come from a top-k pool or were picked by hand, the intervals are not valid."
 )
+FPC_NOTE = (
+    "finite-population correction: the intervals are for the mean over exactly the machine-labelled "
+    "units, and narrow as the sample covers more of them"
+)
 
 
 @dataclass
@@ -57,6 +61,7 @@ class HybridEstimate:
     method: str
     alpha: float
     design: str
+    fpc: bool = False
     runs: dict[str, Estimate] = field(default_factory=dict)
     pairs: list[PairDifference] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -97,6 +102,7 @@ class HybridEstimate:
             "method": self.method,
             "alpha": self.alpha,
             "design": self.design,
+            "fpc": self.fpc,
             "runs": {run: e.as_dict() for run, e in self.runs.items()},
             "pairs": [p.as_dict() for p in self.pairs],
             "ranking": self.ranking(),
@@ -130,6 +136,7 @@ def _one(
     pi: np.ndarray | None,
     method: str,
     alpha: float,
+    fpc: bool = False,
 ) -> tuple[Estimate, int]:
     present = ~np.isnan(yhat_row)
     labelled = drawn & present & ~np.isnan(y_row)
@@ -141,6 +148,7 @@ def _one(
         method=method,
         alpha=alpha,
         pi=None if pi is None else pi[labelled],
+        fpc=fpc,
     )
     return estimate, missing
 
@@ -152,8 +160,10 @@ def hybrid_estimate(
     alpha: float = 0.05,
     sample: HumanSample | None = None,
     pairs: bool = True,
+    fpc: bool = False,
 ) -> HybridEstimate:
-    """Every run's interval under `method`, and (with `pairs`) every pair's difference."""
+    """Every run's interval under `method`, and (with `pairs`) every pair's difference; `fpc` makes them
+    design-based, with the finite-population correction (`estimators`)."""
     drawn, pi, design = sample_weights(table=table, sample=sample)
     result = HybridEstimate(
         task=table.task,
@@ -162,14 +172,17 @@ def hybrid_estimate(
         method=method,
         alpha=alpha,
         design=design,
+        fpc=fpc,
         notes=list(table.notes),
     )
     if sample is None:
         result.notes.append(UNSAMPLED_NOTE)
+    if fpc:
+        result.notes.append(FPC_NOTE)
     missing_total = 0
     for i, run in enumerate(table.runs):
         try:
-            estimate, missing = _one(table.human[i], table.machine[i], drawn, pi, method, alpha)
+            estimate, missing = _one(table.human[i], table.machine[i], drawn, pi, method, alpha, fpc)
         except EstimationError as exc:
             result.skipped[run] = str(exc)
             continue
@@ -194,6 +207,7 @@ def hybrid_estimate(
                         pi,
                         method,
                         alpha,
+                        fpc,
                     )
                 except EstimationError:
                     continue

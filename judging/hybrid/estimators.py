@@ -19,8 +19,21 @@ lam=0, ppi with lam=1, ppi++ and active with the tuned lam): unweighted means of
 biased towards the units the sampler favoured.
 
 The machine values of all N units stand in for `Yhat_unlabeled`, so the point estimate is the classic
-difference estimator; the intervals treat units as independent draws, which is conservative when the
-sample is a large share of a finite population (no finite-population correction).
+difference estimator. By default the intervals are ppi_py's: units are independent draws from an
+infinite population, which is conservative when the sample is a large share of the N units.
+
+With `fpc=True` the intervals are design-based instead, for the mean over exactly these N units (what
+Assay estimates: the score if the human had labelled every unit the machine labelled). The machine term
+lam * mean(Yhat over N) is then a known constant, and only the rectifier varies with the draw:
+
+* a uniform sample of fixed size n drawn without replacement: Var = (1 - n/N) S^2 / n, with S^2 the
+  variance (n - 1 in the denominator) of Y - lam*Yhat over the sample (the classical mean's exact
+  finite-population correction, applied to the rectifier);
+* units drawn one by one with probabilities pi_i (Poisson sampling): the Horvitz-Thompson variance
+  estimate sum over the sample of (1 - pi_i) / pi_i^2 * (Y_i - lam*Yhat_i)^2, over N^2.
+
+lam is tuned to minimise that variance (cov(Y, Yhat) over the sample / var(Yhat) over the N units, and
+its weighted analogue), clipped to [0, 1]; a unit drawn with certainty (pi = 1) adds no variance.
 
 `ppi_py` (with numba, statsmodels) is imported inside the functions: commands that never estimate
 start without it.
@@ -123,6 +136,39 @@ def ipw_interval(
     return estimate, math.sqrt(variance / big_n), lam
 
 
+def fpc_interval(
+    *,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    yhat_all: np.ndarray,
+    lam: float | None,
+    pi: np.ndarray | None = None,
+) -> tuple[float, float, float]:
+    """(estimate, design standard error, lam) for the mean over exactly the N units; `lam=None` tunes it.
+
+    `pi` None: a uniform sample of fixed size without replacement; else Poisson sampling with these
+    probabilities (see the module docstring for both variances).
+    """
+    n, big_n = len(y), len(yhat_all)
+    if pi is None:
+        if lam is None:
+            var_all = float(np.var(yhat_all))
+            cov = float(np.cov(y, yhat)[0, 1])
+            lam = float(np.clip(cov / var_all, 0.0, 1.0)) if var_all > 0 else 0.0
+        rect = y - lam * yhat
+        estimate = lam * float(np.mean(yhat_all)) + float(np.mean(rect))
+        variance = (1 - n / big_n) * float(np.var(rect, ddof=1)) / n
+        return estimate, math.sqrt(max(variance, 0.0)), lam
+    w = (1 - pi) / pi**2
+    if lam is None:
+        denom = float((w * yhat**2).sum())
+        lam = float(np.clip((w * y * yhat).sum() / denom, 0.0, 1.0)) if denom > 0 else 0.0
+    rect = y - lam * yhat
+    estimate = (lam * float(yhat_all.sum()) + float((rect / pi).sum())) / big_n
+    variance = float((w * rect**2).sum()) / big_n**2
+    return estimate, math.sqrt(max(variance, 0.0)), lam
+
+
 def mean_interval(
     *,
     y: np.ndarray,
@@ -131,13 +177,15 @@ def mean_interval(
     method: str,
     alpha: float = 0.05,
     pi: np.ndarray | None = None,
+    fpc: bool = False,
 ) -> Estimate:
     """The interval of `method` for the mean over all units.
 
     `y`, `yhat`: human and machine values of the n sampled units; `yhat_all`: machine values of all N
     units (the sampled ones included, in any order). `pi`: the sampled units' inclusion probabilities when
     the sample was drawn unit by unit with known, possibly unequal, probabilities; None for a uniform
-    random sample of fixed size.
+    random sample of fixed size. `fpc`: design-based intervals for the mean over these N units, with the
+    finite-population correction (module docstring).
     """
     if method not in METHODS:
         raise EstimationError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
@@ -150,12 +198,17 @@ def mean_interval(
     if big_n < n:
         raise EstimationError("yhat_all must hold every unit, the sampled ones included")
     z = z_value(alpha)
-    if method == "active" and pi is None:
+    if method == "active" and pi is None and not fpc:
         pi = np.full(n, n / big_n)
     if pi is not None:
         pi = np.asarray(pi, dtype=float)
         if len(pi) != n or np.any(pi <= 0) or np.any(pi > 1):
             raise EstimationError("inclusion probabilities must be in (0, 1], one per sampled unit")
+    if fpc:
+        fixed = {"classical": 0.0, "ppi": 1.0}.get(method)
+        estimate, se, lam = fpc_interval(y=y, yhat=yhat, yhat_all=yhat_all, lam=fixed, pi=pi)
+        _, se_classical, _ = fpc_interval(y=y, yhat=yhat, yhat_all=yhat_all, lam=0.0, pi=pi)
+    elif pi is not None:
         fixed = {"classical": 0.0, "ppi": 1.0}.get(method)
         estimate, se, lam = ipw_interval(y=y, yhat=yhat, pi=pi, yhat_all=yhat_all, lam=fixed)
         _, se_classical, _ = ipw_interval(y=y, yhat=yhat, pi=pi, yhat_all=yhat_all, lam=0.0)

@@ -255,3 +255,21 @@ def test_sample_for_humans_rejects_an_unknown_strategy_and_a_missing_pool(collec
     with pytest.raises(CommandError, match="needs the pool"):
         run("sample_for_humans", *BASE, "--budget", "5", "--name", "x")
     assert not HumanSample.objects.exists()
+
+
+def test_estimate_with_fpc_is_narrower_and_a_census_has_no_sampling_error(collection):
+    args = [*BASE, "--human-judge", "nist", "--method", "classical", "--format", "json", "--no-pairs"]
+    census = json.loads(run("estimate", *args, "--fpc"))
+    assert census["fpc"] is True
+    assert any("finite-population correction" in note for note in census["notes"])
+    for row in census["runs"].values():
+        assert row["ci"][0] == pytest.approx(row["estimate"]) == pytest.approx(row["ci"][1])
+
+    run("sample_for_humans", *BASE, "--budget", "20", "--seed", "4", "--name", "half", "--no-work")
+    plain = json.loads(run("estimate", *args, "--sample", "half"))
+    corrected = json.loads(run("estimate", *args, "--sample", "half", "--fpc"))
+    for name in ("run1", "run2"):  # run0 ranks by the human grades: nDCG@5 is 1 on every turn
+        row, plain_row = corrected["runs"][name], plain["runs"][name]
+        width, plain_width = row["ci"][1] - row["ci"][0], plain_row["ci"][1] - plain_row["ci"][0]
+        assert row["estimate"] == pytest.approx(plain_row["estimate"])
+        assert width / plain_width == pytest.approx(np.sqrt((1 - 20 / TURNS) * 20 / 19))

@@ -31,6 +31,14 @@ class Command(HybridCommand):
         )
         parser.add_argument("--sample", help="The sample (sample_for_humans --name) the human labels answer.")
         parser.add_argument("--no-pairs", action="store_true", help="Skip the pairwise differences.")
+        parser.add_argument(
+            "--fpc",
+            action="store_true",
+            help="Design-based intervals with the finite-population correction: for the mean over exactly "
+            "the machine-labelled units, narrower when the sample is a large share of them (valid for a "
+            "uniform sample without replacement or a stored sample). Default: ppi_py's intervals, which "
+            "treat the units as draws from an infinite population and are conservative then.",
+        )
         self.add_method_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -47,6 +55,7 @@ class Command(HybridCommand):
                 alpha=alpha,
                 sample=sample,
                 pairs=not options["no_pairs"],
+                fpc=options["fpc"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
