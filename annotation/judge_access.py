@@ -43,21 +43,22 @@ def judge_readable(*, user: AbstractBaseUser | AnonymousUser, judge: Judge) -> b
 PEOPLES_JUDGES: dict[str, str] = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind.CROWD: "a crowd aggregate"}
 
 
-def import_judge_refusal(name: str) -> str | None:
-    """Why a file may not be imported as judge `name` (None when it may).
+def import_judge_refusal(name: str, *, kind: str = Judge.Kind.IMPORTED) -> str | None:
+    """Why labels may not be written from a file or a machine as judge `name` (None when they may).
 
     Refused: a name pages cannot show or address (see `id_problem`), an assessor's or a crowd judge, and a
     new name starting with 'assessor:', which is kept for assessors' own judges (the assessor's judge could
-    then not be created).
+    then not be created). `kind` is the kind of judge the labels are written as: a file of crowd labels
+    (kind crowd) may go into a crowd judge, never into an assessor's.
     """
     problem = id_problem(name, "judge name", MAX_JUDGE_NAME)
     if problem:
         return f"{problem}: a judge name is at most {MAX_JUDGE_NAME} characters, without '/'"
     existing = Judge.objects.filter(name=name).only("kind").first()
-    if existing is not None and existing.kind in PEOPLES_JUDGES:
+    if existing is not None and existing.kind in PEOPLES_JUDGES and existing.kind != kind:
         return (
-            f"judge {name!r} is {PEOPLES_JUDGES[existing.kind]}: an import would replace their own labels; "
-            "import under another judge name"
+            f"judge {name!r} is {PEOPLES_JUDGES[existing.kind]}: writing as it would replace their own "
+            "labels; choose another judge name"
         )
     if existing is None and name.startswith("assessor:"):
         return f"judge names starting with 'assessor:' are kept for assessors; {name!r} is not one"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db.models import QuerySet
 
 from annotation.models import Collection, Judge, Ranking, RelevanceJudgment, Run, Turn
 
@@ -77,3 +80,19 @@ def run_dict(
             passage_ids, scores = passage_ids[:depth], scores[:depth]
         result[turn_id] = dict(zip(passage_ids, (float(s) for s in scores), strict=True))
     return result
+
+
+# How many valid names a message lists: enough to spot a typo, few enough to read.
+NAMES_SHOWN = 10
+
+
+def known_names(queryset: QuerySet[Any], *, kind: str, field: str = "name") -> str:
+    """ "known <kind>s: a, b, ... (N in all)", or "no <kind>s yet": what a message about a bad name adds,
+    for commands and jobs alike."""
+    known = queryset.order_by(field).values_list(field, flat=True)
+    names = [str(name) for name in known[:NAMES_SHOWN]]
+    if not names:
+        return f"no {kind}s yet"
+    total = known.count() if len(names) == NAMES_SHOWN else len(names)
+    more = f", ... ({total} in all)" if total > len(names) else ""
+    return f"known {kind}s: {', '.join(names)}{more}"

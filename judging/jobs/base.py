@@ -18,7 +18,7 @@ from annotation.models import (
     Passage,
     Turn,
 )
-from annotation.selectors import UnknownTurns, turns_named
+from annotation.selectors import UnknownTurns, known_names, turns_named
 from judging.jobs.state import call_totals, totals_apply
 from judging.models import JudgeJob, LlmFailure
 
@@ -79,8 +79,16 @@ def _run_filter(collection: Collection, run_names: list[str] | None) -> dict[str
     known = set(collection.runs.filter(name__in=run_names).values_list("name", flat=True))
     unknown = [name for name in run_names if name not in known]
     if unknown:
-        raise JobError(f"no run {', '.join(unknown)} in collection {collection.name}")
+        raise JobError(
+            f"no run{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in collection "
+            f"{collection.name}; {known_names(collection.runs.all(), kind='run')}"
+        )
     return {"run__collection": collection, "run__name__in": run_names}
+
+
+def no_judge_named(name: str) -> JobError:
+    """The error for a judge name that names no judge, with the names that do."""
+    return JobError(f"no judge named {name!r}; {known_names(Judge.objects.all(), kind='judge')}")
 
 
 def _passage_texts(collection: Collection, passage_ids: Iterable[str]) -> dict[str, str]:

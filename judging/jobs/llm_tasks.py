@@ -37,6 +37,7 @@ from judging.jobs.base import (
     _query,
     _run_filter,
     _turns,
+    no_judge_named,
 )
 from judging.models import JudgeJob, UnmatchedSpan
 
@@ -234,7 +235,7 @@ class NtrTask(Task):
         if not gold_name:
             raise JobError("the ntr task needs the judge whose gold nuggets to match (--gold-judge)")
         if not Judge.objects.filter(name=gold_name).exists():
-            raise JobError(f"no judge named {gold_name!r}")
+            raise no_judge_named(gold_name)
         turns = _turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
         nuggets: dict[int, list[Nugget]] = {}

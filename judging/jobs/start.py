@@ -17,7 +17,7 @@ from annotation.services import judge_get_or_create
 from judging.clients import nli as nli_client
 from judging.clients.llm import cost_usd, price_per_million
 from judging.clients.llm import default_model as llm_default_model
-from judging.jobs.base import CHARS_PER_TOKEN, JobError, _run_filter, _turns, call_key
+from judging.jobs.base import CHARS_PER_TOKEN, JobError, _run_filter, _turns, call_key, no_judge_named
 from judging.jobs.llm_tasks import task_for
 from judging.models import JudgeJob, LlmCall
 from judging.nli import (
@@ -142,7 +142,7 @@ def _judge_named(name: str | None, what: str) -> Judge:
     try:
         return Judge.objects.get(name=name)
     except Judge.DoesNotExist:
-        raise JobError(f"no judge named {name!r}") from None
+        raise no_judge_named(name) from None
 
 
 def _nli_job_judge(

@@ -15,12 +15,10 @@ from django.db import models, transaction
 from annotation.formats.base import ImportFailed
 from annotation.judge_access import import_judge_refusal
 from annotation.models import Collection, Judge
+from annotation.selectors import known_names
 from annotation.services import judge_get_or_create
 
 M = TypeVar("M", bound=models.Model)
-
-# How many valid names an error lists: enough to spot a typo, few enough to read.
-NAMES_SHOWN = 10
 
 
 def named(queryset: models.QuerySet[M], value: str, *, kind: str, field: str = "name", where: str = "") -> M:
@@ -36,17 +34,6 @@ def named(queryset: models.QuerySet[M], value: str, *, kind: str, field: str = "
         raise CommandError(
             f"no {kind} named {value!r}{where}; {known_names(queryset, kind=kind, field=field)}"
         ) from None
-
-
-def known_names(queryset: models.QuerySet[Any], *, kind: str, field: str = "name") -> str:
-    """ "known <kind>s: a, b, ... (N in all)", or "no <kind>s yet"."""
-    known = queryset.order_by(field).values_list(field, flat=True)
-    names = [str(name) for name in known[:NAMES_SHOWN]]
-    if not names:
-        return f"no {kind}s yet"
-    total = known.count() if len(names) == NAMES_SHOWN else len(names)
-    more = f", ... ({total} in all)" if total > len(names) else ""
-    return f"known {kind}s: {', '.join(names)}{more}"
 
 
 def active_users() -> models.QuerySet[User]:
@@ -70,13 +57,13 @@ def check_collection_name(name: str) -> str:
     return name
 
 
-def import_judge_check(name: str) -> None:
-    """Refuse a --judge an import may not write as (annotation.judge_access.import_judge_refusal).
+def import_judge_check(name: str, *, kind: str = Judge.Kind.IMPORTED) -> None:
+    """Refuse a judge an import or a machine may not write as (annotation.judge_access.import_judge_refusal).
 
-    Every import command that takes a judge calls this before it writes, so no file lands in a person's
-    labels.
+    Every import and machine-judge command that names the judge it writes as calls this before it writes,
+    so no file or model lands in a person's labels. `kind` is the kind of judge it writes as.
     """
-    refusal = import_judge_refusal(name)
+    refusal = import_judge_refusal(name, kind=kind)
     if refusal:
         raise CommandError(refusal)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, import_judge_check
 from annotation.models import Judge
 from crowd.cone_rag import cone_rag_labels_import, parse_aliases
 
@@ -46,6 +46,7 @@ class Command(CollectionCommand):
             raise CommandError(str(exc)) from None
         if not aliases:
             raise CommandError("give at least one --alias ALIAS=RUN_NAME")
+        import_judge_check(judge, kind=Judge.Kind.CROWD)
         existing = Judge.objects.filter(name=judge).first()
         if existing is not None and existing.kind != Judge.Kind.CROWD:
             raise CommandError(f"judge {judge!r} exists and is a {existing.kind} judge, not a crowd judge")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, import_judge_check
+from annotation.models import Judge
 from judging.clients.nli import NliError
 from judging.management.commands.nli_match import turn_progress
 from judging.nli import NliJobError, nuggets_dedup
@@ -38,6 +39,7 @@ class Command(CollectionCommand):
         collection = self.get_collection(options["collection"])
         if options["threshold"] is not None and not 0 <= options["threshold"] <= 1:
             raise CommandError("--threshold must be between 0 and 1")
+        import_judge_check(options["target"], kind=Judge.Kind.NLI)
         try:
             result = nuggets_dedup(
                 collection=collection,

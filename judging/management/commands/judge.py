@@ -9,7 +9,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, import_judge_check
+from annotation.models import Judge
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.jobs import (
@@ -130,6 +131,7 @@ class Command(CollectionCommand):
         if concurrency < 1:
             raise CommandError("--concurrency must be at least 1")
         options = job_options(task, opts)
+        import_judge_check(opts["judge_name"], kind=Judge.Kind.NLI if task in NLI_TASKS else Judge.Kind.LLM)
         try:
             if opts["dry_run"]:
                 if task in NLI_TASKS:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError, CommandParser, OutputWrapper
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.management.commands._base import CollectionCommand, import_judge_check
+from annotation.models import Judge
 from judging.clients.nli import NliError
 from judging.nli import NliJobError, ntn_match
 
@@ -42,6 +43,7 @@ class Command(CollectionCommand):
             raise CommandError("--threshold must be between 0 and 1")
         if options["batch_size"] is not None and options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1")
+        import_judge_check(options["judge"], kind=Judge.Kind.NLI)
         try:
             result = ntn_match(
                 collection=collection,
