@@ -49,14 +49,31 @@ def _owned_assignment(request: AuthenticatedRequest, assignment_id: int) -> Supp
         raise Http404("no such assignment") from None
 
 
+def _first_unlabelled(assignment: SupportAssignment, judge: Judge | None) -> int:
+    """The position (from 1) of the first unit the assessor has not labelled, 1 when all are."""
+    units = assignment_units(assignment)
+    mine = labels_by_unit(judge=judge, sentence_ids={u.sentence.id for u in units}) if judge else {}
+    return next((i for i, u in enumerate(units, start=1) if u.key not in mine), 1)
+
+
 @login_required
 def support_assignments(request: AuthenticatedRequest) -> HttpResponse:
+    """The assessor's support assignments, each opening at its first unit still to label."""
     collections = Collection.objects.all() if is_organiser(request.user) else Collection.objects.none()
-    return render(
-        request,
-        "support/assignments.html",
-        {"rows": support_assignments_of(user=request.user), "collections": collections},
-    )
+    judge = Judge.objects.filter(user=request.user).first()
+    rows = [
+        {
+            "assignment": row.assignment,
+            "total": row.total,
+            "done": row.done,
+            "complete": row.complete,
+            # Only a partly labelled assignment needs the look-up: a new one starts, a finished one is
+            # reviewed, both at unit 1.
+            "position": _first_unlabelled(row.assignment, judge) if 0 < row.done < row.total else 1,
+        }
+        for row in support_assignments_of(user=request.user)
+    ]
+    return render(request, "support/assignments.html", {"rows": rows, "collections": collections})
 
 
 @login_required

@@ -7,8 +7,10 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import PoolEntry, WorkSlot
+from annotation.models import PoolEntry, SupportJudgment, Topic, WorkSlot
 from annotation.relevance.work import work_lease
+from annotation.services import passages_import, run_import
+from annotation.support.services import support_assignment_set
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -112,3 +114,70 @@ def test_the_queue_counts_the_units_left_between_units_and_waits_when_others_hol
     assert waiting.status_code == 200
     assert "No unit is free for you now" in waiting.content.decode()
     assert "Get next unit" not in waiting.content.decode()
+
+
+# --- Support and PTKB -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scratch(fixtures_dir):
+    collection = CollectionFactory(name="rag24")
+    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
+    passages_import(path=fixtures_dir / "support" / "passages.jsonl", collection=collection)
+    topic = Topic.objects.get(collection=collection, number="2024-1")
+    return support_assignment_set(topic=topic, user=UserFactory(), condition="scratch")
+
+
+def _label(client, assignment, position, label="FS"):
+    url = reverse("support-unit", args=[assignment.id, position])
+    assert client.post(url, {"label": label, "time_spent_ms": 800}).status_code == 302
+
+
+@pytest.mark.django_db
+def test_the_support_list_opens_a_partly_labelled_assignment_at_its_first_unlabelled_unit(client, scratch):
+    client.force_login(scratch.user)
+    assert (
+        client.get(reverse("support-assignments"))
+        .content.decode()
+        .count(f'href="{reverse("support-unit", args=[scratch.id, 1])}"')
+        == 1
+    )  # Start
+    _label(client, scratch, 1)
+    _label(client, scratch, 3)
+
+    response = client.get(reverse("support-assignments"))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f'href="{reverse("support-unit", args=[scratch.id, 2])}"' in page
+    assert "Continue at unit 2" in page and "Review" not in page
+    assert SupportJudgment.objects.filter(judge__user=scratch.user).count() == 2
+
+
+@pytest.mark.django_db
+def test_the_support_list_reviews_a_finished_assignment_from_unit_1(client, scratch):
+    client.force_login(scratch.user)
+    for position in range(1, 5):
+        _label(client, scratch, position, "NS")
+
+    response = client.get(reverse("support-assignments"))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert (
+        f'href="{reverse("support-unit", args=[scratch.id, 1])}" id="support-open-{scratch.id}">Review<'
+        in page
+    )
+
+
+@pytest.mark.django_db
+def test_the_ptkb_key_help_says_an_answer_moves_to_the_next_statement(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, n_ptkb=2)
+    slot = work_lease(assignment=assignment, user=alice)
+    client.force_login(alice)
+
+    response = client.get(reverse("relevance-ptkb", args=[slot.pk, slot.unit.turn_pks[0]]))
+
+    assert response.status_code == 200
+    assert "answers the highlighted statement and moves to the next one" in response.content.decode()
