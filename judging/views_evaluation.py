@@ -1,6 +1,7 @@
 """Organiser pages for run evaluation: the runs x measures table of a collection and one run per turn.
 
-Thin views over `judging.evaluation.runs_evaluate`; the judge and the relevance threshold come from the
+Thin views over `judging.evaluation.runs_evaluate` (and, on the collection's page, the hybrid estimate
+panel of `judging.hybrid.views.evaluation_estimate`); the judge and the relevance threshold come from the
 query string so a table can be bookmarked and shared.
 """
 
@@ -15,6 +16,7 @@ from annotation.models import Collection, Judge, RelevanceGrade, Run
 from annotation.permissions import organiser_required
 from annotation.typed import choice_field
 from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
+from judging.hybrid.views import evaluation_estimate
 
 
 def _judges_with_labels(collection: Collection):
@@ -84,8 +86,17 @@ def evaluation_runs(request: HttpRequest, name: str) -> HttpResponse:
             }
             for run in evaluation.ranked_runs()
         ]
-    context = {"collection": collection, "form": form, "evaluation": evaluation, "rows": rows, "error": error}
-    return render(request, "evaluation/runs.html", context, status=status)
+    # The estimate panel: each run's hybrid estimate with its interval, for the chosen judges and method.
+    hybrid, hybrid_status = evaluation_estimate(request, collection)
+    context = {
+        "collection": collection,
+        "form": form,
+        "evaluation": evaluation,
+        "rows": rows,
+        "error": error,
+        **hybrid,
+    }
+    return render(request, "evaluation/runs.html", context, status=max(status, hybrid_status))
 
 
 @organiser_required

@@ -11,7 +11,7 @@ WIDTH, ROW, LEFT, RIGHT = 640, 22, 180, 20
 def error_bars(rows: list[tuple[str, float, float, float]]) -> dict[str, Any]:
     """One horizontal bar per (label, estimate, lo, hi), on a shared axis with a few ticks."""
     if not rows:
-        return {"rows": [], "height": 0, "ticks": [], "width": WIDTH}
+        return {"rows": [], "height": 0, "ticks": [], "width": WIDTH, "left": LEFT, "label_x": LEFT - 6}
     lo = min(r[2] for r in rows)
     hi = max(r[3] for r in rows)
     if hi <= lo:
@@ -49,6 +49,8 @@ def error_bars(rows: list[tuple[str, float, float, float]]) -> dict[str, Any]:
         "ticks": ticks,
         "width": WIDTH,
         "axis_y": 10 + len(rows) * ROW,
+        "left": LEFT,
+        "label_x": LEFT - 6,
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection, Judge
@@ -28,12 +28,21 @@ class HybridForm(forms.Form):
     task = forms.ChoiceField(choices=[(t, t) for t in TASKS])
     measure = forms.CharField(required=False, help_text="Empty: nDCG@5, weighted_precision or ntr_recall.")
     unit = forms.ChoiceField(choices=[(u, u) for u in UNITS], initial="turn")
-    human_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name")
+    human_judge = forms.ModelMultipleChoiceField(
+        queryset=Judge.objects.all(),
+        to_field_name="name",
+        help_text="One, or several assessors who shared out the sample (their values are merged).",
+    )
     machine_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name")
     gold_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name", required=False)
     method = forms.ChoiceField(choices=[(m, m) for m in METHODS], initial="ppi++")
     alpha = forms.FloatField(min_value=0.001, max_value=0.5, initial=0.05)
     sample = forms.ModelChoiceField(queryset=HumanSample.objects.none(), to_field_name="name", required=False)
+    fpc = forms.BooleanField(
+        required=False,
+        label="Finite-population correction",
+        help_text="Intervals for the mean over exactly these units: narrower when the sample is a large share.",
+    )
     rel_threshold = forms.IntegerField(min_value=1, max_value=4, initial=2)
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
@@ -102,6 +111,7 @@ def hybrid_estimate_page(request: HttpRequest, name: str) -> HttpResponse:
                     method=data["method"],
                     alpha=data["alpha"],
                     sample=data["sample"],
+                    fpc=data["fpc"],
                 )
             except (UnitsError, EstimationError) as exc:
                 context["error"], status = str(exc), 400
@@ -109,18 +119,83 @@ def hybrid_estimate_page(request: HttpRequest, name: str) -> HttpResponse:
                 ranking = result.ranking()
                 context["result"] = result
                 context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in ranking]
-                context["chart"] = charts.error_bars(
-                    [
-                        (
-                            r["run"],
-                            result.runs[r["run"]].estimate,
-                            result.runs[r["run"]].lo,
-                            result.runs[r["run"]].hi,
-                        )
-                        for r in ranking
-                    ]
-                )
+                context["chart"] = _error_bars(result)
     return render(request, "hybrid/estimate.html", context, status=status)
+
+
+def _error_bars(result: Any) -> dict[str, Any]:
+    return charts.error_bars(
+        [
+            (r["run"], result.runs[r["run"]].estimate, result.runs[r["run"]].lo, result.runs[r["run"]].hi)
+            for r in result.ranking()
+        ]
+    )
+
+
+class EvaluationEstimateForm(forms.Form):
+    """The evaluation page's compact choice of a relevance estimate: judges, method and measure (and the
+    sample the human labels answer, without which they are taken as a uniform random sample)."""
+
+    prefix = "hybrid"
+    human_judge = forms.ModelMultipleChoiceField(
+        queryset=Judge.objects.none(), to_field_name="name", label="Human judge"
+    )
+    machine_judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(), to_field_name="name", label="Machine judge"
+    )
+    method = forms.ChoiceField(choices=[(m, m) for m in METHODS], initial="ppi++")
+    measure = forms.CharField(initial=DEFAULT_MEASURE["relevance"], max_length=100)
+    sample = forms.ModelChoiceField(
+        queryset=HumanSample.objects.none(), to_field_name="name", required=False, empty_label="none"
+    )
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        judges = (
+            Judge.objects.filter(relevancejudgments__turn__collection=collection).distinct().order_by("name")
+        )
+        self.fields["human_judge"].queryset = judges  # type: ignore[attr-defined]
+        self.fields["machine_judge"].queryset = judges  # type: ignore[attr-defined]
+        self.fields["sample"].queryset = HumanSample.objects.filter(  # type: ignore[attr-defined]
+            collection=collection, task="relevance", unit="turn"
+        )
+
+
+def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[dict[str, Any], int]:
+    """(context, status) of the evaluation page's estimate panel: each run's relevance estimate under the
+    chosen judges and method, drawn as error bars; nothing is computed until a human judge is chosen."""
+    from judging.hybrid.estimate import hybrid_estimate
+
+    form = EvaluationEstimateForm(
+        request.GET if f"{EvaluationEstimateForm.prefix}-human_judge" in request.GET else None,
+        collection=collection,
+    )
+    context: dict[str, Any] = {"hybrid_form": form, "hybrid": None, "hybrid_error": ""}
+    if not form.is_bound:
+        return context, 200
+    if not form.is_valid():
+        return context, 400
+    data = form.cleaned_data
+    try:
+        table = unit_table(
+            collection=collection,
+            task="relevance",
+            measure=data["measure"],
+            human=list(data["human_judge"]),
+            machine=data["machine_judge"],
+        )
+        result = hybrid_estimate(table=table, method=data["method"], sample=data["sample"], pairs=False)
+    except (UnitsError, EstimationError) as exc:
+        context["hybrid_error"] = str(exc)
+        return context, 400
+    query = QueryDict(mutable=True)
+    query.update({"task": "relevance", "measure": data["measure"], "method": data["method"]})
+    query.setlist("human_judge", [j.name for j in data["human_judge"]])
+    query["machine_judge"] = data["machine_judge"].name
+    if data["sample"] is not None:
+        query["sample"] = data["sample"].name
+    context.update(hybrid=result, hybrid_chart=_error_bars(result), hybrid_query=query.urlencode())
+    return context, 200
 
 
 @organiser_required
