@@ -15,7 +15,7 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Collection, Judge, Pool, PoolEntry, Run, Topic, Turn
+from annotation.models import Collection, Judge, Pool, PoolEntry, Run, SupportAssignment, Topic, Turn
 from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.units import UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
@@ -161,15 +161,28 @@ def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machi
     try:
         # Topics go round the assessors, so each sampled topic is judged once, in the chosen condition.
         for i, topic in enumerate(topics):
+            user = spec.assessors[i % len(spec.assessors)]
+            current = SupportAssignment.objects.filter(topic=topic, user=user).first()
+            if current is not None and current.condition != spec.support_condition:
+                # support_assignment_set would switch it quietly while it holds no labels; an organiser's
+                # earlier choice of condition is not the sampler's to change.
+                raise HybridError(
+                    f"{user.get_username()} already has topic {topic.number} in condition {current.condition}; "
+                    f"sample with --condition {current.condition}, or choose other assessors"
+                )
             support_assignment_set(
                 topic=topic,
-                user=spec.assessors[i % len(spec.assessors)],
+                user=user,
                 condition=spec.support_condition,
                 machine_judge=machine_judge if spec.support_condition == "post-edit" else None,
             )
     except SupportConflict as exc:
         raise HybridError(str(exc)) from None
-    return f"support assignments of {len(topics)} topics ({spec.support_condition}) to {len(spec.assessors)} assessors"
+    # A topic with several turns is handed out whole; only its drawn turns count in the estimate.
+    return (
+        f"support assignments of {len(topics)} topics ({len(keys)} drawn turns, {spec.support_condition}) "
+        f"to {len(spec.assessors)} assessors"
+    )
 
 
 def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:

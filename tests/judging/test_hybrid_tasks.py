@@ -228,7 +228,10 @@ def test_a_support_sample_becomes_assignments_whose_labels_two_assessors_give_on
     assert sorted(a.topic.turns.get().turn_id for a in assignments) == drawn
     assert {a.user.username for a in assignments} == {"ann", "bea"}
     assert {a.condition for a in assignments} == {"scratch"}
-    assert "support assignments of 4 topics" in HumanSample.objects.get(name="support-pilot").work
+    assert (
+        "support assignments of 4 topics (4 drawn turns, scratch)"
+        in HumanSample.objects.get(name="support-pilot").work
+    )
 
     units = _label_through_the_support_pages(client, ann, support) + _label_through_the_support_pages(
         client, bea, support
@@ -259,6 +262,25 @@ def test_a_support_sample_becomes_assignments_whose_labels_two_assessors_give_on
     assert all(r["n_human"] == 4 for r in estimate["runs"].values())
     assert "sample support-pilot" in estimate["design"]
     assert any("2 judges (assessor:ann, assessor:bea) merged" in n for n in estimate["notes"])
+
+
+def test_a_support_sample_does_not_switch_an_assessors_condition(support):
+    from django.core.management.base import CommandError
+
+    from annotation.models import Topic
+    from annotation.support.services import support_assignment_set
+
+    ann = UserFactory(username="ann")
+    gpt = Judge.objects.get(name="gpt")
+    for topic in Topic.objects.filter(collection__name="rag"):
+        support_assignment_set(topic=topic, user=ann, condition="post-edit", machine_judge=gpt)
+
+    with pytest.raises(CommandError, match="ann already has topic .* in condition post-edit"):
+        run(
+            "sample_for_humans", *SUPPORT, "--budget", "2", "--seed", "1", "--name", "s", "--assessors", "ann"
+        )
+    assert set(SupportAssignment.objects.values_list("condition", flat=True)) == {"post-edit"}
+    assert not HumanSample.objects.filter(name="s").exists()
 
 
 def test_two_human_judges_on_the_same_unit_count_as_their_mean(support):
