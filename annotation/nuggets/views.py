@@ -126,7 +126,13 @@ def _relevance_choice(
             min_grade = form.cleaned_data["min_grade"]
     if judge is None:
         judge = form.choosable.order_by("name").first()
-    return form, judge, min_grade
+    # The chooser shows the judge and grade the page counts with, also when the request named none
+    # (a blank chooser hid which judge's grades were used).
+    shown = RelevanceChoiceForm(
+        initial={"judge": judge, "min_grade": min_grade}, collection=collection, user=request.user
+    )
+    choice_field(shown, "judge").empty_label = None if judge is not None else "no relevance judge yet"
+    return shown, judge, min_grade
 
 
 def _bad_page_request(exc: BadRequest) -> HttpResponse:

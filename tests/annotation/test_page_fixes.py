@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation.models import PoolEntry, SupportJudgment, Topic, WorkSlot
 from annotation.relevance.work import work_lease
-from annotation.services import passages_import, run_import
+from annotation.services import judge_for_assessor, passages_import, run_import
 from annotation.support.services import support_assignment_set
 from tests.factories import (
     CollectionFactory,
@@ -181,3 +181,33 @@ def test_the_ptkb_key_help_says_an_answer_moves_to_the_next_statement(client):
 
     assert response.status_code == 200
     assert "answers the highlighted statement and moves to the next one" in response.content.decode()
+
+
+# --- Nugget pages ---------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", [{}, {"min_grade": "3"}])
+def test_the_nugget_judge_selector_shows_the_judge_its_counts_use(client, query):
+    alice = UserFactory(username="alice")
+    turn = TurnFactory(utterance="Which tyres grip in mud?")
+    own = judge_for_assessor(user=alice)  # "assessor:alice" sorts before "nist-qrels": the default
+    nist = JudgeFactory(name="nist-qrels")
+    for i, (own_grade, nist_grade) in enumerate([(4, 0), (3, 0), (1, 4)]):
+        RelevanceJudgmentFactory(judge=own, turn=turn, passage_id=f"p{i}", grade=own_grade)
+        RelevanceJudgmentFactory(judge=nist, turn=turn, passage_id=f"p{i}", grade=nist_grade)
+    client.force_login(alice)
+
+    turns = client.get(reverse("nuggets-turns", args=[turn.collection.name]), query)
+    one = client.get(reverse("nuggets-turn", args=[turn.collection.name, turn.turn_id]), query)
+
+    assert turns.status_code == 200 and one.status_code == 200
+    min_grade = int(query.get("min_grade", 1))
+    for page in (turns.content.decode(), one.content.decode()):
+        assert f'<option value="{own.pk}" selected>{own.name}</option>' in page
+        assert f'<option value="{nist.pk}">{nist.name}</option>' in page
+        assert '<option value="" selected>' not in page
+        assert f'name="min_grade" value="{min_grade}"' in page
+    assert f"those <strong>{own.name}</strong> graded {min_grade} or higher" in turns.content.decode()
+    expected = sum(1 for g in (4, 3, 1) if g >= min_grade)
+    assert f"<td>{turn.utterance}</td>\n    <td>{expected}</td>" in turns.content.decode()
