@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 ImageFormat = Literal["svg", "png"]
+RUN_LABEL_CHARS = 28
 
 # --- Charts ----------------------------------------------------------------------------------------
 
@@ -58,8 +59,8 @@ def confusion_heatmap(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes
     axes.set_xticks(range(k), labels)
     axes.set_yticks(range(k), labels)
     a, b = report["judges"]
-    axes.set_ylabel(f"A: {a}")
-    axes.set_xlabel(f"B: {b}")
+    axes.set_ylabel(f"A: {a}", parse_math=False)
+    axes.set_xlabel(f"B: {b}", parse_math=False)
     axes.set_title(f"{report['task']}: n={report['n']}", fontsize=10)
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="row share")
     return _render(figure, fmt)
@@ -72,6 +73,19 @@ def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
     xs = [row["score_a"] for row in report["runs"]]
     ys = [row["score_b"] for row in report["runs"]]
     axes.scatter(xs, ys, s=18, color="#1f5fa8")
+    # Each point named by its run (the table beside the chart has the full names); parse_math off, since
+    # a run name may hold "$".
+    for row in report["runs"]:
+        name = str(row["run"])
+        axes.annotate(
+            name if len(name) <= RUN_LABEL_CHARS else name[: RUN_LABEL_CHARS - 1] + "…",
+            (row["score_a"], row["score_b"]),
+            xytext=(4, 3),
+            textcoords="offset points",
+            fontsize=7,
+            color="#333",
+            parse_math=False,
+        )
     if xs:
         low, high = min(xs + ys), max(xs + ys)
         pad = (high - low) * 0.05 or 0.05
@@ -79,8 +93,8 @@ def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
             [low - pad, high + pad], [low - pad, high + pad], color="#999", linewidth=0.8, linestyle="--"
         )
     a, b = report["judges"]
-    axes.set_xlabel(f"{report['measure']} under {a}")
-    axes.set_ylabel(f"{report['measure']} under {b}")
+    axes.set_xlabel(f"{report['measure']} under {a}", parse_math=False)
+    axes.set_ylabel(f"{report['measure']} under {b}", parse_math=False)
     axes.set_title(
         f"tau-b {_fmt(report['kendall_tau_b'])}, rho {_fmt(report['spearman_rho'])}, {report['n_runs']} runs",
         fontsize=10,

@@ -3,6 +3,8 @@ nugget page naming the judge its counts use, no raw Python structures on pages."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
@@ -11,6 +13,7 @@ from annotation.models import PoolEntry, SupportJudgment, Topic, WorkSlot
 from annotation.relevance.work import work_lease
 from annotation.services import judge_for_assessor, passages_import, run_import
 from annotation.support.services import support_assignment_set
+from judging.reports.charts import ranking_scatter
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -211,3 +214,28 @@ def test_the_nugget_judge_selector_shows_the_judge_its_counts_use(client, query)
     assert f"those <strong>{own.name}</strong> graded {min_grade} or higher" in turns.content.decode()
     expected = sum(1 for g in (4, 3, 1) if g >= min_grade)
     assert f"<td>{turn.utterance}</td>\n    <td>{expected}</td>" in turns.content.decode()
+
+
+# --- Ranking scatter ------------------------------------------------------------------------------
+
+
+def test_the_ranking_scatter_names_each_run_and_keeps_dollar_signs_as_text():
+    report = {
+        "runs": [
+            {"run": "ikat24-bm25-monot5-gpt4o-rag-rewrite-final", "score_a": 0.31, "score_b": 0.42},
+            {"run": "rag$cheap$", "score_a": 0.52, "score_b": 0.21},
+        ],
+        "judges": ["nist $qrels", "gpt-4o"],
+        "measure": "ndcg@5",
+        "kendall_tau_b": -1.0,
+        "spearman_rho": -1.0,
+        "n_runs": 2,
+    }
+
+    svg = ranking_scatter(report, "svg").decode()
+
+    # matplotlib draws text as paths and keeps each string in a comment beside them.
+    texts = re.findall(r"<!-- (.*?) -->", svg)
+    assert "ikat24-bm25-monot5-gpt4o-ra…" in texts
+    assert "rag$cheap$" in texts
+    assert "ndcg@5 under nist $qrels" in texts
