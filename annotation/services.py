@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -275,13 +275,35 @@ def _rag_topics_create(collection: Collection, records: Iterable) -> None:
         known.add(response.turn_id)
 
 
+# Rankings are written this many at a time, and an import's progress is told after each chunk.
+RANKING_CHUNK = 200
+
+
 @transaction.atomic
 def run_import(
-    *, path: str | Path, collection: Collection, name: str | None = None, group: str = ""
+    *,
+    path: str | Path,
+    collection: Collection,
+    name: str | None = None,
+    group: str = "",
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[Run, ImportResult]]:
-    """Load a TREC run, an iKAT JSON run, or TREC RAG 2024 answers; re-importing replaces in place."""
+    """Load a TREC run, an iKAT JSON run, or TREC RAG 2024 answers; re-importing replaces in place.
+
+    `progress(done, total)` counts the rankings and responses of the file stored so far, told after each
+    chunk of rankings and each response.
+    """
     pathname = str(path)
     records = parse_run(path, name)
+    total = sum(len(record.rankings) + len(record.responses) for record in records)
+    done = 0
+
+    def step(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None and count:
+            progress(done, total)
+
     results: list[tuple[Run, ImportResult]] = []
     for record in records:
         if record.source_format == "rag-jsonl":
@@ -295,14 +317,18 @@ def run_import(
         if not created and _sync_fields(run, {"kind": record.kind, "source_format": record.source_format}):
             run.save(update_fields=["kind", "source_format"])
         result = ImportResult()
-        _rankings_store(run, turns, record.rankings, result)
-        _responses_store(run, turns, record.responses, result)
+        _rankings_store(run, turns, record.rankings, result, step)
+        _responses_store(run, turns, record.responses, result, step)
         results.append((run, result))
     return results
 
 
 def _rankings_store(
-    run: Run, turns: dict[str, Turn], rankings: dict[str, tuple[list[str], list[float]]], result: ImportResult
+    run: Run,
+    turns: dict[str, Turn],
+    rankings: dict[str, tuple[list[str], list[float]]],
+    result: ImportResult,
+    step: Callable[[int], None],
 ) -> None:
     existing = {
         r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")
@@ -319,13 +345,22 @@ def _rankings_store(
             to_update.append(current)
         else:
             result.count(RANKINGS, "unchanged")
-    Ranking.objects.bulk_create(to_create, batch_size=200)
-    Ranking.objects.bulk_update(to_update, ["passage_ids", "scores"], batch_size=200)
+    step(len(rankings) - len(to_create) - len(to_update))
+    for start in range(0, len(to_create), RANKING_CHUNK):
+        chunk = to_create[start : start + RANKING_CHUNK]
+        Ranking.objects.bulk_create(chunk)
+        step(len(chunk))
+    for start in range(0, len(to_update), RANKING_CHUNK):
+        chunk = to_update[start : start + RANKING_CHUNK]
+        Ranking.objects.bulk_update(chunk, ["passage_ids", "scores"])
+        step(len(chunk))
     result.count(RANKINGS, "created", len(to_create))
     result.count(RANKINGS, "updated", len(to_update))
 
 
-def _responses_store(run: Run, turns: dict[str, Turn], responses: list, result: ImportResult) -> None:
+def _responses_store(
+    run: Run, turns: dict[str, Turn], responses: list, result: ImportResult, step: Callable[[int], None]
+) -> None:
     existing = {
         (r.turn_id, r.rank): r for r in Response.objects.filter(run=run).prefetch_related("sentences")
     }
@@ -341,6 +376,7 @@ def _responses_store(run: Run, turns: dict[str, Turn], responses: list, result: 
                 and stored == sentences
             ):
                 result.count(RESPONSES, "unchanged")
+                step(1)
                 continue
             current.delete()
             result.count(RESPONSES, "updated")
@@ -355,6 +391,7 @@ def _responses_store(run: Run, turns: dict[str, Turn], responses: list, result: 
                 for i, (text, citations) in enumerate(sentences)
             ]
         )
+        step(1)
 
 
 # --- Qrels -----------------------------------------------------------------------------------------

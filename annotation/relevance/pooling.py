@@ -9,7 +9,7 @@ why it entered, and the report says how many assessments the filter saved.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -56,6 +56,10 @@ class PoolReport:
         return self.size + self.saved
 
 
+# Pool entries are written this many at a time, as the turns are pooled.
+ENTRY_BATCH = 2000
+
+
 @dataclass
 class _Candidate:
     best_rank: int
@@ -89,12 +93,14 @@ def pool_build(
     min_grade: int | None = None,
     always_depth: int = 5,
     replace: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PoolReport:
     """Build (or, with `replace`, rebuild) a pool from every run's rankings of the chosen turns.
 
     Plain: each run's top `depth`. Adaptive: ranks 1..`always_depth` always, ranks up to `depth` only
     where `filter_judge` graded the passage >= `min_grade`. A pool already handed out to assessors is
-    never rebuilt, since their leases and progress point at its entries.
+    never rebuilt, since their leases and progress point at its entries. `progress(done, total)` is told
+    after each turn is pooled.
     """
     if depth < 1:
         raise PoolingFailed("depth must be at least 1")
@@ -189,5 +195,10 @@ def pool_build(
         entries.extend(chosen)
         line.pooled = len(chosen)
         report.turns.append(line)
-    PoolEntry.objects.bulk_create(entries, batch_size=2000)
+        if len(entries) >= ENTRY_BATCH:
+            PoolEntry.objects.bulk_create(entries, batch_size=ENTRY_BATCH)
+            entries = []
+        if progress is not None:
+            progress(len(report.turns), len(turns))
+    PoolEntry.objects.bulk_create(entries, batch_size=ENTRY_BATCH)
     return report

@@ -50,6 +50,7 @@ class Command(CollectionCommand):
             except OSError as exc:
                 raise CommandError(f"cannot read {options['turns_file']}: {exc.strerror}") from None
         name = options["name"] or f"{'adaptive' if adaptive else 'depth'}{options['depth']}"
+        progress = self.command_progress(options, unit="turns pooled")
         try:
             turns = turns_resolve(collection=collection, turn_ids=turn_ids)
             report = pool_build(
@@ -62,11 +63,14 @@ class Command(CollectionCommand):
                 min_grade=options["min_grade"],
                 always_depth=options["always_depth"],
                 replace=options["replace"],
+                progress=progress,
             )
         except PoolExists as exc:
             raise CommandError(f"{exc}: rebuild it with --replace, or choose another --name") from None
         except PoolingFailed as exc:
             raise CommandError(str(exc)) from None
+        finally:
+            progress.close()
 
         self.stdout.write("turn\tpooled\thead\tfilter\tsaved\tunjudged_by_filter")
         for line in report.turns:

@@ -16,6 +16,12 @@ class Command(CollectionCommand):
 
     def handle(self, *args, path, collection, name, group, **options):
         target = self.get_collection(collection)
-        results = self.run_import(lambda: run_import(path=path, collection=target, name=name, group=group))
+        progress = self.command_progress(options, unit="rankings and responses stored")
+        try:
+            results = self.run_import(
+                lambda: run_import(path=path, collection=target, name=name, group=group, progress=progress)
+            )
+        finally:
+            progress.close()
         for run, result in results:
             self.stdout.write(f"{path}: run {run.name}: {result}")

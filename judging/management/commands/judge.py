@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand, import_judge_check
+from annotation.management.commands._base import CollectionCommand, CommandProgress, import_judge_check
 from annotation.models import Judge
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
@@ -35,6 +34,7 @@ LLM_TASK_NAMES = list(TASKS)
 
 
 class Command(CollectionCommand):
+    bar: CommandProgress  # set by handle() at the command's verbosity
     help = (
         "Run a machine judge over a collection as a resumable job: TASK is relevance, nuggets, ntr or "
         "support (an LLM through any OpenAI-compatible endpoint: OPENAI_BASE_URL, OPENAI_API_KEY, or "
@@ -152,6 +152,7 @@ class Command(CollectionCommand):
             raise CommandError(str(exc)) from None
         if job.started_at:
             self.stdout.write(f"resuming job {job.pk} ({job.units_done}/{job.units_total} units done before)")
+        self.bar = self.command_progress(opts, unit="turns" if job.is_nli else "units")
         if opts["queue"] or (settings.CELERY_BROKER_URL and not opts["in_process"]):
             judge_job_enqueue(job=job)
             self.stdout.write(f"job {job.pk} queued")
@@ -165,7 +166,7 @@ class Command(CollectionCommand):
             except (JobError, LlmError, NliError, NliJobError) as exc:
                 raise CommandError(f"job {job.pk} stopped: {exc}") from None
             finally:
-                self.end_progress()
+                self.bar.close()
         (job,) = jobs_read([job])
         self.stdout.write(self.report(job))
         if job.status == JudgeJob.Status.FAILED:
@@ -186,7 +187,7 @@ class Command(CollectionCommand):
         except KeyboardInterrupt:
             raise CommandError(f"stopped watching; job {job.pk} goes on (see the Jobs page)") from None
         finally:
-            self.end_progress()
+            self.bar.close()
 
     @staticmethod
     def report(job: JudgeJob) -> str:
@@ -207,23 +208,10 @@ class Command(CollectionCommand):
         return text
 
     def progress(self, job: JudgeJob) -> None:
-        # A progress bar on a terminal; nothing on pipes and in tests, where it would only be noise.
-        if not sys.stderr.isatty() or not job.units_total:
-            return
-        width = 30
-        filled = width * job.units_done // job.units_total
+        """The job's own progress report (per unit, or per poll of a worker's job) shown on stderr."""
         counts = (
             f"pairs scored {job.calls_made} stored {job.cache_hits}"
             if job.is_nli
             else f"calls {job.calls_made} cached {job.cache_hits} ${job.cost_usd:.4f}"
         )
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {job.units_done}/{job.units_total} "
-            f"{'turns' if job.is_nli else 'units'} {counts}"
-        )
-        sys.stderr.flush()
-
-    @staticmethod
-    def end_progress() -> None:
-        if sys.stderr.isatty():
-            sys.stderr.write("\n")
+        self.bar(job.units_done, job.units_total, counts)
