@@ -51,6 +51,7 @@ class HybridForm(forms.Form):
 
 
 class BudgetForm(HybridForm):
+    fpc = None  # type: ignore[assignment]  # the simulation checks the default intervals
     budgets = forms.CharField(initial="10 20 50 100", help_text="Budgets separated by spaces.")
     repeats = forms.IntegerField(min_value=10, max_value=MAX_REPEATS, initial=200)
     confidence_judge = forms.ModelChoiceField(
