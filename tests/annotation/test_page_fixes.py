@@ -4,8 +4,10 @@ nugget page naming the judge its counts use, no raw Python structures on pages."
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -239,3 +241,17 @@ def test_the_ranking_scatter_names_each_run_and_keeps_dollar_signs_as_text():
     assert "ikat24-bm25-monot5-gpt4o-ra…" in texts
     assert "rag$cheap$" in texts
     assert "ndcg@5 under nist $qrels" in texts
+
+
+# --- Favicon --------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_every_page_names_the_favicon_and_it_is_an_svg(client):
+    response = client.get(reverse("login"))
+
+    assert response.status_code == 200
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in response.content.decode()
+    found = finders.find("favicon.svg")
+    assert isinstance(found, str)
+    assert Path(found).read_text().startswith("<svg xmlns=")
