@@ -134,8 +134,8 @@ def assignment_create(
 _Membership = Assignment.assessors.through
 
 
-def _is_member(user_pk: object) -> Exists:
-    """For a WorkSlot queryset: the user (a pk, or an OuterRef to one) is still an assessor of its assignment."""
+def _is_member(user_pk: OuterRef) -> Exists:
+    """For a WorkSlot queryset: the user (an OuterRef to a user pk) is still an assessor of its assignment."""
     return Exists(_Membership.objects.filter(assignment_id=OuterRef("assignment_id"), user_id=user_pk))
 
 
