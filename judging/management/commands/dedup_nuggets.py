@@ -7,7 +7,6 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.management.commands._base import CollectionCommand, import_judge_check
 from annotation.models import Judge
 from judging.clients.nli import NliError
-from judging.management.commands.nli_match import turn_progress
 from judging.nli import NliJobError, nuggets_dedup
 
 
@@ -40,6 +39,7 @@ class Command(CollectionCommand):
         if options["threshold"] is not None and not 0 <= options["threshold"] <= 1:
             raise CommandError("--threshold must be between 0 and 1")
         import_judge_check(options["target"], kind=Judge.Kind.NLI)
+        progress = self.command_progress(options, unit="turns")
         try:
             result = nuggets_dedup(
                 collection=collection,
@@ -50,12 +50,10 @@ class Command(CollectionCommand):
                 batch_size=options["batch_size"],
                 exact_only=options["exact_only"],
                 turn_ids=options["turns"],
-                progress=self.progress,
+                progress=progress,
             )
         except (NliError, NliJobError) as exc:
             raise CommandError(str(exc)) from None
-        self.stderr.write("")
+        finally:
+            progress.close()
         self.stdout.write(f"{options['target']}: {result}")
-
-    def progress(self, done: int, total: int) -> None:
-        turn_progress(self.stderr, done, total)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.management.base import CommandError, CommandParser, OutputWrapper
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand, import_judge_check
 from annotation.models import Judge
@@ -44,6 +44,7 @@ class Command(CollectionCommand):
         if options["batch_size"] is not None and options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1")
         import_judge_check(options["judge"], kind=Judge.Kind.NLI)
+        progress = self.command_progress(options, unit="turns")
         try:
             result = ntn_match(
                 collection=collection,
@@ -55,20 +56,10 @@ class Command(CollectionCommand):
                 batch_size=options["batch_size"],
                 runs=options["runs"],
                 turn_ids=options["turns"],
-                progress=self.progress,
+                progress=progress,
             )
         except (NliError, NliJobError) as exc:
             raise CommandError(str(exc)) from None
-        self.stderr.write("")
+        finally:
+            progress.close()
         self.stdout.write(f"{options['judge']}: {result}")
-
-    def progress(self, done: int, total: int) -> None:
-        turn_progress(self.stderr, done, total)
-
-
-def turn_progress(stderr: OutputWrapper, done: int, total: int) -> None:
-    """A progress bar over turns, redrawn in place on one line."""
-    width = 30
-    filled = width * done // max(total, 1)
-    stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} turns", ending="")
-    stderr.flush()
