@@ -7,12 +7,16 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Judge
+from annotation.relevance.pooling import pool_build
+from annotation.relevance.work import assignment_create
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
     JudgeFactory,
     OrganiserFactory,
+    RankingFactory,
     RelevanceJudgmentFactory,
+    RunFactory,
     TopicFactory,
     TurnFactory,
     UserFactory,
@@ -38,7 +42,11 @@ def campaign():
     ann = AssessorJudgeFactory(user=UserFactory(username="ann"))
     RelevanceJudgmentFactory(judge=ann, turn=turn, passage_id="p0", grade=LLM_GRADES["p0"])
     OrganiserFactory(username="org")
-    return collection, turn, ann
+    # Ann's relevance work on the turn: assessors grade only through their assignments.
+    RankingFactory(run=RunFactory(collection=collection), turn=turn, passage_ids=list(LLM_GRADES))
+    pool = pool_build(collection=collection, name="pool", depth=len(LLM_GRADES)).pool
+    assignment = assignment_create(pool=pool, name="live-work", assessors=[ann.user])
+    return collection, turn, ann, assignment
 
 
 def _cells(page, judge_name: str) -> list[str]:
@@ -48,7 +56,7 @@ def _cells(page, judge_name: str) -> list[str]:
 def test_the_table_updates_by_itself_when_an_assessor_submits_through_the_api(
     page, login, browser, live_server, campaign
 ):
-    collection, turn, ann = campaign
+    collection, turn, ann, assignment = campaign
     login("org")
     page.goto(f"{reverse('judging:agreement-live', args=[collection.name])}?interval={INTERVAL_MS}")
 
@@ -59,13 +67,19 @@ def test_the_table_updates_by_itself_when_an_assessor_submits_through_the_api(
     # The markup in the judge's name is shown as text, never parsed into an element.
     assert page.locator("#injected").count() == 0
 
-    # The assessor grades a second passage through the API while the organiser's page is open.
+    # The assessor grades a second passage through the assessor API while the organiser's page is open.
     assessor = browser.new_context(base_url=live_server.url)
     try:
+        auth = {"Authorization": f"Token {Token.objects.create(user=ann.user).key}"}
+        step = assessor.request.post(reverse("relevance-api-next", args=[assignment.pk]), headers=auth)
+        assert step.status == 200, step.text()
+        passage_id = step.json()["passage_id"]
+        # p0 is graded already; the LLM gave the other two grades other than 1.
+        assert passage_id in {"p1", "p2"}
         answer = assessor.request.post(
-            reverse("api-relevance", args=[collection.name]),
-            headers={"Authorization": f"Token {Token.objects.create(user=ann.user).key}"},
-            data={"turn_id": turn.turn_id, "passage_id": "p1", "grade": 1},
+            reverse("relevance-api-grade", args=[step.json()["slot"]]),
+            headers=auth,
+            data={"turn_pk": turn.pk, "passage_id": passage_id, "grade": 1},
         )
         assert answer.status == 201, answer.text()
     finally:
@@ -85,7 +99,7 @@ def test_the_table_updates_by_itself_when_an_assessor_submits_through_the_api(
 
 
 def test_a_new_assessor_appears_with_agreement_against_the_others(page, login, campaign):
-    collection, turn, _ann = campaign
+    collection, turn, _ann, _assignment = campaign
     login("org")
     page.goto(f"{reverse('judging:agreement-live', args=[collection.name])}?interval={INTERVAL_MS}")
     page.locator('#live-table tbody tr[data-judge="assessor:ann"]').wait_for()
