@@ -7,11 +7,20 @@ import re
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import PoolEntry, SupportJudgment, Topic, WorkSlot
+from annotation.models import (
+    Collection,
+    PoolEntry,
+    SupportAssignment,
+    SupportJudgment,
+    Topic,
+    Turn,
+    WorkSlot,
+)
 from annotation.relevance.work import work_lease
 from annotation.services import judge_for_assessor, passages_import, run_import
 from annotation.support.services import support_assignment_set
@@ -255,3 +264,48 @@ def test_every_page_names_the_favicon_and_it_is_an_svg(client):
     found = finders.find("favicon.svg")
     assert isinstance(found, str)
     assert Path(found).read_text().startswith("<svg xmlns=")
+
+
+# --- No Python structures on pages ----------------------------------------------------------------
+
+# What str() of a dict, list or model instance looks like once the template escaped it.
+PYTHON_REPR = re.compile(r"\{&#x27;|\[&#x27;|&#x27;: |\{\d+: |&lt;[A-Z]\w+: [^&]*&gt;|object at 0x|QuerySet")
+
+
+@pytest.mark.django_db
+def test_the_demo_pages_show_no_raw_python_structures(client):
+    from judging.agreement_units import judges_with_labels
+
+    call_command("load_demo")
+    organiser = User.objects.get(username="organiser")
+    demo = Collection.objects.get(name="demo")
+    judges = [j.name for j in judges_with_labels(collection=demo, task="relevance")][:2]
+    turn = Turn.objects.filter(collection=demo).order_by("pk").first()
+    assignment = SupportAssignment.objects.filter(topic__collection=demo).first()
+    urls = [
+        reverse("relevance-queue"),
+        reverse("relevance-organise"),
+        reverse("support-assignments"),
+        reverse("support-organise", args=[demo.name]),
+        reverse("support-leaderboard", args=[demo.name]),
+        reverse("support-disagreements", args=[demo.name]),
+        reverse("nuggets-turns", args=[demo.name]),
+        reverse("nuggets-stats", args=[demo.name]),
+        reverse("nuggets-turn", args=[demo.name, turn.turn_id]),
+        reverse("nuggets-gold", args=[demo.name, turn.turn_id]),
+        reverse("judging:evaluation-runs", args=[demo.name]),
+        reverse("judging:agreement-campaign", args=[demo.name]),
+        reverse("judging:agreement-live", args=[demo.name]),
+        f"{reverse('judging:agreement-report', args=[demo.name])}?task=relevance&a={judges[0]}&b={judges[1]}",
+        f"{reverse('judging:agreement-ranking', args=[demo.name])}?measure=ndcg@5&a={judges[0]}&b={judges[1]}",
+    ]
+    pages = [(organiser, url) for url in urls]
+    if assignment is not None:
+        pages.append((assignment.user, reverse("support-unit", args=[assignment.id, 1])))
+    for user, url in pages:
+        client.force_login(user)
+        response = client.get(url)
+        assert response.status_code == 200, url
+        # JSON handed to the page's script is data, not text on the page.
+        text = re.sub(r"<script[^>]*>.*?</script>", "", response.content.decode(), flags=re.S)
+        assert PYTHON_REPR.findall(text) == [], url
