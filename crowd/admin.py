@@ -65,3 +65,10 @@ class CrowdAnswerAdmin(admin.ModelAdmin):
     list_filter = ["matched", "assignment__batch__campaign"]
     search_fields = ["assignment__worker__worker_id"]
     raw_id_fields = ["assignment", "item"]
+
+
+@admin.register(models.CrowdStudy)
+class CrowdStudyAdmin(admin.ModelAdmin):
+    list_display = ["key", "campaign", "panel", "external_study_id"]
+    list_filter = ["panel", "campaign"]
+    search_fields = ["key", "external_study_id"]

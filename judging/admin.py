@@ -48,3 +48,17 @@ class LlmFailureAdmin(admin.ModelAdmin):
 class UnmatchedSpanAdmin(admin.ModelAdmin):
     list_display = ["turn", "passage_id", "judge", "text"]
     list_filter = ["judge"]
+
+
+@admin.register(models.HumanSample)
+class HumanSampleAdmin(admin.ModelAdmin):
+    list_display = ["name", "collection", "task", "unit", "strategy", "budget", "population", "machine_judge"]
+    list_filter = ["collection", "task", "strategy"]
+    search_fields = ["name"]
+
+
+@admin.register(models.SampleUnit)
+class SampleUnitAdmin(admin.ModelAdmin):
+    list_display = ["sample", "key", "inclusion_probability"]
+    list_filter = ["sample"]
+    search_fields = ["key"]
