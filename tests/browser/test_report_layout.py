@@ -109,3 +109,31 @@ def test_no_comparison_or_ranking_table_leaves_its_card(page, login, campaign, w
     assert response.status == 200
     assert page.locator("section.card table tbody tr").count() == len(RUNS)
     assert page.evaluate(OVERFLOWS) == []
+
+
+def test_the_report_pages_need_no_inline_style_under_a_strict_policy(page, login, campaign, settings):
+    """Under style-src 'self' alone, the browser refuses nothing on these pages and the sheets apply."""
+    collection, judges = campaign
+    settings.CONTENT_SECURITY_POLICY = {
+        "DIRECTIVES": {**settings.CONTENT_SECURITY_POLICY["DIRECTIVES"], "style-src": ["'self'"]}
+    }
+    refused = []
+    page.on(
+        "console",
+        lambda message: refused.append(message.text) if "Content Security" in message.text else None,
+    )
+    login("org")
+    query = urlencode({"task": "relevance", "a": judges[0].name, "b": judges[1].name})
+    for url in [
+        reverse("judging:agreement-campaign", args=[collection.name]),
+        f"{reverse('judging:agreement-report', args=[collection.name])}?{query}",
+        f"{reverse('judging:agreement-ranking', args=[collection.name])}?measure=ndcg%405&a={judges[0].name}&b={judges[3].name}",
+    ]:
+        response = page.goto(url)
+        assert response.status == 200
+        assert "style-src 'self';" in response.headers["content-security-policy"] + ";"
+        page.wait_for_load_state("networkidle")
+    assert refused == []
+    page.goto(reverse("judging:agreement-campaign", args=[collection.name]))
+    wide = page.locator("section.wide").first
+    assert wide.evaluate("s => getComputedStyle(s).gridColumnStart") == "1"
