@@ -117,6 +117,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "max_size": env_int("DB_POOL_MAX_SIZE", 8),
             "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
         }
+# On PostgreSQL a grade from the assessor page reads its copy and the next passage in one hand-written
+# statement (annotation/relevance/grade_sql.py) instead of two ORM queries; 0 keeps the ORM read.
+RELEVANCE_GRADE_SQL = env_bool("RELEVANCE_GRADE_SQL", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -153,6 +156,11 @@ CACHES = {
     if env_str("CACHE_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
+# With a shared cache, a signed-in request reads its session from the cache instead of the database (one
+# query less on every assessor request), and the database stays the record. Not with one process's
+# memory: a sign-out in one worker would not reach the copy cached in another.
+if env_str("CACHE_URL"):
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 # Failed logins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)

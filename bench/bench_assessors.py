@@ -1,18 +1,27 @@
 """Figure: 50 simulated assessors against gunicorn + PostgreSQL: the browser, the scripted API, a trivial view.
 
-One invocation, one server, three kinds of client, each through the same closed-loop harness:
+One invocation, three kinds of client, each through the same closed-loop harness:
 
-- browser: what the relevance page and its script (static/js/relevance.js) send. Each assessor signs in
-  once through the login form (session cookie); per unit it posts the "Get next unit" form and follows
-  the redirects to the unit's page (one HTML load per unit); then, per judgment, one JSON grade whose
-  answer carries the unit's next passage (`"next": true`), with the session cookie and the CSRF token
-  in the X-CSRFToken header; at the end of the unit it opens the resume URL, back to the queue page.
+- browser: what the relevance page and its script (static/js/relevance.js) send. Each assessor is signed
+  in once (a session made for them, as the login form makes it: its deliberate password hashing is not
+  what is measured); per unit it posts the "Get next unit" form and follows the redirects to the unit's
+  page (one HTML load per unit); then, per judgment, one JSON grade whose answer carries the unit's next
+  passage (`"next": true`), with the session cookie and the CSRF token in the X-CSRFToken header; at the
+  end of the unit it opens the resume URL, back to the queue page. It runs twice, on its own assessors
+  and assignment each time: with the grade's read on the ORM (RELEVANCE_GRADE_SQL=0), then as the one
+  prepared statement (the default), so that the two are compared in the same run.
 - api: the scripted client, `Authorization: Token`, next + grade.
 - trivial: two JSON POSTs to a view that does nothing, as the baseline (half before, half after).
 
-For each it prints throughput, latency (p50 / p95 of a judgment: the requests between two passages), and server CPU per
-judgment (the gunicorn processes and the PostgreSQL backends of the bench database, from /proc), the
-ratios the goals are stated in, and checks that every 2xx submit was stored exactly once.
+The server is restarted between the ORM phases (trivial, API, browser on the ORM) and the statement's
+(browser, trivial); the goals are checked on the statement's browser phase, the default configuration.
+Sessions are cached in Redis (CACHE_URL, as `make serve` runs) when the Redis of `make services` answers
+(BENCH_CACHE_URL names another; BENCH_CACHE_URL=none keeps them in the database); its CPU is counted.
+
+For each it prints throughput, latency (p50 / p95 of a judgment: the requests between two passages), and
+server CPU per judgment (the gunicorn processes, the PostgreSQL backends of the bench database and the
+Redis server, from /proc), the ratios the goals are stated in, and checks that every 2xx submit was
+stored exactly once.
 
 It creates its own database on the PostgreSQL server (BENCH_PG_URL; by default the cluster `make services`
 starts, through its Unix socket when that is there) and drops it at the end.
@@ -33,6 +42,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -97,8 +107,10 @@ def _database_drop(name: str) -> None:
 class Seeded:
     api_assignment: int
     browser_assignment: int
+    browser_orm_assignment: int
     tokens: list[str]
-    usernames: list[str]
+    browser_users: list[int]
+    browser_orm_users: list[int]
 
 
 def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
@@ -158,17 +170,24 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
     browser_users = user_model.objects.bulk_create(
         [user_model(username=f"browser{i}", password=hashed) for i in range(n_assessors)]
     )
+    orm_users = user_model.objects.bulk_create(
+        [user_model(username=f"ormbrowser{i}", password=hashed) for i in range(n_assessors)]
+    )
     api = assignment_create(pool=pool, name="bench-api", assessors=api_users, with_ptkb=False)
     browser = assignment_create(pool=pool, name="bench-browser", assessors=browser_users, with_ptkb=False)
+    orm = assignment_create(pool=pool, name="bench-browser-orm", assessors=orm_users, with_ptkb=False)
     tokens = [Token.objects.create(user=user).key for user in api_users]
-    return Seeded(api.pk, browser.pk, tokens, [u.username for u in browser_users])
+    return Seeded(
+        api.pk, browser.pk, orm.pk, tokens, [u.pk for u in browser_users], [u.pk for u in orm_users]
+    )
 
 
 def _serve(
-    database_url: str, secret_key: str, args: argparse.Namespace, connections: int
+    database_url: str, secret_key: str, args: argparse.Namespace, connections: int, grade_sql: bool
 ) -> subprocess.Popen:
     env = dict(
         os.environ,
+        RELEVANCE_GRADE_SQL="1" if grade_sql else "0",
         BENCH_ASSESSORS_SERVE="1",
         DATABASE_URL=database_url,
         DEBUG="0",
@@ -221,8 +240,9 @@ def _serve(
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _server_cpu(server_pgid: int, db_name: str) -> dict[tuple[str, int], float]:
-    """CPU seconds so far of each gunicorn process and each PostgreSQL backend of the bench database."""
+def _server_cpu(server_pgid: int, db_name: str, redis_title: str) -> dict[tuple[str, int], float]:
+    """CPU seconds so far of each gunicorn process, each PostgreSQL backend of the bench database and the
+    Redis server (`redis_title`: its process title; "" for none)."""
     cpu: dict[tuple[str, int], float] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -241,20 +261,22 @@ def _server_cpu(server_pgid: int, db_name: str) -> dict[tuple[str, int], float]:
             cpu[("gunicorn", int(entry.name))] = (utime + stime) / _TICK
         elif cmdline.startswith("postgres: ") and f" {db_name} " in cmdline:
             cpu[("postgres", int(entry.name))] = (utime + stime) / _TICK
+        elif redis_title and cmdline.strip() == redis_title:
+            cpu[("redis", int(entry.name))] = (utime + stime) / _TICK
     return cpu
 
 
 def _cpu_spent(
     before: dict[tuple[str, int], float], after: dict[tuple[str, int], float]
-) -> tuple[float, float]:
-    """(gunicorn, PostgreSQL) CPU seconds spent between the two readings.
+) -> tuple[float, float, float]:
+    """(gunicorn, PostgreSQL, Redis) CPU seconds spent between the two readings.
 
     A process that started in between counts in full; one that ended in between is lost (the pool
     keeps its connections, so the backends live through a phase)."""
-    spent = {"gunicorn": 0.0, "postgres": 0.0}
+    spent = {"gunicorn": 0.0, "postgres": 0.0, "redis": 0.0}
     for key, seconds in after.items():
         spent[key[0]] += seconds - before.get(key, 0.0)
-    return spent["gunicorn"], spent["postgres"]
+    return spent["gunicorn"], spent["postgres"], spent["redis"]
 
 
 # --- Clients ----------------------------------------------------------------------------------------
@@ -300,23 +322,27 @@ class Browser:
 _CSRF_INPUT = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
-def _browser_login(username: str) -> dict[str, str]:
-    """Sign in through the login form as a browser does; the session and CSRF cookies."""
+def _browser_session(user_pk: int) -> dict[str, str]:
+    """The cookies of a browser signed in as the user: a session as `login()` makes it, and the CSRF
+    cookie the login page sets."""
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+    from django.contrib.sessions.backends.base import SessionBase
+    from django.utils.module_loading import import_string
+
+    user = get_user_model().objects.get(pk=user_pk)
+    session: SessionBase = import_string(f"{settings.SESSION_ENGINE}.SessionStore")()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
     browser = Browser()
-    status, _headers, page = browser.request("GET", "/accounts/login/")
-    token = _CSRF_INPUT.search(page)
-    if status != 200 or token is None:
+    status, _headers, _page = browser.request("GET", "/accounts/login/")
+    if status != 200 or "csrftoken" not in browser.cookies:
         raise SystemExit(f"login page: {status}")
-    form = urlencode(
-        {"csrfmiddlewaretoken": token.group(1).decode(), "username": username, "password": PASSWORD}
-    )
-    status, _headers, _page = browser.request(
-        "POST", "/accounts/login/", form.encode(), {"Content-Type": "application/x-www-form-urlencoded"}
-    )
-    if status != 302 or "sessionid" not in browser.cookies:
-        raise SystemExit(f"login as {username}: {status}")
     browser.conn.close()
-    return browser.cookies
+    assert session.session_key is not None
+    return {"csrftoken": browser.cookies["csrftoken"], settings.SESSION_COOKIE_NAME: session.session_key}
 
 
 def _attr(page: bytes, name: str) -> str:
@@ -485,10 +511,11 @@ class Phase:
     elapsed: float
     web_cpu: float
     db_cpu: float
+    cache_cpu: float
 
     @property
     def cpu(self) -> float:
-        return self.web_cpu + self.db_cpu
+        return self.web_cpu + self.db_cpu + self.cache_cpu
 
     @property
     def latencies(self) -> list[float]:
@@ -605,42 +632,51 @@ def main() -> int:
     db_name = f"bench_assessors_{os.getpid()}"
     database_url = _database_create(db_name)
     secret_key = secrets.token_urlsafe(50)
-    os.environ.update(DATABASE_URL=database_url, SECRET_KEY=secret_key, DB_POOL="0")
+    cache_url, redis_title = _cache()
+    os.environ.update(DATABASE_URL=database_url, SECRET_KEY=secret_key, DB_POOL="0", CACHE_URL=cache_url)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
     sys.path.insert(0, str(REPO))
     import django
 
     django.setup()
+    from django.conf import settings
+    from django.core.cache import cache
     from django.core.management import call_command
     from django.db import connection
 
     server = None
     try:
+        cache.clear()
         call_command("migrate", verbosity=0)
         seeded = _seed(args.assessors, args.turns, args.per_turn)
         # Planner statistics, as autovacuum keeps them on a database in use; a freshly loaded one has none.
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-        connection.close()
-        server = _serve(database_url, secret_key, args, args.threads)
-        server_pgid = server.pid
+        server = _serve(database_url, secret_key, args, args.threads, grade_sql=False)
         print(
             f"server: gunicorn gthread, {args.workers} workers x {args.threads} threads "
             f"({args.threads} connections each, keep-alive {args.keep_alive} s), Django's PostgreSQL pool "
             f"(max {args.threads} per worker) over {'a Unix socket' if '%2F' in PG_URL else 'TCP'}; "
+            f"sessions {'cached in Redis' if cache_url else 'in the database'} ({settings.SESSION_ENGINE}); "
             f"{cores} cores shared with the clients: {args.assessors} closed loops per kind in "
             f"{args.client_processes} processes, no think time"
         )
         with ThreadPoolExecutor(8) as pool:
-            cookies = list(pool.map(_browser_login, seeded.usernames))
+            cookies = list(pool.map(_browser_session, seeded.browser_users))
+            orm_cookies = list(pool.map(_browser_session, seeded.browser_orm_users))
+        connection.close()
 
         def cpu_of() -> dict[tuple[str, int], float]:
-            return _server_cpu(server_pgid, db_name)
+            assert server is not None
+            return _server_cpu(server.pid, db_name, redis_title)
 
         half = args.trivial_seconds / 2
         procs = args.client_processes
         before = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
         api = _load("api", seeded.tokens, seeded.api_assignment, args.seconds, procs, cpu_of)
+        orm = _load("browser", orm_cookies, seeded.browser_orm_assignment, args.seconds, procs, cpu_of)
+        _stop(server)
+        server = _serve(database_url, secret_key, args, args.threads, grade_sql=True)
         browser = _load("browser", cookies, seeded.browser_assignment, args.seconds, procs, cpu_of)
         after = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
         trivial = Phase(
@@ -648,6 +684,7 @@ def main() -> int:
             before.elapsed + after.elapsed,
             before.web_cpu + after.web_cpu,
             before.db_cpu + after.db_cpu,
+            before.cache_cpu + after.cache_cpu,
         )
 
         from annotation.models import RelevanceJudgment
@@ -658,35 +695,49 @@ def main() -> int:
         browser_ok, browser_counts = _stored_once(
             browser, RelevanceJudgment.objects.filter(judge__user__username__startswith="browser")
         )
-        unit_loads = [x for r in browser.results for x in r.unit_loads]
+        orm_ok, orm_counts = _stored_once(
+            orm, RelevanceJudgment.objects.filter(judge__user__username__startswith="ormbrowser")
+        )
 
         def line(name: str, phase: Phase, unit: str) -> str:
             lat = phase.latencies
+            n = max(len(lat), 1)
             return (
                 f"{name}: {phase.per_s:.1f} {unit}/s, p50 {_p(lat, 50) * 1000:.1f} ms, "
                 f"p95 {_p(lat, 95) * 1000:.1f} ms, server CPU {phase.cpu_ms:.2f} ms per {unit[:-1]} "
-                f"({phase.web_cpu / max(len(lat), 1) * 1000:.2f} gunicorn + "
-                f"{phase.db_cpu / max(len(lat), 1) * 1000:.2f} PostgreSQL; {len(lat)} in {phase.elapsed:.1f} s)"
+                f"({phase.web_cpu / n * 1000:.2f} gunicorn + {phase.db_cpu / n * 1000:.2f} PostgreSQL + "
+                f"{phase.cache_cpu / n * 1000:.2f} Redis; {len(lat)} in {phase.elapsed:.1f} s)"
+            )
+
+        def unit_line(phase: Phase) -> str:
+            loads = [x for r in phase.results for x in r.unit_loads]
+            return (
+                f"  unit page loads (next-unit form, redirects, page): {len(loads)}, "
+                f"p50 {_p(loads, 50) * 1000:.1f} ms, p95 {_p(loads, 95) * 1000:.1f} ms"
             )
 
         print(line("trivial view (2 JSON POSTs per loop)", trivial, "loops"))
         print(f"  ({before.per_s:.0f} loops/s before the assessors, {after.per_s:.0f} after)")
         print(line("API loop (token: next + grade)", api, "judgments"))
-        print(line("browser loop (session + CSRF: grade with next)", browser, "judgments"))
-        print(
-            f"  unit page loads (next-unit form, redirects, page): {len(unit_loads)}, "
-            f"p50 {_p(unit_loads, 50) * 1000:.1f} ms, p95 {_p(unit_loads, 95) * 1000:.1f} ms"
-        )
-        print(f"stored (API): {api_counts}; stored (browser): {browser_counts}")
-        errors = api.errors + browser.errors + trivial.errors
+        print(line("browser loop, grade read on the ORM (RELEVANCE_GRADE_SQL=0)", orm, "judgments"))
+        print(unit_line(orm))
+        print(line("browser loop, grade read as one statement (default)", browser, "judgments"))
+        print(unit_line(browser))
+        print(f"stored (API): {api_counts}; (browser, ORM): {orm_counts}; (browser): {browser_counts}")
+        errors = api.errors + orm.errors + browser.errors + trivial.errors
         print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
 
         ratio = browser.per_s / trivial.per_s if trivial.per_s else 0.0
+        orm_ratio = orm.per_s / trivial.per_s if trivial.per_s else 0.0
         api_ratio = api.per_s / trivial.per_s if trivial.per_s else 0.0
         cpu_ratio = browser.cpu_ms / api.cpu_ms if api.cpu_ms else 0.0
         p95 = _p(browser.latencies, 95) * 1000
         print(
-            f"ratios: browser / trivial throughput {ratio:.2f} (API / trivial {api_ratio:.2f}); "
+            f"statement vs ORM read (browser): {browser.per_s / orm.per_s if orm.per_s else 0.0:.2f}x the "
+            f"throughput, {browser.cpu_ms / orm.cpu_ms if orm.cpu_ms else 0.0:.2f}x the server CPU per judgment"
+        )
+        print(
+            f"ratios: browser / trivial throughput {ratio:.2f} (ORM read {orm_ratio:.2f}, API {api_ratio:.2f}); "
             f"browser / API server CPU per judgment {cpu_ratio:.2f}"
         )
         print(
@@ -694,7 +745,7 @@ def main() -> int:
             f"browser p95 < 150 ms {'MET' if p95 < 150 else 'NOT MET'}; "
             f"browser CPU per judgment <= 1.5 x API {'MET' if cpu_ratio <= 1.5 else 'NOT MET'}"
         )
-        ok = api_ok and browser_ok and not errors
+        ok = api_ok and orm_ok and browser_ok and not errors
         print(
             "every 2xx submit stored exactly once"
             if ok
@@ -703,10 +754,33 @@ def main() -> int:
         return 0 if ok else 1
     finally:
         if server is not None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+            _stop(server)
         connection.close()
         _database_drop(db_name)
+        if cache_url:
+            cache.clear()
+
+
+def _stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=30)
+
+
+def _cache() -> tuple[str, str]:
+    """The CACHE_URL the server gets ("" for none) and the Redis server's process title."""
+    url = os.environ.get("BENCH_CACHE_URL", "")
+    if url == "none":
+        return "", ""
+    port = int(os.environ.get("REDIS_PORT", "56379"))
+    if not url:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return "", ""
+        # A database of its own, emptied before and after.
+        url = f"redis://127.0.0.1:{port}/7"
+    host_port = url.split("//", 1)[1].split("/", 1)[0]
+    return url, f"redis-server {host_port}"
 
 
 if __name__ == "__main__":

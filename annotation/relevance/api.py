@@ -3,77 +3,188 @@
 Both call the relevance work rules (annotation.relevance.work) and nothing else. The page signs in with
 its session (and sends the CSRF token in the X-CSRFToken header); scripts send `Authorization: Token
 <key>`.
+
+They are plain Django views rather than DRF APIViews: they are most of the requests of a campaign, one
+per judgment, and DRF's request wrapping, content negotiation and serializer fields cost more than the
+work itself. What DRF gave them is kept, with DRF's own pieces and its answers: token authentication
+(DRF's Token model and TokenAuthentication), the session with its CSRF check (SessionAuthentication's),
+the per-user throttle (UserRateThrottle), and strict input checks that answer 400 with the reason per
+field, in DRF's words.
 """
 
 from __future__ import annotations
 
-from django.http import Http404
+import json
+from typing import Any, cast
+
+from csp.decorators import csp_exempt
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.request import Request
-from rest_framework.response import Response as ApiResponse
-from rest_framework.views import APIView
+from rest_framework.fields import BooleanField, IntegerField
+from rest_framework.throttling import UserRateThrottle
 
 from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.work import NextKind, NextPassage, NotPooled, WorkRefused, work_grade, work_next
 
-# Token first: a scripted client's request then never touches the session machinery.
-ASSESSOR_API_AUTHENTICATION = [TokenAuthentication, SessionAuthentication]
+_TOKEN = TokenAuthentication()
+_SESSION = SessionAuthentication()
 
 
-class NextInput(serializers.Serializer):
-    slot = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        help_text="Stay on this unit (as the assessor page does): 204 once it is complete, instead of "
-        "closing it and leasing the next.",
-    )
+class _Refused(Exception):
+    """An answer other than the work's: authentication, throttle, or input."""
+
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        super().__init__(status)
+        self.status, self.body, self.headers = status, body, headers or {}
 
 
-class NextOutput(serializers.Serializer):
-    slot = serializers.IntegerField()
-    unit = serializers.CharField()
-    turn_id = serializers.CharField()
-    turn_pk = serializers.IntegerField()
-    passage_id = serializers.CharField()
-    index = serializers.IntegerField(help_text="The passage's place in its turn, from 0.")
-    title = serializers.CharField(allow_blank=True)
-    text = serializers.CharField(
-        allow_blank=True, allow_null=True, help_text="null: the collection lacks it."
-    )
-    url = serializers.CharField(help_text="The same passage on the assessor page.")
+def _assessor(request: HttpRequest) -> User:
+    """The caller: by token when the request carries one (scripts), else by session with its CSRF check.
+
+    Token first, so that a script's request never touches the session. A missing or bad credential is
+    401 (with `WWW-Authenticate: Token`), a session post without its CSRF token 403, a script over the
+    API's per-user rate 429.
+    """
+    try:
+        found = _TOKEN.authenticate(request)  # type: ignore[arg-type]  # it reads request.META only
+        if found is None:
+            if not request.user.is_active:  # AnonymousUser too
+                raise exceptions.NotAuthenticated()
+            _SESSION.enforce_csrf(request)  # type: ignore[arg-type]
+    except (exceptions.AuthenticationFailed, exceptions.NotAuthenticated) as exc:
+        raise _Refused(401, {"detail": str(exc.detail)}, {"WWW-Authenticate": _TOKEN.keyword}) from None
+    except exceptions.PermissionDenied as exc:
+        raise _Refused(403, {"detail": str(exc.detail)}) from None
+    if found is None:
+        # The page's pace is a person's, like every other page of the site; the throttle is for scripts.
+        return cast(User, request.user)
+    user: User = found[0]
+    request.user = user
+    throttle = UserRateThrottle()
+    if not throttle.allow_request(request, None):  # type: ignore[arg-type]
+        wait = throttle.wait()
+        headers = {"Retry-After": str(int(wait))} if wait is not None else {}
+        raise _Refused(429, {"detail": str(exceptions.Throttled(wait).detail)}, headers)
+    return user
 
 
-class GradeInput(serializers.Serializer):
-    turn_pk = serializers.IntegerField()
-    passage_id = serializers.CharField(max_length=255)
-    grade = serializers.ChoiceField(choices=RelevanceGrade.choices)
-    time_spent_ms = serializers.IntegerField(
-        min_value=0, max_value=MAX_TIME_SPENT_MS, required=False, allow_null=True
-    )
-    next = serializers.BooleanField(
-        default=False,
-        help_text="Answer with the unit's next passage too, as the next call with `slot` would (null when "
-        "none is left: the unit is closed, or only its PTKB step is left); saves a request per judgment.",
-    )
+def _payload(request: HttpRequest) -> dict[str, Any]:
+    """The request body as a dict: JSON (what the page and scripts send), a form, or nothing."""
+    content_type = request.content_type or ""
+    if content_type == "application/json":
+        if not request.body:
+            return {}
+        try:
+            data = json.loads(request.body)
+        except ValueError as exc:
+            raise _Refused(400, {"detail": f"JSON parse error - {exc}"}) from None
+        if not isinstance(data, dict):
+            raise _Refused(400, {"non_field_errors": ["Invalid data. Expected a dictionary."]})
+        return data
+    if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        return request.POST.dict()
+    if not request.body:
+        return {}
+    raise _Refused(415, {"detail": f'Unsupported media type "{content_type}" in request.'})
 
 
-class GradeOutput(serializers.Serializer):
-    turn_pk = serializers.IntegerField()
-    passage_id = serializers.CharField()
-    grade = serializers.IntegerField()
+# --- Input checks, in the words of DRF's fields -----------------------------------------------------
+
+_MISSING = object()
+_DECIMAL_END = IntegerField.re_decimal
+_GRADES = {str(value): value for value in RelevanceGrade.values}
 
 
-class GradeNextOutput(GradeOutput):
-    """The answer to a grade sent with `next`."""
+class _Fields:
+    """Reads a payload field by field, collecting each field's error as DRF's serializer would."""
 
-    next = NextOutput(allow_null=True, help_text="The unit's next passage; null when none is left.")
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.errors: dict[str, list[str]] = {}
+
+    def _fail(self, name: str, message: str) -> None:
+        self.errors[name] = [message]
+
+    def integer(
+        self, name: str, *, min_value: int | None = None, max_value: int | None = None, required: bool = True
+    ) -> int | None:
+        value = self.data.get(name, _MISSING)
+        if value is _MISSING or (value is None and not required):
+            if required:
+                self._fail(name, "This field is required.")
+            return None
+        if value is None:
+            self._fail(name, "This field may not be null.")
+            return None
+        try:
+            if isinstance(value, str) and len(value) > 1000:
+                raise ValueError
+            number = int(_DECIMAL_END.sub("", str(value)))
+        except (TypeError, ValueError):
+            self._fail(name, "A valid integer is required.")
+            return None
+        if min_value is not None and number < min_value:
+            self._fail(name, f"Ensure this value is greater than or equal to {min_value}.")
+        elif max_value is not None and number > max_value:
+            self._fail(name, f"Ensure this value is less than or equal to {max_value}.")
+        return number
+
+    def text(self, name: str, *, max_length: int) -> str:
+        value = self.data.get(name, _MISSING)
+        if value is _MISSING:
+            self._fail(name, "This field is required.")
+            return ""
+        if value is None:
+            self._fail(name, "This field may not be null.")
+            return ""
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self._fail(name, "Not a valid string.")
+            return ""
+        text = str(value).strip()
+        if not text:
+            self._fail(name, "This field may not be blank.")
+        elif len(text) > max_length:
+            self._fail(name, f"Ensure this field has no more than {max_length} characters.")
+        return text
+
+    def grade(self, name: str) -> int:
+        value = self.data.get(name, _MISSING)
+        if value is _MISSING:
+            self._fail(name, "This field is required.")
+            return 0
+        if value is None:
+            self._fail(name, "This field may not be null.")
+            return 0
+        grade = _GRADES.get(str(value))
+        if grade is None:
+            self._fail(name, f'"{value}" is not a valid choice.')
+            return 0
+        return grade
+
+    def boolean(self, name: str) -> bool:
+        value = self.data.get(name, False)
+        try:
+            if value in BooleanField.TRUE_VALUES:
+                return True
+            if value in BooleanField.FALSE_VALUES:
+                return False
+        except TypeError:  # an unhashable value (a list, an object)
+            pass
+        self._fail(name, "Must be a valid boolean.")
+        return False
+
+    def check(self) -> None:
+        if self.errors:
+            raise _Refused(400, self.errors)
 
 
-def _passage_output(passage: NextPassage) -> dict:
+def _passage_output(passage: NextPassage) -> dict[str, Any]:
     return {
         "slot": passage.slot_pk,
         "unit": passage.unit,
@@ -87,93 +198,99 @@ def _passage_output(passage: NextPassage) -> dict:
     }
 
 
-class NextUnitApi(APIView):
+def _refused(exc: _Refused) -> JsonResponse:
+    response = JsonResponse(exc.body, status=exc.status)
+    for header, value in exc.headers.items():
+        response[header] = value
+    return response
+
+
+@csp_exempt()  # type: ignore[arg-type]  # JSON is never rendered as a page: no policy header
+@csrf_exempt  # a token client has no CSRF cookie; a session is checked in _assessor
+@require_POST
+def next_unit_api(request: HttpRequest, assignment_pk: int) -> HttpResponse:
     """POST: lease work in an assignment and get the next passage to grade; 204 when none is left.
 
-    A held unit whose screens are all answered is closed here (SubmitGradeApi leaves that to this call)
-    and the next one leased; with `slot`, the answer stays on that unit and is 204 once it is complete.
-    If only a PTKB step is left the answer is 409 with the page that asks for it (the JSON client grades
-    passages only). 404 outside the assignment, or for a unit the caller does not hold.
+    Body (optional): `{"slot": s}` stays on that unit (as the assessor page does) and answers 204 once it
+    is complete, instead of closing it and leasing the next. A held unit whose screens are all answered
+    is closed here (grading leaves that to this call) and the next one leased. 200:
+    `{slot, unit, turn_id, turn_pk, passage_id, index, title, text, url}` (`index`: the passage's place
+    in its turn, from 0; `url`: the same passage on the assessor page). If only a PTKB step is left the
+    answer is 409 with the page that asks for it (the JSON client grades passages only). 404 outside the
+    assignment, or for a unit the caller does not hold.
     """
-
-    authentication_classes = ASSESSOR_API_AUTHENTICATION
-
-    @extend_schema(
-        request=NextInput,
-        responses={
-            200: NextOutput,
-            204: OpenApiResponse(description="No work left in this assignment (or in the unit asked for)."),
-            409: OpenApiResponse(description="Only the PTKB step of the unit is left; do it on the page."),
-        },
-    )
-    def post(self, request: Request, assignment_pk: int) -> ApiResponse:
-        payload = NextInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        try:
-            step = work_next(
-                user=request.user, assignment_pk=assignment_pk, slot_pk=payload.validated_data.get("slot")
-            )
-        except WorkRefused as exc:
-            raise Http404(str(exc)) from None
-        if step.kind in (NextKind.NO_WORK, NextKind.UNIT_DONE):
-            return ApiResponse(status=status.HTTP_204_NO_CONTENT)
-        assert step.slot is not None
-        if step.kind is NextKind.PTKB_LEFT:
-            return ApiResponse(
-                {
-                    "slot": step.slot.pk,
-                    "detail": "only the PTKB step is left",
-                    "url": reverse("relevance-resume", args=[step.slot.pk]),
-                },
-                status=status.HTTP_409_CONFLICT,
-            )
-        assert step.passage is not None
-        return ApiResponse(NextOutput(_passage_output(step.passage)).data)
+    try:
+        user = _assessor(request)
+        fields = _Fields(_payload(request))
+        slot_pk = fields.integer("slot", min_value=1, required=False)
+        fields.check()
+        step = work_next(user=user, assignment_pk=assignment_pk, slot_pk=slot_pk)
+    except _Refused as exc:
+        return _refused(exc)
+    except WorkRefused as exc:
+        return JsonResponse({"detail": str(exc)}, status=404)
+    if step.kind in (NextKind.NO_WORK, NextKind.UNIT_DONE):
+        return HttpResponse(status=204)
+    assert step.slot is not None
+    if step.kind is NextKind.PTKB_LEFT:
+        return JsonResponse(
+            {
+                "slot": step.slot.pk,
+                "detail": "only the PTKB step is left",
+                "url": reverse("relevance-resume", args=[step.slot.pk]),
+            },
+            status=409,
+        )
+    assert step.passage is not None
+    return JsonResponse(_passage_output(step.passage))
 
 
-class SubmitGradeApi(APIView):
+@csp_exempt()  # type: ignore[arg-type]
+@csrf_exempt
+@require_POST
+def submit_grade_api(request: HttpRequest, slot_pk: int) -> HttpResponse:
     """POST: grade (or regrade) a passage of a unit the caller holds; 404 for anyone else's unit.
 
-    The unit is not closed here: the next call to NextUnitApi closes it when it finds nothing left,
-    which saves that check on every grade.
+    Body: `{turn_pk, passage_id, grade, time_spent_ms?, next?}`; 201: `{turn_pk, passage_id, grade}`.
+    With `"next": true` the answer carries the unit's next passage too, as the next call with `slot`
+    would (`null` when none is left: the unit is closed, or only its PTKB step is left), which saves a
+    request per judgment. Without it the unit is not closed here: the next call to next_unit_api closes
+    it when it finds nothing left, which saves that check on every grade.
     """
-
-    authentication_classes = ASSESSOR_API_AUTHENTICATION
-
-    @extend_schema(
-        request=GradeInput,
-        responses={201: OpenApiResponse(GradeNextOutput, description="`next` only when asked for.")},
-    )
-    def post(self, request: Request, slot_pk: int) -> ApiResponse:
-        payload = GradeInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
-        try:
-            graded = work_grade(
-                user=request.user,
-                slot_pk=slot_pk,
-                turn_pk=data["turn_pk"],
-                passage_id=data["passage_id"],
-                grade=data["grade"],
-                time_spent_ms=data.get("time_spent_ms"),
-                then_next=data["next"],
-            )
-        except WorkRefused as exc:
-            raise Http404(str(exc)) from None
-        except NotPooled as exc:
-            return ApiResponse({"passage_id": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-        judgment = graded.judgment
-        output: dict = {
-            "turn_pk": judgment.turn_id,
-            "passage_id": judgment.passage_id,
-            "grade": judgment.grade,
-        }
-        if graded.next is None:
-            return ApiResponse(GradeOutput(output).data, status=status.HTTP_201_CREATED)
+    try:
+        user = _assessor(request)
+        fields = _Fields(_payload(request))
+        turn_pk = fields.integer("turn_pk")
+        passage_id = fields.text("passage_id", max_length=255)
+        grade = fields.grade("grade")
+        time_spent_ms = fields.integer(
+            "time_spent_ms", min_value=0, max_value=MAX_TIME_SPENT_MS, required=False
+        )
+        then_next = fields.boolean("next")
+        fields.check()
+        assert turn_pk is not None
+        graded = work_grade(
+            user=user,
+            slot_pk=slot_pk,
+            turn_pk=turn_pk,
+            passage_id=passage_id,
+            grade=grade,
+            time_spent_ms=time_spent_ms,
+            then_next=then_next,
+        )
+    except _Refused as exc:
+        return _refused(exc)
+    except WorkRefused as exc:
+        return JsonResponse({"detail": str(exc)}, status=404)
+    except NotPooled as exc:
+        return JsonResponse({"passage_id": [str(exc)]}, status=400)
+    judgment = graded.judgment
+    output: dict[str, Any] = {
+        "turn_pk": judgment.turn_id,
+        "passage_id": judgment.passage_id,
+        "grade": judgment.grade,
+    }
+    if graded.next is not None:
         passage = graded.next.passage
         output["next"] = _passage_output(passage) if passage is not None else None
-        return ApiResponse(GradeNextOutput(output).data, status=status.HTTP_201_CREATED)
-
-
-next_unit_api = NextUnitApi.as_view()
-submit_grade_api = SubmitGradeApi.as_view()
+    return JsonResponse(output, status=201)

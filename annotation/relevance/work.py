@@ -20,12 +20,14 @@ the settings' IMMEDIATE transactions serialise the claim on the write lock.
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
@@ -42,6 +44,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.grade_sql import grade_read
 from annotation.relevance.selectors import ptkb_steps_done
 from annotation.selectors import natural_key
 from annotation.services import judge_for_assessor
@@ -330,7 +333,7 @@ def _next_passage(
     row = (
         PoolEntry.objects.filter(pool_id=pool_pk, turn_id__in=turn_pks)
         .filter(~Exists(judged))
-        .order_by("turn__position", "order")
+        .order_by("turn__position", "order", "id")
         .values_list(
             "turn_id",
             "turn__turn_id",
@@ -346,6 +349,11 @@ def _next_passage(
 
 
 # --- Assessors: grading, closing, the PTKB step ----------------------------------------------------
+
+
+def _grade_sql() -> bool:
+    """Whether a grade with `next` reads through the one prepared statement (PostgreSQL only)."""
+    return connection.vendor == "postgresql" and settings.RELEVANCE_GRADE_SQL
 
 
 @dataclass(frozen=True)
@@ -369,32 +377,46 @@ def work_grade(
     Ownership (holder and member), the pair (pooled for a turn of this unit), the judge and what the
     next passage needs are read in one query, the grade written by one upsert (relevance_judgment_submit).
     With `then_next`, the answer carries the copy's next passage as `work_next(slot_pk=...)` would give
-    it, saving the assessor page a request per judgment; the copy is closed when nothing is left.
+    it, saving the assessor page a request per judgment; the copy is closed when nothing is left. On
+    PostgreSQL that read and the next passage are one prepared statement (grade_sql.grade_read).
     Without it the copy is not closed here: `work_next` closes it, the page calls `work_close` itself.
     Raises WorkRefused (not your copy) or NotPooled.
     """
-    entry = PoolEntry.objects.filter(
-        pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
-    ).order_by()
-    row = (
-        WorkSlot.objects.filter(pk=slot_pk, assessor=user, assignment__assessors=user)
-        .values_list(
-            "unit__turn_pks",
-            "unit__label",
-            Subquery(entry.values("pk")[:1]),
-            "assessor__judge__id",
-            "unit__assignment__pool_id",
-            "unit__assignment__pool__collection_id",
-            "leased_until",
-            "unit__assignment__lease_minutes",
+    if then_next and _grade_sql():
+        read = grade_read(user_pk=user.pk, slot_pk=slot_pk, turn_pk=turn_pk, passage_id=passage_id)
+        if read is None:
+            raise WorkRefused("no such unit of yours")
+        turn_pks = json.loads(read.turn_pks) if isinstance(read.turn_pks, str) else read.turn_pks
+        pooled, judge_pk, leased_until, lease_minutes = (
+            read.pooled,
+            read.judge_pk,
+            read.leased_until,
+            read.lease_minutes,
         )
-        .first()
-    )
-    if row is None:
-        raise WorkRefused("no such unit of yours")
-    turn_pks, label, entry_pk, judge_pk, pool_pk, collection_pk, leased_until, lease_minutes = row
+    else:
+        read = None
+        entry = PoolEntry.objects.filter(
+            pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
+        ).order_by()
+        row = (
+            WorkSlot.objects.filter(pk=slot_pk, assessor=user, assignment__assessors=user)
+            .values_list(
+                "unit__turn_pks",
+                "unit__label",
+                Exists(entry),
+                "assessor__judge__id",
+                "unit__assignment__pool_id",
+                "unit__assignment__pool__collection_id",
+                "leased_until",
+                "unit__assignment__lease_minutes",
+            )
+            .first()
+        )
+        if row is None:
+            raise WorkRefused("no such unit of yours")
+        turn_pks, label, pooled, judge_pk, pool_pk, collection_pk, leased_until, lease_minutes = row
     # A pool's other turns may be cut into other units: the pair must be in this copy's unit.
-    if entry_pk is None or turn_pk not in turn_pks:
+    if not pooled or turn_pk not in turn_pks:
         raise NotPooled("this passage is not pooled for a turn of your unit")
     _lease_renew_pk(slot_pk, leased_until, lease_minutes, timezone.now())
     judgment = relevance_judgment_submit(
@@ -406,14 +428,30 @@ def work_grade(
     )
     if not then_next:
         return Graded(judgment)
-    passage = _next_passage(
-        slot_pk=slot_pk,
-        unit=label,
-        pool_pk=pool_pk,
-        collection_pk=collection_pk,
-        turn_pks=turn_pks,
-        user_pk=user.pk,
-    )
+    if read is not None:
+        passage = (
+            NextPassage(
+                slot_pk,
+                read.label,
+                read.next_turn_pk,
+                read.next_turn_id or "",
+                read.next_passage_id or "",
+                read.next_index or 0,
+                read.next_title or "",
+                read.next_text or "",
+            )
+            if read.next_turn_pk is not None
+            else None
+        )
+    else:
+        passage = _next_passage(
+            slot_pk=slot_pk,
+            unit=label,
+            pool_pk=pool_pk,
+            collection_pk=collection_pk,
+            turn_pks=turn_pks,
+            user_pk=user.pk,
+        )
     if passage is not None:
         return Graded(judgment, NextStep(NextKind.PASSAGE, passage=passage))
     # Once per copy: the same answer as the next-passage call, which closes the copy when it is done.

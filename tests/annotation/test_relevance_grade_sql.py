@@ -1,0 +1,196 @@
+"""The grade-with-next read as one PostgreSQL statement answers exactly as the ORM read does.
+
+One scripted sequence of the assessor page's requests (next, grade with next, a skip, a regrade, another
+assessor, bad input, a passage without text, a lease that runs out and is taken over, the unit's end)
+runs through the ORM read and through the statement (RELEVANCE_GRADE_SQL), each on its own copy of the
+same campaign; every answer, every stored judgment and every copy's state must be the same.
+"""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Passage, PoolEntry, RelevanceJudgment, WorkSlot
+from tests.factories import UserFactory, relevance_campaign
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+class Campaign:
+    """One copy of the campaign, and the names its ids get so that two copies compare."""
+
+    def __init__(self) -> None:
+        self.alice, self.bob, self.carol = UserFactory(), UserFactory(), UserFactory()
+        self.names = {self.alice.pk: "alice", self.bob.pk: "bob", self.carol.pk: "carol"}
+        self.assignment = relevance_campaign(
+            assessors=[self.alice, self.bob],
+            n_turns=2,
+            n_passages=3,
+            n_ptkb=0,
+            unit_kind="conversation",
+        )
+        self.entries = list(
+            PoolEntry.objects.filter(pool=self.assignment.pool)
+            .select_related("turn")
+            .order_by("turn__position", "order")
+        )
+        self.passage = {(e.turn.position, e.order): e for e in self.entries}
+        self.canonical = {(e.turn_id, e.passage_id): f"t{e.turn.position}.p{e.order}" for e in self.entries}
+        # The collection lacks the text of one pooled passage.
+        missing = self.passage[(2, 1)]
+        Passage.objects.filter(
+            collection=self.assignment.pool.collection, passage_id=missing.passage_id
+        ).delete()
+        self.clients = {}
+        for user in (self.alice, self.bob, self.carol):
+            client = Client()
+            client.force_login(user)
+            self.clients[self.names[user.pk]] = client
+        self.slot_pk = 0
+
+    def next(self, who: str):
+        response = self.clients[who].post(
+            reverse("relevance-api-next", args=[self.assignment.pk]), content_type="application/json"
+        )
+        if response.status_code == 200:
+            self.slot_pk = response.json()["slot"]
+        return self._seen("next", who, response)
+
+    def grade(self, who: str, where: tuple[int, int], grade, passage_id: str | None = None):
+        entry = self.passage[where]
+        body = {
+            "turn_pk": entry.turn_id,
+            "passage_id": entry.passage_id if passage_id is None else passage_id,
+            "grade": grade,
+            "time_spent_ms": 100,
+            "next": True,
+        }
+        response = self.clients[who].post(
+            reverse("relevance-api-grade", args=[self.slot_pk]), body, content_type="application/json"
+        )
+        return self._seen("grade", who, response)
+
+    def _passage(self, data: dict) -> dict:
+        key = (data["turn_pk"], data["passage_id"])
+        entry = next(e for e in self.entries if (e.turn_id, e.passage_id) == key)
+        stored = Passage.objects.filter(
+            collection=self.assignment.pool.collection, passage_id=entry.passage_id
+        ).first()
+        return {
+            "passage": self.canonical[key],
+            "slot": "the copy" if data["slot"] == self.slot_pk else data["slot"],
+            "unit": data["unit"] == self.assignment.units.get().label,
+            "turn_id": data["turn_id"] == entry.turn.turn_id,
+            "index": data["index"],
+            "title": "missing" if stored is None else data["title"] == stored.title,
+            "text": "missing" if stored is None else data["text"] == stored.text,
+            "empty when missing": stored is not None or (data["title"], data["text"]) == ("", ""),
+            "url": data["url"]
+            == reverse("relevance-passage", args=[data["slot"], entry.turn_id, entry.order]),
+        }
+
+    def _seen(self, call: str, who: str, response) -> tuple:
+        data = response.json() if response.content else None
+        if response.status_code == 200 and call == "next":
+            data = self._passage(data)
+        elif response.status_code == 201:
+            data = {
+                "graded": self.canonical[(data["turn_pk"], data["passage_id"])],
+                "grade": data["grade"],
+                "next": None if data["next"] is None else self._passage(data["next"]),
+            }
+        return (call, who, response.status_code, data)
+
+    def expire_lease(self) -> None:
+        WorkSlot.objects.filter(pk=self.slot_pk).update(leased_until=timezone.now() - timedelta(minutes=1))
+
+    def lease_almost_out(self) -> None:
+        almost = timezone.now() + timedelta(minutes=self.assignment.lease_minutes / 4)
+        WorkSlot.objects.filter(pk=self.slot_pk).update(leased_until=almost)
+
+    def state(self) -> dict:
+        judgments = sorted(
+            (self.names[j.judge.user_id], self.canonical[(j.turn_id, j.passage_id)], j.grade, j.time_spent_ms)
+            for j in RelevanceJudgment.objects.filter(
+                turn__topic__collection=self.assignment.pool.collection
+            ).select_related("judge")
+        )
+        soon = timezone.now() + timedelta(minutes=self.assignment.lease_minutes * 0.9)
+        slots = [
+            (
+                self.names.get(s.assessor_id),
+                s.completed_at is not None,
+                "fresh" if s.leased_until and s.leased_until > soon else "old",
+            )
+            for s in WorkSlot.objects.filter(assignment=self.assignment).order_by("position", "copy")
+        ]
+        return {"judgments": judgments, "slots": slots}
+
+
+def _script(campaign: Campaign) -> list:
+    seen = [campaign.next("alice")]
+    seen.append(campaign.grade("alice", (1, 0), 2))
+    seen.append(campaign.grade("alice", (1, 2), 1))  # a skip: the next is the one left behind
+    seen.append(campaign.grade("alice", (1, 0), 4))  # a regrade
+    seen.append(campaign.grade("bob", (1, 1), 3))  # another assessor of the assignment: not his copy
+    seen.append(campaign.grade("carol", (1, 1), 3))  # not an assessor of it at all
+    seen.append(campaign.grade("alice", (1, 1), 3, passage_id="not-pooled"))
+    seen.append(campaign.grade("alice", (1, 1), 7))
+    campaign.lease_almost_out()
+    seen.append(campaign.grade("alice", (1, 1), 3))  # renews the lease; the next is in the other turn
+    seen.append(campaign.grade("alice", (2, 0), 0))  # the next lacks its text
+    state = campaign.state()
+    campaign.expire_lease()
+    seen.append(campaign.next("bob"))  # takes the copy over
+    seen.append(campaign.grade("alice", (2, 1), 2))  # too late
+    seen.append(campaign.grade("bob", (2, 1), 2))  # bob's first grade: his judge is made on the way
+    for where in [(1, 0), (1, 1), (1, 2), (2, 0)]:
+        seen.append(campaign.grade("bob", where, 3))
+    seen.append(campaign.grade("bob", (2, 2), 4))  # the last one: no next, the copy is closed
+    seen.append(campaign.next("bob"))
+    return [seen, state, campaign.state()]
+
+
+def test_the_statement_and_the_orm_answer_and_store_the_same_on_postgresql(settings):
+    assert connection.vendor == "postgresql"
+    runs = {}
+    for statement in (False, True):
+        settings.RELEVANCE_GRADE_SQL = statement
+        with CaptureQueriesContext(connection) as queries:
+            runs[statement] = _script(Campaign())
+        read_by_statement = any("jsonb_array_elements_text" in q["sql"] for q in queries.captured_queries)
+        assert read_by_statement is statement
+
+    orm, sql = runs[False], runs[True]
+    assert sql == orm
+    seen, midway, end = orm
+    assert [s[2] for s in seen[:12]] == [200, 201, 201, 201, 404, 404, 400, 400, 201, 201, 200, 404]
+    assert [s[2] for s in seen[12:]] == [201] * 6 + [204]
+    assert seen[2][3]["next"]["passage"] == "t1.p1"
+    assert seen[9][3]["next"]["text"] == "missing" and seen[9][3]["next"]["empty when missing"]
+    assert seen[17][3]["next"] is None
+    assert midway["slots"] == [("alice", False, "fresh")]
+    assert end["slots"] == [("bob", True, "fresh")]
+    assert ("alice", "t1.p0", 4, 200) in end["judgments"]  # the regrade: revised, its time added up
+    assert len(end["judgments"]) == 4 + 6
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_statement_is_prepared_on_the_connection_that_runs_it_often_on_postgresql():
+    assert connection.vendor == "postgresql"
+    campaign = Campaign()
+    campaign.next("alice")
+    for where in [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]:
+        assert campaign.grade("alice", where, 2)[2] == 201
+
+    # The test client's requests share this thread's connection: psycopg prepared the statement on it.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+
+    assert any("jsonb_array_elements_text" in statement for statement in prepared)
