@@ -9,6 +9,7 @@ databases beside the test cluster's; it is skipped where PostgreSQL or Redis is 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -139,7 +140,16 @@ def stack():
         "LOG_LEVEL": "INFO",
         "TMP": str(REPO / ".tmp"),
     }
-    for key in ("DATABASE_URL", "TEST_DATABASE_NAME", "CELERY_BROKER_URL", "CACHE_URL", "DEBUG"):
+    # DJANGO_ALLOW_ASYNC_UNSAFE is set by the browser tests' Playwright fixtures in this process; the
+    # deploy check rightly refuses it, and a production stack never has it.
+    for key in (
+        "DATABASE_URL",
+        "TEST_DATABASE_NAME",
+        "CELERY_BROKER_URL",
+        "CACHE_URL",
+        "DEBUG",
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+    ):
         env.pop(key, None)
     env["REDIS_PORT"] = str(redis.port)
     log = open(REPO / ".tmp" / f"smoke-{port}.log", "w+")  # noqa: SIM115  (closed below)
@@ -183,7 +193,8 @@ def stack():
             "log": log,
         }
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # serve.sh may have ended already
+            os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:
