@@ -12,8 +12,8 @@ from django.db import transaction
 
 from annotation.judgments import nugget_upsert
 from annotation.models import Assignment, Collection, Judge, Passage, Pool, SupportAssignment
+from annotation.relevance.assignments import assignment_create
 from annotation.relevance.pooling import pool_build
-from annotation.relevance.work import assignment_create
 from annotation.services import (
     collection_get_or_create,
     judge_for_assessor,

@@ -120,8 +120,8 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
     from rest_framework.authtoken.models import Token
 
     from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
+    from annotation.relevance.assignments import assignment_create
     from annotation.relevance.pooling import pool_build
-    from annotation.relevance.work import assignment_create
 
     collection = Collection.objects.create(name="bench")
     run = Run.objects.create(collection=collection, name="bm25")

@@ -176,8 +176,8 @@ def relevance_campaign(
     passage_texts=None,
 ):
     """A conversation whose turns each pool `n_passages` passages of one run, handed to `assessors`."""
+    from annotation.relevance.assignments import assignment_create
     from annotation.relevance.pooling import pool_build
-    from annotation.relevance.work import assignment_create
 
     collection = CollectionFactory()
     topic = TopicFactory(collection=collection)

@@ -35,7 +35,7 @@ SEED = f"""
 from django.contrib.auth import get_user_model
 from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
 from annotation.relevance.pooling import pool_build
-from annotation.relevance.work import assignment_create
+from annotation.relevance.assignments import assignment_create
 users = get_user_model()
 alice = users.objects.create_user("alice", password="{PASSWORD}")
 users.objects.create_user("org", password="{PASSWORD}", is_staff=True)

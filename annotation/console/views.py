@@ -44,9 +44,9 @@ from annotation.console.uploads import UploadRefused, import_job_create, import_
 from annotation.models import Collection, ImportJob, Pool
 from annotation.nuggets.transfer import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
+from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.exports import LOG_TASKS, judgment_log_rows, judgment_log_write, ptkb_qrels_lines
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
-from annotation.relevance.work import AssignmentFailed, assignment_create
 from annotation.selectors import qrels_lines
 from annotation.support.labels import support_labels_export
 from annotation.support.services import SupportConflict

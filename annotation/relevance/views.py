@@ -29,12 +29,11 @@ from annotation.models import (
     WorkSlot,
 )
 from annotation.permissions import organiser_required
+from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.forms import AssignmentForm, GradeForm, PtkbForm
 from annotation.relevance.selectors import Step, assignment_progress, unit_progress, unit_steps
 from annotation.relevance.work import (
-    AssignmentFailed,
     WorkRefused,
-    assignment_create,
     assignments_for_assessor,
     slot_for_assessor,
     work_close,

@@ -1,7 +1,7 @@
 """Relevance work: the one home of its rules, for the pages, the JSON API and scripts alike.
 
 An organiser cuts a pool's turns into units (a turn or a whole conversation), each with `redundancy`
-copies (WorkSlot rows). An assessor then goes through four operations, each with one entry point here:
+copies (WorkSlot rows; annotation.relevance.assignments). An assessor then goes through four operations, each with one entry point here:
 
 - `work_lease`: the copy to work on now, the open one they hold (that is how they resume) or the first
   free copy of a unit they have not held;
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -36,101 +35,15 @@ from annotation.models import (
     Assignment,
     Judge,
     Passage,
-    Pool,
     PoolEntry,
     PtkbJudgment,
     RelevanceJudgment,
     Turn,
     WorkSlot,
-    WorkUnit,
 )
 from annotation.relevance.grade_sql import grade_read
 from annotation.relevance.selectors import ptkb_steps_done
-from annotation.selectors import natural_key
 from annotation.services import judge_for_assessor
-
-
-class AssignmentFailed(Exception):
-    """The assignment cannot be made as asked."""
-
-
-# --- Organisers ------------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def assignment_create(
-    *,
-    pool: Pool,
-    name: str,
-    assessors: Iterable[User],
-    unit_kind: str = Assignment.UnitKind.TURN,
-    redundancy: int = 1,
-    lease_minutes: int = 60,
-    turn_ids: Iterable[str] | None = None,
-    with_ptkb: bool = True,
-) -> Assignment:
-    """Cut a pool's turns (all, or those named) into units and open `redundancy` copies of each."""
-    assessors = list(assessors)
-    if redundancy < 1:
-        raise AssignmentFailed("redundancy must be at least 1")
-    if lease_minutes < 1:
-        raise AssignmentFailed("a lease lasts at least one minute")
-    if not assessors:
-        raise AssignmentFailed("name at least one assessor")
-    if redundancy > len(assessors):
-        raise AssignmentFailed(
-            f"redundancy {redundancy} needs at least {redundancy} assessors, got {len(assessors)}"
-        )
-    if unit_kind not in Assignment.UnitKind.values:
-        raise AssignmentFailed(f"unit kind must be one of {', '.join(Assignment.UnitKind.values)}")
-    if Assignment.objects.filter(name=name).exists():
-        raise AssignmentFailed(f"an assignment named {name!r} already exists")
-
-    pooled = Turn.objects.filter(pool_entries__pool=pool).distinct().select_related("topic")
-    turns = sorted(pooled, key=lambda t: (natural_key(t.topic.number), t.position))
-    if turn_ids is not None:
-        wanted = {t.strip() for t in turn_ids if t.strip()}
-        missing = wanted - {t.turn_id for t in turns}
-        if missing:
-            raise AssignmentFailed(f"turns not in pool {pool.name}: {', '.join(sorted(missing)[:20])}")
-        turns = [t for t in turns if t.turn_id in wanted]
-    if not turns:
-        raise AssignmentFailed(f"pool {pool.name} has no turns to assign")
-
-    assignment = Assignment.objects.create(
-        pool=pool,
-        name=name,
-        unit_kind=unit_kind,
-        redundancy=redundancy,
-        lease_minutes=lease_minutes,
-        with_ptkb=with_ptkb,
-    )
-    assignment.assessors.set(assessors)
-    groups: list[tuple[str, int, list[Turn]]] = []
-    if unit_kind == Assignment.UnitKind.TURN:
-        groups = [(t.turn_id, t.topic_id, [t]) for t in turns]
-    else:
-        by_topic: dict[int, list[Turn]] = {}
-        for turn in turns:
-            by_topic.setdefault(turn.topic_id, []).append(turn)
-        groups = [(ts[0].topic.number, topic_pk, ts) for topic_pk, ts in by_topic.items()]
-    units = WorkUnit.objects.bulk_create(
-        [
-            WorkUnit(
-                assignment=assignment, topic_id=topic_pk, label=label, turn_pks=[t.pk for t in ts], position=i
-            )
-            for i, (label, topic_pk, ts) in enumerate(groups)
-        ]
-    )
-    WorkSlot.objects.bulk_create(
-        [
-            WorkSlot(unit=unit, copy=c, assignment=assignment, position=unit.position)
-            for unit in units
-            for c in range(redundancy)
-        ]
-    )
-    return assignment
-
 
 # --- Assessors: leasing work -----------------------------------------------------------------------
 

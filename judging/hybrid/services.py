@@ -102,7 +102,7 @@ def _population(
 
 
 def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
-    from annotation.relevance.work import AssignmentFailed, assignment_create
+    from annotation.relevance.assignments import AssignmentFailed, assignment_create
 
     if spec.pool is None:
         raise HybridError("relevance work needs the pool the sampled units come from (--pool)")

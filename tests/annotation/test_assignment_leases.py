@@ -8,11 +8,10 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, PoolEntry, PtkbStatement, RelevanceJudgment, WorkSlot
+from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.selectors import unit_progress
 from annotation.relevance.work import (
-    AssignmentFailed,
     WorkRefused,
-    assignment_create,
     work_close,
     work_grade,
     work_lease,

@@ -7,8 +7,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Judge
+from annotation.relevance.assignments import assignment_create
 from annotation.relevance.pooling import pool_build
-from annotation.relevance.work import assignment_create
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,

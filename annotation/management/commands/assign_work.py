@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand, active_users, known_names, named
 from annotation.models import Assignment
-from annotation.relevance.work import AssignmentFailed, assignment_create
+from annotation.relevance.assignments import AssignmentFailed, assignment_create
 
 
 class Command(CollectionCommand):
