@@ -274,6 +274,7 @@ DIRECT_WRITE = re.compile(
     r"\.(create|get_or_create|update_or_create|bulk_create)\("
 )
 PRODUCT_PACKAGES = ("annotation", "crowd", "judging", "devtools", "assay")
+WRITERS = REPO / "annotation" / "judgments"
 
 
 def _product_sources():
@@ -315,11 +316,17 @@ def test_judgment_rows_are_created_only_by_the_writers():
     offenders = [
         f"{path.relative_to(REPO)}:{number}: {line.strip()}"
         for path in _product_sources()
-        if path != REPO / "annotation" / "judgments.py"
+        if WRITERS not in path.parents
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
         if DIRECT_WRITE.search(line)
     ]
-    assert offenders == [], "create judgment rows through annotation/judgments.py:\n" + "\n".join(offenders)
+    assert offenders == [], "create judgment rows through annotation/judgments/:\n" + "\n".join(offenders)
+
+
+def test_the_writers_package_is_where_judgment_rows_are_created():
+    inside = [path for path in _product_sources() if WRITERS in path.parents]
+    assert {path.name for path in inside} >= {"relevance.py", "nuggets.py", "support.py"}
+    assert any(DIRECT_WRITE.search(path.read_text(encoding="utf-8")) for path in inside)
 
 
 def test_the_architecture_check_sees_a_direct_write():
