@@ -1,0 +1,272 @@
+"""The organiser's campaign pages: list, compose, signed links, and the campaign page with its actions
+(aggregate, study address, and on MTurk publish / sync / review / bonus / extend / expire).
+
+Each action is a POST form over one service of crowd/services.py, crowd/mturk.py or crowd/studies.py, then
+back to the campaign page with what happened. The worker-facing pages are in crowd/views.py.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from functools import wraps
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from annotation.formats.csv_safe import csv_writer
+from annotation.models import Collection
+from annotation.permissions import organiser_required
+from crowd import selectors
+from crowd.client import MTurkClient, MTurkError
+from crowd.forms import (
+    AggregateForm,
+    BonusForm,
+    CampaignComposeForm,
+    CollectionChoiceForm,
+    ConfirmForm,
+    ExtendForm,
+    ReviewForm,
+    StudyForm,
+)
+from crowd.models import CrowdCampaign
+from crowd.mturk import campaign_bonus, campaign_expire, campaign_publish, campaign_review, campaign_sync
+from crowd.report import campaign_report
+from crowd.services import CrowdError, batches_extend, campaign_compose, labels_aggregate
+from crowd.studies import study_create
+
+
+@organiser_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = selectors.campaigns_overview()
+    return render(request, "mturk/campaigns.html", {"campaigns": campaigns})
+
+
+@organiser_required
+def campaign_new(request: HttpRequest) -> HttpResponse:
+    """Compose a campaign: first the collection (its judges, turns and runs fill the form), then the rest."""
+    collections = Collection.objects.order_by("name")
+    if not collections.exists():
+        return render(request, "mturk/campaign_new.html", {"chooser": None, "form": None})
+    source = request.POST if request.method == "POST" else request.GET
+    chooser = CollectionChoiceForm(
+        source if "collection" in source else None, initial={"collection": collections.first()}
+    )
+    collection = chooser.cleaned_data["collection"] if chooser.is_valid() else collections.first()
+    assert collection is not None
+    if request.method != "POST":
+        form = CampaignComposeForm(collection=collection)
+        return render(request, "mturk/campaign_new.html", {"chooser": chooser, "form": form})
+    form = CampaignComposeForm(request.POST, collection=collection)
+    if form.is_valid():
+        try:
+            campaign, batches = campaign_compose(**form.compose_arguments())
+        except CrowdError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Campaign {campaign.name}: {len(batches)} batches.")
+            return redirect("mturk:campaign", name=campaign.name)
+    return render(request, "mturk/campaign_new.html", {"chooser": chooser, "form": form}, status=400)
+
+
+def _mturk_target(client: MTurkClient) -> str:
+    if client.live:
+        return "live"
+    return "local" if client.is_local else "sandbox"
+
+
+def _campaign_page(
+    request: HttpRequest,
+    campaign: CrowdCampaign,
+    *,
+    bound: dict[str, forms.BaseForm] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    is_mturk = campaign.provider == CrowdCampaign.Provider.MTURK
+    action_forms: dict[str, forms.BaseForm] = {
+        "aggregate": AggregateForm(),
+        "study": StudyForm(),
+        "publish": ConfirmForm(prefix="publish"),
+        "sync": forms.Form(),
+        "review": ReviewForm(prefix="review"),
+        "bonus": BonusForm(prefix="bonus"),
+        "extend": ExtendForm(prefix="extend"),
+        "expire": ConfirmForm(prefix="expire"),
+        **(bound or {}),
+    }
+    context: dict[str, Any] = {
+        "campaign": campaign,
+        "report": campaign_report(campaign=campaign),
+        "is_mturk": is_mturk,
+        "forms": action_forms,
+        "studies": [
+            (study, request.build_absolute_uri(reverse("mturk:study", args=[study.key])))
+            for study in campaign.studies.all()
+        ],
+    }
+    if is_mturk:
+        client = MTurkClient()
+        context["mturk"] = {
+            "target": _mturk_target(client),
+            "endpoint": client.endpoint_url,
+            "external_url": settings.MTURK_EXTERNAL_URL,
+        }
+        if client.is_local:
+            # The local fake stands in for MTurk's worker site: these open a HIT as a made-up worker.
+            context["worker_links"] = [
+                (
+                    batch.index,
+                    f"{client.endpoint_url.rstrip('/')}/worker/frame?hitId={batch.hit_id}&workerId=DEMO{n}",
+                )
+                for batch in campaign.batches.exclude(hit_id="").order_by("index")
+                for n in range(1, batch.max_assignments + 1)
+            ]
+    return render(request, "mturk/campaign.html", context, status=status)
+
+
+def _campaign(name: str) -> CrowdCampaign:
+    return get_object_or_404(CrowdCampaign.objects.select_related("collection", "label_judge"), name=name)
+
+
+@organiser_required
+def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
+    return _campaign_page(request, _campaign(name))
+
+
+@organiser_required
+def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
+    """Signed links for an in-platform campaign, one per batch and worker place (as `crowd_links`)."""
+    campaign = _campaign(name)
+    if campaign.provider != CrowdCampaign.Provider.PLATFORM:
+        raise Http404("links are for in-platform campaigns")
+    prefix = request.GET.get("prefix", "anon")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}", prefix):
+        return HttpResponseBadRequest("prefix: letters, digits, '-' and '_' only")
+    base = request.build_absolute_uri("/").rstrip("/")
+    links = selectors.campaign_links(campaign=campaign, base_url=base, prefix=prefix)
+    if request.GET.get("format") == "tsv":
+        out = io.StringIO()
+        writer = csv_writer(out, delimiter="\t", lineterminator="\n")
+        writer.writerow(["batch", "worker", "url"])
+        writer.writerows(links)
+        response = HttpResponse(out.getvalue(), content_type="text/tab-separated-values; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{campaign.name}-links.tsv"'
+        return response
+    expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
+    context = {"campaign": campaign, "links": links, "prefix": prefix, "expires": expires}
+    return render(request, "mturk/links.html", context)
+
+
+CampaignAction = Callable[[CrowdCampaign, Any], str]
+
+
+def _action(
+    form_class: type[forms.BaseForm], key: str, *, prefix: str | None = None
+) -> Callable[[CampaignAction], Callable[..., HttpResponse]]:
+    """A POST-only campaign action: its form, one service call, then back to the campaign page with what
+    happened (or the page again, 400, with the form's errors)."""
+
+    def decorate(run: CampaignAction) -> Callable[..., HttpResponse]:
+        @organiser_required
+        @require_POST
+        @wraps(run)
+        def view(request: HttpRequest, name: str) -> HttpResponse:
+            campaign = _campaign(name)
+            form = form_class(request.POST, prefix=prefix)
+            if not form.is_valid():
+                return _campaign_page(request, campaign, bound={key: form}, status=400)
+            try:
+                messages.success(request, run(campaign, form.cleaned_data))
+            except (CrowdError, MTurkError) as exc:
+                messages.error(request, str(exc))
+            return redirect("mturk:campaign", name=campaign.name)
+
+        return view
+
+    return decorate
+
+
+def _client_for(campaign: CrowdCampaign) -> MTurkClient:
+    if campaign.provider != CrowdCampaign.Provider.MTURK:
+        raise CrowdError(f"campaign {campaign.name} is in the platform, not on MTurk")
+    return MTurkClient()
+
+
+@_action(AggregateForm, "aggregate")
+def campaign_aggregate(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
+    return (
+        f"{result.labelled} labels as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
+        f"{len(result.unresolved)} unresolved, {result.discarded_assignments} assignments discarded."
+    )
+
+
+@_action(StudyForm, "study")
+def campaign_study(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    study = study_create(campaign=campaign, **{k: v or "" for k, v in data.items()})
+    return f"Study address made for {study.panel}; give the panel the address shown below."
+
+
+@_action(ConfirmForm, "publish", prefix="publish")
+def campaign_publish_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    client = _client_for(campaign)
+    base_url = settings.MTURK_EXTERNAL_URL
+    if not base_url.startswith("https://") and not client.is_local:
+        raise CrowdError(
+            "MTurk only frames HTTPS pages: set MTURK_EXTERNAL_URL to this site's https:// address"
+        )
+    published = campaign_publish(campaign=campaign, client=client, base_url=base_url)
+    return f"Published {len(published)} HITs on {_mturk_target(client)} ({client.endpoint_url})."
+
+
+@_action(forms.Form, "sync")
+def campaign_sync_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = campaign_sync(campaign=campaign, client=_client_for(campaign))
+    text = f"{result.seen} assignments seen on MTurk, {result.stored} stored"
+    for label, rows in (("skipped", result.skipped), ("missing", result.missing), ("failed", result.failed)):
+        if rows:
+            text += f"; {len(rows)} {label}: " + "; ".join(rows[:5])
+    return text + f"; {result.unconfirmed} provisional answers not reported by MTurk."
+
+
+@_action(ReviewForm, "review", prefix="review")
+def campaign_review_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = campaign_review(
+        campaign=campaign,
+        client=_client_for(campaign),
+        reject_failed=data["reject_failed"],
+        block_failed=data["block_failed"],
+    )
+    return f"{result.approved} approved, {result.rejected} rejected, {result.blocked} workers blocked."
+
+
+@_action(BonusForm, "bonus", prefix="bonus")
+def campaign_bonus_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    client = _client_for(campaign) if campaign.provider == CrowdCampaign.Provider.MTURK else None
+    result = campaign_bonus(campaign=campaign, client=client, amount=data["amount"], reason=data["reason"])
+    return f"{result.paid} bonuses paid, {result.total} USD."
+
+
+@_action(ExtendForm, "extend", prefix="extend")
+def campaign_extend_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
+    if not result.unresolved:
+        return "No unresolved pairs: nothing to extend."
+    client = _client_for(campaign) if campaign.provider == CrowdCampaign.Provider.MTURK else None
+    count = batches_extend(campaign=campaign, items=result.unresolved, extra=data["extra"], client=client)
+    return f"{len(result.unresolved)} unresolved pairs: {count} batches got {data['extra']} more assignments."
+
+
+@_action(ConfirmForm, "expire", prefix="expire")
+def campaign_expire_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    count = campaign_expire(campaign=campaign, client=_client_for(campaign))
+    return f"{count} HITs expired."
