@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
-from csp.constants import NONE, SELF, UNSAFE_INLINE
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from assay.env import env_bool, env_float, env_int, env_list, env_str
@@ -179,14 +179,14 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 # Probes reach these over plain HTTP from the machine itself, without the TLS proxy.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-# Scripts only from our own static files: an injected <script> or on* attribute does not run. Styles allow
-# inline ones, which several templates carry; frames are left to X-Frame-Options, since the crowd HIT page
-# is framed by MTurk.
+# Scripts and styles only from our own static files: an injected <script>, on* attribute, <style> block or
+# style= attribute does nothing (styles set from our scripts through element.style still apply). Frames are
+# left to X-Frame-Options, since the crowd HIT page is framed by MTurk.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
         "script-src": [SELF],
-        "style-src": [SELF, UNSAFE_INLINE],
+        "style-src": [SELF],
         "img-src": [SELF, "data:"],
         "connect-src": [SELF],
         "object-src": [NONE],

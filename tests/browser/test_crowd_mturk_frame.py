@@ -45,17 +45,26 @@ def test_a_worker_answers_the_framed_hit_with_keys_and_it_reaches_external_submi
     ]
     failures: list[str] = []
     page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
 
     page.goto(f"{server.url}/worker/frame?hitId={batch.hit_id}&workerId=W1")
     frame = page.frame_locator("#mturk-frame")
     frame.locator("html[data-hotkeys-ready]").wait_for(state="attached")
     progress = frame.locator("#crowd-progress")
     assert progress.text_content() == "Question 1 of 11"
+    # The page's own sheet applies inside the frame, and crowd.js sets the bar's width through the CSSOM.
+    bar = frame.locator("#crowd-bar")
+    assert frame.locator(".crowd-bar").evaluate("el => getComputedStyle(el).height") == "6px"
+    assert bar.evaluate("el => el.getBoundingClientRect().width") == 0
     frame.locator("#crowd-progress").click()  # give the frame the keyboard, as a worker's click would
     for n, key in enumerate(keys):
         assert progress.text_content() == f"Question {n + 1} of 11"
         page.keyboard.press(key)
     assert progress.text_content() == "All 11 answered"
+    ratio = bar.evaluate("el => el.getBoundingClientRect().width / el.parentElement.clientWidth")
+    assert ratio == pytest.approx(1, abs=0.01)
+    assert refused == []
     frame.locator("#crowd-submit").click()
 
     # Our page posts on to the fake's externalSubmit inside the frame.

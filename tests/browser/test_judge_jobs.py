@@ -20,9 +20,14 @@ def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, lo
     NuggetFactory(judge=source, turn=turn, key="[2]", text="paris is the capital of france")
     OrganiserFactory(username="org")
     login("org")
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
 
     page.goto("/judging/jobs/?collection=dups")
     page.wait_for_selector("html[data-jobs-ready]")
+    # The page's sheet (static/css/jobs.css) applies under style-src 'self': fields are a grid, hidden ones gone.
+    assert page.locator("#field-depth").evaluate("el => getComputedStyle(el).display") == "grid"
+    assert refused == []
     assert page.locator("#field-depth").is_visible()  # the first task, relevance, reads a depth
     page.select_option("#id_task", "dedup")
     assert not page.locator("#field-depth").is_visible()  # dedup does not

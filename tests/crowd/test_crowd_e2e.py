@@ -38,6 +38,11 @@ def _accept(server: FakeMTurkServer, hit_id: str, worker_id: str) -> str:
     return caught.value.headers["Location"]
 
 
+def _policy(response) -> dict[str, str]:
+    header = response["Content-Security-Policy"]
+    return dict(part.strip().split(" ", 1) for part in header.split(";") if part.strip())
+
+
 def _post(url: str, fields: dict[str, str]) -> tuple[int, str]:
     data = urllib.parse.urlencode(fields).encode()
     with urllib.request.urlopen(urllib.request.Request(url, data=data, method="POST")) as response:
@@ -82,9 +87,12 @@ def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(server):
             framed = urllib.parse.urlsplit(_accept(server, batch.hit_id, worker))
             page = browser.get(framed.path, urllib.parse.parse_qs(framed.query))
             assert page.status_code == 200
-            assert page["Content-Security-Policy"] == (
-                f"frame-ancestors https://workersandbox.mturk.com https://www.mturk.com {server.url}"
+            policy = _policy(page)
+            assert policy["frame-ancestors"] == (
+                f"https://workersandbox.mturk.com https://www.mturk.com {server.url}"
             )
+            # Framed by MTurk, the page keeps the site's policy: scripts and styles from our origin only.
+            assert (policy["script-src"], policy["style-src"]) == ("'self'", "'self'")
             assert "X-Frame-Options" not in page
             html = page.content.decode()
             for item in items:
@@ -145,5 +153,6 @@ def test_it_keeps_the_worker_page_in_preview_until_the_hit_is_accepted(server):
     html = page.content.decode()
     assert 'id="crowd-preview"' in html
     assert 'id="crowd-yes" class="crowd-choice" aria-pressed="false" disabled' in html
-    assert page["Content-Security-Policy"].startswith("frame-ancestors ")
+    assert _policy(page)["frame-ancestors"].startswith("https://workersandbox.mturk.com ")
+    assert _policy(page)["script-src"] == "'self'"
     assert not CrowdAssignment.objects.exists()
