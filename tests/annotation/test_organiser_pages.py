@@ -1,23 +1,147 @@
-"""One organiser check for every organiser page: anonymous visitors go to the login page, assessors get
-the site's 403 page (with its navigation), organisers get the page."""
+"""The permission matrix of every organiser page and form: anonymous visitors go to the login page,
+assessors and crowd workers get the site's 403 page (with its navigation) and change nothing by posting,
+organisers get the page.
+
+The list is read from the URL configuration, not written here: every route whose view carries the
+organiser check (`organiser_required`, `OrganiserRequiredMixin`) is tested, and every other route must be
+named in NOT_ORGANISER_PAGES with whom it is for. A new page is therefore either checked or listed, and
+an organiser page added without the check fails `test_every_route_is_an_organiser_page_or_listed_as_not`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
+from django.apps import apps
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.models import Collection
+from annotation.models import Collection, ImportJob, Turn
+from annotation.permissions import OrganiserRequiredMixin
+from annotation.relevance.pooling import pool_build
+from crowd.models import CrowdCampaign, CrowdWorker
 from judging.models import JudgeJob
 from tests.crowd.crowd_helpers import build_campaign
-from tests.factories import JudgeFactory, OrganiserFactory, RunFactory, UserFactory
+from tests.factories import JudgeFactory, OrganiserFactory, PassageFactory, RankingFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+# Every route that is not an organiser page, and whom it serves. (Admin pages have Django's own check.)
+NOT_ORGANISER_PAGES = {
+    # everyone, or the machinery
+    "healthz": "load balancer",
+    "readyz": "load balancer",
+    "login": "everyone",
+    "logout": "everyone",
+    "console-welcome": "an invited account's one-time link",
+    "api-schema": "API clients",
+    "api-docs": "API clients",
+    # the REST API: DRF's own permissions (tests/annotation/test_api.py), organisers only for writes
+    "api-collections": "API clients",
+    "api-collection": "API clients",
+    "api-topics": "API clients",
+    "api-turns": "API clients",
+    "api-passages": "API clients",
+    "api-runs": "API clients",
+    "api-responses": "API clients",
+    "api-relevance": "API clients",
+    "api-support": "API clients",
+    "api-judges": "API clients",
+    # every signed-in account
+    "home": "signed-in users",
+    "collection-detail": "signed-in users",
+    "account": "signed-in users (their own token)",
+    "account-token-reset": "signed-in users (their own token)",
+    # assessors' work, each reached through its owner
+    "relevance-queue": "assessors",
+    "relevance-next": "assessors",
+    "relevance-resume": "assessors",
+    "relevance-passage": "assessors",
+    "relevance-ptkb": "assessors",
+    "relevance-api-next": "assessors",
+    "relevance-api-grade": "assessors",
+    "nuggets-index": "assessors",
+    "nuggets-turns": "assessors",
+    "nuggets-stats": "assessors",
+    "nuggets-turn": "assessors",
+    "nuggets-gold": "assessors",
+    "nuggets-create": "assessors",
+    "nuggets-update": "assessors",
+    "nuggets-delete": "assessors",
+    "nuggets-duplicate": "assessors",
+    "support-assignments": "assessors",
+    "support-unit": "assessors",
+    # crowd workers: accounts, signed links, MTurk's frame, panel participants
+    "mturk:home": "crowd workers",
+    "mturk:batch-take": "crowd workers",
+    "mturk:link-take": "crowd workers",
+    "mturk:hit": "crowd workers",
+    "mturk:study": "crowd workers",
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    params: tuple[str, ...]
+    view: Any
+
+
+def _routes(
+    resolver: URLResolver | None = None, namespace: str = "", params: tuple[str, ...] = ()
+) -> Iterator[Route]:
+    resolver = resolver or get_resolver()
+    for entry in resolver.url_patterns:
+        converters = tuple(getattr(entry.pattern, "converters", {}))
+        if isinstance(entry, URLResolver):
+            if entry.app_name == "admin":
+                continue
+            inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            yield from _routes(entry, inner, params + converters)
+        elif isinstance(entry, URLPattern):
+            yield Route(f"{namespace}{entry.name}", params + converters, entry.callback)
+
+
+def _is_organiser_only(view: Any) -> bool:
+    view_class = getattr(view, "view_class", None)
+    return bool(getattr(view, "organiser_only", False)) or (
+        view_class is not None and issubclass(view_class, OrganiserRequiredMixin)
+    )
+
+
+ORGANISER_ROUTES = sorted((r for r in _routes() if _is_organiser_only(r.view)), key=lambda r: r.name)
+
+# What an organiser's GET answers where it is not the page itself: downloads that need their query
+# string, and POST-only actions.
+ORGANISER_GET_STATUS = {
+    "console-export": 400,
+    "judging:agreement-download": 400,
+    "judging:agreement-ranking-download": 400,
+    "judging:job-start": 405,
+    **{
+        f"mturk:campaign-{action}": 405
+        for action in ("aggregate", "study", "publish", "sync", "review", "bonus", "extend", "expire")
+    },
+}
 
 
 @pytest.fixture
 def world():
-    """A crowd campaign's collection with a run and a judge job on it: enough for every organiser page."""
-    campaign = build_campaign(batch_size=10)
+    """An in-platform crowd campaign's collection with a run ranked on a turn, a pool of it, an upload and
+    a judge job: enough for every organiser page, and for each form to have something to change."""
+    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     collection = Collection.objects.get(pk=campaign.collection_id)
-    run = RunFactory(collection=collection, name="run-z")
+    run = collection.runs.order_by("name").first()
+    turn = Turn.objects.filter(collection=collection).first()
+    passages = [PassageFactory(collection=collection) for _ in range(2)]
+    RankingFactory(run=run, turn=turn, passage_ids=[p.passage_id for p in passages])
+    pool = pool_build(collection=collection, name="pool-a", depth=2).pool
+    upload = ImportJob.objects.create(
+        collection=collection, kind=ImportJob.Kind.TOPICS, file_name="t.tsv", stored_path="/nonexistent"
+    )
     job = JudgeJob.objects.create(
         collection=collection,
         judge=JudgeFactory(),
@@ -25,76 +149,212 @@ def world():
         model="m",
         prompt_version="v",
     )
-    return {"collection": collection.name, "run": run.name, "job": job.pk, "campaign": campaign.name}
+    return {
+        "collection": collection,
+        "campaign": campaign,
+        "run": run,
+        "pool": pool,
+        "upload": upload,
+        "job": job,
+        "assessor": UserFactory(username="assessor-a"),
+    }
 
 
-# URL name -> (its arguments, from the `world` fixture's names or `=literal`; the method; what an
-# organiser gets: 200, or the view's own 400 when it needs query parameters or a posted form).
-ORGANISER_PAGES = {
-    "relevance-organise": ([], "get", 200),
-    "support-organise": (["collection"], "get", 200),
-    "support-leaderboard": (["collection"], "get", 200),
-    "support-disagreements": (["collection"], "get", 200),
-    "judging:evaluation-index": ([], "get", 200),
-    "judging:evaluation-runs": (["collection"], "get", 200),
-    "judging:evaluation-run": (["collection", "run"], "get", 200),
-    "judging:agreement-index": ([], "get", 200),
-    "judging:agreement-report": (["collection"], "get", 200),
-    "judging:agreement-download": (["collection", "=report.json"], "get", 400),
-    "judging:agreement-ranking": (["collection"], "get", 200),
-    "judging:agreement-ranking-download": (["collection", "=ranking.json"], "get", 400),
-    "judging:agreement-campaign": (["collection"], "get", 200),
-    "judging:agreement-live": (["collection"], "get", 200),
-    "judging:agreement-live-data": (["collection"], "get", 200),
-    "judging:job-list": ([], "get", 200),
-    "judging:job-start": ([], "post", 400),
-    "judging:job-detail": (["job"], "get", 200),
-    "judging:job-progress": (["job"], "get", 200),
-    "judging:hybrid-estimate": (["collection"], "get", 200),
-    "judging:hybrid-budget": (["collection"], "get", 200),
-    "mturk:campaign": (["campaign"], "get", 200),
+def _argument(route: str, param: str, world: dict[str, Any]) -> str:
+    """The value of one URL parameter of an organiser route, from the world fixture."""
+    if param == "name":
+        return world["campaign"].name if route.startswith("mturk:") else world["collection"].name
+    if param == "pk":
+        if route.startswith("console-import"):
+            return str(world["upload"].pk)
+        if route.startswith("judging:job-"):
+            return str(world["job"].pk)
+    if param == "pool":
+        return world["pool"].name
+    if param == "run":
+        return world["run"].name
+    if param == "kind":
+        kinds = {
+            "console-export": "qrels",
+            "judging:agreement-download": "report.json",
+            "judging:agreement-ranking-download": "ranking.json",
+        }
+        if route in kinds:
+            return kinds[route]
+    pytest.fail(f"{route}: say in _argument which object its URL parameter {param!r} names")
+
+
+def _url(route: Route, world: dict[str, Any]) -> str:
+    return reverse(route.name, kwargs={p: _argument(route.name, p, world) for p in route.params})
+
+
+# What a form would do if its check let the wrong person through: each posts a valid form, and the
+# organiser's own post of it must change the database (test_an_organisers_post_of_each_form_changes_...).
+Payload = Callable[[dict[str, Any]], dict[str, Any]]
+FORMS: dict[str, Payload] = {
+    "console-collection-new": lambda w: {"name": "posted-collection"},
+    "console-collection": lambda w: {
+        "kind": "topics",
+        "file": SimpleUploadedFile("topics.tsv", b"posted-1\tWhat did the post do?\n"),
+    },
+    "console-pools": lambda w: {"name": "posted-pool", "depth": 2, "always_depth": 5, "min_grade": 2},
+    "console-work": lambda w: {
+        "form": "relevance",
+        "pool": w["pool"].pk,
+        "name": "posted-work",
+        "assessors": [w["assessor"].pk],
+        "unit_kind": "turn",
+        "redundancy": 1,
+        "lease_minutes": 60,
+    },
+    "console-people": lambda w: {"username": "mallory", "role": "organiser", "password": "pw-for-mallory-1"},
+    "relevance-organise": lambda w: {
+        "pool": w["pool"].pk,
+        "name": "posted-assignment",
+        "assessors": [w["assessor"].pk],
+        "unit_kind": "turn",
+        "redundancy": 1,
+        "lease_minutes": 60,
+    },
+    "mturk:campaign-new": lambda w: {
+        "collection": w["collection"].name,
+        "name": "posted-campaign",
+        "provider": CrowdCampaign.Provider.PLATFORM,
+        "nugget_judge": w["campaign"].nugget_judge.name,
+        "seed": 1,
+        "batch_size": 10,
+        "tests_per_batch": 0,
+        "assignments": 1,
+        "generate_tests": 0,
+        "reward": "0.50",
+    },
+    "mturk:campaign-study": lambda w: {
+        "panel": "prolific",
+        "worker_param": "PROLIFIC_PID",
+        "study_param": "STUDY_ID",
+        "session_param": "SESSION_ID",
+        "completion_code": "POSTED1",
+    },
+    "mturk:campaign-bonus": lambda w: {
+        "bonus-amount": "1.00",
+        "bonus-reason": "posted",
+        "bonus-confirm": "on",
+    },
+    "mturk:campaign-extend": lambda w: {"extend-min_votes": 2, "extend-extra": 2, "extend-confirm": "on"},
+    "mturk:campaign-aggregate": lambda w: {"min_votes": 1},
+    "judging:job-start": lambda w: {
+        "collection": w["collection"].name,
+        "task": JudgeJob.Task.DEDUP,
+        "judge_name": "posted-dedup",
+        "source_judge": w["campaign"].nugget_judge.name,
+        "exact_only": "on",
+    },
 }
+# Forms whose valid post changes the database for an organiser in this world (the others act on MTurk,
+# or on answers the world has none of).
+FORMS_THAT_WRITE = [
+    "console-collection-new",
+    "console-collection",
+    "console-pools",
+    "console-work",
+    "console-people",
+    "relevance-organise",
+    "mturk:campaign-new",
+    "mturk:campaign-study",
+    "judging:job-start",
+]
 
 
-def _url(name, world):
-    args = [arg[1:] if arg.startswith("=") else world[arg] for arg in ORGANISER_PAGES[name][0]]
-    return reverse(name, args=args)
+def _database() -> dict[str, list[tuple]]:
+    """Every row of every table (sessions aside: logging in writes one), to show that nothing changed."""
+    return {
+        model._meta.label: list(model._base_manager.order_by("pk").values_list())
+        for model in apps.get_models()
+        if model._meta.label != "sessions.Session" and not model._meta.proxy
+    }
 
 
-def _organiser_views(resolver=None, namespace=""):
-    """(URL name, view) of every route whose view carries the organiser check."""
-    for entry in (resolver or get_resolver()).url_patterns:
-        if isinstance(entry, URLResolver):
-            inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            yield from _organiser_views(entry, inner)
-        elif isinstance(entry, URLPattern) and getattr(entry.callback, "organiser_only", False):
-            yield f"{namespace}{entry.name}"
+def _crowd_worker():
+    user = UserFactory(username="worker-w")
+    CrowdWorker.objects.create(worker_id=f"user:{user.username}", user=user)
+    return user
 
 
-def test_each_page_pinned_here_carries_the_organiser_check():
-    assert set(ORGANISER_PAGES) - set(_organiser_views()) == set()
-
-
-@pytest.mark.parametrize("name", sorted(ORGANISER_PAGES))
-def test_an_organiser_page_sends_anonymous_to_login_refuses_assessors_and_serves_organisers(
-    client, world, name
-):
-    url = _url(name, world)
-    _args, method, organiser_status = ORGANISER_PAGES[name]
-    fetch = getattr(client, method)
-
-    response = fetch(url)
-    assert response.status_code == 302
-    assert response["Location"].startswith(reverse("login"))
-
-    client.force_login(UserFactory())
-    response = fetch(url)
+def _assert_forbidden_page(response) -> None:
     assert response.status_code == 403
     page = response.content.decode()
     assert 'id="forbidden"' in page
-    assert 'id="nav-crowd"' in page  # the site's navigation, so an assessor can go back to work
+    assert 'id="nav-crowd"' in page  # the site's navigation, so they can go back to their own work
     assert "This page is for organisers." in page
 
+
+def test_every_route_is_an_organiser_page_or_listed_as_not():
+    routes = {r.name: r for r in _routes()}
+    unlisted = {
+        name
+        for name, r in routes.items()
+        if not _is_organiser_only(r.view) and name not in NOT_ORGANISER_PAGES
+    }
+    assert unlisted == set(), "add the organiser check to these views, or list them in NOT_ORGANISER_PAGES"
+    checked_and_listed = {
+        name for name in NOT_ORGANISER_PAGES if name in routes and _is_organiser_only(routes[name].view)
+    }
+    assert checked_and_listed == set()
+    assert set(NOT_ORGANISER_PAGES) - set(routes) == set(), "routes listed here that no longer exist"
+    # The matrix covers the console, the crowd campaign pages and the judging pages.
+    names = {r.name for r in ORGANISER_ROUTES}
+    assert {"console-collection-new", "console-people", "mturk:campaign-new", "judging:job-start"} <= names
+
+
+def test_every_form_posted_here_is_an_organiser_route():
+    assert set(FORMS) - {r.name for r in ORGANISER_ROUTES} == set()
+    assert set(FORMS_THAT_WRITE) <= set(FORMS)
+
+
+@pytest.mark.parametrize("route", ORGANISER_ROUTES, ids=lambda r: r.name)
+def test_an_organiser_page_sends_anonymous_to_login_refuses_assessors_and_crowd_workers(client, world, route):
+    url = _url(route, world)
+
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+    client.force_login(world["assessor"])
+    _assert_forbidden_page(client.get(url))
+
+    client.force_login(_crowd_worker())
+    _assert_forbidden_page(client.get(url))
+
     client.force_login(OrganiserFactory())
-    response = fetch(url)
-    assert response.status_code == organiser_status
+    response = client.get(url)
+    assert response.status_code == ORGANISER_GET_STATUS.get(route.name, 200)
+
+
+@pytest.mark.parametrize("route", ORGANISER_ROUTES, ids=lambda r: r.name)
+def test_a_post_to_an_organiser_page_by_anyone_else_changes_nothing(client, world, route):
+    url = _url(route, world)
+    payload = FORMS.get(route.name, lambda w: {})
+    before = _database()
+
+    response = client.post(url, payload(world))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+    assert _database() == before
+
+    for user in (world["assessor"], _crowd_worker()):
+        client.force_login(user)
+        before = _database()
+        _assert_forbidden_page(client.post(url, payload(world)))
+        assert _database() == before
+
+
+@pytest.mark.parametrize("name", FORMS_THAT_WRITE)
+def test_an_organisers_post_of_each_form_changes_the_database(client, world, name):
+    route = next(r for r in ORGANISER_ROUTES if r.name == name)
+    client.force_login(OrganiserFactory())
+    before = _database()
+
+    response = client.post(_url(route, world), FORMS[name](world))
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert _database() != before
