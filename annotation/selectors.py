@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from annotation.models import Collection, Judge, Ranking, RelevanceJudgment, Run, Turn
@@ -24,6 +25,19 @@ def natural_key(value: str) -> tuple[tuple[int, int | str], ...]:
         for part in _DIGIT_RUNS.split(value.replace("-", "_"))
         if part
     )
+
+
+def assessor_judge(user: User) -> Judge | None:
+    """The judge that records the user's labels, or None while they have given none.
+
+    For pages and reads: looking never creates a judge (an organiser who only visits assessor pages
+    gets no empty `assessor:<name>` judge); writes create it through services.judge_for_assessor.
+    Read through the user's `judge` relation, so a second call in one request costs no query.
+    """
+    try:
+        return user.judge
+    except Judge.DoesNotExist:
+        return None
 
 
 class UnknownTurns(ValueError):

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Value
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -25,6 +25,7 @@ from annotation.formats.base import excerpt
 from annotation.judge_access import NOT_SHARED, judge_readable, judges_readable
 from annotation.models import Collection, GoldResponse, Judge, Nugget, Passage, Turn
 from annotation.nuggets.selectors import (
+    NuggetStats,
     nugget_judges,
     nugget_payload,
     nugget_stats,
@@ -41,6 +42,7 @@ from annotation.nuggets.services import (
     relevance_grade,
 )
 from annotation.permissions import is_organiser
+from annotation.selectors import assessor_judge
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
 
@@ -88,7 +90,10 @@ def _turn(collection: Collection, turn_id: str) -> Turn:
 
 def _own_nugget(request: AuthenticatedRequest, turn: Turn, pk: int) -> Nugget:
     """The assessor's own nugget of this turn; anyone else's is a 404."""
-    return get_object_or_404(Nugget, pk=pk, turn=turn, judge=judge_for_assessor(user=request.user))
+    judge = assessor_judge(request.user)
+    if judge is None:  # no labels yet, so no nuggets of theirs
+        raise Http404("no such nugget of yours")
+    return get_object_or_404(Nugget, pk=pk, turn=turn, judge=judge)
 
 
 def _chosen_judge(request: AuthenticatedRequest, value: object) -> Judge | None:
@@ -170,12 +175,15 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
         form, relevance_judge, min_grade = _relevance_choice(request, collection)
     except BadRequest as exc:
         return _bad_page_request(exc)
-    judge = judge_for_assessor(user=request.user)
+    # Reading never creates the assessor's judge: one who has written nothing has no nuggets yet.
+    judge = assessor_judge(request.user)
     turns = (
         Turn.objects.filter(collection=collection)
         .select_related("topic")
         .annotate(
-            n_nuggets=Count("nuggets", filter=Q(nuggets__judge=judge), distinct=True),
+            n_nuggets=Count("nuggets", filter=Q(nuggets__judge=judge), distinct=True)
+            if judge is not None
+            else Value(0),
             n_relevant=Count(
                 "relevance_judgments",
                 filter=Q(
@@ -185,10 +193,14 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
             ),
         )
     )
-    drafts = dict(
-        GoldResponse.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "turn_id", "is_draft"
+    drafts = (
+        dict(
+            GoldResponse.objects.filter(judge=judge, turn__collection=collection).values_list(
+                "turn_id", "is_draft"
+            )
         )
+        if judge is not None
+        else {}
     )
     rows = [(turn, drafts.get(turn.pk)) for turn in turns]
     query = f"?judge={relevance_judge.pk}&min_grade={min_grade}" if relevance_judge else ""
@@ -213,13 +225,17 @@ def nugget_turn(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpR
         form, relevance_judge, min_grade = _relevance_choice(request, collection)
     except BadRequest as exc:
         return _bad_page_request(exc)
-    judge = judge_for_assessor(user=request.user)
+    judge = assessor_judge(request.user)
     passages = (
         relevant_passages(turn=turn, relevance_judge=relevance_judge, min_grade=min_grade)
         if relevance_judge
         else []
     )
-    nuggets = Nugget.objects.filter(judge=judge, turn=turn).order_by("id")
+    nuggets = (
+        Nugget.objects.filter(judge=judge, turn=turn).order_by("id")
+        if judge is not None
+        else Nugget.objects.none()
+    )
     earlier = Turn.objects.filter(topic=turn.topic, position__lt=turn.position).order_by("position")
     item_url = reverse("nuggets-update", args=[collection.name, turn.turn_id, 0])
     data = {
@@ -356,9 +372,16 @@ class GoldResponseForm(forms.Form):
 def gold_response(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpResponse:
     collection = _collection(name)
     turn = _turn(collection, turn_id)
-    judge = judge_for_assessor(user=request.user)
-    own = Nugget.objects.filter(judge=judge, turn=turn).order_by("id")
-    current = GoldResponse.objects.filter(judge=judge, turn=turn).first()
+    # A POST writes (and so creates the assessor's judge); a GET only reads.
+    judge = (
+        judge_for_assessor(user=request.user) if request.method == "POST" else assessor_judge(request.user)
+    )
+    own = (
+        Nugget.objects.filter(judge=judge, turn=turn).order_by("id")
+        if judge is not None
+        else Nugget.objects.none()
+    )
+    current = GoldResponse.objects.filter(judge=judge, turn=turn).first() if judge is not None else None
     wants_json = "application/json" in request.headers.get("Accept", "")
     if request.method == "POST":
         form = GoldResponseForm(request.POST, nuggets=own)
@@ -368,7 +391,7 @@ def gold_response(request: AuthenticatedRequest, name: str, turn_id: str) -> Htt
         else:
             final = request.POST.get("action") == "submit"
             current = gold_response_save(
-                judge=judge,
+                judge=judge_for_assessor(user=request.user),  # the judge read above: no second query
                 turn=turn,
                 text=form.cleaned_data["text"],
                 nuggets=list(form.cleaned_data["nuggets"]),
@@ -399,20 +422,22 @@ def nugget_stats_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     """Counts of a nugget set; organisers pick any judge, assessors see their own set."""
     collection = _collection(name)
     judges = nugget_judges(collection=collection) if is_organiser(request.user) else []
-    judge = judge_for_assessor(user=request.user)
+    own = assessor_judge(request.user)
+    judge = own
     wanted = request.GET.get("judge")
     if wanted:
         chosen = next((j for j in judges if str(j.pk) == wanted), None)
-        if chosen is None and wanted != str(judge.pk):
+        if chosen is None and (own is None or wanted != str(own.pk)):
             raise Http404("no such nugget set")
-        judge = chosen or judge
+        judge = chosen or own
     summaries = [nugget_stats(collection=collection, judge=j) for j in judges]
+    if judge is not None:
+        stats = nugget_stats(collection=collection, judge=judge)
+    else:  # an assessor with no labels yet: their (empty) set, under the name it will have
+        label = f"assessor:{request.user.get_username()}"
+        stats = NuggetStats(judge=Judge(name=label, kind=Judge.Kind.ASSESSOR))
     return render(
         request,
         "nuggets/stats.html",
-        {
-            "collection": collection,
-            "stats": nugget_stats(collection=collection, judge=judge),
-            "summaries": summaries,
-        },
+        {"collection": collection, "stats": stats, "summaries": summaries},
     )

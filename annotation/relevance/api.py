@@ -253,8 +253,9 @@ def submit_grade_api(request: HttpRequest, slot_pk: int) -> HttpResponse:
 
     Body: `{turn_pk, passage_id, grade, time_spent_ms?, next?}`; 201: `{turn_pk, passage_id, grade}`.
     With `"next": true` the answer carries the unit's next passage too, as the next call with `slot`
-    would (`null` when none is left: the unit is closed, or only its PTKB step is left), which saves a
-    request per judgment. Without it the unit is not closed here: the next call to next_unit_api closes
+    would (`null` when none is left), and `unit_complete` (the unit is closed; false while a passage or
+    its PTKB step is left), which saves a request per judgment; a script then asks next_unit_api for
+    the next unit. Without it the unit is not closed here: the next call to next_unit_api closes
     it when it finds nothing left, which saves that check on every grade.
     """
     try:
@@ -293,4 +294,5 @@ def submit_grade_api(request: HttpRequest, slot_pk: int) -> HttpResponse:
     if graded.next is not None:
         passage = graded.next.passage
         output["next"] = _passage_output(passage) if passage is not None else None
+        output["unit_complete"] = graded.next.kind is NextKind.UNIT_DONE
     return JsonResponse(output, status=201)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.contrib.auth.models import User
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
@@ -31,6 +33,7 @@ class Step:
     index: int = 0
     entry: PoolEntry | None = None
     done: bool = False
+    grade: int | None = None  # a passage's grade given so far
 
 
 @dataclass
@@ -68,25 +71,31 @@ def unit_turns(unit: WorkUnit) -> list[Turn]:
     return [turns[pk] for pk in unit.turn_pks if pk in turns]
 
 
-def unit_steps(*, slot: WorkSlot, judge: Judge) -> list[Step]:
-    """Every screen of the unit in order, each marked done when the judge has answered it."""
+def unit_steps(*, slot: WorkSlot, judge: Judge | None) -> list[Step]:
+    """Every screen of the unit in order, each marked done when the judge has answered it.
+
+    `judge` None (an assessor who has graded nothing yet) reads every screen as not done.
+    """
     unit = slot.unit
     turns = unit_turns(unit)
     entries = list(PoolEntry.objects.filter(pool_id=unit.assignment.pool_id, turn_id__in=unit.turn_pks))
-    judged = set(
-        RelevanceJudgment.objects.filter(judge=judge, turn_id__in=unit.turn_pks).values_list(
-            "turn_id", "passage_id"
-        )
-    )
+    grades: dict[tuple[int, str], int] = {}
+    if judge is not None:
+        given = RelevanceJudgment.objects.filter(judge=judge, turn_id__in=unit.turn_pks)
+        grades = {
+            (turn_pk, pid): grade
+            for turn_pk, pid, grade in given.values_list("turn_id", "passage_id", "grade")
+        }
     statements = _statement_counts({t.topic_id for t in turns}) if unit.assignment.with_ptkb else {}
-    ptkb_answered = _ptkb_answered(judge, unit.turn_pks) if statements else {}
+    ptkb_answered = _ptkb_answered(judge, unit.turn_pks) if statements and judge is not None else {}
     by_turn: dict[int, list[PoolEntry]] = {}
     for entry in sorted(entries, key=lambda e: e.order):
         by_turn.setdefault(entry.turn_id, []).append(entry)
     steps: list[Step] = []
     for turn in turns:
         for index, entry in enumerate(by_turn.get(turn.pk, [])):
-            steps.append(Step(turn, "passage", index, entry, (turn.pk, entry.passage_id) in judged))
+            grade = grades.get((turn.pk, entry.passage_id))
+            steps.append(Step(turn, "passage", index, entry, grade is not None, grade))
         if statements.get(turn.topic_id):
             steps.append(Step(turn, "ptkb", done=ptkb_answered.get(turn.pk, 0) >= statements[turn.topic_id]))
     return steps
@@ -121,7 +130,7 @@ def ptkb_steps_done(*, slot: WorkSlot, judge: Judge) -> bool:
     return all(answered.get(turn_pk, 0) >= statements for turn_pk in unit.turn_pks)
 
 
-def unit_progress(*, slot: WorkSlot, judge: Judge) -> UnitProgress:
+def unit_progress(*, slot: WorkSlot, judge: Judge | None) -> UnitProgress:
     """Judged / to judge per turn of the unit, and whether each turn's PTKB step is done."""
     progress: dict[int, TurnProgress] = {}
     for step in unit_steps(slot=slot, judge=judge):
@@ -132,6 +141,152 @@ def unit_progress(*, slot: WorkSlot, judge: Judge) -> UnitProgress:
         else:
             line.ptkb_needed, line.ptkb_done = True, step.done
     return UnitProgress(turns=list(progress.values()))
+
+
+# --- Assessors: the queue page --------------------------------------------------------------------
+
+# Completed units listed turn by turn on the queue page, newest first; the rest are counted.
+QUEUE_RECENT_UNITS = 5
+
+
+@dataclass
+class QueueRow:
+    """An assignment on the assessor's queue page: what they hold, what is left, and what to offer."""
+
+    assignment: Assignment
+    units: list[tuple[WorkSlot, UnitProgress]]  # the open copy, then the latest completed ones
+    open: WorkSlot | None
+    state: str  # "in progress", "next unit", "not started", "waiting" or "finished"
+    units_done: int
+    units_unlisted: int  # completed copies beyond those listed
+    units_free: int
+    judged: int
+    to_judge: int
+
+
+def assessor_queue(*, user: User, judge: Judge | None, now: datetime | None = None) -> list[QueueRow]:
+    """Each assignment of the assessor with their progress, in a fixed number of queries per assignment.
+
+    Counts over every unit they ever held come from grouped counts (pooled pairs, grades and PTKB
+    answers per turn), not from each unit's screens, so the page costs the same late in a campaign as
+    on its first day; only the open copy and the latest completed ones are listed turn by turn.
+    """
+    now = now or timezone.now()
+    rows = []
+    for assignment in Assignment.objects.filter(assessors=user).select_related("pool", "pool__collection"):
+        slots = list(
+            WorkSlot.objects.filter(assignment=assignment, assessor=user)
+            .select_related("unit")
+            .order_by("unit__position")
+        )
+        turn_pks = [pk for slot in slots for pk in slot.unit.turn_pks]
+        counts = _turn_counts(assignment, judge, turn_pks, {slot.unit.topic_id for slot in slots})
+        open_slot = next((slot for slot in slots if slot.completed_at is None), None)
+        completed = sorted(
+            (slot for slot in slots if slot.completed_at is not None),
+            key=lambda slot: slot.completed_at or now,
+            reverse=True,
+        )
+        listed = ([open_slot] if open_slot is not None else []) + completed[:QUEUE_RECENT_UNITS]
+        turns = {
+            t.pk: t for t in Turn.objects.filter(pk__in=[pk for slot in listed for pk in slot.unit.turn_pks])
+        }
+        units = [(slot, counts.unit(slot.unit, turns)) for slot in listed]
+        free, others_hold = _units_left(assignment, user, now)
+        if open_slot is not None:
+            state = "in progress"
+        elif free:
+            state = "next unit" if slots else "not started"
+        else:
+            state = "waiting" if others_hold else "finished"
+        rows.append(
+            QueueRow(
+                assignment=assignment,
+                units=units,
+                open=open_slot,
+                state=state,
+                units_done=len(completed),
+                units_unlisted=max(0, len(completed) - QUEUE_RECENT_UNITS),
+                units_free=free,
+                judged=sum(counts.judged.get(pk, 0) for pk in turn_pks),
+                to_judge=sum(counts.entries.get(pk, 0) for pk in turn_pks),
+            )
+        )
+    return rows
+
+
+@dataclass
+class _TurnCounts:
+    entries: dict[int, int]  # pooled pairs per turn
+    judged: dict[int, int]  # of those, graded by the judge
+    statements: dict[int, int]  # PTKB statements per topic (empty without a PTKB step)
+    answered: dict[int, int]  # PTKB answers of the judge per turn
+
+    def unit(self, unit: WorkUnit, turns: dict[int, Turn]) -> UnitProgress:
+        """The unit's progress per turn, as unit_progress reads it from the unit's screens."""
+        lines = []
+        for pk in unit.turn_pks:
+            if pk not in turns:
+                continue
+            needed = self.statements.get(turns[pk].topic_id, 0)
+            lines.append(
+                TurnProgress(
+                    turns[pk],
+                    self.judged.get(pk, 0),
+                    self.entries.get(pk, 0),
+                    needed > 0,
+                    needed > 0 and self.answered.get(pk, 0) >= needed,
+                )
+            )
+        return UnitProgress(turns=lines)
+
+
+def _grouped(queryset: QuerySet, key: str) -> dict[int, int]:
+    return dict(queryset.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n"))
+
+
+def _turn_counts(
+    assignment: Assignment, judge: Judge | None, turn_pks: list[int], topic_pks: set[int]
+) -> _TurnCounts:
+    if not turn_pks:
+        return _TurnCounts({}, {}, {}, {})
+    entries = _grouped(PoolEntry.objects.filter(pool_id=assignment.pool_id, turn_id__in=turn_pks), "turn_id")
+    judged: dict[int, int] = {}
+    answered: dict[int, int] = {}
+    statements: dict[int, int] = {}
+    if assignment.with_ptkb:
+        statements = _grouped(PtkbStatement.objects.filter(topic_id__in=topic_pks), "topic_id")
+    if judge is not None:
+        pooled = PoolEntry.objects.filter(
+            pool_id=assignment.pool_id, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
+        )
+        judged = _grouped(
+            RelevanceJudgment.objects.filter(judge=judge, turn_id__in=turn_pks).filter(Exists(pooled)),
+            "turn_id",
+        )
+        if statements:
+            answered = _grouped(PtkbJudgment.objects.filter(judge=judge, turn_id__in=turn_pks), "turn_id")
+    return _TurnCounts(entries, judged, statements, answered)
+
+
+def _units_left(assignment: Assignment, user: User, now: datetime) -> tuple[int, bool]:
+    """Open units the user has not held: how many they may take now (free, or leased by someone whose
+    lease ran out or who left the assignment, as work_lease decides), and whether any are left at all."""
+    not_mine = WorkSlot.objects.filter(assignment=assignment, completed_at__isnull=True).filter(
+        ~Exists(WorkSlot.objects.filter(unit=OuterRef("unit"), assessor=user))
+    )
+    still_member = Exists(
+        Assignment.assessors.through.objects.filter(
+            assignment_id=OuterRef("assignment_id"), user_id=OuterRef("assessor_id")
+        )
+    )
+    free = (
+        not_mine.filter(Q(assessor__isnull=True) | Q(leased_until__lt=now) | ~still_member)
+        .values("unit")
+        .distinct()
+        .count()
+    )
+    return free, bool(free) or not_mine.exists()
 
 
 # --- Organisers: progress --------------------------------------------------------------------------

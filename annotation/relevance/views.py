@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count
 from django.http import Http404, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotation.judgments import JudgmentRefused
@@ -24,23 +23,23 @@ from annotation.models import (
     Pool,
     PtkbStatement,
     RelevanceGrade,
-    RelevanceJudgment,
     Turn,
     WorkSlot,
 )
 from annotation.permissions import organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.forms import AssignmentForm, GradeForm, PtkbForm
-from annotation.relevance.selectors import Step, assignment_progress, unit_progress, unit_steps
+from annotation.relevance.selectors import Step, assessor_queue, assignment_progress, unit_steps
 from annotation.relevance.work import (
     WorkRefused,
     assignments_for_assessor,
     slot_for_assessor,
     work_close,
     work_grade,
-    work_lease,
+    work_next,
     work_ptkb_submit,
 )
+from annotation.selectors import assessor_judge
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest
 
@@ -99,6 +98,8 @@ def _context(slot: WorkSlot, steps: list[Step], position: int) -> dict:
         "earlier": earlier,
         "ptkb": PtkbStatement.objects.filter(topic_id=turn.topic_id),
         "back_url": _step_url(slot, steps[position - 1]) if position > 0 else "",
+        # The screen's own address: a screen opened through the unit's resume URL posts and reloads here.
+        "step_url": _step_url(slot, step),
         "judged": judged,
         "total": total,
         "turn_judged": sum(s.done for s in in_turn),
@@ -112,155 +113,156 @@ def _context(slot: WorkSlot, steps: list[Step], position: int) -> dict:
 @login_required
 def queue(request: AuthenticatedRequest) -> HttpResponse:
     """The assessor's assignments, the units they hold with judged / to judge per turn, and a way on."""
-    judge = judge_for_assessor(user=request.user)
-    now = timezone.now()
-    rows = []
-    for assignment in assignments_for_assessor(user=request.user):
-        slots = (
-            WorkSlot.objects.filter(unit__assignment=assignment, assessor=request.user)
-            .select_related("unit", "unit__assignment")
-            .order_by("completed_at", "unit__position")
-        )
-        units = [(slot, unit_progress(slot=slot, judge=judge)) for slot in slots]
-        open_slot = next((slot for slot in slots if slot.completed_at is None), None)
-        # Open copies of units this assessor has not held: free ones they may take now, and ones other
-        # assessors hold under a lease (taken only if that lease runs out), as work_lease decides.
-        not_mine = WorkSlot.objects.filter(assignment=assignment, completed_at__isnull=True).filter(
-            ~Exists(WorkSlot.objects.filter(unit=OuterRef("unit"), assessor=request.user))
-        )
-        still_member = Exists(
-            Assignment.assessors.through.objects.filter(
-                assignment_id=OuterRef("assignment_id"), user_id=OuterRef("assessor_id")
-            )
-        )
-        free = (
-            not_mine.filter(Q(assessor__isnull=True) | Q(leased_until__lt=now) | ~still_member)
-            .values("unit")
-            .distinct()
-            .count()
-        )
-        if open_slot is not None:
-            state = "in progress"
-        elif free:
-            state = "next unit" if units else "not started"
-        else:
-            state = "waiting" if not_mine.exists() else "finished"
-        rows.append(
-            {
-                "assignment": assignment,
-                "units": units,
-                "open": open_slot,
-                "state": state,
-                "units_done": sum(1 for slot in slots if slot.completed_at is not None),
-                "units_free": free,
-                "judged": sum(p.judged for _, p in units),
-                "to_judge": sum(p.to_judge for _, p in units),
-            }
-        )
+    rows = assessor_queue(user=request.user, judge=assessor_judge(request.user))
     return render(request, "relevance/queue.html", {"rows": rows})
 
 
 @login_required
 @require_POST
 def next_unit(request: AuthenticatedRequest, assignment_pk: int) -> HttpResponse:
-    """Lease the unit to work on (the open one, else a new one) and open its first unanswered screen."""
-    assignment = get_object_or_404(assignments_for_assessor(user=request.user), pk=assignment_pk)
-    slot = work_lease(assignment=assignment, user=request.user)
-    if slot is None:
+    """Open the unit to work on (the held one, else a new one) at its first unanswered screen.
+
+    Through work_next, as the JSON API's next call: a held unit with every screen answered is closed on
+    the way and the next one leased, so the queue never offers a unit with nothing left in it.
+    """
+    try:
+        step = work_next(user=request.user, assignment_pk=assignment_pk)
+    except WorkRefused:
+        raise Http404("no such assignment of yours") from None
+    if step.slot is None:
+        assignment = assignments_for_assessor(user=request.user).get(pk=assignment_pk)
         messages.info(request, f"No more work in {assignment.name} for you: thank you.")
         return redirect("relevance-queue")
-    return redirect("relevance-resume", slot_pk=slot.pk)
+    return redirect("relevance-resume", slot_pk=step.slot.pk)
 
 
 @login_required
 def resume(request: AuthenticatedRequest, slot_pk: int) -> HttpResponse:
+    """The unit's first unanswered screen, shown here rather than behind a redirect (one request per
+    unit opened); back to the queue once every screen is answered."""
     slot = _slot_or_404(request, slot_pk)
-    steps = unit_steps(slot=slot, judge=judge_for_assessor(user=request.user))
-    return HttpResponseRedirect(_step_url(slot, _next_undone(steps, -1)))
+    steps = unit_steps(slot=slot, judge=assessor_judge(request.user))
+    step = _next_undone(steps, -1)
+    if step is None:
+        return redirect("relevance-queue")
+    position = steps.index(step)
+    if step.kind == "ptkb":
+        return _ptkb_page(request, slot, steps, position)
+    return _passage_page(request, slot, steps, position)
 
 
 @login_required
 def passage(request: AuthenticatedRequest, slot_pk: int, turn_pk: int, index: int) -> HttpResponse:
     """Grade one pooled passage 0-4; the grade already given is shown and can be revised."""
     slot = _slot_or_404(request, slot_pk)
+    if request.method != "POST":
+        steps = unit_steps(slot=slot, judge=assessor_judge(request.user))
+        return _passage_page(request, slot, steps, _position(steps, turn_pk, "passage", index))
     judge = judge_for_assessor(user=request.user)
     steps = unit_steps(slot=slot, judge=judge)
     position = _position(steps, turn_pk, "passage", index)
     step = steps[position]
     assert step.entry is not None
-    existing = RelevanceJudgment.objects.filter(
-        judge=judge, turn_id=turn_pk, passage_id=step.entry.passage_id
-    ).first()
-    if request.method == "POST":
-        form = GradeForm(request.POST)
-        if form.is_valid():
-            try:
-                work_grade(
-                    user=request.user,
-                    slot_pk=slot.pk,
-                    turn_pk=turn_pk,
-                    passage_id=step.entry.passage_id,
-                    grade=form.cleaned_data["grade"],
-                    time_spent_ms=form.cleaned_data["time_spent_ms"],
-                )
-            except WorkRefused:  # the lease passed to someone else since the unit was read
-                raise Http404("no such unit of yours") from None
-            work_close(slot=slot, judge=judge)
-            step.done = True
-            return HttpResponseRedirect(_step_url(slot, _next_undone(steps, position)))
-        status_code = 400
-    else:
-        form = GradeForm(initial={"grade": existing.grade} if existing else None)
-        status_code = 200
+    form = GradeForm(request.POST)
+    if not form.is_valid():
+        return _passage_page(request, slot, steps, position, form=form, status=400)
+    try:
+        work_grade(
+            user=request.user,
+            slot_pk=slot.pk,
+            turn_pk=turn_pk,
+            passage_id=step.entry.passage_id,
+            grade=form.cleaned_data["grade"],
+            time_spent_ms=form.cleaned_data["time_spent_ms"],
+        )
+    except WorkRefused:  # the lease passed to someone else since the unit was read
+        raise Http404("no such unit of yours") from None
+    step.done = True
+    after = _next_undone(steps, position)
+    if after is None:  # every screen answered, as read: work_close checks that again before closing
+        work_close(slot=slot, judge=judge)
+    return HttpResponseRedirect(_step_url(slot, after))
+
+
+def _passage_page(
+    request: AuthenticatedRequest,
+    slot: WorkSlot,
+    steps: list[Step],
+    position: int,
+    *,
+    form: GradeForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    step = steps[position]
+    assert step.entry is not None
     context = _context(slot, steps, position)
     context.update(
         {
-            "form": form,
+            "form": form or GradeForm(initial={"grade": step.grade} if step.grade is not None else None),
             "entry": step.entry,
-            "index": index,
+            "index": step.index,
             "passage": Passage.objects.filter(
                 collection_id=slot.unit.assignment.pool.collection_id, passage_id=step.entry.passage_id
             ).first(),
             "grades": GRADES,
-            "current_grade": existing.grade if existing else None,
+            "current_grade": step.grade,
         }
     )
-    return render(request, "relevance/passage.html", context, status=status_code)
+    return render(request, "relevance/passage.html", context, status=status)
 
 
 @login_required
 def ptkb(request: AuthenticatedRequest, slot_pk: int, turn_pk: int) -> HttpResponse:
     """Mark each PTKB statement relevant or not to the turn."""
     slot = _slot_or_404(request, slot_pk)
+    if request.method != "POST":
+        steps = unit_steps(slot=slot, judge=assessor_judge(request.user))
+        return _ptkb_page(request, slot, steps, _position(steps, turn_pk, "ptkb"))
     judge = judge_for_assessor(user=request.user)
     steps = unit_steps(slot=slot, judge=judge)
     position = _position(steps, turn_pk, "ptkb")
     turn = steps[position].turn
     statements = list(PtkbStatement.objects.filter(topic_id=turn.topic_id))
-    if request.method == "POST":
-        form = PtkbForm(request.POST, statements=statements)
-        if form.is_valid():
-            try:
-                work_ptkb_submit(
-                    slot=slot,
-                    judge=judge,
-                    turn=turn,
-                    answers=form.answers(),
-                    time_spent_ms=form.cleaned_data["time_spent_ms"],
-                )
-            except JudgmentRefused as exc:
-                form.add_error(None, str(exc))
-            else:
-                steps[position].done = True
-                return HttpResponseRedirect(_step_url(slot, _next_undone(steps, position)))
-        status_code = 400
-    else:
-        given = dict(turn.ptkb_judgments.filter(judge=judge).values_list("statement_id", "relevant"))
+    form = PtkbForm(request.POST, statements=statements)
+    if form.is_valid():
+        try:
+            work_ptkb_submit(
+                slot=slot,
+                judge=judge,
+                turn=turn,
+                answers=form.answers(),
+                time_spent_ms=form.cleaned_data["time_spent_ms"],
+            )
+        except JudgmentRefused as exc:
+            form.add_error(None, str(exc))
+        else:
+            steps[position].done = True
+            return HttpResponseRedirect(_step_url(slot, _next_undone(steps, position)))
+    return _ptkb_page(request, slot, steps, position, form=form, status=400)
+
+
+def _ptkb_page(
+    request: AuthenticatedRequest,
+    slot: WorkSlot,
+    steps: list[Step],
+    position: int,
+    *,
+    form: PtkbForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    turn = steps[position].turn
+    if form is None:
+        judge = assessor_judge(request.user)
+        given = (
+            dict(turn.ptkb_judgments.filter(judge=judge).values_list("statement_id", "relevant"))
+            if judge is not None
+            else {}
+        )
+        statements = list(PtkbStatement.objects.filter(topic_id=turn.topic_id))
         form = PtkbForm(initial={f"s{pk}": int(v) for pk, v in given.items()}, statements=statements)
-        status_code = 200
     context = _context(slot, steps, position)
     context["form"] = form
-    return render(request, "relevance/ptkb.html", context, status=status_code)
+    return render(request, "relevance/ptkb.html", context, status=status)
 
 
 # --- Organiser page --------------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 // A passage page is loaded once per unit (turn). From then on this script stays on it: a grade goes to
 // the same JSON endpoint scripted clients use, asking for the unit's next passage in the same answer
 // (as the next-passage endpoint gives it), which is drawn in place, and Back walks the passages shown since the page loaded (then the server's
-// own back link). Whatever the page cannot show in place (another turn, the PTKB step, the end of the
-// unit) is left to the server: the script goes to the unit's resume URL, which opens that screen.
+// own back link). Whatever the page cannot show in place (another turn, the PTKB step) is left to the
+// server: the script goes to the unit's resume URL, which shows that screen; at the end of the unit it
+// goes back to the queue.
 // Without JavaScript the forms post to the pages themselves. Collection text is only ever written as
 // text (textContent), never as markup.
 import { bindHotkeys, startTimer } from "./hotkeys.js";
@@ -56,7 +57,8 @@ function gradePage(form) {
       index: Number(form.dataset.index),
       title: document.getElementById("passage-title").textContent,
       text: text.hasAttribute("data-missing") ? "" : text.textContent,
-      url: window.location.pathname,
+      // The screen's own address (the page may have been opened through the unit's resume URL).
+      url: form.dataset.url || window.location.pathname,
       grade: checked ? Number(checked.value) : null,
       judged: form.dataset.judged === "1",
     },
@@ -114,7 +116,7 @@ function gradePage(form) {
       // left); another turn's passage needs that turn's conversation, which the server's page shows.
       const step = graded.data.next;
       if (!step || step.turn_pk !== item.turn_pk) {
-        leave(form.dataset.resumeUrl);
+        leave(graded.data.unit_complete ? form.dataset.queueUrl : form.dataset.resumeUrl);
         return;
       }
       let i = shown.findIndex((s) => s.turn_pk === step.turn_pk && s.passage_id === step.passage_id);
@@ -166,6 +168,10 @@ function gradePage(form) {
 }
 
 function ptkbPage(form) {
+  // Opened through the unit's resume URL, the address bar shows the screen's own.
+  if (form.dataset.url && window.location.pathname !== form.dataset.url) {
+    history.replaceState(null, "", form.dataset.url);
+  }
   // Filled on every submission, keyboard or mouse.
   form.addEventListener("submit", () => {
     document.getElementById("time-spent").value = String(elapsed());

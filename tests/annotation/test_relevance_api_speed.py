@@ -66,6 +66,35 @@ def test_a_scripted_loop_runs_three_queries_per_request(client, django_assert_ma
     assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 2
 
 
+def test_a_scripted_loop_grading_with_next_is_one_request_of_three_or_four_queries(
+    client, django_assert_max_num_queries
+):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=3, n_ptkb=0)
+    client = _token_client(client, alice)
+    url = reverse("relevance-api-grade", args=[0]).replace("/0/", "/{}/")
+
+    def grade(step):
+        body = {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 2, "next": True}
+        return client.post(url.format(step["slot"]), body, content_type="application/json")
+
+    step = _next(client, assignment).json()
+    step = grade(step).json()["next"]  # creates the judge: not the steady state
+    # The token with its user and judge, the copy + membership + pooled pair + judge, the upsert, the
+    # next passage; on PostgreSQL the copy and the next passage are one statement.
+    with django_assert_max_num_queries(3 if connection.vendor == "postgresql" else 4):
+        graded = grade(step)
+    last = grade(graded.json()["next"])
+    following = _next(client, assignment).json()  # the unit is closed: the next one is leased
+
+    assert graded.status_code == 201
+    assert graded.json()["next"]["index"] == 2
+    assert (last.json()["next"], last.json()["unit_complete"]) == (None, True)
+    assert following["slot"] != step["slot"] and following["index"] == 0
+    assert WorkSlot.objects.get(pk=step["slot"]).completed_at is not None
+    assert RelevanceJudgment.objects.filter(judge__user=alice).count() == 3
+
+
 def test_the_assessor_pages_judgment_is_one_request_of_four_or_five_queries_with_session_and_csrf_header(
     django_assert_max_num_queries,
 ):
@@ -73,8 +102,9 @@ def test_the_assessor_pages_judgment_is_one_request_of_four_or_five_queries_with
     assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=3, n_ptkb=0)
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(alice)
+    # The unit's page: its resume URL shows the first unanswered passage itself.
     page = browser.get(reverse("relevance-resume", args=[work_lease(assignment=assignment, user=alice).pk]))
-    page = browser.get(page["Location"])
+    assert page.status_code == 200
     headers = {"HTTP_X_CSRFTOKEN": page.cookies["csrftoken"].value}
     slot, entry = page.context["slot"].pk, page.context["entry"]
     url = reverse("relevance-api-grade", args=[slot])
@@ -103,7 +133,11 @@ def test_the_assessor_pages_judgment_is_one_request_of_four_or_five_queries_with
     assert second["url"] == reverse("relevance-passage", args=[slot, second["turn_pk"], 1])
     assert (graded.json()["grade"], third["index"]) == (3, 2)
     assert last.status_code == 201
-    assert last.json()["next"] is None
+    assert (graded.json()["unit_complete"], last.json()["next"], last.json()["unit_complete"]) == (
+        False,
+        None,
+        True,
+    )
     assert WorkSlot.objects.get(pk=slot).completed_at is not None  # closed with the last grade
     grades = dict(RelevanceJudgment.objects.filter(judge__user=alice).values_list("passage_id", "grade"))
     assert grades == {entry.passage_id: 2, second["passage_id"]: 3, third["passage_id"]: 4}
@@ -122,7 +156,7 @@ def test_a_grade_asking_for_next_leaves_a_unit_with_its_ptkb_step_open(client):
     )
 
     assert graded.status_code == 201
-    assert graded.json()["next"] is None
+    assert (graded.json()["next"], graded.json()["unit_complete"]) == (None, False)
     assert WorkSlot.objects.get(pk=step["slot"]).completed_at is None
     assert RelevanceJudgment.objects.get().grade == 2
 

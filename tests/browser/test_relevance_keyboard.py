@@ -109,7 +109,10 @@ def test_without_javascript_the_passage_forms_post_and_move_on(browser, live_ser
         page.goto("/relevance/")
         page.click("button[id^=start-]")
         for index, grade in enumerate([2, 4]):
-            expect(page).to_have_url(re.compile(rf"/relevance/work/\d+/\d+/{index}/$"))
+            # The unit opens at its resume URL, which shows the first open screen itself; each form
+            # posts to its screen's own URL and moves on to the next screen's.
+            screen = rf"/relevance/work/\d+/\d+/{index}/$" if index else r"/relevance/work/\d+/$"
+            expect(page).to_have_url(re.compile(screen))
             expect(page.locator("#passage-id")).to_have_text(entries[index].passage_id)
             page.check(f"#grade-{grade}")
             page.click("#submit-grade")
