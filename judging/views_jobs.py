@@ -292,8 +292,23 @@ def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(JudgeJob.objects.select_related("collection", "judge"), pk=pk)
     (job,) = jobs_read([job])
-    return render(
-        request,
-        "jobs/detail.html",
-        {"job": job, "failures": job.failures.all()[:500], "unmatched": job.unmatched_spans.all()[:500]},
-    )
+    context = {
+        "job": job,
+        "options": _options_shown(job.options),
+        "failures": job.failures.all()[:500],
+        "unmatched": job.unmatched_spans.all()[:500],
+    }
+    return render(request, "jobs/detail.html", context)
+
+
+def _options_shown(options: dict[str, Any]) -> list[tuple[str, str]]:
+    """A job's options as (name, text) rows for the page: lists (turns, runs) as comma-separated values."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, list):
+            return ", ".join(str(v) for v in value)
+        return str(value) if value != "" else "none"
+
+    return [(name, text(value)) for name, value in options.items()]

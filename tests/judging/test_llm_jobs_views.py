@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 
@@ -173,6 +174,31 @@ def test_job_detail_lists_failures(client, job):
     response = client.get(reverse("judging:job-detail", args=[job.pk]))
     assert response.status_code == 200
     assert "&lt;b&gt;maybe&lt;/b&gt;" in response.content.decode()
+
+
+def test_job_detail_shows_its_options_as_a_list_of_names_and_values(client, job):
+    job.options = {"turns": ["9_1", "9_2"], "depth": 30, "gold_judge": "<b>gold</b>", "exact_only": True}
+    job.save(update_fields=["options"])
+    client.force_login(OrganiserFactory())
+    response = client.get(reverse("judging:job-detail", args=[job.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    options = html[html.index('<dl class="job-options"') : html.index("</dl>")]
+    pairs = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", options)
+    assert pairs == [
+        ("turns", "9_1, 9_2"),
+        ("depth", "30"),
+        ("gold_judge", "&lt;b&gt;gold&lt;/b&gt;"),
+        ("exact_only", "yes"),
+    ]
+    assert "{&#x27;" not in html and "[&#x27;" not in html  # no str() of the dict or a list
+
+
+def test_job_detail_says_when_a_job_has_no_options(client, job):
+    client.force_login(OrganiserFactory())
+    response = client.get(reverse("judging:job-detail", args=[job.pk]))
+    assert response.status_code == 200
+    assert '<p class="muted" id="job-options">None.</p>' in response.content.decode()
 
 
 # --- NLI jobs from the page -------------------------------------------------------------------------
