@@ -1,5 +1,7 @@
 """Support assessment pages: reached only through their owner; organiser pages for staff only."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -109,6 +111,16 @@ def test_the_page_escapes_answer_text(client, rag, alice):
 
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert(1)" not in html
+
+
+def test_the_answer_sentences_are_numbered_from_one(client, post_edit, alice):
+    client.force_login(alice)
+    response = client.get(unit_url(post_edit))
+    assert response.status_code == 200
+    html = response.content.decode()
+    (tag,) = re.findall(r'<ol class="support-answer"[^>]*>', html)
+    start = re.search(r'\sstart="(\d+)"', tag)
+    assert start is None or start.group(1) == "1"  # an <ol> numbers from 1 unless told otherwise
 
 
 def test_submitting_stores_the_label_and_goes_on(client, post_edit, alice):

@@ -35,6 +35,9 @@ def test_post_editing_changes_the_preselected_label_with_a_key_and_stores_it_as_
     page.wait_for_selector("html[data-hotkeys-ready]", state="attached")
 
     assert page.locator("#support-shown").inner_text().startswith("LLM label: Partial support")
+    # The answer's sentences are numbered from 1; the first unit is the first sentence.
+    assert page.locator("ol.support-answer").evaluate("ol => ol.start") == 1
+    assert page.locator("ol.support-answer > li").first.get_attribute("id") == "support-sentence"
     assert page.is_checked("#label-PS")
     page.keyboard.press("1")
     assert page.is_checked("#label-FS")
