@@ -43,13 +43,15 @@ class Tour:
     def __init__(self) -> None:
         self.enabled = os.environ.get("ASSAY_TOUR_SCREENSHOTS") == "1"
         self.count = 0
+        self.names: list[str] = []
         if self.enabled:
             TOUR.mkdir(parents=True, exist_ok=True)
 
     def shot(self, page, step: str) -> None:
         self.count += 1
+        self.names.append(f"{self.count:02d}-{step}.png")
         if self.enabled:
-            path = TOUR / f"{self.count:02d}-{step}.png"
+            path = TOUR / self.names[-1]
             page.screenshot(path=str(path), full_page=False)
             # A 64-colour palette keeps the committed pictures small; pages are flat colours and text.
             from PIL import Image
@@ -342,6 +344,9 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
     context.close()
 
     assert errors == []
+    # The README's tour shows exactly these steps, in this order.
+    readme = (TOUR.parents[1] / "README.md").read_text()
+    assert re.findall(r"\]\(docs/tour/([^)]+)\)", readme) == tour.names
     assert RelevanceJudgment.objects.filter(judge__kind=Judge.Kind.ASSESSOR).count() == len(TURNS) * DEPTH
     assert RelevanceJudgment.objects.filter(judge__name="llm-fake").count() == len(TURNS) * DEPTH
     assert CrowdAnswer.objects.filter(assignment__batch__campaign__name="tour-ntr").count() == 4
