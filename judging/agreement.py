@@ -317,15 +317,15 @@ def label_agreement(
     result: dict[str, Any] = {"labels": list(pairs.labels)}
     result.update(_figures(confusion, ordinal=ordinal, alpha_level=alpha_level, notes=notes))
     active_topics = int((per_topic.sum(axis=(1, 2)) > 0).sum())
+    # Resampling one topic gives that topic back every time: a zero-width interval that would read as
+    # certainty. The interval is undefined then, like any figure the data cannot give.
     ci = (
         bootstrap_kappa_ci(per_topic, resamples=resamples, seed=seed)
-        if result["cohen_kappa"] is not None
+        if result["cohen_kappa"] is not None and active_topics >= 2
         else None
     )
     if result["cohen_kappa"] is not None and active_topics < 2:
-        notes.append(
-            "Only one topic: the bootstrap interval over topics cannot show topic-to-topic variation."
-        )
+        notes.append("Only one topic: no bootstrap interval over topics (it needs two or more).")
     row_totals = confusion.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         shares = np.where(row_totals > 0, confusion / np.maximum(row_totals, 1), 0.0)

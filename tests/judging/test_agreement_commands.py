@@ -185,6 +185,8 @@ def test_it_filters_topics_and_writes_csv_and_text(ikat2024):
     )
     assert [row["topic"] for row in report["per_topic"]] == [topic]
     assert any("Only one topic" in note for note in report["notes"])
+    # Resampling one topic would give a zero-width interval; it is undefined instead.
+    assert report["cohen_kappa"] is not None and report["kappa_ci95"] is None
     csv_text = _run(
         "agreement",
         "--collection",
