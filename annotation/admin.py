@@ -146,7 +146,7 @@ class SupportJudgmentAdmin(JudgmentAdmin):
     raw_id_fields = ["judge", "sentence"]
 
 
-# --- Support assessment (issue 6) ------------------------------------------------------------------
+# --- Support assessment ------------------------------------------------------------------
 
 
 @admin.register(models.SupportAssignment)

@@ -1,6 +1,6 @@
 """NLI throughput: batched, length-sorted scoring against one pair at a time, same model, same pairs.
 
-Target (issue 7): batched throughput at least 2.5x one-pair-at-a-time. Runs on a tiny randomly
+Target: batched throughput at least 2.5x one-pair-at-a-time. Runs on a tiny randomly
 initialised DeBERTa-v2 built here (no download); give a real model directory as the first argument or
 in NLI_BENCH_MODEL to measure it too (e.g. a local copy of MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli).
 

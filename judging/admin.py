@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from judging import models
 
-# --- LLM judge jobs (issue 7, part A) -------------------------------------------------------------
+# --- LLM judge jobs -------------------------------------------------------------
 
 
 @admin.register(models.JudgeJob)

@@ -141,7 +141,7 @@ class NuggetFactory(factory.django.DjangoModelFactory):
     text = factory.Faker("sentence")
 
 
-# --- Relevance pooling and assignment (issue 3, part A) ---
+# --- Relevance pooling and assignment ---
 
 
 class PoolFactory(factory.django.DjangoModelFactory):

@@ -127,7 +127,7 @@ class RelevanceJudgmentInput(serializers.Serializer):
     time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
 
 
-# --- Support labels (issue 6) ----------------------------------------------------------------------
+# --- Support labels ----------------------------------------------------------------------
 
 
 class SupportJudgmentOutput(serializers.ModelSerializer):

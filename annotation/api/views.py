@@ -175,7 +175,7 @@ class RelevanceJudgmentList(generics.GenericAPIView):
         return ApiResponse(s.RelevanceJudgmentOutput(judgment).data, status=status.HTTP_201_CREATED)
 
 
-# --- Support labels (issue 6) ----------------------------------------------------------------------
+# --- Support labels ----------------------------------------------------------------------
 
 SUPPORT_LIST_PARAMETERS = [
     OpenApiParameter("judge", str, description="Organisers: only this judge's labels (by name)."),

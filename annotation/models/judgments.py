@@ -93,7 +93,7 @@ class Nugget(TimedJudgment):
     original = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="derived"
     )
-    # NLI matching (issue 7): the response a response nugget was extracted from, so NtN metrics can tell
+    # NLI matching: the response a response nugget was extracted from, so NtN metrics can tell
     # apart the nuggets of several runs' responses to the same turn under one extraction judge.
     response = models.ForeignKey(
         Response, null=True, blank=True, on_delete=models.CASCADE, related_name="nuggets"

@@ -8,7 +8,7 @@ from django.db.models import Q
 
 from annotation.models.collection import Collection, Judge, Run, Topic, Turn
 
-# --- Support assessment (issue 6): organisers' per-topic-and-assessor conditions ----------------------
+# --- Support assessment: organisers' per-topic-and-assessor conditions ----------------------
 
 
 class SupportAssignment(models.Model):
@@ -60,7 +60,7 @@ class SupportAssignment(models.Model):
         return f"{self.topic.number} {self.user} ({self.condition})"
 
 
-# --- Relevance pooling and assignment of assessment work (issue 3, part A) -------------------------
+# --- Relevance pooling and assignment of assessment work -------------------------
 
 
 class Pool(models.Model):
@@ -202,7 +202,7 @@ class WorkSlot(models.Model):
         return f"{self.unit} #{self.copy}"
 
 
-# --- Gold nuggets (issue 4): the turns a nugget set covers --------------------------------------------
+# --- Gold nuggets: the turns a nugget set covers --------------------------------------------
 
 
 class NuggetSetTurn(models.Model):

@@ -1,4 +1,4 @@
-// Gold nugget span selection and gold response autosave (issue 4).
+// Gold nugget span selection and gold response autosave.
 //
 // Offsets sent to the server are Python string offsets (code points) into the stored passage text.
 // The passage element holds exactly that text (white-space: pre-wrap, one text node); highlights use
