@@ -4,17 +4,20 @@ One invocation, three kinds of client, each through the same closed-loop harness
 
 - browser: what the relevance page and its script (static/js/relevance.js) send. Each assessor is signed
   in once (a session made for them, as the login form makes it: its deliberate password hashing is not
-  what is measured); per unit it posts the "Get next unit" form and follows the redirects to the unit's
-  page (one HTML load per unit); then, per judgment, one JSON grade whose answer carries the unit's next
-  passage (`"next": true`), with the session cookie and the CSRF token in the X-CSRFToken header; at the
-  end of the unit it opens the resume URL, back to the queue page. It runs twice, on its own assessors
+  what is measured); per unit it posts the "Get next unit" form and follows its redirect to the unit's
+  page (the resume URL, which shows the first open screen: one HTML load per unit); then, per judgment,
+  one JSON grade whose answer carries the unit's next passage (`"next": true`), with the session cookie
+  and the CSRF token in the X-CSRFToken header; when the answer says the unit is complete it opens the
+  queue page, as the script does. It runs twice, on its own assessors
   and assignment each time: with the grade's read on the ORM (RELEVANCE_GRADE_SQL=0), then as the one
   prepared statement (the default), so that the two are compared in the same run.
-- api: the scripted client, `Authorization: Token`, next + grade.
+- api: the scripted client, `Authorization: Token`, on the same endpoint and rule as the page: one
+  grade with `"next": true` per judgment, and a next call per unit (to lease it).
 - trivial: two JSON POSTs to a view that does nothing, as the baseline (half before, half after).
 
-The server is restarted between the ORM phases (trivial, API, browser on the ORM) and the statement's
-(browser, trivial); the goals are checked on the statement's browser phase, the default configuration.
+The server is restarted between the ORM phases (trivial, browser on the ORM) and the statement's (API,
+browser, trivial), so that the API and the browser run the same configuration, the default; the goals
+are checked on the statement's browser phase.
 Sessions are cached in Redis (CACHE_URL, as `make serve` runs) when the Redis of `make services` answers
 (BENCH_CACHE_URL names another; BENCH_CACHE_URL=none keeps them in the database); its CPU is counted.
 
@@ -288,6 +291,7 @@ class ClientResult:
 
     latencies: list[float] = field(default_factory=list)
     unit_loads: list[float] = field(default_factory=list)
+    queue_loads: list[float] = field(default_factory=list)
     submitted_2xx: int = 0
     granted: list[tuple[str, int, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -408,12 +412,16 @@ def _browser_loop(state: BrowserState, out: ClientResult) -> bool:
         return False
     out.submitted_2xx += 1
     out.granted.append((str(state.slot), turn_pk, passage_id))
-    step = json.loads(body)["next"]
+    answer = json.loads(body)
+    step = answer["next"]
     if step is not None:
         state.step = (step["turn_pk"], step["passage_id"])
         return True
-    # The unit is done: the script opens the resume URL, which leads to the queue page.
-    status, _h, _page = state.browser.follow(*state.browser.request("GET", state.resume_url))
+    # The unit is done: the script opens the queue page (the resume URL, were a PTKB step left).
+    started = time.perf_counter()
+    url = "/relevance/" if answer["unit_complete"] else state.resume_url
+    status, _h, _page = state.browser.follow(*state.browser.request("GET", url))
+    out.queue_loads.append(time.perf_counter() - started)
     if status != 200:
         out.errors.append(f"queue {status}")
         return False
@@ -427,25 +435,43 @@ def _post(conn: http.client.HTTPConnection, url: str, body: dict, headers: dict)
     return response.status, response.read()
 
 
-def _api_loop(conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, out: ClientResult) -> bool:
-    """One judgment of a scripted client: ask for the next passage, grade it."""
+@dataclass
+class ApiState:
+    step: dict | None = None  # the passage to grade next, as the last answer gave it
+
+
+def _api_loop(
+    conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, state: ApiState, out: ClientResult
+) -> bool:
+    """One judgment of a scripted client: a grade whose answer carries the next passage, after a next
+    call when the unit is new (it leases the unit; the last grade of the previous one closed it)."""
     started = time.perf_counter()
-    status, body = _post(conn, f"/relevance/api/{assignment_pk}/next/", {}, headers)
-    if status == 204:
-        return False
-    if status != 200:
-        out.errors.append(f"next {status} {body[:200]!r}")
-        return False
-    step = json.loads(body)
-    grade = {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 2, "time_spent_ms": 1}
+    if state.step is None:
+        status, body = _post(conn, f"/relevance/api/{assignment_pk}/next/", {}, headers)
+        if status == 204:
+            return False
+        if status != 200:
+            out.errors.append(f"next {status} {body[:200]!r}")
+            return False
+        state.step = json.loads(body)
+    step = state.step
+    grade = {
+        "turn_pk": step["turn_pk"],
+        "passage_id": step["passage_id"],
+        "grade": 2,
+        "time_spent_ms": 1,
+        "next": True,
+    }
     status, body = _post(conn, f"/relevance/api/work/{step['slot']}/grade/", grade, headers)
-    json.loads(body)
+    answer = json.loads(body)
     out.latencies.append(time.perf_counter() - started)
     if 200 <= status < 300:
         out.submitted_2xx += 1
         out.granted.append((headers["Authorization"], step["turn_pk"], step["passage_id"]))
+        state.step = answer["next"]
     else:
         out.errors.append(f"grade {status} {body[:200]!r}")
+        state.step = None
     return True
 
 
@@ -471,6 +497,7 @@ def _client_process(
     def run(credential: Any, out: ClientResult) -> None:
         conn = http.client.HTTPConnection(HOST, PORT, timeout=30)
         state = None
+        api_state = ApiState()
         if kind == "browser":
             browser = Browser()
             browser.cookies = dict(credential)
@@ -482,7 +509,7 @@ def _client_process(
                 if state is not None:
                     going = _browser_loop(state, out)
                 elif kind == "api":
-                    going = _api_loop(conn, headers, assignment_pk, out)
+                    going = _api_loop(conn, headers, assignment_pk, api_state, out)
                 else:
                     going = _trivial_loop(conn, headers, out)
             except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -673,10 +700,10 @@ def main() -> int:
         half = args.trivial_seconds / 2
         procs = args.client_processes
         before = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
-        api = _load("api", seeded.tokens, seeded.api_assignment, args.seconds, procs, cpu_of)
         orm = _load("browser", orm_cookies, seeded.browser_orm_assignment, args.seconds, procs, cpu_of)
         _stop(server)
         server = _serve(database_url, secret_key, args, args.threads, grade_sql=True)
+        api = _load("api", seeded.tokens, seeded.api_assignment, args.seconds, procs, cpu_of)
         browser = _load("browser", cookies, seeded.browser_assignment, args.seconds, procs, cpu_of)
         after = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
         trivial = Phase(
@@ -711,14 +738,16 @@ def main() -> int:
 
         def unit_line(phase: Phase) -> str:
             loads = [x for r in phase.results for x in r.unit_loads]
+            queues = [x for r in phase.results for x in r.queue_loads]
             return (
-                f"  unit page loads (next-unit form, redirects, page): {len(loads)}, "
-                f"p50 {_p(loads, 50) * 1000:.1f} ms, p95 {_p(loads, 95) * 1000:.1f} ms"
+                f"  unit page loads (next-unit form, its redirect, the page): {len(loads)}, "
+                f"p50 {_p(loads, 50) * 1000:.1f} ms, p95 {_p(loads, 95) * 1000:.1f} ms; "
+                f"queue page after a unit: p50 {_p(queues, 50) * 1000:.1f} ms, p95 {_p(queues, 95) * 1000:.1f} ms"
             )
 
         print(line("trivial view (2 JSON POSTs per loop)", trivial, "loops"))
         print(f"  ({before.per_s:.0f} loops/s before the assessors, {after.per_s:.0f} after)")
-        print(line("API loop (token: next + grade)", api, "judgments"))
+        print(line("API loop (token: grade with next; next per unit)", api, "judgments"))
         print(line("browser loop, grade read on the ORM (RELEVANCE_GRADE_SQL=0)", orm, "judgments"))
         print(unit_line(orm))
         print(line("browser loop, grade read as one statement (default)", browser, "judgments"))

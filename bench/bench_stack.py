@@ -3,8 +3,8 @@
 Starts scripts/serve.sh on its own database, seeds one relevance campaign, then runs N simulated
 assessors for S seconds, each doing what the relevance page's JavaScript does with a signed-in session
 and its CSRF token: the queue's "next unit" form and the unit's page once per unit, then per passage one
-JSON grade whose answer carries the next passage. Then the same number of clients on a trivial view (/healthz) for
-comparison. It prints throughput, p50/p95 per judgment, the 5xx count, and checks that every grade
+JSON grade whose answer carries the next passage, and the queue page when the answer says the unit is
+complete. Then the same number of clients on a trivial view (/healthz) for comparison. It prints throughput, p50/p95 per judgment, the 5xx count, and checks that every grade
 answered 2xx is stored exactly once.
 
     .venv/bin/python bench/bench_stack.py                 # 200 assessors, 60 s
@@ -215,14 +215,16 @@ def _assessor(port: int, session: str, assignment: int, until: float, out: dict)
             out["errors"].append(f"grade {status} {data[:120]!r}")
             break
         out["granted"].append((slot, *step))
-        nxt = json.loads(data).get("next")
+        answer = json.loads(data)
+        nxt = answer.get("next")
         if nxt and nxt["turn_pk"] == step[0]:
             step = (nxt["turn_pk"], nxt["passage_id"])
         else:
-            # The unit is done (or the next passage is another turn's): the page's resume URL.
-            status, _h, _page = b.follow(*b.request("GET", resume_url))
+            # The unit is done: the queue page, as the script goes there (the resume URL for another turn).
+            url = "/relevance/" if answer.get("unit_complete") else resume_url
+            status, _h, _page = b.follow(*b.request("GET", url))
             if status != 200:
-                out["errors"].append(f"resume {status}")
+                out["errors"].append(f"after the unit {status}")
                 break
             step = None
     out["statuses"].extend(b.statuses)
