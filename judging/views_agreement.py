@@ -18,8 +18,9 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection, Judge, SupportJudgment
 from annotation.permissions import organiser_required
+from annotation.typed import choice_field
 from judging.agreement import AgreementUndefined
-from judging.agreement_units import RUN_MEASURES, TASKS
+from judging.agreement_units import RUN_MEASURES, TASKS, judges_with_labels
 from judging.reports import (
     campaign_report,
     comparison_csv,
@@ -59,6 +60,21 @@ class ComparisonForm(forms.Form):
     topics = forms.CharField(
         required=False, help_text="Topic numbers separated by spaces or commas; empty for all."
     )
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The lists offer only the judges that labelled the chosen task in this collection (a judge of
+        # another task or collection would compare nothing); any judge named in the query is still
+        # accepted, so that the comparison says why it has nothing to compare.
+        task = self.data.get("task") or self.initial.get("task") or "relevance"
+        offered = (
+            judges_with_labels(collection=collection, task=task) if task in TASKS else Judge.objects.none()
+        )
+        names = [("", "---------")] + [(name, name) for name in offered.values_list("name", flat=True)]
+        for field_name in ("a", "b"):
+            field = choice_field(self, field_name)
+            field.queryset = Judge.objects.all()
+            field.widget.choices = names
 
     def clean_topics(self) -> list[str]:
         return [t for t in re.split(r"[\s,]+", self.cleaned_data["topics"]) if t]
@@ -129,7 +145,11 @@ def agreement_index(request: HttpRequest) -> HttpResponse:
 def agreement_report(request: HttpRequest, name: str) -> HttpResponse:
     """The comparison page; without a query string, the form to choose one."""
     collection = get_object_or_404(Collection, name=name)
-    form = ComparisonForm(request.GET or None, initial={"task": "relevance"})
+    # A query naming only the task (the page reloads so when the task changes) lists that task's judges.
+    chosen = request.GET if "a" in request.GET or "b" in request.GET else None
+    form = ComparisonForm(
+        chosen, initial={"task": request.GET.get("task") or "relevance"}, collection=collection
+    )
     context: dict[str, Any] = {"collection": collection, "form": form, "query": request.GET.urlencode()}
     status = 200
     if form.is_bound:
@@ -150,7 +170,7 @@ def agreement_download(request: HttpRequest, name: str, kind: str) -> HttpRespon
     if kind not in {"report.json", "report.csv", "confusion.csv", "confusion.svg", "confusion.png"}:
         raise Http404("unknown download")
     collection = get_object_or_404(Collection, name=name)
-    form = ComparisonForm(request.GET)
+    form = ComparisonForm(request.GET, collection=collection)
     if not form.is_valid():
         return JsonResponse({"error": _errors(form)}, status=400)
     report, error = _comparison(collection, form)

@@ -172,3 +172,23 @@ def test_it_gives_live_agreement_of_each_assessor_with_the_llm_and_the_others(cl
     assert rows[second.name]["assessors"]["n"] == 1
     bad = client.get(reverse("judging:agreement-live-data", args=[collection.name]), {"task": "vibes"})
     assert bad.status_code == 400 and "unknown task" in bad.json()["error"]
+
+
+@pytest.mark.django_db
+def test_the_judge_lists_offer_only_judges_of_the_chosen_task_in_the_collection(client, comparison):
+    collection, a, b, _query = comparison
+    elsewhere = JudgeFactory(name="other-collection-judge")
+    RelevanceJudgmentFactory(judge=elsewhere, passage_id="x")  # a turn of another collection
+    JudgeFactory(name="no-labels")
+    client.force_login(OrganiserFactory())
+    url = reverse("judging:agreement-report", args=[collection.name])
+
+    page = client.get(url).content.decode()
+    for judge in (a, b):
+        assert f'<option value="{judge.name.replace("<", "&lt;").replace(">", "&gt;")}"' in page
+    assert "other-collection-judge" not in page and "no-labels" not in page
+
+    # The task alone (the page reloads so when the task changes) lists that task's judges: none here.
+    response = client.get(url, {"task": "ptkb"})
+    assert response.status_code == 200
+    assert "gpt-4o" not in response.content.decode().split('id="id_a"')[1].split("</select>")[0]
