@@ -117,8 +117,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "max_size": env_int("DB_POOL_MAX_SIZE", 8),
             "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
         }
-# On PostgreSQL a grade from the assessor page reads its copy and the next passage in one hand-written
-# statement (annotation/relevance/grade_sql.py) instead of two ORM queries; 0 keeps the ORM read.
+# On PostgreSQL a grade from the assessor page checks its copy, writes the grade and reads the next passage
+# in one hand-written statement (annotation/relevance/grade_sql.py) instead of three queries; 0 keeps the ORM.
 RELEVANCE_GRADE_SQL = env_bool("RELEVANCE_GRADE_SQL", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

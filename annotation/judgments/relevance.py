@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import connections, models, router, transaction
@@ -22,6 +23,24 @@ from annotation.models import (
 )
 
 
+def relevance_upsert_sql(*, table: str, rows: str) -> str:
+    """The one statement that records or revises relevance grades, for the rows `rows` gives.
+
+    `rows` is a VALUES list or a SELECT of (judge_id, turn_id, passage_id, grade, time_spent_ms,
+    created_at, updated_at); `table` the quoted table name. relevance_judgment_submit runs it, and the
+    assessor page's grade statement (annotation/relevance/grade_sql.py) embeds it, so that what a
+    revision keeps and adds up is written down once.
+    """
+    return (
+        f"INSERT INTO {table} (judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at) "
+        f"{rows} "
+        "ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET grade = excluded.grade, "
+        f"time_spent_ms = CASE WHEN excluded.time_spent_ms IS NULL THEN {table}.time_spent_ms "
+        f"ELSE COALESCE({table}.time_spent_ms, 0) + excluded.time_spent_ms END, "
+        "updated_at = excluded.updated_at"
+    )
+
+
 def relevance_judgment_submit(
     *, judge: Judge | int, turn: Turn | int, passage_id: str, grade: int, time_spent_ms: int | None = None
 ) -> RelevanceJudgment:
@@ -33,25 +52,36 @@ def relevance_judgment_submit(
     One `INSERT ... ON CONFLICT (judge, turn, passage_id) DO UPDATE` statement (PostgreSQL and SQLite
     speak it alike): it is atomic by itself, so it needs no transaction, and two submits of the same
     pair at the same instant end in one row instead of a lost update or a unique-constraint error.
-    It replaces a locked read, a savepoint and an insert: this is the assessors' hot path.
+    It replaces a locked read, a savepoint and an insert: this is the assessors' hot path, so the row
+    comes back through a plain cursor rather than a raw queryset.
     """
     db = router.db_for_write(RelevanceJudgment)
-    quote = connections[db].ops.quote_name
-    table = quote(RelevanceJudgment._meta.db_table)
+    connection = connections[db]
+    table = connection.ops.quote_name(RelevanceJudgment._meta.db_table)
+    sql = relevance_upsert_sql(table=table, rows="VALUES (%s, %s, %s, %s, %s, %s, %s)")
     now = timezone.now()
-    sql = (
-        f"INSERT INTO {table} (judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s) "
-        "ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET grade = excluded.grade, "
-        f"time_spent_ms = CASE WHEN excluded.time_spent_ms IS NULL THEN {table}.time_spent_ms "
-        f"ELSE COALESCE({table}.time_spent_ms, 0) + excluded.time_spent_ms END, "
-        "updated_at = excluded.updated_at "
-        "RETURNING id, judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at"
-    )
     turn_pk = turn.pk if isinstance(turn, Turn) else turn
     judge_pk = judge.pk if isinstance(judge, Judge) else judge
-    params = (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now)
-    (judgment,) = RelevanceJudgment.objects.raw(sql, params, using=db)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"{sql} RETURNING id, time_spent_ms, created_at",
+            (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now),
+        )
+        pk, time_spent, created_at = cursor.fetchone()
+    if not isinstance(created_at, datetime):  # SQLite answers text
+        created_at = connection.ops.convert_datetimefield_value(created_at, None, connection)  # type: ignore[attr-defined]
+    judgment = RelevanceJudgment(
+        id=pk,
+        judge_id=judge_pk,
+        turn_id=turn_pk,
+        passage_id=passage_id,
+        grade=grade,
+        time_spent_ms=time_spent,
+        created_at=created_at,
+        updated_at=now,
+    )
+    judgment._state.adding = False
+    judgment._state.db = db
     if isinstance(judge, Judge):
         judgment.judge = judge
     if isinstance(turn, Turn):

@@ -20,7 +20,6 @@ the settings' IMMEDIATE transactions serialise the claim on the write lock.
 from __future__ import annotations
 
 import enum
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -41,7 +40,7 @@ from annotation.models import (
     Turn,
     WorkSlot,
 )
-from annotation.relevance.grade_sql import grade_read
+from annotation.relevance.grade_sql import grade_write
 from annotation.relevance.selectors import ptkb_steps_done
 from annotation.services import judge_for_assessor
 
@@ -265,7 +264,7 @@ def _next_passage(
 
 
 def _grade_sql() -> bool:
-    """Whether a grade with `next` reads through the one prepared statement (PostgreSQL only)."""
+    """Whether a grade with `next` goes through the one prepared statement (PostgreSQL only)."""
     return connection.vendor == "postgresql" and settings.RELEVANCE_GRADE_SQL
 
 
@@ -291,43 +290,39 @@ def work_grade(
     next passage needs are read in one query, the grade written by one upsert (relevance_judgment_submit).
     With `then_next`, the answer carries the copy's next passage as `work_next(slot_pk=...)` would give
     it, saving the assessor page a request per judgment; the copy is closed when nothing is left. On
-    PostgreSQL that read and the next passage are one prepared statement (grade_sql.grade_read).
-    Without it the copy is not closed here: `work_next` closes it, the page calls `work_close` itself.
-    Raises WorkRefused (not your copy) or NotPooled.
+    PostgreSQL the checks, the upsert and the next passage are one prepared statement
+    (grade_sql.grade_write). Without it the copy is not closed here: `work_next` closes it, the page
+    calls `work_close` itself. Raises WorkRefused (not your copy) or NotPooled.
     """
     if then_next and _grade_sql():
-        read = grade_read(user_pk=user.pk, slot_pk=slot_pk, turn_pk=turn_pk, passage_id=passage_id)
-        if read is None:
-            raise WorkRefused("no such unit of yours")
-        turn_pks = json.loads(read.turn_pks) if isinstance(read.turn_pks, str) else read.turn_pks
-        pooled, judge_pk, leased_until, lease_minutes = (
-            read.pooled,
-            read.judge_pk,
-            read.leased_until,
-            read.lease_minutes,
+        return _work_grade_statement(
+            user=user,
+            slot_pk=slot_pk,
+            turn_pk=turn_pk,
+            passage_id=passage_id,
+            grade=grade,
+            time_spent_ms=time_spent_ms,
         )
-    else:
-        read = None
-        entry = PoolEntry.objects.filter(
-            pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
-        ).order_by()
-        row = (
-            WorkSlot.objects.filter(pk=slot_pk, assessor=user, assignment__assessors=user)
-            .values_list(
-                "unit__turn_pks",
-                "unit__label",
-                Exists(entry),
-                "assessor__judge__id",
-                "unit__assignment__pool_id",
-                "unit__assignment__pool__collection_id",
-                "leased_until",
-                "unit__assignment__lease_minutes",
-            )
-            .first()
+    entry = PoolEntry.objects.filter(
+        pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
+    ).order_by()
+    row = (
+        WorkSlot.objects.filter(pk=slot_pk, assessor=user, assignment__assessors=user)
+        .values_list(
+            "unit__turn_pks",
+            "unit__label",
+            Exists(entry),
+            "assessor__judge__id",
+            "unit__assignment__pool_id",
+            "unit__assignment__pool__collection_id",
+            "leased_until",
+            "unit__assignment__lease_minutes",
         )
-        if row is None:
-            raise WorkRefused("no such unit of yours")
-        turn_pks, label, pooled, judge_pk, pool_pk, collection_pk, leased_until, lease_minutes = row
+        .first()
+    )
+    if row is None:
+        raise WorkRefused("no such unit of yours")
+    turn_pks, label, pooled, judge_pk, pool_pk, collection_pk, leased_until, lease_minutes = row
     # A pool's other turns may be cut into other units: the pair must be in this copy's unit.
     if not pooled or turn_pk not in turn_pks:
         raise NotPooled("this passage is not pooled for a turn of your unit")
@@ -341,30 +336,79 @@ def work_grade(
     )
     if not then_next:
         return Graded(judgment)
-    if read is not None:
-        passage = (
-            NextPassage(
-                slot_pk,
-                read.label,
-                read.next_turn_pk,
-                read.next_turn_id or "",
-                read.next_passage_id or "",
-                read.next_index or 0,
-                read.next_title or "",
-                read.next_text or "",
-            )
-            if read.next_turn_pk is not None
-            else None
+    passage = _next_passage(
+        slot_pk=slot_pk,
+        unit=label,
+        pool_pk=pool_pk,
+        collection_pk=collection_pk,
+        turn_pks=turn_pks,
+        user_pk=user.pk,
+    )
+    return _graded_then(judgment, passage, user=user, slot_pk=slot_pk)
+
+
+def _work_grade_statement(
+    *, user: User, slot_pk: int, turn_pk: int, passage_id: str, grade: int, time_spent_ms: int | None
+) -> Graded:
+    """work_grade with `then_next` through the one statement; the same checks, writes and answer."""
+    now = timezone.now()
+    written = grade_write(
+        user_pk=user.pk,
+        slot_pk=slot_pk,
+        turn_pk=turn_pk,
+        passage_id=passage_id,
+        grade=grade,
+        time_spent_ms=time_spent_ms,
+        now=now,
+    )
+    if written is None:
+        raise WorkRefused("no such unit of yours")
+    # The statement checked the pair against the unit's turns as well, and wrote nothing if it failed.
+    if not written.pooled:
+        raise NotPooled("this passage is not pooled for a turn of your unit")
+    _lease_renew_pk(slot_pk, written.leased_until, written.lease_minutes, now)
+    if written.judgment_pk is None:
+        # The assessor's first grade: the judge is made, and the grade written by the one writer.
+        judgment = relevance_judgment_submit(
+            judge=judge_for_assessor(user=user),
+            turn=turn_pk,
+            passage_id=passage_id,
+            grade=grade,
+            time_spent_ms=time_spent_ms,
         )
     else:
-        passage = _next_passage(
-            slot_pk=slot_pk,
-            unit=label,
-            pool_pk=pool_pk,
-            collection_pk=collection_pk,
-            turn_pks=turn_pks,
-            user_pk=user.pk,
+        assert written.judge_pk is not None and written.created_at is not None  # as the row was written
+        judgment = RelevanceJudgment(
+            id=written.judgment_pk,
+            judge_id=written.judge_pk,
+            turn_id=turn_pk,
+            passage_id=passage_id,
+            grade=grade,
+            time_spent_ms=written.time_spent_ms,
+            created_at=written.created_at,
+            updated_at=now,
         )
+        judgment._state.adding = False
+    passage = (
+        NextPassage(
+            slot_pk,
+            written.label,
+            written.next_turn_pk,
+            written.next_turn_id or "",
+            written.next_passage_id or "",
+            written.next_index or 0,
+            written.next_title or "",
+            written.next_text or "",
+        )
+        if written.next_turn_pk is not None
+        else None
+    )
+    return _graded_then(judgment, passage, user=user, slot_pk=slot_pk)
+
+
+def _graded_then(
+    judgment: RelevanceJudgment, passage: NextPassage | None, *, user: User, slot_pk: int
+) -> Graded:
     if passage is not None:
         return Graded(judgment, NextStep(NextKind.PASSAGE, passage=passage))
     # Once per copy: the same answer as the next-passage call, which closes the copy when it is done.

@@ -1,4 +1,4 @@
-"""The grade-with-next read as one PostgreSQL statement answers exactly as the ORM read does.
+"""The grade with next as one PostgreSQL statement answers and stores exactly as the ORM path does.
 
 One scripted sequence of the assessor page's requests (next, grade with next, a skip, a regrade, another
 assessor, bad input, a passage without text, a lease that runs out and is taken over, the unit's end)
@@ -158,13 +158,17 @@ def _script(campaign: Campaign) -> list:
 
 def test_the_statement_and_the_orm_answer_and_store_the_same_on_postgresql(settings):
     assert connection.vendor == "postgresql"
-    runs = {}
+    runs, upserts = {}, {}
     for statement in (False, True):
         settings.RELEVANCE_GRADE_SQL = statement
         with CaptureQueriesContext(connection) as queries:
             runs[statement] = _script(Campaign())
         read_by_statement = any("jsonb_array_elements_text" in q["sql"] for q in queries.captured_queries)
         assert read_by_statement is statement
+        upserts[statement] = sum(
+            q["sql"].startswith('INSERT INTO "annotation_relevancejudgment"')
+            for q in queries.captured_queries
+        )
 
     orm, sql = runs[False], runs[True]
     assert sql == orm
@@ -178,6 +182,9 @@ def test_the_statement_and_the_orm_answer_and_store_the_same_on_postgresql(setti
     assert end["slots"] == [("bob", True, "fresh")]
     assert ("alice", "t1.p0", 4, 200) in end["judgments"]  # the regrade: revised, its time added up
     assert len(end["judgments"]) == 4 + 6
+    # The statement writes the grade itself; only an assessor's first grade (the judge is made on the
+    # way) goes through relevance_judgment_submit apart.
+    assert (upserts[False], upserts[True]) == (5 + 6, 2)  # every 201 on the ORM path
 
 
 @pytest.mark.django_db(transaction=True)
