@@ -9,7 +9,7 @@ One invocation, three kinds of client, each through the same closed-loop harness
   one JSON grade whose answer carries the unit's next passage (`"next": true`), with the session cookie
   and the CSRF token in the X-CSRFToken header; when the answer says the unit is complete it opens the
   queue page, as the script does. It runs twice, on its own assessors
-  and assignment each time: with the grade's read on the ORM (RELEVANCE_GRADE_SQL=0), then as the one
+  and assignment each time: with the grade on the ORM path (RELEVANCE_GRADE_SQL=0), then as the one
   prepared statement (the default), so that the two are compared in the same run.
 - api: the scripted client, `Authorization: Token`, on the same endpoint and rule as the page: one
   grade with `"next": true` per judgment, and a next call per unit (to lease it).
@@ -748,9 +748,9 @@ def main() -> int:
         print(line("trivial view (2 JSON POSTs per loop)", trivial, "loops"))
         print(f"  ({before.per_s:.0f} loops/s before the assessors, {after.per_s:.0f} after)")
         print(line("API loop (token: grade with next; next per unit)", api, "judgments"))
-        print(line("browser loop, grade read on the ORM (RELEVANCE_GRADE_SQL=0)", orm, "judgments"))
+        print(line("browser loop, grade on the ORM path (RELEVANCE_GRADE_SQL=0)", orm, "judgments"))
         print(unit_line(orm))
-        print(line("browser loop, grade read as one statement (default)", browser, "judgments"))
+        print(line("browser loop, grade as one statement (default)", browser, "judgments"))
         print(unit_line(browser))
         print(f"stored (API): {api_counts}; (browser, ORM): {orm_counts}; (browser): {browser_counts}")
         errors = api.errors + orm.errors + browser.errors + trivial.errors
@@ -762,11 +762,11 @@ def main() -> int:
         cpu_ratio = browser.cpu_ms / api.cpu_ms if api.cpu_ms else 0.0
         p95 = _p(browser.latencies, 95) * 1000
         print(
-            f"statement vs ORM read (browser): {browser.per_s / orm.per_s if orm.per_s else 0.0:.2f}x the "
+            f"statement vs ORM path (browser): {browser.per_s / orm.per_s if orm.per_s else 0.0:.2f}x the "
             f"throughput, {browser.cpu_ms / orm.cpu_ms if orm.cpu_ms else 0.0:.2f}x the server CPU per judgment"
         )
         print(
-            f"ratios: browser / trivial throughput {ratio:.2f} (ORM read {orm_ratio:.2f}, API {api_ratio:.2f}); "
+            f"ratios: browser / trivial throughput {ratio:.2f} (ORM path {orm_ratio:.2f}, API {api_ratio:.2f}); "
             f"browser / API server CPU per judgment {cpu_ratio:.2f}"
         )
         print(
