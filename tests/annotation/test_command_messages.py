@@ -104,7 +104,9 @@ def test_one_run_one_turn_and_one_topic_are_singular():
     )
 
     assert evaluation.getvalue().startswith("demo: 1 run on the 1 turn judged by a;")
-    assert "bootstrap over 1 topic, 1000 resamples" in agreement.getvalue()
+    # One topic gives no bootstrap interval over topics; the report says so in the singular.
+    assert "Only one topic: no bootstrap interval over topics" in agreement.getvalue()
+    assert "1 topics" not in agreement.getvalue()
 
 
 def test_a_closed_pipe_ends_a_command_quietly():
