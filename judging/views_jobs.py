@@ -311,4 +311,5 @@ def _options_shown(options: dict[str, Any]) -> list[tuple[str, str]]:
             return ", ".join(str(v) for v in value)
         return str(value) if value != "" else "none"
 
-    return [(name, text(value)) for name, value in options.items()]
+    # By name: PostgreSQL's jsonb keeps no key order, so the page reads the same on either database.
+    return [(name, text(value)) for name, value in sorted(options.items())]

@@ -186,10 +186,10 @@ def test_job_detail_shows_its_options_as_a_list_of_names_and_values(client, job)
     options = html[html.index('<dl class="job-options"') : html.index("</dl>")]
     pairs = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", options)
     assert pairs == [
-        ("turns", "9_1, 9_2"),
         ("depth", "30"),
-        ("gold_judge", "&lt;b&gt;gold&lt;/b&gt;"),
         ("exact_only", "yes"),
+        ("gold_judge", "&lt;b&gt;gold&lt;/b&gt;"),
+        ("turns", "9_1, 9_2"),
     ]
     assert "{&#x27;" not in html and "[&#x27;" not in html  # no str() of the dict or a list
 
