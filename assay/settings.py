@@ -139,7 +139,10 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / env_str("STATIC_ROOT", "staticfiles")
 # WhiteNoise serves STATIC_ROOT (after collectstatic). STATIC_MANIFEST=1 (make serve) adds hashed names,
-# cached for a year; it needs collectstatic first, which the tests and `make run` do not run.
+# cached for a year; it needs collectstatic first, which the tests and `make run` do not run. It also serves
+# the files where they lie (Django's finders) in every mode, so that a server started without DEBUG and
+# without collectstatic still has its CSS and JavaScript.
+WHITENOISE_USE_FINDERS = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
