@@ -142,11 +142,14 @@ def _sync_fields(obj: object, values: dict[str, object]) -> bool:
 
 
 @transaction.atomic
-def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
+def topics_import(
+    *, path: str | Path, collection: Collection, progress: Callable[[int, int], None] | None = None
+) -> ImportResult:
     """Load iKAT topics JSON (2023 and 2024 shapes) or a TREC `id<TAB>query` file into a collection.
 
     Topics, turns and PTKB statements are matched by their ids, so importing the same file again
-    changes nothing and a corrected file updates texts in place.
+    changes nothing and a corrected file updates texts in place. `progress(done, total)` counts the
+    file's topics stored so far, told after each topic.
     """
     records = parse_topics(path)
     result = ImportResult(kinds={kind: KindCounts() for kind in (TOPICS, TURNS, PTKB_STATEMENTS)})
@@ -162,7 +165,7 @@ def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
                 )
     clashes.raise_if_any()
 
-    for record in records:
+    for done, record in enumerate(records, start=1):
         topic = topics.get(record.number)
         if topic is None:
             topic = Topic.objects.create(collection=collection, number=record.number, title=record.title)
@@ -205,6 +208,8 @@ def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
                 result.count(TURNS, "updated")
             else:
                 result.count(TURNS, "unchanged")
+        if progress is not None:
+            progress(done, len(records))
     return result
 
 
@@ -212,8 +217,14 @@ def topics_import(*, path: str | Path, collection: Collection) -> ImportResult:
 
 
 @transaction.atomic
-def passages_import(*, path: str | Path, collection: Collection) -> ImportResult:
-    """Load passages JSONL (iKAT `doc_id:passage_id` or generic `{id, text|contents, title}`)."""
+def passages_import(
+    *, path: str | Path, collection: Collection, progress: Callable[[int, int], None] | None = None
+) -> ImportResult:
+    """Load passages JSONL (iKAT `doc_id:passage_id` or generic `{id, text|contents, title}`).
+
+    `progress(done, total)` counts the file's passages: the unchanged ones once compared, then the new
+    and changed ones as each batch is written.
+    """
     records = parse_passages(path)
     result = ImportResult()
     existing = {
@@ -234,8 +245,20 @@ def passages_import(*, path: str | Path, collection: Collection) -> ImportResult
             to_update.append(Passage(id=current[0], title=record.title, text=record.text))
         else:
             result.count(PASSAGES, "unchanged")
-    Passage.objects.bulk_create(to_create, batch_size=BATCH)
-    Passage.objects.bulk_update(to_update, ["title", "text"], batch_size=BATCH)
+    done = len(records) - len(to_create) - len(to_update)
+    if progress is not None:
+        progress(done, len(records))
+    # Written batch by batch (as bulk_create and bulk_update would batch them) so that progress is told.
+    for start in range(0, len(to_create), BATCH):
+        Passage.objects.bulk_create(to_create[start : start + BATCH])
+        done += len(to_create[start : start + BATCH])
+        if progress is not None:
+            progress(done, len(records))
+    for start in range(0, len(to_update), BATCH):
+        Passage.objects.bulk_update(to_update[start : start + BATCH], ["title", "text"])
+        done += len(to_update[start : start + BATCH])
+        if progress is not None:
+            progress(done, len(records))
     result.count(PASSAGES, "created", len(to_create))
     result.count(PASSAGES, "updated", len(to_update))
     return result
@@ -405,12 +428,15 @@ def qrels_import(
     judge: Judge,
     require_passages: bool = False,
     replace: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
     """Load TREC qrels as relevance judgments of `judge`.
 
     Judgments attach to passage ids, so qrels of passages whose text the collection lacks are fine
     unless `require_passages`. With `replace`, the judge's judgments on this collection that the file
-    does not hold are deleted, so the judge's labels equal the file.
+    does not hold are deleted, so the judge's labels equal the file. `progress(done, total)` tells two
+    phases over the file's lines: read and checked (half), then written (all), as the grades go in
+    with one upsert.
     """
     pathname = str(path)
     records = parse_qrels(path)
@@ -434,12 +460,16 @@ def qrels_import(
                     break
         problems.raise_if_any()
 
+    if progress is not None:
+        progress(len(records), 2 * len(records))
     written = relevance_judgments_upsert(
         judge=judge,
         collection=collection,
         rows=[RelevanceRow(turns[r.turn_id].id, r.passage_id, r.grade) for r in records],
         replace=replace,
     )
+    if progress is not None:
+        progress(2 * len(records), 2 * len(records))
     result = ImportResult()
     result.count(JUDGMENTS, "created", written.created)
     result.count(JUDGMENTS, "updated", written.updated)

@@ -261,6 +261,10 @@ LLM_PRICES = {
 # Imports read at most this many bytes of a file (a device or an endless pipe ends in an error).
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 2 * 1024**3)
 
+# An upload's import not heard from for this many seconds (its process died: a server restart) shows as
+# interrupted; it beats every few seconds while it runs.
+IMPORT_STALE_AFTER_S = env_float("IMPORT_STALE_AFTER_S", 120.0)
+
 # Gold nugget pages offer passages graded at least this by the chosen relevance judge.
 NUGGET_MIN_GRADE = env_int("NUGGET_MIN_GRADE", 1)
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from annotation.console.uploads import progress_cache_key
 from annotation.models import (
     Assignment,
     Collection,
@@ -33,6 +36,51 @@ from annotation.selectors import natural_key
 SITTING_GAP = timedelta(minutes=30)
 # A held unit whose lease ends sooner than this is listed as expiring.
 EXPIRING_WITHIN = timedelta(minutes=15)
+
+
+# --- Uploads -------------------------------------------------------------------------------------------
+
+INTERRUPTED_REASON = "the server stopped during the import; upload the file again: nothing was imported"
+
+
+@dataclass(frozen=True)
+class ImportJobState:
+    """What the import page and its status endpoint say about a job."""
+
+    status: str
+    label: str
+    percent: int
+    done: int
+    total: int
+    finished: bool
+    reason: str = ""
+
+    @property
+    def interrupted(self) -> bool:
+        return self.status == "interrupted"
+
+
+def import_job_state(*, job: ImportJob) -> ImportJobState:
+    """A job's status and progress, from its row and the latest value its runner published.
+
+    A running import may publish only to the cache (on SQLite its transaction keeps every other writer
+    out), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S
+    lost its process: its transaction never committed, so nothing was imported.
+    """
+    done, total, percent = job.done, job.total, job.percent
+    if job.status != ImportJob.Status.RUNNING:
+        return ImportJobState(job.status, job.get_status_display(), percent, done, total, job.finished)
+    beats = [at for at in (job.heartbeat_at, job.started_at) if at is not None]
+    published = cache.get(progress_cache_key(job.pk))
+    if published:
+        at = datetime.fromtimestamp(published["at"], tz=UTC)
+        if not beats or at > max(beats):
+            done, total, percent = published["done"], published["total"], published["percent"]
+        beats.append(at)
+    stale_after = timedelta(seconds=settings.IMPORT_STALE_AFTER_S)
+    if beats and timezone.now() - max(beats) > stale_after:
+        return ImportJobState("interrupted", "Interrupted", percent, done, total, True, INTERRUPTED_REASON)
+    return ImportJobState(job.status, job.get_status_display(), percent, done, total, False)
 
 
 # --- Judges by task ----------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
-from django.db import close_old_connections, connections, transaction
+from django.db import DatabaseError, close_old_connections, connections, router, transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
@@ -45,6 +46,13 @@ log = logging.getLogger(__name__)
 
 # Files up to this size are imported before the page answers; larger ones in the background.
 DEFAULT_INLINE_BYTES = 256 * 1024
+
+# A running import tells the page how far it is at most this often (seconds), and that it is alive at
+# least this often, so a page can tell it from one whose process died (IMPORT_STALE_AFTER_S).
+PROGRESS_EVERY_S = 0.25
+HEARTBEAT_S = 5.0
+
+Progress = Callable[[int, int], None]
 
 
 class UploadRefused(Exception):
@@ -154,17 +162,20 @@ def import_job_run(*, job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("collection").get(pk=job_id)
     if job.finished:
         return job
+    now = timezone.now()
     ImportJob.objects.filter(pk=job.pk).update(
-        status=ImportJob.Status.RUNNING, percent=10, started_at=timezone.now()
+        status=ImportJob.Status.RUNNING, percent=0, done=0, total=0, started_at=now, heartbeat_at=now
     )
     path = Path(job.stored_path)
     status, rows, problems, error = ImportJob.Status.DONE, [], [], ""
+    progress = ImportProgress(job.pk, to_database=_progress_in_database())
     try:
-        with transaction.atomic():
-            importer = IMPORTERS.get(job.kind)
-            if importer is None:
-                raise UploadRefused(f"no importer for {job.get_kind_display()} files is installed")
-            rows = importer(path, job.collection, job.options, job.file_name)
+        with progress:
+            with transaction.atomic():
+                importer = IMPORTERS.get(job.kind)
+                if importer is None:
+                    raise UploadRefused(f"no importer for {job.get_kind_display()} files is installed")
+                rows = importer(path, job.collection, job.options, job.file_name, progress)
     except ImportFailed as exc:
         status, problems = ImportJob.Status.FAILED, [_shown(p, path) for p in exc.problems]
     except UploadRefused as exc:
@@ -180,10 +191,110 @@ def import_job_run(*, job_id: int) -> ImportJob:
         result=[vars(row) for row in rows],
         problems=problems,
         error=error,
+        done=progress.latest[0],
+        total=progress.latest[1],
         finished_at=timezone.now(),
+        heartbeat_at=timezone.now(),
     )
+    cache.delete(progress_cache_key(job.pk))
     job.refresh_from_db()
     return job
+
+
+# --- Progress --------------------------------------------------------------------------------------
+
+
+def progress_cache_key(job_id: int) -> str:
+    return f"assay:import-job:{job_id}:progress"
+
+
+def progress_percent(done: int, total: int) -> int:
+    """The share done while the import runs: 100 is kept for the end, when everything is committed."""
+    return min(99, done * 100 // total) if total > 0 else 0
+
+
+def _progress_in_database() -> bool:
+    """Whether a second connection may write the job's row while the import's transaction is open.
+
+    Not on SQLite, whose transactions here take the write lock when they begin (the second writer would
+    wait for the import to end), nor when the caller's own transaction holds the row (an import run
+    before the page answers, where nobody polls).
+    """
+    db = router.db_for_write(ImportJob)
+    return connections[db].vendor != "sqlite" and not connections[db].in_atomic_block
+
+
+def _progress_store(job_id: int, done: int, total: int, *, to_database: bool) -> None:
+    """Publish one progress value and heartbeat: in the cache always, on the job's row when allowed."""
+    now = timezone.now()
+    percent = progress_percent(done, total)
+    cache.set(
+        progress_cache_key(job_id),
+        {"done": done, "total": total, "percent": percent, "at": now.timestamp()},
+        timeout=24 * 3600,
+    )
+    if to_database:
+        ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.RUNNING).update(
+            done=done, total=total, percent=percent, heartbeat_at=now
+        )
+
+
+class ImportProgress:
+    """How far a running import is, told to the page from a thread of its own.
+
+    The import holds one transaction until it ends (it is all or nothing), so nothing it writes can be
+    seen before then. The importer's hook (this object, called with `(done, total)`) only keeps the
+    latest value; the helper thread publishes it at most every PROGRESS_EVERY_S, and at least every
+    HEARTBEAT_S even when the importer says nothing: on the job's row through the thread's own
+    connection, committed at once, where the database lets a second writer in, and always in the cache,
+    which the status page reads too (the process's own with the default local cache, every process's
+    with CACHE_URL).
+    """
+
+    def __init__(self, job_id: int, *, to_database: bool) -> None:
+        self.job_id = job_id
+        self.to_database = to_database
+        self._latest = (0, 0)
+        self._lock = threading.Lock()
+        self._changed = threading.Event()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"import-job-{job_id}-progress", daemon=True)
+
+    @property
+    def latest(self) -> tuple[int, int]:
+        with self._lock:
+            return self._latest
+
+    def __call__(self, done: int, total: int) -> None:
+        with self._lock:
+            self._latest = (done, total)
+        self._changed.set()
+
+    def __enter__(self) -> ImportProgress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopped.set()
+        self._changed.set()
+        # Bounded: a publish stuck on a lock must not hold the import's outcome back.
+        self._thread.join(timeout=HEARTBEAT_S)
+
+    def _run(self) -> None:
+        try:
+            while not self._stopped.is_set():
+                with self._lock:
+                    done, total = self._latest
+                try:
+                    _progress_store(self.job_id, done, total, to_database=self.to_database)
+                except DatabaseError:  # the next beat tries again; the import goes on either way
+                    log.warning("import job %s: progress not stored", self.job_id, exc_info=True)
+                self._changed.wait(HEARTBEAT_S)
+                self._changed.clear()
+                self._stopped.wait(PROGRESS_EVERY_S)
+        finally:
+            if self.to_database:
+                connections.close_all()  # this thread's own connections only
 
 
 def _shown(problem: str, path: Path) -> str:
@@ -217,38 +328,56 @@ def file_judge(name: str, file_name: str, **defaults: Any) -> Judge:
 
 # --- One importer per kind: the checks of its command, then its service ------------------------------
 
-Importer = Callable[[Path, Collection, dict[str, Any], str], list[KindRow]]
+# An importer gets the stored file, the collection, the form's options, the file's own name and the
+# progress hook; one registered by another app (FileImporter) gets no hook: its page shows the heartbeat.
+Importer = Callable[[Path, Collection, dict[str, Any], str, Progress], list[KindRow]]
+FileImporter = Callable[[Path, Collection, dict[str, Any], str], list[KindRow]]
 
 
-def _topics(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
-    return kind_rows(topics_import(path=path, collection=collection), "topics")
+def _topics(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
+) -> list[KindRow]:
+    return kind_rows(topics_import(path=path, collection=collection, progress=progress), "topics")
 
 
-def _passages(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
-    return kind_rows(passages_import(path=path, collection=collection), "passages")
+def _passages(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
+) -> list[KindRow]:
+    return kind_rows(passages_import(path=path, collection=collection, progress=progress), "passages")
 
 
-def _run(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+def _run(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
+) -> list[KindRow]:
     results = run_import(
-        path=path, collection=collection, name=options.get("run_name") or None, group=options.get("group", "")
+        path=path,
+        collection=collection,
+        name=options.get("run_name") or None,
+        group=options.get("group", ""),
+        progress=progress,
     )
     return [
         row for run, result in results for row in kind_rows(result, "rankings", prefix=f"run {run.name}: ")
     ]
 
 
-def _qrels(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+def _qrels(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
+) -> list[KindRow]:
     result = qrels_import(
         path=path,
         collection=collection,
         judge=file_judge(options["judge"], file_name),
         require_passages=bool(options.get("require_passages")),
         replace=bool(options.get("replace")),
+        progress=progress,
     )
     return kind_rows(result, "judgments")
 
 
-def _ptkb_qrels(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+def _ptkb_qrels(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
+) -> list[KindRow]:
     result = ptkb_qrels_import(
         path=path,
         collection=collection,
@@ -258,19 +387,26 @@ def _ptkb_qrels(path: Path, collection: Collection, options: dict[str, Any], fil
     return kind_rows(result, "PTKB judgments")
 
 
-def _nuggets(path: Path, collection: Collection, options: dict[str, Any], file_name: str) -> list[KindRow]:
+def _nuggets(
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
+) -> list[KindRow]:
     original = judge_named(options["dedup_of"]) if options.get("dedup_of") else None
     if original is not None and original.name == options["judge"]:
         raise UploadRefused("the de-duplicated set must belong to another judge than the set it reduces")
     judge = file_judge(options["judge"], file_name)
     result = nuggets_import(
-        path=path, collection=collection, judge=judge, fmt=options.get("fmt", "jsonl"), dedup_of=original
+        path=path,
+        collection=collection,
+        judge=judge,
+        fmt=options.get("fmt", "jsonl"),
+        dedup_of=original,
+        progress=progress,
     )
     return kind_rows(result, "nuggets")
 
 
 def _gold_responses(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
 ) -> list[KindRow]:
     nuggets_of = judge_named(options["nugget_judge"]) if options.get("nugget_judge") else None
     judge = file_judge(options["judge"], file_name)
@@ -285,7 +421,7 @@ def _gold_responses(
 
 
 def _support_labels(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str
+    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
 ) -> list[KindRow]:
     judge = file_judge(
         options["judge"],
@@ -293,7 +429,8 @@ def _support_labels(
         kind=options.get("judge_kind") or Judge.Kind.IMPORTED,
         model=options.get("model", ""),
     )
-    return kind_rows(support_labels_import(path=path, collection=collection, judge=judge), "support labels")
+    result = support_labels_import(path=path, collection=collection, judge=judge, progress=progress)
+    return kind_rows(result, "support labels")
 
 
 IMPORTERS: dict[str, Importer] = {
@@ -308,9 +445,15 @@ IMPORTERS: dict[str, Importer] = {
 }
 
 
-def importer_register(*, kind: str, importer: Importer) -> None:
+def importer_register(*, kind: str, importer: FileImporter) -> None:
     """Let an app built on this one import its own kind of file from these pages: the crowd app
     registers the CONE-RAG files, whose services it owns (this app imports nothing from it)."""
     if kind not in ImportJob.Kind.values:
         raise ValueError(f"unknown kind {kind!r}; one of {', '.join(ImportJob.Kind.values)}")
-    IMPORTERS[kind] = importer
+
+    def without_progress(
+        path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
+    ) -> list[KindRow]:
+        return importer(path, collection, options, file_name)
+
+    IMPORTERS[kind] = without_progress

@@ -125,19 +125,23 @@ def _job(name: str, pk: int) -> ImportJob:
 @organiser_required
 def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpResponse:
     job = _job(name, pk)
-    return render(request, "console/import.html", {"collection": job.collection, "job": job})
+    state = selectors.import_job_state(job=job)
+    return render(request, "console/import.html", {"collection": job.collection, "job": job, "state": state})
 
 
 @organiser_required
 @require_GET
 def import_status(request: AuthenticatedRequest, name: str, pk: int) -> JsonResponse:
-    job = _job(name, pk)
+    state = selectors.import_job_state(job=_job(name, pk))
     return JsonResponse(
         {
-            "status": job.status,
-            "status_label": job.get_status_display(),
-            "percent": job.percent,
-            "finished": job.finished,
+            "status": state.status,
+            "status_label": state.label,
+            "percent": state.percent,
+            "done": state.done,
+            "total": state.total,
+            "finished": state.finished,
+            "reason": state.reason,
         }
     )
 

@@ -12,7 +12,9 @@ class ImportJob(models.Model):
     """One uploaded file and its import into a collection through the same service the command uses.
 
     The page that received the file only stores it and this row; the import itself runs elsewhere (a
-    Celery worker, or a thread of the served process), and the page polls `status` and `percent`.
+    Celery worker, or a thread of the served process), and the page polls `status` and `percent`
+    (with `done` of `total` records). `heartbeat_at` lets a page tell a running import from one whose
+    process died.
     `result` holds the created / updated / unchanged counts by kind of record; `problems` the file:line
     messages of a rejected file, which left the collection as it was.
     """
@@ -43,6 +45,11 @@ class ImportJob(models.Model):
     options = models.JSONField(default=dict, blank=True, help_text="Judge, format and the other choices.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     percent = models.PositiveSmallIntegerField(default=0)
+    done = models.PositiveBigIntegerField(default=0, help_text="Records of the file stored so far.")
+    total = models.PositiveBigIntegerField(default=0, help_text="Records of the file (0 until known).")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the import last said it was alive (every few seconds)."
+    )
     result = models.JSONField(default=list, blank=True, help_text="Counts by kind of record.")
     problems = models.JSONField(default=list, blank=True, help_text="file:line messages of a rejected file.")
     error = models.TextField(blank=True)

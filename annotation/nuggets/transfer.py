@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from django.db import transaction
@@ -34,6 +35,9 @@ from annotation.services import ImportResult
 
 # --- Imports and exports ---------------------------------------------------------------------------
 
+# Nuggets are upserted one by one; an import's progress is told every this many.
+NUGGET_PROGRESS_EVERY = 100
+
 
 def _collection_turns(collection: Collection, path: str, wanted: dict[str, int]) -> dict[str, Turn]:
     turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
@@ -53,12 +57,14 @@ def nuggets_import(
     judge: Judge,
     fmt: str = "jsonl",
     dedup_of: Judge | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
     """Load a judge's nugget set from a file; the judge's nuggets on the collection then equal the file.
 
     Nuggets are matched by (turn, key), so the same file twice changes nothing. Spans are checked
     against the passages the collection holds. With `dedup_of`, the file is a de-duplicated set of
     that judge's nuggets: each nugget is linked to the original with the same turn and key.
+    `progress(done, total)` counts the file's nuggets stored so far, told every NUGGET_PROGRESS_EVERY.
     """
     pathname = str(path)
     parsed = parse_nuggets(path, fmt)
@@ -94,7 +100,8 @@ def nuggets_import(
     }
     seen: set[tuple[int, str]] = set()
     stored: dict[tuple[int, str], Nugget] = {}
-    for r in parsed.nuggets:
+    total = len(parsed.nuggets)
+    for done, r in enumerate(parsed.nuggets, start=1):
         unit = (turns[r.turn_id].pk, r.key)
         seen.add(unit)
         try:
@@ -113,6 +120,8 @@ def nuggets_import(
             raise ImportFailed([f"{pathname}:{r.line}: nugget {r.key}: {exc}"]) from None
         setattr(result, outcome, getattr(result, outcome) + 1)
         stored[unit] = nugget
+        if progress is not None and (done % NUGGET_PROGRESS_EVERY == 0 or done == total):
+            progress(done, total)
     stale = [n.pk for unit, n in existing.items() if unit not in seen]
     Nugget.objects.filter(pk__in=stale).delete()
     result.deleted = len(stale)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
@@ -20,11 +21,19 @@ from annotation.services import ImportResult
 
 
 @transaction.atomic
-def support_labels_import(*, path: str | Path, collection: Collection, judge: Judge) -> ImportResult:
+def support_labels_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    judge: Judge,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportResult:
     """Load support labels of `judge` (e.g. GPT-4o's, to post-edit); all or nothing, idempotent.
 
     Each line names its unit by run, topic, 0-based sentence index and the cited passage id; the passage
     must be one the sentence cites, and its first position among the citations is the citation index.
+    `progress(done, total)` tells two phases over the file's lines: read and checked (half), then
+    written (all), as the labels go in with one upsert.
     """
     records = parse_support_labels(path)
     problems = Problems(str(path))
@@ -58,6 +67,8 @@ def support_labels_import(*, path: str | Path, collection: Collection, judge: Ju
             break
     problems.raise_if_any()
 
+    if progress is not None:
+        progress(len(records), 2 * len(records))
     condition = (
         SupportJudgment.Condition.MACHINE
         if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI)
@@ -77,6 +88,8 @@ def support_labels_import(*, path: str | Path, collection: Collection, judge: Ju
             for record, sentence_id, citation_index in resolved
         ],
     )
+    if progress is not None:
+        progress(2 * len(records), 2 * len(records))
     return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)
 
 

@@ -217,7 +217,10 @@ def test_the_status_endpoint_reports_progress(client, organiser, collection):
         "status": "pending",
         "status_label": "Waiting",
         "percent": 0,
+        "done": 0,
+        "total": 0,
         "finished": False,
+        "reason": "",
     }
 
 
@@ -251,7 +254,10 @@ def test_a_large_upload_runs_in_the_background(client, settings, monkeypatch):
         "status": "done",
         "status_label": "Done",
         "percent": 100,
+        "done": 1,
+        "total": 1,
         "finished": True,
+        "reason": "",
     }
     assert collection.turns.count() == 2
 
