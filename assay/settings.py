@@ -264,6 +264,8 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 2 * 1024**3)
 # An upload's import not heard from for this many seconds (its process died: a server restart) shows as
 # interrupted; it beats every few seconds while it runs.
 IMPORT_STALE_AFTER_S = env_float("IMPORT_STALE_AFTER_S", 120.0)
+# Console uploads up to this many bytes import before the page answers; larger ones in the background.
+CONSOLE_INLINE_IMPORT_BYTES = env_int("CONSOLE_INLINE_IMPORT_BYTES", 256 * 1024)
 
 # Gold nugget pages offer passages graded at least this by the chosen relevance judge.
 NUGGET_MIN_GRADE = env_int("NUGGET_MIN_GRADE", 1)
