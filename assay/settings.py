@@ -155,7 +155,7 @@ STORAGES = {
 # Shared by every process of a deployment when CACHE_URL names a Redis database (login and API throttles
 # count across gunicorn workers); one process's memory otherwise.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("CACHE_URL")}
+    "default": {"BACKEND": "assay.cache.ReusingRedisCache", "LOCATION": env_str("CACHE_URL")}
     if env_str("CACHE_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }

@@ -1,0 +1,34 @@
+"""Django's Redis cache, with one redis client per server instead of one per call.
+
+Django's RedisCacheClient builds a new `redis.Redis` around its connection pool on every operation, and
+building one costs more than the GET it then sends (its response-callback table is filled anew each
+time). The client holds no connection of its own, only the pool, so keeping it is safe: the pool is
+made lazily in the process that first uses it, and redis-py's pool resets itself in a forked child.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+
+
+class ReusingRedisCacheClient(RedisCacheClient):
+    def __init__(self, servers: list[str], **options: Any) -> None:
+        super().__init__(servers, **options)
+        self._clients: dict[int, Any] = {}
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        # Keyed by the pool that Django's own choice of server (random among the readers) returns.
+        django_client: Any = self  # the stubs do not declare the private helpers used here
+        pool = django_client._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients[id(pool)] = django_client._client(connection_pool=pool)
+        return client
+
+
+class ReusingRedisCache(RedisCache):
+    def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = ReusingRedisCacheClient
