@@ -14,13 +14,13 @@ from annotation.judgments import nugget_upsert
 from annotation.models import Assignment, Collection, Judge, Passage, Pool, SupportAssignment
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.pooling import pool_build
+from annotation.runs import run_import
 from annotation.services import (
     collection_get_or_create,
     judge_for_assessor,
     judge_get_or_create,
     passages_import,
     qrels_import,
-    run_import,
     topics_import,
 )
 from annotation.support.labels import support_labels_import

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +11,6 @@ from django.db import transaction
 
 from annotation.formats.base import Problems
 from annotation.formats.qrels import parse_qrels
-from annotation.formats.runs import parse_run
 from annotation.formats.topics import parse_passages, parse_topics
 from annotation.judgments import RelevanceRow, relevance_judgments_upsert
 from annotation.models import (
@@ -19,10 +18,6 @@ from annotation.models import (
     Judge,
     Passage,
     PtkbStatement,
-    Ranking,
-    Response,
-    ResponseSentence,
-    Run,
     Topic,
     Turn,
 )
@@ -129,7 +124,7 @@ def judge_for_assessor(*, user: User) -> Judge:
         )
 
 
-def _sync_fields(obj: object, values: dict[str, object]) -> bool:
+def sync_fields(obj: object, values: dict[str, object]) -> bool:
     changed = False
     for field_name, value in values.items():
         if getattr(obj, field_name) != value:
@@ -171,7 +166,7 @@ def topics_import(
             topic = Topic.objects.create(collection=collection, number=record.number, title=record.title)
             topics[record.number] = topic
             result.count(TOPICS, "created")
-        elif _sync_fields(topic, {"title": record.title}):
+        elif sync_fields(topic, {"title": record.title}):
             topic.save(update_fields=["title"])
             result.count(TOPICS, "updated")
         else:
@@ -203,7 +198,7 @@ def topics_import(
                     collection=collection, topic=topic, turn_id=turn_record.turn_id, **values
                 )
                 result.count(TURNS, "created")
-            elif _sync_fields(turn, values):
+            elif sync_fields(turn, values):
                 turn.save(update_fields=list(values))
                 result.count(TURNS, "updated")
             else:
@@ -267,7 +262,7 @@ def passages_import(
 # --- Runs ------------------------------------------------------------------------------------------
 
 
-def _turns_for(collection: Collection, path: str, wanted: dict[str, int]) -> dict[str, Turn]:
+def turns_for(collection: Collection, path: str, wanted: dict[str, int]) -> dict[str, Turn]:
     turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
     problems = Problems(path)
     for turn_id, line in sorted(wanted.items(), key=lambda item: item[1]):
@@ -277,147 +272,6 @@ def _turns_for(collection: Collection, path: str, wanted: dict[str, int]) -> dic
             )
     problems.raise_if_any()
     return turns
-
-
-def _rag_topics_create(collection: Collection, records: Iterable) -> None:
-    """TREC RAG answers may name topics the collection has not seen: create a one-turn topic for each."""
-    known = set(Turn.objects.filter(collection=collection).values_list("turn_id", flat=True))
-    for response in records:
-        if response.turn_id in known:
-            continue
-        topic, _ = Topic.objects.get_or_create(
-            collection=collection, number=response.turn_id, defaults={"title": response.topic_title}
-        )
-        Turn.objects.create(
-            collection=collection,
-            topic=topic,
-            turn_id=response.turn_id,
-            position=1,
-            utterance=response.topic_title or response.turn_id,
-        )
-        known.add(response.turn_id)
-
-
-# Rankings are written this many at a time, and an import's progress is told after each chunk.
-RANKING_CHUNK = 200
-
-
-@transaction.atomic
-def run_import(
-    *,
-    path: str | Path,
-    collection: Collection,
-    name: str | None = None,
-    group: str = "",
-    progress: Callable[[int, int], None] | None = None,
-) -> list[tuple[Run, ImportResult]]:
-    """Load a TREC run, an iKAT JSON run, or TREC RAG 2024 answers; re-importing replaces in place.
-
-    `progress(done, total)` counts the rankings and responses of the file stored so far, told after each
-    chunk of rankings and each response.
-    """
-    pathname = str(path)
-    records = parse_run(path, name)
-    total = sum(len(record.rankings) + len(record.responses) for record in records)
-    done = 0
-
-    def step(count: int) -> None:
-        nonlocal done
-        done += count
-        if progress is not None and count:
-            progress(done, total)
-
-    results: list[tuple[Run, ImportResult]] = []
-    for record in records:
-        if record.source_format == "rag-jsonl":
-            _rag_topics_create(collection, record.responses)
-        turns = _turns_for(collection, pathname, record.turn_lines)
-        run, created = Run.objects.get_or_create(
-            collection=collection,
-            name=record.name,
-            defaults={"kind": record.kind, "source_format": record.source_format, "group": group},
-        )
-        if not created and _sync_fields(run, {"kind": record.kind, "source_format": record.source_format}):
-            run.save(update_fields=["kind", "source_format"])
-        result = ImportResult()
-        _rankings_store(run, turns, record.rankings, result, step)
-        _responses_store(run, turns, record.responses, result, step)
-        results.append((run, result))
-    return results
-
-
-def _rankings_store(
-    run: Run,
-    turns: dict[str, Turn],
-    rankings: dict[str, tuple[list[str], list[float]]],
-    result: ImportResult,
-    step: Callable[[int], None],
-) -> None:
-    existing = {
-        r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")
-    }
-    to_create: list[Ranking] = []
-    to_update: list[Ranking] = []
-    for turn_id, (passage_ids, scores) in rankings.items():
-        turn = turns[turn_id]
-        current = existing.get(turn.id)
-        if current is None:
-            to_create.append(Ranking(run=run, turn=turn, passage_ids=passage_ids, scores=scores))
-        elif current.passage_ids != passage_ids or current.scores != scores:
-            current.passage_ids, current.scores = passage_ids, scores
-            to_update.append(current)
-        else:
-            result.count(RANKINGS, "unchanged")
-    step(len(rankings) - len(to_create) - len(to_update))
-    for start in range(0, len(to_create), RANKING_CHUNK):
-        chunk = to_create[start : start + RANKING_CHUNK]
-        Ranking.objects.bulk_create(chunk)
-        step(len(chunk))
-    for start in range(0, len(to_update), RANKING_CHUNK):
-        chunk = to_update[start : start + RANKING_CHUNK]
-        Ranking.objects.bulk_update(chunk, ["passage_ids", "scores"])
-        step(len(chunk))
-    result.count(RANKINGS, "created", len(to_create))
-    result.count(RANKINGS, "updated", len(to_update))
-
-
-def _responses_store(
-    run: Run, turns: dict[str, Turn], responses: list, result: ImportResult, step: Callable[[int], None]
-) -> None:
-    existing = {
-        (r.turn_id, r.rank): r for r in Response.objects.filter(run=run).prefetch_related("sentences")
-    }
-    for record in responses:
-        turn = turns[record.turn_id]
-        sentences = [(s.text, s.citations) for s in record.sentences]
-        current = existing.get((turn.id, record.rank))
-        if current is not None:
-            stored = [(s.text, s.citations) for s in current.sentences.all()]
-            if (
-                current.text == record.text
-                and current.references == record.references
-                and stored == sentences
-            ):
-                result.count(RESPONSES, "unchanged")
-                step(1)
-                continue
-            current.delete()
-            result.count(RESPONSES, "updated")
-        else:
-            result.count(RESPONSES, "created")
-        response = Response.objects.create(
-            run=run, turn=turn, rank=record.rank, text=record.text, references=record.references
-        )
-        ResponseSentence.objects.bulk_create(
-            [
-                ResponseSentence(response=response, index=i, text=text, citations=citations)
-                for i, (text, citations) in enumerate(sentences)
-            ]
-        )
-        step(1)
-
-
-# --- Qrels -----------------------------------------------------------------------------------------
 
 
 @transaction.atomic
@@ -443,7 +297,7 @@ def qrels_import(
     wanted: dict[str, int] = {}
     for record in records:
         wanted.setdefault(record.turn_id, record.line)
-    turns = _turns_for(collection, pathname, wanted)
+    turns = turns_for(collection, pathname, wanted)
     if require_passages:
         known = set(
             Passage.objects.filter(

@@ -64,7 +64,8 @@ def bench_qrels(scratch: Path) -> None:
 
 def bench_runs(scratch: Path, n_runs: int, n_turns: int, depth: int) -> None:
     from annotation.models import Ranking, Topic, Turn
-    from annotation.services import collection_get_or_create, run_import
+    from annotation.runs import run_import
+    from annotation.services import collection_get_or_create
 
     collection = collection_get_or_create(name="runs")
     turn_ids = [f"{t // 7}_{t % 7 + 1}" for t in range(n_turns)]

@@ -105,7 +105,8 @@ def main() -> None:
     scratch = django_with_temp_sqlite()
 
     from annotation.models import Collection, Judge
-    from annotation.services import judge_get_or_create, run_import
+    from annotation.runs import run_import
+    from annotation.services import judge_get_or_create
     from annotation.support.labels import support_labels_import
     from judging.support_metrics import support_scores
 

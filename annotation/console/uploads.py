@@ -32,12 +32,12 @@ from annotation.judge_access import import_judge_refusal
 from annotation.models import Collection, ImportJob, Judge
 from annotation.nuggets.transfer import gold_responses_import, nuggets_import
 from annotation.relevance.exports import ptkb_qrels_import
+from annotation.runs import run_import
 from annotation.services import (
     ImportResult,
     judge_get_or_create,
     passages_import,
     qrels_import,
-    run_import,
     topics_import,
 )
 from annotation.support.labels import support_labels_import

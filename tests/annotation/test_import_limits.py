@@ -29,11 +29,11 @@ from annotation.models import (
     Topic,
     Turn,
 )
+from annotation.runs import run_import
 from annotation.services import (
     collection_get_or_create,
     passages_import,
     qrels_import,
-    run_import,
     topics_import,
 )
 from tests.factories import AssessorJudgeFactory, JudgeFactory, UserFactory

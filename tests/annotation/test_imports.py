@@ -22,13 +22,13 @@ from annotation.models import (
     Topic,
     Turn,
 )
+from annotation.runs import run_import
 from annotation.selectors import qrels_lines
 from annotation.services import (
     collection_get_or_create,
     judge_get_or_create,
     passages_import,
     qrels_import,
-    run_import,
     topics_import,
 )
 

@@ -22,7 +22,8 @@ from annotation.models import (
     WorkSlot,
 )
 from annotation.relevance.work import work_lease
-from annotation.services import judge_for_assessor, passages_import, run_import
+from annotation.runs import run_import
+from annotation.services import judge_for_assessor, passages_import
 from annotation.support.services import support_assignment_set
 from judging.reports.charts import ranking_scatter
 from tests.factories import (

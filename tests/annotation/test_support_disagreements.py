@@ -9,7 +9,8 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Judge, ResponseSentence, SupportAssignment, Topic
-from annotation.services import judge_get_or_create, run_import
+from annotation.runs import run_import
+from annotation.services import judge_get_or_create
 from annotation.support.disagreements import support_disagreements, support_disagreements_assign
 from annotation.support.labels import support_labels_import
 from annotation.support.services import (

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Judge, SupportJudgment
-from annotation.services import run_import
+from annotation.runs import run_import
 from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db

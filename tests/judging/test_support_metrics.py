@@ -7,7 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Judge, ResponseSentence, SupportJudgment
-from annotation.services import judge_get_or_create, run_import
+from annotation.runs import run_import
+from annotation.services import judge_get_or_create
 from annotation.support.labels import support_labels_import
 from judging.support_metrics import (
     answer_support,

@@ -1,0 +1,161 @@
+"""Importing runs: TREC run files, iKAT JSON runs and TREC RAG 2024 answers, as rankings and responses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from django.db import transaction
+
+from annotation.formats.runs import parse_run
+from annotation.models import (
+    Collection,
+    Ranking,
+    Response,
+    ResponseSentence,
+    Run,
+    Topic,
+    Turn,
+)
+from annotation.services import RANKINGS, RESPONSES, ImportResult, sync_fields, turns_for
+
+
+def _rag_topics_create(collection: Collection, records: Iterable) -> None:
+    """TREC RAG answers may name topics the collection has not seen: create a one-turn topic for each."""
+    known = set(Turn.objects.filter(collection=collection).values_list("turn_id", flat=True))
+    for response in records:
+        if response.turn_id in known:
+            continue
+        topic, _ = Topic.objects.get_or_create(
+            collection=collection, number=response.turn_id, defaults={"title": response.topic_title}
+        )
+        Turn.objects.create(
+            collection=collection,
+            topic=topic,
+            turn_id=response.turn_id,
+            position=1,
+            utterance=response.topic_title or response.turn_id,
+        )
+        known.add(response.turn_id)
+
+
+# Rankings are written this many at a time, and an import's progress is told after each chunk.
+RANKING_CHUNK = 200
+
+
+@transaction.atomic
+def run_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    name: str | None = None,
+    group: str = "",
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[Run, ImportResult]]:
+    """Load a TREC run, an iKAT JSON run, or TREC RAG 2024 answers; re-importing replaces in place.
+
+    `progress(done, total)` counts the rankings and responses of the file stored so far, told after each
+    chunk of rankings and each response.
+    """
+    pathname = str(path)
+    records = parse_run(path, name)
+    total = sum(len(record.rankings) + len(record.responses) for record in records)
+    done = 0
+
+    def step(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None and count:
+            progress(done, total)
+
+    results: list[tuple[Run, ImportResult]] = []
+    for record in records:
+        if record.source_format == "rag-jsonl":
+            _rag_topics_create(collection, record.responses)
+        turns = turns_for(collection, pathname, record.turn_lines)
+        run, created = Run.objects.get_or_create(
+            collection=collection,
+            name=record.name,
+            defaults={"kind": record.kind, "source_format": record.source_format, "group": group},
+        )
+        if not created and sync_fields(run, {"kind": record.kind, "source_format": record.source_format}):
+            run.save(update_fields=["kind", "source_format"])
+        result = ImportResult()
+        _rankings_store(run, turns, record.rankings, result, step)
+        _responses_store(run, turns, record.responses, result, step)
+        results.append((run, result))
+    return results
+
+
+def _rankings_store(
+    run: Run,
+    turns: dict[str, Turn],
+    rankings: dict[str, tuple[list[str], list[float]]],
+    result: ImportResult,
+    step: Callable[[int], None],
+) -> None:
+    existing = {
+        r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")
+    }
+    to_create: list[Ranking] = []
+    to_update: list[Ranking] = []
+    for turn_id, (passage_ids, scores) in rankings.items():
+        turn = turns[turn_id]
+        current = existing.get(turn.id)
+        if current is None:
+            to_create.append(Ranking(run=run, turn=turn, passage_ids=passage_ids, scores=scores))
+        elif current.passage_ids != passage_ids or current.scores != scores:
+            current.passage_ids, current.scores = passage_ids, scores
+            to_update.append(current)
+        else:
+            result.count(RANKINGS, "unchanged")
+    step(len(rankings) - len(to_create) - len(to_update))
+    for start in range(0, len(to_create), RANKING_CHUNK):
+        chunk = to_create[start : start + RANKING_CHUNK]
+        Ranking.objects.bulk_create(chunk)
+        step(len(chunk))
+    for start in range(0, len(to_update), RANKING_CHUNK):
+        chunk = to_update[start : start + RANKING_CHUNK]
+        Ranking.objects.bulk_update(chunk, ["passage_ids", "scores"])
+        step(len(chunk))
+    result.count(RANKINGS, "created", len(to_create))
+    result.count(RANKINGS, "updated", len(to_update))
+
+
+def _responses_store(
+    run: Run, turns: dict[str, Turn], responses: list, result: ImportResult, step: Callable[[int], None]
+) -> None:
+    existing = {
+        (r.turn_id, r.rank): r for r in Response.objects.filter(run=run).prefetch_related("sentences")
+    }
+    for record in responses:
+        turn = turns[record.turn_id]
+        sentences = [(s.text, s.citations) for s in record.sentences]
+        current = existing.get((turn.id, record.rank))
+        if current is not None:
+            stored = [(s.text, s.citations) for s in current.sentences.all()]
+            if (
+                current.text == record.text
+                and current.references == record.references
+                and stored == sentences
+            ):
+                result.count(RESPONSES, "unchanged")
+                step(1)
+                continue
+            current.delete()
+            result.count(RESPONSES, "updated")
+        else:
+            result.count(RESPONSES, "created")
+        response = Response.objects.create(
+            run=run, turn=turn, rank=record.rank, text=record.text, references=record.references
+        )
+        ResponseSentence.objects.bulk_create(
+            [
+                ResponseSentence(response=response, index=i, text=text, citations=citations)
+                for i, (text, citations) in enumerate(sentences)
+            ]
+        )
+        step(1)
+
+
+# --- Qrels -----------------------------------------------------------------------------------------
