@@ -6,13 +6,18 @@ import re
 import pytest
 
 from annotation.models import Judge
+from judging import tasks, views_jobs
 from judging.models import JudgeJob
 from tests.factories import CollectionFactory, JudgeFactory, NuggetFactory, OrganiserFactory, TurnFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, login):
+def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, login, monkeypatch):
+    # The job runs inside the start request here: on the suite's in-memory SQLite database a second
+    # writer thread fails at once ("table is locked") instead of waiting. The background thread itself is
+    # pinned by tests/judging/test_llm_jobs_views.py (the page returns before the job's first answer).
+    monkeypatch.setattr(views_jobs, "judge_job_start_background", tasks.judge_job_enqueue)
     collection = CollectionFactory(name="dups")
     turn = TurnFactory(topic__collection=collection)
     source = JudgeFactory(name="llm-gold", kind=Judge.Kind.LLM)
@@ -41,7 +46,7 @@ def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, lo
     assert page.url.endswith(f"/judging/jobs/{job.pk}/")
     assert page.locator("#job-status").is_visible()
 
-    # The job runs after the page returned (a thread of the server, no broker here); jobs.js shows its end.
+    # The jobs page shows the job's end.
     page.goto("/judging/jobs/")
     row = page.locator(f'#jobs tr[data-job="{job.pk}"]')
     page.wait_for_function(
