@@ -8,9 +8,9 @@ import threading
 
 from celery import shared_task
 from django.conf import settings
-from django.db import connections
 from django.utils import timezone
 
+from assay.background import thread_start, threads_join
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.jobs import JobError, judge_job_run
@@ -19,7 +19,6 @@ from judging.nli import NliJobError
 
 logger = logging.getLogger(__name__)
 # Threads running jobs in this process (no broker): tests and a graceful shutdown can wait for them.
-_background: list[threading.Thread] = []
 
 
 @shared_task(name="judging.judge_job_run", acks_late=True)
@@ -61,15 +60,6 @@ def judge_job_enqueue(*, job: JudgeJob) -> None:
     judge_job_run_task.delay(job.pk)
 
 
-def _run_in_thread(job_id: int) -> None:
-    try:
-        judge_job_run_task(job_id)
-    except BaseException:  # the job row says what happened; the thread must not take the process down
-        logger.exception("judge job %s stopped", job_id)
-    finally:
-        connections.close_all()  # this thread's connections, not the request threads'
-
-
 def judge_job_start_background(*, job: JudgeJob) -> threading.Thread | None:
     """Start a job without waiting for it: to the workers with a broker, else in a thread of this process.
 
@@ -81,14 +71,10 @@ def judge_job_start_background(*, job: JudgeJob) -> threading.Thread | None:
         judge_job_enqueue(job=job)
         return None
     _mark_pending(job)
-    thread = threading.Thread(target=_run_in_thread, args=(job.pk,), name=f"judge-job-{job.pk}", daemon=True)
-    _background[:] = [t for t in _background if t.is_alive()]
-    _background.append(thread)
-    thread.start()
-    return thread
+    job_id = job.pk
+    return thread_start(name=f"judge-job-{job_id}", target=lambda: judge_job_run_task(job_id))
 
 
 def background_jobs_join(timeout: float | None = None) -> None:
     """Wait for the jobs this process runs in threads (tests; a shutdown that lets them finish)."""
-    for thread in list(_background):
-        thread.join(timeout)
+    threads_join(timeout)

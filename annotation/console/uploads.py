@@ -23,7 +23,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
-from django.db import DatabaseError, close_old_connections, connections, router, transaction
+from django.db import DatabaseError, connections, router, transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
@@ -41,6 +41,7 @@ from annotation.services import (
     topics_import,
 )
 from annotation.support.labels import support_labels_import
+from assay.background import thread_start
 
 log = logging.getLogger(__name__)
 
@@ -136,19 +137,7 @@ def import_job_start(*, job: ImportJob) -> bool:
 
 
 def _thread_start(job_id: int) -> threading.Thread:
-    thread = threading.Thread(target=_thread_run, args=(job_id,), name=f"import-job-{job_id}", daemon=True)
-    thread.start()
-    return thread
-
-
-def _thread_run(job_id: int) -> None:
-    close_old_connections()
-    try:
-        import_job_run(job_id=job_id)
-    except Exception:  # the job row says what went wrong; the thread must not die silently either
-        log.exception("import job %s failed", job_id)
-    finally:
-        connections.close_all()
+    return thread_start(name=f"import-job-{job_id}", target=lambda: import_job_run(job_id=job_id))
 
 
 # --- Running ---------------------------------------------------------------------------------------
