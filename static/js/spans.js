@@ -91,6 +91,7 @@ function startSpans() {
   let activeId = null;
 
   function say(message, isError = false) {
+    if (!status) return; // no passage shown, so nothing to select or save
     status.textContent = message;
     status.classList.toggle("error", isError);
   }
@@ -172,10 +173,17 @@ function startSpans() {
   }
 
   function paint(entry) {
-    if (!marks) return;
+    // A nugget whose passage is not shown has no range: Highlight.delete(null) throws, which stopped
+    // the page listing the remaining nuggets.
+    if (!marks || !entry.range) return;
     marks.plain.delete(entry.range);
     marks.duplicate.delete(entry.range);
-    if (entry.range) (entry.data.duplicate_of === null ? marks.plain : marks.duplicate).add(entry.range);
+    (entry.data.duplicate_of === null ? marks.plain : marks.duplicate).add(entry.range);
+  }
+
+  function offPage(nugget) {
+    // A span on a passage the chosen relevance judge and grade do not show: still the assessor's nugget.
+    return nugget.start !== null && nugget.passage_id !== "" && !passages.has(nugget.passage_id);
   }
 
   function describe(entry) {
@@ -186,6 +194,10 @@ function startSpans() {
     entry.item.querySelector(".where").textContent = n.start === null ? "" : ` ${n.passage_id} ${n.start}–${n.end}`;
     entry.item.querySelector(".ntext").textContent = n.text;
     entry.item.classList.toggle("duplicate", n.duplicate_of !== null);
+    entry.item.classList.toggle("off-page", offPage(n));
+    entry.item.querySelector(".note").textContent = offPage(n)
+      ? "Its passage is not among the passages shown: choose another relevance judge or a lower grade to see it."
+      : "";
   }
 
   function setNugget(payload) {
@@ -195,6 +207,7 @@ function startSpans() {
       item.dataset.id = String(payload.id);
       item.innerHTML =
         '<strong class="key"></strong><span class="where muted"></span><span class="ntext"></span>' +
+        '<span class="note muted"></span>' +
         '<span class="actions"><button type="button" data-act="show">Show</button>' +
         '<button type="button" data-act="fix">Set to selection</button>' +
         '<button type="button" data-act="delete">Delete</button>' +
@@ -281,6 +294,7 @@ function startSpans() {
     try {
       if (button.dataset.act === "show") {
         activate(id);
+        if (offPage(entry.data)) say(`The passage of ${entry.data.key} is not among the passages shown.`, true);
       } else if (button.dataset.act === "delete") {
         const payload = await post(`${itemBase}${id}/delete/`);
         dropNugget(payload.deleted);

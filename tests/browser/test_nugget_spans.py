@@ -6,8 +6,10 @@ import pytest
 
 from annotation.models import Nugget
 from tests.factories import (
+    AssessorJudgeFactory,
     CollectionFactory,
     JudgeFactory,
+    NuggetFactory,
     PassageFactory,
     RelevanceJudgmentFactory,
     TopicFactory,
@@ -144,3 +146,52 @@ def test_it_rejects_a_span_whose_text_was_tampered_with_and_says_why(page, login
     )
     assert status == [400, "the text does not match the passage at 0-5"]
     assert not Nugget.objects.exists()
+
+
+def test_it_keeps_listing_the_assessors_nuggets_when_the_chosen_judge_hides_their_passages(page, login):
+    shown_text, hidden_text = "Gravel bikes take wide tyres.", "Road bikes roll fast on tarmac."
+    turn, (shown, hidden) = make_turn(shown_text, hidden_text)
+    llm = JudgeFactory(name="llm-relevance")  # grades only the first passage relevant
+    RelevanceJudgmentFactory(judge=llm, turn=turn, passage_id=shown.passage_id, grade=3)
+    RelevanceJudgmentFactory(judge=llm, turn=turn, passage_id=hidden.passage_id, grade=0)
+    own = AssessorJudgeFactory(user=UserFactory(username="eve"))
+    spans = [
+        (shown, shown_text, "Gravel bikes"),
+        (hidden, hidden_text, "Road bikes"),
+        (hidden, hidden_text, "tarmac"),
+    ]
+    for key, (passage, text, needle) in enumerate(spans, start=1):
+        start = text.index(needle)
+        NuggetFactory(
+            judge=own,
+            turn=turn,
+            key=f"[{key}]",
+            text=needle,
+            passage_id=passage.passage_id,
+            start=start,
+            end=start + len(needle),
+        )
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    login("eve")
+
+    page.goto(f"/nuggets/{turn.collection.name}/{turn.turn_id}/?judge={llm.pk}&min_grade=1")
+    page.wait_for_function("() => document.querySelectorAll('#nugget-list li').length === 3")
+
+    assert errors == []
+    assert page.locator(".nugget-passage").count() == 1
+    assert page.locator("#nugget-count").inner_text() == "3"
+    for item in page.locator("#nugget-list li").all():
+        labels = item.locator("select option").all_inner_texts()
+        assert labels[0] == "not a duplicate" and len(labels) == 3
+    hidden_items = page.locator("#nugget-list li.off-page")
+    assert hidden_items.count() == 2
+    assert "not among the passages shown" in hidden_items.first.inner_text()
+    highlighted = page.evaluate("() => [...CSS.highlights.get('nugget')].map(r => r.toString())")
+    assert highlighted == ["Gravel bikes"]
+
+    # Marking a nugget whose passage is not shown a duplicate works like any other.
+    hidden_items.nth(1).locator("select").select_option(label="duplicate of [2]")
+    page.wait_for_selector("#nugget-list li.duplicate")
+    assert errors == []
+    assert Nugget.objects.get(key="[3]").duplicate_of.key == "[2]"
