@@ -2,9 +2,15 @@
 import os
 import sys
 
+# The loopback fakes sign nothing and read no setting, so they start without SECRET_KEY: the settings,
+# which refuse to load without one while DEBUG is off, are loaded for them as on a development machine.
+NEEDS_NO_SECRET = {"llm_fake_server", "mturk_fake_server"}
+
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
+    if len(sys.argv) > 1 and sys.argv[1] in NEEDS_NO_SECRET and not os.environ.get("SECRET_KEY"):
+        os.environ["DEBUG"] = "1"
     from django.core.management import execute_from_command_line
 
     try:

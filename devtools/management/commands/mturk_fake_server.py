@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from devtools.mturk_server import FakeMTurkServer
+from devtools.serving import serve_until_stopped
 
 
 class Command(BaseCommand):
@@ -21,6 +21,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--seconds", type=float, default=0, help="Stop after this long (0: until Ctrl-C)."
         )
+        parser.add_argument(
+            "--stop-with-parent",
+            action="store_true",
+            help="Stop when the process that started this one ends (make run starts the fakes so).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -31,10 +36,6 @@ class Command(BaseCommand):
         self.stdout.write(f"fake MTurk listening on {server.url}")
         self.stdout.flush()
         try:
-            deadline = time.monotonic() + options["seconds"] if options["seconds"] else None
-            while deadline is None or time.monotonic() < deadline:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
+            serve_until_stopped(seconds=options["seconds"], stop_with_parent=options["stop_with_parent"])
         finally:
             server.stop()
