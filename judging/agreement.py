@@ -347,23 +347,44 @@ def label_agreement(
 # --- System level ----------------------------------------------------------------------------------
 
 
-def rank_agreement(*, scores_a: Mapping[str, float], scores_b: Mapping[str, float]) -> dict[str, Any]:
+MIN_RANKED_RUNS = 3
+
+
+def rank_agreement(
+    *,
+    scores_a: Mapping[str, float],
+    scores_b: Mapping[str, float],
+    left_out: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Kendall's tau-b and Spearman's rho between the run scores under two judges.
 
-    Runs scored under only one judge are listed, not compared. Rank 1 is the best (highest) score;
-    ties share the best rank. A correlation that is undefined (fewer than two runs, or every run
-    scoring the same under one judge) is None with a note.
+    Runs scored under only one judge are listed, not compared. `left_out` names runs the measure cannot
+    rank at all (a run that ranks no passage scores 0 under every judge) with the reason, e.g. "without a
+    ranking": they are left out of the comparison and counted in a note, since a block of runs tied at 0
+    under both judges would lift tau towards 1 while saying nothing about the order of the others.
+    Rank 1 is the best (highest) score; ties share the best rank. A correlation that is undefined (fewer
+    than three runs, or every run scoring the same under one judge) is None with a note.
     """
     # scipy.stats takes about half a second to import; only rank comparisons need it.
     from scipy import stats
 
-    runs = sorted(set(scores_a) & set(scores_b))
+    dropped = dict(left_out or {})
+    runs = sorted((set(scores_a) & set(scores_b)) - set(dropped))
     x = np.array([scores_a[r] for r in runs], dtype=np.float64)
     y = np.array([scores_b[r] for r in runs], dtype=np.float64)
     notes: list[str] = []
+    by_reason: dict[str, int] = {}
+    for reason in dropped.values():
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    for reason, count in sorted(by_reason.items()):
+        notes.append(f"{count} run{'s' if count != 1 else ''} {reason} left out.")
     tau = tau_p = rho = rho_p = None
-    if len(runs) < 2:
-        notes.append(f"{len(runs)} run(s) scored under both judges: rank correlation needs at least two.")
+    if len(runs) < MIN_RANKED_RUNS:
+        # Two runs give tau = +1 or -1 whatever the judges: a number that reads as agreement but is a coin.
+        notes.append(
+            f"Kendall's tau and Spearman's rho cannot be computed: {len(runs)} run{'s' if len(runs) != 1 else ''} "
+            f"scored under both judges, and a rank correlation needs at least {MIN_RANKED_RUNS}."
+        )
     elif np.unique(x).size < 2 or np.unique(y).size < 2:
         notes.append("Every run has the same score under one judge: rank correlation is undefined.")
     else:
@@ -391,7 +412,8 @@ def rank_agreement(*, scores_a: Mapping[str, float], scores_b: Mapping[str, floa
         "spearman_rho": rho,
         "spearman_p": rho_p,
         "runs": rows,
-        "only_a": sorted(set(scores_a) - set(scores_b)),
-        "only_b": sorted(set(scores_b) - set(scores_a)),
+        "only_a": sorted(set(scores_a) - set(scores_b) - set(dropped)),
+        "only_b": sorted(set(scores_b) - set(scores_a) - set(dropped)),
+        "left_out": [{"run": run, "reason": dropped[run]} for run in sorted(dropped)],
         "notes": notes,
     }

@@ -8,7 +8,7 @@ topic (the conversation or information need), for per-topic figures and the boot
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -236,8 +236,19 @@ def judges_with_labels(*, collection: Collection, task: str, condition: str | No
 
 # --- Run scores for system-level agreement -------------------------------------------------------
 
-RunScores = dict[str, float]
-MeasureFunction = Callable[[Collection, Judge], RunScores]
+NO_RANKING = "without a ranking"
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """{run: score} of the runs a measure scores under one judge, and {run: reason} of the runs it cannot
+    rank at all (left out of rank correlations rather than tied at 0)."""
+
+    scores: dict[str, float]
+    left_out: dict[str, str] = field(default_factory=dict)
+
+
+MeasureFunction = Callable[[Collection, Judge], RunScores | dict[str, float]]
 
 
 def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
@@ -246,12 +257,18 @@ def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
     try:
         evaluation = runs_evaluate(collection=collection, judge=judge)
     except EvaluationError:
-        return {}
-    return {run: values["nDCG@5"] for run, values in evaluation.runs.items()}
+        return RunScores(scores={})
+    # A run that ranks no passage on any turn the judge assessed (a response-only run) scores 0 by the
+    # trec_eval -c convention; that 0 is no place in a ranking, so it is named instead of scored.
+    unranked = {run for run, missing in evaluation.missing.items() if len(missing) == len(evaluation.turns)}
+    return RunScores(
+        scores={run: values["nDCG@5"] for run, values in evaluation.runs.items() if run not in unranked},
+        left_out=dict.fromkeys(sorted(unranked), NO_RANKING),
+    )
 
 
 def _support(measure: SupportMeasure) -> MeasureFunction:
-    def scores(collection: Collection, judge: Judge) -> RunScores:
+    def scores(collection: Collection, judge: Judge) -> dict[str, float]:
         from judging.support_metrics import support_scores
 
         return {
@@ -262,7 +279,7 @@ def _support(measure: SupportMeasure) -> MeasureFunction:
     return scores
 
 
-def _ntr_recall(collection: Collection, judge: Judge) -> RunScores:
+def _ntr_recall(collection: Collection, judge: Judge) -> dict[str, float]:
     """Nugget recall (NtR) of each run with `judge` as the matcher, against the gold nuggets it matched."""
     from django.db.models import Count
 
@@ -302,9 +319,11 @@ def run_measure_register(name: str, task: str, function: MeasureFunction) -> Non
 
 
 def run_scores(*, collection: Collection, measure: str, judge: Judge) -> RunScores:
-    """{run name: mean score} of every run of the collection under one judge's labels."""
+    """The mean score of every run of the collection the measure can rank under one judge's labels, and
+    the runs it cannot (see `RunScores`)."""
     try:
         _task, function = RUN_MEASURES[measure]
     except KeyError:
         raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(RUN_MEASURES)}") from None
-    return function(collection, judge)
+    scores = function(collection, judge)
+    return scores if isinstance(scores, RunScores) else RunScores(scores=dict(scores))

@@ -88,8 +88,12 @@ def _section(
             figures = _agreement(pairs, task, resamples=resamples, seed=seed)
         row = {"judges": [judge_a.name, judge_b.name], "judge_ids": [judge_a.id, judge_b.id], **figures}
         if measure:
-            ranking = rank_agreement(scores_a=scores[judge_a.id], scores_b=scores[judge_b.id])
-            row["rank"] = {k: ranking[k] for k in ("n_runs", "kendall_tau_b", "spearman_rho")}
+            a, b = scores[judge_a.id], scores[judge_b.id]
+            ranking = rank_agreement(
+                scores_a=a.scores, scores_b=b.scores, left_out={**a.left_out, **b.left_out}
+            )
+            row["rank"] = {k: ranking[k] for k in ("n_runs", "kendall_tau_b", "spearman_rho", "notes")}
+            row["rank"]["left_out"] = len(ranking["left_out"])
         rows.append(row)
     spec = TASKS[task]
     return {

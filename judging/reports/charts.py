@@ -66,6 +66,38 @@ def confusion_heatmap(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes
     return _render(figure, fmt)
 
 
+def _short(name: str) -> str:
+    return name if len(name) <= RUN_LABEL_CHARS else name[: RUN_LABEL_CHARS - 1] + "…"
+
+
+def scatter_labels(runs: list[dict[str, Any]]) -> list[tuple[float, float, str, int]]:
+    """(x, y, text, vertical offset in points) of one label per distinct point of the scatter.
+
+    Runs on the same point (equal scores to the four places the table shows) share one label, the first
+    name and how many more, instead of printing their names on top of each other; a label whose point lies
+    close to an earlier labelled point is moved up a line so the two stay readable.
+    """
+    groups: dict[tuple[float, float], list[str]] = {}
+    for row in runs:
+        groups.setdefault((round(row["score_a"], 4), round(row["score_b"], 4)), []).append(str(row["run"]))
+    if not groups:
+        return []
+    xs = [x for x, _y in groups]
+    ys = [y for _x, y in groups]
+    near_x = (max(xs) - min(xs)) * 0.04 or 0.01
+    near_y = (max(ys) - min(ys)) * 0.03 or 0.01
+    placed: list[tuple[float, float, int]] = []
+    labels = []
+    for (x, y), names in sorted(groups.items()):
+        names = sorted(names)
+        text = _short(names[0]) if len(names) == 1 else f"{_short(names[0])} + {len(names) - 1} more"
+        taken = {line for px, py, line in placed if abs(px - x) <= near_x and abs(py - y) <= near_y}
+        line = next(i for i in range(len(placed) + 1) if i not in taken)
+        placed.append((x, y, line))
+        labels.append((x, y, text, 3 + 8 * line))
+    return labels
+
+
 def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
     """Run scores under judge A (x) against judge B (y), with the diagonal and the correlations."""
     figure = _figure(figsize=(5, 5))
@@ -75,12 +107,11 @@ def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
     axes.scatter(xs, ys, s=18, color="#1f5fa8")
     # Each point named by its run (the table beside the chart has the full names); parse_math off, since
     # a run name may hold "$".
-    for row in report["runs"]:
-        name = str(row["run"])
+    for x, y, text, offset in scatter_labels(report["runs"]):
         axes.annotate(
-            name if len(name) <= RUN_LABEL_CHARS else name[: RUN_LABEL_CHARS - 1] + "…",
-            (row["score_a"], row["score_b"]),
-            xytext=(4, 3),
+            text,
+            (x, y),
+            xytext=(4, offset),
             textcoords="offset points",
             fontsize=7,
             color="#333",
@@ -95,8 +126,10 @@ def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
     a, b = report["judges"]
     axes.set_xlabel(f"{report['measure']} under {a}", parse_math=False)
     axes.set_ylabel(f"{report['measure']} under {b}", parse_math=False)
+    left_out = len(report.get("left_out", []))
     axes.set_title(
-        f"tau-b {_fmt(report['kendall_tau_b'])}, rho {_fmt(report['spearman_rho'])}, {report['n_runs']} runs",
+        f"tau-b {_fmt(report['kendall_tau_b'])}, rho {_fmt(report['spearman_rho'])}, {report['n_runs']} runs"
+        + (f" ({left_out} left out)" if left_out else ""),
         fontsize=10,
     )
     return _render(figure, fmt)

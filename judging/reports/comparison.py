@@ -102,7 +102,8 @@ def comparison_report(
 
 
 def rank_report(*, collection: Collection, measure: str, judge_a: Judge, judge_b: Judge) -> dict[str, Any]:
-    """Runs scored by `measure` under judge A and judge B, with Kendall's tau-b and Spearman's rho."""
+    """Runs scored by `measure` under judge A and judge B, with Kendall's tau-b and Spearman's rho; runs
+    the measure cannot rank under either judge are left out and listed."""
     scores_a = run_scores(collection=collection, measure=measure, judge=judge_a)
     scores_b = run_scores(collection=collection, measure=measure, judge=judge_b)
     return {
@@ -110,7 +111,11 @@ def rank_report(*, collection: Collection, measure: str, judge_a: Judge, judge_b
         "measure": measure,
         "judges": [judge_a.name, judge_b.name],
         "judge_ids": [judge_a.id, judge_b.id],
-        **rank_agreement(scores_a=scores_a, scores_b=scores_b),
+        **rank_agreement(
+            scores_a=scores_a.scores,
+            scores_b=scores_b.scores,
+            left_out={**scores_a.left_out, **scores_b.left_out},
+        ),
     }
 
 

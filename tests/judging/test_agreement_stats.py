@@ -171,6 +171,8 @@ def test_it_correlates_run_rankings_like_scipy():
 
 
 def test_it_explains_rank_correlation_of_constant_scores():
-    result = rank_agreement(scores_a={"r1": 0.2, "r2": 0.2}, scores_b={"r1": 0.1, "r2": 0.3})
+    result = rank_agreement(
+        scores_a={"r1": 0.2, "r2": 0.2, "r3": 0.2}, scores_b={"r1": 0.1, "r2": 0.3, "r3": 0.2}
+    )
     assert result["kendall_tau_b"] is None and result["spearman_rho"] is None
     assert result["notes"] == ["Every run has the same score under one judge: rank correlation is undefined."]

@@ -68,9 +68,9 @@ def test_rank_correlation_with_one_swap_of_four_runs():
     assert result["spearman_rho"] == pytest.approx(0.8)
 
 
-def test_rank_correlation_needs_two_shared_runs():
-    assert rank_correlation({"a": 1.0}, {"a": 2.0, "b": 1.0}) == {
-        "runs": 1,
+def test_rank_correlation_needs_three_shared_runs():
+    assert rank_correlation({"a": 1.0, "b": 2.0}, {"a": 2.0, "b": 1.0, "c": 0.5}) == {
+        "runs": 2,
         "kendall_tau": None,
         "spearman_rho": None,
     }
@@ -151,7 +151,7 @@ def test_a_judge_that_assessed_one_topic_scores_only_that_topic(rag):
     }
 
 
-def test_compare_judges_correlates_rankings_per_measure(rag, gpt):
+def test_compare_judges_gives_no_correlation_per_measure_over_two_runs(rag, gpt):
     human = JudgeFactory(name="human")
     _label(human, "rag-a", "2024-1", 0, "NS")
     _label(human, "rag-a", "2024-1", 1, "NS")
@@ -162,7 +162,8 @@ def test_compare_judges_correlates_rankings_per_measure(rag, gpt):
         support_scores(collection=rag, judge=gpt), support_scores(collection=rag, judge=human)
     )
 
-    assert result["weighted_precision"]["kendall_tau"] == pytest.approx(-1.0)
+    # Two runs would give tau -1 whatever the labels: too few to say anything about the ranking.
+    assert result["weighted_precision"] == {"runs": 2, "kendall_tau": None, "spearman_rho": None}
     assert result["weighted_recall"]["runs"] == 2
 
 
