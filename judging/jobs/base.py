@@ -19,7 +19,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.selectors import UnknownTurns, known_names, turns_named
-from judging.jobs.state import call_totals, totals_apply
+from judging.jobs.state import call_totals, totals_apply, units_text
 from judging.models import JudgeJob, LlmFailure
 
 # A rough 4 characters per token for dry-run estimates (no tokenizer for every model is at hand).
@@ -109,9 +109,19 @@ def _query(turn: Turn) -> str:
 
 @dataclass
 class Plan:
+    """A job's units, those it had to skip and why, and why it has none when it has none."""
+
     units: list[Unit]
     skipped: int = 0
     skipped_reason: str = ""
+    empty_reason: str = "no units to judge in the chosen turns and runs"
+
+    def nothing_to_judge(self) -> str:
+        """Why a plan without units judges nothing: its units were all skipped, or it found none."""
+        if self.skipped:
+            every = "all " if self.skipped > 1 else ""
+            return f"{every}{units_text(self.skipped)} skipped ({self.skipped_reason})"
+        return self.empty_reason
 
 
 class Task:
@@ -152,10 +162,21 @@ def _job_failed(job: JudgeJob, exc: BaseException) -> None:
     _save_counters(job)
 
 
-def _job_done(job: JudgeJob) -> JudgeJob:
-    """The end of a run: done, saying first how many units failed and why; failed when none succeeded."""
+# The start of the error of a job that ended without judging anything: the Jobs pages, the judge command
+# and a script reading the row all see it as failed, with the reason after this.
+NOTHING_JUDGED = "nothing judged"
+
+
+def _job_done(job: JudgeJob, *, nothing: str = "", skipped: int = 0, skipped_reason: str = "") -> JudgeJob:
+    """The end of a run: done, saying first how many units failed and why, then how many were skipped and
+    why; failed when none succeeded, or when there was nothing to judge (`nothing` says why).
+
+    A job with nothing to show is never "done": it ends failed, so the judge command exits non-zero and
+    starting the same work again (after importing the missing passages, say) resumes it.
+    """
     job.finished_at = timezone.now()
     job.status, job.error = JudgeJob.Status.DONE, ""
+    notes: list[str] = []
     if job.units_failed:
         reasons = (
             LlmFailure.objects.filter(job=job)
@@ -167,9 +188,15 @@ def _job_done(job: JudgeJob) -> JudgeJob:
         why = f" (most often: {common['reason'][:300]})" if common else ""
         if job.units_failed >= job.units_total:
             job.status = JudgeJob.Status.FAILED
-            job.error = f"all {job.units_total} units failed{why}"
+            notes.append(f"all {job.units_total} units failed{why}")
         else:
-            job.error = f"{job.units_failed} of {job.units_total} units failed{why}"
+            notes.append(f"{job.units_failed} of {job.units_total} units failed{why}")
+    if skipped and job.units_total:
+        notes.append(f"{units_text(skipped)} skipped ({skipped_reason})")
+    if nothing:
+        job.status = JudgeJob.Status.FAILED
+        notes.insert(0, f"{NOTHING_JUDGED}: {nothing}")
+    job.error = "; ".join(notes)
     _save_counters(job)
     return job
 

@@ -86,7 +86,12 @@ class RelevanceTask(Task):
                     },
                 )
             )
-        return Plan(units, skipped=len(pairs) - len(units), skipped_reason="passages without text")
+        return Plan(
+            units,
+            skipped=len(pairs) - len(units),
+            skipped_reason="passages without text",
+            empty_reason=f"the chosen runs rank no passage within depth {depth} for the chosen turns",
+        )
 
     def first_request(self, unit: Unit) -> CallRequest:
         return CallRequest(self.prompt_version, unit.data["prompt"], self.max_tokens)
@@ -133,11 +138,11 @@ class NuggetTask(Task):
                         data={"turn": by_id[r.turn_id], "response": r, "text": r.text},
                     )
                     for r in responses.select_related("run").order_by("turn_id", "run__name", "rank")
-                ]
+                ],
+                empty_reason="the chosen runs have no responses for the chosen turns",
             )
-        judged = RelevanceJudgment.objects.filter(
-            turn_id__in=list(by_id), grade__gte=int(options.get("min_grade", 2))
-        )
+        min_grade = int(options.get("min_grade", 2))
+        judged = RelevanceJudgment.objects.filter(turn_id__in=list(by_id), grade__gte=min_grade)
         if options.get("relevance_judge"):
             judged = judged.filter(judge__name=options["relevance_judge"])
         pairs = dict.fromkeys(judged.order_by("turn_id", "passage_id").values_list("turn_id", "passage_id"))
@@ -150,7 +155,13 @@ class NuggetTask(Task):
             for turn_id, passage_id in pairs
             if passage_id in texts
         ]
-        return Plan(units, skipped=len(pairs) - len(units), skipped_reason="passages without text")
+        graded_by = f" by {options['relevance_judge']}" if options.get("relevance_judge") else ""
+        return Plan(
+            units,
+            skipped=len(pairs) - len(units),
+            skipped_reason="passages without text",
+            empty_reason=f"no passage of the chosen turns is graded {min_grade} or more{graded_by}",
+        )
 
     def first_request(self, unit: Unit) -> CallRequest:
         prompt = llm_judges.nuggets_render(query=_query(unit.data["turn"]), text=unit.data["text"])
@@ -256,7 +267,10 @@ class NtrTask(Task):
                         data={"turn": turn, "response": response, "nugget": nugget},
                     )
                 )
-        return Plan(units)
+        return Plan(
+            units,
+            empty_reason=f"no response of the chosen runs answers a turn with gold nuggets of {gold_name}",
+        )
 
     def first_request(self, unit: Unit) -> CallRequest:
         prompt = llm_judges.ntr_render(
@@ -300,7 +314,12 @@ class SupportTask(Task):
             for s in cited
             if s.citations[0] in texts
         ]
-        return Plan(units, skipped=len(cited) - len(units), skipped_reason="cited passages without text")
+        return Plan(
+            units,
+            skipped=len(cited) - len(units),
+            skipped_reason="cited passages without text",
+            empty_reason="no answer sentence of the chosen runs cites a passage",
+        )
 
     def first_request(self, unit: Unit) -> CallRequest:
         prompt = llm_judges.support_render(sentence=unit.data["sentence"].text, passage=unit.data["text"])

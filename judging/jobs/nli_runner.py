@@ -97,4 +97,19 @@ def _nli_job_run(*, job: JudgeJob, progress: Callable[[JudgeJob], None] | None =
     except BaseException as exc:
         _job_failed(job, exc)
         raise
-    return _job_done(job)
+    return _job_done(job, nothing=_nothing_judged(job, tally))
+
+
+def _nothing_judged(job: JudgeJob, tally: NtnMatchResult | DedupResult) -> str:
+    """Why the job had no pair to score nor any stored before, or "" when it had some."""
+    options = job.options
+    if isinstance(tally, NtnMatchResult):
+        if tally.pairs:
+            return ""
+        return (
+            f"no chosen turn has both gold nuggets of {options.get('gold_judge')} and response nuggets "
+            f"of {options.get('response_nugget_judge')}"
+        )
+    if tally.turns or tally.skipped_turns:
+        return ""
+    return f"{options.get('source_judge')} has no nuggets in the chosen turns"

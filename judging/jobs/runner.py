@@ -139,7 +139,12 @@ def judge_job_run(
             pool.shutdown(wait=False, cancel_futures=True)
             _job_failed(job, exc)
             raise
-    return _job_done(job)
+    return _job_done(
+        job,
+        nothing="" if plan.units else plan.nothing_to_judge(),
+        skipped=plan.skipped,
+        skipped_reason=plan.skipped_reason,
+    )
 
 
 def _call_save(job: JudgeJob, running: _Running, result: ChatResult, latency: float) -> None:

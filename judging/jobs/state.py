@@ -60,6 +60,10 @@ def totals_apply(job: JudgeJob, totals: CallTotals | None) -> None:
     job.cost_usd = totals.cost_usd
 
 
+def units_text(n: int) -> str:
+    return f"{n} unit{'' if n == 1 else 's'}"
+
+
 def job_state(job: JudgeJob) -> str:
     """pending, running, done or failed as stored, or interrupted: running with no sign of life lately."""
     if job.status == JudgeJob.Status.RUNNING and job.updated_at < timezone.now() - _stale_after():
@@ -79,6 +83,9 @@ def job_status_text(job: JudgeJob) -> str:
         return f"failed: {job.error}" if job.error else "failed"
     if state == JudgeJob.Status.DONE and job.units_failed:
         return f"done with failures: {job.error}" if job.error else f"done, {job.units_failed} units failed"
+    if state == JudgeJob.Status.DONE and job.error:
+        # Nothing failed, but some units were skipped: both counts, so "done" is not read as "all of it".
+        return f"done: {units_text(job.units_done)} judged; {job.error}"
     return state
 
 
