@@ -282,11 +282,15 @@ NLI_BATCH_SIZE = env_int("NLI_BATCH_SIZE", 32)
 MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL")
 MTURK_LIVE = env_bool("MTURK_LIVE", False)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
-# The address people reach this site at, for links printed by commands (crowd_links); pages use the
-# address they were asked at. `make run` serves http://127.0.0.1:8000.
-ASSAY_BASE_URL = env_str("ASSAY_BASE_URL", "http://127.0.0.1:8000")
-# The public root MTurk frames HIT pages from: HTTPS for MTurk itself; the local fake takes any.
+# The address people reach this site at. Unset, pages use the address they were asked at (a guessed
+# default would point at whatever else listens there); commands, having no request, take --base-url.
+ASSAY_BASE_URL = env_str("ASSAY_BASE_URL")
+# The public root MTurk frames HIT pages from: HTTPS for MTurk itself; the local fake takes any. Unset, the
+# campaign page publishes with the address it was asked at.
 MTURK_EXTERNAL_URL = env_str("MTURK_EXTERNAL_URL", ASSAY_BASE_URL)
+# The loopback fakes `make run` started and pointed this site at ("llm", "mturk"): the pages that use them
+# say so, since a fake's answers mean nothing.
+LOCAL_FAKES = env_list("LOCAL_FAKES", [])
 # Anonymous crowd links (crowd_links) are taken for this many seconds after they are printed.
 CROWD_LINK_MAX_AGE = env_int("CROWD_LINK_MAX_AGE", 14 * 24 * 3600)
 

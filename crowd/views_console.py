@@ -118,7 +118,8 @@ def _campaign_page(
         context["mturk"] = {
             "target": _mturk_target(client),
             "endpoint": client.endpoint_url,
-            "external_url": settings.MTURK_EXTERNAL_URL,
+            "external_url": _external_url(request),
+            "started_by_make_run": "mturk" in settings.LOCAL_FAKES,
         }
         if client.is_local:
             # The local fake stands in for MTurk's worker site: these open a HIT as a made-up worker.
@@ -166,7 +167,7 @@ def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "mturk/links.html", context)
 
 
-CampaignAction = Callable[[CrowdCampaign, Any], str]
+CampaignAction = Callable[[HttpRequest, CrowdCampaign, Any], str]
 
 
 def _action(
@@ -185,7 +186,7 @@ def _action(
             if not form.is_valid():
                 return _campaign_page(request, campaign, bound={key: form}, status=400)
             try:
-                messages.success(request, run(campaign, form.cleaned_data))
+                messages.success(request, run(request, campaign, form.cleaned_data))
             except (CrowdError, MTurkError) as exc:
                 messages.error(request, str(exc))
             return redirect("mturk:campaign", name=campaign.name)
@@ -195,6 +196,12 @@ def _action(
     return decorate
 
 
+def _external_url(request: HttpRequest) -> str:
+    """The root MTurk frames HIT pages from: MTURK_EXTERNAL_URL, or else the address this page was asked at
+    (the port `make run` was given, not a guessed one)."""
+    return settings.MTURK_EXTERNAL_URL or request.build_absolute_uri("/")
+
+
 def _client_for(campaign: CrowdCampaign) -> MTurkClient:
     if campaign.provider != CrowdCampaign.Provider.MTURK:
         raise CrowdError(f"campaign {campaign.name} is in the platform, not on MTurk")
@@ -202,7 +209,7 @@ def _client_for(campaign: CrowdCampaign) -> MTurkClient:
 
 
 @_action(AggregateForm, "aggregate")
-def campaign_aggregate(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_aggregate(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
     return (
         f"{result.labelled} labels as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
@@ -211,15 +218,15 @@ def campaign_aggregate(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
 
 
 @_action(StudyForm, "study")
-def campaign_study(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_study(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     study = study_create(campaign=campaign, **{k: v or "" for k, v in data.items()})
     return f"Study address made for {study.panel}; give the panel the address shown below."
 
 
 @_action(ConfirmForm, "publish", prefix="publish")
-def campaign_publish_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_publish_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     client = _client_for(campaign)
-    base_url = settings.MTURK_EXTERNAL_URL
+    base_url = _external_url(request)
     if not base_url.startswith("https://") and not client.is_local:
         raise CrowdError(
             "MTurk only frames HTTPS pages: set MTURK_EXTERNAL_URL to this site's https:// address"
@@ -229,7 +236,7 @@ def campaign_publish_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
 
 
 @_action(forms.Form, "sync")
-def campaign_sync_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_sync_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     result = campaign_sync(campaign=campaign, client=_client_for(campaign))
     text = f"{result.seen} assignments seen on MTurk, {result.stored} stored"
     for label, rows in (("skipped", result.skipped), ("missing", result.missing), ("failed", result.failed)):
@@ -239,7 +246,7 @@ def campaign_sync_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
 
 
 @_action(ReviewForm, "review", prefix="review")
-def campaign_review_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_review_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     result = campaign_review(
         campaign=campaign,
         client=_client_for(campaign),
@@ -250,14 +257,14 @@ def campaign_review_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
 
 
 @_action(BonusForm, "bonus", prefix="bonus")
-def campaign_bonus_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_bonus_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     client = _client_for(campaign) if campaign.provider == CrowdCampaign.Provider.MTURK else None
     result = campaign_bonus(campaign=campaign, client=client, amount=data["amount"], reason=data["reason"])
     return f"{result.paid} bonuses paid, {result.total} USD."
 
 
 @_action(ExtendForm, "extend", prefix="extend")
-def campaign_extend_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_extend_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
     if not result.unresolved:
         return "No unresolved pairs: nothing to extend."
@@ -267,6 +274,6 @@ def campaign_extend_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
 
 
 @_action(ConfirmForm, "expire", prefix="expire")
-def campaign_expire_view(campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+def campaign_expire_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     count = campaign_expire(campaign=campaign, client=_client_for(campaign))
     return f"{count} HITs expired."

@@ -10,6 +10,9 @@ from django.utils import timezone
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.selectors import campaign_links
 
+# Where `make run` serves when not told otherwise: a command has no request to read the address from.
+MAKE_RUN_URL = "http://127.0.0.1:8000"
+
 
 class Command(CampaignCommand):
     help = (
@@ -31,6 +34,12 @@ class Command(CampaignCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self.get_campaign(options["campaign"])
         base = options["base_url"] or settings.ASSAY_BASE_URL
+        if not base:
+            base = MAKE_RUN_URL
+            self.stderr.write(
+                f"ASSAY_BASE_URL is not set: links start with {base}, where `make run` serves by default; "
+                "--base-url or ASSAY_BASE_URL for the address workers open"
+            )
         expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
         self.stderr.write(f"links expire at {expires:%Y-%m-%d %H:%M} UTC (CROWD_LINK_MAX_AGE)")
         for index, label, url in campaign_links(campaign=campaign, base_url=base, prefix=options["prefix"]):

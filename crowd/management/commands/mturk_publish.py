@@ -29,6 +29,11 @@ class Command(CampaignCommand):
         campaign = self.get_campaign(options["campaign"])
         client = self.get_client(options)
         base_url = options["base_url"] or getattr(settings, "MTURK_EXTERNAL_URL", "")
+        if not base_url:
+            raise CommandError(
+                "Say where MTurk frames the HIT pages from: --base-url or MTURK_EXTERNAL_URL (ASSAY_BASE_URL), "
+                "this site's address as workers open it"
+            )
         if not base_url.startswith("https://") and not client.is_local:
             raise CommandError(
                 "MTurk only frames HTTPS pages: set MTURK_EXTERNAL_URL or --base-url to https://…"
