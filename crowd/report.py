@@ -5,12 +5,21 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 
 import krippendorff
 import numpy as np
+from django.utils import timezone
 
-from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdAssignment, CrowdCampaign
+from crowd.models import (
+    VOTING_STATUSES,
+    BatchItem,
+    CrowdAnswer,
+    CrowdAssignment,
+    CrowdBatch,
+    CrowdCampaign,
+)
 
 MTURK_FEE = Decimal("0.20")  # MTurk's commission on rewards for HITs with fewer than 10 assignments
 
@@ -39,6 +48,48 @@ class BatchRow:
     passed: int
     # Answers posted to the HIT page that MTurk has not confirmed: they neither count nor vote.
     provisional: int = 0
+    # Places held by panel participants at work on the batch now (in-platform studies).
+    held: int = 0
+    state: str = ""
+    # complete, full, open or closed: what the state says, for styling and counting.
+    state_kind: str = ""
+
+
+def batch_state(
+    *, status: str, max_assignments: int, submitted: int, passed: int, held: int = 0
+) -> tuple[str, str]:
+    """What a batch's row says, and its kind: Complete when every place has an answer that passed the
+    tests, Full when every place is answered but some failed (extend to replace them), otherwise its
+    status with the places still free. A batch is never shown Open once no one can take it."""
+    if submitted >= max_assignments:
+        failed = submitted - passed
+        if not failed:
+            return "Complete", "complete"
+        return f"Full: {failed} of {submitted} failed the tests", "full"
+    free = max_assignments - submitted
+    label = CrowdBatch.Status(status).label
+    text = f"{label}: {free} of {max_assignments} places free"
+    if held:
+        text += f", {held} being answered now"
+    kind = "open" if status in {CrowdBatch.Status.OPEN, CrowdBatch.Status.PUBLISHED} else "closed"
+    return text, kind
+
+
+@dataclass
+class BatchSummary:
+    """The campaign's batches and places at a glance, and what a panel still needs to finish them."""
+
+    batches: int = 0
+    complete: int = 0
+    full: int = 0
+    open: int = 0
+    closed: int = 0
+    places: int = 0
+    answered: int = 0
+
+    @property
+    def places_left(self) -> int:
+        return self.places - self.answered
 
 
 @dataclass
@@ -49,6 +100,7 @@ class CampaignReport:
     bonus_total: Decimal = Decimal("0")
     fee_total: Decimal = Decimal("0")
     alpha: float | None = None
+    summary: BatchSummary = field(default_factory=BatchSummary)
     # MTurk charges a fee on rewards and bonuses; in-platform campaigns have none to show.
     has_fee: bool = False
 
@@ -68,7 +120,16 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
     assignments = list(
         everything.exclude(status=CrowdAssignment.Status.ACCEPTED).select_related("worker", "batch")
     )
-    provisional = Counter(everything.provisional().values_list("batch_id", flat=True))
+    # In-platform, an Accepted row is a participant's held place (crowd/studies.py); it counts while live.
+    is_platform = campaign.provider == CrowdCampaign.Provider.PLATFORM
+    hold_since = timezone.now() - timedelta(seconds=campaign.duration_seconds)
+    provisional: Counter[int] = Counter()
+    held: Counter[int] = Counter()
+    for batch_id, accept_time in everything.provisional().values_list("batch_id", "accept_time"):
+        if not is_platform:
+            provisional[batch_id] += 1
+        elif accept_time is not None and accept_time >= hold_since:
+            held[batch_id] += 1
     answers = list(
         CrowdAnswer.objects.filter(assignment__batch__campaign=campaign)
         .exclude(assignment__status=CrowdAssignment.Status.ACCEPTED)
@@ -104,19 +165,40 @@ def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
                 median_seconds=statistics.median(times) if times else None,
             )
         )
+    submitted: Counter[int] = Counter()
+    passed: Counter[int] = Counter()
+    for a in assignments:
+        # A rejected assignment neither votes nor holds a place of its batch (crowd/answers.py).
+        if a.status in VOTING_STATUSES:
+            submitted[a.batch_id] += 1
+            passed[a.batch_id] += bool(a.passed_tests)
+    summary = report.summary
     for batch in campaign.batches.order_by("index"):
-        mine = [a for a in assignments if a.batch_id == batch.id]
+        state, kind = batch_state(
+            status=batch.status,
+            max_assignments=batch.max_assignments,
+            submitted=submitted[batch.id],
+            passed=passed[batch.id],
+            held=held[batch.id],
+        )
         report.batches.append(
             BatchRow(
                 index=batch.index,
                 status=batch.get_status_display(),
                 hit_id=batch.hit_id,
                 max_assignments=batch.max_assignments,
-                submitted=len(mine),
-                passed=sum(1 for a in mine if a.passed_tests),
+                submitted=submitted[batch.id],
+                passed=passed[batch.id],
                 provisional=provisional[batch.id],
+                held=held[batch.id],
+                state=state,
+                state_kind=kind,
             )
         )
+        summary.batches += 1
+        setattr(summary, kind, getattr(summary, kind) + 1)
+        summary.places += batch.max_assignments
+        summary.answered += min(submitted[batch.id], batch.max_assignments)
     paid = [a for a in assignments if a.status != CrowdAssignment.Status.REJECTED]
     report.reward_total = Decimal(str(campaign.reward)) * len(paid)
     report.bonus_total = sum((Decimal(str(a.bonus)) for a in paid), Decimal("0"))
