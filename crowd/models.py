@@ -195,6 +195,9 @@ class CrowdAssignment(models.Model):
     Answers posted to the MTurk HIT page are stored as Accepted: provisional, since anyone can post
     there under any assignment and worker id. They neither vote nor take a place of the batch until
     `mturk_sync` sees the same assignment id and worker id from MTurk.
+
+    In a panel study (crowd/studies.py) an Accepted row without answers holds the place a participant
+    took when they opened the study, for the campaign's work time, until their answers replace it.
     """
 
     class Status(models.TextChoices):

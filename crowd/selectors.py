@@ -8,7 +8,14 @@ from django.db.models import Count, F, Q, QuerySet
 from django.urls import reverse
 
 from annotation.models import Nugget, Response
-from crowd.models import VOTING_STATUSES, BatchItem, CrowdBatch, CrowdCampaign, CrowdWorker
+from crowd.models import (
+    VOTING_STATUSES,
+    BatchItem,
+    CrowdAssignment,
+    CrowdBatch,
+    CrowdCampaign,
+    CrowdWorker,
+)
 
 HIT_SALT = "mturk.hit"
 LINK_SALT = "mturk.link"
@@ -58,6 +65,35 @@ def batch_next_for_worker(*, worker: CrowdWorker) -> CrowdBatch | None:
         .order_by("campaign_id", "index")
         .first()
     )
+
+
+def batch_with_room(*, campaign: CrowdCampaign, worker: CrowdWorker) -> CrowdBatch | None:
+    """The in-platform batch of a campaign nearest to complete that still has a place this worker has not
+    taken: filling one batch before the next gives each its majority sooner."""
+    if campaign.provider != CrowdCampaign.Provider.PLATFORM:
+        return None
+    return (
+        CrowdBatch.objects.filter(campaign=campaign, status=CrowdBatch.Status.OPEN)
+        .exclude(assignments__worker=worker)
+        .annotate(taken=Count("assignments", filter=Q(assignments__status__in=COUNTED_STATUSES)))
+        .filter(taken__lt=F("max_assignments"))
+        .select_related("campaign")
+        .order_by("-taken", "index")
+        .first()
+    )
+
+
+def worker_answered_campaign(*, worker: CrowdWorker, campaign: CrowdCampaign) -> bool:
+    return CrowdAssignment.objects.filter(batch__campaign=campaign, worker=worker).voting().exists()
+
+
+def campaign_places_left(*, campaign: CrowdCampaign) -> int:
+    """Places of the campaign's batches still without a confirmed answer: how many participants a panel
+    must still send, one batch each."""
+    taken = campaign.batches.annotate(
+        taken=Count("assignments", filter=Q(assignments__status__in=COUNTED_STATUSES))
+    ).values_list("taken", "max_assignments")
+    return sum(max(0, most - n) for n, most in taken)
 
 
 def hit_token(*, batch: CrowdBatch) -> str:

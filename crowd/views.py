@@ -38,7 +38,7 @@ from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy,
 from crowd.services import CrowdError
 from crowd.studies import (
     StudyBatchFilled,
-    study_batch_for,
+    study_batch_hold,
     study_done,
     study_participant,
     study_submit,
@@ -54,6 +54,7 @@ def _render_task(
     error: str = "",
     status: int = 200,
     batch_field: bool = False,
+    note: str = "",
 ) -> HttpResponse:
     items = list(selectors.batch_items(batch=batch))
     context = {
@@ -62,6 +63,7 @@ def _render_task(
         "action": action,
         "preview": preview,
         "error": error,
+        "note": note,
         "total": len(items),
         # A study page names the batch in the form: the next visit may be offered another one.
         "batch_field": batch_field,
@@ -120,31 +122,58 @@ def batch_take(request: HttpRequest, batch_id: int) -> HttpResponse:
     return _render_task(request, batch, action=request.path)
 
 
+def _done(request: HttpRequest, message: str, *, status: int = 200) -> HttpResponse:
+    return render(request, "mturk/done.html", {"message": message}, status=status)
+
+
 def link_take(request: HttpRequest, token: str) -> HttpResponse:
-    """An anonymous worker's batch, reached by a signed link made by an organiser."""
+    """An anonymous worker's batch, reached by a signed link made by an organiser.
+
+    A link is one worker's place in the campaign: it answers its own batch, or, when others (accounts,
+    a panel study, links made after an extend) filled that batch first, another batch of the campaign
+    that still needs answers, so a participant holding a link is given work rather than an error.
+    """
     try:
         found = selectors.link_from_token(token)
     except selectors.LinkExpired:
-        message = "This link has expired. Ask the study's organisers for a new one."
-        return render(request, "mturk/done.html", {"message": message}, status=410)
+        return _done(request, "This link has expired. Ask the study's organisers for a new one.", status=410)
     if found is None:
         raise Http404("unknown or tampered link")
     batch, label = found
+    campaign = batch.campaign
     worker = worker_get_or_create(worker_id=f"link:{label}")
-    reason = _check_open(batch, worker)
-    if reason:
-        # A refused answer is a conflict with what is stored; a page asked for again is simply gone.
-        status = 409 if request.method == "POST" else 410
-        return render(request, "mturk/done.html", {"message": reason}, status=status)
+    if worker.blocked:
+        return _done(request, "You can no longer take batches of this study.", status=403)
+    if selectors.worker_answered_campaign(worker=worker, campaign=campaign):
+        if request.method == "POST":
+            return _done(request, "You have already answered this batch.", status=409)
+        # A reload or a second visit after submitting: the work is done, nothing is gone.
+        return _done(request, "You have already answered this batch: your answers are saved. Thank you.")
     if request.method == "POST":
+        posted = request.POST.get("batch", "")
+        if posted.isdigit() and int(posted) != batch.id:
+            other = campaign.batches.select_related("campaign").filter(id=int(posted)).first()
+            if other is None:
+                return _done(request, "No such batch in this study.", status=400)
+            batch = other
+        reason = _check_open(batch, worker)
+        if reason:
+            return _done(request, reason, status=409)
         try:
             _submit(request, batch, worker)
         except (AssignmentRepeated, BatchFull) as exc:
-            return render(request, "mturk/done.html", {"message": str(exc)}, status=409)
+            return _done(request, str(exc), status=409)
         except CrowdError as exc:
             return _render_task(request, batch, action=request.path, error=str(exc), status=400)
-        return render(request, "mturk/done.html", {"message": "Thank you, your answers are saved."})
-    return _render_task(request, batch, action=request.path)
+        return _done(request, "Thank you, your answers are saved.")
+    if not _check_open(batch, worker):
+        return _render_task(request, batch, action=request.path)
+    instead = selectors.batch_with_room(campaign=campaign, worker=worker)
+    if instead is None:
+        message = "Every batch of this study has the answers it needs, so there is nothing left to answer. Thank you."
+        return _done(request, message, status=410)
+    note = "Others answered this link's batch first; this is another batch of the same study."
+    return _render_task(request, instead, action=request.path, batch_field=True, note=note)
 
 
 def _framable(response: HttpResponse) -> HttpResponse:
@@ -237,7 +266,8 @@ def study_take(request: HttpRequest, key: str) -> HttpResponse:
                 request, batch, action=request.get_full_path(), error=str(exc), status=400, batch_field=True
             )
         return _study_complete(request, study)
-    batch = study_batch_for(study=study, worker=participant.worker)
+    # Opening the study holds the participant a place, as accepting a HIT does on MTurk.
+    batch = study_batch_hold(study=study, worker=participant.worker)
     if batch is None:
         message = "This study has all the answers it needs. Please return it on the panel's site."
         return render(request, "mturk/done.html", {"message": message}, status=410)

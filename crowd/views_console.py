@@ -220,7 +220,11 @@ def campaign_aggregate(request: HttpRequest, campaign: CrowdCampaign, data: dict
 @_action(StudyForm, "study")
 def campaign_study(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     study = study_create(campaign=campaign, **{k: v or "" for k, v in data.items()})
-    return f"Study address made for {study.panel}; give the panel the address shown below."
+    needed = selectors.campaign_places_left(campaign=campaign)
+    return (
+        f"Study address made for {study.panel}; give the panel the address shown below, "
+        f"with {needed} place{'s' if needed != 1 else ''} for participants (one batch each)."
+    )
 
 
 @_action(ConfirmForm, "publish", prefix="publish")

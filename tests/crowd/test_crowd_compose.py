@@ -224,7 +224,11 @@ def test_anonymous_link_works_and_a_tampered_one_does_not(client):
     assert client.get(reverse("mturk:link-take", args=[token[:-2] + "xx"])).status_code == 404
     assert _post_all(client, url, batch).status_code == 200
     assert CrowdAssignment.objects.get().worker.worker_id == "link:anon-1"
-    assert client.get(url).status_code == 410
+    # Opened again after submitting: the work is done, so the page thanks rather than answering 410.
+    again = client.get(url)
+    assert again.status_code == 200
+    assert "already answered this batch: your answers are saved" in again.content.decode()
+    assert CrowdAssignment.objects.count() == 1
 
 
 def test_worker_page_escapes_collection_text(client):

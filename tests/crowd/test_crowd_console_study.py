@@ -3,9 +3,12 @@ batch each, the completion code or redirect at the end, and repeats that store n
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdStudy
 from crowd.services import CrowdError
@@ -132,7 +135,10 @@ def test_bad_participant_or_study_ids_are_refused_without_storing(campaign):
     assert "is not this study&#x27;s id" in wrong.content.decode()
     assert Client().get(_study_url(study, PROLIFIC_PID="p1", STUDY_ID="st1")).status_code == 200
     assert Client().get(reverse("mturk:study", args=["no-such-study"])).status_code == 404
-    assert not CrowdAssignment.objects.exists()
+    # Only the participant let in holds a place; the refused ones stored nothing.
+    assert list(CrowdAssignment.objects.values_list("worker__worker_id", "status")) == [
+        ("prolific:p1", CrowdAssignment.Status.ACCEPTED)
+    ]
 
 
 def test_a_batch_filled_meanwhile_still_gives_the_participant_the_completion(campaign):
@@ -140,7 +146,10 @@ def test_a_batch_filled_meanwhile_still_gives_the_participant_the_completion(cam
     first = Client()
     page_a = first.get(_study_url(study, PROLIFIC_PID="a"))
     batch = page_a.context["batch"]
-    # "c" opens the study at the same moment and is shown the same batch...
+    # "a" works past the campaign's work time, so the place they held is free again: "c" is shown it...
+    CrowdAssignment.objects.filter(batch=batch).update(
+        accept_time=timezone.now() - timedelta(seconds=campaign.duration_seconds + 1)
+    )
     assert Client().get(_study_url(study, PROLIFIC_PID="c")).context["batch"] == batch
     first.post(_study_url(study, PROLIFIC_PID="a"), {"batch": batch.id, **_answers(page_a)})
     # ...and posts after "a" took its only place.
