@@ -63,3 +63,54 @@ def import_judge_refusal(name: str, *, kind: str = Judge.Kind.IMPORTED) -> str |
     if existing is None and name.startswith("assessor:"):
         return f"judge names starting with 'assessor:' are kept for assessors; {name!r} is not one"
     return None
+
+
+class ImportJudgeRefused(Exception):
+    """A file's labels may not be imported as the judge asked for; the message says why and what to do."""
+
+
+# The kinds a file's labels may be imported as. An assessor judge is one account's own labels, given on
+# the assessment pages, and needs that user: a file cannot be one.
+FILE_KINDS = (Judge.Kind.IMPORTED, Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.CROWD)
+MODEL_KINDS = (Judge.Kind.LLM, Judge.Kind.NLI)
+
+
+def file_judge_refusal(
+    name: str, *, kind: str | None, model: str = "", prompt_version: str = ""
+) -> str | None:
+    """Why a file may not be imported as judge `name` of `kind` (None when it may).
+
+    `kind` None asks for nothing: a new judge is an imported file, an existing one stays as it is. A
+    kind, model or prompt version asked for must be the existing judge's own: an import never changes
+    them, because a judge's kind says in every report what its labels are (an LLM's beside the people's
+    on the agreement pages, an imported file's as a reference), and labels already given under one kind
+    or model would silently be counted as another's.
+    """
+    if kind == Judge.Kind.ASSESSOR:
+        return (
+            "a file cannot be imported as an assessor judge: an assessor judge holds one user account's own "
+            f"labels, given on the assessment pages; import it as one of {', '.join(FILE_KINDS)}"
+        )
+    if kind is not None and kind not in FILE_KINDS:
+        return f"unknown judge kind {kind!r}; one of {', '.join(FILE_KINDS)}"
+    existing = Judge.objects.filter(name=name).first()
+    # Asked for nothing, a file goes into a machine's or file's judge as it is; never into people's.
+    kept = existing is not None and existing.kind not in PEOPLES_JUDGES
+    effective = kind or (existing.kind if existing is not None and kept else Judge.Kind.IMPORTED)
+    if (model or prompt_version) and effective not in MODEL_KINDS:
+        return "a model and a prompt version describe an LLM or NLI judge: give the judge kind llm or nli"
+    refusal = import_judge_refusal(name, kind=effective)
+    if refusal or existing is None:
+        return refusal
+    asked = {"kind": kind or "", "model": model, "prompt version": prompt_version}
+    held = {"kind": existing.kind, "model": existing.model, "prompt version": existing.prompt_version}
+    differs = [what for what, value in asked.items() if value and value != held[what]]
+    if differs:
+        said = ", ".join(f"{what} {held[what] or '(none)'!r}" for what in differs)
+        wanted = ", ".join(f"{what} {asked[what]!r}" for what in differs)
+        return (
+            f"judge {name!r} exists with {said}, not {wanted}; an import does not change a judge, whose labels "
+            "would then count as another kind's or model's: import under a new judge name, or change the "
+            "judge on its admin page first"
+        )
+    return None

@@ -12,6 +12,7 @@ from django.db import transaction
 from annotation.formats.base import Problems
 from annotation.formats.qrels import parse_qrels
 from annotation.formats.topics import parse_passages, parse_topics
+from annotation.judge_access import ImportJudgeRefused, file_judge_refusal
 from annotation.judgments import RelevanceRow, relevance_judgments_upsert
 from annotation.models import (
     Collection,
@@ -108,6 +109,24 @@ def judge_get_or_create(
         },
     )
     return judge
+
+
+def import_judge_get_or_create(
+    *, name: str, kind: str | None = None, model: str = "", prompt_version: str = "", source: str = ""
+) -> Judge:
+    """The judge a file's labels are imported as (every import command and console upload comes here):
+    created if new, as an imported file unless `kind` names a machine or crowd; refused with
+    ImportJudgeRefused by the rule of annotation.judge_access.file_judge_refusal."""
+    refusal = file_judge_refusal(name, kind=kind, model=model, prompt_version=prompt_version)
+    if refusal:
+        raise ImportJudgeRefused(refusal)
+    return judge_get_or_create(
+        name=name,
+        kind=kind or Judge.Kind.IMPORTED,
+        model=model,
+        prompt_version=prompt_version,
+        description=f"imported from {source}" if source else "",
+    )
 
 
 def judge_for_assessor(*, user: User) -> Judge:
@@ -262,15 +281,20 @@ def passages_import(
 # --- Runs ------------------------------------------------------------------------------------------
 
 
-def turns_for(collection: Collection, path: str, wanted: dict[str, int]) -> dict[str, Turn]:
+def turns_for(
+    collection: Collection, path: str, wanted: dict[str, int], *, problems: Problems | None = None
+) -> dict[str, Turn]:
+    """The collection's turns of `wanted` (turn id: first line naming it); each unknown one is a
+    problem at its first line, added to `problems` when given (the caller raises), else raised."""
     turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
-    problems = Problems(path)
+    found = Problems(path) if problems is None else problems
     for turn_id, line in sorted(wanted.items(), key=lambda item: item[1]):
         if turn_id not in turns:
-            problems.add(
+            found.add(
                 line, f"turn {turn_id} is not in collection {collection.name} (import its topics first)"
             )
-    problems.raise_if_any()
+    if problems is None:
+        found.raise_if_any()
     return turns
 
 
@@ -288,34 +312,32 @@ def qrels_import(
 
     Judgments attach to passage ids, so qrels of passages whose text the collection lacks are fine
     unless `require_passages`. With `replace`, the judge's judgments on this collection that the file
-    does not hold are deleted, so the judge's labels equal the file. `progress(done, total)` tells two
-    phases over the file's lines: read and checked (half), then written (all), as the grades go in
-    with one upsert.
+    does not hold are deleted, so the judge's labels equal the file. Every problem of the file, its
+    syntax and its turns (and passages) alike, is reported in one pass. `progress(done, total)` counts
+    the file's grades stored: none once the file is checked, all once they are written (one upsert).
     """
     pathname = str(path)
-    records = parse_qrels(path)
+    problems = Problems(pathname)
+    records = parse_qrels(path, problems=problems)
     wanted: dict[str, int] = {}
     for record in records:
         wanted.setdefault(record.turn_id, record.line)
-    turns = turns_for(collection, pathname, wanted)
+    turns = turns_for(collection, pathname, wanted, problems=problems)
     if require_passages:
         known = set(
             Passage.objects.filter(
                 collection=collection, passage_id__in={r.passage_id for r in records}
             ).values_list("passage_id", flat=True)
         )
-        problems = Problems(pathname)
         for record in records:
             if record.passage_id not in known:
                 problems.add(
                     record.line, f"passage {record.passage_id} is not in collection {collection.name}"
                 )
-                if problems.full:
-                    break
-        problems.raise_if_any()
+    problems.raise_if_any()
 
     if progress is not None:
-        progress(len(records), 2 * len(records))
+        progress(0, len(records))
     written = relevance_judgments_upsert(
         judge=judge,
         collection=collection,
@@ -323,7 +345,7 @@ def qrels_import(
         replace=replace,
     )
     if progress is not None:
-        progress(2 * len(records), 2 * len(records))
+        progress(len(records), len(records))
     result = ImportResult()
     result.count(JUDGMENTS, "created", written.created)
     result.count(JUDGMENTS, "updated", written.updated)

@@ -9,6 +9,7 @@ from django import forms
 from annotation.console import selectors
 from annotation.console.uploads import IMPORTERS
 from annotation.formats.nuggets import FORMATS
+from annotation.judge_access import FILE_KINDS
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
 from annotation.typed import choice_field
 
@@ -17,11 +18,11 @@ UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.TOPICS: (),
     ImportJob.Kind.PASSAGES: (),
     ImportJob.Kind.RUN: ("run_name", "group"),
-    ImportJob.Kind.QRELS: ("judge", "replace", "require_passages"),
-    ImportJob.Kind.PTKB_QRELS: ("judge", "replace"),
-    ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of"),
-    ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt"),
-    ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model"),
+    ImportJob.Kind.QRELS: ("judge", "replace", "require_passages", "judge_kind", "model", "prompt_version"),
+    ImportJob.Kind.PTKB_QRELS: ("judge", "replace", "judge_kind", "model", "prompt_version"),
+    ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of", "judge_kind", "model", "prompt_version"),
+    ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt", "judge_kind", "model", "prompt_version"),
+    ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.CONE_RAG_RESPONSES: (),
     ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "judge", "aliases"),
 }
@@ -60,12 +61,16 @@ class UploadForm(forms.Form):
         required=False, max_length=200, help_text="Judge whose nuggets the file refers to."
     )
     judge_kind = forms.ChoiceField(
-        choices=[(k, Judge.Kind(k).label) for k in (Judge.Kind.IMPORTED, Judge.Kind.LLM, Judge.Kind.NLI)],
+        choices=[("", "Default (a new judge: imported file; an existing one: as it is)")]
+        + [(k, Judge.Kind(k).label) for k in FILE_KINDS],
         required=False,
-        initial=Judge.Kind.IMPORTED,
-        label="Kind of a new judge",
+        label="Judge kind",
+        help_text="What the labels are: an LLM's labels are compared with the assessors' on the agreement pages.",
     )
-    model = forms.CharField(required=False, max_length=200, help_text="Model name of a new LLM or NLI judge.")
+    model = forms.CharField(required=False, max_length=200, help_text="Model of an LLM or NLI judge.")
+    prompt_version = forms.CharField(
+        required=False, max_length=100, help_text="Prompt version of an LLM judge."
+    )
     run_name = forms.CharField(
         required=False, max_length=200, help_text="Run: name (default: from the file)."
     )

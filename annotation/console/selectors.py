@@ -40,6 +40,22 @@ EXPIRING_WITHIN = timedelta(minutes=15)
 
 # --- Uploads -------------------------------------------------------------------------------------------
 
+# What a running import's `done of total` counts, as its page says it: each importer counts the records
+# of its file once, as they are stored (a qrels file's grades go in with one upsert: none, then all).
+PROGRESS_UNITS: dict[str, str] = {
+    ImportJob.Kind.TOPICS: "topics stored",
+    ImportJob.Kind.PASSAGES: "passages stored",
+    ImportJob.Kind.RUN: "rankings and responses stored",
+    ImportJob.Kind.QRELS: "grades stored",
+    ImportJob.Kind.NUGGETS: "nuggets stored",
+    ImportJob.Kind.SUPPORT_LABELS: "labels stored",
+}
+
+
+def progress_unit(*, job: ImportJob) -> str:
+    return PROGRESS_UNITS.get(job.kind, "records stored")
+
+
 INTERRUPTED_REASON = "the server stopped during the import; upload the file again: nothing was imported"
 
 

@@ -28,14 +28,14 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from annotation.formats.base import ImportFailed
-from annotation.judge_access import import_judge_refusal
+from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, ImportJob, Judge
 from annotation.nuggets.transfer import gold_responses_import, nuggets_import
 from annotation.relevance.exports import ptkb_qrels_import
 from annotation.runs import run_import
 from annotation.services import (
     ImportResult,
-    judge_get_or_create,
+    import_judge_get_or_create,
     passages_import,
     qrels_import,
     topics_import,
@@ -167,6 +167,7 @@ def import_job_run(*, job_id: int) -> ImportJob:
                 rows = importer(path, job.collection, job.options, job.file_name, progress)
     except ImportFailed as exc:
         status, problems = ImportJob.Status.FAILED, [_shown(p, path) for p in exc.problems]
+        problems += [f"... and {exc.more} more problems"] if exc.more else []
     except UploadRefused as exc:
         status, problems = ImportJob.Status.FAILED, [f"{job.file_name}: {exc}"]
     except Exception as exc:  # recorded on the job so the page can say it; nothing was imported
@@ -307,12 +308,19 @@ def judge_named(name: str) -> Judge:
     return judge
 
 
-def file_judge(name: str, file_name: str, **defaults: Any) -> Judge:
-    """The judge a file is imported as, refused by the same rule as the import commands' --judge."""
-    refusal = import_judge_refusal(name)
-    if refusal:
-        raise UploadRefused(refusal)
-    return judge_get_or_create(name=name, description=f"imported from {file_name}", **defaults)
+def file_judge(options: dict[str, Any], file_name: str) -> Judge:
+    """The judge a file is imported as (kind, model and prompt version from the form), refused by the
+    same rule as the import commands' --judge and --judge-kind."""
+    try:
+        return import_judge_get_or_create(
+            name=options["judge"],
+            kind=options.get("judge_kind") or None,
+            model=options.get("model", ""),
+            prompt_version=options.get("prompt_version", ""),
+            source=file_name,
+        )
+    except ImportJudgeRefused as exc:
+        raise UploadRefused(str(exc)) from None
 
 
 # --- One importer per kind: the checks of its command, then its service ------------------------------
@@ -356,7 +364,7 @@ def _qrels(
     result = qrels_import(
         path=path,
         collection=collection,
-        judge=file_judge(options["judge"], file_name),
+        judge=file_judge(options, file_name),
         require_passages=bool(options.get("require_passages")),
         replace=bool(options.get("replace")),
         progress=progress,
@@ -370,7 +378,7 @@ def _ptkb_qrels(
     result = ptkb_qrels_import(
         path=path,
         collection=collection,
-        judge=file_judge(options["judge"], file_name),
+        judge=file_judge(options, file_name),
         replace=bool(options.get("replace")),
     )
     return kind_rows(result, "PTKB judgments")
@@ -382,7 +390,7 @@ def _nuggets(
     original = judge_named(options["dedup_of"]) if options.get("dedup_of") else None
     if original is not None and original.name == options["judge"]:
         raise UploadRefused("the de-duplicated set must belong to another judge than the set it reduces")
-    judge = file_judge(options["judge"], file_name)
+    judge = file_judge(options, file_name)
     result = nuggets_import(
         path=path,
         collection=collection,
@@ -397,8 +405,13 @@ def _nuggets(
 def _gold_responses(
     path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
 ) -> list[KindRow]:
-    nuggets_of = judge_named(options["nugget_judge"]) if options.get("nugget_judge") else None
-    judge = file_judge(options["judge"], file_name)
+    judge = file_judge(options, file_name)
+    name = options.get("nugget_judge")
+    if name and options.get("fmt") == "cone-rag" and not Judge.objects.filter(name=name).exists():
+        # CONE-RAG names nuggets by text: a new nugget judge gets its nuggets from the file.
+        nuggets_of: Judge | None = file_judge({"judge": name}, file_name)
+    else:
+        nuggets_of = judge_named(name) if name else None
     result = gold_responses_import(
         path=path,
         collection=collection,
@@ -412,12 +425,7 @@ def _gold_responses(
 def _support_labels(
     path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
 ) -> list[KindRow]:
-    judge = file_judge(
-        options["judge"],
-        file_name,
-        kind=options.get("judge_kind") or Judge.Kind.IMPORTED,
-        model=options.get("model", ""),
-    )
+    judge = file_judge(options, file_name)
     result = support_labels_import(path=path, collection=collection, judge=judge, progress=progress)
     return kind_rows(result, "support labels")
 

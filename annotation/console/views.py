@@ -126,7 +126,12 @@ def _job(name: str, pk: int) -> ImportJob:
 def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpResponse:
     job = _job(name, pk)
     state = selectors.import_job_state(job=job)
-    return render(request, "console/import.html", {"collection": job.collection, "job": job, "state": state})
+    unit = selectors.progress_unit(job=job)
+    return render(
+        request,
+        "console/import.html",
+        {"collection": job.collection, "job": job, "state": state, "unit": unit},
+    )
 
 
 @organiser_required

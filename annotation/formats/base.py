@@ -32,29 +32,44 @@ DEFAULT_IMPORT_MAX_BYTES = 2 * 1024**3
 
 
 class ImportFailed(Exception):
-    """An input file was rejected; `problems` are `path:line: message` strings."""
+    """An input file was rejected; `problems` are `path:line: message` strings, `more` the count of
+    further problems found but not kept (a file with a million bad lines is answered with the first
+    MAX_PROBLEMS and how many more)."""
 
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        shown = problems[:MAX_PROBLEMS]
-        more = f"\n... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
-        super().__init__("\n".join(shown) + more)
+    def __init__(self, problems: list[str], *, more: int = 0):
+        self.problems = problems[:MAX_PROBLEMS]
+        self.more = more + len(problems) - len(self.problems)
+        rest = f"\n... and {self.more} more" if self.more else ""
+        super().__init__("\n".join(self.problems) + rest)
 
 
 @dataclass
 class Problems:
-    """Collects problems of one file and raises them together."""
+    """Collects problems of one file and raises them together, in line order.
+
+    Every problem is counted, only the first MAX_PROBLEMS are kept: a check may go on past `full` to
+    count the rest, so that one pass says how many problems the file has.
+    """
 
     path: str
     items: list[str] = field(default_factory=list)
+    more: int = 0
+    _lines: list[int] = field(default_factory=list, repr=False)
 
     def add(self, line: int | None, message: str) -> None:
+        if self.full:
+            self.more += 1
+            return
         where = f"{self.path}:{line}" if line else self.path
         self.items.append(f"{where}: {message}")
+        self._lines.append(line or 0)
 
     def raise_if_any(self) -> None:
         if self.items:
-            raise ImportFailed(self.items)
+            # Checks run one after another (the file's syntax, then its ids against the database), so
+            # their problems are put back in the file's order.
+            order = sorted(range(len(self.items)), key=lambda i: self._lines[i])
+            raise ImportFailed([self.items[i] for i in order], more=self.more)
 
     @property
     def full(self) -> bool:

@@ -18,11 +18,19 @@ class QrelRecord:
     line: int
 
 
-def parse_qrels(path: str | Path, *, min_grade: int = 0, max_grade: int = 4) -> list[QrelRecord]:
-    """TREC qrels `qid 0 docid grade`, any whitespace; grades outside the scale are rejected."""
+def parse_qrels(
+    path: str | Path, *, min_grade: int = 0, max_grade: int = 4, problems: Problems | None = None
+) -> list[QrelRecord]:
+    """TREC qrels `qid 0 docid grade`, any whitespace; grades outside the scale are rejected.
+
+    Given `problems`, the file's problems are added there and the good lines returned, so that an
+    import can check those against the database and report everything wrong in one pass; otherwise
+    they are raised here.
+    """
     name = str(path)
     text = read_text(path)
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     records: list[QrelRecord] = []
     seen: dict[tuple[str, str], int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -53,7 +61,6 @@ def parse_qrels(path: str | Path, *, min_grade: int = 0, max_grade: int = 4) -> 
             continue
         seen[key] = number
         records.append(QrelRecord(qid, docid, grade, number))
-        if problems.full:
-            break
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return records

@@ -29,11 +29,16 @@ class SupportLabelRecord:
     line: int
 
 
-def parse_support_labels(path: str | Path) -> list[SupportLabelRecord]:
-    """JSONL `{"run_id", "topic_id", "sentence_index" (0-based), "passage_id", "label": FS|PS|NS}`."""
+def parse_support_labels(path: str | Path, *, problems: Problems | None = None) -> list[SupportLabelRecord]:
+    """JSONL `{"run_id", "topic_id", "sentence_index" (0-based), "passage_id", "label": FS|PS|NS}`.
+
+    Given `problems`, the file's problems are added there and its good lines returned (the caller
+    checks those against the database and raises everything at once); otherwise they are raised here.
+    """
     name = str(path)
     text = read_text(path)
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     records: list[SupportLabelRecord] = []
     seen: dict[tuple[str, str, int, str], int] = {}
     for line, obj in iter_jsonl(text, name, problems):
@@ -73,10 +78,8 @@ def parse_support_labels(path: str | Path) -> list[SupportLabelRecord]:
             continue
         seen[key] = line
         records.append(record)
-        if problems.full:
-            break
-    problems.raise_if_any()
-    if not records:
+    if not records and not problems.items:
         problems.add(None, "no labels in the file")
+    if own:
         problems.raise_if_any()
     return records

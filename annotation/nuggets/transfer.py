@@ -8,7 +8,7 @@ from pathlib import Path
 from django.db import transaction
 from django.db.models import Max
 
-from annotation.formats.base import ImportFailed, Problems
+from annotation.formats.base import ImportFailed, Problems, excerpt
 from annotation.formats.nuggets import (
     GoldResponseRecord,
     NuggetRecord,
@@ -39,13 +39,18 @@ from annotation.services import ImportResult
 NUGGET_PROGRESS_EVERY = 100
 
 
-def _collection_turns(collection: Collection, path: str, wanted: dict[str, int]) -> dict[str, Turn]:
+def _collection_turns(
+    collection: Collection, path: str, wanted: dict[str, int], problems: Problems | None = None
+) -> dict[str, Turn]:
+    """The collection's turns of `wanted`; unknown ones are problems, added to `problems` when given
+    (the caller raises them with its own), else raised here."""
     turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
-    problems = Problems(path)
+    found = Problems(path) if problems is None else problems
     for turn_id, line in sorted(wanted.items(), key=lambda item: item[1]):
         if turn_id not in turns:
-            problems.add(line, f"turn {turn_id} is not in collection {collection.name}")
-    problems.raise_if_any()
+            found.add(line, f"turn {turn_id} is not in collection {collection.name}")
+    if problems is None:
+        found.raise_if_any()
     return turns
 
 
@@ -68,8 +73,8 @@ def nuggets_import(
     """
     pathname = str(path)
     parsed = parse_nuggets(path, fmt)
-    turns = _collection_turns(collection, pathname, parsed.turn_lines)
     problems = Problems(pathname)
+    turns = _collection_turns(collection, pathname, parsed.turn_lines, problems)
     spans = [r for r in parsed.nuggets if r.start is not None]
     passages = dict(
         Passage.objects.filter(
@@ -90,7 +95,7 @@ def nuggets_import(
             ).values_list("id", "turn_id", "key")
         }
         for r in parsed.nuggets:
-            if (turns[r.turn_id].pk, r.key) not in originals:
+            if r.turn_id in turns and (turns[r.turn_id].pk, r.key) not in originals:
                 problems.add(r.line, f"nugget {r.key} of turn {r.turn_id} is not in {dedup_of.name}'s set")
     problems.raise_if_any()
 
@@ -207,6 +212,26 @@ def nuggets_export(*, collection: Collection, judge: Judge, fmt: str = "jsonl", 
     return nuggets_jsonl_text(records)
 
 
+def _texts_not_nuggets(turns: int, *, judge: Judge, nugget_judge: Judge) -> str:
+    """What to do when a CONE-RAG response file's nugget texts are not the nugget judge's nuggets.
+
+    The released gold_response_and_nuggets_human.json names, for each response, the nuggets its writer
+    put in it; they are not the passage nuggets of gold_nuggets_human.json, so it never matches that
+    set. Its nuggets are created from its texts under a nugget judge with none on these turns.
+    """
+    own = (
+        f"leave the nugget judge out to create them as {judge.name}'s own"
+        if nugget_judge.pk != judge.pk
+        else f"{judge.name} already has other nuggets there"
+    )
+    return (
+        f"{turns} turn(s) name nuggets by texts that {nugget_judge.name}'s set does not hold. A CONE-RAG gold "
+        "response names its nuggets by text; the released gold response file holds the nuggets its writers "
+        "used, not the passage nuggets of gold_nuggets_human.json. To import it, name as nugget judge a new "
+        f"judge (or one with no nuggets on these turns): its nuggets are created from the file's texts ({own})"
+    )
+
+
 @transaction.atomic
 def gold_responses_import(
     *,
@@ -225,14 +250,17 @@ def gold_responses_import(
     pathname = str(path)
     nugget_judge = nugget_judge or judge
     records = parse_gold_responses(path, fmt)
-    turns = _collection_turns(collection, pathname, {r.turn_id: r.line for r in records})
+    problems = Problems(pathname)
+    turns = _collection_turns(collection, pathname, {r.turn_id: r.line for r in records}, problems)
     by_turn: dict[int, list[Nugget]] = {}
     for nugget in Nugget.objects.filter(judge=nugget_judge, turn__collection=collection).order_by("id"):
         by_turn.setdefault(nugget.turn_id, []).append(nugget)
-    problems = Problems(pathname)
     chosen: dict[str, list[Nugget] | None] = {}
+    unmatched = 0
     for r in records:
-        turn = turns[r.turn_id]
+        turn = turns.get(r.turn_id)
+        if turn is None:
+            continue
         nuggets = by_turn.get(turn.pk, [])
         if r.by_key:
             keys = {n.key: n for n in nuggets}
@@ -247,16 +275,25 @@ def gold_responses_import(
         else:
             unused = list(nuggets)
             picked: list[Nugget] = []
-            for text in [*r.matched, *r.not_matched]:
+            texts = [*r.matched, *r.not_matched]
+            absent: list[str] = []
+            for text in texts:
                 match = next((n for n in unused if n.text == text), None)
                 if match is None:
-                    problems.add(
-                        r.line, f"turn {r.turn_id}: no nugget of {nugget_judge.name} reads {text[:60]!r}"
-                    )
+                    absent.append(text)
                     continue
                 unused.remove(match)
                 picked.append(match)
+            if absent:
+                unmatched += 1
+                problems.add(
+                    r.line,
+                    f"turn {r.turn_id}: {len(absent)} of its {len(texts)} nugget texts are not nuggets of "
+                    f"{nugget_judge.name}, first {excerpt(absent[0])}",
+                )
             chosen[r.turn_id] = picked[: len(r.matched)]
+    if unmatched:
+        problems.add(None, _texts_not_nuggets(unmatched, judge=judge, nugget_judge=nugget_judge))
     problems.raise_if_any()
 
     result = ImportResult()

@@ -46,11 +46,13 @@ class PtkbQrelRecord:
     line: int
 
 
-def parse_ptkb_qrels(path: str | Path) -> list[PtkbQrelRecord]:
-    """PTKB qrels `turn 0 statement_id 0|1`, any whitespace; every bad line is reported with its number."""
+def parse_ptkb_qrels(path: str | Path, *, problems: Problems | None = None) -> list[PtkbQrelRecord]:
+    """PTKB qrels `turn 0 statement_id 0|1`, any whitespace; every bad line is reported with its number
+    (added to `problems` when given, with the good lines returned, else raised here)."""
     name = str(path)
     text = read_text(path)
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     records: list[PtkbQrelRecord] = []
     seen: dict[tuple[str, str], int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -68,9 +70,8 @@ def parse_ptkb_qrels(path: str | Path) -> list[PtkbQrelRecord]:
         else:
             seen[parts[0], parts[2]] = number
             records.append(PtkbQrelRecord(parts[0], parts[2], parts[3] == "1", number))
-        if problems.full:
-            break
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return records
 
 
@@ -80,11 +81,13 @@ def ptkb_qrels_import(
 ) -> ImportResult:
     """Load PTKB qrels as PTKB judgments of `judge`; all or nothing, and the same file twice changes nothing.
 
-    Every turn must be in the collection and every statement in the PTKB of that turn's conversation.
+    Every turn must be in the collection and every statement in the PTKB of that turn's conversation;
+    the file's syntax and these are checked in one pass, so every problem is reported at once.
     With `replace`, the judge's PTKB labels on this collection that the file lacks are deleted.
     """
     pathname = str(path)
-    records = parse_ptkb_qrels(path)
+    problems = Problems(pathname)
+    records = parse_ptkb_qrels(path, problems=problems)
     turns = {
         t.turn_id: t
         for t in Turn.objects.filter(collection=collection, turn_id__in={r.turn_id for r in records})
@@ -95,7 +98,6 @@ def ptkb_qrels_import(
             topic_id__in={t.topic_id for t in turns.values()}
         ).values_list("id", "topic_id", "statement_id")
     }
-    problems = Problems(pathname)
     units: list[tuple[int, int, bool]] = []
     for record in records:
         turn = turns.get(record.turn_id)

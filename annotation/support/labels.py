@@ -32,11 +32,12 @@ def support_labels_import(
 
     Each line names its unit by run, topic, 0-based sentence index and the cited passage id; the passage
     must be one the sentence cites, and its first position among the citations is the citation index.
-    `progress(done, total)` tells two phases over the file's lines: read and checked (half), then
-    written (all), as the labels go in with one upsert.
+    The file's syntax and its units are checked in one pass, so every problem is reported at once.
+    `progress(done, total)` counts the file's labels stored: none once the file is checked, all once
+    they are written (one upsert).
     """
-    records = parse_support_labels(path)
     problems = Problems(str(path))
+    records = parse_support_labels(path, problems=problems)
     # Plain tuples, not model instances: a run set holds tens of thousands of sentences.
     sentences: dict[tuple[str, str, int], tuple[int, list[str]]] = {
         (run, turn_id, index): (sid, citations)
@@ -63,12 +64,10 @@ def support_labels_import(
             )
         else:
             resolved.append((record, found[0], found[1].index(record.passage_id)))
-        if problems.full:
-            break
     problems.raise_if_any()
 
     if progress is not None:
-        progress(len(records), 2 * len(records))
+        progress(0, len(records))
     condition = (
         SupportJudgment.Condition.MACHINE
         if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI)
@@ -89,7 +88,7 @@ def support_labels_import(
         ],
     )
     if progress is not None:
-        progress(2 * len(records), 2 * len(records))
+        progress(len(records), len(records))
     return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)
 
 

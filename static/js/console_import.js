@@ -20,7 +20,7 @@ function poll() {
           return;
         }
         if (data.percent > 0) bar.value = data.percent;
-        if (count) count.textContent = data.total ? `${data.done} of ${data.total}` : "";
+        if (count) count.textContent = data.total ? `${data.done} of ${data.total} ${count.dataset.unit}` : "";
       }
       setTimeout(poll, POLL_MS);
     })

@@ -28,7 +28,12 @@ def labels_path(fixtures_dir):
 def test_it_imports_labels_onto_the_cited_units(rag, labels_path):
     out = StringIO()
     call_command(
-        "import_support_labels", str(labels_path), collection="rag24", judge="gpt-4o", kind="llm", stdout=out
+        "import_support_labels",
+        str(labels_path),
+        collection="rag24",
+        judge="gpt-4o",
+        judge_kind="llm",
+        stdout=out,
     )
 
     assert "7 created, 0 updated, 0 unchanged" in out.getvalue()

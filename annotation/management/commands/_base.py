@@ -15,10 +15,10 @@ from django.core.validators import validate_slug
 from django.db import models, transaction
 
 from annotation.formats.base import ImportFailed
-from annotation.judge_access import import_judge_refusal
+from annotation.judge_access import FILE_KINDS, ImportJudgeRefused, import_judge_refusal
 from annotation.models import Collection, Judge
 from annotation.selectors import known_names
-from annotation.services import judge_get_or_create
+from annotation.services import import_judge_get_or_create
 
 M = TypeVar("M", bound=models.Model)
 
@@ -70,10 +70,35 @@ def import_judge_check(name: str, *, kind: str = Judge.Kind.IMPORTED) -> None:
         raise CommandError(refusal)
 
 
-def import_judge(*, name: str, path: str, kind: str = Judge.Kind.IMPORTED, model: str = "") -> Judge:
-    """The judge an import writes as, created (as an imported-file judge by default) if new."""
-    import_judge_check(name)
-    return judge_get_or_create(name=name, kind=kind, model=model, description=f"imported from {path}")
+def add_judge_kind_arguments(parser: CommandParser, *aliases: str) -> None:
+    """--judge-kind, --model and --prompt-version: what the labels of a file are (an LLM's, an NLI
+    model's, a crowd's), so that the pages comparing judges find them where they belong."""
+    parser.add_argument(
+        "--judge-kind",
+        *aliases,
+        dest="judge_kind",
+        choices=[*FILE_KINDS, Judge.Kind.ASSESSOR],
+        help="Kind of the judge (default: imported for a new judge, an existing judge as it is). An "
+        "existing judge's kind is never changed; assessor is refused (it needs a user account).",
+    )
+    parser.add_argument("--model", default="", help="Model of an llm or nli judge (e.g. gpt-4o).")
+    parser.add_argument("--prompt-version", default="", help="Prompt version of an llm judge.")
+
+
+def import_judge(*, name: str, path: str, options: dict[str, Any] | None = None) -> Judge:
+    """The judge an import writes as, created (as an imported-file judge unless --judge-kind says
+    otherwise) if new; refused as annotation.judge_access.file_judge_refusal says."""
+    options = options or {}
+    try:
+        return import_judge_get_or_create(
+            name=name,
+            kind=options.get("judge_kind"),
+            model=options.get("model") or "",
+            prompt_version=options.get("prompt_version") or "",
+            source=path,
+        )
+    except ImportJudgeRefused as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _plain(text: str) -> str:

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from annotation.formats.nuggets import FORMATS
-from annotation.management.commands._base import CollectionCommand, import_judge
+from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.nuggets.transfer import nuggets_import
 
 
@@ -17,6 +17,7 @@ class Command(CollectionCommand):
         parser.add_argument("path")
         super().add_arguments(parser)
         parser.add_argument("--judge", required=True, help="Name of the judge the nuggets belong to.")
+        add_judge_kind_arguments(parser)
         parser.add_argument("--format", choices=FORMATS, default="jsonl", dest="fmt")
         parser.add_argument("--dedup-of", help="Judge whose nugget set this file de-duplicates.")
 
@@ -29,7 +30,7 @@ class Command(CollectionCommand):
             lambda: nuggets_import(
                 path=path,
                 collection=target,
-                judge=import_judge(name=judge, path=path),
+                judge=import_judge(name=judge, path=path, options=options),
                 fmt=fmt,
                 dedup_of=original,
             )

@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand, import_judge
+from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.relevance.exports import ptkb_qrels_import
 
 
@@ -17,6 +17,7 @@ class Command(CollectionCommand):
         parser.add_argument("path")
         super().add_arguments(parser)
         parser.add_argument("--judge", required=True, help="Name of the judge the labels belong to.")
+        add_judge_kind_arguments(parser)
         parser.add_argument(
             "--replace",
             action="store_true",
@@ -29,7 +30,7 @@ class Command(CollectionCommand):
             lambda: ptkb_qrels_import(
                 path=path,
                 collection=target,
-                judge=import_judge(name=judge, path=path),
+                judge=import_judge(name=judge, path=path, options=options),
                 replace=replace,
             )
         )

@@ -1,4 +1,4 @@
-from annotation.management.commands._base import CollectionCommand, import_judge
+from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.services import qrels_import
 
 
@@ -12,6 +12,7 @@ class Command(CollectionCommand):
         parser.add_argument("path")
         super().add_arguments(parser)
         parser.add_argument("--judge", required=True, help="Name of the judge the labels belong to.")
+        add_judge_kind_arguments(parser)
         parser.add_argument(
             "--require-passages",
             action="store_true",
@@ -29,7 +30,7 @@ class Command(CollectionCommand):
             lambda: qrels_import(
                 path=path,
                 collection=target,
-                judge=import_judge(name=judge, path=path),
+                judge=import_judge(name=judge, path=path, options=options),
                 require_passages=require_passages,
                 replace=replace,
             )

@@ -1,5 +1,4 @@
-from annotation.management.commands._base import CollectionCommand, import_judge
-from annotation.models import Judge
+from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.support.labels import support_labels_import
 
 
@@ -14,21 +13,16 @@ class Command(CollectionCommand):
         parser.add_argument("path")
         super().add_arguments(parser)
         parser.add_argument("--judge", required=True, help="Name of the judge the labels belong to.")
-        parser.add_argument(
-            "--kind",
-            choices=[Judge.Kind.IMPORTED, Judge.Kind.LLM, Judge.Kind.NLI],
-            default=Judge.Kind.IMPORTED,
-            help="Kind of a judge created by this import (llm for GPT-4o labels to post-edit).",
-        )
-        parser.add_argument("--model", default="", help="Model name of a judge created by this import.")
+        # --kind: the name this option had before every import took it.
+        add_judge_kind_arguments(parser, "--kind")
 
-    def handle(self, *args, path, collection, judge, kind, model, **options):
+    def handle(self, *args, path, collection, judge, **options):
         target = self.get_collection(collection)
         result = self.run_import(
             lambda: support_labels_import(
                 path=path,
                 collection=target,
-                judge=import_judge(name=judge, path=path, kind=kind, model=model),
+                judge=import_judge(name=judge, path=path, options=options),
             )
         )
         self.stdout.write(f"{path}: {result}")
