@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.relevance import api as relevance_api
-from assay import health, login
+from assay import favicon, health, login
 from judging import views_support
 
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path(
         "relevance/api/work/<int:slot_pk>/grade/", relevance_api.submit_grade_api, name="relevance-api-grade"
     ),
+    path("favicon.ico", favicon.favicon, name="favicon"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),

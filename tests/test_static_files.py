@@ -11,3 +11,17 @@ def test_static_files_are_served_without_debug_or_collectstatic(tmp_path, path):
         response = Client().get(path)
     assert response.status_code == 200
     assert b"".join(response.streaming_content if response.streaming else [response.content])
+
+
+def test_it_answers_favicon_ico_with_the_site_icon(tmp_path):
+    # Browsers ask for /favicon.ico on pages that link no icon (the admin, the API docs, JSON answers).
+    with override_settings(DEBUG=False, STATIC_ROOT=str(tmp_path / "never-collected")):
+        client = Client()
+        response = client.get("/favicon.ico")
+        icon = client.get(response["Location"])
+
+    assert response.status_code == 302
+    assert response["Location"] == "/static/favicon.svg"
+    assert icon.status_code == 200
+    assert icon["Content-Type"].startswith("image/svg+xml")
+    assert b"".join(icon.streaming_content if icon.streaming else [icon.content]).startswith(b"<svg xmlns=")

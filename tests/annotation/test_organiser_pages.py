@@ -34,6 +34,7 @@ NOT_ORGANISER_PAGES = {
     # everyone, or the machinery
     "healthz": "load balancer",
     "readyz": "load balancer",
+    "favicon": "browsers, on pages that link no icon",
     "login": "everyone",
     "logout": "everyone",
     "console-welcome": "an invited account's one-time link",
