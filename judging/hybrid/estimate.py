@@ -91,6 +91,11 @@ class HybridEstimate:
             for i, run in enumerate(order, start=1)
         ]
 
+    @property
+    def confidence(self) -> str:
+        """The interval's confidence level as people read it ("95%"), rather than its alpha."""
+        return f"{100 * (1 - self.alpha):g}%"
+
     def settled_share(self) -> float | None:
         return sum(p.settled for p in self.pairs) / len(self.pairs) if self.pairs else None
 

@@ -47,6 +47,7 @@ class BudgetPlan:
     runs: dict[str, RunPlan] = field(default_factory=dict)
     pair_needs: list[float] = field(default_factory=list)
     n_pilot: int = 0
+    nothing_to_estimate: list[str] = field(default_factory=list)
 
     @property
     def labels_for_width(self) -> float | None:
@@ -64,23 +65,53 @@ class BudgetPlan:
         k = max(1, math.ceil(self.settle_share * len(ordered)))
         return ordered[k - 1]
 
-    def as_json(self) -> dict[str, Any]:
-        def capped(n: float | None) -> int | str | None:
-            if n is None:
-                return None
-            if not math.isfinite(n) or n > self.units:
-                return "more than the units available"
-            return math.ceil(n)
+    def _capped(self, n: float | None) -> int | None:
+        """Labels in all, or None when no budget up to the units available reaches the goal."""
+        if n is None or not math.isfinite(n) or n > self.units:
+            return None
+        return math.ceil(n)
 
+    @property
+    def confidence(self) -> str:
+        return f"{100 * (1 - self.alpha):g}%"
+
+    def width_sentence(self) -> str | None:
+        """What the plan says about the target width, as a true sentence."""
+        if self.target_width is None:
+            return None
+        if not self.runs:
+            return f"no run has the two labelled units a plan for width {self.target_width:g} needs"
+        n = self._capped(self.labels_for_width)
+        if n is None:
+            return (
+                f"no budget up to the {self.units} units available makes every run's {self.confidence} "
+                f"interval at most {self.target_width:g} wide"
+            )
+        return f"every run's {self.confidence} interval at most {self.target_width:g} wide: {n} labels in all"
+
+    def settling_sentence(self) -> str | None:
+        """What the plan says about settling run pairs, as a true sentence."""
+        if self.settle_share is None:
+            return None
+        share = f"{100 * self.settle_share:g}% of run pairs"
+        n = self._capped(self.labels_for_settling)
+        if n is None:
+            return f"no budget up to the {self.units} units available settles {share}"
+        return f"{share} settled: {n} labels in all"
+
+    def as_json(self) -> dict[str, Any]:
         return {
             "units": self.units,
             "alpha": self.alpha,
             "n_pilot": self.n_pilot,
             "target_width": self.target_width,
             "settle_share": self.settle_share,
-            "labels_for_width": capped(self.labels_for_width),
-            "labels_for_settling": capped(self.labels_for_settling),
+            "labels_for_width": self._capped(self.labels_for_width),
+            "labels_for_settling": self._capped(self.labels_for_settling),
+            "width_plan": self.width_sentence(),
+            "settling_plan": self.settling_sentence(),
             "runs": {r: p.as_dict() for r, p in self.runs.items()},
+            "nothing_to_estimate": self.nothing_to_estimate,
         }
 
 
@@ -125,8 +156,13 @@ def plan_budget(
         labelled = drawn & present & ~np.isnan(table.human[i])
         if labelled.sum() < 2:
             continue
-        rows[run] = (table.human[i], table.machine[i], present)
         y, yhat, yhat_all = table.human[i][labelled], table.machine[i][labelled], table.machine[i][present]
+        if np.ptp(y) == 0 and np.ptp(yhat_all) == 0:
+            # The same value everywhere (a run that ranks nothing): its interval is 0 wide at any budget,
+            # so it neither needs labels nor says anything about the labels the other runs need.
+            plan.nothing_to_estimate.append(run)
+            continue
+        rows[run] = (table.human[i], table.machine[i], present)
         sigma2, imputed2 = _variances(y, yhat, yhat_all)
         n = int(labelled.sum())
         width_now = 2 * z * math.sqrt(sigma2 / n + imputed2 / len(yhat_all))

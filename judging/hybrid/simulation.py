@@ -27,35 +27,48 @@ BLOCK = 8_000_000
 
 @dataclass
 class MethodFigures:
+    """One method at one budget. The means are over the runs with something to estimate; `run_widths`
+    holds every run's mean width (0 for a run whose values are the same on every unit)."""
+
     coverage: float
     mean_width: float
     width_ratio: float
     coverage_mc_se: float
     worst_run_coverage: float
+    run_widths: list[float] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "coverage": self.coverage,
             "mean_width": self.mean_width,
             "width_ratio": self.width_ratio,
             "coverage_mc_se": self.coverage_mc_se,
             "worst_run_coverage": self.worst_run_coverage,
+            "run_widths": self.run_widths,
         }
 
 
 @dataclass
 class SimulationResult:
+    """`runs` counts every run; `constant_runs` are the positions of those with nothing to estimate."""
+
     units: int
     runs: int
     repeats: int
     alpha: float
     seed: int
     budgets: dict[int, dict[str, MethodFigures]] = field(default_factory=dict)
+    constant_runs: list[int] = field(default_factory=list)
+
+    @property
+    def estimated_runs(self) -> int:
+        return self.runs - len(self.constant_runs)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "units": self.units,
             "runs": self.runs,
+            "constant_runs": self.constant_runs,
             "repeats": self.repeats,
             "alpha": self.alpha,
             "seed": self.seed,
@@ -134,7 +147,8 @@ def simulate(
 
     `truth` and `machine` are (runs, units) arrays of the human and machine values; a run's true score is
     its mean of `truth`. `uncertainty` (units,) drives the active method's sampling probabilities; without
-    it the active method samples uniformly (unit by unit). Coverage is over runs and repeats.
+    it the active method samples uniformly (unit by unit). Coverage and mean width are over repeats and
+    the runs whose values vary across units; each run's own mean width is kept as well.
     """
     truth = np.atleast_2d(np.asarray(truth, dtype=float))
     machine = np.atleast_2d(np.asarray(machine, dtype=float))
@@ -152,9 +166,24 @@ def simulate(
     if bad:
         raise EstimationError(f"budgets must lie between 2 and the {big_n} units, not {bad}")
     z = z_value(alpha)
+    # A run with the same human and the same machine value on every unit (a run that ranks nothing scores
+    # 0 everywhere) has a zero-width interval that always covers: counted in the means it would make every
+    # method look narrower and surer than it is on the runs there is something to estimate for.
+    varies = (np.ptp(truth, axis=1) > 0) | (np.ptp(machine, axis=1) > 0)
+    if not varies.any():
+        raise EstimationError(
+            "every run has the same human and machine value on every unit: there is nothing to estimate"
+        )
     target = truth.mean(-1)[:, None]
     rng = np.random.default_rng(seed)
-    result = SimulationResult(units=big_n, runs=k, repeats=repeats, alpha=alpha, seed=seed)
+    result = SimulationResult(
+        units=big_n,
+        runs=k,
+        repeats=repeats,
+        alpha=alpha,
+        seed=seed,
+        constant_runs=[int(i) for i in np.flatnonzero(~varies)],
+    )
     ordered = sorted(set(budgets))
     largest = ordered[-1]
     uniform_methods = [m for m in methods if m != "active"]
@@ -202,20 +231,18 @@ def simulate(
         figures: dict[str, MethodFigures] = {}
         base = widths.get((b, "classical"))
         for method in methods:
-            per_run = hits[(b, method)] / repeats
+            per_run = hits[(b, method)][varies] / repeats
+            run_widths = widths[(b, method)] / repeats
             coverage = float(per_run.mean())
-            mean_width = float(widths[(b, method)].sum() / (repeats * k))
-            ratio = (
-                mean_width / float(base.sum() / (repeats * k))
-                if base is not None and base.sum()
-                else math.nan
-            )
+            mean_width = float(run_widths[varies].mean())
+            base_width = float((base / repeats)[varies].mean()) if base is not None else 0.0
             figures[method] = MethodFigures(
                 coverage=coverage,
                 mean_width=mean_width,
-                width_ratio=ratio,
+                width_ratio=mean_width / base_width if base_width else math.nan,
                 coverage_mc_se=math.sqrt(max(coverage * (1 - coverage), 1e-12) / repeats),
                 worst_run_coverage=float(per_run.min()),
+                run_widths=[float(w) for w in run_widths],
             )
         result.budgets[b] = figures
     return result

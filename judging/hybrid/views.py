@@ -13,6 +13,7 @@ from django import forms
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 
+from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
 from judging.hybrid import charts
@@ -48,6 +49,18 @@ class HybridForm(forms.Form):
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["sample"].queryset = HumanSample.objects.filter(collection=collection)  # type: ignore[attr-defined]
+        # The menus offer the judges with labels here, under the task they labelled, the chosen task's
+        # first; any judge named is still accepted, so the estimate says why it has nothing to estimate.
+        names = judge_names_by_task(collection=collection, tasks=[*TASKS, "nuggets"])
+        gold = {"nuggets": names.pop("nuggets")}
+        task = self.data.get("task") or self.initial.get("task")
+        for name in ("human_judge", "machine_judge", "confidence_judge"):
+            if name in self.fields:
+                multiple = name == "human_judge"
+                self.fields[name].widget.choices = judge_menu(
+                    names, first=task, empty=None if multiple else "---------"
+                )
+        self.fields["gold_judge"].widget.choices = judge_menu(gold)
 
 
 class BudgetForm(HybridForm):
@@ -152,9 +165,7 @@ class EvaluationEstimateForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        judges = (
-            Judge.objects.filter(relevancejudgments__turn__collection=collection).distinct().order_by("name")
-        )
+        judges = judges_with_labels(collection=collection, task="relevance")
         self.fields["human_judge"].queryset = judges  # type: ignore[attr-defined]
         self.fields["machine_judge"].queryset = judges  # type: ignore[attr-defined]
         self.fields["sample"].queryset = HumanSample.objects.filter(  # type: ignore[attr-defined]
@@ -280,6 +291,9 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                 context.update(
                     simulation=simulation,
                     rows=rows,
+                    run_rows=_run_widths(table.runs, simulation, data["method"], plan),
+                    constant_runs=[table.runs[i] for i in simulation.constant_runs],
+                    confidence=f"{100 * nominal:g}%",
                     units=table.size,
                     coverage_chart=charts.lines(
                         coverage,
@@ -294,3 +308,21 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     else "uniform (no confidence judge)",
                 )
     return render(request, "hybrid/budget.html", context, status=status)
+
+
+def _run_widths(
+    runs: list[str], simulation: Any, method: str, plan: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """One row per run: its simulated mean width at each budget under `method`, and its plan if there is one;
+    runs with nothing to estimate are marked instead of showing widths of 0."""
+    constant = set(simulation.constant_runs)
+    plans = plan["runs"] if plan else {}
+    return [
+        {
+            "run": run,
+            "constant": i in constant,
+            "widths": [simulation.budgets[b][method].run_widths[i] for b in simulation.budgets],
+            "plan": plans.get(run),
+        }
+        for i, run in enumerate(runs)
+    ]

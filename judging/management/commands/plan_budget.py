@@ -49,19 +49,23 @@ class Command(HybridCommand):
             self.stdout.write(json.dumps(data, indent=2))
             return
         self.stdout.write(f"pilot: {data['n_pilot']} labelled {table.unit}s of {data['units']}\n")
-        if data["target_width"] is not None:
-            self.stdout.write(
-                f"every interval at most {data['target_width']:g} wide: {_labels(data['labels_for_width'])}\n"
-            )
+        if data["width_plan"] is not None:
+            self.stdout.write(f"{data['width_plan']}\n")
             for run, p in data["runs"].items():
+                needs = p["labels_needed"]
                 self.stdout.write(
-                    f"  {run}: width now {p['width_now']:.4f}, needs {p['labels_needed'] or 'more than available'}\n"
+                    f"  {run}: width now {p['width_now']:.4f}, "
+                    + (
+                        f"needs {needs:.0f} labels\n"
+                        if needs is not None
+                        else "no budget reaches the width\n"
+                    )
                 )
-        if data["settle_share"] is not None:
+        if data["settling_plan"] is not None:
+            self.stdout.write(f"{data['settling_plan']}\n")
+        if data["nothing_to_estimate"]:
+            runs = data["nothing_to_estimate"]
             self.stdout.write(
-                f"{100 * data['settle_share']:.0f}% of run pairs settled: {_labels(data['labels_for_settling'])}\n"
+                f"{len(runs)} runs with the same value on every unit (nothing to estimate) left out: "
+                f"{', '.join(runs)}\n"
             )
-
-
-def _labels(value: int | str | None) -> str:
-    return f"{value} labels in all" if isinstance(value, int) else str(value)

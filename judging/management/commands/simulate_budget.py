@@ -84,6 +84,12 @@ class Command(HybridCommand):
             f"{table.size} units x {len(table.runs)} runs, {result.repeats} repeats per budget, "
             f"{100 * (1 - alpha):.0f}% intervals; active sampling: {data['active_sampling']}\n"
         )
+        if result.constant_runs:
+            names = [table.runs[i] for i in result.constant_runs]
+            self.stdout.write(
+                f"{len(names)} runs with the same value on every unit (nothing to estimate) left out of the "
+                f"means: {', '.join(names)}\n"
+            )
         self.stdout.write(f"{'budget':>6}  {'method':<9}  coverage  mean_width  width_ratio\n")
         for budget, methods in result.budgets.items():
             for method, f in methods.items():
