@@ -7,6 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 PG_PORT ?= 55432
 REDIS_PORT ?= 56379
+FAKES  ?= 1
 TMP    := $(CURDIR)/.tmp
 
 .PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres bench lint clean demo
@@ -26,15 +27,10 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-## make run: install, migrate, load the demo collection and accounts, serve on 127.0.0.1:8000
+## make run: install, migrate, load the demo collection and accounts, serve on 127.0.0.1:8000 (PORT=…), with
+## loopback fakes of an OpenAI-compatible server and of MTurk where none of your own is set (FAKES=0: none)
 run: install
-	DEBUG=1 $(PY) manage.py migrate --noinput
-	DEBUG=1 $(PY) manage.py load_demo
-	@echo ""
-	@echo "  Assay is at http://$(HOST):$(PORT)/"
-	@echo "  Log in as organiser / organiser-demo (organiser), or alice / alice-demo and bob / bob-demo (assessors)."
-	@echo ""
-	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+	HOST=$(HOST) PORT=$(PORT) TMP=$(TMP) VENV=$(VENV) FAKES=$(FAKES) bash scripts/run.sh
 
 ## make serve: the production shape on one machine: PostgreSQL, Redis, gunicorn, a Celery worker and beat,
 ## DEBUG off, static files by WhiteNoise, `check --deploy` clean (behind a TLS proxy; SERVE_HTTP=1 without one)

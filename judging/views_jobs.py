@@ -54,9 +54,28 @@ REQUIRED_JUDGES: dict[str, dict[str, str]] = {
 
 
 def _judges_with(labels: QuerySet[Any], collection: Collection | None) -> QuerySet[Judge]:
-    if collection is not None:
-        labels = labels.filter(turn__collection=collection)
+    # No collection chosen (an unknown name): no list, rather than every collection's judges.
+    if collection is None:
+        return Judge.objects.none()
+    labels = labels.filter(turn__collection=collection)
     return Judge.objects.filter(id__in=labels.values("judge_id")).order_by("name")
+
+
+def _task_judges(collection: Collection | None) -> dict[str, list[str]]:
+    """{task: names of the machine judges with jobs of it on the collection}, in one query."""
+    if collection is None:
+        return {}
+    rows = (
+        JudgeJob.objects.filter(collection=collection, judge__kind__in=[Judge.Kind.LLM, Judge.Kind.NLI])
+        .values_list("task", "judge__name", "judge__kind")
+        .distinct()
+        .order_by("judge__name")
+    )
+    names: dict[str, list[str]] = {}
+    for task, name, kind in rows:
+        if kind == (Judge.Kind.NLI if task in NLI_TASKS else Judge.Kind.LLM):
+            names.setdefault(task, []).append(name)
+    return names
 
 
 NO_LLM_ENDPOINT = (
@@ -139,6 +158,7 @@ class JobStartForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         collection = self._collection()
+        self._task_judges = _task_judges(collection)
         relevance = _judges_with(RelevanceJudgment.objects.all(), collection)
         nuggets = _judges_with(Nugget.objects.all(), collection)
         choice_field(self, "relevance_judge").queryset = relevance
@@ -165,14 +185,9 @@ class JobStartForm(forms.Form):
         return Collection.objects.filter(name=name).first() if name else None
 
     def task_judges(self, task: str) -> list[str]:
-        """Machine judges that already hold this task's labels: the names the judge field suggests."""
-        kind = Judge.Kind.NLI if task in NLI_TASKS else Judge.Kind.LLM
-        return list(
-            Judge.objects.filter(kind=kind, jobs__task=task)
-            .distinct()
-            .order_by("name")
-            .values_list("name", flat=True)
-        )
+        """Machine judges that ran this task on the chosen collection: the names the judge field suggests
+        (any other name starts a new judge)."""
+        return self._task_judges.get(task, [])
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -234,6 +249,8 @@ def _page(request: HttpRequest, form: JobStartForm, status: int = 200) -> HttpRe
             "default_nli_model": nli_default_model(),
             "queued": bool(settings.CELERY_BROKER_URL),
             "llm_configured": llm_endpoint_configured(),
+            # `make run` points OPENAI_BASE_URL at its loopback fake: the page says so, its labels mean nothing.
+            "llm_fake_url": settings.OPENAI_BASE_URL if "llm" in settings.LOCAL_FAKES else "",
             "llm_tasks": " ".join(LLM_TASKS),
             "task_judges": [(task, form.task_judges(task)) for task in ALL_TASKS],
         },

@@ -142,6 +142,20 @@ def test_no_warning_once_an_endpoint_is_set(client, judges, settings):
     assert 'id="llm-warning"' not in client.get(reverse("judging:job-list")).content.decode()
 
 
+def test_it_says_when_llm_jobs_go_to_the_local_fake_make_run_started(client, judges, settings):
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    client.force_login(OrganiserFactory())
+    assert 'id="llm-local-fake"' not in client.get(reverse("judging:job-list")).content.decode()
+
+    settings.LOCAL_FAKES = ["llm", "mturk"]
+    response = client.get(reverse("judging:job-list"))
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="llm-local-fake"' in html and "http://127.0.0.1:9/v1" in html
+    assert 'id="llm-warning"' not in html
+
+
 def test_reading_the_job_pages_creates_no_judge(client, judges):
     client.force_login(OrganiserFactory(username="organiser"))
     before = set(Judge.objects.values_list("name", flat=True))

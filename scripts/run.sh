@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make run: the development server on the demo collection, with the loopback fakes of an OpenAI-compatible
+# server and of MTurk beside it, so a new organiser can try LLM judge jobs and an MTurk campaign from the
+# browser alone. A fake starts only where the user has not pointed the site at the real thing: no
+# OPENAI_API_KEY, OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT for the LLM one; no MTURK_ENDPOINT_URL,
+# MTURK_LIVE or AWS credentials for the MTurk one. FAKES=0 starts neither. The fakes listen on free
+# loopback ports and stop with the server (Ctrl-C, SIGTERM, or the server ending by itself).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+py=${VENV:-.venv}/bin/python
+host=${HOST:-127.0.0.1}
+port=${PORT:-8000}
+tmp=${TMP:-$PWD/.tmp}
+mkdir -p "$tmp"
+export DEBUG=1
+
+"$py" manage.py migrate --noinput
+"$py" manage.py load_demo
+
+children=()
+stop_children() {
+  trap - EXIT INT TERM
+  if [ ${#children[@]} -gt 0 ]; then
+    kill "${children[@]}" 2>/dev/null || true
+    wait "${children[@]}" 2>/dev/null || true
+  fi
+}
+trap stop_children EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Starts `manage.py <command>` on a free port and sets $url to the address it prints.
+start_fake() {
+  local log="$tmp/run-$1-$port.log"
+  "$py" manage.py "$1" --port 0 --stop-with-parent >"$log" 2>&1 &
+  children+=($!)
+  url=""
+  for _ in $(seq 300); do
+    url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$log")
+    [ -n "$url" ] && return 0
+    kill -0 "${children[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$1 did not start:" >&2
+  cat "$log" >&2
+  exit 1
+}
+
+fakes=()
+llm="the endpoint you set"
+mturk="the MTurk sandbox (MTURK_LIVE=1: the live marketplace)"
+[ -n "${MTURK_ENDPOINT_URL:-}" ] && mturk="$MTURK_ENDPOINT_URL"
+if [ "${FAKES:-1}" != 0 ]; then
+  if [ -z "${OPENAI_API_KEY:-}${OPENAI_BASE_URL:-}${AZURE_OPENAI_ENDPOINT:-}" ]; then
+    start_fake llm_fake_server
+    export OPENAI_BASE_URL=$url
+    fakes+=(llm)
+    llm="the local fake at $url (answers that mean nothing; set OPENAI_API_KEY or OPENAI_BASE_URL for a model)"
+  fi
+  live=$(echo "${MTURK_LIVE:-}" | tr '[:upper:]' '[:lower:]')
+  if [ -z "${MTURK_ENDPOINT_URL:-}${AWS_ACCESS_KEY_ID:-}${AWS_PROFILE:-}" ] && [[ ! $live =~ ^(1|true|yes|on)$ ]]; then
+    start_fake mturk_fake_server
+    export MTURK_ENDPOINT_URL=$url
+    fakes+=(mturk)
+    mturk="the local fake at $url (no workers, no money)"
+  fi
+fi
+LOCAL_FAKES=$(IFS=,; echo "${fakes[*]:-}")
+export LOCAL_FAKES
+
+echo ""
+echo "  Assay is at http://$host:$port/"
+echo "  Log in as organiser / organiser-demo (organiser), or alice / alice-demo and bob / bob-demo (assessors)."
+echo "  LLM judges call $llm."
+echo "  MTurk campaigns talk to $mturk."
+echo ""
+# RUNSERVER_ARGS adds options, e.g. --noreload (no restart when a file of the checkout changes).
+# shellcheck disable=SC2086
+"$py" manage.py runserver ${RUNSERVER_ARGS:-} "$host:$port" &
+children+=($!)
+# `wait` returns when the server ends, or at once on Ctrl-C or SIGTERM (whose traps exit): either way the
+# EXIT trap stops the fakes and the server.
+status=0
+wait "${children[-1]}" || status=$?
+exit "$status"
