@@ -268,7 +268,7 @@ def cone_rag_labels_import(
         .values_list("id", "run_id", "turn_id")
     ):
         responses[(run_id, turn_id)] = pk  # the lowest rank wins, being written last
-    units: list[tuple[int, int, int, bool]] = []
+    units: list[tuple[int, str, int, int, bool]] = []
     for record in records:
         if problems.full:
             break
@@ -295,26 +295,40 @@ def cone_rag_labels_import(
                 f"run {run.name} has no response for turn {record.turn_id} (import the responses first)",
             )
             continue
-        units.append((record.line, response_id, nugget.id, record.matched))
-    # Two aliases mapped to one run could label the same pair: they must agree.
-    seen: dict[tuple[int, int], tuple[bool, int]] = {}
-    for line, response_id, nugget_id, matched in units:
-        first = seen.setdefault((response_id, nugget_id), (matched, line))
+        units.append((record.line, record.alias, response_id, nugget.id, record.matched))
+    # Two aliases mapped to one run could label the same pair: they must agree, and the first one counts.
+    seen: dict[tuple[int, int], tuple[bool, int, str]] = {}
+    for line, alias, response_id, nugget_id, matched in units:
+        first = seen.setdefault((response_id, nugget_id), (matched, line, alias))
         if first[0] != matched:
             problems.add(line, f"contradicts the label of the same response and nugget on line {first[1]}")
     problems.raise_if_any()
     judge = judge_get_or_create(
         name=label_judge_name,
         kind=Judge.Kind.CROWD,
-        description=f"Crowd NtR labels imported from {pathname}",
+        description=f"Crowd NtR labels imported from {Path(pathname).name}; run aliases: "
+        + alias_mapping_text(aliases),
     )
     if judge.kind != Judge.Kind.CROWD:
         raise ImportFailed([f"{pathname}: judge {label_judge_name!r} exists and is not a crowd judge"])
-    written = ntr_judgments_upsert(
-        judge=judge,
-        rows=[
-            NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched)
-            for (response_id, nugget_id), (matched, _) in seen.items()
-        ],
-    )
-    return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)
+    # The file names runs only by alias: each alias is reported with its run, one outcome row apiece, so
+    # the organiser sees which run each alias's labels went to (and an alias the file never used).
+    by_alias: dict[str, list[NtrRow]] = {alias: [] for alias in sorted(aliases)}
+    for (response_id, nugget_id), (matched, _, alias) in seen.items():
+        by_alias[alias].append(NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched))
+    result = ImportResult()
+    for alias, rows in by_alias.items():
+        written = ntr_judgments_upsert(judge=judge, rows=rows)
+        kind = alias_kind(alias, aliases[alias])
+        for outcome in ("created", "updated", "unchanged"):
+            result.count(kind, outcome, getattr(written, outcome))
+    return result
+
+
+def alias_mapping_text(aliases: Mapping[str, str]) -> str:
+    """`A = run-x, B = run-y`: the mapping as organisers read it on pages and in judge descriptions."""
+    return ", ".join(f"{alias} = {run}" for alias, run in sorted(aliases.items()))
+
+
+def alias_kind(alias: str, run: str) -> str:
+    return f"NtR labels, alias {alias} → run {run}"

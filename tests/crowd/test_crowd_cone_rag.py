@@ -7,12 +7,15 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 
-from annotation.models import Judge, NtrJudgment, Response, Run
+from annotation.models import ImportJob, Judge, NtrJudgment, Response, Run
 from tests.factories import (
     JudgeFactory,
+    OrganiserFactory,
     ResponseFactory,
     ResponseSentenceFactory,
     RunFactory,
@@ -184,10 +187,54 @@ def _import_labels(collection, path=LABELS, aliases=ALIASES, judge="mturk-majori
 def test_it_imports_labels_as_judgments_of_the_crowd_judge(collection, responses):
     out = _import_labels(collection)
 
-    assert "10 created" in out
+    assert "10 created, 0 updated, 0 unchanged" in out
     assert _stored_labels("mturk-majority") == _file_labels()
     judge = Judge.objects.get(name="mturk-majority")
     assert judge.kind == Judge.Kind.CROWD
+
+
+def test_it_says_which_run_each_alias_labelled_in_its_output_and_the_judge(collection, responses):
+    out = _import_labels(collection, aliases=[*ALIASES, "C=alpha-run"])
+
+    lines = out.splitlines()
+    assert lines[0].endswith("labels of mturk-majority: 10 created, 0 updated, 0 unchanged")
+    assert lines[1:] == [
+        "  NtR labels, alias A → run alpha-run: 5 created, 0 updated, 0 unchanged",
+        "  NtR labels, alias B → run beta_run_2: 5 created, 0 updated, 0 unchanged",
+        # Mapped but never used by the file: said, not hidden.
+        "  NtR labels, alias C → run alpha-run: 0 created, 0 updated, 0 unchanged",
+    ]
+    judge = Judge.objects.get(name="mturk-majority")
+    assert judge.description == (
+        "Crowd NtR labels imported from labels.cone-rag.tsv; run aliases: "
+        "A = alpha-run, B = beta_run_2, C = alpha-run"
+    )
+    assert _stored_labels("mturk-majority") == _file_labels()
+
+
+def test_the_upload_page_shows_the_run_of_each_alias(client, collection, responses):
+    client.force_login(OrganiserFactory())
+
+    page = client.post(
+        reverse("console-collection", args=[collection.name]),
+        {
+            "kind": ImportJob.Kind.CONE_RAG_LABELS,
+            "file": SimpleUploadedFile("labels.tsv", LABELS.read_bytes()),
+            "nugget_judge": "gold-human",
+            "aliases": "\n".join(ALIASES),
+        },
+        follow=True,
+    )
+
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<td>NtR labels, alias A → run alpha-run</td><td>5</td>" in html
+    assert "<td>NtR labels, alias B → run beta_run_2</td><td>5</td>" in html
+    assert [(row["kind"], row["created"]) for row in ImportJob.objects.get().result] == [
+        ("NtR labels, alias A → run alpha-run", 5),
+        ("NtR labels, alias B → run beta_run_2", 5),
+    ]
+    assert NtrJudgment.objects.filter(judge__name="mturk-majority").count() == 10
 
 
 def test_importing_the_same_labels_twice_changes_nothing(collection, responses):

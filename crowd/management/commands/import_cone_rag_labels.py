@@ -55,4 +55,8 @@ class Command(CollectionCommand):
                 path=path, collection=target, nugget_judge=gold, label_judge_name=judge, aliases=aliases
             )
         )
-        self.stdout.write(f"{path}: labels of {judge} {result}")
+        totals = f"{result.created} created, {result.updated} updated, {result.unchanged} unchanged"
+        self.stdout.write(f"{path}: labels of {judge}: {totals}")
+        # The file names runs by alias only: say which run each alias's labels went to.
+        for kind, counts in result.by_kind().items():
+            self.stdout.write(f"  {kind}: {counts}")
