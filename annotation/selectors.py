@@ -7,9 +7,19 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
-from annotation.models import Collection, Judge, Ranking, RelevanceJudgment, Run, Turn
+from annotation.models import (
+    Collection,
+    Judge,
+    Passage,
+    Pool,
+    Ranking,
+    RelevanceJudgment,
+    Run,
+    Topic,
+    Turn,
+)
 
 _DIGIT_RUNS = re.compile(r"([0-9]+)")
 
@@ -25,6 +35,30 @@ def natural_key(value: str) -> tuple[tuple[int, int | str], ...]:
         for part in _DIGIT_RUNS.split(value.replace("-", "_"))
         if part
     )
+
+
+COUNTED = {"topics": Topic, "turns": Turn, "passages": Passage, "runs": Run, "pools": Pool}
+
+
+def collection_counts(*, collection_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """How many topics, turns, passages, runs and pools each collection holds.
+
+    One grouped query per kind, each on its own table's collection index. Counting them in one query
+    with `Count(..., distinct=True)` joins the five tables, whose product grows as topics x turns x
+    passages x runs x pools: at a real campaign's size that one query took 40 s.
+    """
+    ids = list(collection_ids)
+    counts = {pk: dict.fromkeys(COUNTED, 0) for pk in ids}
+    for kind, model in COUNTED.items():
+        grouped = (
+            model.objects.filter(collection_id__in=ids)
+            .values_list("collection_id")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+        for collection_id, n in grouped:
+            counts[collection_id][kind] = n
+    return counts
 
 
 def assessor_judge(user: User) -> Judge | None:

@@ -6,17 +6,14 @@ from django.shortcuts import get_object_or_404, render
 from annotation.console.selectors import organiser_home
 from annotation.models import Collection, Judge
 from annotation.permissions import is_organiser
+from annotation.selectors import collection_counts
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    collections = Collection.objects.annotate(
-        n_topics=Count("topics", distinct=True),
-        n_turns=Count("turns", distinct=True),
-        n_passages=Count("passages", distinct=True),
-        n_runs=Count("runs", distinct=True),
-    )
-    context: dict[str, object] = {"collections": collections}
+    collections = list(Collection.objects.all())
+    counts = collection_counts(collection_ids=[c.pk for c in collections])
+    context: dict[str, object] = {"collections": [(c, counts[c.pk]) for c in collections]}
     if is_organiser(request.user):
         context.update(organiser_home(user=request.user))
     return render(request, "annotation/home.html", context)

@@ -46,8 +46,8 @@ from annotation.nuggets.transfer import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.exports import LOG_TASKS, judgment_log_rows, judgment_log_write, ptkb_qrels_lines
-from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
-from annotation.selectors import qrels_lines
+from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve, unfiltered_text
+from annotation.selectors import collection_counts, qrels_lines
 from annotation.support.labels import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
@@ -96,13 +96,7 @@ def collection_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         else:
             import_job_start(job=job)
             return redirect("console-import", name=collection.name, pk=job.pk)
-    counts = Collection.objects.filter(pk=collection.pk).aggregate(
-        topics=Count("topics", distinct=True),
-        turns=Count("turns", distinct=True),
-        passages=Count("passages", distinct=True),
-        runs=Count("runs", distinct=True),
-        pools=Count("pools", distinct=True),
-    )
+    counts = collection_counts(collection_ids=[collection.pk])[collection.pk]
     return render(
         request,
         "console/collection.html",

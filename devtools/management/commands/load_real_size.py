@@ -1,0 +1,61 @@
+"""Build a collection of real size for trying pages and benches: `manage.py load_real_size`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from devtools.realsize import REAL, realsize_build
+
+SHARED = Path(settings.BASE_DIR).parent / "shared" / "data" / "ikat2024"
+
+
+class Command(BaseCommand):
+    help = (
+        "Build a collection of real size: the iKAT 2024 conversations (generated ones when the public files "
+        "are absent), 45 runs, 3 pools, 5 machine judges, 10 assessors with work in progress, support work and "
+        "2 crowd campaigns; passage texts are generated."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--name", default="ikat-real-size", help="Name of the collection to create.")
+        parser.add_argument(
+            "--topics",
+            type=Path,
+            default=SHARED / "2024_test_topics.json",
+            help="iKAT topics JSON (default: the public iKAT 2024 file beside the checkout, when present).",
+        )
+        parser.add_argument(
+            "--qrels",
+            type=Path,
+            default=SHARED / "2024_test_qrels.trec",
+            help="Official qrels loaded as a judge (default: the public iKAT 2024 qrels, when present).",
+        )
+        parser.add_argument("--seed", type=int, default=2024)
+
+    def handle(self, *args, **options) -> None:
+        topics = options["topics"] if options["topics"].is_file() else None
+        qrels = options["qrels"] if options["qrels"].is_file() else None
+        if topics is None:
+            self.stdout.write(f"{options['topics']} not found: generating {REAL.topics} conversations")
+        started = time.monotonic()
+        try:
+            built = realsize_build(
+                name=options["name"],
+                size=REAL,
+                topics_path=topics,
+                qrels_path=qrels,
+                seed=options["seed"],
+                say=lambda message: self.stdout.write(f"  {message}"),
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in built.counts.items())
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Collection {built.collection.name}: {counts} ({time.monotonic() - started:.0f} s)"
+            )
+        )

@@ -1,0 +1,381 @@
+"""A collection of real size, for the page-budget test and the page bench.
+
+The pages were only ever rendered on the demo (two conversations, three runs), where a query that joins
+every table costs nothing; at a real campaign's size the same query took 40 s. This builds what a track
+organiser has mid-campaign: the iKAT 2024 conversations (or generated ones of the same shape when the
+public files are absent), tens of ranked and answer runs, three pools, machine judges' grades and
+support labels, gold nuggets, assessors with work in progress, support work in both conditions and two
+crowd campaigns. Passage texts are generated (the iKAT 2024 passages are not public); the official qrels
+are loaded as a judge when the file is given.
+
+Everything goes in through the import and work services the console uses, from files written in the
+formats people upload, so the rows have the shape real uploads give them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.judgments import nugget_upsert
+from annotation.judgments.relevance import RelevanceRow, relevance_judgments_upsert
+from annotation.models import Collection, Judge, Passage, Pool, SupportAssignment, Turn
+from annotation.relevance.assignments import assignment_create
+from annotation.relevance.pooling import pool_build
+from annotation.relevance.work import work_close, work_lease
+from annotation.runs import run_import
+from annotation.services import (
+    collection_get_or_create,
+    judge_for_assessor,
+    judge_get_or_create,
+    passages_import,
+    qrels_import,
+    topics_import,
+)
+from annotation.support.labels import support_labels_import
+from annotation.support.services import support_assignment_set
+from crowd.models import CrowdCampaign
+from crowd.services import batches_compose, campaign_create
+
+WORDS = (
+    "travel visa season weather budget museum train hotel route coast river market food history "
+    "festival climate permit ticket walking guide desert temple mountain lake island city village "
+    "health diet yoga sleep running injury recovery protein doctor insurance school course career"
+).split()
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big a collection to build. The defaults are the real one; tests build smaller ones."""
+
+    topics: int = 17
+    turns_per_topic: int = 13  # generated conversations only; the iKAT file has its own
+    ranked_runs: int = 30
+    answer_runs: int = 15
+    depth: int = 30  # ranks per turn in each ranked run
+    candidates: int = 150  # passages per turn that the runs draw from
+    pools: int = 3
+    assessors: int = 10
+    campaigns: int = 2
+    campaign_topics: int = 2  # conversations each crowd campaign covers
+
+
+REAL = Size()
+
+
+@dataclass
+class Built:
+    collection: Collection
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+def _topics(size: Size, topics_path: Path | None, rng: random.Random) -> list[dict]:
+    if topics_path is not None:
+        return json.loads(topics_path.read_text(encoding="utf-8"))[: size.topics]
+    topics = []
+    for number in range(size.topics):
+        turns = [
+            {
+                "turn_id": t + 1,
+                "utterance": _text(rng, 12).rstrip(".") + "?",
+                "resolved_utterance": _text(rng, 14).rstrip(".") + "?",
+                "response": _text(rng, 40),
+                "ptkb_provenance": [],
+                "response_provenance": [],
+            }
+            for t in range(size.turns_per_topic)
+        ]
+        ptkb = {str(k + 1): _text(rng, 8) for k in range(12)}
+        topics.append({"number": number, "title": _text(rng, 4), "ptkb": ptkb, "turns": turns})
+    return topics
+
+
+def _official_passages(qrels_path: Path | None, turn_ids: set[str]) -> dict[str, list[str]]:
+    """Passage ids the official qrels judged per turn, so those grades land on pooled passages."""
+    by_turn: dict[str, list[str]] = {}
+    if qrels_path is None:
+        return by_turn
+    for line in qrels_path.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] in turn_ids:
+            by_turn.setdefault(parts[0], []).append(parts[2])
+    return by_turn
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@transaction.atomic
+def realsize_build(
+    *,
+    name: str = "ikat-real-size",
+    size: Size = REAL,
+    topics_path: Path | None = None,
+    qrels_path: Path | None = None,
+    seed: int = 2024,
+    say: Callable[[str], None] = lambda message: None,
+) -> Built:
+    """Build the collection `name` (which must not exist yet) at `size`; deterministic for a seed."""
+    if Collection.objects.filter(name=name).exists():
+        raise ValueError(f"collection {name!r} exists: choose another name or delete it first")
+    rng = random.Random(seed)
+    collection = collection_get_or_create(name=name, description="A collection of real size (generated).")
+    built = Built(collection)
+    with tempfile.TemporaryDirectory(prefix="assay-realsize-") as scratch:
+        folder = Path(scratch)
+        topics = _topics(size, topics_path, rng)
+        topics_import(path=_write(folder / "topics.json", [json.dumps(topics)]), collection=collection)
+        turns = list(Turn.objects.filter(collection=collection).order_by("topic__number", "position"))
+        say(f"topics: {len(topics)} conversations, {len(turns)} turns")
+
+        official = _official_passages(qrels_path, {t.turn_id for t in turns})
+        candidates: dict[str, list[str]] = {}
+        for turn in turns:
+            ids = official.get(turn.turn_id, [])[: size.candidates]
+            ids += [f"gen-{turn.turn_id}-{k}:0" for k in range(size.candidates - len(ids))]
+            candidates[turn.turn_id] = ids
+        # A passage can be a candidate of several turns of a conversation: it is written once.
+        unique = dict.fromkeys(pid for ids in candidates.values() for pid in ids)
+        passages = [json.dumps({"id": pid, "text": _text(rng, rng.randint(40, 90))}) for pid in unique]
+        passages_import(path=_write(folder / "passages.jsonl", passages), collection=collection)
+        say(f"passages: {len(passages)}")
+
+        # Each run prefers the turn's first candidates, with a run-specific taste, so runs overlap at the
+        # top as real runs do and a depth-10 pool holds about 90 passages per turn.
+        ranked: dict[str, dict[str, list[str]]] = {}
+        for r in range(size.ranked_runs):
+            run = f"ranked-{r + 1:02d}"
+            lines = []
+            ranked[run] = {}
+            for turn in turns:
+                # Weighted sampling without replacement (Efraimidis-Spirakis): weight 1/(k+1)^0.7.
+                keys = [
+                    (rng.random() ** ((k + 1) ** 0.7), pid) for k, pid in enumerate(candidates[turn.turn_id])
+                ]
+                top = [pid for _, pid in sorted(keys, reverse=True)[: size.depth]]
+                ranked[run][turn.turn_id] = top
+                lines += [f"{turn.turn_id} Q0 {pid} {k + 1} {100 - k:.3f} {run}" for k, pid in enumerate(top)]
+            run_import(
+                path=_write(folder / f"{run}.trec", lines), collection=collection, group=f"group-{r % 8}"
+            )
+        answers: list[str] = []
+        for r in range(size.answer_runs):
+            run = f"rag-{r + 1:02d}"
+            for turn in turns:
+                refs = rng.sample(candidates[turn.turn_id][:20], 3)
+                answer = [{"text": _text(rng, 14), "citations": [k]} for k in range(3)]
+                answers.append(
+                    json.dumps(
+                        {
+                            "run_id": run,
+                            "topic_id": turn.turn_id,
+                            "topic": "",
+                            "references": refs,
+                            "response_length": 0,
+                            "answer": answer,
+                        }
+                    )
+                )
+        rag_file = _write(folder / "answers.jsonl", answers)
+        run_import(path=rag_file, collection=collection, group="rag")
+        say(f"runs: {size.ranked_runs} ranked, {size.answer_runs} answer-only")
+
+        judges = _machine_judges(collection, folder, rng, turns, ranked, answers, qrels_path)
+        _pools(collection, size, judges["llm"])
+        _people(collection, size, rng)
+        _crowd(collection, size, rng, turns, candidates)
+        built.counts = {
+            "topics": len(topics),
+            "turns": len(turns),
+            "passages": len(passages),
+            "runs": size.ranked_runs + size.answer_runs,
+            "pooled_pairs": sum(p.entries.count() for p in Pool.objects.filter(collection=collection)),
+        }
+    return built
+
+
+def _machine_judges(
+    collection: Collection,
+    folder: Path,
+    rng: random.Random,
+    turns: list[Turn],
+    ranked: dict[str, dict[str, list[str]]],
+    answers: list[str],
+    qrels_path: Path | None,
+) -> dict[str, Judge]:
+    """Five machine judges: two LLMs grading passages, the official qrels, an LLM and an NLI model on support."""
+    depth_of: dict[tuple[str, str], int] = {}
+    for by_turn in ranked.values():
+        for turn_id, pids in by_turn.items():
+            for k, pid in enumerate(pids):
+                depth_of[(turn_id, pid)] = min(depth_of.get((turn_id, pid), k), k)
+
+    def grade(k: int) -> int:
+        return max(0, min(4, int(rng.gauss(2.6 - k / 8, 1.2))))
+
+    judges = {
+        "llm": judge_get_or_create(
+            name=f"{collection.name}-gpt-4o", kind=Judge.Kind.LLM, model="gpt-4o", prompt_version="umbrela-1"
+        ),
+        "llm2": judge_get_or_create(
+            name=f"{collection.name}-llama-3",
+            kind=Judge.Kind.LLM,
+            model="llama-3-70b",
+            prompt_version="umbrela-1",
+        ),
+    }
+    every = [f"{t} 0 {p} {grade(k)}" for (t, p), k in depth_of.items()]
+    qrels_import(path=_write(folder / "llm.qrels", every), collection=collection, judge=judges["llm"])
+    top10 = [f"{t} 0 {p} {grade(k)}" for (t, p), k in depth_of.items() if k < 10]
+    qrels_import(path=_write(folder / "llm2.qrels", top10), collection=collection, judge=judges["llm2"])
+    if qrels_path is not None:
+        turn_ids = {t.turn_id for t in turns}
+        lines = [line for line in qrels_path.read_text().splitlines() if line.split()[:1][0] in turn_ids]
+        judges["nist"] = judge_get_or_create(name=f"{collection.name}-nist-qrels", kind=Judge.Kind.IMPORTED)
+        qrels_import(path=_write(folder / "nist.qrels", lines), collection=collection, judge=judges["nist"])
+    for key, kind, model in (
+        ("support-llm", Judge.Kind.LLM, "gpt-4o"),
+        ("support-nli", Judge.Kind.NLI, "deberta"),
+    ):
+        judges[key] = judge_get_or_create(name=f"{collection.name}-{key}", kind=kind, model=model)
+        labels = []
+        for line in answers:
+            answer = json.loads(line)
+            for index, sentence in enumerate(answer["answer"]):
+                labels.append(
+                    json.dumps(
+                        {
+                            "run_id": answer["run_id"],
+                            "topic_id": answer["topic_id"],
+                            "sentence_index": index,
+                            "passage_id": answer["references"][sentence["citations"][0]],
+                            "label": rng.choice(["FS", "PS", "NS"]),
+                        }
+                    )
+                )
+        support_labels_import(
+            path=_write(folder / f"{key}.jsonl", labels), collection=collection, judge=judges[key]
+        )
+    return judges
+
+
+def _pools(collection: Collection, size: Size, llm: Judge) -> None:
+    shapes = [
+        {"name": "top10", "depth": 10},
+        {
+            "name": "adaptive",
+            "depth": 30,
+            "adaptive": True,
+            "filter_judge": llm,
+            "min_grade": 2,
+            "always_depth": 5,
+        },
+        {"name": "top5", "depth": 5},
+    ]
+    for shape in shapes[: size.pools]:
+        pool_build(collection=collection, **shape)
+
+
+def _people(collection: Collection, size: Size, rng: random.Random) -> None:
+    """Assessors part-way through the first pool (some units done, one held half-done), and support work."""
+    User = get_user_model()
+    users = []
+    for k in range(size.assessors):
+        user, _ = User.objects.get_or_create(username=f"{collection.name}-assessor-{k + 1:02d}")
+        users.append(user)
+    pool = Pool.objects.filter(collection=collection).order_by("pk").first()
+    if pool is None or not users:
+        return
+    assignment = assignment_create(
+        pool=pool, name=f"{collection.name}-round-1", assessors=users, with_ptkb=False
+    )
+    for user in users:
+        judge = judge_for_assessor(user=user)
+        for done in (True, True, False):
+            slot = work_lease(assignment=assignment, user=user)
+            if slot is None:
+                break
+            pids = list(
+                pool.entries.filter(turn_id__in=slot.unit.turn_pks).values_list("turn_id", "passage_id")
+            )
+            if not done:
+                pids = pids[: len(pids) // 2]
+            rows = [RelevanceRow(turn_id, pid, rng.randint(0, 4)) for turn_id, pid in pids]
+            relevance_judgments_upsert(judge=judge, collection=collection, rows=rows)
+            if done:
+                work_close(slot=slot, judge=judge, passages_done=True)
+    machine = Judge.objects.get(name=f"{collection.name}-support-llm")
+    for i, user in enumerate(users):
+        for j, topic in enumerate(collection.topics.order_by("number")[:3]):
+            post_edit = (i + j) % 2 == 1
+            support_assignment_set(
+                topic=topic,
+                user=user,
+                condition=SupportAssignment.Condition.POST_EDIT
+                if post_edit
+                else SupportAssignment.Condition.SCRATCH,
+                machine_judge=machine if post_edit else None,
+            )
+
+
+def _crowd(
+    collection: Collection,
+    size: Size,
+    rng: random.Random,
+    turns: list[Turn],
+    candidates: dict[str, list[str]],
+) -> None:
+    """Gold nuggets (spans of pooled passages) on the first conversations, and crowd campaigns matching
+    the answer runs' responses against them."""
+    if size.campaigns < 1:
+        return
+    gold = judge_get_or_create(name=f"{collection.name}-gold-nuggets", kind=Judge.Kind.IMPORTED)
+    topic_ids = list(dict.fromkeys(t.topic_id for t in turns))[: size.campaign_topics]
+    chosen = [t for t in turns if t.topic_id in topic_ids]
+    texts = dict(
+        Passage.objects.filter(
+            collection=collection, passage_id__in=[candidates[t.turn_id][0] for t in chosen]
+        ).values_list("passage_id", "text")
+    )
+    for turn in chosen:
+        pid = candidates[turn.turn_id][0]
+        text = texts[pid]
+        for k in range(3):
+            start = (len(text) // 3) * k
+            span = text[start : start + min(40, len(text) // 3)]
+            nugget_upsert(
+                judge=gold,
+                turn=turn,
+                key=f"[{k + 1}]",
+                text=span,
+                passage_id=pid,
+                start=start,
+                end=start + len(span),
+            )
+    runs = list(collection.runs.filter(name__startswith="rag-").order_by("name")[:3])
+    providers = [CrowdCampaign.Provider.PLATFORM, CrowdCampaign.Provider.MTURK]
+    for c in range(size.campaigns):
+        campaign = campaign_create(
+            collection=collection,
+            name=f"{collection.name}-crowd-{c + 1}",
+            nugget_judge=gold,
+            turns=chosen,
+            runs=runs,
+            provider=providers[c % 2],
+            seed=rng.randint(0, 10_000),
+            tests_per_batch=0,
+        )
+        batches_compose(campaign=campaign)
