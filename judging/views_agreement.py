@@ -16,6 +16,7 @@ from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
+from annotation.judge_menus import judge_menu, judge_names_by_task
 from annotation.models import Collection, Judge, SupportJudgment
 from annotation.permissions import organiser_required
 from annotation.typed import choice_field
@@ -93,6 +94,20 @@ class RankingForm(forms.Form):
     measure = forms.ChoiceField(choices=[(m, m) for m in RUN_MEASURES])
     a = forms.ModelChoiceField(label="Judge A", queryset=Judge.objects.all(), to_field_name="name")
     b = forms.ModelChoiceField(label="Judge B", queryset=Judge.objects.all(), to_field_name="name")
+
+    def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if collection is None:  # a form only validated, never shown
+            return
+        # The lists offer the judges with labels here of a task some measure reads, under that task, the
+        # chosen measure's task first; any judge named is still accepted, so the report says why it has
+        # nothing to rank.
+        tasks = list(dict.fromkeys(task for task, _function in RUN_MEASURES.values()))
+        names = judge_names_by_task(collection=collection, tasks=tasks)
+        measure = self.data.get("measure") or self.initial.get("measure")
+        first = RUN_MEASURES[measure][0] if measure in RUN_MEASURES else None
+        for field_name in ("a", "b"):
+            choice_field(self, field_name).widget.choices = judge_menu(names, first=first)
 
 
 def _errors(form: forms.Form) -> str:
@@ -214,7 +229,7 @@ def _ranking(collection: Collection, form: RankingForm) -> tuple[dict[str, Any] 
 @organiser_required
 def ranking_report(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    form = RankingForm(request.GET or None, initial={"measure": "ndcg@5"})
+    form = RankingForm(request.GET or None, initial={"measure": "ndcg@5"}, collection=collection)
     context: dict[str, Any] = {"collection": collection, "form": form, "query": request.GET.urlencode()}
     status = 200
     if form.is_bound:

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge, SupportAssignment, SupportJudgment
 from annotation.permissions import organiser_required
 from annotation.support.services import HUMAN_CONDITIONS
@@ -34,7 +35,7 @@ class StudyJudges(TypedDict):
 @organiser_required
 def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    judges = Judge.objects.filter(supportjudgments__sentence__response__run__collection=collection).distinct()
+    judges = judges_with_labels(collection=collection, task="support")
     asked = request.GET.get("judge", "")
     judge = judges.filter(name=asked).first() or judges.first()
     # A judge named in the link but without labels here (a typo, another collection's judge) is said out
@@ -70,15 +71,8 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
 # --- Disagreement study report ---------------------------------------------------------------------
 
 
-def _support_judges(collection: Collection, **filters) -> QuerySet[Judge]:
-    return (
-        Judge.objects.filter(
-            supportjudgments__sentence__response__run__collection=collection,
-            **{f"supportjudgments__{key}": value for key, value in filters.items()},
-        )
-        .distinct()
-        .order_by("name")
-    )
+def _support_judges(collection: Collection, **filters: Any) -> QuerySet[Judge]:
+    return judges_with_labels(collection=collection, task="support", **filters)
 
 
 class DisagreementReportForm(forms.Form):

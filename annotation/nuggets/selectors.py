@@ -51,10 +51,6 @@ def relevant_passages(*, turn: Turn, relevance_judge: Judge, min_grade: int) -> 
     ]
 
 
-def relevance_judges(*, collection: Collection) -> list[Judge]:
-    return list(Judge.objects.filter(relevancejudgments__turn__collection=collection).distinct())
-
-
 def nugget_payload(nugget: Nugget) -> dict:
     return {
         "id": nugget.pk,

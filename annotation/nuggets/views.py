@@ -23,13 +23,13 @@ from django.views.decorators.http import require_POST
 
 from annotation.formats.base import excerpt
 from annotation.judge_access import NOT_SHARED, judge_readable, judges_readable
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, GoldResponse, Judge, Nugget, Passage, Turn
 from annotation.nuggets.selectors import (
     NuggetStats,
     nugget_judges,
     nugget_payload,
     nugget_stats,
-    relevance_judges,
     relevant_passages,
 )
 from annotation.nuggets.services import (
@@ -73,9 +73,10 @@ class RelevanceChoiceForm(forms.Form):
         self, *args: Any, collection: Collection, user: AbstractBaseUser | AnonymousUser, **kwargs: Any
     ):
         super().__init__(*args, **kwargs)
-        # Only judges whose grades this user may read, so the chooser never offers another assessor's.
-        self.choosable = judges_readable(user=user).filter(
-            pk__in=[j.pk for j in relevance_judges(collection=collection)]
+        # Only judges with grades here that this user may read, so the chooser never offers another
+        # collection's judge nor another assessor's; one query, whatever the number of judges.
+        self.choosable = judges_with_labels(collection=collection, task="relevance").filter(
+            pk__in=judges_readable(user=user).values("pk")
         )
         self.fields["judge"].queryset = self.choosable  # type: ignore[attr-defined]
 

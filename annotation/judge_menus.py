@@ -1,0 +1,75 @@
+"""Reads for judge menus: the judges with labels of a task in a collection.
+
+A menu that offered every judge listed judges of other collections and tasks (about 35 in a real
+campaign), whose choice compares, estimates or shows nothing. Each menu here costs one query at any size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+
+from annotation.models import (
+    Collection,
+    GoldResponse,
+    Judge,
+    NtnJudgment,
+    NtrJudgment,
+    Nugget,
+    PtkbJudgment,
+    RelevanceJudgment,
+    SupportJudgment,
+)
+
+# Per task: the table of its labels and the path from a label to its collection.
+LABEL_TABLES: dict[str, tuple[type[Model], str]] = {
+    "relevance": (RelevanceJudgment, "turn__collection"),
+    "ptkb": (PtkbJudgment, "turn__collection"),
+    "nuggets": (Nugget, "turn__collection"),
+    "gold_response": (GoldResponse, "turn__collection"),
+    "ntr": (NtrJudgment, "response__run__collection"),
+    "ntn": (NtnJudgment, "gold_nugget__turn__collection"),
+    "support": (SupportJudgment, "sentence__response__run__collection"),
+}
+
+
+def judges_with_labels(*, collection: Collection, task: str, **label_filters: Any) -> QuerySet[Judge]:
+    """The judges with at least one label of `task` in the collection, by name: what a judge menu offers.
+
+    A judge of another collection or task would give an empty comparison, estimate or list, so menus offer
+    only these. One query at any size: an EXISTS per judge over the label table (`label_filters` narrow
+    the labels, e.g. condition="blind"), never a query per judge nor a DISTINCT over a join.
+    """
+    return Judge.objects.filter(_has_labels(collection, task, **label_filters)).order_by("name")
+
+
+def _has_labels(collection: Collection, task: str, **label_filters: Any) -> Exists:
+    try:
+        model, path = LABEL_TABLES[task]
+    except KeyError:
+        raise ValueError(f"unknown task {task!r}; choose one of {', '.join(LABEL_TABLES)}") from None
+    return Exists(model._default_manager.filter(judge=OuterRef("pk"), **{path: collection}, **label_filters))
+
+
+def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict[str, list[str]]:
+    """{task: names of the judges with labels of it in the collection, by name}, in one query.
+
+    For a menu whose task is chosen in the same form: it offers each task's judges under the task's name.
+    """
+    flags = {f"has_{i}": _has_labels(collection, task) for i, task in enumerate(tasks)}
+    either = Q()
+    for flag in flags:
+        either |= Q(**{flag: True})
+    rows = Judge.objects.annotate(**flags).filter(either).order_by("name").values_list("name", *flags)
+    return {task: [row[0] for row in rows if row[i + 1]] for i, task in enumerate(tasks)}
+
+
+def judge_menu(
+    names_by_task: dict[str, list[str]], *, first: str | None = None, empty: str | None = "---------"
+) -> list[Any]:
+    """Choices of a judge menu: the judges grouped under their task, the task `first` on top."""
+    order = sorted(names_by_task, key=lambda task: task != first)
+    groups = [(task, [(name, name) for name in names_by_task[task]]) for task in order if names_by_task[task]]
+    return ([("", empty)] if empty is not None else []) + groups
