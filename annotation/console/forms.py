@@ -183,6 +183,12 @@ class SupportWorkForm(forms.Form):
         queryset=Topic.objects.none(), required=False, help_text="Empty: every topic of the collection."
     )
     max_citations = forms.IntegerField(min_value=1, max_value=20, required=False)
+    switch = forms.BooleanField(
+        required=False,
+        label="Switch condition",
+        help_text="Confirm: topics an assessor has in the other condition switch to this one (never once "
+        "they judged a unit of it).",
+    )
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -72,9 +72,11 @@ def support_work_assign(
     condition: str,
     machine_judge: Judge | None = None,
     max_citations: int | None = None,
+    switch: bool = False,
 ) -> list[SupportAssignment]:
     """Assign every (topic, assessor) pair in one condition, as `assign_support` does per assessor; all
-    or nothing, so a conflict on one topic assigns none."""
+    or nothing, so a conflict on one topic assigns none. An assessor's topic in the other condition is
+    switched only when `switch` confirms it."""
     assigned: list[SupportAssignment] = []
     topics, users = list(topics), list(users)
     if not topics:
@@ -88,6 +90,7 @@ def support_work_assign(
                     condition=condition,
                     machine_judge=machine_judge,
                     max_citations=max_citations,
+                    switch=switch,
                 )
             )
     return assigned

@@ -238,6 +238,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
                 condition=data["condition"],
                 machine_judge=data["machine_judge"],
                 max_citations=data["max_citations"],
+                switch=data["switch"],
             )
         except (SupportConflict, ConsoleError) as exc:
             support.add_error(None, str(exc))

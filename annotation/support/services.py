@@ -11,12 +11,15 @@ human/LLM disagreements go to an independent assessor blind to both labels.
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 
 from annotation import judgments
 from annotation.models import (
@@ -50,6 +53,41 @@ class SupportConflict(Exception):
     """A request would show an assessor a unit in a second condition, or judge a unit not assigned."""
 
 
+class SupportSwitchUnconfirmed(SupportConflict):
+    """Assigning would switch an assessor's condition on a topic, and the caller did not confirm it."""
+
+
+# --- Placeholder answers -----------------------------------------------------------------------------
+
+# Stand-ins that runs hold where they have no answer, e.g. every response of the iKAT 2024 sample run is
+# "<placeholder text for response 1>". Matched against the whole sentence, so a real sentence that merely
+# mentions a placeholder is not one: a bracketed phrase naming "placeholder" or a template slot ({...}),
+# "lorem ipsum" filler, a bare stand-in word (placeholder, TODO, TBD, N/A, null, dummy text), or only
+# punctuation ("...", "-").
+_PLACEHOLDER = re.compile(
+    r"""^(?:
+        <[^<>]*\bplaceholder\b[^<>]*>
+      | \[[^\[\]]*\bplaceholder\b[^\[\]]*\]
+      | \(\s*placeholder\b[^()]*\)
+      | \{\{?[^{}]*\}\}?
+      | lorem\ ipsum\b.*
+      | (?:placeholder(?:\ text)?|todo|tbd|n/a|null|dummy(?:\ text)?)[.!]?
+      | [\W_]+
+    )$""",
+    re.IGNORECASE | re.DOTALL | re.VERBOSE,
+)
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether an answer sentence is empty, whitespace, or a known stand-in rather than an answer.
+
+    Such a sentence states nothing a passage could support, so it is never a support unit: no assessor
+    is asked to judge it and no label is taken for it.
+    """
+    stripped = text.strip()
+    return not stripped or _PLACEHOLDER.match(stripped) is not None
+
+
 # --- Units -----------------------------------------------------------------------------------------
 
 
@@ -81,8 +119,11 @@ def _sentences(*, collection: Collection | None = None, topic: Topic | None = No
 def units_of_sentences(
     sentences: Iterable[ResponseSentence], *, max_citations: int = 1
 ) -> Iterator[SupportUnit]:
-    """Units of the given sentences: the first `max_citations` citations of each; uncited sentences yield none."""
+    """Units of the given sentences: the first `max_citations` citations of each; uncited sentences and
+    placeholders (`is_placeholder`) yield none."""
     for sentence in sentences:
+        if is_placeholder(sentence.text):
+            continue
         for citation_index in range(min(len(sentence.citations), max_citations)):
             yield SupportUnit(sentence, citation_index)
 
@@ -139,11 +180,14 @@ def support_assignment_set(
     condition: str,
     machine_judge: Judge | None = None,
     max_citations: int | None = None,
+    switch: bool = False,
 ) -> SupportAssignment:
     """Assign an assessor a topic's units in one condition (from scratch or post-editing).
 
     Changing an assessor's condition on a topic is refused once they have labelled any unit of it, so no
-    assessor judges the same unit in two conditions.
+    assessor judges the same unit in two conditions; before that it replaces the assignment, so it is
+    done only when the caller confirms it (`switch`), never as a side effect of assigning again. A topic
+    whose cited answer sentences are all placeholders is refused: there is nothing to judge.
     """
     if condition not in (SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT):
         raise SupportConflict(f"condition must be scratch or post-edit, not {condition!r}")
@@ -154,6 +198,7 @@ def support_assignment_set(
     limit = default_max_citations() if max_citations is None else max_citations
     if limit < 1:
         raise SupportConflict("max_citations must be at least 1")
+    _refuse_placeholder_topic(topic)
     current = SupportAssignment.objects.select_for_update().filter(topic=topic, user=user).first()
     if (
         current is not None
@@ -163,6 +208,11 @@ def support_assignment_set(
         raise SupportConflict(
             f"{user.get_username()} already judged units of topic {topic.number} in condition "
             f"{current.condition}; an assessor never sees the same unit in both conditions"
+        )
+    if current is not None and current.condition != condition and not switch:
+        raise SupportSwitchUnconfirmed(
+            f"{user.get_username()} is assigned topic {topic.number} in condition {current.condition}; "
+            f"switching to {condition} replaces that assignment: confirm the switch to do it"
         )
     if current is None:
         if _assessor_labels_in_topic(user, topic).exclude(condition=condition).exists():
@@ -176,6 +226,18 @@ def support_assignment_set(
     current.units = []
     current.save(update_fields=["condition", "machine_judge", "max_citations", "units"])
     return current
+
+
+def _refuse_placeholder_topic(topic: Topic) -> None:
+    cited = list(
+        ResponseSentence.objects.filter(response__turn__topic=topic).values_list("text", "citations")
+    )
+    placeholders = [text for text, citations in cited if citations and is_placeholder(text)]
+    if placeholders and len(placeholders) == sum(1 for _text, citations in cited if citations):
+        raise SupportConflict(
+            f"the answers of topic {topic.number} are placeholders (such as {placeholders[0].strip()!r}), "
+            "not answers: there is nothing to judge for support; import the runs' real answers first"
+        )
 
 
 def support_assignment_get(*, assignment_id: int, user: User) -> SupportAssignment:
@@ -197,15 +259,46 @@ class AssignmentProgress:
 
 
 def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
+    """The user's support assignments, each with its units in all and those they labelled.
+
+    The same units `assignment_units` shows, counted from sentence ids and citations alone, in four
+    queries however many assignments and answers there are (building each assignment's units took two
+    queries per assignment and loaded every sentence with its run and turn).
+    """
     judge = Judge.objects.filter(user=user).first()
+    assignments = list(SupportAssignment.objects.filter(user=user).select_related("topic__collection"))
+    blind = SupportAssignment.Condition.BLIND
+    topics = {a.topic_id for a in assignments if a.condition != blind}
+    blind_ids = {int(sid) for a in assignments if a.condition == blind for sid, _ci in a.units}
+    cited: dict[int, int] = {}  # sentence id -> its number of citations
+    placeholders: set[int] = set()
+    by_topic: dict[int, list[int]] = defaultdict(list)
+    for sid, topic_id, text, citations in ResponseSentence.objects.filter(
+        Q(response__turn__topic_id__in=topics) | Q(id__in=blind_ids)
+    ).values_list("id", "response__turn__topic_id", "text", "citations"):
+        cited[sid] = len(citations)
+        by_topic[topic_id].append(sid)
+        if is_placeholder(text):
+            placeholders.add(sid)
+    labelled: set[tuple[int, int]] = set()
+    if judge is not None:
+        labelled = set(
+            SupportJudgment.objects.filter(judge=judge)
+            .filter(Q(sentence__response__turn__topic_id__in=topics) | Q(sentence_id__in=blind_ids))
+            .values_list("sentence_id", "citation_index")
+        )
     result = []
-    for assignment in SupportAssignment.objects.filter(user=user).select_related("topic__collection"):
-        units = assignment_units(assignment)
-        done = 0
-        if judge is not None:
-            labels = labels_by_unit(judge=judge, sentence_ids={u.sentence.id for u in units})
-            done = sum(1 for u in units if u.key in labels)
-        result.append(AssignmentProgress(assignment, len(units), done))
+    for assignment in assignments:
+        if assignment.condition == blind:
+            keys = [(int(sid), int(ci)) for sid, ci in assignment.units if int(ci) < cited.get(int(sid), 0)]
+        else:
+            keys = [
+                (sid, ci)
+                for sid in by_topic[assignment.topic_id]
+                if sid not in placeholders
+                for ci in range(min(cited[sid], assignment.max_citations))
+            ]
+        result.append(AssignmentProgress(assignment, len(keys), sum(1 for key in keys if key in labelled)))
     return result
 
 
@@ -231,6 +324,11 @@ def support_judgment_submit(
         raise SupportConflict("this assignment belongs to another assessor")
     if label not in LABELS:
         raise SupportConflict(f"label must be one of {', '.join(LABELS)}")
+    if is_placeholder(sentence.text):
+        raise SupportConflict(
+            f"sentence {sentence.index + 1} is a placeholder ({sentence.text.strip()[:60]!r}), not an "
+            "answer: it takes no support label"
+        )
     if (sentence.id, citation_index) not in {u.key for u in assignment_units(assignment)}:
         raise SupportConflict("this unit is not part of the assignment")
     judge = judge_for_assessor(user=user)

@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from annotation.judge_menus import judges_with_labels
 from annotation.models import (
     Collection,
     Judge,
@@ -27,6 +28,7 @@ from annotation.support.services import (
     GUIDELINE,
     LABELS,
     SupportConflict,
+    SupportSwitchUnconfirmed,
     assignment_units,
     labels_by_unit,
     support_assignment_get,
@@ -160,13 +162,21 @@ class AssignForm(forms.Form):
         ]
     )
     machine_judge = forms.ModelChoiceField(
-        queryset=Judge.objects.exclude(kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]), required=False
+        queryset=Judge.objects.none(),
+        required=False,
+        help_text="Post-editing: the machine judge whose support labels on this collection are shown.",
     )
     max_citations = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    # Sent only by the confirm step the page shows when assigning would switch a condition.
+    switch = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
         choice_field(self, "topic").queryset = collection.topics.all()
+        # Only a machine judge with support labels here has labels to show; a relevance judge has none.
+        choice_field(self, "machine_judge").queryset = judges_with_labels(
+            collection=collection, task="support"
+        ).exclude(kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD])
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -180,6 +190,7 @@ class AssignForm(forms.Form):
 def support_organise(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     status = 200
+    switch: dict[str, str] = {}
     if request.method == "POST":
         form = AssignForm(request.POST, collection=collection)
         if form.is_valid():
@@ -191,7 +202,12 @@ def support_organise(request: HttpRequest, name: str) -> HttpResponse:
                     condition=data["condition"],
                     machine_judge=data["machine_judge"],
                     max_citations=data["max_citations"],
+                    switch=data["switch"],
                 )
+            except SupportSwitchUnconfirmed as exc:
+                # The confirm step posts the same choices again, with the switch confirmed.
+                switch = {"reason": str(exc), "condition": data["condition"]}
+                form.add_error(None, str(exc))
             except SupportConflict as exc:
                 form.add_error(None, str(exc))
             else:
@@ -211,6 +227,8 @@ def support_organise(request: HttpRequest, name: str) -> HttpResponse:
             "form": form,
             "assignments": assignments,
             "has_topics": collection.topics.exists(),
+            "switch": switch,
+            "posted": [(k, v) for k, v in request.POST.items() if k not in ("csrfmiddlewaretoken", "switch")],
         },
         status=status,
     )

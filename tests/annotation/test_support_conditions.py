@@ -12,6 +12,7 @@ from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.labels import support_labels_import
 from annotation.support.services import (
     SupportConflict,
+    SupportSwitchUnconfirmed,
     assignment_units,
     support_assignment_set,
     support_judgment_submit,
@@ -122,10 +123,26 @@ def test_the_condition_may_change_before_any_unit_is_judged(topic, gpt):
     alice = UserFactory(username="alice")
     support_assignment_set(topic=topic, user=alice, condition="scratch")
 
-    assignment = support_assignment_set(topic=topic, user=alice, condition="post-edit", machine_judge=gpt)
+    assignment = support_assignment_set(
+        topic=topic, user=alice, condition="post-edit", machine_judge=gpt, switch=True
+    )
 
     assert SupportAssignment.objects.get(topic=topic, user=alice).condition == "post-edit"
     assert assignment.machine_judge == gpt
+
+
+def test_it_refuses_to_switch_a_condition_unless_the_switch_is_confirmed(topic, gpt):
+    alice = UserFactory(username="alice")
+    support_assignment_set(topic=topic, user=alice, condition="scratch")
+
+    with pytest.raises(SupportSwitchUnconfirmed, match="alice is assigned topic 2024-1 in condition scratch"):
+        support_assignment_set(topic=topic, user=alice, condition="post-edit", machine_judge=gpt)
+
+    assignment = SupportAssignment.objects.get(topic=topic, user=alice)
+    assert (assignment.condition, assignment.machine_judge) == ("scratch", None)
+    # Assigning again in the same condition is no switch and needs no confirmation.
+    support_assignment_set(topic=topic, user=alice, condition="scratch", max_citations=2)
+    assert SupportAssignment.objects.get(topic=topic, user=alice).max_citations == 2
 
 
 def test_a_new_assignment_is_refused_when_the_assessor_judged_the_topic_in_another_condition(topic, gpt):
@@ -243,6 +260,19 @@ def test_assign_support_command_refuses_a_condition_switch_after_labels(topic, g
     assert set(SupportAssignment.objects.filter(user=alice).values_list("condition", flat=True)) == {
         "scratch"
     }
+
+
+def test_assign_support_command_switches_a_condition_only_with_switch(topic, gpt):
+    alice = UserFactory(username="alice")
+    support_assignment_set(topic=topic, user=alice, condition="scratch")
+    options = {"collection": "rag24", "assessor": "alice", "condition": "post-edit", "topic": ["2024-1"]}
+
+    with pytest.raises(CommandError, match="confirm the switch"):
+        call_command("assign_support", machine_judge="gpt-4o", **options)
+    assert SupportAssignment.objects.get(user=alice).condition == "scratch"
+
+    call_command("assign_support", machine_judge="gpt-4o", switch=True, stdout=StringIO(), **options)
+    assert SupportAssignment.objects.get(user=alice).condition == "post-edit"
 
 
 def test_assign_support_command_names_an_unknown_topic(rag):

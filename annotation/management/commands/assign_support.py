@@ -3,7 +3,7 @@ from django.db import transaction
 
 from annotation.management.commands._base import CollectionCommand, user_named
 from annotation.models import SupportAssignment
-from annotation.support.services import SupportConflict, support_assignment_set
+from annotation.support.services import SupportConflict, SupportSwitchUnconfirmed, support_assignment_set
 
 
 class Command(CollectionCommand):
@@ -27,8 +27,16 @@ class Command(CollectionCommand):
         parser.add_argument(
             "--max-citations", type=int, help="Judge up to the first N citations (default 1)."
         )
+        parser.add_argument(
+            "--switch",
+            action="store_true",
+            help="Switch topics the assessor already has in the other condition (refused without it, and "
+            "always once they judged a unit of the topic).",
+        )
 
-    def handle(self, *args, collection, assessor, condition, topic, machine_judge, max_citations, **options):
+    def handle(
+        self, *args, collection, assessor, condition, topic, machine_judge, max_citations, switch, **options
+    ):
         target = self.get_collection(collection)
         user = user_named(assessor)
         judge = self.get_judge(machine_judge) if machine_judge else None
@@ -47,9 +55,12 @@ class Command(CollectionCommand):
                         condition=condition,
                         machine_judge=judge,
                         max_citations=max_citations,
+                        switch=switch,
                     )
                     for t in topics
                 ]
+        except SupportSwitchUnconfirmed as exc:
+            raise CommandError(f"nothing was assigned: {exc} (--switch)") from None
         except SupportConflict as exc:
             raise CommandError(f"nothing was assigned: {exc}") from None
         self.stdout.write(f"{len(assignments)} topics assigned to {assessor} ({condition})")
