@@ -13,7 +13,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.console.uploads import progress_cache_key
@@ -30,6 +30,7 @@ from annotation.models import (
     SupportAssignment,
     WorkSlot,
 )
+from annotation.relevance.pooling import turns_listed, unfiltered_text
 from annotation.selectors import natural_key
 
 # Two judgments further apart than this belong to two sittings; the pause is not working time.
@@ -141,16 +142,22 @@ def assessors() -> QuerySet[Any]:
 
 @dataclass
 class PoolTurn:
+    """One turn of a pool: what entered from the runs' heads, through the filter's grade, and unfiltered
+    (deeper, with no grade of the filter judge); what the filter's grades kept out (`saved`); and what is
+    missing though the filter did not grade it below the minimum (`left_out`: a pool built by an older
+    Assay, which dropped ungraded pairs, or runs ranking more since it was built)."""
+
     turn_id: str
     pooled: int = 0
     from_head: int = 0
     from_filter: int = 0
+    unfiltered: int = 0
     candidates: int = 0
+    saved: int = 0
 
     @property
-    def saved(self) -> int:
-        """Passages within the pool's depth that the filter kept out (none for a plain pool)."""
-        return max(self.candidates - self.pooled, 0)
+    def left_out(self) -> int:
+        return max(self.candidates - self.pooled - self.saved, 0)
 
 
 @dataclass
@@ -174,38 +181,92 @@ class PoolSummary:
     def saved_share(self) -> float | None:
         return self.saved / self.candidates if self.candidates else None
 
+    @property
+    def unfiltered(self) -> int:
+        return sum(t.unfiltered for t in self.turns)
+
+    @property
+    def unfiltered_text(self) -> str:
+        return unfiltered_text(self.unfiltered, [t.turn_id for t in self.turns if t.unfiltered])
+
+    @property
+    def left_out(self) -> int:
+        return sum(t.left_out for t in self.turns)
+
+    @property
+    def left_out_turns(self) -> str:
+        return turns_listed([t.turn_id for t in self.turns if t.left_out])
+
 
 def pool_summary(*, pool: Pool) -> PoolSummary:
-    """A pool's size per turn, what came from the runs' heads and what from the filter, and what the
-    filter saved: the passages the runs rank within the pool's depth that are not in the pool.
+    """A pool's size per turn, what came from the runs' heads, from the filter and unfiltered, and what
+    the filter saved: the passages the runs rank within the pool's depth below the always-pooled head
+    that the filter judge graded below the minimum. Only grades save: a pair the filter never graded is
+    no saving, in the pool (`unfiltered`) or, for a pool built before that rule, out of it (`left_out`).
 
-    The saving is counted against the runs as they are now, as `build_pool` counts it when it builds.
+    Three queries whatever the pool's size: the entries grouped by turn, the rankings, and the filter's
+    grades below the minimum. The saving is counted against the runs as they are now, as `build_pool`
+    counts it when it builds.
     """
     per_turn: dict[int, PoolTurn] = {}
+    # Deeper than the head and without a filter grade: let in because the filter judge had no say.
+    unfiltered = Q(best_rank__gt=pool.always_depth or pool.depth, filter_grade__isnull=True)
     rows = (
         PoolEntry.objects.filter(pool=pool)
         .values("turn_id", "turn__turn_id")
-        .annotate(n=Count("id"), via=Count("id", filter=Q(via_filter=True)))
+        .annotate(
+            n=Count("id"),
+            via=Count("id", filter=Q(via_filter=True)),
+            unfiltered=Count("id", filter=unfiltered),
+        )
     )
     for row in rows:
         per_turn[row["turn_id"]] = PoolTurn(
             turn_id=row["turn__turn_id"],
             pooled=row["n"],
-            from_head=row["n"] - row["via"],
+            from_head=row["n"] - row["via"] - row["unfiltered"],
             from_filter=row["via"],
+            unfiltered=row["unfiltered"],
         )
-    if pool.adaptive:
+    if pool.adaptive and pool.filter_judge_id is not None:
+        head = pool.always_depth or 0
         within: dict[int, set[str]] = defaultdict(set)
+        heads: dict[int, set[str]] = defaultdict(set)
         rankings = Ranking.objects.filter(turn_id__in=list(per_turn), run__collection=pool.collection)
         for turn_pk, passage_ids in rankings.values_list("turn_id", "passage_ids").iterator(chunk_size=200):
             within[turn_pk].update(passage_ids[: pool.depth])
+            heads[turn_pk].update(passage_ids[:head])
+        graded_below: dict[int, set[str]] = defaultdict(set)
+        grades = RelevanceJudgment.objects.filter(
+            judge_id=pool.filter_judge_id, turn_id__in=list(per_turn), grade__lt=pool.min_grade
+        )
+        for turn_pk, passage_id in grades.values_list("turn_id", "passage_id").iterator(chunk_size=5000):
+            graded_below[turn_pk].add(passage_id)
         for turn_pk, line in per_turn.items():
             line.candidates = len(within[turn_pk])
+            line.saved = len((within[turn_pk] - heads[turn_pk]) & graded_below[turn_pk])
     else:
         for line in per_turn.values():
             line.candidates = line.pooled
     turns = sorted(per_turn.values(), key=lambda t: natural_key(t.turn_id))
     return PoolSummary(pool=pool, turns=turns)
+
+
+def pools_listed(*, collection: Collection) -> QuerySet[Pool]:
+    """The collection's pools with their pairs, their turns and, for adaptive pools, the turns holding
+    pairs that entered unfiltered (deeper than the head, no grade of the filter judge): one query."""
+    unfiltered = Q(
+        adaptive=True, entries__filter_grade__isnull=True, entries__best_rank__gt=F("always_depth")
+    )
+    return (
+        Pool.objects.filter(collection=collection)
+        .select_related("filter_judge")
+        .annotate(
+            size=Count("entries"),
+            n_turns=Count("entries__turn", distinct=True),
+            unfiltered_turns=Count("entries__turn", distinct=True, filter=unfiltered),
+        )
+    )
 
 
 # --- The campaign dashboard ------------------------------------------------------------------------

@@ -175,12 +175,10 @@ def pools_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
                 f"Pool {report.pool.name}: {report.size} pairs over {len(report.turns)} turns; "
                 f"the filter saved {report.saved}.",
             )
+            if report.unfiltered:
+                messages.warning(request, f"{unfiltered_text(report.unfiltered, report.unfiltered_turns)}.")
             return redirect("console-pool", name=collection.name, pool=report.pool.name)
-    pools = (
-        Pool.objects.filter(collection=collection)
-        .select_related("filter_judge")
-        .annotate(size=Count("entries"), n_turns=Count("entries__turn", distinct=True))
-    )
+    pools = selectors.pools_listed(collection=collection)
     return render(
         request,
         "console/pools.html",

@@ -67,8 +67,8 @@ class Pool(models.Model):
     """The (turn, passage) pairs chosen from the runs for human assessment.
 
     Plain pooling takes every run's top `depth` per turn. Adaptive pooling (iKAT 2024) takes every
-    passage ranked 1..`always_depth` and, from `always_depth`+1 to `depth`, only those a filter judge
-    (typically an LLM) graded at least `min_grade`.
+    passage ranked 1..`always_depth` and, from `always_depth`+1 to `depth`, those a filter judge
+    (typically an LLM) graded at least `min_grade` or did not grade at all (they enter unfiltered).
     """
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="pools")

@@ -1,15 +1,16 @@
 """Relevance pooling: which (turn, passage) pairs of the runs people will assess.
 
 Plain pooling is the union of every run's top K per turn. Adaptive pooling is the iKAT 2024 method:
-every passage some run ranks 1..5 enters, and a passage ranked 6..30 enters only where a filter judge
-(an LLM's labels, imported or produced by the judging app) graded it at least G. Each pooled pair keeps
-why it entered, and the report says how many assessments the filter saved.
+every passage some run ranks 1..5 enters, and a passage ranked 6..30 enters unless a filter judge
+(an LLM's labels, imported or produced by the judging app) graded it below G. Each pooled pair keeps
+why it entered, and the report says how many assessments the filter saved and which turns it could
+not filter.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -28,17 +29,38 @@ class PoolExists(PoolingFailed):
 
 @dataclass
 class TurnReport:
+    """One turn's pairs: from the runs' heads, let in by the filter's grade, kept out by it (`saved`),
+    and pooled unfiltered, deeper than the head but with no grade of the filter judge to decide."""
+
     turn_id: str
     pooled: int = 0
     from_head: int = 0
     from_filter: int = 0
     saved: int = 0
-    unjudged_by_filter: int = 0
+    unfiltered: int = 0
+
+
+def turns_listed(turn_ids: Sequence[str], *, limit: int = 10) -> str:
+    """Turn ids for a sentence: the first `limit` of them, then how many more (a real campaign has
+    hundreds of turns, and a page or a terminal line must stay readable)."""
+    shown = ", ".join(turn_ids[:limit])
+    return f"{shown} and {len(turn_ids) - limit} more" if len(turn_ids) > limit else shown
+
+
+def unfiltered_text(pairs: int, turn_ids: Sequence[str]) -> str:
+    """The sentence the pool's report, page and command give for what the filter judge did not grade."""
+    return (
+        f"{pairs} deeper pair{'' if pairs == 1 else 's'} in {len(turn_ids)} "
+        f"turn{'' if len(turn_ids) == 1 else 's'} entered unfiltered (the filter judge has not graded "
+        f"them): {turns_listed(turn_ids)}"
+    )
 
 
 @dataclass
 class PoolReport:
-    """Pool size per turn and in all; `saved` counts passages within `depth` the filter kept out."""
+    """Pool size per turn and in all; `saved` counts passages within `depth` the filter kept out, all of
+    them graded below the minimum by the filter judge; `unfiltered_turns` are the turns with deeper
+    passages the filter judge never graded, pooled without its say."""
 
     pool: Pool
     turns: list[TurnReport] = field(default_factory=list)
@@ -54,6 +76,14 @@ class PoolReport:
     @property
     def candidates(self) -> int:
         return self.size + self.saved
+
+    @property
+    def unfiltered(self) -> int:
+        return sum(t.unfiltered for t in self.turns)
+
+    @property
+    def unfiltered_turns(self) -> list[str]:
+        return [t.turn_id for t in self.turns if t.unfiltered]
 
 
 # Pool entries are written this many at a time, as the turns are pooled.
@@ -97,10 +127,16 @@ def pool_build(
 ) -> PoolReport:
     """Build (or, with `replace`, rebuild) a pool from every run's rankings of the chosen turns.
 
-    Plain: each run's top `depth`. Adaptive: ranks 1..`always_depth` always, ranks up to `depth` only
-    where `filter_judge` graded the passage >= `min_grade`. A pool already handed out to assessors is
+    Plain: each run's top `depth`. Adaptive: ranks 1..`always_depth` always, ranks up to `depth` unless
+    `filter_judge` graded the passage below `min_grade`. A pool already handed out to assessors is
     never rebuilt, since their leases and progress point at its entries. `progress(done, total)` is told
     after each turn is pooled.
+
+    A deeper passage the filter judge has not graded (a turn its job did not reach, a passage it skipped
+    for want of text) enters the pool: only a grade may keep a pair from the assessors, so a filter run
+    over part of the turns never drops the rest unseen and the saving counts only pairs it graded. The
+    report names those turns, so the organiser can run the filter over them and rebuild, or accept
+    assessing them in full.
     """
     if depth < 1:
         raise PoolingFailed("depth must be at least 1")
@@ -168,15 +204,16 @@ def pool_build(
         chosen: list[PoolEntry] = []
         for passage_id, candidate in candidates[turn.pk].items():
             grade = grades.get((turn.pk, passage_id))
+            via_filter = False
             if candidate.best_rank <= head:
                 line.from_head += 1
-                via_filter = False
-            elif grade is not None and min_grade is not None and grade >= min_grade:
+            elif grade is None:
+                line.unfiltered += 1
+            elif min_grade is not None and grade >= min_grade:
                 line.from_filter += 1
                 via_filter = True
             else:
                 line.saved += 1
-                line.unjudged_by_filter += grade is None
                 continue
             chosen.append(
                 PoolEntry(

@@ -68,39 +68,62 @@ def test_it_records_the_best_rank_and_the_run_that_gave_it(two_runs):
 def test_adaptive_pooling_admits_deep_ranks_only_where_the_filter_judge_graded_high(two_runs):
     collection, t1, t2, run_a, _run_b = two_runs
     llm = JudgeFactory(name="llm")
-    # Turn 1: a6 graded 3 (enters), a7 graded 1 (kept out), a31 graded 4 (beyond depth 30: kept out).
-    for pid, grade in [("a6", 3), ("a7", 1), ("a31", 4), ("b29", 2)]:
+    # Turn 1 graded in full below the head: a6 graded 3 and b29 graded 2 enter, every other deeper
+    # passage graded 1 is kept out; a31 graded 4 lies beyond depth 30. Turn 2 has no grade.
+    head = set(_ranked("a", 5)) | {"a3"} | set(_ranked("b", 4))
+    deeper = (set(_ranked("a", 30)) | set(_ranked("b", 29))) - head
+    grades = {pid: 1 for pid in deeper} | {"a6": 3, "b29": 2, "a31": 4}
+    for pid, grade in grades.items():
         RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id=pid, grade=grade)
 
     report = pool_build(
         collection=collection, name="adaptive", depth=30, adaptive=True, filter_judge=llm, min_grade=2
     )
 
-    head = set(_ranked("a", 5)) | {"a3"} | set(_ranked("b", 4))
     assert _pooled(report.pool, t1) == head | {"a6", "b29"}
-    assert _pooled(report.pool, t2) == head
     a6 = PoolEntry.objects.get(pool=report.pool, turn=t1, passage_id="a6")
     assert (a6.best_rank, a6.best_run_id, a6.filter_grade, a6.via_filter) == (6, run_a.pk, 3, True)
-    # Candidates within depth 30: a1..a30 and b1..b29 = 59 per turn; the rest were saved.
-    line1, line2 = report.turns
-    assert (line1.pooled, line1.from_head, line1.from_filter, line1.saved) == (
+    # Candidates within depth 30: a1..a30 and b1..b29 = 59 per turn; the filter graded 48 of turn 1's
+    # 50 deeper ones below 2.
+    line1, _line2 = report.turns
+    assert (line1.pooled, line1.from_head, line1.from_filter, line1.saved, line1.unfiltered) == (
         len(head) + 2,
         len(head),
         2,
         59 - len(head) - 2,
+        0,
     )
-    assert (line2.pooled, line2.saved, line2.unjudged_by_filter) == (
-        len(head),
-        59 - len(head),
-        59 - len(head),
+
+
+def test_it_pools_in_full_the_deeper_ranks_the_filter_judge_did_not_grade(two_runs):
+    collection, t1, t2, _run_a, _run_b = two_runs
+    llm = JudgeFactory(name="llm")
+    # The filter's job reached turn 1 only, and there graded a7 low and skipped a8 (no text, say).
+    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a7", grade=0)
+
+    report = pool_build(
+        collection=collection, name="adaptive", depth=30, adaptive=True, filter_judge=llm, min_grade=2
     )
-    assert report.saved == line1.saved + line2.saved
+
+    line1, line2 = report.turns
+    # Turn 2: all 59 candidates in the pool, none counted as saved.
+    assert _pooled(report.pool, t2) == set(_ranked("a", 30)) | set(_ranked("b", 29))
+    assert (line2.pooled, line2.saved, line2.unfiltered) == (59, 0, 50)
+    # Turn 1: only the graded a7 is saved; the other 49 deeper passages enter unfiltered.
+    assert "a7" not in _pooled(report.pool, t1)
+    assert (line1.pooled, line1.saved, line1.unfiltered) == (58, 1, 49)
+    assert (report.saved, report.candidates, report.unfiltered) == (1, 118, 99)
+    assert report.unfiltered_turns == [t1.turn_id, t2.turn_id]
+    a8 = PoolEntry.objects.get(pool=report.pool, turn=t1, passage_id="a8")
+    assert (a8.best_rank, a8.filter_grade, a8.via_filter) == (8, None, False)
 
 
 def test_adaptive_head_and_depth_are_settable(two_runs):
     collection, t1, _t2, _run_a, _run_b = two_runs
     llm = JudgeFactory(name="llm")
-    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a9", grade=4)
+    # Below the head of 2, within depth 10: a9 graded 4 enters, the rest graded 2 stay out; a11 lies deeper.
+    for pid in (set(_ranked("a", 10)) | set(_ranked("b", 9))) - {"a1", "a2", "a3", "b1"}:
+        RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id=pid, grade=4 if pid == "a9" else 2)
     RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a11", grade=4)
 
     report = pool_build(
@@ -142,7 +165,9 @@ def test_it_rejects_unknown_turns_and_an_existing_pool(two_runs):
 def test_build_pool_command_reports_size_per_turn_and_savings(two_runs, tmp_path, capsys):
     collection, t1, t2, _a, _b = two_runs
     llm = JudgeFactory(name="llm")
-    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a6", grade=3)
+    head = set(_ranked("a", 5)) | {"a3"} | set(_ranked("b", 4))
+    for pid in (set(_ranked("a", 30)) | set(_ranked("b", 29))) - head:
+        RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id=pid, grade=3 if pid == "a6" else 0)
     turns_file = tmp_path / "turns.txt"
     turns_file.write_text(f"{t1.turn_id}\n")
 
@@ -157,10 +182,33 @@ def test_build_pool_command_reports_size_per_turn_and_savings(two_runs, tmp_path
     )
 
     out = capsys.readouterr().out
-    head = len(set(_ranked("a", 5)) | {"a3"} | set(_ranked("b", 4)))
-    assert f"{t1.turn_id}\t{head + 1}\t{head}\t1\t{59 - head - 1}" in out
+    assert f"{t1.turn_id}\t{len(head) + 1}\t{len(head)}\t1\t{59 - len(head) - 1}\t0" in out
     assert t2.turn_id not in out
-    assert f"filter saved {59 - head - 1}" in out
+    assert f"filter saved {59 - len(head) - 1}" in out
+    assert "unfiltered" not in out.split("\n", 1)[1]
+
+
+def test_build_pool_command_names_the_turns_the_filter_could_not_filter(capsys):
+    collection = CollectionFactory(name="wide")
+    topic = TopicFactory(collection=collection, number="4")
+    run = RunFactory(collection=collection, name="A")
+    llm = JudgeFactory(name="llm")
+    turns = [TurnFactory(topic=topic, position=position) for position in range(1, 13)]
+    for turn in turns:
+        RankingFactory(run=run, turn=turn, passage_ids=_ranked("p", 7))
+    # The filter judge graded the deeper ranks of the first turn only.
+    RelevanceJudgmentFactory(judge=llm, turn=turns[0], passage_id="p6", grade=0)
+    RelevanceJudgmentFactory(judge=llm, turn=turns[0], passage_id="p7", grade=4)
+
+    call_command("build_pool", collection="wide", depth=7, adaptive=True, filter_judge="llm", min_grade=2)
+
+    out = capsys.readouterr().out
+    assert "pool adaptive7: 83 pairs over 12 turns; filter saved 1 (1.2% of 84)" in out
+    assert (
+        "22 deeper pairs in 11 turns entered unfiltered (the filter judge has not graded them): "
+        "4_2, 4_3, 4_4, 4_5, 4_6, 4_7, 4_8, 4_9, 4_10, 4_11 and 1 more"
+    ) in out
+    assert PoolEntry.objects.filter(pool__name="adaptive7", best_rank__gt=5).count() == 23
 
 
 def test_build_pool_command_rejects_adaptive_without_a_filter_judge(two_runs):

@@ -8,15 +8,17 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand
-from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve
+from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve, unfiltered_text
 
 
 class Command(CollectionCommand):
     help = (
         "Pool (turn, passage) pairs for assessment: the union of every run's top --depth per turn, or with "
         "--adaptive every passage ranked 1..--always-depth (default 5) plus those ranked up to --depth that "
-        "--filter-judge graded at least --min-grade. Prints pool size per turn and how many passages the "
-        "filter saved. Restrict to some turns with --turns or --turns-file (one turn id per line)."
+        "--filter-judge did not grade below --min-grade. Prints pool size per turn, how many passages the "
+        "filter saved (only passages it graded below --min-grade count), and the turns with deeper passages "
+        "the filter judge never graded, which enter the pool unfiltered. Restrict to some turns with "
+        "--turns or --turns-file (one turn id per line)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -72,11 +74,11 @@ class Command(CollectionCommand):
         finally:
             progress.close()
 
-        self.stdout.write("turn\tpooled\thead\tfilter\tsaved\tunjudged_by_filter")
+        self.stdout.write("turn\tpooled\thead\tfilter\tsaved\tunfiltered")
         for line in report.turns:
             self.stdout.write(
                 f"{line.turn_id}\t{line.pooled}\t{line.from_head}\t{line.from_filter}\t{line.saved}"
-                f"\t{line.unjudged_by_filter}"
+                f"\t{line.unfiltered}"
             )
         share = (
             f" ({report.saved / report.candidates:.1%} of {report.candidates})" if report.candidates else ""
@@ -86,3 +88,5 @@ class Command(CollectionCommand):
                 f"pool {name}: {report.size} pairs over {len(report.turns)} turns; filter saved {report.saved}{share}"
             )
         )
+        if report.unfiltered:
+            self.stdout.write(self.style.WARNING(unfiltered_text(report.unfiltered, report.unfiltered_turns)))
