@@ -2,7 +2,7 @@
 
 Which human labels count depends on how they were drawn:
 
-* With a stored sample (`sample_for_humans`), only the drawn units count, each with its stored
+* With a stored sample (drawn on the estimates page or by `sample_for_humans`), only the drawn units count, each with its stored
   inclusion probability; human labels on other units are left out, since they were not drawn at random.
   A drawn unit that has no human label yet is reported as missing: the interval is then valid only if
   the missing units are missing at random.
@@ -23,7 +23,8 @@ from judging.hybrid.units import UnitTable
 from judging.models import HumanSample
 
 UNSAMPLED_NOTE = (
-    "the human labels were not drawn by sample_for_humans: they are treated as a uniform random sample of "
+    "no human sample is chosen (draw one on the estimates page or with sample_for_humans): the human labels "
+    "are treated as a uniform random sample of "
     "the units. If they come from a top-k pool or were picked by hand, the intervals are not valid."
 )
 FPC_NOTE = (

@@ -7,4 +7,5 @@ from judging.hybrid import views
 urlpatterns = [
     path("", views.hybrid_estimate_page, name="hybrid-estimate"),
     path("budget/", views.hybrid_budget_page, name="hybrid-budget"),
+    path("sample/", views.hybrid_sample_draw, name="hybrid-sample"),
 ]

@@ -10,15 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
 from judging.hybrid import charts
 from judging.hybrid.estimators import METHODS, EstimationError
-from judging.hybrid.services import DEFAULT_MEASURE
+from judging.hybrid.forms import SampleDrawForm
+from judging.hybrid.selectors import samples_progress
+from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
 from judging.hybrid.units import TASKS, UNITS, UnitsError, UnitTable, unit_table
 from judging.models import HumanSample
 
@@ -107,13 +112,71 @@ def _table(collection: Collection, data: dict[str, Any], human: Judge | None = N
 
 @organiser_required
 def hybrid_estimate_page(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    return _estimate_page(request, collection, SampleDrawForm(collection=collection), 200)
+
+
+@organiser_required
+@require_POST
+def hybrid_sample_draw(request: HttpRequest, name: str) -> HttpResponse:
+    """Draw a human sample of turns as `sample_for_humans` does and hand it to the chosen assessors as a
+    relevance assignment; then back to the estimates, with the sample chosen."""
+    collection = get_object_or_404(Collection, name=name)
+    form = SampleDrawForm(request.POST, collection=collection)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            sample = human_sample_create(
+                collection=collection,
+                name=data["name"],
+                task="relevance",
+                machine_judge=data["machine_judge"],
+                budget=data["budget"],
+                strategy=data["strategy"],
+                seed=data["seed"],
+                confidence_judges=list(data["confidence_judges"]),
+                work=WorkSpec(assessors=list(data["assessors"]), pool=data["pool"]),
+            )
+        except HybridError as exc:
+            form.add_error(None, str(exc))
+        else:
+            drawn = sample.units.count()
+            messages.success(
+                request,
+                f"Sample {sample.name}: {drawn} of {sample.population} turns drawn; {sample.work}. The estimates "
+                "below are valid once the assessors have labelled every drawn turn.",
+            )
+            progress = next(p for p in samples_progress(collection_id=collection.id) if p.sample == sample)
+            query = progress.query if progress.human_judges else f"sample={sample.name}"
+            return redirect(f"{reverse('judging:hybrid-estimate', args=[collection.name])}?{query}")
+    return _estimate_page(request, collection, form, 400)
+
+
+def _estimate_page(
+    request: HttpRequest, collection: Collection, draw_form: SampleDrawForm, status: int
+) -> HttpResponse:
     from judging.hybrid.estimate import hybrid_estimate
 
-    collection = get_object_or_404(Collection, name=name)
-    initial = {"unit": "turn", "method": "ppi++", "alpha": 0.05, "rel_threshold": 2, "task": "relevance"}
+    initial: dict[str, Any] = {
+        "unit": "turn",
+        "method": "ppi++",
+        "alpha": 0.05,
+        "rel_threshold": 2,
+        "task": "relevance",
+    }
+    chosen = HumanSample.objects.filter(collection=collection, name=request.GET.get("sample", "")).first()
+    if chosen is not None:
+        # A sample named in the address (as after drawing one) is preselected with its machine judge.
+        initial.update(sample=chosen.name, machine_judge=chosen.machine_judge.name, measure=chosen.measure)
     form = HybridForm(_defaults(request, initial), collection=collection, initial=initial)
-    context: dict[str, Any] = {"collection": collection, "form": form, "result": None, "error": ""}
-    status = 200
+    context: dict[str, Any] = {
+        "collection": collection,
+        "form": form,
+        "result": None,
+        "error": "",
+        "draw_form": draw_form,
+        "samples": samples_progress(collection_id=collection.id),
+    }
     if form.is_bound:
         if not form.is_valid():
             status = 400

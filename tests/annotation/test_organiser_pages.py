@@ -19,7 +19,8 @@ from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.models import Collection, ImportJob, Turn
+from annotation.console.services import person_create
+from annotation.models import Collection, ImportJob, RelevanceJudgment, Turn
 from annotation.permissions import OrganiserRequiredMixin
 from annotation.relevance.pooling import pool_build
 from crowd.models import CrowdCampaign, CrowdWorker
@@ -122,6 +123,9 @@ ORGANISER_GET_STATUS = {
     "judging:agreement-download": 400,
     "judging:agreement-ranking-download": 400,
     "judging:job-start": 405,
+    "console-invitation-renew": 405,
+    "console-invitation-revoke": 405,
+    "judging:hybrid-sample": 405,
     **{
         f"mturk:campaign-{action}": 405
         for action in ("aggregate", "study", "publish", "sync", "review", "bonus", "extend", "expire")
@@ -150,6 +154,8 @@ def world():
         model="m",
         prompt_version="v",
     )
+    # The job's judge graded a pooled passage: a machine judge a human sample can be drawn against.
+    RelevanceJudgment.objects.create(judge=job.judge, turn=turn, passage_id=passages[0].passage_id, grade=2)
     return {
         "collection": collection,
         "campaign": campaign,
@@ -158,6 +164,7 @@ def world():
         "upload": upload,
         "job": job,
         "assessor": UserFactory(username="assessor-a"),
+        "invited": person_create(username="invited-i"),
     }
 
 
@@ -182,6 +189,8 @@ def _argument(route: str, param: str, world: dict[str, Any]) -> str:
         }
         if route in kinds:
             return kinds[route]
+    if param == "username":
+        return world["invited"].username
     pytest.fail(f"{route}: say in _argument which object its URL parameter {param!r} names")
 
 
@@ -209,6 +218,8 @@ FORMS: dict[str, Payload] = {
         "lease_minutes": 60,
     },
     "console-people": lambda w: {"username": "mallory", "role": "organiser", "password": "pw-for-mallory-1"},
+    "console-invitation-renew": lambda w: {},
+    "console-invitation-revoke": lambda w: {},
     "relevance-organise": lambda w: {
         "pool": w["pool"].pk,
         "name": "posted-assignment",
@@ -250,6 +261,14 @@ FORMS: dict[str, Payload] = {
         "source_judge": w["campaign"].nugget_judge.name,
         "exact_only": "on",
     },
+    "judging:hybrid-sample": lambda w: {
+        "draw-name": "posted-sample",
+        "draw-pool": w["pool"].name,
+        "draw-machine_judge": w["job"].judge.name,
+        "draw-budget": 1,
+        "draw-strategy": "uniform",
+        "draw-assessors": [w["assessor"].pk],
+    },
 }
 # Forms whose valid post changes the database for an organiser in this world (the others act on MTurk,
 # or on answers the world has none of).
@@ -259,10 +278,13 @@ FORMS_THAT_WRITE = [
     "console-pools",
     "console-work",
     "console-people",
+    "console-invitation-renew",
+    "console-invitation-revoke",
     "relevance-organise",
     "mturk:campaign-new",
     "mturk:campaign-study",
     "judging:job-start",
+    "judging:hybrid-sample",
 ]
 
 
