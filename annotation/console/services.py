@@ -52,6 +52,38 @@ def invitation_path(*, user: User) -> tuple[str, str]:
     return urlsafe_base64_encode(force_bytes(user.pk)), default_token_generator.make_token(user)
 
 
+@transaction.atomic
+def invitation_renew(*, user: User) -> tuple[str, str]:
+    """A new set-password link for an account that has no password yet, also one whose invitation was
+    revoked. The link's token is made from the password hash: a new unusable password makes every earlier
+    link stop working, so only the newest one can be used."""
+    user = get_user_model().objects.select_for_update().get(pk=user.pk)
+    if user.has_usable_password():
+        raise ConsoleError(
+            f"{user.get_username()} has chosen a password already: there is no invitation to renew"
+        )
+    user.set_unusable_password()
+    user.is_active = True
+    user.save(update_fields=["password", "is_active"])
+    return invitation_path(user=user)
+
+
+@transaction.atomic
+def invitation_revoke(*, user: User) -> None:
+    """Withdraw a pending invitation: its links stop working (a new unusable password) and the account is
+    inactive, so no link activates it until an organiser renews the invitation."""
+    user = get_user_model().objects.select_for_update().get(pk=user.pk)
+    if user.has_usable_password():
+        raise ConsoleError(
+            f"{user.get_username()} has chosen a password already: there is no invitation to revoke"
+        )
+    if not user.is_active:
+        raise ConsoleError(f"{user.get_username()}'s invitation is revoked already")
+    user.set_unusable_password()
+    user.is_active = False
+    user.save(update_fields=["password", "is_active"])
+
+
 def api_token_get(*, user: User) -> Token:
     token, _ = Token.objects.get_or_create(user=user)
     return token

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.console import views
+from annotation.console import people, views
 
 urlpatterns = [
     path("console/collections/new/", views.collection_new, name="console-collection-new"),
@@ -21,8 +21,18 @@ urlpatterns = [
         views.export_download,
         name="console-export",
     ),
-    path("console/people/", views.people_page, name="console-people"),
-    path("welcome/<uidb64>/<token>/", views.welcome, name="console-welcome"),
+    path("console/people/", people.people_page, name="console-people"),
+    path(
+        "console/people/<str:username>/invitation/renew/",
+        people.invitation_renew_view,
+        name="console-invitation-renew",
+    ),
+    path(
+        "console/people/<str:username>/invitation/revoke/",
+        people.invitation_revoke_view,
+        name="console-invitation-revoke",
+    ),
+    path("welcome/<uidb64>/<token>/", people.welcome, name="console-welcome"),
     path("account/", views.account_page, name="account"),
     path("account/token/reset/", views.account_token_reset, name="account-token-reset"),
 ]

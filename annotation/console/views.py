@@ -1,6 +1,7 @@
-"""The organiser's console: collections, uploads, pools and work, people, downloads, the campaign dashboard.
+"""The organiser's console: collections, uploads, pools and work, downloads, the campaign dashboard (people
+and their invitations are in people.py).
 
-Every page but the account page and the invitation link is for organisers only (`organiser_required`).
+Every page but the account page is for organisers only (`organiser_required`).
 """
 
 from __future__ import annotations
@@ -9,14 +10,10 @@ import io
 import json
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import SetPasswordForm
 from django.db.models import Count
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.console import selectors
@@ -25,7 +22,6 @@ from annotation.console.forms import (
     UPLOAD_OPTIONS,
     CollectionForm,
     ExportForm,
-    PersonForm,
     PoolForm,
     RelevanceWorkForm,
     SupportWorkForm,
@@ -36,8 +32,6 @@ from annotation.console.services import (
     api_token_get,
     api_token_reset,
     collection_create,
-    invitation_path,
-    person_create,
     support_work_assign,
 )
 from annotation.console.uploads import UploadRefused, import_job_create, import_job_start
@@ -331,57 +325,6 @@ def export_download(request: AuthenticatedRequest, name: str, kind: str) -> Http
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
-
-
-# --- People ----------------------------------------------------------------------------------------
-
-
-@organiser_required
-def people_page(request: AuthenticatedRequest) -> HttpResponse:
-    form = PersonForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            user = person_create(
-                username=data["username"],
-                email=data["email"],
-                organiser=data["role"] == "organiser",
-                password=data["password"] or None,
-            )
-        except ConsoleError as exc:
-            form.add_error("username", str(exc))
-        else:
-            if data["password"]:
-                messages.success(request, f"Account {user.get_username()} created.")
-            else:
-                uidb64, token = invitation_path(user=user)
-                link = request.build_absolute_uri(reverse("console-welcome", args=[uidb64, token]))
-                messages.success(
-                    request, f"{user.get_username()} is invited: send them this one-time link: {link}"
-                )
-            return redirect("console-people")
-    people = get_user_model().objects.order_by("-is_staff", "username")
-    return render(
-        request,
-        "console/people.html",
-        {"form": form, "people": people},
-        status=400 if request.method == "POST" else 200,
-    )
-
-
-class WelcomeView(auth_views.PasswordResetConfirmView):
-    """An invited account's one-time link: its owner chooses a password, then logs in."""
-
-    template_name = "console/welcome.html"
-    success_url = reverse_lazy("login")
-    post_reset_login = False
-
-    def form_valid(self, form: SetPasswordForm) -> HttpResponse:
-        messages.success(self.request, "Password set: log in with it now.")
-        return super().form_valid(form)
-
-
-welcome = WelcomeView.as_view()
 
 
 # --- The assessor's own page -----------------------------------------------------------------------
