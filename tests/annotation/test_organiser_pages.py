@@ -20,7 +20,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotation.console.services import person_create
-from annotation.console.services import person_create
 from annotation.models import Collection, ImportJob, RelevanceJudgment, Turn
 from annotation.permissions import OrganiserRequiredMixin
 from annotation.relevance.pooling import pool_build
@@ -126,8 +125,6 @@ ORGANISER_GET_STATUS = {
     "judging:job-start": 405,
     "console-invitation-renew": 405,
     "console-invitation-revoke": 405,
-    "console-invitation-renew": 405,
-    "console-invitation-revoke": 405,
     "judging:hybrid-sample": 405,
     **{
         f"mturk:campaign-{action}": 405
@@ -168,7 +165,6 @@ def world():
         "job": job,
         "assessor": UserFactory(username="assessor-a"),
         "invited": person_create(username="invited-i"),
-        "invited": person_create(username="invited-i"),
     }
 
 
@@ -193,8 +189,6 @@ def _argument(route: str, param: str, world: dict[str, Any]) -> str:
         }
         if route in kinds:
             return kinds[route]
-    if param == "username":
-        return world["invited"].username
     if param == "username":
         return world["invited"].username
     pytest.fail(f"{route}: say in _argument which object its URL parameter {param!r} names")
@@ -224,8 +218,6 @@ FORMS: dict[str, Payload] = {
         "lease_minutes": 60,
     },
     "console-people": lambda w: {"username": "mallory", "role": "organiser", "password": "pw-for-mallory-1"},
-    "console-invitation-renew": lambda w: {},
-    "console-invitation-revoke": lambda w: {},
     "console-invitation-renew": lambda w: {},
     "console-invitation-revoke": lambda w: {},
     "relevance-organise": lambda w: {
@@ -286,8 +278,6 @@ FORMS_THAT_WRITE = [
     "console-pools",
     "console-work",
     "console-people",
-    "console-invitation-renew",
-    "console-invitation-revoke",
     "console-invitation-renew",
     "console-invitation-revoke",
     "relevance-organise",
