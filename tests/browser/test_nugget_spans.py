@@ -195,3 +195,11 @@ def test_it_keeps_listing_the_assessors_nuggets_when_the_chosen_judge_hides_thei
     page.wait_for_selector("#nugget-list li.duplicate")
     assert errors == []
     assert Nugget.objects.get(key="[3]").duplicate_of.key == "[2]"
+
+    # A grade no passage reaches shows none: the nuggets are all still listed, and keys do no harm.
+    page.goto(f"/nuggets/{turn.collection.name}/{turn.turn_id}/?judge={llm.pk}&min_grade=4")
+    page.wait_for_function("() => document.querySelectorAll('#nugget-list li.off-page').length === 3")
+    page.keyboard.press("s")
+    assert page.locator("#no-passages").is_visible()
+    assert page.locator("#nugget-count").inner_text() == "3"
+    assert errors == []
