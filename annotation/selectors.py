@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth.models import User
 from django.db.models import Count, QuerySet
@@ -35,6 +35,17 @@ def natural_key(value: str) -> tuple[tuple[int, int | str], ...]:
         for part in _DIGIT_RUNS.split(value.replace("-", "_"))
         if part
     )
+
+
+class HasTurnId(Protocol):
+    @property
+    def turn_id(self) -> str: ...
+
+
+def turn_key(item: HasTurnId) -> tuple[tuple[int, int | str], ...]:
+    """The sort key of anything with a turn id, listing turns as people read them: by topic number, then
+    turn number ('2_2', '2_10', '10_1'), whatever order the database returns them in."""
+    return natural_key(item.turn_id)
 
 
 COUNTED = {"topics": Topic, "turns": Turn, "passages": Passage, "runs": Run, "pools": Pool}
@@ -90,7 +101,7 @@ def turns_named(*, collection: Collection, turn_ids: Iterable[str] | None = None
         if missing:
             raise UnknownTurns(f"no turn {', '.join(missing[:20])} in collection {collection.name}")
         turns = list(found.values())
-    return sorted(turns, key=lambda t: natural_key(t.turn_id))
+    return sorted(turns, key=turn_key)
 
 
 def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.console.selectors import organiser_home
 from annotation.models import Collection, Judge
 from annotation.permissions import is_organiser
-from annotation.selectors import collection_counts
+from annotation.selectors import collection_counts, natural_key
 
 
 @login_required
@@ -32,6 +32,9 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
             "collection": collection,
             "runs": collection.runs.all(),
             "judges": judges,
-            "topics": collection.topics.prefetch_related("ptkb", "turns"),
+            # By number as people read it (2 before 10), not in the order the topics were imported.
+            "topics": sorted(
+                collection.topics.prefetch_related("ptkb", "turns"), key=lambda t: natural_key(t.number)
+            ),
         },
     )

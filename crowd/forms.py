@@ -11,6 +11,7 @@ from django import forms
 from django.core.validators import validate_slug
 
 from annotation.models import Collection, Judge, Nugget, Run, Turn
+from annotation.selectors import turn_key
 from annotation.typed import choice_field
 from crowd.models import CrowdCampaign, CrowdStudy
 from crowd.services import CAMPAIGN_NAME_MAX
@@ -69,7 +70,10 @@ class CampaignComposeForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.collection = collection
         choice_field(self, "nugget_judge").queryset = nugget_judges(collection)
-        choice_field(self, "turns").queryset = collection.turns.order_by("turn_id")
+        turns = choice_field(self, "turns")
+        turns.queryset = collection.turns.all()
+        # Offered in reading order (2_1 before 10_1), which the database cannot sort the ids into.
+        turns.choices = [(turn.pk, turn.turn_id) for turn in sorted(turns.queryset, key=turn_key)]
         choice_field(self, "runs").queryset = collection.runs.order_by("name")
 
     def clean_name(self) -> str:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Collection, Judge, Nugget, RelevanceJudgment
 from annotation.permissions import organiser_required
+from annotation.selectors import natural_key
 from annotation.typed import choice_field
 from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
@@ -328,5 +329,10 @@ def _options_shown(options: dict[str, Any]) -> list[tuple[str, str]]:
             return ", ".join(str(v) for v in value)
         return str(value) if value != "" else "none"
 
+    # Turns in reading order (2_1 before 10_1). The job keeps them sorted as text, since resuming compares
+    # that stored list, so only the page reorders them.
+    shown = (
+        {**options, "turns": sorted(options["turns"], key=natural_key)} if options.get("turns") else options
+    )
     # By name: PostgreSQL's jsonb keeps no key order, so the page reads the same on either database.
-    return [(name, text(value)) for name, value in sorted(options.items())]
+    return [(name, text(value)) for name, value in sorted(shown.items())]

@@ -42,7 +42,7 @@ from annotation.nuggets.services import (
     relevance_grade,
 )
 from annotation.permissions import is_organiser
-from annotation.selectors import assessor_judge
+from annotation.selectors import assessor_judge, turn_key
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
 
@@ -203,7 +203,7 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
         if judge is not None
         else {}
     )
-    rows = [(turn, drafts.get(turn.pk)) for turn in turns]
+    rows = [(turn, drafts.get(turn.pk)) for turn in sorted(turns, key=turn_key)]
     query = f"?judge={relevance_judge.pk}&min_grade={min_grade}" if relevance_judge else ""
     return render(
         request,

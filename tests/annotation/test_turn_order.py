@@ -1,0 +1,96 @@
+"""Turns are listed as people read them, by topic number and then turn number: 2_2 before 2_10 before
+10_1, whatever order the topics were imported in and however the ids sort as text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotation.selectors import turn_key
+from judging.models import JudgeJob
+from tests.factories import CollectionFactory, JudgeFactory, OrganiserFactory, TopicFactory, TurnFactory
+
+pytestmark = pytest.mark.django_db
+
+READING_ORDER = ["1_1", "2_2", "2_10", "10_1"]
+
+
+@pytest.fixture
+def collection():
+    """Topic 10 imported first, then 2, then 1: neither creation order nor text order is reading order."""
+    collection = CollectionFactory(name="ordered")
+    for number, positions in [("10", [1]), ("2", [10, 2]), ("1", [1])]:
+        topic = TopicFactory(collection=collection, number=number)
+        for position in positions:
+            TurnFactory(topic=topic, position=position)
+    return collection
+
+
+def test_it_keys_turn_ids_by_topic_then_turn_number():
+    class Row:
+        def __init__(self, turn_id: str) -> None:
+            self.turn_id = turn_id
+
+    rows = [Row(t) for t in ["10_1", "2_10", "1_1", "2_2"]]
+
+    assert [r.turn_id for r in sorted(rows, key=turn_key)] == READING_ORDER
+
+
+def test_it_lists_the_nugget_turns_in_reading_order(client, collection):
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("nuggets-turns", args=[collection.name]))
+
+    assert response.status_code == 200
+    assert [turn.turn_id for turn, _draft in response.context["rows"]] == READING_ORDER
+    links = re.findall(rf'href="/nuggets/{collection.name}/([0-9_]+)/"', response.content.decode())
+    assert links == READING_ORDER
+
+
+def test_it_lists_the_collections_topics_in_reading_order(client, collection):
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("collection-detail", args=[collection.name]))
+
+    assert response.status_code == 200
+    assert [topic.number for topic in response.context["topics"]] == ["1", "2", "10"]
+    shown = re.findall(r"<li><code>([0-9_]+)</code>", response.content.decode())
+    assert shown == READING_ORDER
+
+
+def test_it_offers_the_turns_of_a_crowd_campaign_in_reading_order(client, collection):
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("mturk:campaign-new"), {"collection": collection.name})
+
+    assert response.status_code == 200
+    assert [label for _value, label in response.context["form"].fields["turns"].choices] == READING_ORDER
+    html = response.content.decode()
+    offered = re.findall(
+        r'name="turns" value="\d+"[^>]*>\s*([0-9_]+)|<option value="\d+">([0-9_]+)</option>', html
+    )
+    assert ["".join(o) for o in offered] == READING_ORDER
+
+
+def test_it_shows_the_turns_of_a_job_in_reading_order(client, collection):
+    job = JudgeJob.objects.create(
+        collection=collection,
+        judge=JudgeFactory(name="gpt-4o", kind="llm"),
+        task="relevance",
+        model="gpt-4o",
+        prompt_version="relevance_v1",
+        status="done",
+        options={"turns": sorted(READING_ORDER)},
+    )
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("judging:job-detail", args=[job.pk]))
+
+    assert response.status_code == 200
+    assert "<dt>turns</dt><dd>1_1, 2_2, 2_10, 10_1</dd>" in response.content.decode()
+    job.refresh_from_db()
+    assert job.options == {
+        "turns": ["10_1", "1_1", "2_10", "2_2"]
+    }  # stored as started: resuming still matches
