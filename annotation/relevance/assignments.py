@@ -53,7 +53,9 @@ def assignment_create(
         wanted = {t.strip() for t in turn_ids if t.strip()}
         missing = wanted - {t.turn_id for t in turns}
         if missing:
-            raise AssignmentFailed(f"turns not in pool {pool.name}: {', '.join(sorted(missing)[:20])}")
+            raise AssignmentFailed(
+                f"turns not in pool {pool.name}: {', '.join(sorted(missing, key=natural_key)[:20])}"
+            )
         turns = [t for t in turns if t.turn_id in wanted]
     if not turns:
         raise AssignmentFailed(f"pool {pool.name} has no turns to assign")

@@ -8,9 +8,17 @@ import re
 import pytest
 from django.urls import reverse
 
+from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.selectors import turn_key
 from judging.models import JudgeJob
-from tests.factories import CollectionFactory, JudgeFactory, OrganiserFactory, TopicFactory, TurnFactory
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    OrganiserFactory,
+    PoolEntryFactory,
+    TopicFactory,
+    TurnFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +102,14 @@ def test_it_shows_the_turns_of_a_job_in_reading_order(client, collection):
     assert job.options == {
         "turns": ["10_1", "1_1", "2_10", "2_2"]
     }  # stored as started: resuming still matches
+
+
+def test_it_names_turns_missing_from_a_pool_in_reading_order(collection):
+    pool = PoolEntryFactory(pool__collection=collection, turn=collection.turns.get(turn_id="1_1")).pool
+
+    with pytest.raises(AssignmentFailed) as failure:
+        assignment_create(
+            pool=pool, name="a", assessors=[OrganiserFactory()], turn_ids=["10_1", "2_10", "2_2", "1_1"]
+        )
+
+    assert str(failure.value) == f"turns not in pool {pool.name}: 2_2, 2_10, 10_1"
