@@ -1,7 +1,9 @@
 """The organiser's whole tour in real Chromium, as a new organiser who never opens a terminal: a collection
-from the public iKAT 2024 files by upload, a pool, two assessors who grade in their own browsers, an
-in-platform crowd campaign answered through its study address, an LLM judge against the loopback fake,
-the agreement report, and the qrels downloaded and checked against NIST's.
+from the public iKAT 2024 files by upload, a pool, two assessors who grade in their own browsers, a third
+invited by a link that is renewed (the old one then refused), an in-platform crowd campaign answered
+through its study address, an LLM judge against the loopback fake as `make run` starts it, a human sample
+drawn against that judge and handed to an assessor, the agreement report, and the qrels downloaded and
+checked against NIST's.
 
 Only the organiser's own account is made outside the pages. Two turns keep it fast. The iKAT 2024
 passage texts are not public (ClueWeb22), so the pool's six passages are uploaded with texts of iKAT 2023
@@ -26,7 +28,7 @@ from annotation.models import Judge, RelevanceJudgment, Turn
 from crowd.models import CrowdAnswer, CrowdCampaign
 from devtools.openai_server import FakeOpenAI, toy_responder
 from judging import tasks, views_jobs
-from judging.models import JudgeJob
+from judging.models import HumanSample, JudgeJob
 from tests.factories import OrganiserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -78,6 +80,42 @@ def _upload(page, collection: str, kind: str, path: Path, **options: str) -> Non
     page.set_input_files("#id_file", str(path))
     page.click("#upload-submit")
     page.wait_for_selector("#import-done", timeout=30_000)
+
+
+def _welcome(browser, base_url: str, link: str):
+    """The invitation link opened by its owner, in their own browser."""
+    context = browser.new_context(base_url=base_url, viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.goto(link)
+    return context, page
+
+
+def _invite(browser, page, base_url: str, username: str) -> None:
+    """The organiser invites someone without a password, then renews the link: the first link is refused,
+    the new one shows the user name and sets the password the invited person logs in with."""
+    page.fill("#id_username", username)
+    page.select_option("#id_role", "assessor")
+    page.click("#person-create")
+    page.wait_for_url("**/console/people/")
+    first = page.locator(".messages").inner_text().rsplit(": ", 1)[1].strip()
+    page.locator(f'#people tr[data-person="{username}"] .invitation-renew').click()
+    page.wait_for_url("**/console/people/")
+    expect(page.locator(".messages")).to_contain_text(f"{username} is invited again")
+    second = page.locator(".messages").inner_text().rsplit(": ", 1)[1].strip()
+    assert second != first
+
+    context, welcome = _welcome(browser, base_url, first)
+    expect(welcome.locator("#welcome-invalid")).to_be_visible()
+    context.close()
+    context, welcome = _welcome(browser, base_url, second)
+    expect(welcome.locator("#welcome-username")).to_have_text(username)
+    welcome.fill("#id_new_password1", PASSWORD)
+    welcome.fill("#id_new_password2", PASSWORD)
+    welcome.click("#welcome-submit")
+    welcome.wait_for_url("**/accounts/login/")
+    _login(welcome, username)
+    context.close()
 
 
 def _words(text: str) -> set[str]:
@@ -173,10 +211,12 @@ def _assess(
 
 @pytest.fixture
 def llm(settings):
-    """The loopback OpenAI-compatible fake, answering each judge prompt in the form it asks for."""
+    """The loopback OpenAI-compatible fake, answering each judge prompt in the form it asks for, set up as
+    `make run` sets it up (scripts/run.sh): the site points at it and knows it is the local fake."""
     fake = FakeOpenAI(responder=toy_responder).start()
     settings.OPENAI_BASE_URL = fake.url
     settings.OPENAI_API_KEY = ""
+    settings.LOCAL_FAKES = ["llm"]
     yield fake
     fake.stop()
 
@@ -247,6 +287,7 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
         page.wait_for_url("**/console/people/")
     assert page.locator("#people tbody tr").count() == 3
     tour.shot(page, "people")
+    _invite(browser, page, live_server.url, "cy")
     page.goto("/console/collections/ikat24/work/")
     page.select_option("#id_pool", page.locator("#id_pool option", has_text="tour").get_attribute("value"))
     page.fill("#id_name", "tour-relevance")
@@ -312,6 +353,8 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
     page.fill("#id_judge_name", "llm-fake")
     page.fill("#id_turns", " ".join(TURNS))
     page.fill("#id_depth", str(DEPTH))
+    expect(page.locator("#llm-local-fake")).to_contain_text(llm.url)
+    expect(page.locator("#llm-warning")).to_have_count(0)
     tour.shot(page, "judge-form")
     page.click("#job-start button.primary")
     page.wait_for_url(re.compile(r"/judging/jobs/\d+/$"))
@@ -324,6 +367,27 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
     )
     tour.shot(page, "judge-done")
     assert len(llm.answered) == len(TURNS) * DEPTH
+    page.click(f'#jobs tr[data-job="{job.pk}"] a')
+    expect(page.locator("body")).to_contain_text(f"Job {job.pk}")
+
+    # 6b. A human sample drawn against the LLM's labels and handed to an assessor, for a valid estimate.
+    page.goto("/judging/evaluation/ikat24/")
+    page.click("#hybrid-draw-link")
+    page.wait_for_url("**/judging/evaluation/ikat24/hybrid/**")
+    page.fill("#id_draw-name", "tour-sample")
+    page.select_option("#id_draw-pool", "tour")
+    page.select_option("#id_draw-machine_judge", "llm-fake")
+    page.fill("#id_draw-budget", "1")
+    page.get_by_label("ana", exact=True).check()
+    page.click("#hybrid-draw")
+    page.wait_for_url(re.compile(r"/hybrid/\?(.*&)?sample=tour-sample(&|$)"))
+    expect(page.locator(".messages")).to_contain_text("Sample tour-sample: 1 of 2 turns drawn")
+    # The drawn turn counts as labelled when it is the one ana graded (the human judge the page chose).
+    [drawn] = HumanSample.objects.get(name="tour-sample").units.values_list("key", flat=True)
+    labelled = int(drawn == graded["ana"])
+    expect(page.locator("#hybrid-sample-list tbody tr", has_text="tour-sample")).to_contain_text(
+        f"{labelled} of 1"
+    )
 
     # 7. How far the LLM agrees with the assessors.
     page.goto("/judging/agreement/ikat24/")
