@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from django.contrib.auth.models import User
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Model, QuerySet
 
 from annotation.models import (
     Collection,
@@ -48,7 +48,13 @@ def turn_key(item: HasTurnId) -> tuple[tuple[int, int | str], ...]:
     return natural_key(item.turn_id)
 
 
-COUNTED = {"topics": Topic, "turns": Turn, "passages": Passage, "runs": Run, "pools": Pool}
+COUNTED: dict[str, type[Model]] = {
+    "topics": Topic,
+    "turns": Turn,
+    "passages": Passage,
+    "runs": Run,
+    "pools": Pool,
+}
 
 
 def collection_counts(*, collection_ids: Iterable[int]) -> dict[int, dict[str, int]]:
@@ -62,7 +68,7 @@ def collection_counts(*, collection_ids: Iterable[int]) -> dict[int, dict[str, i
     counts = {pk: dict.fromkeys(COUNTED, 0) for pk in ids}
     for kind, model in COUNTED.items():
         grouped = (
-            model.objects.filter(collection_id__in=ids)
+            model._default_manager.filter(collection_id__in=ids)
             .values_list("collection_id")
             .annotate(n=Count("pk"))
             .order_by()
@@ -126,18 +132,23 @@ def qrels_dict(*, collection: Collection, judge: Judge) -> dict[str, dict[str, i
     return qrels
 
 
-def run_dict(
-    *, run: Run, depth: int | None = None, turn_ids: Iterable[str] | None = None
-) -> dict[str, dict[str, float]]:
-    """{turn id: {passage id: score}} of a run, optionally cut at `depth` or limited to some turns."""
-    result: dict[str, dict[str, float]] = {}
-    rankings = Ranking.objects.filter(run=run)
+def runs_dict(
+    *, runs: Iterable[Run], depth: int | None = None, turn_ids: Iterable[str] | None = None
+) -> dict[int, dict[str, dict[str, float]]]:
+    """{run pk: {turn id: {passage id: score}}} of several runs in one query (a query per run made the
+    pages that score every run grow with the number of runs)."""
+    result: dict[int, dict[str, dict[str, float]]] = {}
+    rankings = Ranking.objects.filter(run__in=[run.pk for run in runs])
     if turn_ids is not None:
         rankings = rankings.filter(turn__turn_id__in=list(turn_ids))
-    for turn_id, passage_ids, scores in rankings.values_list("turn__turn_id", "passage_ids", "scores"):
+    for run_pk, turn_id, passage_ids, scores in rankings.values_list(
+        "run_id", "turn__turn_id", "passage_ids", "scores"
+    ).iterator(chunk_size=2000):
         if depth is not None:
             passage_ids, scores = passage_ids[:depth], scores[:depth]
-        result[turn_id] = dict(zip(passage_ids, (float(s) for s in scores), strict=True))
+        result.setdefault(run_pk, {})[turn_id] = dict(
+            zip(passage_ids, (float(s) for s in scores), strict=True)
+        )
     return result
 
 

@@ -63,7 +63,9 @@ class PageResult:
     ms: float
 
 
-def routes(resolver: URLResolver | None = None, namespace: str = "", params: tuple[str, ...] = ()) -> Iterator[Route]:
+def routes(
+    resolver: URLResolver | None = None, namespace: str = "", params: tuple[str, ...] = ()
+) -> Iterator[Route]:
     """Every named route of the URL configuration (Django's admin aside), with its URL parameters."""
     resolver = resolver or get_resolver()
     for entry in resolver.url_patterns:
@@ -93,10 +95,15 @@ class World:
     @classmethod
     def of(cls, collection: Collection, assessor: Any) -> World:
         judge = Judge.objects.filter(name__startswith=collection.name, kind=Judge.Kind.LLM).first()
-        slot = WorkSlot.objects.filter(assessor=assessor, unit__assignment__pool__collection=collection).first()
+        slot = WorkSlot.objects.filter(
+            assessor=assessor, unit__assignment__pool__collection=collection
+        ).first()
         assert judge is not None and slot is not None, "build the collection with realsize_build first"
         import_job, _ = ImportJob.objects.get_or_create(
-            collection=collection, kind=ImportJob.Kind.QRELS, file_name="walk.qrels", defaults={"stored_path": ""}
+            collection=collection,
+            kind=ImportJob.Kind.QRELS,
+            file_name="walk.qrels",
+            defaults={"stored_path": ""},
         )
         judge_job, _ = JudgeJob.objects.get_or_create(
             collection=collection, judge=judge, task=JudgeJob.Task.RELEVANCE, model="m", prompt_version="v"
@@ -129,6 +136,7 @@ def _argument(route: str, param: str, world: World) -> str | None:
         "turn_id": world.nugget.turn.turn_id,
         "assignment_id": world.support.pk,
         "position": 1,
+        "username": world.assessor.get_username(),
     }
     if param == "pk":
         return str(world.import_job.pk if route.startswith("console-import") else world.judge_job.pk)

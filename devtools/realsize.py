@@ -273,20 +273,23 @@ def _machine_judges(
 
 
 def _pools(collection: Collection, size: Size, llm: Judge) -> None:
-    shapes = [
-        {"name": "top10", "depth": 10},
-        {
-            "name": "adaptive",
-            "depth": 30,
-            "adaptive": True,
-            "filter_judge": llm,
-            "min_grade": 2,
-            "always_depth": 5,
-        },
-        {"name": "top5", "depth": 5},
+    """Depth-10 over every run, the iKAT adaptive pool (top 5, then ranks 6-30 the LLM grades 2 or more)
+    and depth-5, as many as `size.pools` asks for."""
+    builds: list[Callable[[], object]] = [
+        lambda: pool_build(collection=collection, name="top10", depth=10),
+        lambda: pool_build(
+            collection=collection,
+            name="adaptive",
+            depth=30,
+            adaptive=True,
+            filter_judge=llm,
+            min_grade=2,
+            always_depth=5,
+        ),
+        lambda: pool_build(collection=collection, name="top5", depth=5),
     ]
-    for shape in shapes[: size.pools]:
-        pool_build(collection=collection, **shape)
+    for build in builds[: size.pools]:
+        build()
 
 
 def _people(collection: Collection, size: Size, rng: random.Random) -> None:

@@ -29,7 +29,7 @@ import ir_measures
 from ir_measures import AP, Judged, P, R, nDCG
 
 from annotation.models import Collection, Judge, RelevanceGrade, Run
-from annotation.selectors import natural_key, qrels_dict, run_dict
+from annotation.selectors import natural_key, qrels_dict, runs_dict
 
 DEFAULT_REL_THRESHOLD = 2
 PRIMARY_MEASURE = "nDCG@5"
@@ -110,10 +110,9 @@ def runs_evaluate(
     result = Evaluation(
         collection=collection.name, judge=judge.name, rel_threshold=rel_threshold, measures=names, turns=turns
     )
+    rankings = runs_dict(runs=selected, turn_ids=qrels)
     for run in sorted(selected, key=lambda r: r.name):
-        ranked = {
-            turn: docs for turn, docs in run_dict(run=run, turn_ids=qrels).items() if turn in qrels and docs
-        }
+        ranked = {turn: docs for turn, docs in rankings.get(run.pk, {}).items() if turn in qrels and docs}
         scores: dict[str, dict[str, float]] = {turn: dict.fromkeys(names, 0.0) for turn in turns}
         for metric in evaluator.iter_calc(ranked):
             scores[metric.query_id][str(metric.measure)] = float(metric.value)

@@ -162,7 +162,9 @@ class RelevanceWorkForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choice_field(self, "pool").queryset = Pool.objects.filter(collection=collection)
+        choice_field(self, "pool").queryset = Pool.objects.filter(collection=collection).select_related(
+            "collection"
+        )
         choice_field(self, "assessors").queryset = selectors.assessors()
 
 

@@ -302,17 +302,43 @@ class AssignmentProgress:
     free: int
 
 
-def assignment_progress(*, assignment: Assignment, now: datetime | None = None) -> AssignmentProgress:
+def assignments_progress(
+    *, assignments: list[Assignment], now: datetime | None = None
+) -> list[AssignmentProgress]:
+    """Each assignment's units and copies: complete, leased now, free. Two grouped queries for any number
+    of assignments (four counts per assignment made the organise page grow with every round of work)."""
     now = now or timezone.now()
-    slots = WorkSlot.objects.filter(unit__assignment=assignment)
-    completed = slots.filter(completed_at__isnull=False).count()
-    leased = slots.filter(completed_at__isnull=True, assessor__isnull=False, leased_until__gte=now).count()
-    copies = slots.count()
-    return AssignmentProgress(
-        assignment=assignment,
-        units=assignment.units.count(),
-        copies=copies,
-        completed=completed,
-        leased=leased,
-        free=copies - completed - leased,
+    ids = [a.pk for a in assignments]
+    units = dict(
+        WorkUnit.objects.filter(assignment_id__in=ids)
+        .values_list("assignment_id")
+        .annotate(n=Count("pk"))
+        .order_by()
     )
+    copies = {
+        row["assignment_id"]: row
+        for row in WorkSlot.objects.filter(assignment_id__in=ids)
+        .values("assignment_id")
+        .annotate(
+            copies=Count("pk"),
+            completed=Count("pk", filter=Q(completed_at__isnull=False)),
+            leased=Count(
+                "pk", filter=Q(completed_at__isnull=True, assessor__isnull=False, leased_until__gte=now)
+            ),
+        )
+        .order_by()
+    }
+    result = []
+    for assignment in assignments:
+        row = copies.get(assignment.pk, {"copies": 0, "completed": 0, "leased": 0})
+        result.append(
+            AssignmentProgress(
+                assignment=assignment,
+                units=units.get(assignment.pk, 0),
+                copies=row["copies"],
+                completed=row["completed"],
+                leased=row["leased"],
+                free=row["copies"] - row["completed"] - row["leased"],
+            )
+        )
+    return result

@@ -29,7 +29,7 @@ from annotation.models import (
 from annotation.permissions import organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.forms import AssignmentForm, GradeForm, PtkbForm
-from annotation.relevance.selectors import Step, assessor_queue, assignment_progress, unit_steps
+from annotation.relevance.selectors import Step, assessor_queue, assignments_progress, unit_steps
 from annotation.relevance.work import (
     WorkRefused,
     assignments_for_assessor,
@@ -297,10 +297,9 @@ def organise(request: AuthenticatedRequest) -> HttpResponse:
     pools = Pool.objects.select_related("collection", "filter_judge").annotate(
         size=Count("entries"), n_turns=Count("entries__turn", distinct=True)
     )
-    progress = [
-        assignment_progress(assignment=a)
-        for a in Assignment.objects.select_related("pool", "pool__collection")
-    ]
+    progress = assignments_progress(
+        assignments=list(Assignment.objects.select_related("pool", "pool__collection"))
+    )
     return render(
         request,
         "relevance/organise.html",

@@ -45,7 +45,9 @@ class SampleDrawForm(forms.Form):
         judges = (
             Judge.objects.filter(relevancejudgments__turn__collection=collection).distinct().order_by("name")
         )
-        self.fields["pool"].queryset = Pool.objects.filter(collection=collection).order_by("name")  # type: ignore[attr-defined]
+        self.fields["pool"].queryset = (
+            Pool.objects.filter(collection=collection).select_related("collection").order_by("name")
+        )  # type: ignore[attr-defined]
         self.fields["machine_judge"].queryset = judges  # type: ignore[attr-defined]
         self.fields["confidence_judges"].queryset = judges  # type: ignore[attr-defined]
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
-from annotation.selectors import natural_key, qrels_dict, run_dict
+from annotation.selectors import natural_key, qrels_dict, runs_dict
 
 TASKS = ("relevance", "support", "ntr")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
@@ -220,7 +220,8 @@ def relevance_table(
     runs = list(Run.objects.filter(collection=collection).order_by("name"))
     if not runs:
         raise UnitsError(f"collection {collection.name} has no runs")
-    rankings = {run.name: run_dict(run=run, turn_ids=turns) for run in runs}
+    by_run = runs_dict(runs=runs, turn_ids=turns)
+    rankings = {run.name: by_run.get(run.pk, {}) for run in runs}
     names = [run.name for run in runs]
     machine_v = relevance_turn_values(qrels=machine_q, turns=turns, rankings=rankings, measure=measure)
     labelled = [t for t in turns if t in human_q]
