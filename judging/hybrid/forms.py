@@ -9,6 +9,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from annotation.models import Collection, Judge, Pool
+from annotation.typed import choice_field
 from judging.hybrid.sampling import STRATEGIES
 from judging.models import HumanSample
 
@@ -45,9 +46,9 @@ class SampleDrawForm(forms.Form):
         judges = (
             Judge.objects.filter(relevancejudgments__turn__collection=collection).distinct().order_by("name")
         )
-        self.fields["pool"].queryset = (
+        choice_field(self, "pool").queryset = (
             Pool.objects.filter(collection=collection).select_related("collection").order_by("name")
-        )  # type: ignore[attr-defined]
+        )
         self.fields["machine_judge"].queryset = judges  # type: ignore[attr-defined]
         self.fields["confidence_judges"].queryset = judges  # type: ignore[attr-defined]
 
