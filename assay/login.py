@@ -15,6 +15,11 @@ from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from annotation.models import Assignment, SupportAssignment
+from annotation.permissions import is_organiser
+from crowd.models import CrowdWorker
 
 
 def _keys(request: HttpRequest) -> list[tuple[str, int]]:
@@ -27,7 +32,25 @@ def _keys(request: HttpRequest) -> list[tuple[str, int]]:
     ]
 
 
+def landing_url(user: Any) -> str:
+    """Where a login without `next` lands: organisers on the home page with every collection; a crowd
+    worker's account on the crowd page; an assessor on their own work (relevance first, or support when
+    that is all they have), so that a login never waits on pages that are not theirs."""
+    if is_organiser(user):
+        return reverse("home")
+    if CrowdWorker.objects.filter(user=user).exists():
+        return reverse("mturk:home")
+    only_support = (
+        not Assignment.objects.filter(assessors=user).exists()
+        and SupportAssignment.objects.filter(user=user).exists()
+    )
+    return reverse("support-assignments" if only_support else "relevance-queue")
+
+
 class ThrottledLoginView(LoginView):
+    def get_default_redirect_url(self) -> str:
+        return landing_url(self.request.user)
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         keys = _keys(request)
         counts = cache.get_many([key for key, _ in keys])
