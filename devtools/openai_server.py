@@ -96,11 +96,15 @@ class FakeOpenAI:
     model_name: str | None = None
     host: str = "127.0.0.1"
     port: int = 0
+    # The newest requests kept in `received` (None: all, as tests read them); a long-running demo server
+    # (`llm_fake_server`) keeps a few, so its memory does not grow with every judge call.
+    keep: int | None = None
 
     def __post_init__(self) -> None:
         if self.host not in LOOPBACK:
             raise ValueError(f"the fake OpenAI server listens on loopback only, not {self.host!r}")
         self.received: list[Received] = []
+        self.requests = 0
         self._script: list[Behaviour] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -163,6 +167,9 @@ class FakeOpenAI:
                 )
                 with fake._lock:
                     fake.received.append(record)
+                    fake.requests += 1
+                    if fake.keep is not None and len(fake.received) > fake.keep:
+                        del fake.received[: len(fake.received) - fake.keep]
                     behaviour = fake._script.pop(0) if fake._script else None
                 if fake.latency:
                     time.sleep(fake.latency)
@@ -236,7 +243,7 @@ class FakeOpenAI:
 
     def _completion(self, body: dict[str, Any], prompt: str, text: str) -> dict[str, Any]:
         with self._lock:
-            number = len(self.received)
+            number = self.requests
         prompt_tokens, completion_tokens = count_tokens(prompt), count_tokens(text)
         return {
             "id": f"chatcmpl-fake{number}",

@@ -10,8 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import openai
 import pytest
 
+from devtools.openai_server import FakeOpenAI
 from tests.conftest import REPO
 
 FAKES = ["llm_fake_server", "mturk_fake_server"]
@@ -69,3 +71,16 @@ def test_it_stops_a_fake_when_the_process_that_started_it_ends(command, tmp_path
     while not _gone(fake) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(fake), f"the fake {fake} outlived the shell that started it"
+
+
+def test_a_long_running_fake_keeps_only_its_newest_requests_and_still_numbers_every_answer():
+    with FakeOpenAI(keep=2) as fake:
+        client = openai.OpenAI(base_url=fake.url, api_key="fake", max_retries=0)
+        ids = [
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"q{n}"}]).id
+            for n in range(5)
+        ]
+
+    assert len(set(ids)) == 5
+    assert fake.requests == 5
+    assert [r.body["messages"][0]["content"] for r in fake.received] == ["q3", "q4"]

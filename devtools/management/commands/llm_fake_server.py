@@ -29,7 +29,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            server = FakeOpenAI(responder=toy_responder, host=options["host"], port=options["port"]).start()
+            server = FakeOpenAI(
+                responder=toy_responder, host=options["host"], port=options["port"], keep=100
+            ).start()
         except (ValueError, OSError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"fake OpenAI-compatible server listening on {server.url}")
