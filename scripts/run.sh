@@ -47,9 +47,23 @@ start_fake() {
 }
 
 fakes=()
-llm="the endpoint you set"
-mturk="the MTurk sandbox (MTURK_LIVE=1: the live marketplace)"
-[ -n "${MTURK_ENDPOINT_URL:-}" ] && mturk="$MTURK_ENDPOINT_URL"
+live=$(echo "${MTURK_LIVE:-}" | tr '[:upper:]' '[:lower:]')
+if [ -n "${OPENAI_BASE_URL:-}" ]; then
+  llm="$OPENAI_BASE_URL"
+elif [ -n "${AZURE_OPENAI_ENDPOINT:-}" ]; then
+  llm="Azure OpenAI at $AZURE_OPENAI_ENDPOINT"
+elif [ -n "${OPENAI_API_KEY:-}" ]; then
+  llm="OpenAI"
+else
+  llm="no endpoint (LLM jobs are refused until OPENAI_API_KEY or OPENAI_BASE_URL is set)"
+fi
+if [ -n "${MTURK_ENDPOINT_URL:-}" ]; then
+  mturk="$MTURK_ENDPOINT_URL"
+elif [[ $live =~ ^(1|true|yes|on)$ ]]; then
+  mturk="the live marketplace (real money)"
+else
+  mturk="the MTurk sandbox"
+fi
 if [ "${FAKES:-1}" != 0 ]; then
   if [ -z "${OPENAI_API_KEY:-}${OPENAI_BASE_URL:-}${AZURE_OPENAI_ENDPOINT:-}" ]; then
     start_fake llm_fake_server
@@ -57,7 +71,6 @@ if [ "${FAKES:-1}" != 0 ]; then
     fakes+=(llm)
     llm="the local fake at $url (answers that mean nothing; set OPENAI_API_KEY or OPENAI_BASE_URL for a model)"
   fi
-  live=$(echo "${MTURK_LIVE:-}" | tr '[:upper:]' '[:lower:]')
   if [ -z "${MTURK_ENDPOINT_URL:-}${AWS_ACCESS_KEY_ID:-}${AWS_PROFILE:-}" ] && [[ ! $live =~ ^(1|true|yes|on)$ ]]; then
     start_fake mturk_fake_server
     export MTURK_ENDPOINT_URL=$url
@@ -71,8 +84,8 @@ export LOCAL_FAKES
 echo ""
 echo "  Assay is at http://$host:$port/"
 echo "  Log in as organiser / organiser-demo (organiser), or alice / alice-demo and bob / bob-demo (assessors)."
-echo "  LLM judges call $llm."
-echo "  MTurk campaigns talk to $mturk."
+echo "  LLM judges: $llm."
+echo "  MTurk campaigns: $mturk."
 echo ""
 # RUNSERVER_ARGS adds options, e.g. --noreload (no restart when a file of the checkout changes).
 # shellcheck disable=SC2086

@@ -97,8 +97,8 @@ def test_make_run_serves_beside_the_fakes_runs_an_llm_job_from_the_pages_and_sto
     script: subprocess.Popen[bytes] = make_run["script"]  # type: ignore[assignment]
     port: int = make_run["port"]  # type: ignore[assignment]
     text: str = make_run["output"]()  # type: ignore[operator]
-    llm_url = re.search(r"LLM judges call the local fake at (http://127\.0\.0\.1:\d+/v1)", text)
-    mturk_url = re.search(r"MTurk campaigns talk to the local fake at (http://127\.0\.0\.1:\d+)", text)
+    llm_url = re.search(r"LLM judges: the local fake at (http://127\.0\.0\.1:\d+/v1)", text)
+    mturk_url = re.search(r"MTurk campaigns: the local fake at (http://127\.0\.0\.1:\d+)", text)
     assert llm_url and mturk_url, text[-3000:]
     site = Browser(f"http://127.0.0.1:{port}")
 
