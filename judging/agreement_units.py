@@ -252,10 +252,12 @@ MeasureFunction = Callable[[Collection, Judge], RunScores | dict[str, float]]
 
 
 def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
+    from ir_measures import nDCG
+
     from judging.evaluation import EvaluationError, runs_evaluate
 
     try:
-        evaluation = runs_evaluate(collection=collection, judge=judge)
+        evaluation = runs_evaluate(collection=collection, judge=judge, measures=[nDCG @ 5])
     except EvaluationError:
         return RunScores(scores={})
     # A run that ranks no passage on any turn the judge assessed (a response-only run) scores 0 by the

@@ -87,13 +87,16 @@ def runs_evaluate(
     judge: Judge,
     runs: Iterable[Run] | None = None,
     rel_threshold: int = DEFAULT_REL_THRESHOLD,
+    measures: list[Any] | None = None,
 ) -> Evaluation:
     """Score runs of `collection` (all of them unless `runs` is given) against `judge`'s relevance labels.
 
     Only turns the judge assessed count; a run without a ranking for one of them scores 0 there
     (trec_eval -c). Raises EvaluationError if the judge has no relevance labels on the collection.
     """
-    measures = evaluation_measures(rel_threshold=rel_threshold)
+    # A caller that needs one measure (a rank correlation of nDCG@5) asks for it alone: ir_measures
+    # spends most of an evaluation handling each per-turn value, so six measures cost six times one.
+    measures = measures or evaluation_measures(rel_threshold=rel_threshold)
     names = [str(m) for m in measures]
     qrels = qrels_dict(collection=collection, judge=judge)
     if not qrels:
