@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.db.models import Count, Q, QuerySet, Value
+from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 from annotation.formats.base import excerpt
 from annotation.judge_access import NOT_SHARED, judge_readable, judges_readable
 from annotation.judge_menus import judges_with_labels
-from annotation.models import Collection, GoldResponse, Judge, Nugget, Passage, Turn
+from annotation.models import Collection, GoldResponse, Judge, Nugget, Passage, RelevanceJudgment, Turn
 from annotation.nuggets.selectors import (
     NuggetStats,
     nugget_judges,
@@ -42,7 +42,7 @@ from annotation.nuggets.services import (
     relevance_grade,
 )
 from annotation.permissions import is_organiser
-from annotation.selectors import assessor_judge, turn_key
+from annotation.selectors import assessor_judge, collection_counts, turn_key
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
 
@@ -165,8 +165,15 @@ def _form_error(form: forms.Form) -> JsonResponse:
 
 @login_required
 def nugget_index(request: AuthenticatedRequest) -> HttpResponse:
-    collections = Collection.objects.annotate(n_turns=Count("turns", distinct=True))
+    collections = list(Collection.objects.all())
+    turns = collection_counts(collection_ids=[c.pk for c in collections])
+    for collection in collections:
+        collection.n_turns = turns[collection.pk]["turns"]  # type: ignore[attr-defined]
     return render(request, "nuggets/index.html", {"collections": collections})
+
+
+def _count_by_turn(rows: QuerySet[Any]) -> dict[int, int]:
+    return dict(rows.values_list("turn_id").annotate(n=Count("pk")).order_by())
 
 
 @login_required
@@ -178,22 +185,26 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
         return _bad_page_request(exc)
     # Reading never creates the assessor's judge: one who has written nothing has no nuggets yet.
     judge = assessor_judge(request.user)
-    turns = (
-        Turn.objects.filter(collection=collection)
-        .select_related("topic")
-        .annotate(
-            n_nuggets=Count("nuggets", filter=Q(nuggets__judge=judge), distinct=True)
-            if judge is not None
-            else Value(0),
-            n_relevant=Count(
-                "relevance_judgments",
-                filter=Q(
-                    relevance_judgments__judge=relevance_judge, relevance_judgments__grade__gte=min_grade
-                ),
-                distinct=True,
-            ),
-        )
+    # One grouped query per count: counting nuggets and relevant passages in one query joins both
+    # tables to every turn, a product that grows with each.
+    turns = list(Turn.objects.filter(collection=collection).select_related("topic"))
+    nuggets = (
+        _count_by_turn(Nugget.objects.filter(judge=judge, turn__collection=collection))
+        if judge is not None
+        else {}
     )
+    relevant = (
+        _count_by_turn(
+            RelevanceJudgment.objects.filter(
+                judge=relevance_judge, turn__collection=collection, grade__gte=min_grade
+            )
+        )
+        if relevance_judge is not None
+        else {}
+    )
+    for turn in turns:
+        turn.n_nuggets = nuggets.get(turn.pk, 0)  # type: ignore[attr-defined]
+        turn.n_relevant = relevant.get(turn.pk, 0)  # type: ignore[attr-defined]
     drafts = (
         dict(
             GoldResponse.objects.filter(judge=judge, turn__collection=collection).values_list(
