@@ -11,7 +11,10 @@ passages as stand-ins (the pages need something to show); the assessors type NIS
 for their passages, so the qrels the organiser downloads must agree with NIST's file line for line.
 
 With ASSAY_TOUR_SCREENSHOTS=1 each step saves docs/tour/NN-step.png (1280x800), which the README's
-guided tour shows; without it the test writes nothing.
+guided tour shows; without it the test writes nothing. bench/bench_tour.py runs it twice: as it is, and
+with ASSAY_TOUR_REAL_SIZE=1, which first builds a collection of real size beside the tour's own (so the
+home page, the people, jobs and organise pages and every judge menu carry it), each time writing how long
+each step took to the file ASSAY_TOUR_TIMINGS names.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -47,12 +51,16 @@ class Tour:
         self.enabled = os.environ.get("ASSAY_TOUR_SCREENSHOTS") == "1"
         self.count = 0
         self.names: list[str] = []
+        self.seconds: list[float] = []  # each step's time, from the previous step's picture to its own
+        self.last = time.monotonic()
         if self.enabled:
             TOUR.mkdir(parents=True, exist_ok=True)
 
     def shot(self, page, step: str) -> None:
         self.count += 1
         self.names.append(f"{self.count:02d}-{step}.png")
+        now = time.monotonic()
+        self.seconds.append(now - self.last)
         if self.enabled:
             path = TOUR / self.names[-1]
             page.screenshot(path=str(path), full_page=False)
@@ -62,6 +70,12 @@ class Tour:
             with Image.open(path) as picture:
                 small = picture.convert("RGB").quantize(colors=64)
             small.save(path, optimize=True)
+        self.last = time.monotonic()  # the picture's own time is not the step's
+
+    def timings_write(self) -> None:
+        target = os.environ.get("ASSAY_TOUR_TIMINGS")
+        if target:
+            Path(target).write_text(json.dumps(dict(zip(self.names, self.seconds, strict=True)), indent=1))
 
 
 def _login(page, username: str) -> None:
@@ -232,6 +246,13 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
     assert len(nist) == len(TURNS) * DEPTH  # every pooled pair has an official grade
     # The 277 KB topics file is imported in the background while its page follows it.
     settings.CONSOLE_INLINE_IMPORT_BYTES = 250 * 1024
+    if os.environ.get("ASSAY_TOUR_REAL_SIZE") == "1":
+        from devtools.realsize import REAL, realsize_build
+
+        ikat = shared_data / "ikat2024"
+        realsize_build(
+            size=REAL, topics_path=ikat / "2024_test_topics.json", qrels_path=ikat / "2024_test_qrels.trec"
+        )
     tour = Tour()
     errors: list[str] = []
 
@@ -414,10 +435,12 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
     context.close()
 
     assert errors == []
+    tour.timings_write()
     # The README's tour shows exactly these steps, in this order.
     readme = (TOUR.parents[1] / "README.md").read_text()
     assert re.findall(r"\]\(docs/tour/([^)]+)\)", readme) == tour.names
-    assert RelevanceJudgment.objects.filter(judge__kind=Judge.Kind.ASSESSOR).count() == len(TURNS) * DEPTH
-    assert RelevanceJudgment.objects.filter(judge__name="llm-fake").count() == len(TURNS) * DEPTH
+    tour_grades = RelevanceJudgment.objects.filter(turn__collection__name="ikat24")
+    assert tour_grades.filter(judge__kind=Judge.Kind.ASSESSOR).count() == len(TURNS) * DEPTH
+    assert tour_grades.filter(judge__name="llm-fake").count() == len(TURNS) * DEPTH
     assert CrowdAnswer.objects.filter(assignment__batch__campaign__name="tour-ntr").count() == 4
     assert Turn.objects.filter(collection__name="ikat24").count() == 218
