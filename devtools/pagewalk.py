@@ -51,6 +51,7 @@ SKIPPED = {
 class Route:
     name: str
     params: tuple[str, ...]
+    view: Any = None
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def routes(
             inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
             yield from routes(entry, inner, params + converters)
         elif isinstance(entry, URLPattern) and entry.name:
-            yield Route(f"{namespace}{entry.name}", params + converters)
+            yield Route(f"{namespace}{entry.name}", params + converters, entry.callback)
 
 
 @dataclass(frozen=True)

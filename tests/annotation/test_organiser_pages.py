@@ -10,20 +10,21 @@ an organiser page added without the check fails `test_every_route_is_an_organise
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import reverse
 
 from annotation.console.services import person_create
 from annotation.models import Collection, ImportJob, RelevanceJudgment, Turn
 from annotation.permissions import OrganiserRequiredMixin
 from annotation.relevance.pooling import pool_build
 from crowd.models import CrowdCampaign, CrowdWorker
+from devtools.pagewalk import Route
+from devtools.pagewalk import routes as _routes
 from judging.models import JudgeJob
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import JudgeFactory, OrganiserFactory, PassageFactory, RankingFactory, UserFactory
@@ -83,28 +84,6 @@ NOT_ORGANISER_PAGES = {
     "mturk:hit": "crowd workers",
     "mturk:study": "crowd workers",
 }
-
-
-@dataclass(frozen=True)
-class Route:
-    name: str
-    params: tuple[str, ...]
-    view: Any
-
-
-def _routes(
-    resolver: URLResolver | None = None, namespace: str = "", params: tuple[str, ...] = ()
-) -> Iterator[Route]:
-    resolver = resolver or get_resolver()
-    for entry in resolver.url_patterns:
-        converters = tuple(getattr(entry.pattern, "converters", {}))
-        if isinstance(entry, URLResolver):
-            if entry.app_name == "admin":
-                continue
-            inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            yield from _routes(entry, inner, params + converters)
-        elif isinstance(entry, URLPattern):
-            yield Route(f"{namespace}{entry.name}", params + converters, entry.callback)
 
 
 def _is_organiser_only(view: Any) -> bool:
