@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from annotation.formats.base import Problems
 from annotation.formats.runs import parse_run
 from annotation.models import (
     Collection,
@@ -54,11 +55,22 @@ def run_import(
 ) -> list[tuple[Run, ImportResult]]:
     """Load a TREC run, an iKAT JSON run, or TREC RAG 2024 answers; re-importing replaces in place.
 
-    `progress(done, total)` counts the rankings and responses of the file stored so far, told after each
-    chunk of rankings and each response.
+    Every problem of the file, its syntax and its turns the collection lacks alike, is reported in one
+    pass (TREC RAG answers create the topics they name instead). `progress(done, total)` counts the
+    rankings and responses of the file stored so far, told after each chunk of rankings and each response.
     """
     pathname = str(path)
-    records = parse_run(path, name)
+    problems = Problems(pathname)
+    records = parse_run(path, name, problems=problems)
+    wanted: dict[str, int] = {}
+    for record in records:
+        for turn_id, line in record.turn_lines.items():
+            wanted[turn_id] = min(line, wanted.get(turn_id, line))
+    # TREC RAG answers create the topics they name; any other run names turns the collection must hold.
+    creates_topics = any(record.source_format == "rag-jsonl" for record in records)
+    turns = turns_for(collection, pathname, {} if creates_topics else wanted, problems=problems)
+    problems.raise_if_any()
+
     total = sum(len(record.rankings) + len(record.responses) for record in records)
     done = 0
 
@@ -68,11 +80,11 @@ def run_import(
         if progress is not None and count:
             progress(done, total)
 
+    if creates_topics:
+        _rag_topics_create(collection, [r for record in records for r in record.responses])
+        turns = turns_for(collection, pathname, wanted)
     results: list[tuple[Run, ImportResult]] = []
     for record in records:
-        if record.source_format == "rag-jsonl":
-            _rag_topics_create(collection, record.responses)
-        turns = turns_for(collection, pathname, record.turn_lines)
         run, created = Run.objects.get_or_create(
             collection=collection,
             name=record.name,

@@ -162,22 +162,24 @@ def topics_import(
     """Load iKAT topics JSON (2023 and 2024 shapes) or a TREC `id<TAB>query` file into a collection.
 
     Topics, turns and PTKB statements are matched by their ids, so importing the same file again
-    changes nothing and a corrected file updates texts in place. `progress(done, total)` counts the
-    file's topics stored so far, told after each topic.
+    changes nothing and a corrected file updates texts in place. Every problem of the file, its
+    syntax and its turns that belong to other topics alike, is reported in one pass.
+    `progress(done, total)` counts the file's topics stored so far, told after each topic.
     """
-    records = parse_topics(path)
+    problems = Problems(str(path))
+    records = parse_topics(path, problems=problems)
     result = ImportResult(kinds={kind: KindCounts() for kind in (TOPICS, TURNS, PTKB_STATEMENTS)})
     topics = {t.number: t for t in collection.topics.all()}
-    turns = {t.turn_id: t for t in collection.turns.all()}
-    clashes = Problems(str(path))
+    turns = {t.turn_id: t for t in collection.turns.select_related("topic")}
     for record in records:
         for turn_record in record.turns:
             existing = turns.get(turn_record.turn_id)
             if existing is not None and existing.topic.number != record.number:
-                clashes.add(
-                    None, f"turn {turn_record.turn_id} already belongs to topic {existing.topic.number}"
+                problems.add(
+                    turn_record.line,
+                    f"turn {turn_record.turn_id} already belongs to topic {existing.topic.number}",
                 )
-    clashes.raise_if_any()
+    problems.raise_if_any()
 
     for done, record in enumerate(records, start=1):
         topic = topics.get(record.number)

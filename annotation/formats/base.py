@@ -7,6 +7,7 @@ raises `ImportFailed` listing every problem it found (up to a cap), so an import
 from __future__ import annotations
 
 import bisect
+import heapq
 import json
 import json.decoder
 import json.scanner
@@ -47,33 +48,38 @@ class ImportFailed(Exception):
 class Problems:
     """Collects problems of one file and raises them together, in line order.
 
-    Every problem is counted, only the first MAX_PROBLEMS are kept: a check may go on past `full` to
-    count the rest, so that one pass says how many problems the file has.
+    Every problem is counted; the MAX_PROBLEMS of the lowest lines are kept, whatever order the checks
+    found them in (the file's syntax first, then its ids against the database), so that one pass says
+    what is wrong first in the file and how many problems it has. Checks go on to the end of the file.
     """
 
     path: str
-    items: list[str] = field(default_factory=list)
     more: int = 0
-    _lines: list[int] = field(default_factory=list, repr=False)
+    # (-line, -order, message): a heap whose top is the kept problem latest in the file.
+    _kept: list[tuple[int, int, str]] = field(default_factory=list, repr=False)
 
     def add(self, line: int | None, message: str) -> None:
-        if self.full:
-            self.more += 1
-            return
         where = f"{self.path}:{line}" if line else self.path
-        self.items.append(f"{where}: {message}")
-        self._lines.append(line or 0)
+        entry = (-(line or 0), -(self.more + len(self._kept)), f"{where}: {message}")
+        if len(self._kept) < MAX_PROBLEMS:
+            heapq.heappush(self._kept, entry)
+        else:
+            # The new problem is kept only if it comes earlier in the file than the latest kept one.
+            heapq.heappushpop(self._kept, entry)
+            self.more += 1
+
+    @property
+    def items(self) -> list[str]:
+        """The kept problems in line order (problems of the whole file first, then by line)."""
+        return [message for _line, _order, message in sorted(self._kept, reverse=True)]
 
     def raise_if_any(self) -> None:
-        if self.items:
-            # Checks run one after another (the file's syntax, then its ids against the database), so
-            # their problems are put back in the file's order.
-            order = sorted(range(len(self.items)), key=lambda i: self._lines[i])
-            raise ImportFailed([self.items[i] for i in order], more=self.more)
+        if self._kept:
+            raise ImportFailed(self.items, more=self.more)
 
     @property
     def full(self) -> bool:
-        return len(self.items) >= MAX_PROBLEMS
+        return len(self._kept) >= MAX_PROBLEMS
 
     def bad_id(self, line: int | None, value: str, what: str, max_length: int) -> bool:
         """Record why `value` cannot be a `what` and say True; False when it can (see `id_problem`)."""

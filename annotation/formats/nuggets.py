@@ -78,12 +78,20 @@ def _optional_int(value: Any) -> tuple[int | None, bool]:
 # --- Nuggets: our JSONL ----------------------------------------------------------------------------
 
 
-def parse_nuggets_jsonl(path: str | Path) -> NuggetFile:
-    """One nugget a line: {turn_id, nugget_id, text, passage_id, start, end, relevance, judge, duplicate_of}."""
+def parse_nuggets_jsonl(path: str | Path, *, problems: Problems | None = None) -> NuggetFile:
+    """One nugget a line: {turn_id, nugget_id, text, passage_id, start, end, relevance, judge, duplicate_of}.
+
+    Given `problems`, the file's problems are added there and the good nuggets returned (see
+    `parse_nuggets`); otherwise they are raised here.
+    """
     name = str(path)
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     result = NuggetFile()
     seen: dict[tuple[str, str], int] = {}
+    # Every nugget the file names, also those refused for another fault: a duplicate_of naming one of
+    # them is not a second problem.
+    named: set[tuple[str, str]] = set()
     for line, obj in iter_jsonl(read_text(path), name, problems):
         turn_id = obj.get("turn_id")
         key = obj.get("nugget_id")
@@ -98,6 +106,7 @@ def parse_nuggets_jsonl(path: str | Path) -> NuggetFile:
             line, key, "nugget id", MAX_NUGGET_KEY
         ):
             continue
+        named.add((turn_id, key))
         if not isinstance(text, str):
             problems.add(line, f"nugget {key} has no 'text'")
             continue
@@ -154,15 +163,14 @@ def parse_nuggets_jsonl(path: str | Path) -> NuggetFile:
                 line=line,
             )
         )
-        if problems.full:
-            break
     for record in result.nuggets:
-        if record.duplicate_of is not None and (record.turn_id, record.duplicate_of) not in seen:
+        if record.duplicate_of is not None and (record.turn_id, record.duplicate_of) not in named:
             problems.add(
                 record.line,
                 f"duplicate_of {record.duplicate_of} is not a nugget of turn {record.turn_id} in the file",
             )
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return result
 
 
@@ -187,13 +195,18 @@ def nuggets_jsonl_text(records: list[NuggetRecord]) -> str:
 # --- Nuggets: CONE-RAG JSON ------------------------------------------------------------------------
 
 
-def parse_nuggets_cone_rag(path: str | Path) -> NuggetFile:
-    """`{"<topic>_<turn>": {"[1]": {"text": "...", "relevance": "3"}, ...}, ...}`; a turn may be `{}`."""
+def parse_nuggets_cone_rag(path: str | Path, *, problems: Problems | None = None) -> NuggetFile:
+    """`{"<topic>_<turn>": {"[1]": {"text": "...", "relevance": "3"}, ...}, ...}`; a turn may be `{}`.
+
+    Given `problems`, the file's problems are added there and the good nuggets returned (see
+    `parse_nuggets`); otherwise they are raised here.
+    """
     name = str(path)
     data = load_json(read_text(path), name)
     if not isinstance(data, dict):
         raise ImportFailed([f"{name}:1: expected a JSON object keyed by turn id"])
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     result = NuggetFile()
     for turn_id, nuggets in data.items():
         line = _line(nuggets, _line(data, 1))
@@ -228,9 +241,8 @@ def parse_nuggets_cone_rag(path: str | Path) -> NuggetFile:
                     turn_id=turn_id, key=key, text=value["text"], relevance=str(relevance), line=vline
                 )
             )
-        if problems.full:
-            break
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return result
 
 
@@ -242,11 +254,14 @@ def nuggets_cone_rag_text(turns: list[str], records: list[NuggetRecord]) -> str:
     return json.dumps(data, indent=4)
 
 
-def parse_nuggets(path: str | Path, fmt: str) -> NuggetFile:
+def parse_nuggets(path: str | Path, fmt: str, *, problems: Problems | None = None) -> NuggetFile:
+    """A nugget file in `fmt`. Given `problems`, the file's problems are added there and the good
+    nuggets returned, so that an import can check their turns and spans against the database and
+    report everything wrong in one pass; otherwise they are raised here."""
     if fmt == "jsonl":
-        return parse_nuggets_jsonl(path)
+        return parse_nuggets_jsonl(path, problems=problems)
     if fmt == "cone-rag":
-        return parse_nuggets_cone_rag(path)
+        return parse_nuggets_cone_rag(path, problems=problems)
     raise ValueError(f"unknown nugget format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
@@ -259,10 +274,13 @@ def _string_list(value: Any) -> list[str] | None:
     return None
 
 
-def parse_gold_responses_jsonl(path: str | Path) -> list[GoldResponseRecord]:
+def parse_gold_responses_jsonl(
+    path: str | Path, *, problems: Problems | None = None
+) -> list[GoldResponseRecord]:
     """One gold response a line: {turn_id, response, nuggets: [nugget ids], draft}."""
     name = str(path)
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     records: list[GoldResponseRecord] = []
     seen: dict[str, int] = {}
     for line, obj in iter_jsonl(read_text(path), name, problems):
@@ -291,17 +309,21 @@ def parse_gold_responses_jsonl(path: str | Path) -> list[GoldResponseRecord]:
                     line=line,
                 )
             )
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return records
 
 
-def parse_gold_responses_cone_rag(path: str | Path) -> list[GoldResponseRecord]:
+def parse_gold_responses_cone_rag(
+    path: str | Path, *, problems: Problems | None = None
+) -> list[GoldResponseRecord]:
     """`{"<turn>": {"manual": {"response": "...", "nuggets": {"matched": [...], "not-matched": [...]}}}}`."""
     name = str(path)
     data = load_json(read_text(path), name)
     if not isinstance(data, dict):
         raise ImportFailed([f"{name}:1: expected a JSON object keyed by turn id"])
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     records: list[GoldResponseRecord] = []
     for turn_id, value in data.items():
         line = _line(value, 1)
@@ -324,15 +346,19 @@ def parse_gold_responses_cone_rag(path: str | Path) -> list[GoldResponseRecord]:
                 turn_id=turn_id, text=manual["response"], matched=matched, not_matched=not_matched, line=line
             )
         )
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return records
 
 
-def parse_gold_responses(path: str | Path, fmt: str) -> list[GoldResponseRecord]:
+def parse_gold_responses(
+    path: str | Path, fmt: str, *, problems: Problems | None = None
+) -> list[GoldResponseRecord]:
+    """Gold responses in `fmt`; `problems` as for `parse_nuggets`."""
     if fmt == "jsonl":
-        return parse_gold_responses_jsonl(path)
+        return parse_gold_responses_jsonl(path, problems=problems)
     if fmt == "cone-rag":
-        return parse_gold_responses_cone_rag(path)
+        return parse_gold_responses_cone_rag(path, problems=problems)
     raise ValueError(f"unknown gold response format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 

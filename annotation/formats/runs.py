@@ -56,12 +56,21 @@ class RunRecord:
     turn_lines: dict[str, int] = field(default_factory=dict)
 
 
-def parse_run(path: str | Path, name: str | None = None) -> list[RunRecord]:
-    """A TREC run, an iKAT JSON run, or TREC RAG 2024 answers JSONL (one or more runs)."""
+def parse_run(
+    path: str | Path, name: str | None = None, *, problems: Problems | None = None
+) -> list[RunRecord]:
+    """A TREC run, an iKAT JSON run, or TREC RAG 2024 answers JSONL (one or more runs).
+
+    Given `problems`, the file's problems are added there and the good records returned, so that an
+    import can check their turns against the database and report everything wrong in one pass;
+    otherwise they are raised here.
+    """
     pathname = str(path)
     if name is not None:
         check_name(name, "run name", MAX_RUN_NAME)
     text = read_text(path)
+    own = problems is None
+    problems = Problems(pathname) if problems is None else problems
     head = text.lstrip()[:1]
     if head in ("{", "["):
         try:
@@ -69,16 +78,20 @@ def parse_run(path: str | Path, name: str | None = None) -> list[RunRecord]:
         except (ValueError, RecursionError):
             first = None
         if isinstance(first, dict) and "answer" in first:
-            return _parse_rag_answers(text, pathname, name)
-        return [_parse_ikat_json_run(text, pathname, name)]
-    return [_parse_trec_run(text, pathname, name)]
+            records = _parse_rag_answers(text, pathname, name, problems)
+        else:
+            records = [_parse_ikat_json_run(text, pathname, name, problems)]
+    else:
+        records = _parse_trec_run(text, pathname, name, problems)
+    if own:
+        problems.raise_if_any()
+    return records
 
 
 _DOTS = frozenset({".", ".."})
 
 
-def _parse_trec_run(text: str, path: str, name: str | None) -> RunRecord:
-    problems = Problems(path)
+def _parse_trec_run(text: str, path: str, name: str | None, problems: Problems) -> list[RunRecord]:
     lists: dict[str, list[tuple[int, float, str]]] = {}
     turn_lines: dict[str, int] = {}
     tags: set[str] = set()
@@ -137,38 +150,38 @@ def _parse_trec_run(text: str, path: str, name: str | None) -> RunRecord:
                 turn_lines[qid] = number
             lists[qid].append((rank, -score, docid))
             tags.add(tag)
-        if problems.full:
-            break
-    problems.raise_if_any()
     if not lists:
-        raise ImportFailed([f"{path}: no run lines"])
+        if not problems.items:
+            raise ImportFailed([f"{path}: no run lines"])
+        return []
     if name is None and len(tags) > 1:
-        raise ImportFailed(
-            [f"{path}: the file holds several run tags ({', '.join(sorted(tags))}); pass --name"]
-        )
+        # Named with the file's other problems; its turns are still checked (nothing is stored).
+        problems.add(None, f"the file holds several run tags ({', '.join(sorted(tags))}); pass --name")
     rankings: dict[str, tuple[list[str], list[float]]] = {}
     for qid, rows in lists.items():
         rows.sort()
         rankings[qid] = ([r[2] for r in rows], [-r[1] for r in rows])
-    return RunRecord(
-        name=name or next(iter(tags)),
-        kind="automatic",
-        source_format="trec",
-        rankings=rankings,
-        turn_lines=turn_lines,
-    )
+    return [
+        RunRecord(
+            name=name or next(iter(tags)),
+            kind="automatic",
+            source_format="trec",
+            rankings=rankings,
+            turn_lines=turn_lines,
+        )
+    ]
 
 
-def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
+def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Problems) -> RunRecord:
     data = load_json(text, path)
-    problems = Problems(path)
     if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
         raise ImportFailed([f"{path}:1: expected an iKAT run object with 'run_name' and 'turns'"])
     run_name = name or _text(data.get("run_name")).strip()
+    # A bad name is one problem among the others: the turns are still read, and nothing is stored.
     if not run_name:
-        raise ImportFailed([f"{path}:1: the run has no 'run_name'; pass --name"])
-    if problems.bad_id(_line(data, 1), run_name, "run name", MAX_RUN_NAME):
-        problems.raise_if_any()
+        problems.add(_line(data, 1), "the run has no 'run_name'; pass --name")
+    else:
+        problems.bad_id(_line(data, 1), run_name, "run name", MAX_RUN_NAME)
     run_type = _text(data.get("run_type") or "automatic").strip().lower().replace("_", "-")
     if run_type not in {"automatic", "manual", "generation-only"}:
         problems.add(
@@ -242,12 +255,10 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None) -> RunRecord:
         if best:
             # provenance lists are in rank order already; keep it, as ir_measures breaks ties by score
             record.rankings[turn_id] = ([pid for _s, pid in best], [s for s, _pid in best])
-    problems.raise_if_any()
     return record
 
 
-def _parse_rag_answers(text: str, path: str, name: str | None) -> list[RunRecord]:
-    problems = Problems(path)
+def _parse_rag_answers(text: str, path: str, name: str | None, problems: Problems) -> list[RunRecord]:
     runs: dict[str, RunRecord] = {}
     seen: dict[tuple[str, str], int] = {}
     for line, obj in iter_jsonl(text, path, problems):
@@ -311,10 +322,7 @@ def _parse_rag_answers(text: str, path: str, name: str | None) -> list[RunRecord
                 topic_title=_text(obj.get("topic")),
             )
         )
-        if problems.full:
-            break
-    problems.raise_if_any()
-    if not runs:
+    if not runs and not problems.items:
         raise ImportFailed([f"{path}: no answers in the file"])
     return list(runs.values())
 

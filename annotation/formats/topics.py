@@ -32,6 +32,7 @@ class TurnRecord:
     response: str = ""
     response_provenance: list[Any] = field(default_factory=list)
     ptkb_provenance: list[Any] = field(default_factory=list)
+    line: int = 0
 
 
 @dataclass
@@ -42,17 +43,29 @@ class TopicRecord:
     turns: list[TurnRecord]
 
 
-def parse_topics(path: str | Path) -> list[TopicRecord]:
-    """iKAT topics JSON (2023 `"9-1"` or 2024 integer numbers) or a TREC `id<TAB>query` file."""
+def parse_topics(path: str | Path, *, problems: Problems | None = None) -> list[TopicRecord]:
+    """iKAT topics JSON (2023 `"9-1"` or 2024 integer numbers) or a TREC `id<TAB>query` file.
+
+    Given `problems`, the file's problems are added there and the good topics returned, so that an
+    import can check them against the database and report everything wrong in one pass; otherwise
+    they are raised here.
+    """
     name = str(path)
     text = read_text(path)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     if text.lstrip()[:1] in ("[", "{"):
-        return _parse_ikat_topics(load_json(text, name), name)
-    return _parse_tsv_topics(text, name)
+        topics = _parse_ikat_topics(load_json(text, name), name, problems)
+    else:
+        topics = _parse_tsv_topics(text, name, problems)
+    if own:
+        problems.raise_if_any()
+    if not topics and not problems.items:
+        raise ImportFailed([f"{name}: no topics in the file"])
+    return topics
 
 
-def _parse_ikat_topics(data: Any, path: str) -> list[TopicRecord]:
-    problems = Problems(path)
+def _parse_ikat_topics(data: Any, path: str, problems: Problems) -> list[TopicRecord]:
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -120,6 +133,7 @@ def _parse_ikat_topics(data: Any, path: str) -> list[TopicRecord]:
                     response=_text(turn.get("response")),
                     response_provenance=list(turn.get("response_provenance") or []),
                     ptkb_provenance=[str(p) for p in turn.get("ptkb_provenance") or []],
+                    line=tline,
                 )
             )
         topics.append(
@@ -130,14 +144,10 @@ def _parse_ikat_topics(data: Any, path: str) -> list[TopicRecord]:
                 turns=turns,
             )
         )
-    problems.raise_if_any()
-    if not topics:
-        raise ImportFailed([f"{path}: no topics in the file"])
     return topics
 
 
-def _parse_tsv_topics(text: str, path: str) -> list[TopicRecord]:
-    problems = Problems(path)
+def _parse_tsv_topics(text: str, path: str, problems: Problems) -> list[TopicRecord]:
     topics: list[TopicRecord] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -154,8 +164,9 @@ def _parse_tsv_topics(text: str, path: str) -> list[TopicRecord]:
             problems.add(number, f"duplicate topic id {qid} (first on line {seen[qid]})")
             continue
         seen[qid] = number
-        topics.append(TopicRecord(number=qid, title=query, ptkb={}, turns=[TurnRecord(qid, 1, query)]))
-    problems.raise_if_any()
+        topics.append(
+            TopicRecord(number=qid, title=query, ptkb={}, turns=[TurnRecord(qid, 1, query, line=number)])
+        )
     return topics
 
 
@@ -199,7 +210,5 @@ def parse_passages(path: str | Path) -> list[PassageRecord]:
             continue
         seen[pid] = line
         records.append(PassageRecord(pid, _text(obj.get("title")), body))
-        if problems.full:
-            break
     problems.raise_if_any()
     return records

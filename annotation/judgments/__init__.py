@@ -14,6 +14,7 @@ from annotation.judgments.nuggets import (
     ntn_judgments_store,
     ntr_judgment_submit,
     ntr_judgments_upsert,
+    nugget_refusal,
     nugget_upsert,
     nuggets_create,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "ntn_judgments_store",
     "ntr_judgment_submit",
     "ntr_judgments_upsert",
+    "nugget_refusal",
     "nugget_upsert",
     "nuggets_create",
     "ptkb_judgments_submit",

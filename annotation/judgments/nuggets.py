@@ -13,13 +13,22 @@ from annotation.judgments.base import JudgmentRefused, Outcome, Written, time_ad
 from annotation.models import GoldResponse, Judge, NtnJudgment, NtrJudgment, Nugget, Response, Turn
 
 
-def _nugget_check(*, text: str, start: int | None, end: int | None) -> None:
+def nugget_refusal(*, text: str, start: int | None, end: int | None) -> str | None:
+    """Why the writers refuse this nugget, or None; imports ask first, to name it with the file's
+    other problems instead of stopping at it while writing."""
     if not text.strip():
-        raise JudgmentRefused("a nugget needs text")
+        return "a nugget needs text"
     if (start is None) != (end is None):
-        raise JudgmentRefused("a nugget span needs both its start and its end")
+        return "a nugget span needs both its start and its end"
     if start is not None and end is not None and not 0 <= start < end:
-        raise JudgmentRefused(f"span {start}-{end} is not a span (0 <= start < end)")
+        return f"span {start}-{end} is not a span (0 <= start < end)"
+    return None
+
+
+def _nugget_check(*, text: str, start: int | None, end: int | None) -> None:
+    refusal = nugget_refusal(text=text, start=start, end=end)
+    if refusal:
+        raise JudgmentRefused(refusal)
 
 
 @transaction.atomic

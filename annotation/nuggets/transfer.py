@@ -19,7 +19,7 @@ from annotation.formats.nuggets import (
     parse_gold_responses,
     parse_nuggets,
 )
-from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_upsert
+from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_refusal, nugget_upsert
 from annotation.models import (
     Collection,
     GoldResponse,
@@ -69,12 +69,17 @@ def nuggets_import(
     Nuggets are matched by (turn, key), so the same file twice changes nothing. Spans are checked
     against the passages the collection holds. With `dedup_of`, the file is a de-duplicated set of
     that judge's nuggets: each nugget is linked to the original with the same turn and key.
+    Every problem of the file (its syntax, turns, spans and originals alike) is reported in one pass.
     `progress(done, total)` counts the file's nuggets stored so far, told every NUGGET_PROGRESS_EVERY.
     """
     pathname = str(path)
-    parsed = parse_nuggets(path, fmt)
     problems = Problems(pathname)
+    parsed = parse_nuggets(path, fmt, problems=problems)
     turns = _collection_turns(collection, pathname, parsed.turn_lines, problems)
+    for r in parsed.nuggets:
+        refusal = nugget_refusal(text=r.text, start=r.start, end=r.end)
+        if refusal:
+            problems.add(r.line, f"nugget {r.key}: {refusal}")
     spans = [r for r in parsed.nuggets if r.start is not None]
     passages = dict(
         Passage.objects.filter(
@@ -249,8 +254,8 @@ def gold_responses_import(
     """
     pathname = str(path)
     nugget_judge = nugget_judge or judge
-    records = parse_gold_responses(path, fmt)
     problems = Problems(pathname)
+    records = parse_gold_responses(path, fmt, problems=problems)
     turns = _collection_turns(collection, pathname, {r.turn_id: r.line for r in records}, problems)
     by_turn: dict[int, list[Nugget]] = {}
     for nugget in Nugget.objects.filter(judge=nugget_judge, turn__collection=collection).order_by("id"):
@@ -272,6 +277,10 @@ def gold_responses_import(
             chosen[r.turn_id] = [keys[k] for k in r.nugget_keys if k in keys]
         elif not nuggets:
             chosen[r.turn_id] = None  # created below from the texts
+            for text in [*r.matched, *r.not_matched]:
+                refusal = nugget_refusal(text=text, start=None, end=None)
+                if refusal:
+                    problems.add(r.line, f"turn {r.turn_id}: nugget {excerpt(text)}: {refusal}")
         else:
             unused = list(nuggets)
             picked: list[Nugget] = []
