@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import statistics
-from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import krippendorff
 import numpy as np
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from crowd.models import (
     VOTING_STATUSES,
-    BatchItem,
     CrowdAnswer,
     CrowdAssignment,
     CrowdBatch,
     CrowdCampaign,
 )
 
+CENT = Decimal("0.01")
 MTURK_FEE = Decimal("0.20")  # MTurk's commission on rewards for HITs with fewer than 10 assignments
 
 
@@ -109,137 +110,188 @@ class CampaignReport:
         return self.reward_total + self.bonus_total + self.fee_total
 
 
-def campaign_report(*, campaign: CrowdCampaign) -> CampaignReport:
+def campaign_report(
+    *,
+    campaign: CrowdCampaign,
+    batch_ids: Collection[int] | None = None,
+    worker_ids: Collection[int] | None = None,
+) -> CampaignReport:
     """Per worker test accuracy, answers and median time per HIT (accept to submit, or the time spent on
     its questions where no accept time is known); per batch status; cost: rewards and bonuses of approved
     (or still pending) assignments plus, on MTurk, its 20% fee on both; Krippendorff's alpha (nominal)
-    among the workers who passed the tests, over the real pairs."""
+    among the workers who passed the tests, over the real pairs.
+
+    `batch_ids` and `worker_ids` (CrowdWorker keys) limit the rows to one page of each table; the summary,
+    cost and alpha always cover the whole campaign. Every figure is counted in the database, one grouped
+    query per kind, so the report costs the same few queries however many answers a campaign has."""
     report = CampaignReport()
-    # Provisional answers (the HIT page's, not yet confirmed by MTurk) are counted per batch only.
-    everything = CrowdAssignment.objects.filter(batch__campaign=campaign)
-    assignments = list(
-        everything.exclude(status=CrowdAssignment.Status.ACCEPTED).select_related("worker", "batch")
+    _fill_batches(report, campaign, batch_ids)
+    report.workers = _worker_rows(campaign, worker_ids)
+    # Provisional (Accepted) assignments are not paid; rejected ones are not either.
+    paid = (
+        CrowdAssignment.objects.filter(batch__campaign=campaign)
+        .exclude(status__in=[CrowdAssignment.Status.ACCEPTED, CrowdAssignment.Status.REJECTED])
+        .aggregate(n=Count("pk"), bonus=Sum("bonus"))
     )
-    # In-platform, an Accepted row is a participant's held place (crowd/studies.py); it counts while live.
-    is_platform = campaign.provider == CrowdCampaign.Provider.PLATFORM
-    hold_since = timezone.now() - timedelta(seconds=campaign.duration_seconds)
-    provisional: Counter[int] = Counter()
-    held: Counter[int] = Counter()
-    for batch_id, accept_time in everything.provisional().values_list("batch_id", "accept_time"):
-        if not is_platform:
-            provisional[batch_id] += 1
-        elif accept_time is not None and accept_time >= hold_since:
-            held[batch_id] += 1
-    answers = list(
-        CrowdAnswer.objects.filter(assignment__batch__campaign=campaign)
-        .exclude(assignment__status=CrowdAssignment.Status.ACCEPTED)
-        .select_related("item__test_question")
-    )
-    by_worker: dict[str, list[CrowdAssignment]] = {}
-    for a in assignments:
-        by_worker.setdefault(a.worker.worker_id, []).append(a)
-    worker_of = {a.id: a.worker.worker_id for a in assignments}
-    counts: dict[str, list[int]] = {w: [0, 0, 0] for w in by_worker}  # answers, tests, right
-    # In-platform pages time each question but no one records an accept time; their work time is the sum.
-    answered_ms: Counter[int] = Counter()
-    for answer in answers:
-        if answer.time_spent_ms is not None:
-            answered_ms[answer.assignment_id] += answer.time_spent_ms
-        row = counts[worker_of[answer.assignment_id]]
-        row[0] += 1
-        if answer.item.test_question is not None:
-            row[1] += 1
-            row[2] += answer.matched == answer.item.test_question.answer
-    for worker_id in sorted(by_worker):
-        times = [
-            seconds for a in by_worker[worker_id] if (seconds := _work_seconds(a, answered_ms)) is not None
-        ]
-        n_answers, n_tests, n_right = counts[worker_id]
-        report.workers.append(
-            WorkerRow(
-                worker_id=worker_id,
-                assignments=len(by_worker[worker_id]),
-                answers=n_answers,
-                tests=n_tests,
-                tests_right=n_right,
-                median_seconds=statistics.median(times) if times else None,
-            )
-        )
-    submitted: Counter[int] = Counter()
-    passed: Counter[int] = Counter()
-    for a in assignments:
-        # A rejected assignment neither votes nor holds a place of its batch (crowd/answers.py).
-        if a.status in VOTING_STATUSES:
-            submitted[a.batch_id] += 1
-            passed[a.batch_id] += bool(a.passed_tests)
-    summary = report.summary
-    for batch in campaign.batches.order_by("index"):
-        state, kind = batch_state(
-            status=batch.status,
-            max_assignments=batch.max_assignments,
-            submitted=submitted[batch.id],
-            passed=passed[batch.id],
-            held=held[batch.id],
-        )
-        report.batches.append(
-            BatchRow(
-                index=batch.index,
-                status=batch.get_status_display(),
-                hit_id=batch.hit_id,
-                max_assignments=batch.max_assignments,
-                submitted=submitted[batch.id],
-                passed=passed[batch.id],
-                provisional=provisional[batch.id],
-                held=held[batch.id],
-                state=state,
-                state_kind=kind,
-            )
-        )
-        summary.batches += 1
-        setattr(summary, kind, getattr(summary, kind) + 1)
-        summary.places += batch.max_assignments
-        summary.answered += min(submitted[batch.id], batch.max_assignments)
-    paid = [a for a in assignments if a.status != CrowdAssignment.Status.REJECTED]
-    report.reward_total = Decimal(str(campaign.reward)) * len(paid)
-    report.bonus_total = sum((Decimal(str(a.bonus)) for a in paid), Decimal("0"))
+    report.reward_total = Decimal(str(campaign.reward)) * paid["n"]
+    if paid["bonus"] is not None:
+        # SQLite sums decimals as floats: back to cents, which every bonus is paid in.
+        report.bonus_total = Decimal(paid["bonus"]).quantize(CENT)
     if campaign.provider == CrowdCampaign.Provider.MTURK:
         report.has_fee = True
         # MTurk charges its fee on bonuses as on rewards.
-        report.fee_total = ((report.reward_total + report.bonus_total) * MTURK_FEE).quantize(Decimal("0.01"))
+        report.fee_total = ((report.reward_total + report.bonus_total) * MTURK_FEE).quantize(CENT)
     report.alpha = _alpha(campaign)
     return report
 
 
-def _work_seconds(assignment: CrowdAssignment, answered_ms: Counter[int]) -> float | None:
-    if assignment.work_seconds is not None:
-        return assignment.work_seconds
-    if assignment.id in answered_ms:
-        return answered_ms[assignment.id] / 1000
+def campaign_workers(*, campaign: CrowdCampaign) -> QuerySet[CrowdAssignment, tuple[int, str]]:
+    """(worker key, worker id) of everyone with a confirmed or rejected assignment in the campaign, by
+    worker id: the rows of the report's Workers table, to page through."""
+    return (
+        CrowdAssignment.objects.filter(batch__campaign=campaign)
+        .exclude(status=CrowdAssignment.Status.ACCEPTED)
+        .values_list("worker_id", "worker__worker_id")
+        .order_by("worker__worker_id")
+        .distinct()
+    )
+
+
+def _fill_batches(report: CampaignReport, campaign: CrowdCampaign, batch_ids: Collection[int] | None) -> None:
+    """The summary over every batch, and the rows of the batches asked for, from one grouped count of
+    assignments per batch and one row per batch (its status and places, not its answers)."""
+    # In-platform, an Accepted row is a participant's held place (crowd/studies.py); it counts while live.
+    is_platform = campaign.provider == CrowdCampaign.Provider.PLATFORM
+    hold_since = timezone.now() - timedelta(seconds=campaign.duration_seconds)
+    accepted = Q(status=CrowdAssignment.Status.ACCEPTED)
+    # A rejected assignment neither votes nor holds a place of its batch (crowd/answers.py); provisional
+    # answers (the HIT page's, not yet confirmed by MTurk) are counted per batch only.
+    counts = {
+        row["batch_id"]: row
+        for row in CrowdAssignment.objects.filter(batch__campaign=campaign)
+        .values("batch_id")
+        .annotate(
+            submitted=Count("pk", filter=Q(status__in=VOTING_STATUSES)),
+            passed=Count("pk", filter=Q(status__in=VOTING_STATUSES, passed_tests=True)),
+            accepted=Count("pk", filter=accepted),
+            live=Count("pk", filter=accepted & Q(accept_time__gte=hold_since)),
+        )
+        .order_by()
+    }
+    none = {"submitted": 0, "passed": 0, "accepted": 0, "live": 0}
+    summary = report.summary
+    batches = campaign.batches.order_by("index").values_list(
+        "id", "index", "status", "max_assignments", "hit_id"
+    )
+    for batch_id, index, status, max_assignments, hit_id in batches:
+        n = counts.get(batch_id, none)
+        provisional, held = (0, n["live"]) if is_platform else (n["accepted"], 0)
+        state, kind = batch_state(
+            status=status,
+            max_assignments=max_assignments,
+            submitted=n["submitted"],
+            passed=n["passed"],
+            held=held,
+        )
+        summary.batches += 1
+        setattr(summary, kind, getattr(summary, kind) + 1)
+        summary.places += max_assignments
+        summary.answered += min(n["submitted"], max_assignments)
+        if batch_ids is not None and batch_id not in batch_ids:
+            continue
+        report.batches.append(
+            BatchRow(
+                index=index,
+                status=CrowdBatch.Status(status).label,
+                hit_id=hit_id,
+                max_assignments=max_assignments,
+                submitted=n["submitted"],
+                passed=n["passed"],
+                provisional=provisional,
+                held=held,
+                state=state,
+                state_kind=kind,
+            )
+        )
+
+
+def _worker_rows(campaign: CrowdCampaign, worker_ids: Collection[int] | None) -> list[WorkerRow]:
+    """A row per worker with a confirmed or rejected assignment: one row per assignment for the median
+    time (its answers' times summed in the database), one grouped count of answers per worker."""
+    assignments = CrowdAssignment.objects.filter(batch__campaign=campaign).exclude(
+        status=CrowdAssignment.Status.ACCEPTED
+    )
+    answers = CrowdAnswer.objects.filter(assignment__batch__campaign=campaign).exclude(
+        assignment__status=CrowdAssignment.Status.ACCEPTED
+    )
+    if worker_ids is not None:
+        assignments = assignments.filter(worker_id__in=worker_ids)
+        answers = answers.filter(assignment__worker_id__in=worker_ids)
+    times: dict[str, list[float | None]] = {}
+    for worker_id, accept_time, submit_time, answered_ms in (
+        assignments.annotate(answered_ms=Sum("answers__time_spent_ms"))
+        .values_list("worker__worker_id", "accept_time", "submit_time", "answered_ms")
+        .order_by()
+    ):
+        times.setdefault(worker_id, []).append(_work_seconds(accept_time, submit_time, answered_ms))
+    counts = {
+        row["assignment__worker__worker_id"]: row
+        for row in answers.values("assignment__worker__worker_id")
+        .annotate(
+            n=Count("pk"),
+            tests=Count("pk", filter=Q(item__test_question__isnull=False)),
+            right=Count("pk", filter=Q(item__test_question__answer=F("matched"))),
+        )
+        .order_by()
+    }
+    rows = []
+    for worker_id in sorted(times):
+        known = [seconds for seconds in times[worker_id] if seconds is not None]
+        n = counts.get(worker_id, {"n": 0, "tests": 0, "right": 0})
+        rows.append(
+            WorkerRow(
+                worker_id=worker_id,
+                assignments=len(times[worker_id]),
+                answers=n["n"],
+                tests=n["tests"],
+                tests_right=n["right"],
+                median_seconds=statistics.median(known) if known else None,
+            )
+        )
+    return rows
+
+
+def _work_seconds(
+    accept_time: datetime | None, submit_time: datetime | None, answered_ms: int | None
+) -> float | None:
+    # In-platform pages time each question but no one records an accept time; their work time is the sum.
+    if accept_time and submit_time:
+        return (submit_time - accept_time).total_seconds()
+    if answered_ms is not None:
+        return answered_ms / 1000
     return None
 
 
 def _alpha(campaign: CrowdCampaign) -> float | None:
-    rows = CrowdAnswer.objects.filter(
-        item__batch__campaign=campaign,
-        item__test_question__isnull=True,
-        assignment__passed_tests=True,
-        assignment__status__in=VOTING_STATUSES,
-    ).values_list("assignment__worker_id", "item_id", "matched")
-    workers = sorted({w for w, _, _ in rows})
-    items = list(
-        BatchItem.objects.filter(batch__campaign=campaign, test_question__isnull=True).values_list(
-            "id", flat=True
+    # Per pair, how many passing workers said no and yes: Krippendorff's value counts, counted in the
+    # database. A worker answers a pair once (one assignment per batch), so these are the workers' votes.
+    votes = (
+        CrowdAnswer.objects.filter(
+            item__batch__campaign=campaign,
+            item__test_question__isnull=True,
+            assignment__passed_tests=True,
+            assignment__status__in=VOTING_STATUSES,
         )
+        .values("item_id")
+        .annotate(no=Count("pk", filter=Q(matched=False)), yes=Count("pk", filter=Q(matched=True)))
+        # Pairs in a fixed order (batch, position): the same answers always give the same float.
+        .order_by("item__batch__index", "item__position")
+        .values_list("no", "yes")
     )
-    if len(workers) < 2 or not items:
+    # Only pairs with two votes or more carry agreement; alpha needs both answers among them.
+    counts = np.array([(no, yes) for no, yes in votes if no + yes >= 2], dtype=int).reshape(-1, 2)
+    if not counts.size or not counts[:, 0].any() or not counts[:, 1].any():
         return None
-    w_index = {w: i for i, w in enumerate(workers)}
-    i_index = {item: j for j, item in enumerate(items)}
-    data = np.full((len(workers), len(items)), np.nan)
-    for worker, item, matched in rows:
-        data[w_index[worker], i_index[item]] = float(matched)
-    pairable = np.sum(~np.isnan(data), axis=0) >= 2
-    values = data[:, pairable]
-    if values.size == 0 or len(np.unique(values[~np.isnan(values)])) < 2:
-        return None
-    return float(krippendorff.alpha(reliability_data=values, level_of_measurement="nominal"))
+    return float(
+        krippendorff.alpha(value_counts=counts, value_domain=[0.0, 1.0], level_of_measurement="nominal")
+    )

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import wraps
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import messages
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -40,9 +43,12 @@ from crowd.forms import (
 )
 from crowd.models import CrowdCampaign
 from crowd.mturk import campaign_bonus, campaign_expire, campaign_publish, campaign_review, campaign_sync
-from crowd.report import campaign_report
+from crowd.report import campaign_report, campaign_workers
 from crowd.services import CrowdError, batches_extend, campaign_compose, labels_aggregate
 from crowd.studies import study_create
+
+# Rows per page of the campaign page's Batches and Workers tables: a campaign at real size has thousands.
+PER_PAGE = 50
 
 
 @organiser_required
@@ -78,6 +84,36 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     return render(request, "mturk/campaign_new.html", {"chooser": chooser, "form": form}, status=400)
 
 
+@dataclass
+class Pager:
+    """One page of a table of the campaign page, and the addresses of its neighbours ('' at either end).
+    Each table has its own page parameter; the links keep the other's."""
+
+    page: Page[Any]
+    first: str = ""
+    previous: str = ""
+    next: str = ""
+    last: str = ""
+
+
+def _pager(
+    request: HttpRequest, rows: Sequence[Any] | QuerySet[Any, Any], *, param: str, anchor: str
+) -> Pager:
+    page = Paginator(rows, PER_PAGE).get_page(request.GET.get(param))
+
+    def url(number: int) -> str:
+        query = request.GET.copy()
+        query[param] = str(number)
+        return f"?{query.urlencode()}#{anchor}"
+
+    pager = Pager(page)
+    if page.has_previous():
+        pager.first, pager.previous = url(1), url(page.previous_page_number())
+    if page.has_next():
+        pager.next, pager.last = url(page.next_page_number()), url(page.paginator.num_pages)
+    return pager
+
+
 def _mturk_target(client: MTurkClient) -> str:
     if client.live:
         return "live"
@@ -103,9 +139,20 @@ def _campaign_page(
         "expire": ConfirmForm(prefix="expire"),
         **(bound or {}),
     }
+    batches = _pager(request, campaign.batches.order_by("index"), param="batch_page", anchor="crowd-batches")
+    workers = _pager(
+        request, campaign_workers(campaign=campaign), param="worker_page", anchor="crowd-workers"
+    )
+    report = campaign_report(
+        campaign=campaign,
+        batch_ids={batch.pk for batch in batches.page},
+        worker_ids={worker_pk for worker_pk, _ in workers.page},
+    )
     context: dict[str, Any] = {
         "campaign": campaign,
-        "report": campaign_report(campaign=campaign),
+        "report": report,
+        "batch_pager": batches,
+        "worker_pager": workers,
         "is_mturk": is_mturk,
         "forms": action_forms,
         "studies": [
@@ -122,13 +169,15 @@ def _campaign_page(
             "started_by_make_run": "mturk" in settings.LOCAL_FAKES,
         }
         if client.is_local:
-            # The local fake stands in for MTurk's worker site: these open a HIT as a made-up worker.
+            # The local fake stands in for MTurk's worker site: these open a HIT as a made-up worker
+            # (the HITs of the batches on this page of the Batches table).
             context["worker_links"] = [
                 (
                     batch.index,
                     f"{client.endpoint_url.rstrip('/')}/worker/frame?hitId={batch.hit_id}&workerId=DEMO{n}",
                 )
-                for batch in campaign.batches.exclude(hit_id="").order_by("index")
+                for batch in batches.page
+                if batch.hit_id
                 for n in range(1, batch.max_assignments + 1)
             ]
     return render(request, "mturk/campaign.html", context, status=status)

@@ -26,13 +26,15 @@ def build_campaign(
     seed: int = 7,
     n_tests: int = 4,
     assignments: int = 3,
+    nuggets: tuple[int, ...] = (3, 2),
 ) -> CrowdCampaign:
-    """Two conversations, two runs, five gold nuggets: 2x3 + 2x2 = 10 pairs."""
+    """Two conversations, two runs, five gold nuggets: 2x3 + 2x2 = 10 pairs (one conversation per entry
+    of `nuggets`, with that many gold nuggets)."""
     collection = CollectionFactory()
     nugget_judge = JudgeFactory(name=f"gold-{collection.name}", kind=Judge.Kind.IMPORTED)
     runs = [RunFactory(collection=collection, name=f"run-{c}") for c in "ab"]
     turns = []
-    for n_nuggets in (3, 2):
+    for n_nuggets in nuggets:
         topic = TopicFactory(collection=collection)
         turn = TurnFactory(topic=topic, collection=collection)
         turns.append(turn)

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from crowd.answers import assignment_submit, worker_get_or_create
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy
+from crowd.models import CrowdAnswer, CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy
 from crowd.selectors import link_token
 from crowd.studies import study_create
 from tests.crowd.crowd_helpers import build_campaign
@@ -87,21 +87,33 @@ def test_it_shows_an_open_batch_with_its_free_places_and_the_participants_still_
     assert "need <strong>5 more participants</strong> (one batch each)" in html
 
 
-def test_it_keeps_the_campaign_page_query_count_flat_as_batches_grow(client):
+def test_it_keeps_the_campaign_page_query_count_flat_as_batches_answers_and_workers_grow(client):
     client.force_login(OrganiserFactory())
 
-    def queries(batch_size: int) -> int:
-        campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=batch_size)
+    def read(batch_size: int):
+        campaign = build_campaign(
+            provider=CrowdCampaign.Provider.PLATFORM, batch_size=batch_size, nuggets=(5, 5, 5)
+        )
         for batch in campaign.batches.all():
-            _fill(batch, f"a-{campaign.id}", f"b-{campaign.id}")
+            # Workers of its own for each batch, one failing the tests: workers grow with the batches.
+            _fill(batch, f"a-{batch.pk}")
+            _fill(batch, f"b-{batch.pk}", pass_tests=False)
         with CaptureQueriesContext(connection) as captured:
-            assert client.get(reverse("mturk:campaign", args=[campaign.name])).status_code == 200
-        return len(captured)
+            response = client.get(reverse("mturk:campaign", args=[campaign.name]))
+        return response, len(captured)
 
-    assert CrowdBatch.objects.count() == 0
-    small, large = queries(batch_size=5), queries(batch_size=1)  # 2 batches, then 10
-    assert CrowdBatch.objects.count() == 12
-    assert small == large
+    (small, small_queries), (large, large_queries) = read(batch_size=10), read(batch_size=1)
+
+    assert (small.status_code, large.status_code) == (200, 200)
+    assert (small.context["report"].summary.batches, large.context["report"].summary.batches) == (3, 30)
+    assert (len(small.context["report"].workers), large.context["worker_pager"].page.paginator.count) == (
+        6,
+        60,
+    )
+    assert small_queries == large_queries
+    assert CrowdBatch.objects.count() == 33
+    # 30 pairs and a test question per batch, answered by two workers: (30 + 3) * 2 and (30 + 30) * 2.
+    assert CrowdAnswer.objects.count() == 66 + 120
 
 
 # --- panel studies: packed batches and held places -------------------------------------------------
