@@ -141,14 +141,31 @@ def link_from_token(token: str, *, max_age: int | None = None) -> tuple[CrowdBat
     return batch, data["w"]
 
 
-def campaigns_overview() -> QuerySet[CrowdCampaign]:
-    """Every campaign with its collection, crowd judge and counts, newest first."""
-    return CrowdCampaign.objects.select_related("collection", "label_judge").annotate(
-        n_batches=Count("batches", distinct=True),
-        n_answered=Count(
-            "batches__assignments", filter=Q(batches__assignments__status__in=COUNTED_STATUSES), distinct=True
-        ),
+def campaigns_overview(*, limit: int | None = None) -> list[CrowdCampaign]:
+    """Every campaign (the newest `limit` when given) with its collection, crowd judge and counts, newest
+    first: `n_batches`, and `n_answered` (its confirmed assignments).
+
+    One grouped query per count: counting batches and their assignments in one query joins both to every
+    campaign, a product as large as all the campaigns' assignments, to be undone with distinct counts."""
+    campaigns = CrowdCampaign.objects.select_related("collection", "label_judge")
+    chosen = list(campaigns[:limit] if limit is not None else campaigns)
+    ids = [c.pk for c in chosen]
+    batches = dict(
+        CrowdBatch.objects.filter(campaign_id__in=ids)
+        .values_list("campaign_id")
+        .annotate(n=Count("pk"))
+        .order_by()
     )
+    answered = dict(
+        CrowdAssignment.objects.filter(batch__campaign_id__in=ids, status__in=COUNTED_STATUSES)
+        .values_list("batch__campaign_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for campaign in chosen:
+        campaign.n_batches = batches.get(campaign.pk, 0)  # type: ignore[attr-defined]
+        campaign.n_answered = answered.get(campaign.pk, 0)  # type: ignore[attr-defined]
+    return chosen
 
 
 def campaign_links(*, campaign: CrowdCampaign, base_url: str, prefix: str) -> list[tuple[int, str, str]]:

@@ -95,7 +95,7 @@ def crowd_home(request: HttpRequest) -> HttpResponse:
     context = {
         "next_batch": selectors.batch_next_for_worker(worker=worker),
         "done": worker.assignments.count(),
-        "campaigns": selectors.campaigns_overview()[:20] if is_organiser(request.user) else [],
+        "campaigns": selectors.campaigns_overview(limit=20) if is_organiser(request.user) else [],
         "is_organiser": is_organiser(request.user),
     }
     return render(request, "mturk/home.html", context)

@@ -1,6 +1,6 @@
 """The crowd pages at size: the campaign page shows its Batches and Workers tables a page at a time (each
 with its own page number in the query string) while its totals cover every batch, counts answers in the
-database without reading them."""
+database without reading them, and the campaigns list counts with one grouped query per kind."""
 
 from __future__ import annotations
 
@@ -105,3 +105,36 @@ def test_it_counts_answers_in_the_database_without_reading_them(client):
     assert reads
     assert all("GROUP BY" in sql for sql in reads), reads
     assert CrowdAnswer.objects.filter(assignment__batch__campaign=campaign).count() == 24
+
+
+def test_it_counts_each_campaigns_batches_and_answers_without_distinct_counts(client):
+    client.force_login(OrganiserFactory())
+    wide = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=1, assignments=2)
+    narrow = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=5, assignments=2)
+    for batch in wide.batches.order_by("index")[:3]:
+        _fill(batch, f"a-{batch.pk}")
+        _fill(batch, f"b-{batch.pk}")
+    _fill(narrow.batches.get(index=0), "solo")
+    # A held place (a panel participant at work) and a rejected answer count for no campaign.
+    CrowdAssignment.objects.filter(worker__worker_id="solo").update(status=CrowdAssignment.Status.REJECTED)
+    CrowdAssignment.objects.create(
+        batch=narrow.batches.get(index=1),
+        worker=worker_get_or_create(worker_id="held"),
+        assignment_id="held-1",
+        status=CrowdAssignment.Status.ACCEPTED,
+    )
+
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(reverse("mturk:campaigns"))
+    third = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=1, assignments=1)
+    for batch in third.batches.all():
+        _fill(batch, f"c-{batch.pk}")
+    with CaptureQueriesContext(connection) as again:
+        assert client.get(reverse("mturk:campaigns")).status_code == 200
+
+    assert response.status_code == 200
+    counts = {c.name: (c.n_batches, c.n_answered) for c in response.context["campaigns"]}
+    assert counts == {wide.name: (10, 6), narrow.name: (2, 0)}
+    assert not [q["sql"] for q in captured if "DISTINCT" in q["sql"].upper()]
+    assert len(again) == len(captured)
+    assert CrowdAssignment.objects.count() == 8 + 10
