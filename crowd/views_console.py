@@ -29,6 +29,7 @@ from django.views.decorators.http import require_POST
 from annotation.formats.csv_safe import csv_writer
 from annotation.models import Collection
 from annotation.permissions import organiser_required
+from annotation.wording import plural
 from crowd import selectors
 from crowd.client import MTurkClient, MTurkError
 from crowd.forms import (
@@ -79,7 +80,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
         except CrowdError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Campaign {campaign.name}: {len(batches)} batches.")
+            messages.success(request, f"Campaign {campaign.name}: {plural(len(batches), 'batch')}.")
             return redirect("mturk:campaign", name=campaign.name)
     return render(request, "mturk/campaign_new.html", {"chooser": chooser, "form": form}, status=400)
 
@@ -261,8 +262,8 @@ def _client_for(campaign: CrowdCampaign) -> MTurkClient:
 def campaign_aggregate(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
     return (
-        f"{result.labelled} labels as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
-        f"{len(result.unresolved)} unresolved, {result.discarded_assignments} assignments discarded."
+        f"{plural(result.labelled, 'label')} as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
+        f"{len(result.unresolved)} unresolved, {plural(result.discarded_assignments, 'assignment')} discarded."
     )
 
 
@@ -272,7 +273,7 @@ def campaign_study(request: HttpRequest, campaign: CrowdCampaign, data: dict[str
     needed = selectors.campaign_places_left(campaign=campaign)
     return (
         f"Study address made for {study.panel}; give the panel the address shown below, "
-        f"with {needed} place{'s' if needed != 1 else ''} for participants (one batch each)."
+        f"with {plural(needed, 'place')} for participants (one batch each)."
     )
 
 
@@ -285,13 +286,13 @@ def campaign_publish_view(request: HttpRequest, campaign: CrowdCampaign, data: d
             "MTurk only frames HTTPS pages: set MTURK_EXTERNAL_URL to this site's https:// address"
         )
     published = campaign_publish(campaign=campaign, client=client, base_url=base_url)
-    return f"Published {len(published)} HITs on {_mturk_target(client)} ({client.endpoint_url})."
+    return f"Published {plural(len(published), 'HIT')} on {_mturk_target(client)} ({client.endpoint_url})."
 
 
 @_action(forms.Form, "sync")
 def campaign_sync_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     result = campaign_sync(campaign=campaign, client=_client_for(campaign))
-    text = f"{result.seen} assignments seen on MTurk, {result.stored} stored"
+    text = f"{plural(result.seen, 'assignment')} seen on MTurk, {result.stored} stored"
     for label, rows in (("skipped", result.skipped), ("missing", result.missing), ("failed", result.failed)):
         if rows:
             text += f"; {len(rows)} {label}: " + "; ".join(rows[:5])
@@ -306,14 +307,16 @@ def campaign_review_view(request: HttpRequest, campaign: CrowdCampaign, data: di
         reject_failed=data["reject_failed"],
         block_failed=data["block_failed"],
     )
-    return f"{result.approved} approved, {result.rejected} rejected, {result.blocked} workers blocked."
+    return (
+        f"{result.approved} approved, {result.rejected} rejected, {plural(result.blocked, 'worker')} blocked."
+    )
 
 
 @_action(BonusForm, "bonus", prefix="bonus")
 def campaign_bonus_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     client = _client_for(campaign) if campaign.provider == CrowdCampaign.Provider.MTURK else None
     result = campaign_bonus(campaign=campaign, client=client, amount=data["amount"], reason=data["reason"])
-    return f"{result.paid} bonuses paid, {result.total} USD."
+    return f"{plural(result.paid, 'bonus')} paid, {result.total} USD."
 
 
 @_action(ExtendForm, "extend", prefix="extend")
@@ -323,10 +326,13 @@ def campaign_extend_view(request: HttpRequest, campaign: CrowdCampaign, data: di
         return "No unresolved pairs: nothing to extend."
     client = _client_for(campaign) if campaign.provider == CrowdCampaign.Provider.MTURK else None
     count = batches_extend(campaign=campaign, items=result.unresolved, extra=data["extra"], client=client)
-    return f"{len(result.unresolved)} unresolved pairs: {count} batches got {data['extra']} more assignments."
+    return (
+        f"{plural(len(result.unresolved), 'unresolved pair')}: {plural(count, 'batch')} got "
+        f"{plural(data['extra'], 'more assignment')}."
+    )
 
 
 @_action(ConfirmForm, "expire", prefix="expire")
 def campaign_expire_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     count = campaign_expire(campaign=campaign, client=_client_for(campaign))
-    return f"{count} HITs expired."
+    return f"{plural(count, 'HIT')} expired."

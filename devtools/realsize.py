@@ -41,6 +41,7 @@ from annotation.services import (
 )
 from annotation.support.labels import support_labels_import
 from annotation.support.services import support_assignment_set
+from annotation.wording import plural
 from crowd.models import CrowdCampaign
 from crowd.services import batches_compose, campaign_create
 
@@ -139,7 +140,7 @@ def realsize_build(
         topics = _topics(size, topics_path, rng)
         topics_import(path=_write(folder / "topics.json", [json.dumps(topics)]), collection=collection)
         turns = list(Turn.objects.filter(collection=collection).order_by("topic__number", "position"))
-        say(f"topics: {len(topics)} conversations, {len(turns)} turns")
+        say(f"topics: {plural(len(topics), 'conversation')}, {plural(len(turns), 'turn')}")
 
         official = _official_passages(qrels_path, {t.turn_id for t in turns})
         candidates: dict[str, list[str]] = {}

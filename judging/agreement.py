@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from annotation.selectors import natural_key
+from annotation.wording import plural
 
 AlphaLevel = Literal["nominal", "ordinal"]
 WeightKind = Literal["none", "linear", "quadratic"]
@@ -377,12 +378,12 @@ def rank_agreement(
     for reason in dropped.values():
         by_reason[reason] = by_reason.get(reason, 0) + 1
     for reason, count in sorted(by_reason.items()):
-        notes.append(f"{count} run{'s' if count != 1 else ''} {reason} left out.")
+        notes.append(f"{plural(count, 'run')} {reason} left out.")
     tau = tau_p = rho = rho_p = None
     if len(runs) < MIN_RANKED_RUNS:
         # Two runs give tau = +1 or -1 whatever the judges: a number that reads as agreement but is a coin.
         notes.append(
-            f"Kendall's tau and Spearman's rho cannot be computed: {len(runs)} run{'s' if len(runs) != 1 else ''} "
+            f"Kendall's tau and Spearman's rho cannot be computed: {plural(len(runs), 'run')} "
             f"scored under both judges, and a rank correlation needs at least {MIN_RANKED_RUNS}."
         )
     elif np.unique(x).size < 2 or np.unique(y).size < 2:

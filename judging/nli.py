@@ -40,6 +40,7 @@ from django.db.models import Q
 from annotation.judgments import NtnRow, ntn_judgments_store, nuggets_create
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
 from annotation.selectors import natural_key
+from annotation.wording import plural
 
 Progress = Callable[[int, int], None]
 
@@ -58,7 +59,8 @@ class NtnMatchResult:
 
     def __str__(self) -> str:
         return (
-            f"{self.turns} turns, {self.pairs} pairs: {self.scored} scored ({self.entailing} entail), "
+            f"{plural(self.turns, 'turn')}, {plural(self.pairs, 'pair')}: {self.scored} scored "
+            f"({self.entailing} {'entails' if self.entailing == 1 else 'entail'}), "
             f"{self.skipped} already judged"
         )
 
@@ -74,8 +76,8 @@ class DedupResult:
 
     def __str__(self) -> str:
         return (
-            f"{self.turns} turns ({self.skipped_turns} already done), {self.nuggets} nuggets: "
-            f"{self.exact_duplicates} exact and {self.entailment_duplicates} entailment duplicates, "
+            f"{plural(self.turns, 'turn')} ({self.skipped_turns} already done), {plural(self.nuggets, 'nugget')}: "
+            f"{self.exact_duplicates} exact and {plural(self.entailment_duplicates, 'entailment duplicate')}, "
             f"{self.kept} kept"
         )
 

@@ -33,6 +33,7 @@ from annotation.permissions import IsOrganiser
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
+from annotation.wording import plural
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
@@ -263,7 +264,7 @@ class SupportJudgmentList(generics.ListAPIView):
                 "citation_index",
                 "the sentence cites nothing, so it is No support by definition"
                 if not sentence.citations
-                else f"the sentence has {len(sentence.citations)} citation(s)",
+                else f"the sentence has {plural(len(sentence.citations), 'citation')}",
             )
         topic = sentence.response.turn.topic
         user = signed_in_user(request)

@@ -24,6 +24,7 @@ from annotation.console.services import (
 )
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
+from annotation.wording import plural
 
 
 def _invitation_days() -> int:
@@ -37,7 +38,7 @@ def _invitation_message(
     link = request.build_absolute_uri(reverse("console-welcome", args=path))
     days = _invitation_days()
     return (
-        f"{user.get_username()} is {verb}. The link works once, for {days} day{'s' if days != 1 else ''}; "
+        f"{user.get_username()} is {verb}. The link works once, for {plural(days, 'day')}; "
         f"New link makes another and ends this one. Send them this one-time link: {link}"
     )
 

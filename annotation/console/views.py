@@ -45,6 +45,7 @@ from annotation.selectors import collection_counts, qrels_lines
 from annotation.support.labels import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
+from annotation.wording import plural
 
 
 def _collection(name: str) -> Collection:
@@ -166,7 +167,7 @@ def pools_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Pool {report.pool.name}: {report.size} pairs over {len(report.turns)} turns; "
+                f"Pool {report.pool.name}: {plural(report.size, 'pair')} over {plural(len(report.turns), 'turn')}; "
                 f"the filter saved {report.saved}.",
             )
             if report.unfiltered:
@@ -218,7 +219,8 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             relevance.add_error(None, str(exc))
         else:
             messages.success(
-                request, f"Assignment {assignment.name}: {assignment.units.count()} units handed out."
+                request,
+                f"Assignment {assignment.name}: {plural(assignment.units.count(), 'unit')} handed out.",
             )
             return redirect("console-work", name=collection.name)
     if request.method == "POST" and support.is_bound and support.is_valid():
@@ -235,7 +237,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         except (SupportConflict, ConsoleError) as exc:
             support.add_error(None, str(exc))
         else:
-            messages.success(request, f"{len(assigned)} support assignments saved.")
+            messages.success(request, f"{plural(len(assigned), 'support assignment')} saved.")
             return redirect("console-work", name=collection.name)
     dashboard = selectors.campaign_dashboard(collection=collection)
     return render(

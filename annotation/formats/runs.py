@@ -23,6 +23,7 @@ from annotation.formats.base import (
     plain_line,
     read_text,
 )
+from annotation.wording import plural
 
 # --- Runs ------------------------------------------------------------------------------------------
 
@@ -304,7 +305,7 @@ def _parse_rag_answers(text: str, path: str, name: str | None, problems: Problem
                     problems.add(
                         line,
                         f"sentence {index}: citation {citation} is outside 'references' "
-                        f"({len(references)} entries)",
+                        f"({plural(len(references), 'entry')})",
                     )
                 else:
                     cited.append(references[citation])

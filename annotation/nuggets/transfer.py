@@ -32,6 +32,7 @@ from annotation.models import (
 from annotation.nuggets.services import _cover
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
+from annotation.wording import plural
 
 # --- Imports and exports ---------------------------------------------------------------------------
 
@@ -230,7 +231,8 @@ def _texts_not_nuggets(turns: int, *, judge: Judge, nugget_judge: Judge) -> str:
         else f"{judge.name} already has other nuggets there"
     )
     return (
-        f"{turns} turn(s) name nuggets by texts that {nugget_judge.name}'s set does not hold. A CONE-RAG gold "
+        f"In {plural(turns, 'turn')}, nuggets are named by texts that {nugget_judge.name}'s set does not "
+        "hold. A CONE-RAG gold "
         "response names its nuggets by text; the released gold response file holds the nuggets its writers "
         "used, not the passage nuggets of gold_nuggets_human.json. To import it, name as nugget judge a new "
         f"judge (or one with no nuggets on these turns): its nuggets are created from the file's texts ({own})"

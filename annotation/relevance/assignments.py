@@ -12,6 +12,7 @@ from django.db import transaction
 
 from annotation.models import Assignment, Pool, Turn, WorkSlot, WorkUnit
 from annotation.selectors import natural_key
+from annotation.wording import plural
 
 
 class AssignmentFailed(Exception):
@@ -40,7 +41,7 @@ def assignment_create(
         raise AssignmentFailed("name at least one assessor")
     if redundancy > len(assessors):
         raise AssignmentFailed(
-            f"redundancy {redundancy} needs at least {redundancy} assessors, got {len(assessors)}"
+            f"redundancy {redundancy} needs at least {plural(redundancy, 'assessor')}, got {len(assessors)}"
         )
     if unit_kind not in Assignment.UnitKind.values:
         raise AssignmentFailed(f"unit kind must be one of {', '.join(Assignment.UnitKind.values)}")

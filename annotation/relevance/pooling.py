@@ -17,6 +17,7 @@ from django.db import transaction
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Ranking, RelevanceJudgment, Turn
 from annotation.selectors import UnknownTurns, turns_named
+from annotation.wording import plural
 
 
 class PoolingFailed(Exception):
@@ -50,8 +51,8 @@ def turns_listed(turn_ids: Sequence[str], *, limit: int = 10) -> str:
 def unfiltered_text(pairs: int, turn_ids: Sequence[str]) -> str:
     """The sentence the pool's report, page and command give for what the filter judge did not grade."""
     return (
-        f"{pairs} deeper pair{'' if pairs == 1 else 's'} in {len(turn_ids)} "
-        f"turn{'' if len(turn_ids) == 1 else 's'} entered unfiltered (the filter judge has not graded "
+        f"{plural(pairs, 'deeper pair')} in {plural(len(turn_ids), 'turn')} entered unfiltered (the filter "
+        f"judge has not graded "
         f"them): {turns_listed(turn_ids)}"
     )
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.wording import plural
 from judging.hybrid.estimators import Estimate, EstimationError, mean_interval
 from judging.hybrid.units import UnitTable
 from judging.models import HumanSample
@@ -128,7 +129,9 @@ def sample_weights(
     mask = np.array([k in drawn for k in table.keys])
     pi = np.array([drawn.get(k, 1.0) for k in table.keys])
     lost = len(set(drawn) - set(table.keys))
-    design = f"sample {sample.name}: {sample.get_strategy_display().lower()}, {len(drawn)} units drawn"
+    design = (
+        f"sample {sample.name}: {sample.get_strategy_display().lower()}, {plural(len(drawn), 'unit')} drawn"
+    )
     if lost:
         design += f" ({lost} no longer among the machine-labelled units)"
     weighted = sample.strategy == HumanSample.Strategy.UNCERTAINTY
@@ -196,7 +199,8 @@ def hybrid_estimate(
         missing_total = max(missing_total, missing)
     if missing_total:
         result.notes.append(
-            f"up to {missing_total} drawn units per run have no human label yet: the intervals assume they are "
+            f"up to {plural(missing_total, 'drawn unit')} per run {'has' if missing_total == 1 else 'have'} no "
+            "human label yet: the intervals assume they are "
             "missing at random; finish the assignment for a design-valid interval"
         )
     if pairs:

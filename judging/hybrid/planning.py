@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.wording import plural
 from judging.hybrid.estimate import sample_weights
 from judging.hybrid.estimators import EstimationError, ppi_plus_plus_lam, z_value
 from judging.hybrid.units import UnitTable
@@ -84,10 +85,13 @@ class BudgetPlan:
         n = self._capped(self.labels_for_width)
         if n is None:
             return (
-                f"no budget up to the {self.units} units available makes every run's {self.confidence} "
+                f"no budget up to the {plural(self.units, 'unit')} available makes every run's {self.confidence} "
                 f"interval at most {self.target_width:g} wide"
             )
-        return f"every run's {self.confidence} interval at most {self.target_width:g} wide: {n} labels in all"
+        return (
+            f"every run's {self.confidence} interval at most {self.target_width:g} wide: "
+            f"{plural(n, 'label')} in all"
+        )
 
     def settling_sentence(self) -> str | None:
         """What the plan says about settling run pairs, as a true sentence."""
@@ -96,8 +100,8 @@ class BudgetPlan:
         share = f"{100 * self.settle_share:g}% of run pairs"
         n = self._capped(self.labels_for_settling)
         if n is None:
-            return f"no budget up to the {self.units} units available settles {share}"
-        return f"{share} settled: {n} labels in all"
+            return f"no budget up to the {plural(self.units, 'unit')} available settles {share}"
+        return f"{share} settled: {plural(n, 'label')} in all"
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 
+from annotation.wording import plural
+
 STRATEGIES = ("uniform", "uncertainty")
 UNIFORM_SHARE = 0.2
 
@@ -38,7 +40,7 @@ def inclusion_probabilities(
     u = np.clip(np.nan_to_num(np.asarray(uncertainty, dtype=float)), 0.0, None)
     size = len(u)
     if not 0 < budget <= size:
-        raise SamplingError(f"the budget must lie between 1 and the {size} units, not {budget}")
+        raise SamplingError(f"the budget must lie between 1 and the {plural(size, 'unit')}, not {budget}")
     if not 0 < uniform_share <= 1:
         raise SamplingError(f"the uniform share must be in (0, 1], not {uniform_share}")
     if u.sum() <= 0:
@@ -69,7 +71,7 @@ def draw(
     if strategy not in STRATEGIES:
         raise SamplingError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     if not 0 < budget <= size:
-        raise SamplingError(f"the budget must lie between 1 and the {size} units, not {budget}")
+        raise SamplingError(f"the budget must lie between 1 and the {plural(size, 'unit')}, not {budget}")
     rng = np.random.default_rng(seed)
     if strategy == "uniform":
         chosen = np.sort(rng.choice(size, size=budget, replace=False))

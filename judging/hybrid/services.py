@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Run, SupportAssignment, Topic, Turn
+from annotation.wording import plural
 from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.units import UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
@@ -145,7 +146,7 @@ def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> 
         )
     except AssignmentFailed as exc:
         raise HybridError(str(exc)) from None
-    return f"relevance assignment {assignment.name} (pool {pool.name}, {len(turn_ids)} turns)"
+    return f"relevance assignment {assignment.name} (pool {pool.name}, {plural(len(turn_ids), 'turn')})"
 
 
 def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machine_judge: Judge) -> str:
@@ -180,8 +181,8 @@ def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machi
         raise HybridError(str(exc)) from None
     # A topic with several turns is handed out whole; only its drawn turns count in the estimate.
     return (
-        f"support assignments of {len(topics)} topics ({len(keys)} drawn turns, {spec.support_condition}) "
-        f"to {len(spec.assessors)} assessors"
+        f"support assignments of {plural(len(topics), 'topic')} ({plural(len(keys), 'drawn turn')}, "
+        f"{spec.support_condition}) to {plural(len(spec.assessors), 'assessor')}"
     )
 
 
@@ -210,7 +211,8 @@ def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
     except CrowdError as exc:
         raise HybridError(str(exc)) from None
     return (
-        f"crowd campaign {campaign.name} ({len(turns)} turns x {len(runs)} runs, {len(batches)} batches; "
+        f"crowd campaign {campaign.name} ({plural(len(turns), 'turn')} x {plural(len(runs), 'run')}, "
+        f"{plural(len(batches), 'batch')}; "
         f"labels as {campaign.label_judge.name})"
     )
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.wording import plural
 from judging.hybrid.estimators import METHODS, EstimationError, z_value
 from judging.hybrid.sampling import inclusion_probabilities
 
@@ -164,7 +165,7 @@ def simulate(
         raise EstimationError("repeats must be at least 1")
     bad = [b for b in budgets if not 2 <= b <= big_n]
     if bad:
-        raise EstimationError(f"budgets must lie between 2 and the {big_n} units, not {bad}")
+        raise EstimationError(f"budgets must lie between 2 and the {plural(big_n, 'unit')}, not {bad}")
     z = z_value(alpha)
     # A run with the same human and the same machine value on every unit (a run that ranks nothing scores
     # 0 everywhere) has a zero-width interval that always covers: counted in the means it would make every

@@ -26,6 +26,7 @@ import numpy as np
 
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.selectors import natural_key, qrels_dict, runs_dict
+from annotation.wording import plural
 
 TASKS = ("relevance", "support", "ntr")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
@@ -156,7 +157,10 @@ def relevance_table(
     notes: list[str] = []
     outside = sum(1 for pair in human_grades if pair not in machine_grades)
     if outside:
-        notes.append(f"{outside} human labels are on pairs the machine did not label; they are not used")
+        notes.append(
+            f"{plural(outside, 'human label')} on pairs the machine did not label "
+            f"{'is' if outside == 1 else 'are'} not used"
+        )
     if measure == RELEVANT_SHARE:
         if unit == "pair":
             keys = sorted(machine_grades, key=lambda p: (natural_key(p[0]), p[1]))
@@ -198,7 +202,10 @@ def relevance_table(
                     human_grades.get((t, p), -1) >= rel_threshold for p in pairs_of[t]
                 )
         if unjudged:
-            notes.append(f"{unjudged} pairs of human-judged turns have no human label; counted not relevant")
+            notes.append(
+                f"{plural(unjudged, 'pair')} of human-judged turns {'has' if unjudged == 1 else 'have'} no human "
+                "label; counted not relevant"
+            )
         return UnitTable(
             task="relevance",
             measure=measure,
@@ -382,9 +389,12 @@ def human_values_merge(tables: list[UnitTable], *, names: list[str]) -> UnitTabl
         merged = np.where(counts > 0, np.nansum(stacked, axis=0) / np.maximum(counts, 1), np.nan)
     notes = list(dict.fromkeys(n for t in tables for n in t.notes))
     shared = int((counts > 1).any(axis=0).sum())
-    notes.append(f"human values of {len(tables)} judges ({', '.join(names)}) merged")
+    notes.append(f"human values of {plural(len(tables), 'judge')} ({', '.join(names)}) merged")
     if shared:
-        notes.append(f"{shared} units have values from more than one human judge: their mean is used")
+        notes.append(
+            f"{plural(shared, 'unit')} {'has' if shared == 1 else 'have'} values from more than one human "
+            "judge: their mean is used"
+        )
     return UnitTable(
         task=first.task,
         measure=first.measure,

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
+from annotation.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.forms import SampleDrawForm
@@ -143,7 +144,7 @@ def hybrid_sample_draw(request: HttpRequest, name: str) -> HttpResponse:
             drawn = sample.units.count()
             messages.success(
                 request,
-                f"Sample {sample.name}: {drawn} of {sample.population} turns drawn; {sample.work}. The estimates "
+                f"Sample {sample.name}: {drawn} of {plural(sample.population, 'turn')} drawn; {sample.work}. The estimates "
                 "below are valid once the assessors have labelled every drawn turn.",
             )
             progress = next(p for p in samples_progress(collection_id=collection.id) if p.sample == sample)
@@ -309,7 +310,8 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                 budgets = [b for b in data["budgets"] if b <= table.size]
                 if table.size < 2 or not budgets:
                     raise EstimationError(
-                        f"{table.size} units have human and machine values: too few for these budgets"
+                        f"{plural(table.size, 'unit')} {'has' if table.size == 1 else 'have'} human and "
+                        "machine values: too few for these budgets"
                     )
                 uncertainty = None
                 if data["confidence_judge"] is not None:

@@ -19,7 +19,8 @@ from annotation.models import (
     Turn,
 )
 from annotation.selectors import UnknownTurns, known_names, turns_named
-from judging.jobs.state import call_totals, totals_apply, units_text
+from annotation.wording import plural
+from judging.jobs.state import call_totals, totals_apply
 from judging.models import JudgeJob, LlmFailure
 
 # A rough 4 characters per token for dry-run estimates (no tokenizer for every model is at hand).
@@ -120,7 +121,7 @@ class Plan:
         """Why a plan without units judges nothing: its units were all skipped, or it found none."""
         if self.skipped:
             every = "all " if self.skipped > 1 else ""
-            return f"{every}{units_text(self.skipped)} skipped ({self.skipped_reason})"
+            return f"{every}{plural(self.skipped, 'unit')} skipped ({self.skipped_reason})"
         return self.empty_reason
 
 
@@ -188,11 +189,12 @@ def _job_done(job: JudgeJob, *, nothing: str = "", skipped: int = 0, skipped_rea
         why = f" (most often: {common['reason'][:300]})" if common else ""
         if job.units_failed >= job.units_total:
             job.status = JudgeJob.Status.FAILED
-            notes.append(f"all {job.units_total} units failed{why}")
+            every = "all " if job.units_total > 1 else ""
+            notes.append(f"{every}{plural(job.units_total, 'unit')} failed{why}")
         else:
-            notes.append(f"{job.units_failed} of {job.units_total} units failed{why}")
+            notes.append(f"{job.units_failed} of {plural(job.units_total, 'unit')} failed{why}")
     if skipped and job.units_total:
-        notes.append(f"{units_text(skipped)} skipped ({skipped_reason})")
+        notes.append(f"{plural(skipped, 'unit')} skipped ({skipped_reason})")
     if nothing:
         job.status = JudgeJob.Status.FAILED
         notes.insert(0, f"{NOTHING_JUDGED}: {nothing}")

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from annotation.wording import plural
 from judging.clients.llm import ChatResult, LlmClient, LlmError, cost_usd, get_client
 from judging.jobs.base import (
     PROGRESS_EVERY_S,
@@ -128,7 +129,9 @@ def judge_job_run(
                     try:
                         result, latency = future.result()
                     except LlmError as exc:
-                        ctx.fail(running.unit, f"LLM call failed after {exc.attempts} attempts: {exc}")
+                        ctx.fail(
+                            running.unit, f"LLM call failed after {plural(exc.attempts, 'attempt')}: {exc}"
+                        )
                         job.units_failed += 1
                         finish_unit()
                         continue

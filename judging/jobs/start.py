@@ -14,6 +14,7 @@ from annotation.models import (
     Judge,
 )
 from annotation.services import judge_get_or_create
+from annotation.wording import plural
 from judging.clients import nli as nli_client
 from judging.clients.llm import cost_usd, price_per_million
 from judging.clients.llm import default_model as llm_default_model
@@ -40,10 +41,11 @@ class Estimate:
     def __str__(self) -> str:
         price = f"${self.cost_usd:.4f}" if self.priced else "unknown (no price for this model in LLM_PRICES)"
         text = (
-            f"{self.units} units: {self.calls} calls to make, {self.cached} answered from the cache; "
-            f"about {self.input_tokens} input and {self.output_tokens} output tokens; estimated cost {price}"
+            f"{plural(self.units, 'unit')}: {plural(self.calls, 'call')} to make, {self.cached} answered from "
+            f"the cache; about {self.input_tokens} input and {plural(self.output_tokens, 'output token')}; "
+            f"estimated cost {price}"
         )
-        return text + (f"; {self.skipped} units skipped" if self.skipped else "")
+        return text + (f"; {plural(self.skipped, 'unit')} skipped" if self.skipped else "")
 
 
 def job_estimate(*, collection: Collection, task: str, model: str, options: dict[str, Any]) -> Estimate:

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+from annotation.wording import plural
 from judging.models import JudgeJob, LlmCall
 
 INTERRUPTED = "interrupted"
@@ -60,10 +61,6 @@ def totals_apply(job: JudgeJob, totals: CallTotals | None) -> None:
     job.cost_usd = totals.cost_usd
 
 
-def units_text(n: int) -> str:
-    return f"{n} unit{'' if n == 1 else 's'}"
-
-
 def job_state(job: JudgeJob) -> str:
     """pending, running, done or failed as stored, or interrupted: running with no sign of life lately."""
     if job.status == JudgeJob.Status.RUNNING and job.updated_at < timezone.now() - _stale_after():
@@ -77,15 +74,19 @@ def job_status_text(job: JudgeJob) -> str:
     if state == INTERRUPTED:
         return (
             f"interrupted: no progress saved since {job.updated_at:%Y-%m-%d %H:%M:%S} UTC (its process was "
-            f"killed or lost); {job.units_done}/{job.units_total} units done. Run it again to resume."
+            f"killed or lost); {job.units_done}/{plural(job.units_total, 'unit')} done. Run it again to resume."
         )
     if state == JudgeJob.Status.FAILED:
         return f"failed: {job.error}" if job.error else "failed"
     if state == JudgeJob.Status.DONE and job.units_failed:
-        return f"done with failures: {job.error}" if job.error else f"done, {job.units_failed} units failed"
+        return (
+            f"done with failures: {job.error}"
+            if job.error
+            else f"done, {plural(job.units_failed, 'unit')} failed"
+        )
     if state == JudgeJob.Status.DONE and job.error:
         # Nothing failed, but some units were skipped: both counts, so "done" is not read as "all of it".
-        return f"done: {units_text(job.units_done)} judged; {job.error}"
+        return f"done: {plural(job.units_done, 'unit')} judged; {job.error}"
     return state
 
 

@@ -155,7 +155,7 @@ def test_assign_work_command_creates_the_assignment(capsys):
         unit="conversation",
     )
 
-    assert "1 conversation units x 2" in capsys.readouterr().out
+    assert "1 conversation unit x 2" in capsys.readouterr().out
     made = Assignment.objects.get(name="round2")
     assert set(made.assessors.values_list("username", flat=True)) == {"alice", "bob"}
     with pytest.raises(CommandError, match="no such users: carol"):

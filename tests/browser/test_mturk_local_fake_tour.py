@@ -39,7 +39,7 @@ def test_an_organiser_publishes_on_the_local_fake_and_opens_a_hit_as_a_made_up_w
     page.check("#id_publish-confirm")
     page.click("#action-publish button[type=submit]")
     page.wait_for_url(f"**/crowd/campaigns/{campaign.name}/")
-    expect(page.locator(".messages")).to_contain_text("Published 1 HITs on local")
+    expect(page.locator(".messages")).to_contain_text("Published 1 HIT on local")
     worker_link = page.locator("#fake-workers a").first.get_attribute("href")
     assert worker_link and worker_link.startswith(fake_mturk.url)
 

@@ -50,7 +50,7 @@ def test_it_gives_unresolved_batches_more_assignments_on_mturk():
         call_command("crowd_aggregate", campaign=campaign.name, extend=2, mturk=True, stdout=out)
 
         assert "1 unresolved" in out.getvalue()
-        assert "1 batches extended by 2 assignments" in out.getvalue()
+        assert "1 batch extended by 2 assignments" in out.getvalue()
         tied.refresh_from_db()
         settled.refresh_from_db()
         assert (tied.max_assignments, settled.max_assignments) == (5, 3)

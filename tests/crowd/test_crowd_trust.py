@@ -149,7 +149,7 @@ def test_sync_reports_a_vanished_hit_marks_its_batch_and_syncs_the_others(server
     out, err = StringIO(), StringIO()
     call_command("mturk_sync", campaign=campaign.name, stdout=out, stderr=err)
 
-    assert out.getvalue().startswith("1 assignments seen, 1 stored")
+    assert out.getvalue().startswith("1 assignment seen, 1 stored")
     assert f"batch 0 (HIT {first.hit_id})" in err.getvalue()
     assert "does not exist" in err.getvalue()
     first.refresh_from_db()

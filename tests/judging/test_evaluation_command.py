@@ -97,7 +97,7 @@ def test_it_prints_a_table_best_run_first_and_warns_of_missing_turns(setup):
     assert lines[2].split()[:2] == ["good", "1.0000"]
     assert lines[3].split()[0] == "weak"
     assert "2 turns judged by" in lines[0]
-    assert "weak: no ranking for 1 judged turns, scored 0 there" in err
+    assert "weak: no ranking for 1 judged turn, scored 0 there" in err
     assert any(line.split()[:1] == [second.turn_id] for line in lines[4:])
 
 

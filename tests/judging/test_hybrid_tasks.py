@@ -304,7 +304,7 @@ def test_two_human_judges_on_the_same_unit_count_as_their_mean(support):
         y, _yhat, _all = support.arrays(name, "weighted_precision", support.human_turns)
         y[0] = (y[0] + 1.0) / 2
         assert row["estimate"] == pytest.approx(np.mean(y))
-    assert any("1 units have values from more than one human judge" in n for n in data["notes"])
+    assert any("1 unit has values from more than one human judge" in n for n in data["notes"])
 
 
 # --- NtR ---------------------------------------------------------------------------------------------

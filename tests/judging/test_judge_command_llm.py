@@ -119,7 +119,7 @@ def test_judge_support_labels_each_cited_sentence(fake_openai):
 
     out = judge("support", "--collection", "rag", "--judge", "llm-support")
 
-    assert "1 units (0 failed), 1 calls made, 0 from the cache" in out
+    assert "1 unit (0 failed), 1 call made, 0 from the cache" in out
     label = SupportJudgment.objects.get(judge__name="llm-support")
     assert (label.sentence_id, label.passage_id, label.label) == (cited.pk, "doc:1", "PS")
 

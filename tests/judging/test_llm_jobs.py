@@ -124,7 +124,7 @@ def test_an_unparsable_relevance_answer_is_a_failure_never_a_grade(fake_openai, 
     job = judge_job_run(job=start(conversation["collection"], "relevance", {"turns": ["9_1"], "depth": 1}))
     # Its only unit failed: the job failed, and says why first.
     assert (job.status, job.units_done, job.units_failed) == ("failed", 1, 1)
-    assert job.error.startswith("all 1 units failed (most often: unparsable answer")
+    assert job.error.startswith("1 unit failed (most often: unparsable answer")
     assert not RelevanceJudgment.objects.exists()
     failure = LlmFailure.objects.get(job=job)
     assert failure.unit == "9_1 bike:1"
@@ -491,7 +491,7 @@ def test_a_job_whose_every_call_failed_fails_and_says_why_first(fake_openai, con
     fake_openai.script(*[ServerError(503)] * 4)
     job = judge_job_run(job=start(conversation["collection"], "relevance", {}, concurrency=1))
     assert (job.status, job.units_done, job.units_failed, job.calls_made) == ("failed", 4, 4, 0)
-    assert job.error.startswith("all 4 units failed (most often: LLM call failed after 1 attempts")
+    assert job.error.startswith("all 4 units failed (most often: LLM call failed after 1 attempt")
     assert "503" in job.error
     assert not RelevanceJudgment.objects.exists()
 

@@ -244,7 +244,7 @@ def test_organisers_start_a_dedup_job_and_watch_its_counts(
     progress = client.get(reverse("judging:job-progress", args=[job.pk])).json()
     assert (progress["status"], progress["units_done"], progress["units_total"]) == ("done", 1, 1)
     assert progress["summary"] == (
-        "1 turns (0 already done), 3 nuggets: 1 exact and 0 entailment duplicates, 2 kept"
+        "1 turn (0 already done), 3 nuggets: 1 exact and 0 entailment duplicates, 2 kept"
     )
     assert (job.task, job.model, job.options) == (
         "dedup",

@@ -4,6 +4,7 @@ from django.db import transaction
 from annotation.management.commands._base import CollectionCommand, user_named
 from annotation.models import SupportAssignment
 from annotation.support.services import SupportConflict, SupportSwitchUnconfirmed, support_assignment_set
+from annotation.wording import plural
 
 
 class Command(CollectionCommand):
@@ -63,4 +64,4 @@ class Command(CollectionCommand):
             raise CommandError(f"nothing was assigned: {exc} (--switch)") from None
         except SupportConflict as exc:
             raise CommandError(f"nothing was assigned: {exc}") from None
-        self.stdout.write(f"{len(assignments)} topics assigned to {assessor} ({condition})")
+        self.stdout.write(f"{plural(len(assignments), 'topic')} assigned to {assessor} ({condition})")

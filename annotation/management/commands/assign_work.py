@@ -11,6 +11,7 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.management.commands._base import CollectionCommand, active_users, known_names, named
 from annotation.models import Assignment
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
+from annotation.wording import plural
 
 
 class Command(CollectionCommand):
@@ -64,7 +65,7 @@ class Command(CollectionCommand):
         units = assignment.units.count()
         self.stdout.write(
             self.style.SUCCESS(
-                f"assignment {assignment.name}: {units} {assignment.unit_kind} units x {assignment.redundancy} "
-                f"to {len(users)} assessors, leases of {assignment.lease_minutes} min"
+                f"assignment {assignment.name}: {plural(units, f'{assignment.unit_kind} unit')} x "
+                f"{assignment.redundancy} to {plural(len(users), 'assessor')}, leases of {assignment.lease_minutes} min"
             )
         )

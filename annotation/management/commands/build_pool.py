@@ -9,6 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand
 from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve, unfiltered_text
+from annotation.wording import plural
 
 
 class Command(CollectionCommand):
@@ -85,7 +86,8 @@ class Command(CollectionCommand):
         )
         self.stdout.write(
             self.style.SUCCESS(
-                f"pool {name}: {report.size} pairs over {len(report.turns)} turns; filter saved {report.saved}{share}"
+                f"pool {name}: {plural(report.size, 'pair')} over {plural(len(report.turns), 'turn')}; "
+                f"filter saved {report.saved}{share}"
             )
         )
         if report.unfiltered:

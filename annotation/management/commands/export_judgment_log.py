@@ -6,6 +6,7 @@ from django.core.management.base import CommandParser
 
 from annotation.management.commands._base import CollectionCommand
 from annotation.relevance.exports import LOG_TASKS, judgment_log_rows, judgment_log_write
+from annotation.wording import plural
 
 
 class Command(CollectionCommand):
@@ -30,7 +31,7 @@ class Command(CollectionCommand):
         if output:
             with open(output, "w", encoding="utf-8", newline="") as handle:
                 count = judgment_log_write(handle, rows)
-            self.stderr.write(f"{output}: {count} judgments")
+            self.stderr.write(f"{output}: {plural(count, 'judgment')}")
         else:
             buffer = io.StringIO()
             judgment_log_write(buffer, rows)

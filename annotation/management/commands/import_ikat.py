@@ -15,6 +15,7 @@ from annotation.services import (
     qrels_import,
     topics_import,
 )
+from annotation.wording import plural
 
 PUBLISHED = "https://raw.githubusercontent.com/irlabamsterdam/iKAT/main/{year}/data/"
 FILES = {
@@ -64,7 +65,9 @@ class Command(BaseCommand):
                         self.stdout.write(f"qrels ({qrels_judge}): {result}")
             except ImportFailed as exc:
                 raise CommandError(f"nothing was imported:\n{exc}") from None
-        self.stdout.write(f"collection {name}: {target.topics.count()} topics, {target.turns.count()} turns")
+        self.stdout.write(
+            f"collection {name}: {plural(target.topics.count(), 'topic')}, {plural(target.turns.count(), 'turn')}"
+        )
 
     def _fetch(self, source: str, filename: str, scratch: Path) -> Path | None:
         """The file from a folder as it is, or downloaded from a URL; None when the source lacks it."""

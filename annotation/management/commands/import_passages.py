@@ -1,5 +1,6 @@
 from annotation.management.commands._base import CollectionCommand
 from annotation.services import passages_import
+from annotation.wording import plural
 
 
 class Command(CollectionCommand):
@@ -20,5 +21,5 @@ class Command(CollectionCommand):
 
         target, result = self.run_import(work)
         self.stdout.write(
-            f"{path}: {result}; collection {target.name} has {target.passages.count()} passages"
+            f"{path}: {result}; collection {target.name} has {plural(target.passages.count(), 'passage')}"
         )

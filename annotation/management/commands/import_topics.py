@@ -1,5 +1,6 @@
 from annotation.management.commands._base import CollectionCommand
 from annotation.services import topics_import
+from annotation.wording import plural
 
 
 class Command(CollectionCommand):
@@ -20,6 +21,6 @@ class Command(CollectionCommand):
 
         target, result = self.run_import(work)
         self.stdout.write(
-            f"{path}: {result}; collection {target.name} has {target.topics.count()} topics, "
-            f"{target.turns.count()} turns"
+            f"{path}: {result}; collection {target.name} has {plural(target.topics.count(), 'topic')}, "
+            f"{plural(target.turns.count(), 'turn')}"
         )

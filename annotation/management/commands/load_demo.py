@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from annotation.demo import DEMO_ACCOUNTS, demo_load
+from annotation.wording import plural
 
 
 class Command(BaseCommand):
@@ -12,8 +13,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         collection = demo_load()
         self.stdout.write(
-            f"demo collection '{collection.name}': {collection.topics.count()} conversations, "
-            f"{collection.turns.count()} turns, {collection.passages.count()} passages, {collection.runs.count()} runs"
+            f"demo collection '{collection.name}': {plural(collection.topics.count(), 'conversation')}, "
+            f"{plural(collection.turns.count(), 'turn')}, {plural(collection.passages.count(), 'passage')}, "
+            f"{plural(collection.runs.count(), 'run')}"
         )
         for account in DEMO_ACCOUNTS:
             role = "organiser" if account.organiser else "assessor"

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.services import batches_extend, labels_aggregate
 
@@ -32,8 +33,8 @@ class Command(CampaignCommand):
         campaign = self.get_campaign(options["campaign"])
         result = self.run(lambda: labels_aggregate(campaign=campaign, min_votes=options["min_votes"]))
         self.stdout.write(
-            f"{result.labelled} labels as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
-            f"{len(result.unresolved)} unresolved, {result.discarded_assignments} assignments discarded"
+            f"{plural(result.labelled, 'label')} as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
+            f"{len(result.unresolved)} unresolved, {plural(result.discarded_assignments, 'assignment')} discarded"
         )
         for item in result.unresolved:
             self.stdout.write(
@@ -46,4 +47,6 @@ class Command(CampaignCommand):
                     campaign=campaign, items=result.unresolved, extra=options["extend"], client=client
                 )
             )
-            self.stdout.write(f"{count} batches extended by {options['extend']} assignments")
+            self.stdout.write(
+                f"{plural(count, 'batch')} extended by {plural(options['extend'], 'assignment')}"
+            )

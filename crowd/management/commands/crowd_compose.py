@@ -6,6 +6,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import named
 from annotation.models import Collection, Judge
+from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
 from crowd.services import campaign_compose
@@ -105,4 +106,4 @@ class Command(CampaignCommand):
             return batches
 
         batches = self.run(compose)
-        self.stdout.write(f"campaign {options['campaign']}: {len(batches)} batches")
+        self.stdout.write(f"campaign {options['campaign']}: {plural(len(batches), 'batch')}")

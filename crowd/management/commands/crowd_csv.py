@@ -6,6 +6,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.formats.base import ImportFailed
+from annotation.wording import plural
 from crowd.csv_formats import input_csv, results_csv, results_csv_import
 from crowd.management.commands._crowd import CampaignCommand
 
@@ -30,7 +31,7 @@ class Command(CampaignCommand):
                 count = self.run(lambda: results_csv_import(campaign=campaign, path=path))
             except ImportFailed as exc:
                 raise CommandError(f"nothing was imported:\n{exc}") from None
-            self.stdout.write(f"{count} assignments imported from {path}")
+            self.stdout.write(f"{plural(count, 'assignment')} imported from {path}")
             return
         text = input_csv(campaign=campaign) if action == "export-input" else results_csv(campaign=campaign)
         if path == "-":

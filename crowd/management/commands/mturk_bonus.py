@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
 from crowd.mturk import campaign_bonus
@@ -33,4 +34,4 @@ class Command(CampaignCommand):
                 campaign=campaign, client=client, amount=options["amount"], reason=options["reason"]
             )
         )
-        self.stdout.write(f"{result.paid} bonuses paid, {result.total} USD before MTurk's fee")
+        self.stdout.write(f"{plural(result.paid, 'bonus')} paid, {result.total} USD before MTurk's fee")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.mturk import campaign_expire
 
@@ -16,4 +17,4 @@ class Command(CampaignCommand):
         campaign = self.get_campaign(options["campaign"])
         client = self.get_client(options)
         count = self.run(lambda: campaign_expire(campaign=campaign, client=client))
-        self.stdout.write(f"{count} HITs expired")
+        self.stdout.write(f"{plural(count, 'HIT')} expired")

@@ -5,6 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
+from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.mturk import campaign_publish
 
@@ -40,6 +41,6 @@ class Command(CampaignCommand):
             )
         published = self.run(lambda: campaign_publish(campaign=campaign, client=client, base_url=base_url))
         target = "live" if client.live else ("local" if client.is_local else "sandbox")
-        self.stdout.write(f"published {len(published)} HITs on {target} ({client.endpoint_url})")
+        self.stdout.write(f"published {plural(len(published), 'HIT')} on {target} ({client.endpoint_url})")
         for batch in published:
             self.stdout.write(f"  batch {batch.index}: {batch.hit_id}")

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.mturk import REJECT_FEEDBACK, campaign_review
 
@@ -46,5 +47,5 @@ class Command(CampaignCommand):
             )
         )
         self.stdout.write(
-            f"{result.approved} approved, {result.rejected} rejected, {result.blocked} workers blocked"
+            f"{result.approved} approved, {result.rejected} rejected, {plural(result.blocked, 'worker')} blocked"
         )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.mturk import campaign_sync
 
@@ -20,8 +21,8 @@ class Command(CampaignCommand):
         client = self.get_client(options)
         result = self.run(lambda: campaign_sync(campaign=campaign, client=client))
         self.stdout.write(
-            f"{result.seen} assignments seen, {result.stored} stored, "
-            f"{result.unconfirmed} provisional answers not reported by MTurk"
+            f"{plural(result.seen, 'assignment')} seen, {result.stored} stored, "
+            f"{plural(result.unconfirmed, 'provisional answer')} not reported by MTurk"
         )
         for problem in result.skipped:
             self.stderr.write(f"skipped {problem}")

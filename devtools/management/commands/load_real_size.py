@@ -8,6 +8,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.wording import plural
 from devtools.realsize import REAL, realsize_build
 
 SHARED = Path(settings.BASE_DIR).parent / "shared" / "data" / "ikat2024"
@@ -40,7 +41,9 @@ class Command(BaseCommand):
         topics = options["topics"] if options["topics"].is_file() else None
         qrels = options["qrels"] if options["qrels"].is_file() else None
         if topics is None:
-            self.stdout.write(f"{options['topics']} not found: generating {REAL.topics} conversations")
+            self.stdout.write(
+                f"{options['topics']} not found: generating {plural(REAL.topics, 'conversation')}"
+            )
         started = time.monotonic()
         try:
             built = realsize_build(

@@ -8,6 +8,7 @@ from django.core.management.base import CommandError, CommandParser
 from django.template.loader import render_to_string
 
 from annotation.management.commands._base import CollectionCommand
+from annotation.wording import plural
 from judging.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, AgreementUndefined, krippendorff_alpha_multi
 from judging.agreement_units import TASKS, labels_by_judge, reliability_matrix, task_spec
 from judging.reports import (
@@ -111,5 +112,6 @@ class Command(CollectionCommand):
             text = comparison_text(report)
             if "krippendorff_alpha_all_judges" in report:
                 value = report["krippendorff_alpha_all_judges"]
-                text += f"\nKrippendorff's alpha over {len(resolved)} judges: {'n/a' if value is None else f'{value:.3f}'}\n"
+                alpha = "n/a" if value is None else f"{value:.3f}"
+                text += f"\nKrippendorff's alpha over {plural(len(resolved), 'judge')}: {alpha}\n"
             self.stdout.write(text, ending="")

@@ -9,6 +9,7 @@ from django.template.defaultfilters import pluralize
 
 from annotation.management.commands._base import CollectionCommand, known_names
 from annotation.models import Run
+from annotation.wording import plural
 from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, evaluation_table, runs_evaluate
 
 
@@ -70,7 +71,7 @@ class Command(CollectionCommand):
         for name in evaluation.ranked_runs():
             if evaluation.missing[name]:
                 self.stderr.write(
-                    f"{name}: no ranking for {len(evaluation.missing[name])} judged turns, scored 0 there"
+                    f"{name}: no ranking for {plural(len(evaluation.missing[name]), 'judged turn')}, scored 0 there"
                 )
         if per_turn:
             for name in evaluation.ranked_runs():

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand, CommandProgress, import_judge_check
 from annotation.models import Judge
+from annotation.wording import plural
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.jobs import (
@@ -151,7 +152,9 @@ class Command(CollectionCommand):
         except JobError as exc:
             raise CommandError(str(exc)) from None
         if job.started_at:
-            self.stdout.write(f"resuming job {job.pk} ({job.units_done}/{job.units_total} units done before)")
+            self.stdout.write(
+                f"resuming job {job.pk} ({job.units_done}/{plural(job.units_total, 'unit')} done before)"
+            )
         self.bar = self.command_progress(opts, unit="turns" if job.is_nli else "units")
         if opts["queue"] or (settings.CELERY_BROKER_URL and not opts["in_process"]):
             judge_job_enqueue(job=job)
@@ -195,13 +198,13 @@ class Command(CollectionCommand):
         status = job_status_text(job)
         if job.is_nli:
             return (
-                f"job {job.pk} {status}: {job.units_done} turns, {job.calls_made} pairs scored, "
-                f"{job.cache_hits} pairs already stored, cost $0.0000; {job.summary}"
+                f"job {job.pk} {status}: {plural(job.units_done, 'turn')}, {plural(job.calls_made, 'pair')} "
+                f"scored, {plural(job.cache_hits, 'pair')} already stored, cost $0.0000; {job.summary}"
             )
         text = (
-            f"job {job.pk} {status}: {job.units_done} units ({job.units_failed} failed), "
-            f"{job.calls_made} calls made, {job.cache_hits} from the cache, "
-            f"{job.input_tokens} input + {job.output_tokens} output tokens, cost ${job.cost_usd:.4f}"
+            f"job {job.pk} {status}: {plural(job.units_done, 'unit')} ({job.units_failed} failed), "
+            f"{plural(job.calls_made, 'call')} made, {job.cache_hits} from the cache, "
+            f"{job.input_tokens} input + {plural(job.output_tokens, 'output token')}, cost ${job.cost_usd:.4f}"
         )
         if job.units_failed:
             text += f"\nfailures are listed on the jobs page and in the admin (LLM failures of job {job.pk})"

@@ -7,6 +7,7 @@ import json
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand
+from annotation.wording import plural
 from judging.nugget_metrics import NuggetMetricsError, NuggetMetricsReport, nugget_metrics
 
 
@@ -66,7 +67,7 @@ class Command(CollectionCommand):
         kind = "NtR" if report.mode == "ntr" else "NtN"
         self.stdout.write(
             f"{report.collection}: {kind} against {report.gold_judge} (matching: {report.matching_judge}); "
-            f"{report.turns_with_gold} turns with gold nuggets, {report.turns_without_gold} without (left out)"
+            f"{plural(report.turns_with_gold, 'turn')} with gold nuggets, {report.turns_without_gold} without (left out)"
         )
         header = ["rank", "run", "R", "P", "R_pers", "P_pers", "R_nonpers", "P_nonpers", "turns", "unjudged"]
         rows = [header]

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from annotation.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import EstimationError
 from judging.hybrid.planning import plan_budget
@@ -48,7 +49,7 @@ class Command(HybridCommand):
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
-        self.stdout.write(f"pilot: {data['n_pilot']} labelled {table.unit}s of {data['units']}\n")
+        self.stdout.write(f"pilot: {plural(data['n_pilot'], f'labelled {table.unit}')} of {data['units']}\n")
         if data["width_plan"] is not None:
             self.stdout.write(f"{data['width_plan']}\n")
             for run, p in data["runs"].items():
@@ -56,7 +57,7 @@ class Command(HybridCommand):
                 self.stdout.write(
                     f"  {run}: width now {p['width_now']:.4f}, "
                     + (
-                        f"needs {needs:.0f} labels\n"
+                        f"needs {plural(round(needs), 'label')}\n"
                         if needs is not None
                         else "no budget reaches the width\n"
                     )
@@ -66,6 +67,6 @@ class Command(HybridCommand):
         if data["nothing_to_estimate"]:
             runs = data["nothing_to_estimate"]
             self.stdout.write(
-                f"{len(runs)} runs with the same value on every unit (nothing to estimate) left out: "
+                f"{plural(len(runs), 'run')} with the same value on every unit (nothing to estimate) left out: "
                 f"{', '.join(runs)}\n"
             )

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from django.core.management.base import CommandError, CommandParser
 
+from annotation.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.sampling import disagreement
@@ -46,11 +47,14 @@ class Command(HybridCommand):
         full = self.table(collection, options)
         table = full.complete()
         if table.size < 2:
-            raise CommandError(f"only {table.size} units have human and machine values: nothing to simulate")
+            raise CommandError(
+                f"only {plural(table.size, 'unit')} {'has' if table.size == 1 else 'have'} human and machine "
+                "values: nothing to simulate"
+            )
         too_big = [b for b in options["budgets"] if not 2 <= b <= table.size]
         if too_big:
             raise CommandError(
-                f"budgets must lie between 2 and the {table.size} fully labelled units, not {too_big}"
+                f"budgets must lie between 2 and the {plural(table.size, 'fully labelled unit')}, not {too_big}"
             )
         uncertainty = None
         if options["confidence_judges"]:
@@ -81,13 +85,14 @@ class Command(HybridCommand):
             self.stdout.write(json.dumps(data, indent=2))
             return
         self.stdout.write(
-            f"{table.size} units x {len(table.runs)} runs, {result.repeats} repeats per budget, "
+            f"{plural(table.size, 'unit')} x {plural(len(table.runs), 'run')}, "
+            f"{plural(result.repeats, 'repeat')} per budget, "
             f"{100 * (1 - alpha):.0f}% intervals; active sampling: {data['active_sampling']}\n"
         )
         if result.constant_runs:
             names = [table.runs[i] for i in result.constant_runs]
             self.stdout.write(
-                f"{len(names)} runs with the same value on every unit (nothing to estimate) left out of the "
+                f"{plural(len(names), 'run')} with the same value on every unit (nothing to estimate) left out of the "
                 f"means: {', '.join(names)}\n"
             )
         self.stdout.write(f"{'budget':>6}  {'method':<9}  coverage  mean_width  width_ratio\n")

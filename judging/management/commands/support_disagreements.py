@@ -6,6 +6,7 @@ from annotation.management.commands._base import CollectionCommand, user_named
 from annotation.models import Judge
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import SupportConflict
+from annotation.wording import plural
 from judging.support_metrics import support_disagreement_report
 
 
@@ -60,7 +61,9 @@ class Command(CollectionCommand):
         except SupportConflict as exc:
             raise CommandError(f"nothing was assigned: {exc}") from None
         units = sum(len(a.units) for a in assignments)
-        self.stdout.write(f"{units} disagreements in {len(assignments)} topics assigned blind to {assessor}")
+        self.stdout.write(
+            f"{plural(units, 'disagreement')} in {plural(len(assignments), 'topic')} assigned blind to {assessor}"
+        )
 
 
 def _fmt(value: float | None) -> str:

@@ -3,6 +3,7 @@ import json
 from django.core.management.base import CommandError
 
 from annotation.management.commands._base import CollectionCommand
+from annotation.wording import plural
 from judging.support_metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
 
 
@@ -54,7 +55,7 @@ class Command(CollectionCommand):
         if correlation is not None:
             for measure, values in correlation.items():
                 self.stdout.write(
-                    f"{measure} {judge} vs {compare} over {values['runs']} runs: "
+                    f"{measure} {judge} vs {compare} over {plural(values['runs'], 'run')}: "
                     f"Kendall tau {_fmt(values['kendall_tau'])}, Spearman rho {_fmt(values['spearman_rho'])}"
                 )
 
