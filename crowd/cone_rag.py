@@ -54,16 +54,22 @@ def _json_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def parse_responses(path: str | Path) -> list[ResponseRecord]:
-    """Read a CONE-RAG responses file; every problem is reported with its line."""
+def parse_responses(path: str | Path, *, problems: Problems | None = None) -> list[ResponseRecord]:
+    """Read a CONE-RAG responses file; every problem is reported with its line.
+
+    Given `problems`, the file's problems are added there and the good records returned, so that an
+    import can check their turns too and report everything wrong in one pass; otherwise they are raised.
+    """
     name = str(path)
     text = read_text(path)
     data = load_json(text, name)
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     if not isinstance(data, dict):
-        problems.add(1, 'expected an object {"<topic>_<turn>": {"<run name>": "<response text>"}}')
-        problems.raise_if_any()
+        raise ImportFailed(
+            [f'{name}:1: expected an object {{"<topic>_<turn>": {{"<run name>": "<response text>"}}}}']
+        )
     records: list[ResponseRecord] = []
     for turn_id, runs in data.items():
         turn_line = runs.line if isinstance(runs, LineDict) else _key_line(text, starts, turn_id, 1)
@@ -88,11 +94,10 @@ def parse_responses(path: str | Path) -> list[ResponseRecord]:
                 records.append(
                     ResponseRecord(line=line, turn_line=turn_line, turn_id=turn_id, run=run, text=response)
                 )
-            if problems.full:
-                problems.raise_if_any()
     if not records and not problems.items:
         problems.add(1, "no responses in the file")
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return records
 
 
@@ -106,11 +111,15 @@ class LabelRecord:
     matched: bool
 
 
-def parse_labels(path: str | Path) -> list[LabelRecord]:
-    """Read a CONE-RAG label file; a pair labelled twice must carry the same label both times."""
+def parse_labels(path: str | Path, *, problems: Problems | None = None) -> list[LabelRecord]:
+    """Read a CONE-RAG label file; a pair labelled twice must carry the same label both times.
+
+    `problems` as for `parse_responses`.
+    """
     name = str(path)
     text = read_text(path)
-    problems = Problems(name)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
     records: list[LabelRecord] = []
     seen: dict[tuple[str, int, str], LabelRecord] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -149,11 +158,10 @@ def parse_labels(path: str | Path) -> list[LabelRecord]:
             continue
         seen[unit] = record
         records.append(record)
-        if problems.full:
-            break
     if not records and not problems.items:
         problems.add(None, "no labels in the file")
-    problems.raise_if_any()
+    if own:
+        problems.raise_if_any()
     return records
 
 
@@ -192,8 +200,8 @@ def cone_rag_responses_import(*, path: str | Path, collection: Collection) -> Im
     place (so labels given to it stay attached) and loses its sentence split, which described the old
     text.
     """
-    records = parse_responses(path)
     problems = Problems(str(path))
+    records = parse_responses(path, problems=problems)
     wanted: dict[str, int] = {}
     for record in records:
         wanted.setdefault(record.turn_id, record.turn_line)
@@ -242,15 +250,14 @@ def cone_rag_labels_import(
     import stores it) and a gold nugget of `nugget_judge` by its 1-based CONE-RAG key `[k]`.
     """
     pathname = str(path)
-    records = parse_labels(path)
     problems = Problems(pathname)
+    records = parse_labels(path, problems=problems)
     runs = {r.name: r for r in Run.objects.filter(collection=collection, name__in=set(aliases.values()))}
     for alias, name in sorted(aliases.items()):
         if name not in runs:
             problems.add(
                 None, f"--alias {alias}={name}: no run named {name!r} in collection {collection.name}"
             )
-    problems.raise_if_any()
     wanted: dict[str, int] = {}
     for record in records:
         wanted.setdefault(record.turn_id, record.line)
@@ -270,8 +277,6 @@ def cone_rag_labels_import(
         responses[(run_id, turn_id)] = pk  # the lowest rank wins, being written last
     units: list[tuple[int, str, int, int, bool]] = []
     for record in records:
-        if problems.full:
-            break
         turn = turns.get(record.turn_id)
         if turn is None:
             continue  # reported above, once per turn
@@ -280,7 +285,10 @@ def cone_rag_labels_import(
                 record.line, f"run alias {record.alias!r} is not mapped: add --alias {record.alias}=RUN"
             )
             continue
-        run = runs[aliases[record.alias]]
+        run = runs.get(aliases[record.alias])
+        if run is None:
+            continue  # its --alias is reported above
+
         nugget = nuggets.get((turn.id, f"[{record.nugget_index}]"))
         if nugget is None:
             problems.add(
