@@ -132,6 +132,21 @@ def qrels_dict(*, collection: Collection, judge: Judge) -> dict[str, dict[str, i
     return qrels
 
 
+def qrels_by_judge(
+    *, collection: Collection, judges: Iterable[Judge]
+) -> dict[int, dict[str, dict[str, int]]]:
+    """{judge id: `qrels_dict`} of several judges in one query (empty for a judge without labels)."""
+    judges = list(judges)
+    qrels: dict[int, dict[str, dict[str, int]]] = {judge.id: {} for judge in judges}
+    for judge_id, turn_id, passage_id, grade in (
+        RelevanceJudgment.objects.filter(judge__in=judges, turn__collection=collection)
+        .values_list("judge_id", "turn__turn_id", "passage_id", "grade")
+        .iterator(chunk_size=5000)
+    ):
+        qrels[judge_id].setdefault(turn_id, {})[passage_id] = grade
+    return qrels
+
+
 def runs_dict(
     *, runs: Iterable[Run], depth: int | None = None, turn_ids: Iterable[str] | None = None
 ) -> dict[int, dict[str, dict[str, float]]]:

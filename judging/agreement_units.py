@@ -24,6 +24,7 @@ from annotation.models import (
     RelevanceJudgment,
     SupportJudgment,
     SupportLabel,
+    Turn,
 )
 from judging.agreement import AlphaLevel, Pairs, encode_pairs
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from judging.support_metrics import SupportMeasure
 
 Unit = tuple[Any, Any]
+LabelsByJudge = dict[int, dict[Unit, tuple[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -251,22 +253,50 @@ class RunScores:
 MeasureFunction = Callable[[Collection, Judge], RunScores | dict[str, float]]
 
 
-def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
+def _qrels_of(collection: Collection, labels: LabelsByJudge) -> dict[int, dict[str, dict[str, int]]]:
+    """The judges' relevance labels (as `labels_by_judge` reads them) as qrels, named by turn id."""
+    turn_ids = dict(Turn.objects.filter(collection=collection).values_list("id", "turn_id"))
+    qrels: dict[int, dict[str, dict[str, int]]] = {}
+    for judge_id, units in labels.items():
+        judge_qrels = qrels[judge_id] = {}
+        for (turn, passage), (_topic, grade) in units.items():
+            judge_qrels.setdefault(turn_ids[turn], {})[passage] = grade
+    return qrels
+
+
+def _ndcg5_by_judge(
+    collection: Collection, judges: Sequence[Judge], labels: LabelsByJudge | None
+) -> dict[int, RunScores]:
     from ir_measures import nDCG
 
-    from judging.evaluation import EvaluationError, runs_evaluate
+    from judging.evaluation import runs_evaluate_judges
 
-    try:
-        evaluation = runs_evaluate(collection=collection, judge=judge, measures=[nDCG @ 5])
-    except EvaluationError:
-        return RunScores(scores={})
-    # A run that ranks no passage on any turn the judge assessed (a response-only run) scores 0 by the
-    # trec_eval -c convention; that 0 is no place in a ranking, so it is named instead of scored.
-    unranked = {run for run, missing in evaluation.missing.items() if len(missing) == len(evaluation.turns)}
-    return RunScores(
-        scores={run: values["nDCG@5"] for run, values in evaluation.runs.items() if run not in unranked},
-        left_out=dict.fromkeys(sorted(unranked), NO_RANKING),
+    evaluations = runs_evaluate_judges(
+        collection=collection,
+        judges=judges,
+        measures=[nDCG @ 5],
+        qrels=_qrels_of(collection, labels) if labels is not None else None,
     )
+    result = {}
+    for judge in judges:
+        evaluation = evaluations.get(judge.id)
+        if evaluation is None:
+            result[judge.id] = RunScores(scores={})
+            continue
+        # A run that ranks no passage on any turn the judge assessed (a response-only run) scores 0 by
+        # the trec_eval -c convention; that 0 is no place in a ranking, so it is named instead of scored.
+        unranked = {
+            run for run, missing in evaluation.missing.items() if len(missing) == len(evaluation.turns)
+        }
+        result[judge.id] = RunScores(
+            scores={run: values["nDCG@5"] for run, values in evaluation.runs.items() if run not in unranked},
+            left_out=dict.fromkeys(sorted(unranked), NO_RANKING),
+        )
+    return result
+
+
+def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
+    return _ndcg5_by_judge(collection, [judge], None)[judge.id]
 
 
 def _support(measure: SupportMeasure) -> MeasureFunction:
@@ -276,6 +306,25 @@ def _support(measure: SupportMeasure) -> MeasureFunction:
         return {
             run: values[measure]
             for run, values in support_scores(collection=collection, judge=judge)["runs"].items()
+        }
+
+    return scores
+
+
+def _support_by_judge(
+    measure: SupportMeasure,
+) -> Callable[[Collection, Sequence[Judge], LabelsByJudge | None], dict[int, RunScores]]:
+    def scores(
+        collection: Collection, judges: Sequence[Judge], _labels: LabelsByJudge | None
+    ) -> dict[int, RunScores]:
+        from judging.support_metrics import support_scores_by_judge
+
+        # The labels a caller holds may be one condition's only, and a run's support counts them all.
+        return {
+            judge_id: RunScores(scores={run: values[measure] for run, values in judge_scores["runs"].items()})
+            for judge_id, judge_scores in support_scores_by_judge(
+                collection=collection, judges=judges
+            ).items()
         }
 
     return scores
@@ -315,9 +364,36 @@ RUN_MEASURES: dict[str, tuple[str, MeasureFunction]] = {
 }
 
 
+# Measures that score several judges at once from shared reads, by name; a measure re-registered by
+# `run_measure_register` is scored one judge at a time again.
+RUN_MEASURES_BY_JUDGE: dict[
+    str, Callable[[Collection, Sequence[Judge], LabelsByJudge | None], dict[int, RunScores]]
+] = {
+    "ndcg@5": _ndcg5_by_judge,
+    "support-weighted-precision": _support_by_judge("weighted_precision"),
+    "support-weighted-recall": _support_by_judge("weighted_recall"),
+}
+
+
 def run_measure_register(name: str, task: str, function: MeasureFunction) -> None:
     """Make a measure available to `rank_agreement` (the command, the pages and the campaign report)."""
     RUN_MEASURES[name] = (task, function)
+    RUN_MEASURES_BY_JUDGE.pop(name, None)
+
+
+def run_scores_by_judge(
+    *,
+    collection: Collection,
+    measure: str,
+    judges: Sequence[Judge],
+    labels: LabelsByJudge | None = None,
+) -> dict[int, RunScores]:
+    """{judge id: `run_scores`} for several judges, each read shared where the measure allows (nDCG@5
+    reads every run's rankings once, not once per judge). `labels` are the judges' labels on the
+    measure's task as `labels_by_judge` read them, when the caller holds them already."""
+    if measure in RUN_MEASURES_BY_JUDGE:
+        return RUN_MEASURES_BY_JUDGE[measure](collection, judges, labels)
+    return {judge.id: run_scores(collection=collection, measure=measure, judge=judge) for judge in judges}
 
 
 def run_scores(*, collection: Collection, measure: str, judge: Judge) -> RunScores:

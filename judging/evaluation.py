@@ -21,7 +21,7 @@ the numbers here equal `ir_measures.calc_aggregate` run on the exported qrels an
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ import ir_measures
 from ir_measures import AP, Judged, P, R, nDCG
 
 from annotation.models import Collection, Judge, RelevanceGrade, Run
-from annotation.selectors import natural_key, qrels_dict, runs_dict
+from annotation.selectors import natural_key, qrels_by_judge, qrels_dict, runs_dict
 
 DEFAULT_REL_THRESHOLD = 2
 PRIMARY_MEASURE = "nDCG@5"
@@ -97,28 +97,93 @@ def runs_evaluate(
     # A caller that needs one measure (a rank correlation of nDCG@5) asks for it alone: ir_measures
     # spends most of an evaluation handling each per-turn value, so six measures cost six times one.
     measures = measures or evaluation_measures(rel_threshold=rel_threshold)
-    names = [str(m) for m in measures]
     qrels = qrels_dict(collection=collection, judge=judge)
     if not qrels:
         raise EvaluationError(
             f"judge {judge.name} has no relevance judgments on collection {collection.name}"
         )
-    turns = sorted(qrels, key=natural_key)
+    selected = _runs_of(collection, runs)
+    return _evaluate(
+        collection=collection,
+        judge=judge,
+        qrels=qrels,
+        runs=selected,
+        rankings=runs_dict(runs=selected, turn_ids=qrels),
+        rel_threshold=rel_threshold,
+        measures=measures,
+    )
+
+
+def runs_evaluate_judges(
+    *,
+    collection: Collection,
+    judges: Sequence[Judge],
+    rel_threshold: int = DEFAULT_REL_THRESHOLD,
+    measures: list[Any] | None = None,
+    qrels: dict[int, dict[str, dict[str, int]]] | None = None,
+) -> dict[int, Evaluation]:
+    """{judge id: `runs_evaluate` of every run of the collection} for several judges, reading the runs'
+    rankings once and every judge's labels in one query: a report that ranks runs under each of some
+    fifteen judges spent most of its time re-reading the same rankings. Judges without relevance labels
+    on the collection are left out. `qrels` ({judge id: qrels}) spares reading labels the caller holds."""
+    measures = measures or evaluation_measures(rel_threshold=rel_threshold)
+    if qrels is None:
+        qrels = qrels_by_judge(collection=collection, judges=judges)
+    selected = _runs_of(collection, None)
+    assessed: set[str] = set().union(*qrels.values())
+    rankings = runs_dict(runs=selected, turn_ids=assessed) if assessed else {}
+    return {
+        judge.id: _evaluate(
+            collection=collection,
+            judge=judge,
+            qrels=qrels[judge.id],
+            runs=selected,
+            rankings=rankings,
+            rel_threshold=rel_threshold,
+            measures=measures,
+        )
+        for judge in judges
+        if qrels.get(judge.id)
+    }
+
+
+def _runs_of(collection: Collection, runs: Iterable[Run] | None) -> list[Run]:
     selected = list(collection.runs.all()) if runs is None else list(runs)
     for run in selected:
         if run.collection_id != collection.id:
             raise EvaluationError(f"run {run.name} is not a run of collection {collection.name}")
+    return selected
+
+
+def _evaluate(
+    *,
+    collection: Collection,
+    judge: Judge,
+    qrels: dict[str, dict[str, int]],
+    runs: list[Run],
+    rankings: dict[int, dict[str, dict[str, float]]],
+    rel_threshold: int,
+    measures: list[Any],
+) -> Evaluation:
+    """The evaluation of `runs` against `qrels`; `rankings` may hold turns the judge did not assess."""
+    names = [str(m) for m in measures]
+    turns = sorted(qrels, key=natural_key)
     # One evaluator for all runs: it indexes the qrels once.
     evaluator = ir_measures.evaluator(measures, qrels)
     result = Evaluation(
         collection=collection.name, judge=judge.name, rel_threshold=rel_threshold, measures=names, turns=turns
     )
-    rankings = runs_dict(runs=selected, turn_ids=qrels)
-    for run in sorted(selected, key=lambda r: r.name):
+    # ir_measures names each per-turn value by its measure object; naming them once saves rebuilding the
+    # same name for every value.
+    named: dict[int, str] = {}
+    for run in sorted(runs, key=lambda r: r.name):
         ranked = {turn: docs for turn, docs in rankings.get(run.pk, {}).items() if turn in qrels and docs}
         scores: dict[str, dict[str, float]] = {turn: dict.fromkeys(names, 0.0) for turn in turns}
         for metric in evaluator.iter_calc(ranked):
-            scores[metric.query_id][str(metric.measure)] = float(metric.value)
+            name = named.get(id(metric.measure))
+            if name is None:
+                name = named[id(metric.measure)] = str(metric.measure)
+            scores[metric.query_id][name] = float(metric.value)
         result.per_turn[run.name] = scores
         result.runs[run.name] = {
             name: sum(scores[turn][name] for turn in turns) / len(turns) for name in names

@@ -81,28 +81,64 @@ def support_scores(*, collection: Collection, judge: Judge, max_citations: int =
     answer is scored when the judge labelled one of its units, or when it cites nothing at all (then it
     scores 0: it supports nothing); an answer whose citations the judge left unlabelled is skipped.
     """
-    labels: dict[int, dict[int, str]] = defaultdict(dict)
-    topics_assessed: set[int] = set()
-    for sid, ci, label, topic_id in SupportJudgment.objects.filter(
-        judge=judge, sentence__response__run__collection=collection, citation_index__lt=max_citations
-    ).values_list("sentence_id", "citation_index", "label", "sentence__response__turn__topic_id"):
-        labels[sid][ci] = label
-        topics_assessed.add(topic_id)
+    return support_scores_by_judge(collection=collection, judges=[judge], max_citations=max_citations)[
+        judge.id
+    ]
+
+
+def support_scores_by_judge(
+    *, collection: Collection, judges: Sequence[Judge], max_citations: int = 1
+) -> dict[int, SupportScores]:
+    """{judge id: `support_scores`} of several judges, reading the labels in one query and the answers
+    once for all of them (a report ranking runs under each judge read every answer again per judge)."""
+    labels: dict[int, dict[int, dict[int, str]]] = {judge.id: defaultdict(dict) for judge in judges}
+    topics_assessed: dict[int, set[int]] = {judge.id: set() for judge in judges}
+    for judge_id, sid, ci, label, topic_id in SupportJudgment.objects.filter(
+        judge__in=list(judges),
+        sentence__response__run__collection=collection,
+        citation_index__lt=max_citations,
+    ).values_list("judge_id", "sentence_id", "citation_index", "label", "sentence__response__turn__topic_id"):
+        labels[judge_id][sid][ci] = label
+        topics_assessed[judge_id].add(topic_id)
 
     answers: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
-    for sid, run, turn_id, citations in (
+    answer_topic: dict[tuple[str, str], int] = {}
+    for sid, run, turn_id, topic_id, citations in (
         ResponseSentence.objects.filter(
             response__run__collection=collection,
             response__rank=1,
-            response__turn__topic_id__in=topics_assessed,
+            response__turn__topic_id__in=set().union(*topics_assessed.values()),
         )
         .order_by("response_id", "index")
-        .values_list("id", "response__run__name", "response__turn__turn_id", "citations")
+        .values_list(
+            "id", "response__run__name", "response__turn__turn_id", "response__turn__topic_id", "citations"
+        )
     ):
         answers[(run, turn_id)].append((sid, citations))
+        answer_topic[(run, turn_id)] = topic_id
+    ordered = sorted(answers.items())
+    return {
+        judge.id: _scores(
+            [
+                (key, sentences)
+                for key, sentences in ordered
+                if answer_topic[key] in topics_assessed[judge.id]
+            ],
+            labels[judge.id],
+            max_citations,
+        )
+        for judge in judges
+    }
 
+
+def _scores(
+    answers: list[tuple[tuple[str, str], list[tuple[int, list[str]]]]],
+    labels: dict[int, dict[int, str]],
+    max_citations: int,
+) -> SupportScores:
+    """One judge's scores of the answers in the topics it assessed, (run, turn id) in order."""
     per_topic: dict[str, dict[str, TopicScore]] = defaultdict(dict)
-    for (run, turn_id), sentences in sorted(answers.items()):
+    for (run, turn_id), sentences in answers:
         judged = [
             [labels[sid][ci] for ci in range(min(len(citations), max_citations)) if ci in labels.get(sid, {})]
             for sid, citations in sentences

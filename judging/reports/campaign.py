@@ -21,13 +21,16 @@ from judging.agreement import (
     rank_agreement,
 )
 from judging.agreement_units import (
+    RUN_MEASURES,
     TASKS,
+    RunScores,
     judges_with_labels,
     labels_by_judge,
     pairs_from_labels,
-    run_scores,
+    run_scores_by_judge,
     task_spec,
 )
+from judging.label_table import LabelTable
 from judging.reports.comparison import _agreement
 
 # --- Campaign report -------------------------------------------------------------------------------
@@ -45,17 +48,7 @@ def _pair_order(judges: list[Judge]) -> list[tuple[Judge, Judge]]:
     return pairs
 
 
-def _section(
-    *,
-    collection: Collection,
-    title: str,
-    task: str,
-    condition: str | None = None,
-    binary_threshold: float | None = None,
-    measure: str | None = None,
-    resamples: int,
-    seed: int,
-) -> dict[str, Any]:
+def _judges(*, collection: Collection, task: str, condition: str | None) -> list[Judge]:
     judges = list(judges_with_labels(collection=collection, task=task, condition=condition))
     if condition:
         # The machine side of a per-condition comparison labels in its own condition.
@@ -64,19 +57,27 @@ def _section(
             for j in judges_with_labels(collection=collection, task=task)
             if j.kind not in HUMAN_KINDS and j not in judges
         ]
-    by_judge = (
-        labels_by_judge(collection=collection, task=task, judges=judges, condition=condition)
-        if judges
-        else {}
-    )
-    scores = {}
-    if measure:
-        scores = {
-            judge.id: run_scores(collection=collection, measure=measure, judge=judge) for judge in judges
-        }
+    return judges
+
+
+def _section(
+    *,
+    title: str,
+    task: str,
+    judges: list[Judge],
+    table: LabelTable,
+    scores: dict[int, RunScores] | None = None,
+    condition: str | None = None,
+    binary_threshold: float | None = None,
+    measure: str | None = None,
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """One table of the report: every pair of `judges` on the task, from labels and run scores read once
+    for the whole section (and shared by the graded and binary relevance sections)."""
     rows = []
     for judge_a, judge_b in _pair_order(judges):
-        pairs = pairs_from_labels(task, by_judge[judge_a.id], by_judge[judge_b.id])
+        pairs = table.pairs(judge_a.id, judge_b.id)
         if pairs.n == 0:
             continue
         if binary_threshold is not None:
@@ -87,7 +88,7 @@ def _section(
         else:
             figures = _agreement(pairs, task, resamples=resamples, seed=seed)
         row = {"judges": [judge_a.name, judge_b.name], "judge_ids": [judge_a.id, judge_b.id], **figures}
-        if measure:
+        if measure and scores is not None:
             a, b = scores[judge_a.id], scores[judge_b.id]
             ranking = rank_agreement(
                 scores_a=a.scores, scores_b=b.scores, left_out={**a.left_out, **b.left_out}
@@ -107,47 +108,74 @@ def _section(
     }
 
 
+def _sections(
+    *,
+    collection: Collection,
+    task: str,
+    titles: dict[float | None, str],
+    condition: str | None = None,
+    measure: str | None = None,
+    resamples: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """The sections of one task, one per binary threshold in `titles` (None: the task's own scale), all
+    from one read of the judges' labels; the run scores go with the section on the task's own scale."""
+    judges = _judges(collection=collection, task=task, condition=condition)
+    labels = (
+        labels_by_judge(collection=collection, task=task, judges=judges, condition=condition)
+        if judges
+        else {}
+    )
+    table = LabelTable.of(task, labels)
+    scores = (
+        run_scores_by_judge(
+            collection=collection,
+            measure=measure,
+            judges=judges,
+            labels=labels if RUN_MEASURES[measure][0] == task else None,
+        )
+        if measure and judges
+        else {}
+    )
+    return [
+        _section(
+            title=title,
+            task=task,
+            judges=judges,
+            table=table,
+            scores=scores if threshold is None else None,
+            condition=condition,
+            binary_threshold=threshold,
+            measure=measure if threshold is None else None,
+            resamples=resamples,
+            seed=seed,
+        )
+        for threshold, title in titles.items()
+    ]
+
+
 def campaign_report(
     *, collection: Collection, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
     """Agreement of every pair of judges on every task of a collection, in the layout of the papers:
     relevance (graded and binary at grade 2, with nDCG@5 rank correlation), PTKB, nuggets (NtN), crowd
     NtR, and support per human condition (with weighted-precision rank correlation)."""
-    sections = [
-        _section(
-            collection=collection,
-            title="Passage relevance (0-4)",
-            task="relevance",
-            measure="ndcg@5",
-            resamples=resamples,
-            seed=seed,
-        ),
-        _section(
-            collection=collection,
-            title="Passage relevance, binary (grade >= 2)",
-            task="relevance",
-            binary_threshold=2,
-            resamples=resamples,
-            seed=seed,
-        ),
-        _section(
-            collection=collection,
-            title="PTKB statement relevance",
-            task="ptkb",
-            resamples=resamples,
-            seed=seed,
-        ),
-        _section(
-            collection=collection, title="Nugget matching (NtN)", task="ntn", resamples=resamples, seed=seed
-        ),
-        _section(
-            collection=collection,
-            title="Crowd nugget-to-response (NtR)",
-            task="ntr",
-            resamples=resamples,
-            seed=seed,
-        ),
-    ]
+    sections = _sections(
+        collection=collection,
+        task="relevance",
+        titles={None: "Passage relevance (0-4)", 2: "Passage relevance, binary (grade >= 2)"},
+        measure="ndcg@5",
+        resamples=resamples,
+        seed=seed,
+    )
+    for task, title in (
+        ("ptkb", "PTKB statement relevance"),
+        ("ntn", "Nugget matching (NtN)"),
+        ("ntr", "Crowd nugget-to-response (NtR)"),
+    ):
+        sections += _sections(
+            collection=collection, task=task, titles={None: title}, resamples=resamples, seed=seed
+        )
     human_conditions = [
         c
         for c in SupportJudgment.Condition
@@ -160,27 +188,23 @@ def campaign_report(
     )
     for condition in human_conditions:
         if condition.value in present:
-            sections.append(
-                _section(
-                    collection=collection,
-                    title=f"Support: {condition.label}",
-                    task="support",
-                    condition=condition.value,
-                    measure="support-weighted-precision",
-                    resamples=resamples,
-                    seed=seed,
-                )
-            )
-    if not any(c.value in present for c in human_conditions):
-        sections.append(
-            _section(
+            sections += _sections(
                 collection=collection,
-                title="Support",
                 task="support",
+                titles={None: f"Support: {condition.label}"},
+                condition=condition.value,
                 measure="support-weighted-precision",
                 resamples=resamples,
                 seed=seed,
             )
+    if not any(c.value in present for c in human_conditions):
+        sections += _sections(
+            collection=collection,
+            task="support",
+            titles={None: "Support"},
+            measure="support-weighted-precision",
+            resamples=resamples,
+            seed=seed,
         )
     return {"collection": collection.name, "generated_at": timezone.now().isoformat(), "sections": sections}
 
