@@ -276,6 +276,7 @@ def _ndcg5_by_judge(
         judges=judges,
         measures=[nDCG @ 5],
         qrels=_qrels_of(collection, labels) if labels is not None else None,
+        head=5,
     )
     result = {}
     for judge in judges:

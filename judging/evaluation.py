@@ -21,6 +21,7 @@ the numbers here equal `ir_measures.calc_aggregate` run on the exported qrels an
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,17 +122,27 @@ def runs_evaluate_judges(
     rel_threshold: int = DEFAULT_REL_THRESHOLD,
     measures: list[Any] | None = None,
     qrels: dict[int, dict[str, dict[str, int]]] | None = None,
+    head: int | None = None,
 ) -> dict[int, Evaluation]:
     """{judge id: `runs_evaluate` of every run of the collection} for several judges, reading the runs'
     rankings once and every judge's labels in one query: a report that ranks runs under each of some
     fifteen judges spent most of its time re-reading the same rankings. Judges without relevance labels
-    on the collection are left out. `qrels` ({judge id: qrels}) spares reading labels the caller holds."""
+    on the collection are left out. `qrels` ({judge id: qrels}) spares reading labels the caller holds.
+
+    `head`, for measures that look no deeper than a cutoff (nDCG@5 looks at 5), keeps of each ranking
+    only the passages that can reach its first `head` places: those scoring at least its head-th best
+    score, ties included, so the passages a run puts first are the same and so are the numbers, while
+    ir_measures handles a few passages per ranking instead of hundreds."""
     measures = measures or evaluation_measures(rel_threshold=rel_threshold)
     if qrels is None:
         qrels = qrels_by_judge(collection=collection, judges=judges)
     selected = _runs_of(collection, None)
     assessed: set[str] = set().union(*qrels.values())
     rankings = runs_dict(runs=selected, turn_ids=assessed) if assessed else {}
+    if head is not None:
+        rankings = {
+            run: {turn: _head(docs, head) for turn, docs in turns.items()} for run, turns in rankings.items()
+        }
     return {
         judge.id: _evaluate(
             collection=collection,
@@ -145,6 +156,13 @@ def runs_evaluate_judges(
         for judge in judges
         if qrels.get(judge.id)
     }
+
+
+def _head(docs: dict[str, float], k: int) -> dict[str, float]:
+    if len(docs) <= k:
+        return docs
+    cut = heapq.nlargest(k, docs.values())[-1]
+    return {doc: score for doc, score in docs.items() if score >= cut}
 
 
 def _runs_of(collection: Collection, runs: Iterable[Run] | None) -> list[Run]:
@@ -179,7 +197,9 @@ def _evaluate(
     for run in sorted(runs, key=lambda r: r.name):
         ranked = {turn: docs for turn, docs in rankings.get(run.pk, {}).items() if turn in qrels and docs}
         scores: dict[str, dict[str, float]] = {turn: dict.fromkeys(names, 0.0) for turn in turns}
-        for metric in evaluator.iter_calc(ranked):
+        # A run without a ranking on any judged turn scores every measure's default, 0, everywhere:
+        # ir_measures is not asked to say so turn by turn.
+        for metric in evaluator.iter_calc(ranked) if ranked else ():
             name = named.get(id(metric.measure))
             if name is None:
                 name = named[id(metric.measure)] = str(metric.measure)

@@ -147,3 +147,26 @@ def test_it_scores_support_under_several_judges_as_under_each_alone(campaign):
         assert scores[judge.id] == support_scores(collection=collection, judge=judge)
     assert scores[partial.id]["runs"]["rag"]["topics"] == 2
     assert scores[unlabelled.id] == {"runs": {}, "per_topic": {}}
+
+
+def test_it_scores_the_head_of_each_ranking_as_the_whole_ranking_ties_at_the_cut_included(db):
+    collection = CollectionFactory()
+    turns = TurnFactory.create_batch(2, topic=TopicFactory(collection=collection))
+    judge = JudgeFactory()
+    for turn in turns:
+        for passage, grade in (("a", 0), ("b", 3), ("c", 1), ("d", 4), ("e", 2)):
+            RelevanceJudgmentFactory(judge=judge, turn=turn, passage_id=passage, grade=grade)
+    run = RunFactory(collection=collection)
+    # Which of b, c and d takes the second place is decided among passages tied at the cut.
+    RankingFactory(run=run, turn=turns[0], passage_ids=["a", "b", "c", "d", "e"], scores=[9, 5, 5, 5, 1])
+    RankingFactory(run=run, turn=turns[1], passage_ids=["e", "d", "c", "b", "a"], scores=[2, 2, 1, 1, 0])
+    RunFactory(collection=collection)  # no ranking at all
+
+    for cutoff in (1, 2, 3):
+        whole = runs_evaluate_judges(collection=collection, judges=[judge], measures=[nDCG @ cutoff])
+        head = runs_evaluate_judges(
+            collection=collection, judges=[judge], measures=[nDCG @ cutoff], head=cutoff
+        )
+
+        assert head[judge.id].per_turn == whole[judge.id].per_turn
+    assert whole[judge.id].per_turn[run.name][turns[0].turn_id]["nDCG@3"] > 0
