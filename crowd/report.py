@@ -97,9 +97,9 @@ class BatchSummary:
 class CampaignReport:
     workers: list[WorkerRow] = field(default_factory=list)
     batches: list[BatchRow] = field(default_factory=list)
-    reward_total: Decimal = Decimal("0")
-    bonus_total: Decimal = Decimal("0")
-    fee_total: Decimal = Decimal("0")
+    reward_total: Decimal = Decimal("0.00")
+    bonus_total: Decimal = Decimal("0.00")
+    fee_total: Decimal = Decimal("0.00")
     alpha: float | None = None
     summary: BatchSummary = field(default_factory=BatchSummary)
     # MTurk charges a fee on rewards and bonuses; in-platform campaigns have none to show.

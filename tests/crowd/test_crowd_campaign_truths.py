@@ -222,3 +222,11 @@ def test_it_refuses_a_posted_batch_of_another_campaign():
     assert response.status_code == 400
     assert "No such batch in this study" in response.content.decode()
     assert not CrowdAssignment.objects.exists()
+
+
+def test_it_writes_every_amount_of_an_unpaid_campaign_in_cents():
+    from crowd.report import campaign_report
+    from tests.crowd.crowd_helpers import build_campaign
+
+    report = campaign_report(campaign=build_campaign(provider=CrowdCampaign.Provider.PLATFORM))
+    assert [str(report.reward_total), str(report.bonus_total), str(report.cost_total)] == ["0.00"] * 3
