@@ -5,7 +5,7 @@ every table costs nothing; at a real campaign's size the same query took 40 s. T
 organiser has mid-campaign: the iKAT 2024 conversations (or generated ones of the same shape when the
 public files are absent), tens of ranked and answer runs, three pools, machine judges' grades and
 support labels, gold nuggets, assessors with work in progress, support work in both conditions and two
-crowd campaigns. Passage texts are generated (the iKAT 2024 passages are not public); the official qrels
+crowd campaigns (the in-platform one two-thirds answered by link workers). Passage texts are generated (the iKAT 2024 passages are not public); the official qrels
 are loaded as a judge when the file is given.
 
 Everything goes in through the import and work services the console uses, from files written in the
@@ -42,7 +42,8 @@ from annotation.services import (
 from annotation.support.labels import support_labels_import
 from annotation.support.services import support_assignment_set
 from annotation.wording import plural
-from crowd.models import CrowdCampaign
+from crowd.answers import assignment_submit, worker_get_or_create
+from crowd.models import CrowdBatch, CrowdCampaign
 from crowd.services import batches_compose, campaign_create
 
 WORDS = (
@@ -382,4 +383,21 @@ def _crowd(
             seed=rng.randint(0, 10_000),
             tests_per_batch=0,
         )
-        batches_compose(campaign=campaign)
+        batches = batches_compose(campaign=campaign)
+        if campaign.provider == CrowdCampaign.Provider.PLATFORM:
+            _crowd_answer(batches, rng)
+
+
+def _crowd_answer(batches: list[CrowdBatch], rng: random.Random) -> None:
+    """Workers with signed links answer the first two thirds of the batches, each batch by as many
+    workers as it has places, so the campaign page has answers, votes and workers to count."""
+    workers = [worker_get_or_create(worker_id=f"link:realsize-{k:02d}") for k in range(12)]
+    for batch in batches[: 2 * len(batches) // 3]:
+        positions = list(batch.items.values_list("position", flat=True))
+        for worker in rng.sample(workers, batch.max_assignments):
+            assignment_submit(
+                batch=batch,
+                worker=worker,
+                answers={p: rng.random() < 0.4 for p in positions},
+                times_ms={p: rng.randint(3_000, 40_000) for p in positions},
+            )
