@@ -34,6 +34,7 @@ from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
 from annotation.wording import plural
+from assay.json_body import StrictBodies
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
@@ -107,7 +108,7 @@ class JudgeList(generics.ListAPIView):
         return judges_readable(user=self.request.user).order_by("name")
 
 
-class RelevanceJudgmentList(generics.GenericAPIView):
+class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
     """List relevance judgments (organisers: any judge; others: their own); organisers also write here.
 
     POST is the organisers' channel for grades from elsewhere (another tool, a file, a judge run outside
@@ -190,7 +191,7 @@ def _bad_request(field: str, reason: str) -> ApiResponse:
     return ApiResponse({field: [reason]}, status=status.HTTP_400_BAD_REQUEST)
 
 
-class SupportJudgmentList(generics.ListAPIView):
+class SupportJudgmentList(StrictBodies, generics.ListAPIView):
     """Support labels (organisers: any judge; others: their own), or submit one as yourself.
 
     A submission goes through the same service as the assessor page, so it obeys the assessor's

@@ -7,8 +7,7 @@ nuggets, so the page updates only what changed; a refused span is a 400 with the
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.conf import settings
@@ -45,8 +44,10 @@ from annotation.permissions import is_organiser
 from annotation.selectors import assessor_judge, collection_counts, turn_key
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
+from assay.json_body import BadJsonBody, read_json_body
 
 DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
+_F = TypeVar("_F", bound=forms.Form)
 
 
 class SpanForm(forms.Form):
@@ -146,21 +147,22 @@ def _bad_page_request(exc: BadRequest) -> HttpResponse:
     return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
 
 
-def _body(request: HttpRequest) -> dict:
-    try:
-        data = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _refused(reason: str) -> JsonResponse:
-    return JsonResponse({"error": reason}, status=400)
+def _refused(reason: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": reason}, status=status)
 
 
 def _form_error(form: forms.Form) -> JsonResponse:
     reasons = [f"{field}: {' '.join(map(str, errors))}" for field, errors in form.errors.items()]
     return _refused("; ".join(reasons))
+
+
+def _json_form(request: HttpRequest, form_class: type[_F]) -> _F | JsonResponse:
+    """The form bound to the JSON body and valid, or the 400 (413 for size) that says what is refused."""
+    try:
+        form = form_class(read_json_body(request))
+    except BadJsonBody as exc:
+        return _refused(exc.reason, exc.status)
+    return form if form.is_valid() else _form_error(form)
 
 
 @login_required
@@ -281,9 +283,9 @@ def nugget_turn(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpR
 def nugget_create_view(request: AuthenticatedRequest, name: str, turn_id: str) -> JsonResponse:
     collection = _collection(name)
     turn = _turn(collection, turn_id)
-    form = NewSpanForm(_body(request))
-    if not form.is_valid():
-        return _form_error(form)
+    form = _json_form(request, NewSpanForm)
+    if isinstance(form, JsonResponse):
+        return form
     passage = Passage.objects.filter(
         collection=collection, passage_id=form.cleaned_data["passage_id"]
     ).first()
@@ -317,9 +319,9 @@ def nugget_create_view(request: AuthenticatedRequest, name: str, turn_id: str) -
 def nugget_update_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
     turn = _turn(_collection(name), turn_id)
     nugget = _own_nugget(request, turn, pk)
-    form = SpanForm(_body(request))
-    if not form.is_valid():
-        return _form_error(form)
+    form = _json_form(request, SpanForm)
+    if isinstance(form, JsonResponse):
+        return form
     try:
         nugget = nugget_span_update(nugget=nugget, **form.cleaned_data)
     except NuggetRejected as exc:
@@ -343,9 +345,9 @@ def nugget_delete_view(request: AuthenticatedRequest, name: str, turn_id: str, p
 def nugget_duplicate_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
     turn = _turn(_collection(name), turn_id)
     nugget = _own_nugget(request, turn, pk)
-    form = DuplicateForm(_body(request))
-    if not form.is_valid():
-        return _form_error(form)
+    form = _json_form(request, DuplicateForm)
+    if isinstance(form, JsonResponse):
+        return form
     target = None
     if form.cleaned_data["duplicate_of"] is not None:
         target = Nugget.objects.filter(

@@ -14,7 +14,6 @@ field, in DRF's words.
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
 from csp.decorators import csp_exempt
@@ -31,6 +30,7 @@ from rest_framework.throttling import UserRateThrottle
 from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.work import NextKind, NextPassage, NotPooled, WorkRefused, work_grade, work_next
+from assay.json_body import BadJsonBody, read_json_body
 
 _TOKEN = TokenAuthentication()
 _SESSION = SessionAuthentication()
@@ -78,15 +78,10 @@ def _payload(request: HttpRequest) -> dict[str, Any]:
     """The request body as a dict: JSON (what the page and scripts send), a form, or nothing."""
     content_type = request.content_type or ""
     if content_type == "application/json":
-        if not request.body:
-            return {}
         try:
-            data = json.loads(request.body)
-        except ValueError as exc:
-            raise _Refused(400, {"detail": f"JSON parse error - {exc}"}) from None
-        if not isinstance(data, dict):
-            raise _Refused(400, {"non_field_errors": ["Invalid data. Expected a dictionary."]})
-        return data
+            return read_json_body(request)
+        except BadJsonBody as exc:
+            raise _Refused(exc.status, {"detail": exc.reason}) from None
     if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return request.POST.dict()
     if not request.body:
@@ -149,6 +144,8 @@ class _Fields:
         text = str(value).strip()
         if not text:
             self._fail(name, "This field may not be blank.")
+        elif "\x00" in text:  # a form body is not read by the JSON checks; PostgreSQL refuses NUL
+            self._fail(name, "Null characters are not allowed.")
         elif len(text) > max_length:
             self._fail(name, f"Ensure this field has no more than {max_length} characters.")
         return text
