@@ -101,10 +101,21 @@ class CampaignComposeForm(forms.Form):
         }
 
 
+class TickBox(forms.CheckboxInput):
+    """A checkbox that counts as ticked only for what a tick sends (`on`, or `1`, `true`, `yes` from a
+    script). Django's reads any other non-empty value, `0`, `off` and `no` among them, as ticked."""
+
+    TICKED = frozenset({"on", "1", "true", "yes"})
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> bool:
+        value = data.get(name)
+        return value is True or (isinstance(value, str) and value.strip().lower() in self.TICKED)
+
+
 class ConfirmForm(forms.Form):
     """An action that spends money or cannot be undone: the organiser ticks the box to mean it."""
 
-    confirm = forms.BooleanField(required=True, label="I mean it")
+    confirm = forms.BooleanField(required=True, label="I mean it", widget=TickBox)
 
 
 class AggregateForm(forms.Form):
@@ -118,10 +129,12 @@ class AggregateForm(forms.Form):
 
 class ReviewForm(ConfirmForm):
     reject_failed = forms.BooleanField(
-        required=False, help_text="Reject assignments that failed a test question (the HIT says so)."
+        required=False,
+        widget=TickBox,
+        help_text="Reject assignments that failed a test question (the HIT says so).",
     )
     block_failed = forms.BooleanField(
-        required=False, help_text="Keep workers who failed out of this campaign's later HITs."
+        required=False, widget=TickBox, help_text="Keep workers who failed out of this campaign's later HITs."
     )
 
 

@@ -13,6 +13,7 @@ refused because it was already made, or because the batch is full, answers 409 w
 
 from __future__ import annotations
 
+import unicodedata
 from urllib.parse import urlsplit
 
 from django.contrib import messages
@@ -71,8 +72,37 @@ def _render_task(
     return render(request, "mturk/worker.html", context, status=status)
 
 
+# A day, as on the assessor pages: a longer time is a tab left open, not time spent answering.
+MAX_ANSWER_MS = 86_400_000
+# What the worker, assignment and HIT id columns hold; MTurk's own ids are far shorter.
+MAX_MTURK_ID = 128
+
+
+def _answers(request: HttpRequest, batch: CrowdBatch) -> tuple[dict[int, bool], dict[int, int]]:
+    """The posted answers and times; a time that is not 0 to a day of milliseconds is refused (CrowdError).
+
+    The time is optional, but one that is sent and absurd (`inf`, `nan`, `1e30`, `-1`) is not what the
+    page sends: it says the page or the client is broken, so the post is refused rather than stored.
+    """
+    size = batch.items.count()
+    for n in range(1, size + 1):
+        ms = request.POST.get(f"ms{n}", "")
+        try:
+            valid = not ms or 0 <= float(ms) <= MAX_ANSWER_MS  # NaN compares False
+        except ValueError:
+            valid = False
+        if not valid:
+            raise CrowdError(f"ms{n} must be a number of milliseconds from 0 to {MAX_ANSWER_MS}")
+    return answers_from_fields(request.POST, size=size)
+
+
+def _batch_id(value: str) -> int | None:
+    """A posted batch id, or None: ASCII digits only ("²" passes isdigit), short enough for the column."""
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else None
+
+
 def _submit(request: HttpRequest, batch: CrowdBatch, worker: CrowdWorker) -> CrowdAssignment:
-    answers, times = answers_from_fields(request.POST, size=batch.items.count())
+    answers, times = _answers(request, batch)
     return assignment_submit(batch=batch, worker=worker, answers=answers, times_ms=times)
 
 
@@ -150,9 +180,9 @@ def link_take(request: HttpRequest, token: str) -> HttpResponse:
         # A reload or a second visit after submitting: the work is done, nothing is gone.
         return _done(request, "You have already answered this batch: your answers are saved. Thank you.")
     if request.method == "POST":
-        posted = request.POST.get("batch", "")
-        if posted.isdigit() and int(posted) != batch.id:
-            other = campaign.batches.select_related("campaign").filter(id=int(posted)).first()
+        posted = _batch_id(request.POST.get("batch", ""))
+        if posted is not None and posted != batch.id:
+            other = campaign.batches.select_related("campaign").filter(id=posted).first()
             if other is None:
                 return _done(request, "No such batch in this study.", status=400)
             batch = other
@@ -183,6 +213,15 @@ def _framable(response: HttpResponse) -> HttpResponse:
     return response
 
 
+def _mturk_id_refused(name: str, value: str) -> str:
+    """Why an id from the HIT page's query cannot be MTurk's, or '' (absent ids are checked where needed)."""
+    if len(value) > MAX_MTURK_ID:
+        return f"{name} is longer than {MAX_MTURK_ID} characters"
+    if any(unicodedata.category(c) == "Cc" for c in value):  # NUL, newlines, escapes
+        return f"{name} contains control characters"
+    return ""
+
+
 # Posted from inside MTurk's frame, where our cookies are third-party; what arrives is kept provisional.
 @csrf_exempt
 @xframe_options_exempt
@@ -191,19 +230,25 @@ def hit_page(request: HttpRequest, token: str) -> HttpResponse:
     if batch is None:
         raise Http404("unknown HIT")
     params = request.GET
+    for name in ("hitId", "assignmentId", "workerId"):
+        reason = _mturk_id_refused(name, params.get(name, ""))
+        if reason:
+            return _framable(HttpResponseBadRequest(reason, content_type="text/plain; charset=utf-8"))
     assignment_id = params.get("assignmentId", "")
     if params.get("hitId") and batch.hit_id and params["hitId"] != batch.hit_id:
         return _framable(HttpResponseBadRequest("hitId does not match this HIT"))
     if not assignment_id or assignment_id == NOT_AVAILABLE:
         return _framable(_render_task(request, batch, action="", preview=True))
     worker_id = params.get("workerId", "")
-    submit_to = params.get("turkSubmitTo", "")
-    parts = urlsplit(submit_to)
+    try:
+        parts = urlsplit(params.get("turkSubmitTo", ""))
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        parts = urlsplit("")
     if not worker_id or f"{parts.scheme}://{parts.netloc}" not in submit_hosts():
         return _framable(HttpResponseBadRequest("workerId and an MTurk turkSubmitTo are required"))
     if request.method == "POST":
         try:
-            answers, times = answers_from_fields(request.POST, size=batch.items.count())
+            answers, times = _answers(request, batch)
             assignment_provisional_store(
                 batch=batch, worker_id=worker_id, assignment_id=assignment_id, answers=answers, times_ms=times
             )
@@ -246,16 +291,16 @@ def study_take(request: HttpRequest, key: str) -> HttpResponse:
     if study_done(study=study, worker=participant.worker):
         return _study_complete(request, study, note="You have already answered this study. Thank you.")
     if request.method == "POST":
-        batch_id = request.POST.get("batch", "")
+        batch_id = _batch_id(request.POST.get("batch", ""))
         batch = (
-            study.campaign.batches.select_related("campaign").filter(id=int(batch_id)).first()
-            if batch_id.isdigit()
+            study.campaign.batches.select_related("campaign").filter(id=batch_id).first()
+            if batch_id is not None
             else None
         )
         if batch is None:
             return render(request, "mturk/done.html", {"message": "No such batch in this study."}, status=400)
         try:
-            answers, times = answers_from_fields(request.POST, size=batch.items.count())
+            answers, times = _answers(request, batch)
             study_submit(study=study, participant=participant, batch=batch, answers=answers, times_ms=times)
         except StudyBatchFilled:
             # The participant did the work; the panel pays them, so they get the completion all the same.
