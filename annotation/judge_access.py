@@ -10,6 +10,7 @@ crowd aggregate: those are people's labels, and seeing them would let one assess
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 
 from annotation.formats.base import MAX_JUDGE_NAME, id_problem
@@ -44,7 +45,13 @@ PEOPLES_JUDGES: dict[str, str] = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind
 
 
 def import_judge_refusal(name: str, *, kind: str = Judge.Kind.IMPORTED) -> str | None:
-    """Why labels may not be written from a file or a machine as judge `name` (None when they may).
+    """Why labels may not be written from a file or a machine as judge `name` (None when they may); the
+    rule of `judge_name_refusal`, the judge of that name read here."""
+    return judge_name_refusal(name, kind=kind, existing=Judge.objects.filter(name=name).only("kind").first())
+
+
+def judge_name_refusal(name: str, *, kind: str, existing: Judge | None) -> str | None:
+    """Why labels of `kind` may not be written as judge `name`, whose row is `existing` (None if new).
 
     Refused: a name pages cannot show or address (see `id_problem`), an assessor's or a crowd judge, and a
     new name starting with 'assessor:', which is kept for assessors' own judges (the assessor's judge could
@@ -54,7 +61,6 @@ def import_judge_refusal(name: str, *, kind: str = Judge.Kind.IMPORTED) -> str |
     problem = id_problem(name, "judge name", MAX_JUDGE_NAME)
     if problem:
         return f"{problem}: a judge name is at most {MAX_JUDGE_NAME} characters, without '/'"
-    existing = Judge.objects.filter(name=name).only("kind").first()
     if existing is not None and existing.kind in PEOPLES_JUDGES and existing.kind != kind:
         return (
             f"judge {name!r} is {PEOPLES_JUDGES[existing.kind]}: writing as it would replace their own "
@@ -66,7 +72,33 @@ def import_judge_refusal(name: str, *, kind: str = Judge.Kind.IMPORTED) -> str |
 
 
 class ImportJudgeRefused(Exception):
-    """A file's labels may not be imported as the judge asked for; the message says why and what to do."""
+    """Labels may not be written as the judge asked for (a file's, a machine's, a crowd's); the message
+    says why and what to do."""
+
+
+class AssessorJudgeTaken(PermissionDenied):
+    """An account's assessor judge cannot be created: its name is another judge's. A PermissionDenied, so
+    a page or the API asked to record the account's label answers 403 with the reason, not a 500."""
+
+
+def assessor_judge_name(username: str) -> str:
+    return f"assessor:{username}"
+
+
+def assessor_judge_refusal(*, username: str, user_id: int | None = None) -> str | None:
+    """Why the account `username` could not get its assessor judge (None when it can): a judge of another
+    kind or another account already has the name, and judge names are unique. Asked before an account is
+    created, so an organiser hears it then instead of the account failing on every label it gives."""
+    name = assessor_judge_name(username)
+    taken = Judge.objects.filter(name=name).only("kind", "user_id").first()
+    if taken is None or (
+        taken.kind == Judge.Kind.ASSESSOR and user_id is not None and taken.user_id == user_id
+    ):
+        return None
+    return (
+        f"the judge {name!r} that would hold {username}'s labels already exists as a {taken.kind} judge "
+        "of other labels: choose another username, or rename that judge on its admin page first"
+    )
 
 
 # The kinds a file's labels may be imported as. An assessor judge is one account's own labels, given on

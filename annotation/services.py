@@ -12,7 +12,14 @@ from django.db import transaction
 from annotation.formats.base import Problems
 from annotation.formats.qrels import parse_qrels
 from annotation.formats.topics import parse_passages, parse_topics
-from annotation.judge_access import ImportJudgeRefused, file_judge_refusal
+from annotation.judge_access import (
+    AssessorJudgeTaken,
+    ImportJudgeRefused,
+    assessor_judge_name,
+    assessor_judge_refusal,
+    file_judge_refusal,
+    judge_name_refusal,
+)
 from annotation.judgments import RelevanceRow, relevance_judgments_upsert
 from annotation.models import (
     Collection,
@@ -98,6 +105,15 @@ def judge_get_or_create(
     description: str = "",
     user: User | None = None,
 ) -> Judge:
+    """The judge named `name`, created as `kind` if new. Every judge made from a name someone gave (an
+    import, a job, a crowd campaign or label file) comes here, so the rule of
+    annotation.judge_access.judge_name_refusal holds on every path: ImportJudgeRefused says why not."""
+    existing = Judge.objects.filter(name=name).first()
+    refusal = judge_name_refusal(name, kind=kind, existing=existing)
+    if refusal:
+        raise ImportJudgeRefused(refusal)
+    if existing is not None:
+        return existing
     judge, _ = Judge.objects.get_or_create(
         name=name,
         defaults={
@@ -138,9 +154,13 @@ def judge_for_assessor(*, user: User) -> Judge:
     try:
         return user.judge
     except Judge.DoesNotExist:
-        return Judge.objects.create(
-            name=f"assessor:{user.get_username()}", kind=Judge.Kind.ASSESSOR, user=user
-        )
+        pass
+    refusal = assessor_judge_refusal(username=user.get_username(), user_id=user.pk)
+    if refusal:
+        raise AssessorJudgeTaken(refusal)
+    return Judge.objects.create(
+        name=assessor_judge_name(user.get_username()), kind=Judge.Kind.ASSESSOR, user=user
+    )
 
 
 def sync_fields(obj: object, values: dict[str, object]) -> bool:

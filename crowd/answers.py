@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Judge
 from annotation.services import judge_get_or_create
@@ -255,11 +256,14 @@ def worker_judge_name(*, worker: CrowdWorker, provider: str) -> str:
 def worker_judge_get_or_create(*, worker: CrowdWorker, provider: str) -> Judge:
     """The crowd judge whose NtR labels are one worker's raw votes, named after the worker."""
     name = worker_judge_name(worker=worker, provider=provider)
-    judge = judge_get_or_create(
-        name=name,
-        kind=Judge.Kind.CROWD,
-        description="Raw votes of one crowd worker, test questions and failed assignments included.",
-    )
+    try:
+        judge = judge_get_or_create(
+            name=name,
+            kind=Judge.Kind.CROWD,
+            description="Raw votes of one crowd worker, test questions and failed assignments included.",
+        )
+    except ImportJudgeRefused as exc:
+        raise CrowdError(str(exc)) from None
     if judge.kind != Judge.Kind.CROWD:
         raise CrowdError(f"judge {name!r} exists and is not a crowd judge")
     return judge

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
 
+from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, Run, Turn
 from annotation.services import judge_get_or_create
@@ -111,11 +112,14 @@ def campaign_create(
             hit_settings["reward"] = Decimal(str(hit_settings["reward"])).quantize(Decimal("0.01"))
         except InvalidOperation:
             raise CrowdError(f"reward {hit_settings['reward']!r} is not an amount in USD") from None
-    label_judge = judge_get_or_create(
-        name=label_judge_name,
-        kind=Judge.Kind.CROWD,
-        description="Majority vote of crowd workers who passed the batch's test questions.",
-    )
+    try:
+        label_judge = judge_get_or_create(
+            name=label_judge_name,
+            kind=Judge.Kind.CROWD,
+            description="Majority vote of crowd workers who passed the batch's test questions.",
+        )
+    except ImportJudgeRefused as exc:
+        raise CrowdError(str(exc)) from None
     if label_judge.kind != Judge.Kind.CROWD:
         raise CrowdError(f"judge {label_judge_name!r} exists and is not a crowd judge")
     campaign = CrowdCampaign.objects.create(

@@ -37,9 +37,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
+from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import NtnRow, ntn_judgments_store, nuggets_create
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
 from annotation.selectors import natural_key
+from annotation.services import judge_get_or_create
 from annotation.wording import plural
 
 Progress = Callable[[int, int], None]
@@ -99,10 +101,11 @@ def nugget_order_key(nugget: Nugget) -> tuple[Any, ...]:
 
 def nli_judge_get_or_create(*, name: str, model: str, description: str = "") -> Judge:
     """The NLI judge named `name`; refuses a name already used by another kind of judge or model."""
-    judge, created = Judge.objects.get_or_create(
-        name=name, defaults={"kind": Judge.Kind.NLI, "model": model, "description": description}
-    )
-    if not created and (judge.kind != Judge.Kind.NLI or judge.model != model):
+    try:
+        judge = judge_get_or_create(name=name, kind=Judge.Kind.NLI, model=model, description=description)
+    except ImportJudgeRefused as exc:
+        raise NliJobError(str(exc)) from None
+    if judge.kind != Judge.Kind.NLI or judge.model != model:
         raise NliJobError(
             f"judge {name!r} already exists as kind {judge.kind!r} with model {judge.model!r}; "
             f"choose another name for model {model!r}"

@@ -14,6 +14,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from rest_framework.authtoken.models import Token
 
+from annotation.judge_access import assessor_judge_refusal
 from annotation.models import Collection, Judge, SupportAssignment, Topic
 from annotation.support.services import support_assignment_set
 
@@ -38,6 +39,9 @@ def person_create(
     users = get_user_model()
     if users.objects.filter(username=username).exists():
         raise ConsoleError(f"an account named {username!r} already exists")
+    taken = assessor_judge_refusal(username=username)
+    if taken:
+        raise ConsoleError(taken)
     user = users(username=username, email=email, is_staff=organiser)
     if password:
         user.set_password(password)

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation.judge_access import ImportJudgeRefused
 from annotation.models import (
     Collection,
     Judge,
@@ -79,7 +80,12 @@ def _cached_keys(keys: list[str]) -> set[str]:
 
 def llm_judge_get_or_create(*, name: str, model: str, prompt_version: str) -> Judge:
     """The LLM judge named `name`; one judge's labels come from one model and one prompt version."""
-    judge = judge_get_or_create(name=name, kind=Judge.Kind.LLM, model=model, prompt_version=prompt_version)
+    try:
+        judge = judge_get_or_create(
+            name=name, kind=Judge.Kind.LLM, model=model, prompt_version=prompt_version
+        )
+    except ImportJudgeRefused as exc:
+        raise JobError(str(exc)) from None
     if (judge.kind, judge.model, judge.prompt_version) != (Judge.Kind.LLM, model, prompt_version):
         raise JobError(
             f"judge {name!r} is a {judge.kind} judge with model {judge.model!r} and prompt "
