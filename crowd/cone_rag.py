@@ -21,9 +21,13 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import MAX_RUN_NAME, ImportFailed, LineDict, Problems, load_json, read_text
+from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
 from annotation.services import ImportResult, judge_get_or_create
+from crowd.answers import WORKER_JUDGE_PREFIX
+from crowd.models import CrowdCampaign
+from crowd.services import LABEL_JUDGE_BY_PROVIDER
 
 SOURCE_FORMAT = "cone-rag"
 
@@ -83,8 +87,8 @@ def parse_responses(path: str | Path, *, problems: Problems | None = None) -> li
             line = _key_line(text, starts, run, turn_line)
             if not run.strip():
                 problems.add(line, f"turn {turn_id}: empty run name")
-            elif len(run) > MAX_RUN_NAME:
-                problems.add(line, f"turn {turn_id}: run name longer than {MAX_RUN_NAME} characters")
+            elif problems.bad_id(line, run, "run name", MAX_RUN_NAME):
+                continue
             elif not isinstance(response, str):
                 problems.add(
                     line,
@@ -311,12 +315,18 @@ def cone_rag_labels_import(
         if first[0] != matched:
             problems.add(line, f"contradicts the label of the same response and nugget on line {first[1]}")
     problems.raise_if_any()
-    judge = judge_get_or_create(
-        name=label_judge_name,
-        kind=Judge.Kind.CROWD,
-        description=f"Crowd NtR labels imported from {Path(pathname).name}; run aliases: "
-        + alias_mapping_text(aliases),
-    )
+    refusal = campaign_judge_refusal(label_judge_name)
+    if refusal:
+        raise ImportFailed([f"{pathname}: {refusal}"])
+    try:
+        judge = judge_get_or_create(
+            name=label_judge_name,
+            kind=Judge.Kind.CROWD,
+            description=f"Crowd NtR labels imported from {Path(pathname).name}; run aliases: "
+            + alias_mapping_text(aliases),
+        )
+    except ImportJudgeRefused as exc:
+        raise ImportFailed([f"{pathname}: {exc}"]) from None
     if judge.kind != Judge.Kind.CROWD:
         raise ImportFailed([f"{pathname}: judge {label_judge_name!r} exists and is not a crowd judge"])
     # The file names runs only by alias: each alias is reported with its run, one outcome row apiece, so
@@ -331,6 +341,21 @@ def cone_rag_labels_import(
         for outcome in ("created", "updated", "unchanged"):
             result.count(kind, outcome, getattr(written, outcome))
     return result
+
+
+def campaign_judge_refusal(name: str) -> str | None:
+    """Why a label file may not be imported as crowd judge `name` (None when it may): the judge is a
+    campaign's majority, the platform workers' default majority, or one worker's votes. Their labels are
+    recomputed from the campaign's answers, so a file's labels there would be mixed with the workers' own
+    and then overwritten or counted as theirs."""
+    if name == LABEL_JUDGE_BY_PROVIDER[CrowdCampaign.Provider.PLATFORM]:
+        return f"judge {name!r} holds the majority of the platform's own crowd campaigns; name another judge"
+    if any(name.startswith(f"{prefix}:") for prefix in WORKER_JUDGE_PREFIX.values()):
+        return f"judge names like {name!r} hold one crowd worker's own votes; name another judge"
+    owner = CrowdCampaign.objects.filter(label_judge__name=name).values_list("name", flat=True).first()
+    if owner is not None:
+        return f"judge {name!r} holds the majority of crowd campaign {owner!r}; name another judge"
+    return None
 
 
 def alias_mapping_text(aliases: Mapping[str, str]) -> str:

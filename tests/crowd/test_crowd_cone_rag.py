@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import ImportJob, Judge, NtrJudgment, Response, Run
+from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import (
     JudgeFactory,
     OrganiserFactory,
@@ -347,3 +348,86 @@ def test_it_rejects_an_unknown_nugget_judge(collection, responses):
             nugget_judge="gold-human-2",
             alias=ALIASES,
         )
+
+
+# --- names -----------------------------------------------------------------------------------------
+
+
+def test_it_rejects_run_names_pages_cannot_address_with_their_lines(collection, tmp_path):
+    names = {"..": "is not a name", "a/b": "contains '/'", "a\tb": "U+0009", "a\nb": "U+000A"}
+    path = tmp_path / "responses.json"
+    path.write_text(
+        json.dumps({"3_1": {**{name: "An answer." for name in names}, "fine-run": "x"}}, indent=4)
+    )
+
+    with pytest.raises(CommandError) as caught:
+        call_command("import_cone_rag_responses", str(path), collection=collection.name)
+
+    message = str(caught.value)
+    for line, problem in enumerate(names.values(), start=3):
+        assert f"{path}:{line}: run name" in message
+        assert problem in message
+    assert not Run.objects.exists()
+    assert not Response.objects.exists()
+
+
+def _upload_labels(client, collection, judge: str):
+    client.force_login(OrganiserFactory())
+    return client.post(
+        reverse("console-collection", args=[collection.name]),
+        {
+            "kind": ImportJob.Kind.CONE_RAG_LABELS,
+            "file": SimpleUploadedFile("labels.tsv", LABELS.read_bytes()),
+            "nugget_judge": "gold-human",
+            "judge": judge,
+            "aliases": "\n".join(ALIASES),
+        },
+        follow=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("assessor:carol", "judge names starting with &#x27;assessor:&#x27; are kept for assessors"),
+        ("crowd/majority", "contains &#x27;/&#x27;"),
+        ("crowd\tmajority", "contains the control character U+0009"),
+        ("..", "is not a name"),
+    ],
+)
+def test_the_labels_upload_refuses_a_name_a_judge_may_not_have(client, collection, responses, name, reason):
+    page = _upload_labels(client, collection, name)
+
+    assert page.status_code == 200
+    assert reason in page.content.decode()
+    assert ImportJob.objects.get().status == ImportJob.Status.FAILED
+    assert not Judge.objects.filter(name=name).exists()
+    assert not NtrJudgment.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("crowd-majority", "holds the majority of the platform&#x27;s own crowd campaigns"),
+        ("crowd-worker:w1", "hold one crowd worker&#x27;s own votes"),
+        ("mturk-worker:A1B2", "hold one crowd worker&#x27;s own votes"),
+    ],
+)
+def test_the_labels_upload_refuses_a_crowd_campaigns_own_judges(client, collection, responses, name, reason):
+    JudgeFactory(name=name, kind=Judge.Kind.CROWD)
+
+    page = _upload_labels(client, collection, name)
+
+    assert page.status_code == 200
+    assert reason in page.content.decode()
+    assert ImportJob.objects.get().status == ImportJob.Status.FAILED
+    assert not NtrJudgment.objects.exists()
+
+
+def test_the_labels_command_refuses_the_majority_judge_of_a_campaign(collection, responses):
+    campaign = build_campaign()
+
+    with pytest.raises(CommandError, match=f"holds the majority of crowd campaign '{campaign.name}'"):
+        _import_labels(collection, judge=campaign.label_judge.name)
+
+    assert not NtrJudgment.objects.filter(judge=campaign.label_judge).exists()
