@@ -8,6 +8,7 @@ a time: concurrent submits never overfill a batch, and a repeated submit is answ
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
@@ -298,8 +299,18 @@ def _worker_votes_store(
     )
 
 
+# A day, as on the assessor pages: a longer time is a tab left open, not time spent answering.
+MAX_ANSWER_MS = 86_400_000
+
+
 def answers_from_fields(fields: Mapping[str, str], *, size: int) -> tuple[dict[int, bool], dict[int, int]]:
-    """Answers named q1..qN (yes/no) and optional ms1..msN (milliseconds), as the worker page posts them."""
+    """Answers named q1..qN (yes/no) and optional ms1..msN (milliseconds), as the worker page posts them,
+    MTurk returns them and its results CSV holds them.
+
+    A time is optional, but one that is sent and is not 0 to a day of milliseconds (`inf`, `nan`, `1e30`,
+    `-1`) is not what the page sends: it is refused (CrowdError) on every path, the pages, `mturk_sync`
+    and the results CSV alike, rather than stored or clamped.
+    """
     answers: dict[int, bool] = {}
     times: dict[int, int] = {}
     for n in range(1, size + 1):
@@ -310,7 +321,10 @@ def answers_from_fields(fields: Mapping[str, str], *, size: int) -> tuple[dict[i
         ms = fields.get(f"ms{n}")
         if ms:
             try:
-                times[n - 1] = max(0, int(float(ms)))
+                spent = float(ms)
             except ValueError:
-                raise CrowdError(f"ms{n} must be a number of milliseconds") from None
+                spent = math.nan
+            if not 0 <= spent <= MAX_ANSWER_MS:  # NaN compares False
+                raise CrowdError(f"ms{n} must be a number of milliseconds from 0 to {MAX_ANSWER_MS}")
+            times[n - 1] = int(spent)
     return answers, times

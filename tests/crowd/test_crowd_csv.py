@@ -81,6 +81,22 @@ def test_it_rejects_a_results_csv_with_a_bad_answer_naming_the_line(tmp_path):
     assert not CrowdAssignment.objects.exists()
 
 
+@pytest.mark.parametrize("ms", ["inf", "1e400", "nan", "-1", "1e30"])
+def test_it_rejects_a_results_csv_with_an_absurd_answer_time_naming_the_line(tmp_path, ms):
+    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
+    path = _results_file(tmp_path, campaign, [("A1", "W1", ["yes"] * 11)])
+    rows = list(csv.reader(path.open(newline="")))
+    rows[0].append("Answer.ms1")
+    rows[1].append(ms)
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    with pytest.raises(
+        CommandError, match=r"Batch_123_batch_results.csv:2: ms1 must be a number of milliseconds"
+    ):
+        call_command("crowd_csv", "import-results", str(path), campaign=campaign.name)
+    assert not CrowdAssignment.objects.exists()
+
+
 def test_exported_results_import_back_into_the_same_rows(tmp_path):
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     batch = campaign.batches.get()
