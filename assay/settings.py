@@ -6,6 +6,11 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONE, SELF
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
 from django.core.exceptions import ImproperlyConfigured
 
 from assay.env import env_bool, env_float, env_int, env_list, env_str
@@ -17,17 +22,42 @@ DEBUG = env_bool("DEBUG", False)
 # read it here, so anything signed with it (sessions, crowd links) could be forged: with DEBUG off the
 # server refuses to start on it or on no key at all, rather than only warning in `check --deploy`.
 DEVELOPMENT_SECRET_KEY = "django-insecure-assay-development-key-" + "x" * 30
+KEY_ADVICE = (
+    "set it to a long random value (python -c 'from django.core.management.utils import "
+    "get_random_secret_key; print(get_random_secret_key())')"
+)
+
+
+def _weak_key(key: str) -> bool:
+    """Django's own test of a key (check --deploy's W009): too short, too few distinct characters, or
+    made by startproject. Applied at start-up, where a warning in a check nobody runs protects nothing."""
+    return (
+        len(key) < SECRET_KEY_MIN_LENGTH
+        or len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS
+        or key.startswith(SECRET_KEY_INSECURE_PREFIX)
+    )
+
+
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY or SECRET_KEY == DEVELOPMENT_SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "SECRET_KEY is not set (or is the public development key) and DEBUG is off: set SECRET_KEY to a "
-            "long random value (python -c 'from django.core.management.utils import get_random_secret_key; "
-            "print(get_random_secret_key())'), or DEBUG=1 on a development machine"
+            "SECRET_KEY is not set (or is the public development key) and DEBUG is off: "
+            f"{KEY_ADVICE}, or DEBUG=1 on a development machine"
         )
     SECRET_KEY = DEVELOPMENT_SECRET_KEY
+elif not DEBUG and _weak_key(SECRET_KEY):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is weak (under {SECRET_KEY_MIN_LENGTH} characters, under "
+        f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} distinct ones, or made by startproject) and DEBUG is off: {KEY_ADVICE}"
+    )
 # Old keys still accepted for signatures while sessions and links made with them run out (key rotation).
+# The public development key is never one of them: anything signed with it could be forged.
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
+if DEVELOPMENT_SECRET_KEY in SECRET_KEY_FALLBACKS:
+    raise ImproperlyConfigured("SECRET_KEY_FALLBACKS holds the public development key: remove it")
+if not DEBUG and any(_weak_key(key) for key in SECRET_KEY_FALLBACKS):
+    raise ImproperlyConfigured(f"SECRET_KEY_FALLBACKS holds a weak key and DEBUG is off: {KEY_ADVICE}")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -207,6 +237,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
+    # Counted atomically per fixed window of the rate's period, so parallel clients cannot slip past.
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",

@@ -43,9 +43,36 @@ def test_it_refuses_to_start_with_debug_off_and_no_real_key(key):
     assert "up" not in result.stdout
 
 
+STRONG_KEY = "a-strong-test-key-" + "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
 def test_it_starts_with_debug_on_and_no_key_or_with_a_real_key():
     assert _settings_import(DEBUG="1").stdout.strip() == "up"
-    assert _settings_import(DEBUG="0", SECRET_KEY="k" * 60).stdout.strip() == "up"
+    assert _settings_import(DEBUG="0", SECRET_KEY=STRONG_KEY).stdout.strip() == "up"
+
+
+@pytest.mark.parametrize(
+    "key", ["a", "k" * 60, "short-but-varied-0123456789", "django-insecure-" + "x1y2z3" * 10]
+)
+def test_it_refuses_to_start_with_debug_off_on_a_weak_key(key):
+    result = _settings_import(DEBUG="0", SECRET_KEY=key)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is weak" in result.stderr
+
+
+@pytest.mark.parametrize("debug", ["0", "1"])
+def test_it_refuses_the_development_key_among_the_fallbacks(debug):
+    result = _settings_import(DEBUG=debug, SECRET_KEY=STRONG_KEY, SECRET_KEY_FALLBACKS=DEVELOPMENT_KEY)
+    assert result.returncode != 0
+    assert "SECRET_KEY_FALLBACKS holds the public development key" in result.stderr
+
+
+def test_it_refuses_a_weak_fallback_with_debug_off_and_takes_a_strong_one():
+    weak = _settings_import(DEBUG="0", SECRET_KEY=STRONG_KEY, SECRET_KEY_FALLBACKS="old")
+    assert weak.returncode != 0
+    assert "SECRET_KEY_FALLBACKS holds a weak key" in weak.stderr
+    strong = _settings_import(DEBUG="0", SECRET_KEY=STRONG_KEY, SECRET_KEY_FALLBACKS=STRONG_KEY[::-1])
+    assert strong.stdout.strip() == "up"
 
 
 # --- Content-Security-Policy ------------------------------------------------------------------------
