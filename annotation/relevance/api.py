@@ -8,12 +8,13 @@ They are plain Django views rather than DRF APIViews: they are most of the reque
 per judgment, and DRF's request wrapping, content negotiation and serializer fields cost more than the
 work itself. What DRF gave them is kept, with DRF's own pieces and its answers: token authentication
 (DRF's Token model and TokenAuthentication), the session with its CSRF check (SessionAuthentication's),
-the per-user throttle (UserRateThrottle), and strict input checks that answer 400 with the reason per
+the per-user throttle (the API's own, assay.throttling), and strict input checks that answer 400 with the reason per
 field, in DRF's words.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, cast
 
 from csp.decorators import csp_exempt
@@ -25,12 +26,12 @@ from django.views.decorators.http import require_POST
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.fields import BooleanField, IntegerField
-from rest_framework.throttling import UserRateThrottle
 
 from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.work import NextKind, NextPassage, NotPooled, WorkRefused, work_grade, work_next
 from assay.json_body import BadJsonBody, read_json_body
+from assay.throttling import UserFixedWindowThrottle
 
 _TOKEN = TokenAuthentication()
 _SESSION = SessionAuthentication()
@@ -66,10 +67,10 @@ def _assessor(request: HttpRequest) -> User:
         return cast(User, request.user)
     user: User = found[0]
     request.user = user
-    throttle = UserRateThrottle()
+    throttle = UserFixedWindowThrottle()
     if not throttle.allow_request(request, None):  # type: ignore[arg-type]
         wait = throttle.wait()
-        headers = {"Retry-After": str(int(wait))} if wait is not None else {}
+        headers = {"Retry-After": str(math.ceil(wait))} if wait is not None else {}
         raise _Refused(429, {"detail": str(exceptions.Throttled(wait).detail)}, headers)
     return user
 
