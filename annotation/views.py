@@ -4,7 +4,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.console.selectors import organiser_home
-from annotation.models import Collection, Judge
+from annotation.judge_access import judges_readable
+from annotation.models import Collection
 from annotation.permissions import is_organiser
 from annotation.selectors import collection_counts, natural_key
 
@@ -22,8 +23,12 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    judges = Judge.objects.filter(relevancejudgments__turn__collection=collection).annotate(
-        n=Count("relevancejudgments")
+    # Only the judges this reader may read: an assessor sees the machines, the files and their own
+    # judge, never another assessor's name or how much they have judged.
+    judges = (
+        judges_readable(user=request.user)
+        .filter(relevancejudgments__turn__collection=collection)
+        .annotate(n=Count("relevancejudgments"))
     )
     return render(
         request,
