@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge, Pool
 from annotation.typed import choice_field
 from judging.hybrid.sampling import STRATEGIES
@@ -43,9 +44,7 @@ class SampleDrawForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        judges = (
-            Judge.objects.filter(relevancejudgments__turn__collection=collection).distinct().order_by("name")
-        )
+        judges = judges_with_labels(collection=collection, task="relevance")
         choice_field(self, "pool").queryset = (
             Pool.objects.filter(collection=collection).select_related("collection").order_by("name")
         )

@@ -161,3 +161,17 @@ def test_the_estimate_is_valid_once_the_assessors_have_labelled_the_sample(clien
     assert UNSAMPLED_NOTE not in done.context["result"].notes
     assert set(done.context["result"].runs) == {"run-a", "run-b"}
     assert "4 of 4" in body
+
+
+def test_a_drawn_turn_with_only_some_passages_graded_is_not_labelled(client, collection):
+    client.force_login(OrganiserFactory())
+    client.post(_url(collection), _post())
+    sample = HumanSample.objects.get(name="pilot")
+    judge = judge_for_assessor(user=Assignment.objects.get(name="pilot").assessors.get())
+    first = sorted(sample.units.values_list("key", flat=True))[0]
+    entry = PoolEntry.objects.filter(pool__name="top3", turn__turn_id=first).select_related("turn").first()
+    RelevanceJudgment.objects.create(judge=judge, turn=entry.turn, passage_id=entry.passage_id, grade=2)
+
+    page = client.get(reverse("judging:hybrid-estimate", args=["draw"]))
+    row = next(p for p in page.context["samples"] if p.sample == sample)
+    assert (row.labelled, row.drawn) == (0, 4)
