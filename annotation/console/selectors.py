@@ -210,7 +210,10 @@ def pool_summary(*, pool: Pool) -> PoolSummary:
     """
     per_turn: dict[int, PoolTurn] = {}
     # Deeper than the head and without a filter grade: let in because the filter judge had no say.
-    unfiltered = Q(best_rank__gt=pool.always_depth or pool.depth, filter_grade__isnull=True)
+    unfiltered = Q(
+        best_rank__gt=pool.depth if pool.always_depth is None else pool.always_depth,
+        filter_grade__isnull=True,
+    )
     rows = (
         PoolEntry.objects.filter(pool=pool)
         .values("turn_id", "turn__turn_id")
