@@ -95,8 +95,8 @@ def runs_evaluate(
     Only turns the judge assessed count; a run without a ranking for one of them scores 0 there
     (trec_eval -c). Raises EvaluationError if the judge has no relevance labels on the collection.
     """
-    # A caller that needs one measure (a rank correlation of nDCG@5) asks for it alone: ir_measures
-    # spends most of an evaluation handling each per-turn value, so six measures cost six times one.
+    # `measures` narrows the evaluation to what a caller needs (the primary measure, nDCG@5, must stay
+    # among them for ranked_runs): ir_measures spends most of an evaluation on each per-turn value.
     measures = measures or evaluation_measures(rel_threshold=rel_threshold)
     qrels = qrels_dict(collection=collection, judge=judge)
     if not qrels:

@@ -77,10 +77,6 @@ class Problems:
         if self._kept:
             raise ImportFailed(self.items, more=self.more)
 
-    @property
-    def full(self) -> bool:
-        return len(self._kept) >= MAX_PROBLEMS
-
     def bad_id(self, line: int | None, value: str, what: str, max_length: int) -> bool:
         """Record why `value` cannot be a `what` and say True; False when it can (see `id_problem`)."""
         problem = id_problem(value, what, max_length)
