@@ -33,12 +33,13 @@ trap 'exit 143' TERM
 start_fake() {
   local log="$tmp/run-$1-$port.log"
   "$py" manage.py "$1" --port 0 --stop-with-parent >"$log" 2>&1 &
-  children+=($!)
+  last=$!
+  children+=("$last")
   url=""
   for _ in $(seq 300); do
     url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$log")
     [ -n "$url" ] && return 0
-    kill -0 "${children[-1]}" 2>/dev/null || break
+    kill -0 "$last" 2>/dev/null || break
     sleep 0.1
   done
   echo "$1 did not start:" >&2
@@ -90,9 +91,10 @@ echo ""
 # RUNSERVER_ARGS adds options, e.g. --noreload (no restart when a file of the checkout changes).
 # shellcheck disable=SC2086
 "$py" manage.py runserver ${RUNSERVER_ARGS:-} "$host:$port" &
-children+=($!)
+last=$!
+children+=("$last")
 # `wait` returns when the server ends, or at once on Ctrl-C or SIGTERM (whose traps exit): either way the
 # EXIT trap stops the fakes and the server.
 status=0
-wait "${children[-1]}" || status=$?
+wait "$last" || status=$?
 exit "$status"
