@@ -233,9 +233,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "assay.pagination.CappedLimitOffsetPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "assay.api_schema.RefusalsAutoSchema",
     # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
     # Counted atomically per fixed window of the rate's period, so parallel clients cannot slip past.
     "DEFAULT_THROTTLE_CLASSES": [
