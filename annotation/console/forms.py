@@ -13,6 +13,7 @@ from annotation.judge_access import FILE_KINDS
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
 from annotation.typed import choice_field
 from annotation.wording import plural
+from assay.form_fields import ModelMultipleChoiceField
 
 # Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
 UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -153,9 +154,7 @@ class PoolForm(forms.Form):
 class RelevanceWorkForm(forms.Form):
     pool = forms.ModelChoiceField(queryset=Pool.objects.none())
     name = forms.SlugField(max_length=100, help_text="Name of the assignment.")
-    assessors = forms.ModelMultipleChoiceField(
-        queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple
-    )
+    assessors = ModelMultipleChoiceField(queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple)
     unit_kind = forms.ChoiceField(choices=Assignment.UnitKind.choices, initial=Assignment.UnitKind.TURN)
     redundancy = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Assessors per unit.")
     lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
@@ -170,9 +169,7 @@ class RelevanceWorkForm(forms.Form):
 
 
 class SupportWorkForm(forms.Form):
-    assessors = forms.ModelMultipleChoiceField(
-        queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple
-    )
+    assessors = ModelMultipleChoiceField(queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple)
     condition = forms.ChoiceField(
         choices=[
             (c.value, c.label)
@@ -182,7 +179,7 @@ class SupportWorkForm(forms.Form):
     machine_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), required=False, help_text="Post-editing: whose labels are shown."
     )
-    topics = forms.ModelMultipleChoiceField(
+    topics = ModelMultipleChoiceField(
         queryset=Topic.objects.none(), required=False, help_text="Empty: every topic of the collection."
     )
     max_citations = forms.IntegerField(min_value=1, max_value=20, required=False)

@@ -44,6 +44,7 @@ from annotation.permissions import is_organiser
 from annotation.selectors import assessor_judge, collection_counts, turn_key
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
+from assay.form_fields import ModelMultipleChoiceField
 from assay.json_body import BadJsonBody, read_json_body
 
 DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
@@ -364,7 +365,7 @@ def nugget_duplicate_view(request: AuthenticatedRequest, name: str, turn_id: str
     return JsonResponse({"changed": [nugget_payload(n) for n in changed]})
 
 
-class NuggetChoice(forms.ModelMultipleChoiceField):
+class NuggetChoice(ModelMultipleChoiceField):
     def label_from_instance(self, obj: Nugget) -> str:
         return f"{obj.key} {obj.text}"
 

@@ -8,6 +8,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from annotation.models import Assignment, Pool, PtkbStatement, RelevanceGrade
+from assay.form_fields import ModelMultipleChoiceField
 
 # A day: anything longer is a tab left open, not time spent judging.
 MAX_TIME_SPENT_MS = 86_400_000
@@ -47,7 +48,7 @@ class AssignmentForm(forms.Form):
     unit_kind = forms.ChoiceField(choices=Assignment.UnitKind.choices, initial=Assignment.UnitKind.TURN)
     redundancy = forms.IntegerField(min_value=1, max_value=20, initial=1)
     lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
-    assessors = forms.ModelMultipleChoiceField(
+    assessors = ModelMultipleChoiceField(
         queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
         widget=forms.CheckboxSelectMultiple,
     )
