@@ -10,7 +10,7 @@ REDIS_PORT ?= 56379
 FAKES  ?= 1
 TMP    := $(CURDIR)/.tmp
 
-.PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres bench lint clean demo docs docs-serve
+.PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres bench fuzz lint clean demo docs docs-serve
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,12 @@ bench: install-test services
 	for b in bench/bench_*.py; do echo "== $$b"; PG_PORT=$(PG_PORT) SECRET_KEY=$${SECRET_KEY:-assay-bench-only-not-secret-0123456789abcdefghijklmnopqrstuvwxyz} $(PY) $$b || { status=$$?; break; }; done; \
 	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
 	exit $$status
+
+## make fuzz: the fuzz tests (tests/fuzz: schemathesis on the API, hypothesis on the forms and crowd pages)
+## with FUZZ_EXAMPLES fresh examples per operation and form instead of the suite's few fixed ones
+FUZZ_EXAMPLES ?= 100
+fuzz: install-test
+	env -u DATABASE_URL FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -p no:cacheprovider tests/fuzz $(PYTEST_ARGS)
 
 ## make docs: the documentation site (docs/, mkdocs.yml) into .tmp/site; strict, so a broken link or a
 ## warning fails it. make docs-serve: the same site with live reload on http://127.0.0.1:8001 (DOCS_PORT=…)
