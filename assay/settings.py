@@ -239,8 +239,8 @@ REST_FRAMEWORK = {
     # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
     # Counted atomically per fixed window of the rate's period, so parallel clients cannot slip past.
     "DEFAULT_THROTTLE_CLASSES": [
-        "assay.throttling.AnonFixedWindowThrottle",
-        "assay.throttling.UserFixedWindowThrottle",
+        "core.throttling.AnonFixedWindowThrottle",
+        "core.throttling.UserFixedWindowThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_ANON_RATE", "60/minute"),

@@ -41,7 +41,7 @@ from annotation.services import (
 )
 from annotation.support.labels import support_labels_import
 from annotation.support.services import support_assignment_set
-from annotation.wording import plural
+from core.wording import plural
 from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdBatch, CrowdCampaign
 from crowd.services import batches_compose, campaign_create

@@ -42,7 +42,7 @@ from annotation.judgments import NtnRow, ntn_judgments_store, nuggets_create
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
 from annotation.selectors import natural_key
 from annotation.services import judge_get_or_create
-from annotation.wording import plural
+from core.wording import plural
 
 Progress = Callable[[int, int], None]
 

@@ -12,7 +12,7 @@ from annotation.formats.nuggets import FORMATS
 from annotation.judge_access import FILE_KINDS
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
 from annotation.typed import choice_field
-from annotation.wording import plural
+from core.wording import plural
 
 # Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
 UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {

@@ -24,7 +24,7 @@ from annotation.console.services import (
 )
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
-from annotation.wording import plural
+from core.wording import plural
 
 
 def _invitation_days() -> int:

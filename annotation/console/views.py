@@ -45,7 +45,7 @@ from annotation.selectors import collection_counts, qrels_lines
 from annotation.support.labels import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
-from annotation.wording import plural
+from core.wording import plural
 
 
 def _collection(name: str) -> Collection:

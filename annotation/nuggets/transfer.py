@@ -32,7 +32,7 @@ from annotation.models import (
 from annotation.nuggets.services import _cover
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
-from annotation.wording import plural
+from core.wording import plural
 
 # --- Imports and exports ---------------------------------------------------------------------------
 

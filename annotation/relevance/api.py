@@ -8,7 +8,7 @@ They are plain Django views rather than DRF APIViews: they are most of the reque
 per judgment, and DRF's request wrapping, content negotiation and serializer fields cost more than the
 work itself. What DRF gave them is kept, with DRF's own pieces and its answers: token authentication
 (DRF's Token model and TokenAuthentication), the session with its CSRF check (SessionAuthentication's),
-the per-user throttle (the API's own, assay.throttling), and strict input checks that answer 400 with the reason per
+the per-user throttle (the API's own, core.throttling), and strict input checks that answer 400 with the reason per
 field, in DRF's words.
 """
 
@@ -30,8 +30,8 @@ from rest_framework.fields import BooleanField, IntegerField
 from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.work import NextKind, NextPassage, NotPooled, WorkRefused, work_grade, work_next
-from assay.json_body import BadJsonBody, read_json_body
-from assay.throttling import UserFixedWindowThrottle
+from core.json_body import BadJsonBody, read_json_body
+from core.throttling import UserFixedWindowThrottle
 
 _TOKEN = TokenAuthentication()
 _SESSION = SessionAuthentication()

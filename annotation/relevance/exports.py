@@ -17,11 +17,11 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotation.formats.base import Problems, read_text
-from annotation.formats.csv_safe import SafeDictWriter
 from annotation.judgments import PtkbRow, ptkb_judgments_upsert
 from annotation.models import Collection, Judge, PtkbJudgment, PtkbStatement, RelevanceJudgment, Turn
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
+from core.csv_safe import SafeDictWriter
 
 # --- PTKB qrels ------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.models import JudgeJob, LlmCall
 
 INTERRUPTED = "interrupted"

@@ -273,7 +273,7 @@ DIRECT_WRITE = re.compile(
     r"\b(" + "|".join(JUDGMENT_MODELS) + r")\.objects(\.[a-z_]+\([^()]*\))*"
     r"\.(create|get_or_create|update_or_create|bulk_create)\("
 )
-PRODUCT_PACKAGES = ("annotation", "crowd", "judging", "devtools", "assay")
+PRODUCT_PACKAGES = ("core", "annotation", "crowd", "judging", "devtools", "assay")
 WRITERS = REPO / "annotation" / "judgments"
 
 

@@ -1,4 +1,4 @@
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.selectors import qrels_lines
 
 
