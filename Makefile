@@ -53,6 +53,7 @@ test: install-test services
 	{ $(BIN)/ruff check . && \
 	  $(BIN)/ruff format --check . && \
 	  DEBUG=1 $(BIN)/mypy && \
+	  $(BIN)/lint-imports --no-cache && \
 	  DEBUG=1 $(PY) manage.py makemigrations --check --dry-run && \
 	  $(MAKE) --no-print-directory test-sqlite && \
 	  $(MAKE) --no-print-directory test-postgres; } || status=$$?; \
@@ -78,6 +79,7 @@ bench: install-test services
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) $(TMP) db.sqlite3 db.sqlite3-*

@@ -10,6 +10,8 @@ class CrowdConfig(AppConfig):
 
     def ready(self) -> None:
         # The CONE-RAG files join the organiser's upload page (annotation.console), which cannot import them.
-        from crowd.console_uploads import register
+        from crowd import console_panels, console_uploads
 
-        register()
+        console_uploads.register()
+        # Its campaigns and its kind of work on annotation's home page, which cannot import them either.
+        console_panels.register()
