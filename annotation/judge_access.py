@@ -55,9 +55,10 @@ def judge_name_refusal(name: str, *, kind: str, existing: Judge | None) -> str |
     """Why labels of `kind` may not be written as judge `name`, whose row is `existing` (None if new).
 
     Refused: a name pages cannot show or address (see `id_problem`), an assessor's or a crowd judge, and a
-    new name starting with 'assessor:', which is kept for assessors' own judges (the assessor's judge could
-    then not be created). `kind` is the kind of judge the labels are written as: a file of crowd labels
-    (kind crowd) may go into a crowd judge, never into an assessor's.
+    new name with a prefix kept for judges an app makes itself (core.names.RESERVED_JUDGE_PREFIXES: an
+    assessor's, a crowd worker's), whose own judge could then not be created. `kind` is the kind of judge
+    the labels are written as: a file of crowd labels (kind crowd) may go into a crowd judge, never into
+    an assessor's.
     """
     problem = id_problem(name, "judge name", MAX_JUDGE_NAME)
     if problem:
@@ -68,7 +69,7 @@ def judge_name_refusal(name: str, *, kind: str, existing: Judge | None) -> str |
             "labels; choose another judge name"
         )
     if existing is None:
-        return reserved_judge_name_problem(name)
+        return reserved_judge_name_problem(name, kind=kind)
     return None
 
 

@@ -7,6 +7,7 @@ refuse the same names with the same reason.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -17,6 +18,25 @@ from django.db.models import QuerySet
 # label; a file or machine writing as a new judge of that shape would take the name from the account.
 ASSESSOR_PREFIX = "assessor:"
 
+
+@dataclass(frozen=True)
+class ReservedPrefix:
+    """Judge names starting with `prefix` are kept for the judges an app makes itself (`whose`): only a
+    judge of `kind` may be created with one, and none when `kind` is empty (the assessor's judge is made
+    with its account, never from a name)."""
+
+    whose: str
+    kind: str = ""
+
+
+# Filled in by the apps that make such judges (crowd's worker judges, from its AppConfig.ready).
+RESERVED_JUDGE_PREFIXES: dict[str, ReservedPrefix] = {ASSESSOR_PREFIX: ReservedPrefix(whose="assessors")}
+
+
+def judge_prefix_reserve(*, prefix: str, whose: str, kind: str) -> None:
+    RESERVED_JUDGE_PREFIXES[prefix] = ReservedPrefix(whose=whose, kind=kind)
+
+
 # How many valid names a message lists: enough to spot a typo, few enough to read.
 NAMES_SHOWN = 10
 
@@ -25,10 +45,12 @@ def assessor_judge_name(username: str) -> str:
     return f"{ASSESSOR_PREFIX}{username}"
 
 
-def reserved_judge_name_problem(name: str) -> str | None:
-    """Why a new judge other than an assessor's may not be called `name` (None when it may)."""
-    if name.startswith(ASSESSOR_PREFIX):
-        return f"judge names starting with {ASSESSOR_PREFIX!r} are kept for assessors; {name!r} is not one"
+def reserved_judge_name_problem(name: str, *, kind: str) -> str | None:
+    """Why a new judge of `kind` may not be called `name` (None when it may): the name has a prefix
+    kept for judges an app makes itself."""
+    for prefix, reserved in RESERVED_JUDGE_PREFIXES.items():
+        if name.startswith(prefix) and (not reserved.kind or reserved.kind != kind):
+            return f"judge names starting with {prefix!r} are kept for {reserved.whose}; {name!r} is not one"
     return None
 
 

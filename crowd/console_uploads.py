@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from annotation.console.forms import upload_kind_register
 from annotation.console.uploads import KindRow, UploadRefused, importer_register, judge_named, kind_rows
 from annotation.models import Collection, ImportJob, Judge
 from crowd.cone_rag import cone_rag_labels_import, cone_rag_responses_import, parse_aliases
@@ -40,4 +41,10 @@ def cone_rag_labels_upload(
 
 def register() -> None:
     importer_register(kind=ImportJob.Kind.CONE_RAG_RESPONSES, importer=cone_rag_responses_upload)
+    upload_kind_register(kind=ImportJob.Kind.CONE_RAG_RESPONSES, options=())
     importer_register(kind=ImportJob.Kind.CONE_RAG_LABELS, importer=cone_rag_labels_upload)
+    upload_kind_register(
+        kind=ImportJob.Kind.CONE_RAG_LABELS,
+        options=("nugget_judge", "judge", "aliases"),
+        required=("nugget_judge", "aliases"),
+    )

@@ -24,8 +24,6 @@ UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.CONE_RAG_RESPONSES: (),
-    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "judge", "aliases"),
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.QRELS: ("judge",),
@@ -33,8 +31,14 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge",),
     ImportJob.Kind.GOLD_RESPONSES: ("judge",),
     ImportJob.Kind.SUPPORT_LABELS: ("judge",),
-    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "aliases"),
 }
+
+
+def upload_kind_register(*, kind: str, options: tuple[str, ...], required: tuple[str, ...] = ()) -> None:
+    """Which fields of the upload form a kind of file another app imports reads, and which it needs
+    (its importer: annotation.console.uploads.importer_register)."""
+    UPLOAD_OPTIONS[kind] = options
+    REQUIRED[kind] = required
 
 
 class CollectionForm(forms.Form):
