@@ -17,8 +17,9 @@ from annotation.formats.base import ImportFailed
 from annotation.judge_access import FILE_KINDS, ImportJudgeRefused, import_judge_refusal
 from annotation.models import Collection, Judge
 from annotation.services import CollectionNameRefused, collection_get_or_create, import_judge_get_or_create
-from core.commands import CommandProgress, named
+from core.commands import named
 from core.names import collection_name_problem
+from core.progress import CommandProgress
 
 
 def check_collection_name(name: str) -> str:

@@ -42,9 +42,8 @@ from annotation.judgments import NtnRow, ntn_judgments_store, nugget_duplicates_
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
 from annotation.selectors import natural_key
 from annotation.services import judge_get_or_create
+from core.progress import Progress
 from core.wording import plural
-
-Progress = Callable[[int, int], None]
 
 
 class NliJobError(ValueError):

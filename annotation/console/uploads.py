@@ -42,6 +42,7 @@ from annotation.services import (
 )
 from annotation.support.labels import support_labels_import
 from assay.background import thread_start
+from core.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,6 @@ DEFAULT_INLINE_BYTES = 256 * 1024
 # least this often, so a page can tell it from one whose process died (IMPORT_STALE_AFTER_S).
 PROGRESS_EVERY_S = 0.25
 HEARTBEAT_S = 5.0
-
-Progress = Callable[[int, int], None]
 
 
 class UploadRefused(Exception):

@@ -11,7 +11,7 @@ from django.core.management.base import OutputWrapper
 
 from annotation import runs
 from annotation.models import PoolEntry, Ranking
-from core.commands import CommandProgress
+from core.progress import CommandProgress
 from tests.factories import CollectionFactory, RankingFactory, RunFactory, TopicFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Judge, Nugget, RelevanceJudgment
-from core.commands import CommandProgress
+from core.progress import CommandProgress
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand, import_judge_check
 from annotation.models import Judge
-from core.commands import CommandProgress
+from core.progress import CommandProgress
 from core.wording import plural
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
