@@ -408,7 +408,7 @@ def organiser_home(*, user: Any) -> dict[str, Any]:
     """
     campaigns: list[Any] = []
     if apps.is_installed("crowd"):
-        campaign = apps.get_model("mturk", "CrowdCampaign")
+        campaign = apps.get_model("crowd", "CrowdCampaign")
         campaigns = list(campaign.objects.select_related("collection").order_by("-id")[:10])
     judge_jobs: list[Any] = []
     if apps.is_installed("judging"):
