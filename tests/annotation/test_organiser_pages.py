@@ -105,6 +105,7 @@ ORGANISER_GET_STATUS = {
     "console-invitation-renew": 405,
     "console-invitation-revoke": 405,
     "judging:hybrid-sample": 405,
+    "relevance-organise": 302,  # the old address of the relevance work form
     **{
         f"crowd:campaign-{action}": 405
         for action in ("aggregate", "study", "publish", "sync", "review", "bonus", "extend", "expire")
@@ -199,14 +200,6 @@ FORMS: dict[str, Payload] = {
     "console-people": lambda w: {"username": "mallory", "role": "organiser", "password": "pw-for-mallory-1"},
     "console-invitation-renew": lambda w: {},
     "console-invitation-revoke": lambda w: {},
-    "relevance-organise": lambda w: {
-        "pool": w["pool"].pk,
-        "name": "posted-assignment",
-        "assessors": [w["assessor"].pk],
-        "unit_kind": "turn",
-        "redundancy": 1,
-        "lease_minutes": 60,
-    },
     "crowd:campaign-new": lambda w: {
         "collection": w["collection"].name,
         "name": "posted-campaign",
@@ -259,7 +252,6 @@ FORMS_THAT_WRITE = [
     "console-people",
     "console-invitation-renew",
     "console-invitation-revoke",
-    "relevance-organise",
     "crowd:campaign-new",
     "crowd:campaign-study",
     "judging:job-start",
