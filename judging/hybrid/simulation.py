@@ -20,7 +20,8 @@ import numpy as np
 
 from annotation.wording import plural
 from judging.hybrid.estimators import METHODS, EstimationError, z_value
-from judging.hybrid.sampling import inclusion_probabilities
+from judging.hybrid.sampling import disagreement, inclusion_probabilities
+from judging.hybrid.units import UnitTable
 
 # Elements per block of (runs x repeats x sample) arrays: keeps memory near 64 MB whatever the sizes.
 BLOCK = 8_000_000
@@ -247,3 +248,64 @@ def simulate(
             )
         result.budgets[b] = figures
     return result
+
+
+@dataclass
+class BudgetSimulation:
+    """`simulate` over a judges' unit table: the fully labelled units it ran on, what it left out, and how
+    the active method sampled."""
+
+    table: UnitTable  # the units with a human and a machine value for every run
+    result: SimulationResult
+    left_out: list[int]  # budgets above the fully labelled units
+    active_sampling: str
+
+
+def budget_simulate(
+    *,
+    table: UnitTable,
+    budgets: Sequence[int],
+    repeats: int,
+    alpha: float = 0.05,
+    seed: int = 0,
+    confidence: Sequence[UnitTable] = (),
+    methods: Sequence[str] = METHODS,
+) -> BudgetSimulation:
+    """Simulate the budgets on the units of `table` that have every value, as the budget page and
+    `simulate_budget` both show it.
+
+    `confidence` holds the same measure with other judges in the human seat (built like `table`); their
+    disagreement with the machine drives the active method's sampling, uniform without them. Budgets
+    above the fully labelled units cannot be drawn: they are left out and named, and only when none is
+    left is that an error.
+    """
+    complete = table.complete()
+    if complete.size < 2:
+        raise EstimationError(
+            f"only {plural(complete.size, 'unit')} {'has' if complete.size == 1 else 'have'} human and "
+            "machine values: nothing to simulate"
+        )
+    usable = sorted({b for b in budgets if 2 <= b <= complete.size})
+    left_out = sorted({b for b in budgets if b > complete.size})
+    if not usable:
+        raise EstimationError(
+            f"budgets must lie between 2 and the {plural(complete.size, 'fully labelled unit')}, "
+            f"not {sorted(set(budgets))}"
+        )
+    uncertainty = None
+    if confidence:
+        keep = np.isin(table.keys, complete.keys)
+        others = [other.human[:, keep] for other in confidence]
+        uncertainty = disagreement(machine=complete.machine, others=others)
+    result = simulate(
+        truth=complete.human,
+        machine=complete.machine,
+        budgets=usable,
+        repeats=repeats,
+        seed=seed,
+        alpha=alpha,
+        uncertainty=uncertainty,
+        methods=methods,
+    )
+    active = "uncertainty" if uncertainty is not None else "uniform (no confidence judge)"
+    return BudgetSimulation(table=complete, result=result, left_out=left_out, active_sampling=active)
