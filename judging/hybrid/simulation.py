@@ -188,7 +188,8 @@ def simulate(
     )
     ordered = sorted(set(budgets))
     largest = ordered[-1]
-    uniform_methods = [m for m in methods if m != "active"]
+    # Classical always: every method's width ratio is against it, whichever methods are reported.
+    uniform_methods = [m for m in METHODS if m != "active" and (m in methods or m == "classical")]
     hits: dict[tuple[int, str], np.ndarray] = {}
     widths: dict[tuple[int, str], np.ndarray] = {}
 
@@ -210,10 +211,12 @@ def simulate(
     while done < repeats:
         size = min(chunk, repeats - done)
         done += size
+        # Drawn whether or not a uniform method is asked for, so that each method's figures do not
+        # depend on which others are asked (the budget page runs them all, the command those named).
+        keys = rng.random((size, big_n))
         if uniform_methods:
             # The `largest` smallest of N random keys, in key order: their first b are a uniform sample
             # of size b for every budget b, so one draw serves all budgets.
-            keys = rng.random((size, big_n))
             head = np.argpartition(keys, largest - 1, axis=1)[:, :largest]
             head = np.take_along_axis(head, np.argsort(np.take_along_axis(keys, head, 1), axis=1), 1)
             for b in ordered:

@@ -197,3 +197,29 @@ def test_the_budget_page_and_simulate_budget_give_the_same_numbers(client, colle
     assert shown["budgets"] == command["budgets"]
     assert command["left_out_budgets"] == [20]
     assert command["active_sampling"] == page.context["active_sampling"] == "uncertainty"
+
+
+def test_a_methods_figures_do_not_depend_on_the_other_methods_asked(client, collection):
+    client.force_login(OrganiserFactory())
+    query = {
+        "task": "relevance",
+        "human_judge": "nist",
+        "machine_judge": "llm",
+        "budgets": "4 8",
+        "repeats": "20",
+    }
+    out = StringIO()
+
+    page = client.get(reverse("judging:hybrid-budget", args=[collection.name]), query)
+    call_command(
+        "simulate_budget",
+        *["--collection", collection.name, "--task", "relevance", "--human-judge", "nist"],
+        *["--machine-judge", "llm", "--budgets", "4", "8", "--repeats", "20", "--methods", "active"],
+        *["--format", "json"],
+        stdout=out,
+    )
+
+    assert page.status_code == 200
+    shown = page.context["simulation"].as_json()["budgets"]
+    command = json.loads(out.getvalue())["budgets"]
+    assert {b: command[b]["active"] for b in command} == {b: shown[b]["active"] for b in shown}
