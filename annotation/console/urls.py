@@ -22,6 +22,7 @@ urlpatterns = [
         name="console-export",
     ),
     path("console/people/", people.people_page, name="console-people"),
+    path("console/people/unlock/", people.login_unlock_view, name="console-login-unlock"),
     path(
         "console/people/<str:username>/invitation/renew/",
         people.invitation_renew_view,
