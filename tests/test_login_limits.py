@@ -8,12 +8,14 @@ import ipaddress
 
 import pytest
 from axes.models import AccessAttempt
+from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
 
 from annotation.console.services import invitation_path, person_create
+from assay.env import env_networks
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -124,6 +126,13 @@ def test_it_counts_invitation_links_that_do_not_work_toward_the_same_limit(clien
     assert b"Too many failed log-ins" in refused.content
     assert "Retry-After" in refused
     assert AccessAttempt.objects.filter(username="ivy").count() == 1
+
+
+def test_a_link_outside_the_links_alphabet_is_not_found_and_not_counted(client, limits):
+    answer = client.get("/welcome/MQ%00/abc-123/")
+
+    assert answer.status_code == 404
+    assert not AccessAttempt.objects.exists()
 
 
 def test_a_working_invitation_link_is_no_failure(client, limits):
@@ -320,3 +329,19 @@ def test_an_unlock_needs_the_csrf_token(client, limits):
 
     assert refused.status_code == 403
     assert AccessAttempt.objects.filter(username="alice").exists()
+
+
+def test_it_reads_trusted_proxies_as_addresses_or_networks_and_refuses_anything_else(monkeypatch):
+    monkeypatch.setenv("TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/8,::1")
+    read = env_networks("TRUSTED_PROXIES")
+    monkeypatch.setenv("TRUSTED_PROXIES", "127.0.0.1,proxy.example.org")
+
+    assert read == (
+        ipaddress.ip_network("127.0.0.1/32"),
+        ipaddress.ip_network("10.0.0.0/8"),
+        ipaddress.ip_network("::1/128"),
+    )
+    with pytest.raises(ImproperlyConfigured, match="TRUSTED_PROXIES must list IP addresses or networks"):
+        env_networks("TRUSTED_PROXIES")
+    monkeypatch.delenv("TRUSTED_PROXIES")
+    assert env_networks("TRUSTED_PROXIES") == ()

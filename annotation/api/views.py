@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 class TokenObtain(StrictBodies):
     """A script's API token for its account's user name and password (the same token the account page shows).
 
-    It authenticates through Django like the log-in pages, so its failures count toward the same limit
-    (assay/login_limits.py); a locked name or address gets 429 with Retry-After.
+    The password is checked as the log-in page checks it, and a wrong one counts toward the same limit on
+    failed log-ins: a locked user name or address gets 429 with Retry-After.
     """
 
     authentication_classes: list[type] = []  # no session, so no CSRF check: the password is the credential

@@ -33,7 +33,9 @@ urlpatterns = [
         people.invitation_revoke_view,
         name="console-invitation-revoke",
     ),
-    path("welcome/<uidb64>/<token>/", people.welcome, name="console-welcome"),
+    # Slugs: the links' own alphabet (URL-safe base64 and the token's base36-hex), so that nothing else (a
+    # NUL, say) reaches the page and the failure it records.
+    path("welcome/<slug:uidb64>/<slug:token>/", people.welcome, name="console-welcome"),
     path("account/", views.account_page, name="account"),
     path("account/token/reset/", views.account_token_reset, name="account-token-reset"),
 ]
