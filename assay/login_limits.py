@@ -39,8 +39,9 @@ _NAME_COLUMN = 255
 LOCKS_SHOWN = 100
 
 
+# axes calls these two with the request (and credentials); the limits are the same for every request.
 def window(request: HttpRequest | None = None) -> timedelta:
-    """How long a failure counts (axes' AXES_COOLOFF_TIME), read at each use so that tests can change it."""
+    """How long a failure counts (axes' AXES_COOLOFF_TIME), read from the settings at each use."""
     return timedelta(seconds=settings.LOGIN_FAILURE_WINDOW)
 
 
@@ -53,7 +54,7 @@ def name_limit(request: HttpRequest | None = None, credentials: dict[str, Any] |
 def login_name(request: HttpRequest | None, credentials: dict[str, Any] | None = None) -> str | None:
     """The user name a log-in tried, as the user model's lookup will see it: stripped, then NFKC (what
     Django's UsernameField does before authenticating), case kept."""
-    field = get_user_model_field()
+    field = _username_field()
     if credentials is not None:
         raw = credentials.get(field)
     elif request is not None:
@@ -65,7 +66,7 @@ def login_name(request: HttpRequest | None, credentials: dict[str, Any] | None =
     return AbstractBaseUser.normalize_username(raw.strip())[:_NAME_COLUMN]
 
 
-def get_user_model_field() -> str:
+def _username_field() -> str:
     return str(get_user_model().USERNAME_FIELD)
 
 
@@ -146,7 +147,7 @@ def lockout_response(
 def login_failure_record(*, request: HttpRequest, username: str) -> None:
     """Count a failed way in that does not go through authenticate() (an invitation link that is not
     valid): Django's own failure signal, which axes listens to."""
-    user_login_failed.send(sender=__name__, credentials={get_user_model_field(): username}, request=request)
+    user_login_failed.send(sender=__name__, credentials={_username_field(): username}, request=request)
 
 
 @dataclass(frozen=True)
@@ -179,4 +180,4 @@ def login_locks() -> list[LoginLock]:
 
 def is_login_allowed(request: HttpRequest, *, username: str) -> bool:
     """For a way in that checks its own secret (an invitation link): axes' verdict on the name and address."""
-    return bool(AxesProxyHandler.is_allowed(request, {get_user_model_field(): username}))
+    return bool(AxesProxyHandler.is_allowed(request, {_username_field(): username}))
