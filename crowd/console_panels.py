@@ -18,7 +18,7 @@ def campaigns_section() -> Section:
         links=[
             Link(
                 label=campaign.name,
-                url=reverse("mturk:campaign", args=[campaign.name]),
+                url=reverse("crowd:campaign", args=[campaign.name]),
                 note=f"{campaign.collection.name} · {campaign.get_provider_display()}",
             )
             for campaign in campaigns
@@ -29,7 +29,7 @@ def campaigns_section() -> Section:
 def crowd_work_link() -> Link:
     return Link(
         label="Crowd",
-        url=reverse("mturk:home"),
+        url=reverse("crowd:home"),
         note="does a response contain a nugget? Batches of 11 questions.",
     )
 

@@ -2,7 +2,7 @@ from django.urls import path
 
 from crowd import views, views_console
 
-app_name = "mturk"
+app_name = "crowd"
 urlpatterns: list = [
     path("", views.crowd_home, name="home"),
     path("batches/<int:batch_id>/", views.batch_take, name="batch-take"),

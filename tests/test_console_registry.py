@@ -51,7 +51,7 @@ def test_it_lists_crowd_campaigns_and_judge_jobs_on_the_organisers_home(client):
     assert response.status_code == 200
     html = response.content.decode()
     assert 'id="home-campaigns"' in html
-    assert f'href="{reverse("mturk:campaign", args=[campaign.name])}">{campaign.name}</a>' in html
+    assert f'href="{reverse("crowd:campaign", args=[campaign.name])}">{campaign.name}</a>' in html
     assert f'href="{reverse("judging:job-detail", args=[job.pk])}">judge job {job.pk}</a>' in html
 
 
@@ -63,7 +63,7 @@ def test_it_offers_crowd_work_to_assessors_without_the_organisers_sections(clien
 
     assert response.status_code == 200
     html = response.content.decode()
-    assert f'href="{reverse("mturk:home")}">Crowd</a>' in html
+    assert f'href="{reverse("crowd:home")}">Crowd</a>' in html
     assert 'id="home-campaigns"' not in html
 
 
