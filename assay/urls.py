@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from annotation.relevance import api as relevance_api
 from assay import favicon, health, login
-from judging import views_support
+from judging.support import views as views_support
 
 urlpatterns = [
     # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and

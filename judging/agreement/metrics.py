@@ -1,6 +1,6 @@
 """How far two judges agree: label level (kappa, alpha, confusion) and system level (rank correlation).
 
-Pure computation on numpy arrays, no ORM: `judging.agreement_units` turns the database into `Pairs`,
+Pure computation on numpy arrays, no ORM: `judging.agreement.selectors` turns the database into `Pairs`,
 and commands, pages and reports call `label_agreement` and `rank_agreement` on them.
 
 Every label-level figure is computed from confusion matrices (rows judge A, columns judge B) built with

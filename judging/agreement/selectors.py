@@ -1,7 +1,7 @@
 """Selectors: the units a judge labelled on a task, and the labels two or more judges gave the same units.
 
 Each task names its unit and its label scale once (`TASKS`), so agreement on any task is the same
-computation (`judging.agreement`) over what these selectors read. Every unit carries the number of its
+computation (`judging.agreement.metrics`) over what these selectors read. Every unit carries the number of its
 topic (the conversation or information need), for per-topic figures and the bootstrap over topics.
 """
 
@@ -26,10 +26,10 @@ from annotation.models import (
     SupportLabel,
     Turn,
 )
-from judging.agreement import AlphaLevel, Pairs, encode_pairs
+from judging.agreement.metrics import AlphaLevel, Pairs, encode_pairs
 
 if TYPE_CHECKING:
-    from judging.support_metrics import SupportMeasure
+    from judging.support.metrics import SupportMeasure
 
 Unit = tuple[Any, Any]
 LabelsByJudge = dict[int, dict[Unit, tuple[str, Any]]]
@@ -269,7 +269,7 @@ def _ndcg5_by_judge(
 ) -> dict[int, RunScores]:
     from ir_measures import nDCG
 
-    from judging.evaluation import runs_evaluate_judges
+    from judging.evaluation.metrics import runs_evaluate_judges
 
     evaluations = runs_evaluate_judges(
         collection=collection,
@@ -302,7 +302,7 @@ def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
 
 def _support(measure: SupportMeasure) -> MeasureFunction:
     def scores(collection: Collection, judge: Judge) -> dict[str, float]:
-        from judging.support_metrics import support_scores
+        from judging.support.metrics import support_scores
 
         return {
             run: values[measure]
@@ -318,7 +318,7 @@ def _support_by_judge(
     def scores(
         collection: Collection, judges: Sequence[Judge], _labels: LabelsByJudge | None
     ) -> dict[int, RunScores]:
-        from judging.support_metrics import support_scores_by_judge
+        from judging.support.metrics import support_scores_by_judge
 
         # The labels a caller holds may be one condition's only, and a run's support counts them all.
         return {
@@ -335,7 +335,7 @@ def _ntr_recall(collection: Collection, judge: Judge) -> dict[str, float]:
     """Nugget recall (NtR) of each run with `judge` as the matcher, against the gold nuggets it matched."""
     from django.db.models import Count
 
-    from judging.nugget_metrics import NuggetMetricsError, nugget_metrics
+    from judging.nuggets.metrics import NuggetMetricsError, nugget_metrics
 
     gold = (
         NtrJudgment.objects.filter(judge=judge, response__run__collection=collection)

@@ -2,7 +2,7 @@
 printable campaign report, and the live view of assessors during a campaign.
 
 Thin views: a form validates the query string (so a report can be bookmarked and shared), one call to
-`judging.reports` builds it, and the same report is served as a page, JSON, CSV or a chart.
+`judging.agreement.reports` builds it, and the same report is served as a page, JSON, CSV or a chart.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from annotation.judge_menus import judge_menu, judge_names_by_task
 from annotation.models import Collection, Judge, SupportJudgment
 from annotation.permissions import organiser_required
 from annotation.typed import choice_field
-from judging.agreement import AgreementUndefined
-from judging.agreement_units import RUN_MEASURES, TASKS, judges_with_labels
-from judging.reports import (
+from judging.agreement.metrics import AgreementUndefined
+from judging.agreement.reports import (
     campaign_report,
     comparison_csv,
     comparison_report,
@@ -35,6 +34,7 @@ from judging.reports import (
     rank_report,
     ranking_scatter,
 )
+from judging.agreement.selectors import RUN_MEASURES, TASKS, judges_with_labels
 
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv", "svg": "image/svg+xml", "png": "image/png"}
 

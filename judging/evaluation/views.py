@@ -1,6 +1,6 @@
 """Organiser pages for run evaluation: the runs x measures table of a collection and one run per turn.
 
-Thin views over `judging.evaluation.runs_evaluate` (and, on the collection's page, the hybrid estimate
+Thin views over `judging.evaluation.metrics.runs_evaluate` (and, on the collection's page, the hybrid estimate
 panel of `judging.hybrid.views.evaluation_estimate`); the judge and the relevance threshold come from the
 query string so a table can be bookmarked and shared.
 """
@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Collection, Judge, RelevanceGrade, Run
 from annotation.permissions import organiser_required
 from annotation.typed import choice_field
-from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
+from judging.evaluation.metrics import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
 from judging.hybrid.views import evaluation_estimate
 
 

@@ -1,4 +1,4 @@
-"""LLM judges: each a versioned prompt template (judging/prompts/<name>_v1.txt) and a strict parser.
+"""LLM judges: each a versioned prompt template (judging/machine/prompts/<name>_v1.txt) and a strict parser.
 
 A parser either returns a label or raises UnparsableAnswer: an answer the parser does not understand is
 recorded as a failure by the job, never turned into a guessed label.

@@ -19,8 +19,8 @@ from annotation.selectors import natural_key
 from annotation.typed import choice_field
 from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
-from judging.jobs import NLI_TASKS, JobError, job_options, judge_job_start
-from judging.jobs.state import job_state, job_status_text, jobs_read
+from judging.machine.jobs import NLI_TASKS, JobError, job_options, judge_job_start
+from judging.machine.jobs.state import job_state, job_status_text, jobs_read
 from judging.models import JudgeJob
 from judging.tasks import judge_job_start_background
 

@@ -16,7 +16,7 @@ from annotation.models import Collection, Judge, SupportAssignment, SupportJudgm
 from annotation.permissions import organiser_required
 from annotation.support.services import HUMAN_CONDITIONS
 from annotation.typed import choice_field, choices
-from judging.support_metrics import (
+from judging.support.metrics import (
     SupportMeasure,
     compare_judges,
     leaderboard,

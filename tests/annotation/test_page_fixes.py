@@ -25,7 +25,7 @@ from annotation.relevance.work import work_lease
 from annotation.runs import run_import
 from annotation.services import judge_for_assessor, passages_import
 from annotation.support.services import support_assignment_set
-from judging.reports.charts import ranking_scatter
+from judging.agreement.reports.charts import ranking_scatter
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -275,7 +275,7 @@ PYTHON_REPR = re.compile(r"\{&#x27;|\[&#x27;|&#x27;: |\{\d+: |&lt;[A-Z]\w+: [^&]
 
 @pytest.mark.django_db
 def test_the_demo_pages_show_no_raw_python_structures(client):
-    from judging.agreement_units import judges_with_labels
+    from judging.agreement.selectors import judges_with_labels
 
     call_command("load_demo")
     organiser = User.objects.get(username="organiser")

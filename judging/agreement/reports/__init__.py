@@ -1,14 +1,19 @@
 """Agreement reports: one comparison of two judges, a run ranking under two judges, a whole campaign,
 and the live view of assessors, as dicts (the JSON shape), text, CSV and charts.
 
-Reads go through `judging.agreement_units`, figures through `judging.agreement`; this package only puts
+Reads go through `judging.agreement.selectors`, figures through `judging.agreement.metrics`; this package only puts
 them together (`comparison`, `campaign`) and shows them (`text` for text and CSV, `charts`).
 """
 
-from judging.reports.campaign import campaign_report, live_agreement
-from judging.reports.charts import confusion_heatmap, data_uri, ranking_scatter
-from judging.reports.comparison import comparison_report, confusion_rows, measures_for_task, rank_report
-from judging.reports.text import comparison_csv, comparison_text, confusion_csv, rank_csv, rank_text
+from judging.agreement.reports.campaign import campaign_report, live_agreement
+from judging.agreement.reports.charts import confusion_heatmap, data_uri, ranking_scatter
+from judging.agreement.reports.comparison import (
+    comparison_report,
+    confusion_rows,
+    measures_for_task,
+    rank_report,
+)
+from judging.agreement.reports.text import comparison_csv, comparison_text, confusion_csv, rank_csv, rank_text
 
 __all__ = [
     "campaign_report",

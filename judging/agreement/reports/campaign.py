@@ -9,7 +9,8 @@ import numpy as np
 from django.utils import timezone
 
 from annotation.models import Collection, Judge, SupportJudgment
-from judging.agreement import (
+from judging.agreement.label_table import LabelTable
+from judging.agreement.metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Pairs,
@@ -20,7 +21,8 @@ from judging.agreement import (
     label_agreement,
     rank_agreement,
 )
-from judging.agreement_units import (
+from judging.agreement.reports.comparison import _agreement
+from judging.agreement.selectors import (
     RUN_MEASURES,
     TASKS,
     RunScores,
@@ -30,8 +32,6 @@ from judging.agreement_units import (
     run_scores_by_judge,
     task_spec,
 )
-from judging.label_table import LabelTable
-from judging.reports.comparison import _agreement
 
 # --- Campaign report -------------------------------------------------------------------------------
 

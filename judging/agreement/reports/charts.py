@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from judging.reports.text import _fmt
+from judging.agreement.reports.text import _fmt
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

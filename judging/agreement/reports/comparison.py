@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from annotation.models import Collection, Judge
-from judging.agreement import (
+from judging.agreement.metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     AgreementUndefined,
@@ -15,7 +15,7 @@ from judging.agreement import (
     label_agreement,
     rank_agreement,
 )
-from judging.agreement_units import (
+from judging.agreement.selectors import (
     RUN_MEASURES,
     labels_by_judge,
     pairs_from_labels,

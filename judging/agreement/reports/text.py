@@ -8,7 +8,7 @@ from typing import Any
 from django.template.defaultfilters import pluralize
 
 from annotation.formats.csv_safe import csv_writer
-from judging.reports.comparison import FIGURE_COLUMNS
+from judging.agreement.reports.comparison import FIGURE_COLUMNS
 
 # --- Text and CSV ----------------------------------------------------------------------------------
 

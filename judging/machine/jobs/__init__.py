@@ -6,7 +6,7 @@ number of calls in flight is bounded by the job's concurrency, and a job killed 
 the calls then in flight: every answer is saved as it arrives, and a resumed job finds it in the cache
 instead of paying again.
 
-NLI tasks (ntn, dedup) run judging.nli's services turn by turn; each turn is written in its own
+NLI tasks (ntn, dedup) run judging.machine.nli's services turn by turn; each turn is written in its own
 transaction and a resumed job skips what is stored (NtN pairs already scored, turns already de-duplicated).
 Their units are turns, their "calls" the pairs scored, their "cache hits" the pairs already stored.
 
@@ -15,10 +15,10 @@ LLM task plans and writes), `start` (options, estimates, starting or resuming a 
 run loop) and `nli_runner`.
 """
 
-from judging.jobs.base import CallRequest, JobError, Unit, call_key
-from judging.jobs.llm_tasks import TASKS, task_for
-from judging.jobs.runner import judge_job_run
-from judging.jobs.start import (
+from judging.machine.jobs.base import CallRequest, JobError, Unit, call_key
+from judging.machine.jobs.llm_tasks import TASKS, task_for
+from judging.machine.jobs.runner import judge_job_run
+from judging.machine.jobs.start import (
     NLI_TASKS,
     Estimate,
     job_estimate,

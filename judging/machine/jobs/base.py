@@ -20,7 +20,7 @@ from annotation.models import (
 )
 from annotation.selectors import UnknownTurns, known_names, turns_named
 from annotation.wording import plural
-from judging.jobs.state import call_totals, totals_apply
+from judging.machine.jobs.state import call_totals, totals_apply
 from judging.models import JudgeJob, LlmFailure
 
 # A rough 4 characters per token for dry-run estimates (no tokenizer for every model is at hand).

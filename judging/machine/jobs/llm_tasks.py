@@ -24,8 +24,8 @@ from annotation.models import (
     SupportJudgment,
     Turn,
 )
-from judging import llm_judges
-from judging.jobs.base import (
+from judging.machine import llm_judges
+from judging.machine.jobs.base import (
     CallRequest,
     JobContext,
     JobError,

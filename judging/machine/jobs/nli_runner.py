@@ -12,21 +12,21 @@ from annotation.models import (
     Nugget,
     Turn,
 )
-from judging.jobs.base import _job_done, _job_failed, _save_counters, _turns
-from judging.jobs.start import _judge_named
-from judging.models import JudgeJob
-from judging.nli import (
+from judging.machine.jobs.base import _job_done, _job_failed, _save_counters, _turns
+from judging.machine.jobs.start import _judge_named
+from judging.machine.nli import (
     DedupResult,
     NtnMatchResult,
     ntn_match,
     nugget_text_normalise,
     nuggets_dedup,
 )
+from judging.models import JudgeJob
 
 
 def _dedup_pairs(source: Judge, turn: Turn, exact_only: bool) -> int:
     """How many pairs de-duplicating this turn scores: every ordered pair of its distinct texts
-    (judging.nli.nugget_duplicates_find), none when only exact duplicates are sought."""
+    (judging.machine.nli.nugget_duplicates_find), none when only exact duplicates are sought."""
     if exact_only:
         return 0
     texts = Nugget.objects.filter(judge=source, turn=turn).values_list("text", flat=True)

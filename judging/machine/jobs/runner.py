@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.wording import plural
 from judging.clients.llm import ChatResult, LlmClient, LlmError, cost_usd, get_client
-from judging.jobs.base import (
+from judging.machine.jobs.base import (
     PROGRESS_EVERY_S,
     CallRequest,
     JobContext,
@@ -23,10 +23,10 @@ from judging.jobs.base import (
     _save_counters,
     call_key,
 )
-from judging.jobs.llm_tasks import task_for
-from judging.jobs.nli_runner import _nli_job_run
-from judging.jobs.start import NLI_TASKS
-from judging.llm_judges import UnparsableAnswer
+from judging.machine.jobs.llm_tasks import task_for
+from judging.machine.jobs.nli_runner import _nli_job_run
+from judging.machine.jobs.start import NLI_TASKS
+from judging.machine.llm_judges import UnparsableAnswer
 from judging.models import JudgeJob, LlmCall, LlmFailure
 
 

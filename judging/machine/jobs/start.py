@@ -19,13 +19,13 @@ from annotation.wording import plural
 from judging.clients import nli as nli_client
 from judging.clients.llm import cost_usd, price_per_million
 from judging.clients.llm import default_model as llm_default_model
-from judging.jobs.base import CHARS_PER_TOKEN, JobError, _run_filter, _turns, call_key, no_judge_named
-from judging.jobs.llm_tasks import task_for
-from judging.models import JudgeJob, LlmCall
-from judging.nli import (
+from judging.machine.jobs.base import CHARS_PER_TOKEN, JobError, _run_filter, _turns, call_key, no_judge_named
+from judging.machine.jobs.llm_tasks import task_for
+from judging.machine.nli import (
     NliJobError,
     nli_judge_get_or_create,
 )
+from judging.models import JudgeJob, LlmCall
 
 
 @dataclass
