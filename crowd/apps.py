@@ -10,6 +10,6 @@ class CrowdConfig(AppConfig):
 
     def ready(self) -> None:
         # The CONE-RAG files join the organiser's upload page (annotation.console), which cannot import them.
-        from crowd.console_uploads import register
+        from crowd.io.uploads import register
 
         register()

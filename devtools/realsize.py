@@ -42,9 +42,9 @@ from annotation.services import (
 from annotation.support.labels import support_labels_import
 from annotation.support.services import support_assignment_set
 from annotation.wording import plural
-from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdBatch, CrowdCampaign
-from crowd.services import batches_compose, campaign_create
+from crowd.services.answers import assignment_submit, worker_get_or_create
+from crowd.services.campaigns import batches_compose, campaign_create
 
 WORDS = (
     "travel visa season weather budget museum train hotel route coast river market food history "

@@ -6,7 +6,7 @@
   the 1-based key `[k]` of the gold nugget set and the run alias is mapped to a run on the command line;
   stored as NtrJudgments of a crowd judge (`mturk-majority` in the study).
 
-Both imports are all-or-nothing with `path:line` problems (annotation/formats.py) and idempotent: the
+Both imports are all-or-nothing with `path:line` problems (annotation/formats/base.py) and idempotent: the
 same file twice changes nothing.
 """
 
@@ -25,9 +25,9 @@ from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
 from annotation.services import ImportResult, judge_get_or_create
-from crowd.answers import WORKER_JUDGE_PREFIX
 from crowd.models import CrowdCampaign
-from crowd.services import LABEL_JUDGE_BY_PROVIDER
+from crowd.services.answers import WORKER_JUDGE_PREFIX
+from crowd.services.campaigns import LABEL_JUDGE_BY_PROVIDER
 
 SOURCE_FORMAT = "cone-rag"
 

@@ -23,9 +23,9 @@ from django.db import transaction
 
 from annotation.formats.base import Problems, read_text
 from annotation.formats.csv_safe import csv_writer
-from crowd.answers import answers_from_fields, assignment_confirm
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign
 from crowd.services import CrowdError
+from crowd.services.answers import answers_from_fields, assignment_confirm
 
 RESULT_COLUMNS = [
     "HITId",

@@ -30,7 +30,7 @@ from crowd.models import (
     CrowdCampaign,
     CrowdWorker,
 )
-from crowd.services import CrowdError, parse_vote
+from crowd.services import CrowdError
 
 
 class AssignmentRepeated(CrowdError):
@@ -301,6 +301,19 @@ def _worker_votes_store(
 
 # A day, as on the assessor pages: a longer time is a tab left open, not time spent answering.
 MAX_ANSWER_MS = 86_400_000
+
+
+YES = {"yes", "y", "1", "true"}
+NO = {"no", "n", "0", "false"}
+
+
+def parse_vote(value: str) -> bool:
+    text = value.strip().lower()
+    if text in YES:
+        return True
+    if text in NO:
+        return False
+    raise CrowdError(f"answer must be yes or no, not {value!r}")
 
 
 def answers_from_fields(fields: Mapping[str, str], *, size: int) -> tuple[dict[int, bool], dict[int, int]]:

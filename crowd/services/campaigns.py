@@ -1,7 +1,7 @@
 """Writes for crowd nugget matching: compose campaigns and batches, aggregate answers into labels.
 
-Each service is one transaction. Answers are taken by crowd/answers.py; the MTurk side (publish, sync,
-review, bonus, expire) is crowd/mturk.py, over the one MTurk client in crowd/client.py.
+Each service is one transaction. Answers are taken by crowd/services/answers.py; the MTurk side (publish, sync,
+review, bonus, expire) is crowd/services/mturk.py, over the one MTurk client in crowd/client.py.
 """
 
 from __future__ import annotations
@@ -32,24 +32,7 @@ from crowd.models import (
     TestQuestion,
 )
 from crowd.selectors import campaign_pairs
-
-
-class CrowdError(Exception):
-    """Bad input to a crowd service; views answer 400 with it, commands raise CommandError."""
-
-
-YES = {"yes", "y", "1", "true"}
-NO = {"no", "n", "0", "false"}
-
-
-def parse_vote(value: str) -> bool:
-    text = value.strip().lower()
-    if text in YES:
-        return True
-    if text in NO:
-        return False
-    raise CrowdError(f"answer must be yes or no, not {value!r}")
-
+from crowd.services import CrowdError
 
 # --- campaigns and batches -----------------------------------------------------------------------
 

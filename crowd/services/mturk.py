@@ -12,11 +12,11 @@ from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
 
-from crowd.answers import answers_from_fields, assignment_confirm
 from crowd.client import DEFAULT_QUALIFICATIONS, MTurkAnswerError, MTurkClient, MTurkError, MTurkNotFound
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
 from crowd.selectors import hit_token
 from crowd.services import CrowdError
+from crowd.services.answers import answers_from_fields, assignment_confirm
 
 
 def hit_url(*, batch: CrowdBatch, base_url: str) -> str:

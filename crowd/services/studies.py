@@ -20,10 +20,10 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from crowd.answers import AssignmentRepeated, BatchFull, assignment_submit, worker_get_or_create
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
 from crowd.selectors import COUNTED_STATUSES
 from crowd.services import CrowdError
+from crowd.services.answers import AssignmentRepeated, BatchFull, assignment_submit, worker_get_or_create
 
 # Panels' participant ids are short tokens (Prolific's are 24 hex digits); anything else is refused
 # rather than stored as a worker id.

@@ -1,8 +1,8 @@
 """The organiser's campaign pages: list, compose, signed links, and the campaign page with its actions
 (aggregate, study address, and on MTurk publish / sync / review / bonus / extend / expire).
 
-Each action is a POST form over one service of crowd/services.py, crowd/mturk.py or crowd/studies.py, then
-back to the campaign page with what happened. The worker-facing pages are in crowd/views.py.
+Each action is a POST form over one service of crowd/services/ (campaigns, mturk or studies), then back to
+the campaign page with what happened. The worker-facing pages are in crowd/views/worker.py.
 """
 
 from __future__ import annotations
@@ -43,10 +43,17 @@ from crowd.forms import (
     StudyForm,
 )
 from crowd.models import CrowdCampaign
-from crowd.mturk import campaign_bonus, campaign_expire, campaign_publish, campaign_review, campaign_sync
 from crowd.report import campaign_report, campaign_workers
-from crowd.services import CrowdError, batches_extend, campaign_compose, labels_aggregate
-from crowd.studies import study_create
+from crowd.services import CrowdError
+from crowd.services.campaigns import batches_extend, campaign_compose, labels_aggregate
+from crowd.services.mturk import (
+    campaign_bonus,
+    campaign_expire,
+    campaign_publish,
+    campaign_review,
+    campaign_sync,
+)
+from crowd.services.studies import study_create
 
 # Rows per page of the campaign page's Batches and Workers tables: a campaign at real size has thousands.
 PER_PAGE = 50

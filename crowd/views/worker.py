@@ -1,10 +1,11 @@
 """Worker pages: in-platform batches (accounts or signed anonymous links), panel studies and the MTurk
-ExternalQuestion page. The organiser's campaign pages are in crowd/views_console.py.
+ExternalQuestion page. The organiser's campaign pages are in crowd/views/console.py.
 
-Panel participants (Prolific-style) take in-platform batches through a study address (crowd/studies.py).
+Panel participants (Prolific-style) take in-platform batches through a study address
+(crowd/services/studies.py).
 
 Every page shows a batch's questions one at a time (keys y / n), posts all answers at once, and stores
-them through crowd/answers.py. The MTurk page is framed by MTurk's worker site only: it drops
+them through crowd/services/answers.py. The MTurk page is framed by MTurk's worker site only: it drops
 X-Frame-Options and adds `frame-ancestors` naming MTurk's origins to the site's content security policy.
 It keeps the answers here as provisional (anyone can post to it under any ids) and then answers a page that
 posts them on to MTurk's `externalSubmit`; `mturk_sync` confirms them from what MTurk reports. A submit
@@ -25,7 +26,10 @@ from django.views.decorators.csrf import csrf_exempt
 
 from annotation.permissions import is_organiser
 from crowd import selectors
-from crowd.answers import (
+from crowd.client import NOT_AVAILABLE, submit_hosts
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
+from crowd.services import CrowdError
+from crowd.services.answers import (
     AssignmentRepeated,
     BatchFull,
     answers_from_fields,
@@ -34,10 +38,7 @@ from crowd.answers import (
     worker_for_user,
     worker_get_or_create,
 )
-from crowd.client import NOT_AVAILABLE, submit_hosts
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
-from crowd.services import CrowdError
-from crowd.studies import (
+from crowd.services.studies import (
     StudyBatchFilled,
     study_batch_hold,
     study_done,
