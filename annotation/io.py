@@ -1,4 +1,5 @@
-"""Importing runs: TREC run files, iKAT JSON runs and TREC RAG 2024 answers, as rankings and responses."""
+"""A collection's files in: topics (iKAT JSON or TREC `id<TAB>query`), passages (JSONL), and runs (TREC run
+files, iKAT JSON runs and TREC RAG 2024 answers, as rankings and responses)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from django.db import transaction
 
 from annotation.formats.base import Problems
 from annotation.formats.runs import parse_run
+from annotation.formats.topics import parse_passages, parse_topics
 from annotation.models import (
     Collection,
+    Passage,
+    PtkbStatement,
     Ranking,
     Response,
     ResponseSentence,
@@ -18,7 +22,149 @@ from annotation.models import (
     Topic,
     Turn,
 )
-from annotation.services import RANKINGS, RESPONSES, ImportResult, sync_fields, turns_for
+from annotation.services import (
+    BATCH,
+    PASSAGES,
+    PTKB_STATEMENTS,
+    RANKINGS,
+    RESPONSES,
+    TOPICS,
+    TURNS,
+    ImportResult,
+    KindCounts,
+    sync_fields,
+    turns_for,
+)
+
+# --- Topics ----------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def topics_import(
+    *, path: str | Path, collection: Collection, progress: Callable[[int, int], None] | None = None
+) -> ImportResult:
+    """Load iKAT topics JSON (2023 and 2024 shapes) or a TREC `id<TAB>query` file into a collection.
+
+    Topics, turns and PTKB statements are matched by their ids, so importing the same file again
+    changes nothing and a corrected file updates texts in place. Every problem of the file, its
+    syntax and its turns that belong to other topics alike, is reported in one pass.
+    `progress(done, total)` counts the file's topics stored so far, told after each topic.
+    """
+    problems = Problems(str(path))
+    records = parse_topics(path, problems=problems)
+    result = ImportResult(kinds={kind: KindCounts() for kind in (TOPICS, TURNS, PTKB_STATEMENTS)})
+    topics = {t.number: t for t in collection.topics.all()}
+    turns = {t.turn_id: t for t in collection.turns.select_related("topic")}
+    for record in records:
+        for turn_record in record.turns:
+            existing = turns.get(turn_record.turn_id)
+            if existing is not None and existing.topic.number != record.number:
+                problems.add(
+                    turn_record.line,
+                    f"turn {turn_record.turn_id} already belongs to topic {existing.topic.number}",
+                )
+    problems.raise_if_any()
+
+    for done, record in enumerate(records, start=1):
+        topic = topics.get(record.number)
+        if topic is None:
+            topic = Topic.objects.create(collection=collection, number=record.number, title=record.title)
+            topics[record.number] = topic
+            result.count(TOPICS, "created")
+        elif sync_fields(topic, {"title": record.title}):
+            topic.save(update_fields=["title"])
+            result.count(TOPICS, "updated")
+        else:
+            result.count(TOPICS, "unchanged")
+        statements = {s.statement_id: s for s in topic.ptkb.all()}
+        for statement_id, text in record.ptkb.items():
+            statement = statements.get(statement_id)
+            if statement is None:
+                PtkbStatement.objects.create(topic=topic, statement_id=statement_id, text=text)
+                result.count(PTKB_STATEMENTS, "created")
+            elif statement.text != text:
+                statement.text = text
+                statement.save(update_fields=["text"])
+                result.count(PTKB_STATEMENTS, "updated")
+            else:
+                result.count(PTKB_STATEMENTS, "unchanged")
+        for turn_record in record.turns:
+            values = {
+                "position": turn_record.position,
+                "utterance": turn_record.utterance,
+                "resolved_utterance": turn_record.resolved_utterance,
+                "response": turn_record.response,
+                "response_provenance": turn_record.response_provenance,
+                "ptkb_provenance": turn_record.ptkb_provenance,
+            }
+            turn = turns.get(turn_record.turn_id)
+            if turn is None:
+                turns[turn_record.turn_id] = Turn.objects.create(
+                    collection=collection, topic=topic, turn_id=turn_record.turn_id, **values
+                )
+                result.count(TURNS, "created")
+            elif sync_fields(turn, values):
+                turn.save(update_fields=list(values))
+                result.count(TURNS, "updated")
+            else:
+                result.count(TURNS, "unchanged")
+        if progress is not None:
+            progress(done, len(records))
+    return result
+
+
+# --- Passages --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def passages_import(
+    *, path: str | Path, collection: Collection, progress: Callable[[int, int], None] | None = None
+) -> ImportResult:
+    """Load passages JSONL (iKAT `doc_id:passage_id` or generic `{id, text|contents, title}`).
+
+    `progress(done, total)` counts the file's passages: the unchanged ones once compared, then the new
+    and changed ones as each batch is written.
+    """
+    records = parse_passages(path)
+    result = ImportResult()
+    existing = {
+        pid: (pk, title, text)
+        for pk, pid, title, text in collection.passages.values_list("id", "passage_id", "title", "text")
+    }
+    to_create: list[Passage] = []
+    to_update: list[Passage] = []
+    for record in records:
+        current = existing.get(record.passage_id)
+        if current is None:
+            to_create.append(
+                Passage(
+                    collection=collection, passage_id=record.passage_id, title=record.title, text=record.text
+                )
+            )
+        elif current[1:] != (record.title, record.text):
+            to_update.append(Passage(id=current[0], title=record.title, text=record.text))
+        else:
+            result.count(PASSAGES, "unchanged")
+    done = len(records) - len(to_create) - len(to_update)
+    if progress is not None:
+        progress(done, len(records))
+    # Written batch by batch (as bulk_create and bulk_update would batch them) so that progress is told.
+    for start in range(0, len(to_create), BATCH):
+        Passage.objects.bulk_create(to_create[start : start + BATCH])
+        done += len(to_create[start : start + BATCH])
+        if progress is not None:
+            progress(done, len(records))
+    for start in range(0, len(to_update), BATCH):
+        Passage.objects.bulk_update(to_update[start : start + BATCH], ["title", "text"])
+        done += len(to_update[start : start + BATCH])
+        if progress is not None:
+            progress(done, len(records))
+    result.count(PASSAGES, "created", len(to_create))
+    result.count(PASSAGES, "updated", len(to_update))
+    return result
+
+
+# --- Runs ------------------------------------------------------------------------------------------
 
 
 def _rag_topics_create(collection: Collection, records: Iterable) -> None:

@@ -104,10 +104,10 @@ def main() -> None:
     args = parser.parse_args()
     scratch = django_with_temp_sqlite()
 
+    from annotation.io import run_import
     from annotation.models import Collection, Judge
-    from annotation.runs import run_import
     from annotation.services import judge_get_or_create
-    from annotation.support.labels import support_labels_import
+    from annotation.support.io import support_labels_import
     from judging.support.metrics import support_scores
 
     answers, labels, n_labels = generate(scratch, args.runs, args.topics)

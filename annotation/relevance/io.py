@@ -1,6 +1,7 @@
-"""PTKB qrels (write and read) and the judgment log: what leaves a campaign besides the passage qrels.
+"""Relevance files in and out: passage qrels and PTKB qrels (import and export), and the judgment log.
 
-PTKB qrels follow the TREC qrels shape with a PTKB statement in the document column and a binary label,
+The text of both qrels kinds is parsed in annotation/formats/qrels.py; this module checks it against the
+collection and writes it, and writes the database back out in the same shape. PTKB qrels follow the TREC qrels shape with a PTKB statement in the document column and a binary label,
 `turn 0 statement_id 0|1`, as the iKAT organisers distribute PTKB statement relevance. The judgment log
 is a CSV of every human or machine label with who gave it, how long it took and when, for studies of
 assessor effort and for audits.
@@ -8,20 +9,100 @@ assessor effort and for audits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypedDict
 
 from django.db import transaction
 from django.db.models import QuerySet
 
-from annotation.formats.base import Problems, read_text
+from annotation.formats.base import Problems
 from annotation.formats.csv_safe import SafeDictWriter
-from annotation.judgments import PtkbRow, ptkb_judgments_upsert
-from annotation.models import Collection, Judge, PtkbJudgment, PtkbStatement, RelevanceJudgment, Turn
+from annotation.formats.qrels import parse_ptkb_qrels, parse_qrels
+from annotation.judgments import PtkbRow, RelevanceRow, ptkb_judgments_upsert, relevance_judgments_upsert
+from annotation.models import (
+    Collection,
+    Judge,
+    Passage,
+    PtkbJudgment,
+    PtkbStatement,
+    RelevanceJudgment,
+    Turn,
+)
 from annotation.selectors import natural_key
-from annotation.services import ImportResult
+from annotation.services import JUDGMENTS, ImportResult, turns_for
+
+# --- Passage qrels ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def qrels_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    judge: Judge,
+    require_passages: bool = False,
+    replace: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportResult:
+    """Load TREC qrels as relevance judgments of `judge`.
+
+    Judgments attach to passage ids, so qrels of passages whose text the collection lacks are fine
+    unless `require_passages`. With `replace`, the judge's judgments on this collection that the file
+    does not hold are deleted, so the judge's labels equal the file. Every problem of the file, its
+    syntax and its turns (and passages) alike, is reported in one pass. `progress(done, total)` counts
+    the file's grades stored: none once the file is checked, all once they are written (one upsert).
+    """
+    pathname = str(path)
+    problems = Problems(pathname)
+    records = parse_qrels(path, problems=problems)
+    wanted: dict[str, int] = {}
+    for record in records:
+        wanted.setdefault(record.turn_id, record.line)
+    turns = turns_for(collection, pathname, wanted, problems=problems)
+    if require_passages:
+        known = set(
+            Passage.objects.filter(
+                collection=collection, passage_id__in={r.passage_id for r in records}
+            ).values_list("passage_id", flat=True)
+        )
+        for record in records:
+            if record.passage_id not in known:
+                problems.add(
+                    record.line, f"passage {record.passage_id} is not in collection {collection.name}"
+                )
+    problems.raise_if_any()
+
+    if progress is not None:
+        progress(0, len(records))
+    written = relevance_judgments_upsert(
+        judge=judge,
+        collection=collection,
+        rows=[RelevanceRow(turns[r.turn_id].id, r.passage_id, r.grade) for r in records],
+        replace=replace,
+    )
+    if progress is not None:
+        progress(len(records), len(records))
+    result = ImportResult()
+    result.count(JUDGMENTS, "created", written.created)
+    result.count(JUDGMENTS, "updated", written.updated)
+    result.count(JUDGMENTS, "unchanged", written.unchanged)
+    if replace:
+        result.count(JUDGMENTS, "deleted", written.removed)
+    return result
+
+
+def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
+    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id."""
+    rows = list(
+        RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection).values_list(
+            "turn__turn_id", "passage_id", "grade"
+        )
+    )
+    rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
+    for turn_id, passage_id, grade in rows:
+        yield f"{turn_id} 0 {passage_id} {grade}\n"
+
 
 # --- PTKB qrels ------------------------------------------------------------------------------------
 
@@ -36,43 +117,6 @@ def ptkb_qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
     rows.sort(key=lambda row: (natural_key(row[0]), natural_key(row[1])))
     for turn_id, statement_id, relevant in rows:
         yield f"{turn_id} 0 {statement_id} {int(relevant)}\n"
-
-
-@dataclass
-class PtkbQrelRecord:
-    turn_id: str
-    statement_id: str
-    relevant: bool
-    line: int
-
-
-def parse_ptkb_qrels(path: str | Path, *, problems: Problems | None = None) -> list[PtkbQrelRecord]:
-    """PTKB qrels `turn 0 statement_id 0|1`, any whitespace; every bad line is reported with its number
-    (added to `problems` when given, with the good lines returned, else raised here)."""
-    name = str(path)
-    text = read_text(path)
-    own = problems is None
-    problems = Problems(name) if problems is None else problems
-    records: list[PtkbQrelRecord] = []
-    seen: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 4:
-            problems.add(number, f"expected 4 columns 'turn 0 statement_id 0|1', found {len(parts)}")
-        elif parts[3] not in {"0", "1"}:
-            problems.add(number, f"label {parts[3]!r} is not 0 or 1")
-        elif (parts[0], parts[2]) in seen:
-            problems.add(
-                number, f"{parts[0]} {parts[2]} is labelled twice (first on line {seen[parts[0], parts[2]]})"
-            )
-        else:
-            seen[parts[0], parts[2]] = number
-            records.append(PtkbQrelRecord(parts[0], parts[2], parts[3] == "1", number))
-    if own:
-        problems.raise_if_any()
-    return records
 
 
 @transaction.atomic

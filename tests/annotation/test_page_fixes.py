@@ -12,6 +12,7 @@ from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.io import passages_import, run_import
 from annotation.models import (
     Collection,
     PoolEntry,
@@ -22,8 +23,7 @@ from annotation.models import (
     WorkSlot,
 )
 from annotation.relevance.work import work_lease
-from annotation.runs import run_import
-from annotation.services import judge_for_assessor, passages_import
+from annotation.services import judge_for_assessor
 from annotation.support.services import support_assignment_set
 from judging.agreement.reports.charts import ranking_scatter
 from tests.factories import (
