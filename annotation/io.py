@@ -23,7 +23,6 @@ from annotation.models import (
     Turn,
 )
 from annotation.services import (
-    BATCH,
     PASSAGES,
     PTKB_STATEMENTS,
     RANKINGS,
@@ -35,6 +34,10 @@ from annotation.services import (
     sync_fields,
     turns_for,
 )
+
+# Passages are written this many at a time, so that an import's progress is told between batches.
+BATCH = 2000
+
 
 # --- Topics ----------------------------------------------------------------------------------------
 

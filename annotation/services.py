@@ -21,8 +21,6 @@ from annotation.models import (
     Turn,
 )
 
-BATCH = 2000
-
 # The kinds of record an import counts apart (ImportResult.kinds); pages show them by these names.
 TOPICS, TURNS, PTKB_STATEMENTS = "topics", "turns", "PTKB statements"
 PASSAGES, RANKINGS, RESPONSES, JUDGMENTS = "passages", "rankings", "responses", "judgments"
