@@ -7,39 +7,15 @@ query string so a table can be bookmarked and shared.
 
 from __future__ import annotations
 
-from django import forms
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from annotation.models import Collection, Judge, RelevanceGrade, Run
+from annotation.models import Collection, Run
 from annotation.permissions import organiser_required
-from annotation.typed import choice_field
+from judging.evaluation.forms import EvaluationForm
 from judging.evaluation.metrics import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
 from judging.hybrid.views import evaluation_estimate
-
-
-def _judges_with_labels(collection: Collection):
-    return (
-        Judge.objects.filter(relevancejudgments__turn__collection=collection)
-        .annotate(n_labels=Count("relevancejudgments"))
-        .order_by("name")
-    )
-
-
-class EvaluationForm(forms.Form):
-    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), to_field_name="name", empty_label=None)
-    rel = forms.TypedChoiceField(
-        label="Relevant from grade",
-        coerce=int,
-        initial=DEFAULT_REL_THRESHOLD,
-        choices=[(g.value, f"{g.value} ({g.label})") for g in RelevanceGrade if g.value >= 1],
-        help_text="P, R and MAP count a passage relevant when its grade is at least this.",
-    )
-
-    def __init__(self, *args, collection: Collection, **kwargs):
-        super().__init__(*args, **kwargs)
-        choice_field(self, "judge").queryset = _judges_with_labels(collection)
 
 
 def _evaluate(request: HttpRequest, collection: Collection, runs: list[Run] | None):
