@@ -8,10 +8,13 @@ REPO = Path(__file__).resolve().parents[1]
 APPS = ("annotation", "judging", "crowd")
 PARTS = ("models", "services", "selectors", "io", "views", "forms", "api", "urls", "tasks")
 
-# What may sit at an app's root beside its feature packages: Django's own modules and the app-wide parts.
+# What may sit at an app's root beside its feature packages: Django's own modules, the app-wide parts, and
+# what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages;
+# relabel: moving a database made under the crowd app's first label).
+APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls", "console_panels"}
 ROOTS = {
-    "judging": {"__init__", "admin", "apps", "models", "tasks", "urls"},
-    "crowd": {"__init__", "admin", "apps", "models", "urls", "forms", "selectors", "report", "client"},
+    "judging": APP_WIDE,
+    "crowd": APP_WIDE | {"forms", "selectors", "report", "client", "relabel"},
 }
 
 
