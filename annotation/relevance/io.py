@@ -1,11 +1,10 @@
 """Relevance files in and out: passage qrels and PTKB qrels (import and export), and the judgment log.
 
 The text of both qrels kinds is parsed in annotation/formats/qrels.py; this module checks it against the
-collection and writes it, and writes the database back out in the same shape. PTKB qrels follow the TREC qrels shape with a PTKB statement in the document column and a binary label,
-`turn 0 statement_id 0|1`, as the iKAT organisers distribute PTKB statement relevance. The judgment log
-is a CSV of every human or machine label with who gave it, how long it took and when, for studies of
-assessor effort and for audits.
-"""
+collection and writes it, and writes the database back out in the same shape. PTKB qrels follow the TREC qrels
+shape with a PTKB statement in the document column and a binary label, `turn 0 statement_id 0|1`, as the iKAT
+organisers distribute PTKB statement relevance. The judgment log is a CSV of every human or machine label with
+who gave it, how long it took and when, for studies of assessor effort and for audits."""
 
 from __future__ import annotations
 

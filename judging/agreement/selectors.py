@@ -1,9 +1,8 @@
 """Selectors: the units a judge labelled on a task, and the labels two or more judges gave the same units.
 
-Each task names its unit and its label scale once (`TASKS`), so agreement on any task is the same
-computation (`judging.agreement.metrics`) over what these selectors read. Every unit carries the number of its
-topic (the conversation or information need), for per-topic figures and the bootstrap over topics.
-"""
+Each task names its unit and its label scale once (`TASKS`), so agreement on any task is the same computation
+(`judging.agreement.metrics`) over what these selectors read. Every unit carries the number of its topic (the
+conversation or information need), for per-topic figures and the bootstrap over topics."""
 
 from __future__ import annotations
 
