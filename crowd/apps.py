@@ -2,10 +2,8 @@ from django.apps import AppConfig
 
 
 class CrowdConfig(AppConfig):
-    # The tables were made under the label "mturk" when MTurk was the only provider; the label stays so
-    # that no table is renamed.
     name = "crowd"
-    label = "mturk"
+    label = "crowd"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -2,7 +2,7 @@ from django.urls import path
 
 from crowd.views import console, worker
 
-app_name = "mturk"
+app_name = "crowd"
 urlpatterns: list = [
     path("", worker.crowd_home, name="home"),
     path("batches/<int:batch_id>/", worker.batch_take, name="batch-take"),

@@ -182,7 +182,7 @@ def test_the_crowd_compose_page_agrees_with_its_batch_count(client, batch_size, 
         "reward": "0.50",
     }
 
-    response = client.post(reverse("mturk:campaign-new"), form, follow=True)
+    response = client.post(reverse("crowd:campaign-new"), form, follow=True)
 
     assert response.status_code == 200
     assert said in response.content.decode()

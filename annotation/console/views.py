@@ -46,7 +46,8 @@ from annotation.relevance.io import (
     ptkb_qrels_lines,
     qrels_lines,
 )
-from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve, unfiltered_text
+from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
+from annotation.relevance.selectors import assignments_progress
 from annotation.selectors import collection_counts
 from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
@@ -177,7 +178,7 @@ def pools_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
                 f"the filter saved {report.saved}.",
             )
             if report.unfiltered:
-                messages.warning(request, f"{unfiltered_text(report.unfiltered, report.unfiltered_turns)}.")
+                messages.warning(request, f"{report.unfiltered_text}.")
             return redirect("console-pool", name=collection.name, pool=report.pool.name)
     pools = selectors.pools_listed(collection=collection)
     return render(
@@ -253,7 +254,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "collection": collection,
             "relevance": relevance,
             "support": support,
-            "assignments": dashboard.assignments,
+            "progress": assignments_progress(assignments=dashboard.assignments),
         },
         status=400 if request.method == "POST" else 200,
     )

@@ -62,7 +62,7 @@ PER_PAGE = 50
 @organiser_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
     campaigns = selectors.campaigns_overview()
-    return render(request, "mturk/campaigns.html", {"campaigns": campaigns})
+    return render(request, "crowd/campaigns.html", {"campaigns": campaigns})
 
 
 @organiser_required
@@ -70,7 +70,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     """Compose a campaign: first the collection (its judges, turns and runs fill the form), then the rest."""
     collections = Collection.objects.order_by("name")
     if not collections.exists():
-        return render(request, "mturk/campaign_new.html", {"chooser": None, "form": None})
+        return render(request, "crowd/campaign_new.html", {"chooser": None, "form": None})
     source = request.POST if request.method == "POST" else request.GET
     chooser = CollectionChoiceForm(
         source if "collection" in source else None, initial={"collection": collections.first()}
@@ -79,7 +79,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     assert collection is not None
     if request.method != "POST":
         form = CampaignComposeForm(collection=collection)
-        return render(request, "mturk/campaign_new.html", {"chooser": chooser, "form": form})
+        return render(request, "crowd/campaign_new.html", {"chooser": chooser, "form": form})
     form = CampaignComposeForm(request.POST, collection=collection)
     if form.is_valid():
         try:
@@ -88,8 +88,8 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Campaign {campaign.name}: {plural(len(batches), 'batch')}.")
-            return redirect("mturk:campaign", name=campaign.name)
-    return render(request, "mturk/campaign_new.html", {"chooser": chooser, "form": form}, status=400)
+            return redirect("crowd:campaign", name=campaign.name)
+    return render(request, "crowd/campaign_new.html", {"chooser": chooser, "form": form}, status=400)
 
 
 @dataclass
@@ -164,7 +164,7 @@ def _campaign_page(
         "is_mturk": is_mturk,
         "forms": action_forms,
         "studies": [
-            (study, request.build_absolute_uri(reverse("mturk:study", args=[study.key])))
+            (study, request.build_absolute_uri(reverse("crowd:study", args=[study.key])))
             for study in campaign.studies.all()
         ],
     }
@@ -188,7 +188,7 @@ def _campaign_page(
                 if batch.hit_id
                 for n in range(1, batch.max_assignments + 1)
             ]
-    return render(request, "mturk/campaign.html", context, status=status)
+    return render(request, "crowd/campaign.html", context, status=status)
 
 
 def _campaign(name: str) -> CrowdCampaign:
@@ -221,7 +221,7 @@ def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
         return response
     expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
     context = {"campaign": campaign, "links": links, "prefix": prefix, "expires": expires}
-    return render(request, "mturk/links.html", context)
+    return render(request, "crowd/links.html", context)
 
 
 CampaignAction = Callable[[HttpRequest, CrowdCampaign, Any], str]
@@ -246,7 +246,7 @@ def _action(
                 messages.success(request, run(request, campaign, form.cleaned_data))
             except (CrowdError, MTurkError) as exc:
                 messages.error(request, str(exc))
-            return redirect("mturk:campaign", name=campaign.name)
+            return redirect("crowd:campaign", name=campaign.name)
 
         return view
 

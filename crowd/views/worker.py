@@ -70,7 +70,7 @@ def _render_task(
         # A study page names the batch in the form: the next visit may be offered another one.
         "batch_field": batch_field,
     }
-    return render(request, "mturk/worker.html", context, status=status)
+    return render(request, "crowd/worker.html", context, status=status)
 
 
 # What the worker, assignment and HIT id columns hold; MTurk's own ids are far shorter.
@@ -114,7 +114,7 @@ def crowd_home(request: HttpRequest) -> HttpResponse:
         "campaigns": selectors.campaigns_overview(limit=20) if is_organiser(request.user) else [],
         "is_organiser": is_organiser(request.user),
     }
-    return render(request, "mturk/home.html", context)
+    return render(request, "crowd/home.html", context)
 
 
 @login_required
@@ -124,22 +124,22 @@ def batch_take(request: HttpRequest, batch_id: int) -> HttpResponse:
     reason = _check_open(batch, worker)
     if reason:
         messages.info(request, reason)
-        return redirect("mturk:home")
+        return redirect("crowd:home")
     if request.method == "POST":
         try:
             _submit(request, batch, worker)
         except (AssignmentRepeated, BatchFull) as exc:
             messages.info(request, str(exc))
-            return redirect("mturk:home")
+            return redirect("crowd:home")
         except CrowdError as exc:
             return _render_task(request, batch, action=request.path, error=str(exc), status=400)
         messages.success(request, "Thank you, your answers are saved.")
-        return redirect("mturk:home")
+        return redirect("crowd:home")
     return _render_task(request, batch, action=request.path)
 
 
 def _done(request: HttpRequest, message: str, *, status: int = 200) -> HttpResponse:
-    return render(request, "mturk/done.html", {"message": message}, status=status)
+    return render(request, "crowd/done.html", {"message": message}, status=status)
 
 
 def link_take(request: HttpRequest, token: str) -> HttpResponse:
@@ -239,7 +239,7 @@ def hit_page(request: HttpRequest, token: str) -> HttpResponse:
                 batch=batch, worker_id=worker_id, assignment_id=assignment_id, answers=answers, times_ms=times
             )
         except (AssignmentRepeated, BatchFull) as exc:
-            return _framable(render(request, "mturk/done.html", {"message": str(exc)}, status=409))
+            return _framable(render(request, "crowd/done.html", {"message": str(exc)}, status=409))
         except CrowdError as exc:
             return _framable(
                 _render_task(request, batch, action=request.get_full_path(), error=str(exc), status=400)
@@ -250,7 +250,7 @@ def hit_page(request: HttpRequest, token: str) -> HttpResponse:
             "assignment_id": assignment_id,
             "fields": fields,
         }
-        return _framable(render(request, "mturk/hit_submit.html", context))
+        return _framable(render(request, "crowd/hit_submit.html", context))
     return _framable(_render_task(request, batch, action=request.get_full_path()))
 
 
@@ -264,7 +264,7 @@ def _study_complete(request: HttpRequest, study: CrowdStudy, *, note: str = "") 
         "message": note or "Thank you, your answers are saved.",
         "code": study.completion_code,
     }
-    return render(request, "mturk/done.html", context)
+    return render(request, "crowd/done.html", context)
 
 
 def study_take(request: HttpRequest, key: str) -> HttpResponse:
@@ -273,7 +273,7 @@ def study_take(request: HttpRequest, key: str) -> HttpResponse:
     try:
         participant = study_participant(study=study, params=request.GET)
     except CrowdError as exc:
-        return render(request, "mturk/done.html", {"message": str(exc)}, status=400)
+        return render(request, "crowd/done.html", {"message": str(exc)}, status=400)
     if study_done(study=study, worker=participant.worker):
         return _study_complete(request, study, note="You have already answered this study. Thank you.")
     if request.method == "POST":
@@ -284,7 +284,7 @@ def study_take(request: HttpRequest, key: str) -> HttpResponse:
             else None
         )
         if batch is None:
-            return render(request, "mturk/done.html", {"message": "No such batch in this study."}, status=400)
+            return render(request, "crowd/done.html", {"message": "No such batch in this study."}, status=400)
         try:
             answers, times = _answers(request, batch)
             study_submit(study=study, participant=participant, batch=batch, answers=answers, times_ms=times)
@@ -301,5 +301,5 @@ def study_take(request: HttpRequest, key: str) -> HttpResponse:
     batch = study_batch_hold(study=study, worker=participant.worker)
     if batch is None:
         message = "This study has all the answers it needs. Please return it on the panel's site."
-        return render(request, "mturk/done.html", {"message": message}, status=410)
+        return render(request, "crowd/done.html", {"message": message}, status=410)
     return _render_task(request, batch, action=request.get_full_path(), batch_field=True)

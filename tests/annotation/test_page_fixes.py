@@ -285,7 +285,7 @@ def test_the_demo_pages_show_no_raw_python_structures(client):
     assignment = SupportAssignment.objects.filter(topic__collection=demo).first()
     urls = [
         reverse("relevance-queue"),
-        reverse("relevance-organise"),
+        reverse("console-work", args=[demo.name]),
         reverse("support-assignments"),
         reverse("support-organise", args=[demo.name]),
         reverse("support-leaderboard", args=[demo.name]),
