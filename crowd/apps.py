@@ -9,8 +9,9 @@ class CrowdConfig(AppConfig):
     def ready(self) -> None:
         from annotation.models import Judge
         from core.names import judge_prefix_reserve
-        from crowd import console_panels, console_uploads
-        from crowd.answers import WORKER_JUDGE_PREFIX
+        from crowd import console_panels
+        from crowd.io import uploads
+        from crowd.services.answers import WORKER_JUDGE_PREFIX
 
         # A worker's judge is made on the worker's first answer; a machine or a file of that name first
         # would take it (and the worker's answers would then be refused).
@@ -20,6 +21,6 @@ class CrowdConfig(AppConfig):
             )
 
         # The CONE-RAG files join the organiser's upload page (annotation.console), which cannot import them.
-        console_uploads.register()
+        uploads.register()
         # Its campaigns and its kind of work on annotation's home page, which cannot import them either.
         console_panels.register()

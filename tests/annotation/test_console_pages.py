@@ -13,8 +13,8 @@ from rest_framework.authtoken.models import Token
 
 from annotation.console import uploads
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, WorkSlot
+from annotation.relevance.io import qrels_lines
 from annotation.relevance.work import work_lease
-from annotation.selectors import qrels_lines
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,

@@ -31,7 +31,8 @@ from playwright.sync_api import expect
 from annotation.models import Judge, RelevanceJudgment, Turn
 from crowd.models import CrowdAnswer, CrowdCampaign
 from devtools.openai_server import FakeOpenAI, toy_responder
-from judging import tasks, views_jobs
+from judging import tasks
+from judging.machine import views as views_jobs
 from judging.models import HumanSample, JudgeJob
 from tests.factories import OrganiserFactory
 

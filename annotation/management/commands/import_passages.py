@@ -1,5 +1,5 @@
 from annotation.commands import CollectionCommand
-from annotation.services import passages_import
+from annotation.io import passages_import
 from core.wording import plural
 
 

@@ -1,5 +1,5 @@
 from annotation.commands import CollectionCommand
-from annotation.services import topics_import
+from annotation.io import topics_import
 from core.wording import plural
 
 

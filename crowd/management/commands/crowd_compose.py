@@ -9,7 +9,7 @@ from core.commands import named
 from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.services import campaign_compose
+from crowd.services.campaigns import campaign_compose
 
 
 def _names(value: str) -> list[str]:
