@@ -33,4 +33,5 @@ urlpatterns: list = [
     path("jobs/start/", views_jobs.job_start, name="job-start"),
     path("jobs/<int:pk>/", views_jobs.job_detail, name="job-detail"),
     path("jobs/<int:pk>/progress.json", views_jobs.job_progress, name="job-progress"),
+    path("jobs/<int:pk>/resume/", views_jobs.job_resume, name="job-resume"),
 ]

@@ -1,0 +1,28 @@
+"""Periodic upkeep as background tasks: each run queues the next, so the task workers need no scheduler."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.core.management import call_command
+from django.utils import timezone
+from django_tasks import task
+from django_tasks.base import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
+
+EVERY = timedelta(days=1)
+
+
+@task()
+def sessions_clear() -> None:
+    """Delete expired sessions, which Django leaves in their table until told (`clearsessions`), and
+    queue the next run a day later."""
+    call_command("clearsessions")
+    upkeep_schedule(delay=EVERY)
+
+
+def upkeep_schedule(*, delay: timedelta = timedelta(0)) -> None:
+    """Queue the upkeep to run after `delay`, unless a run already waits (workers restarted: one is kept)."""
+    waiting = DBTaskResult.objects.filter(task_path=sessions_clear.module_path, status=TaskResultStatus.READY)
+    if not waiting.exists():
+        sessions_clear.using(run_after=timezone.now() + delay).enqueue()
