@@ -1,4 +1,4 @@
-"""Load check of the production stack (`make serve`: gunicorn, Celery, PostgreSQL, Redis, DEBUG off).
+"""Load check of the production stack (`make serve`: gunicorn, task workers, PostgreSQL, Redis, DEBUG off).
 
 Starts scripts/serve.sh on its own database, seeds one relevance campaign, then runs N simulated
 assessors for S seconds, each doing what the relevance page's JavaScript does with a signed-in session

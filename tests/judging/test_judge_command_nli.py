@@ -1,4 +1,4 @@
-"""The `judge` command on the NLI tasks (ntn, dedup) with the tiny DeBERTa-v2 model: jobs, resume, Celery."""
+"""The `judge` command on the NLI tasks (ntn, dedup) with the tiny DeBERTa-v2 model: jobs and resume."""
 
 from __future__ import annotations
 
