@@ -13,16 +13,21 @@ from django_tasks_db.models import DBTaskResult
 EVERY = timedelta(days=1)
 
 
+# Finished tasks are kept this long in the queue's table (what a job's task said), then deleted.
+KEEP_FINISHED_TASKS_DAYS = 14
+
+
 @task()
-def sessions_clear() -> None:
-    """Delete expired sessions, which Django leaves in their table until told (`clearsessions`), and
-    queue the next run a day later."""
+def upkeep_daily() -> None:
+    """Delete expired sessions, which Django leaves in their table until told (`clearsessions`), and the
+    queue's finished tasks older than KEEP_FINISHED_TASKS_DAYS; then queue the next run a day later."""
     call_command("clearsessions")
+    call_command("prune_db_task_results", min_age_days=KEEP_FINISHED_TASKS_DAYS, verbosity=0)
     upkeep_schedule(delay=EVERY)
 
 
 def upkeep_schedule(*, delay: timedelta = timedelta(0)) -> None:
     """Queue the upkeep to run after `delay`, unless a run already waits (workers restarted: one is kept)."""
-    waiting = DBTaskResult.objects.filter(task_path=sessions_clear.module_path, status=TaskResultStatus.READY)
+    waiting = DBTaskResult.objects.filter(task_path=upkeep_daily.module_path, status=TaskResultStatus.READY)
     if not waiting.exists():
-        sessions_clear.using(run_after=timezone.now() + delay).enqueue()
+        upkeep_daily.using(run_after=timezone.now() + delay).enqueue()

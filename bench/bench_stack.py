@@ -51,7 +51,6 @@ def _env(port: int) -> dict[str, str]:
         "SERVE_DB": DB,
         "SERVE_REDIS_DB": "8",
         "SERVE_HTTP": "1",  # no TLS proxy in front here
-        "SERVE_BEAT": "0",
         "PORT": str(port),
         "SECRET_KEY": SECRET_KEY,
         "LOG_LEVEL": "WARNING",

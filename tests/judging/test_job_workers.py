@@ -205,4 +205,4 @@ def test_the_supervisor_starts_again_a_worker_that_dies_and_stops_them_all(env):
             supervisor.kill()
             supervisor.wait()
     # Starting the workers queued the daily upkeep once.
-    assert DBTaskResult.objects.filter(task_path="assay.upkeep.sessions_clear").count() >= 1
+    assert DBTaskResult.objects.filter(task_path="assay.upkeep.upkeep_daily").count() >= 1
