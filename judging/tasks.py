@@ -6,11 +6,11 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
-from assay.background import requeue_on_shutdown, task_abandon
+from assay.background import requeue_on_shutdown, task_abandon, tasks_unfinished
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.jobs import JobError, judge_job_run
-from judging.jobs.state import INTERRUPTED, jobs_read
+from judging.jobs.state import INTERRUPTED, job_state, jobs_read
 from judging.models import JudgeJob
 from judging.nli import NliJobError
 
@@ -24,7 +24,9 @@ def judge_job_run_task(job_id: int) -> dict[str, object]:
     worker goes on with the next. A worker stopped in the middle queues the job again for the next one.
     """
     job = JudgeJob.objects.select_related("judge", "collection").get(pk=job_id)
-    with requeue_on_shutdown(f"judge job {job_id}", lambda: judge_job_queue(job=job)):
+    with requeue_on_shutdown(
+        f"judge job {job_id}", lambda: judge_job_queue(job=job, replacing_its_task=True)
+    ):
         try:
             judge_job_run(job=job)
         except (JobError, LlmError, NliError, NliJobError) as exc:
@@ -36,15 +38,22 @@ def judge_job_run_task(job_id: int) -> dict[str, object]:
 
 
 @transaction.atomic
-def judge_job_queue(*, job: JudgeJob) -> JudgeJob:
+def judge_job_queue(*, job: JudgeJob, replacing_its_task: bool = False) -> JudgeJob:
     """Hand a job to the task workers: mark it pending and enqueue its task, in one transaction.
 
     The queue lives in the same database, so a worker sees the task only once the job's row (and a
     caller's own transaction around this, such as the job's creation) is committed. The job is marked
     pending first, so whoever watches it (the Jobs page, the judge command) sees a resumed job as waiting
-    for a worker, not as the failed or killed run it was before. A task the job had before, left
-    "running" by a worker that died, is marked failed.
+    for a worker, not as the failed or killed run it was before. A job that already waits for its task,
+    or runs on a live worker (the same work started again), is left to it: two runs of one job would
+    judge its units twice; only the task itself, stopping, queues its job again (`replacing_its_task`).
+    A task the job had before, left "running" by a worker that died, is marked failed.
     """
+    job = JudgeJob.objects.select_for_update().get(pk=job.pk)
+    unfinished = tasks_unfinished([job.task_id])
+    live = job.task_id and unfinished and job_state(job, unfinished) != INTERRUPTED
+    if live and not replacing_its_task:
+        return job
     task_abandon(job.task_id)
     JudgeJob.objects.filter(pk=job.pk).update(
         status=JudgeJob.Status.PENDING, error="", updated_at=timezone.now()
@@ -65,4 +74,4 @@ def judge_job_resume(*, job: JudgeJob) -> JudgeJob:
     (read,) = jobs_read([JudgeJob.objects.select_for_update().get(pk=job.pk)])
     if read.state not in (INTERRUPTED, JudgeJob.Status.FAILED):  # type: ignore[attr-defined]
         raise JobError(f"job {job.pk} is {read.state}: only an interrupted or failed job resumes")  # type: ignore[attr-defined]
-    return judge_job_queue(job=job)
+    return judge_job_queue(job=read)

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -281,20 +282,22 @@ def job_start(request: HttpRequest) -> HttpResponse:
         form.add_error(None, NO_LLM_ENDPOINT)
         return _page(request, form, status=400)
     try:
-        job = judge_job_start(
-            collection=data["collection"],
-            task=data["task"],
-            judge_name=data["judge_name"],
-            model=data["model"],
-            options=form.options(),
-            concurrency=data["concurrency"] or int(getattr(settings, "LLM_CONCURRENCY", 8)),
-            user=request.user,
-        )
+        # The job and its task commit together: no job is left waiting for a task never queued. A task
+        # worker runs it, never this request, so a restart of the web server does not touch it.
+        with transaction.atomic():
+            job = judge_job_start(
+                collection=data["collection"],
+                task=data["task"],
+                judge_name=data["judge_name"],
+                model=data["model"],
+                options=form.options(),
+                concurrency=data["concurrency"] or int(getattr(settings, "LLM_CONCURRENCY", 8)),
+                user=request.user,
+            )
+            job = judge_job_queue(job=job)
     except JobError as exc:
         form.add_error(None, str(exc))
         return _page(request, form, status=400)
-    # A task worker runs it, never this request: a restart of the web server does not touch it.
-    judge_job_queue(job=job)
     messages.success(request, f"Job {job.pk} started: {job.get_task_display()} by {job.judge.name}.")
     return redirect("judging:job-detail", pk=job.pk)
 

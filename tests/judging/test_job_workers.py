@@ -126,7 +126,8 @@ def test_a_job_whose_worker_is_killed_shows_interrupted_and_resumes_from_the_pag
     assert len(judged) == UNITS and set(judged.values()) == {1}
     assert LlmCall.objects.count() == UNITS
     assert not paid & {r.prompt for r in fake_openai.received[asked_before:]}
-    assert len(fake_openai.received) <= UNITS + 1  # at most the call in flight at the kill, asked again
+    # Asked again: at most the calls in flight at the kill (a runner keeps twice its concurrency going).
+    assert len(fake_openai.received) <= UNITS + 2
 
 
 def test_a_worker_told_to_stop_in_the_middle_queues_its_job_again(client, twelve_units, env, fake_openai):

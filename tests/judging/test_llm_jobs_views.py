@@ -442,3 +442,21 @@ def test_a_job_started_from_the_page_runs_after_the_page_returns(client, fake_op
     assert (job.status, job.units_done, job.calls_made) == ("done", 1, 1)
     assert RelevanceJudgment.objects.get(judge__name="bg").grade == 3
     assert DBTaskResult.objects.get(id=job.task_id).status == "SUCCESSFUL"
+
+
+def test_the_same_work_started_twice_while_it_waits_is_queued_once(client, fake_openai):
+    fake_openai.responder = lambda prompt: "Grade: 1"
+    collection = CollectionFactory(name="twice")
+    turn = TurnFactory(topic__collection=collection)
+    PassageFactory(collection=collection, passage_id="p:1", text="Some text.")
+    RankingFactory(run__collection=collection, turn=turn, passage_ids=["p:1"])
+    client.force_login(OrganiserFactory())
+    form = {"collection": "twice", "task": "relevance", "judge_name": "twice"}
+    for _ in range(2):
+        response = client.post(reverse("judging:job-start"), form)
+        assert response.status_code == 302
+    job = JudgeJob.objects.get()
+    assert DBTaskResult.objects.count() == 1  # the second start found the job waiting for its task
+    assert str(DBTaskResult.objects.get().id) == job.task_id
+    assert tasks_run_ready() == 1
+    assert RelevanceJudgment.objects.filter(judge__name="twice").count() == 1
