@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from annotation.relevance import api as relevance_api
 from assay import favicon, health, login
-from judging import views_support
+from judging.support import urls as support_measure_urls
 
 urlpatterns = [
     # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and
@@ -26,12 +26,7 @@ urlpatterns = [
     path("judging/", include("judging.urls")),
     path("crowd/", include("crowd.urls")),
     # Support measures (judging) are shown beside the support pages, under their paths.
-    path("support/leaderboard/<slug:name>/", views_support.support_leaderboard, name="support-leaderboard"),
-    path(
-        "support/disagreements/<slug:name>/",
-        views_support.support_disagreement_page,
-        name="support-disagreements",
-    ),
+    path("support/", include(support_measure_urls.urlpatterns)),
     path("", include("annotation.urls")),
 ]
 

@@ -9,10 +9,10 @@ from django_tasks import task
 from assay.background import requeue_on_shutdown, task_abandon, tasks_unfinished
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
-from judging.jobs import JobError, judge_job_run
-from judging.jobs.state import INTERRUPTED, job_state, jobs_read
+from judging.machine.jobs import JobError, judge_job_run
+from judging.machine.jobs.state import INTERRUPTED, job_state, jobs_read
+from judging.machine.nli import NliJobError
 from judging.models import JudgeJob
-from judging.nli import NliJobError
 
 
 @task()

@@ -12,7 +12,7 @@ from annotation.models import Judge
 from annotation.wording import plural
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
-from judging.jobs import (
+from judging.machine.jobs import (
     NLI_TASKS,
     TASKS,
     JobError,
@@ -22,9 +22,9 @@ from judging.jobs import (
     judge_job_run,
     judge_job_start,
 )
-from judging.jobs.state import job_status_text, jobs_read
+from judging.machine.jobs.state import job_status_text, jobs_read
+from judging.machine.nli import NliJobError
 from judging.models import JudgeJob
-from judging.nli import NliJobError
 from judging.tasks import judge_job_queue
 
 # The LLM tasks, for the older spelling of this command (llm_judge).
