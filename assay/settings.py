@@ -73,6 +73,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "django_tasks",
+    "django_tasks_db",
+    # The project package itself: its management commands (task_workers).
+    "assay",
     "axes",
     "annotation",
     "judging",
@@ -284,16 +288,15 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Judge jobs: through Celery when a broker is configured, in-process otherwise.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
-CELERY_TASK_EAGER_PROPAGATES = True
+# Background work (judge jobs, large uploads) goes through Django's tasks API onto a queue kept in the
+# database itself: the job's row and its task commit together, and the queue needs no other service.
+# `manage.py task_workers` runs the workers (`make run` starts one, `make serve` several).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+# Workers `manage.py task_workers` runs on this machine (each takes one task at a time).
+TASK_WORKERS = env_int("TASK_WORKERS", 1)
 # A running job whose row has not moved for this long (its runner saves about every second) is shown as
-# interrupted: its process was killed or lost.
+# interrupted: its worker was killed or lost.
 JOB_STALE_AFTER_S = env_int("JOB_STALE_AFTER_S", 120)
-# Workers log through LOGGING (JSON lines) like the web processes, instead of Celery's own format.
-CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # LLM judges: any OpenAI-compatible endpoint, or Azure OpenAI.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")

@@ -185,7 +185,7 @@ def test_health_and_readiness(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json()["checks"]["database"] == "ok"
+    assert ready.json()["checks"] == {"database": "ok", "tasks": "ok"}
 
 
 @pytest.mark.django_db

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from annotation.models import (
 )
 from annotation.relevance.pooling import PoolSummary, PoolTurn
 from annotation.selectors import natural_key
+from core.background import tasks_unfinished
 from core.registry import COLLECTION_LINKS, HOME_SECTIONS, JobLine, Link, job_lines
 
 # Two judgments further apart than this belong to two sittings; the pause is not working time.
@@ -57,7 +59,7 @@ def progress_unit(*, job: ImportJob) -> str:
     return PROGRESS_UNITS.get(job.kind, "records stored")
 
 
-INTERRUPTED_REASON = "the server stopped during the import; upload the file again: nothing was imported"
+INTERRUPTED_REASON = "its worker stopped during the import; nothing was imported"
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,16 @@ def import_job_state(*, job: ImportJob) -> ImportJobState:
     """A job's status and progress, from its row and the latest value its runner published.
 
     A running import may publish only to the cache (on SQLite its transaction keeps every other writer
-    out), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S
-    lost its process: its transaction never committed, so nothing was imported.
+    out), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S,
+    or an unfinished one whose task has ended or is gone, lost its worker: its transaction never
+    committed, so nothing was imported.
     """
     done, total, percent = job.done, job.total, job.percent
+    interrupted = ImportJobState("interrupted", "Interrupted", percent, done, total, True, INTERRUPTED_REASON)
+    if not job.finished and job.task_id:
+        unfinished = tasks_unfinished([job.task_id])
+        if unfinished is not None and job.task_id not in unfinished:
+            return interrupted
     if job.status != ImportJob.Status.RUNNING:
         return ImportJobState(job.status, job.get_status_display(), percent, done, total, job.finished)
     beats = [at for at in (job.heartbeat_at, job.started_at) if at is not None]
@@ -96,7 +104,7 @@ def import_job_state(*, job: ImportJob) -> ImportJobState:
         beats.append(at)
     stale_after = timedelta(seconds=settings.IMPORT_STALE_AFTER_S)
     if beats and timezone.now() - max(beats) > stale_after:
-        return ImportJobState("interrupted", "Interrupted", percent, done, total, True, INTERRUPTED_REASON)
+        return dataclasses.replace(interrupted, percent=percent, done=done, total=total)
     return ImportJobState(job.status, job.get_status_display(), percent, done, total, False)
 
 

@@ -34,7 +34,8 @@ from annotation.console.services import (
     collection_create,
     support_work_assign,
 )
-from annotation.console.uploads import UploadRefused, import_job_create, import_job_start
+from annotation.console.tasks import import_job_resumable, import_job_resume, import_job_start
+from annotation.console.uploads import UploadRefused, import_job_create
 from annotation.models import Collection, ImportJob, Pool
 from annotation.nuggets.io import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
@@ -123,11 +124,25 @@ def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpRespon
     job = _job(name, pk)
     state = selectors.import_job_state(job=job)
     unit = selectors.progress_unit(job=job)
+    resumable = state.interrupted and import_job_resumable(job=job)
     return render(
         request,
         "console/import.html",
-        {"collection": job.collection, "job": job, "state": state, "unit": unit},
+        {"collection": job.collection, "job": job, "state": state, "unit": unit, "resumable": resumable},
     )
+
+
+@organiser_required
+@require_POST
+def import_resume(request: AuthenticatedRequest, name: str, pk: int) -> HttpResponse:
+    job = _job(name, pk)
+    try:
+        import_job_resume(job=job)
+    except UploadRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"The import of {job.file_name} is queued again.")
+    return redirect("console-import", name=job.collection.name, pk=job.pk)
 
 
 @organiser_required

@@ -9,4 +9,5 @@ urlpatterns = [
     path("start/", views.job_start, name="job-start"),
     path("<int:pk>/", views.job_detail, name="job-detail"),
     path("<int:pk>/progress.json", views.job_progress, name="job-progress"),
+    path("<int:pk>/resume/", views.job_resume, name="job-resume"),
 ]

@@ -20,9 +20,9 @@ from annotation.typed import choice_field
 from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
 from judging.machine.jobs import NLI_TASKS, JobError, job_options, judge_job_start
-from judging.machine.jobs.state import job_state, job_status_text, jobs_read
+from judging.machine.jobs.state import jobs_read
 from judging.models import JudgeJob
-from judging.tasks import judge_job_start_background
+from judging.tasks import judge_job_queue, judge_job_resume
 
 LLM_TASKS = [t.value for t in JudgeJob.Task if t.value not in NLI_TASKS]
 ALL_TASKS = [t.value for t in JudgeJob.Task]
@@ -223,8 +223,8 @@ def _progress(job: JudgeJob) -> dict[str, Any]:
     (job,) = jobs_read([job])
     return {
         "id": job.pk,
-        "status": job_state(job),
-        "status_text": job_status_text(job),
+        "status": job.state,  # type: ignore[attr-defined]
+        "status_text": job.status_text,  # type: ignore[attr-defined]
         "units_done": job.units_done,
         "units_total": job.units_total,
         "units_failed": job.units_failed,
@@ -248,7 +248,6 @@ def _page(request: HttpRequest, form: JobStartForm, status: int = 200) -> HttpRe
             "form": form,
             "default_model": default_model(),
             "default_nli_model": nli_default_model(),
-            "queued": bool(settings.CELERY_BROKER_URL),
             "llm_configured": llm_endpoint_configured(),
             # `make run` points OPENAI_BASE_URL at its loopback fake: the page says so, its labels mean nothing.
             "llm_fake_url": settings.OPENAI_BASE_URL if "llm" in settings.LOCAL_FAKES else "",
@@ -283,21 +282,36 @@ def job_start(request: HttpRequest) -> HttpResponse:
         form.add_error(None, NO_LLM_ENDPOINT)
         return _page(request, form, status=400)
     try:
-        job = judge_job_start(
-            collection=data["collection"],
-            task=data["task"],
-            judge_name=data["judge_name"],
-            model=data["model"],
-            options=form.options(),
-            concurrency=data["concurrency"] or int(getattr(settings, "LLM_CONCURRENCY", 8)),
-            user=request.user,
-        )
+        # The job and its task commit together: no job is left waiting for a task never queued. A task
+        # worker runs it, never this request, so a restart of the web server does not touch it.
+        with transaction.atomic():
+            job = judge_job_start(
+                collection=data["collection"],
+                task=data["task"],
+                judge_name=data["judge_name"],
+                model=data["model"],
+                options=form.options(),
+                concurrency=data["concurrency"] or int(getattr(settings, "LLM_CONCURRENCY", 8)),
+                user=request.user,
+            )
+            job = judge_job_queue(job=job)
     except JobError as exc:
         form.add_error(None, str(exc))
         return _page(request, form, status=400)
-    # With a broker the job goes to a worker; without one to a thread of this process: never this request.
-    transaction.on_commit(lambda: judge_job_start_background(job=job))
     messages.success(request, f"Job {job.pk} started: {job.get_task_display()} by {job.judge.name}.")
+    return redirect("judging:job-detail", pk=job.pk)
+
+
+@organiser_required
+@require_POST
+def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(JudgeJob, pk=pk)
+    try:
+        judge_job_resume(job=job)
+    except JobError as exc:
+        messages.error(request, str(exc))
+        return redirect("judging:job-detail", pk=job.pk)
+    messages.success(request, f"Job {job.pk} queued again: it resumes from what is stored.")
     return redirect("judging:job-detail", pk=job.pk)
 
 

@@ -2,8 +2,10 @@
 
 A job's counters are saved about once a second, so a worker killed with SIGKILL leaves them a little
 behind and its status at "running" for good. The paid calls themselves are saved as each answer arrives:
-their rows are the totals. A running job whose row has not been touched for JOB_STALE_AFTER_S seconds
-(runners save at least every PROGRESS_EVERY_S) is shown as interrupted; running it again resumes it.
+their rows are the totals. A job is shown as interrupted when it is running but its row has not been
+touched for JOB_STALE_AFTER_S seconds (runners save at least every PROGRESS_EVERY_S), or when it waits or
+runs but the task queued for it has ended or is gone (its worker died, or the queue lost it); resuming
+it (the Jobs page's button, or starting the same work again) goes on from what is stored.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.conf import settings
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+from core.background import tasks_unfinished
 from core.wording import plural
 from judging.models import JudgeJob, LlmCall
 
@@ -61,20 +64,24 @@ def totals_apply(job: JudgeJob, totals: CallTotals | None) -> None:
     job.cost_usd = totals.cost_usd
 
 
-def job_state(job: JudgeJob) -> str:
-    """pending, running, done or failed as stored, or interrupted: running with no sign of life lately."""
+def job_state(job: JudgeJob, unfinished_tasks: set[str] | None = None) -> str:
+    """pending, running, done or failed as stored, or interrupted: running with no sign of life lately,
+    or waiting for a task that is no longer among `unfinished_tasks` (None: not known)."""
     if job.status == JudgeJob.Status.RUNNING and job.updated_at < timezone.now() - _stale_after():
+        return INTERRUPTED
+    waits = job.status in (JudgeJob.Status.PENDING, JudgeJob.Status.RUNNING)
+    if waits and job.task_id and unfinished_tasks is not None and job.task_id not in unfinished_tasks:
         return INTERRUPTED
     return job.status
 
 
-def job_status_text(job: JudgeJob) -> str:
+def job_status_text(job: JudgeJob, state: str | None = None) -> str:
     """The state in words, what went wrong first: the line the Jobs page and the judge command show."""
-    state = job_state(job)
+    state = state or job_state(job)
     if state == INTERRUPTED:
         return (
-            f"interrupted: no progress saved since {job.updated_at:%Y-%m-%d %H:%M:%S} UTC (its process was "
-            f"killed or lost); {job.units_done}/{plural(job.units_total, 'unit')} done. Run it again to resume."
+            f"interrupted: no progress saved since {job.updated_at:%Y-%m-%d %H:%M:%S} UTC (its worker was "
+            f"killed or lost); {job.units_done}/{plural(job.units_total, 'unit')} done. Resume it to go on."
         )
     if state == JudgeJob.Status.FAILED:
         return f"failed: {job.error}" if job.error else "failed"
@@ -94,8 +101,12 @@ def jobs_read(jobs: Iterable[JudgeJob]) -> list[JudgeJob]:
     """The jobs with their call totals from the rows and `state`, `status_text` set, for pages."""
     jobs = list(jobs)
     totals = call_totals(job.pk for job in jobs if not job.is_nli)
+    waiting = [
+        job.task_id for job in jobs if job.status in (JudgeJob.Status.PENDING, JudgeJob.Status.RUNNING)
+    ]
+    unfinished = tasks_unfinished(waiting)
     for job in jobs:
         totals_apply(job, totals.get(job.pk))
-        job.state = job_state(job)  # type: ignore[attr-defined]
-        job.status_text = job_status_text(job)  # type: ignore[attr-defined]
+        job.state = job_state(job, unfinished)  # type: ignore[attr-defined]
+        job.status_text = job_status_text(job, job.state)  # type: ignore[attr-defined]
     return jobs
