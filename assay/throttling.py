@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rest_framework.authentication import TokenAuthentication
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
 if TYPE_CHECKING:  # rest_framework.views reads the throttle setting on import, which names this module
@@ -61,3 +62,13 @@ class AnonFixedWindowThrottle(FixedWindowThrottle, AnonRateThrottle):
 
 class UserFixedWindowThrottle(FixedWindowThrottle, UserRateThrottle):
     """Signed-in clients, by user (DRF's `user` scope and key)."""
+
+
+class ScriptFixedWindowThrottle(UserFixedWindowThrottle):
+    """Signed-in clients by token only (the `user` scope): a person on a page of the site, signed in by
+    session, goes at a person's pace and is not counted."""
+
+    def allow_request(self, request: Request, view: APIView | None) -> bool:
+        if not isinstance(request.successful_authenticator, TokenAuthentication):
+            return True
+        return super().allow_request(request, view)
