@@ -25,7 +25,8 @@ from rest_framework.response import Response
 
 from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
-from annotation.relevance.work import NextKind, NextPassage, NotPooled, WorkRefused, work_grade, work_next
+from annotation.relevance.grade_sql import NextPassage
+from annotation.relevance.work import NextKind, NotPooled, WorkRefused, work_grade, work_next
 from assay.json_body import StrictBodies
 from assay.throttling import ScriptFixedWindowThrottle
 

@@ -44,15 +44,17 @@ from annotation.models import (
 
 
 @dataclass(frozen=True)
-class NextRow:
-    """The next passage of a copy, with its text (None when the collection lacks it)."""
+class NextPassage:
+    """A pooled passage to grade in a copy: its turn, its place in the turn (from 0), and its text."""
 
+    slot_pk: int
+    unit: str
     turn_pk: int
     turn_id: str
     passage_id: str
     index: int
-    title: str | None
-    text: str | None
+    title: str
+    text: str  # empty when the collection lacks it
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class GradeWritten:
     judgment_pk: int | None
     time_spent_ms: int | None
     created_at: datetime | None
-    next: NextRow | None
+    next: NextPassage | None
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class HeldCopy:
     completed: bool
     lease_minutes: int
     label: str
-    next: NextRow | None
+    next: NextPassage | None
 
 
 def _tables() -> dict[str, str]:
@@ -220,11 +222,11 @@ LEFT JOIN {_next_passage(t, leave_out_graded=False)} ON c.completed_at IS NULL
 """
 
 
-def _next_row(values: tuple) -> NextRow | None:
+def _next_row(slot_pk: int, label: str, values: tuple) -> NextPassage | None:
     turn_pk, turn_id, passage_id, index, title, text = values
     if turn_pk is None:
         return None
-    return NextRow(turn_pk, turn_id, passage_id, index, title, text)
+    return NextPassage(slot_pk, label, turn_pk, turn_id, passage_id, index, title or "", text or "")
 
 
 def grade_write(
@@ -263,7 +265,7 @@ def grade_write(
         judgment_pk,
         time_spent_ms,
         created_at,
-        next=_next_row(row[8:]),
+        next=_next_row(slot_pk, label, row[8:]),
     )
 
 
@@ -276,7 +278,7 @@ def next_read(*, user_pk: int, assignment_pk: int, slot_pk: int | None) -> HeldC
     return _read(_next_statement("held slot" if slot_pk is not None else "held"), params)
 
 
-def next_of_copy(*, user_pk: int, slot_pk: int) -> NextRow | None:
+def next_of_copy(*, user_pk: int, slot_pk: int, label: str) -> NextPassage | None:
     """The next passage for the user in the copy `slot_pk`, which the caller has read as theirs."""
     held = _read(_next_statement("slot"), {"user": user_pk, "slot": slot_pk})
     return held.next if held is not None else None
@@ -289,4 +291,6 @@ def _read(statement: str, params: dict[str, int]) -> HeldCopy | None:
     if row is None:
         return None
     slot_pk, leased_until, completed, lease_minutes, label = row[:5]
-    return HeldCopy(slot_pk, leased_until, completed, lease_minutes, label, next=_next_row(row[5:]))
+    return HeldCopy(
+        slot_pk, leased_until, completed, lease_minutes, label, next=_next_row(slot_pk, label, row[5:])
+    )

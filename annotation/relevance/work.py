@@ -40,7 +40,7 @@ from annotation.models import (
     Turn,
     WorkSlot,
 )
-from annotation.relevance.grade_sql import GradeWritten, NextRow, grade_write, next_of_copy, next_read
+from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
 from annotation.relevance.selectors import ptkb_steps_done
 from annotation.services import judge_for_assessor
 
@@ -155,20 +155,6 @@ class NextKind(enum.Enum):
 
 
 @dataclass(frozen=True)
-class NextPassage:
-    """A pooled passage to grade in a copy: its turn, its place in the turn (from 0), and its text."""
-
-    slot_pk: int
-    unit: str
-    turn_pk: int
-    turn_id: str
-    passage_id: str
-    index: int
-    title: str
-    text: str  # empty when the collection lacks it
-
-
-@dataclass(frozen=True)
 class NextStep:
     kind: NextKind
     slot_pk: int | None = None  # the copy, for every kind but NO_WORK
@@ -180,12 +166,6 @@ def _statements() -> bool:
 
     The setting exists for the test that runs both forms on PostgreSQL and compares them."""
     return connection.vendor == "postgresql" and settings.RELEVANCE_GRADE_SQL
-
-
-def _next_passage_of(slot_pk: int, label: str, row: NextRow) -> NextPassage:
-    return NextPassage(
-        slot_pk, label, row.turn_pk, row.turn_id, row.passage_id, row.index, row.title or "", row.text or ""
-    )
 
 
 def work_next(
@@ -208,9 +188,7 @@ def work_next(
             return NextStep(NextKind.UNIT_DONE, found.slot_pk)
         if found is not None and found.next is not None:
             _lease_renew_pk(found.slot_pk, found.leased_until, found.lease_minutes, now)
-            return NextStep(
-                NextKind.PASSAGE, found.slot_pk, _next_passage_of(found.slot_pk, found.label, found.next)
-            )
+            return NextStep(NextKind.PASSAGE, found.slot_pk, found.next)
         # No open copy held, or nothing left to grade in it: close it, lease the next, as below.
     held = WorkSlot.objects.filter(assessor=user, assignment__assessors=user)
     if slot_pk is not None:
@@ -249,8 +227,7 @@ def work_next(
 
 def _next_slot_passage(slot: WorkSlot, user_pk: int) -> NextPassage | None:
     if _statements():
-        row = next_of_copy(user_pk=user_pk, slot_pk=slot.pk)
-        return _next_passage_of(slot.pk, slot.unit.label, row) if row is not None else None
+        return next_of_copy(user_pk=user_pk, slot_pk=slot.pk, label=slot.unit.label)
     assignment = slot.unit.assignment
     return _next_passage(
         slot_pk=slot.pk,
@@ -423,8 +400,7 @@ def _work_grade_statement(
     judgment._state.adding = False
     if not then_next:
         return Graded(judgment)
-    passage = _next_passage_of(slot_pk, written.label, written.next) if written.next is not None else None
-    return _graded_then(judgment, passage, user=user, slot_pk=slot_pk)
+    return _graded_then(judgment, written.next, user=user, slot_pk=slot_pk)
 
 
 def _graded_then(

@@ -305,8 +305,9 @@ def test_moving_to_the_next_unit_closes_the_finished_one_and_leases_the_next(
     first = _next(client, assignment).json()  # leases the first unit and creates the judge
     assert _grade(client, first["slot"], first["turn_pk"], first["passage_id"]).status_code == 201
 
-    # Once per unit: the walk over its screens, the close, the claim in a transaction, the next entry.
-    with django_assert_max_num_queries(12):
+    # Once per unit: the walk over its screens, the close, the claim in a transaction, the next entry;
+    # on PostgreSQL the steady state's one statement first, which finds nothing left in the held unit.
+    with django_assert_max_num_queries(13 if connection.vendor == "postgresql" else 12):
         step = _next(client, assignment)
 
     assert step.status_code == 200
