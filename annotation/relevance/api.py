@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -29,6 +29,7 @@ from annotation.relevance.grade_sql import NextPassage
 from annotation.relevance.work import NextKind, NotPooled, WorkRefused, work_grade, work_next
 from assay.json_body import StrictBodies
 from assay.throttling import ScriptFixedWindowThrottle
+from assay.token_auth import FastTokenAuthentication
 
 
 class RelevanceNextInput(serializers.Serializer):
@@ -106,7 +107,7 @@ def _passage(passage: NextPassage) -> dict[str, Any]:
 
 
 class _AssessorView(StrictBodies):
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    authentication_classes = [FastTokenAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
     throttle_classes = [ScriptFixedWindowThrottle]
     renderer_classes = [JSONRenderer]
