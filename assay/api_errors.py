@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -30,16 +30,6 @@ def error_body(*, detail: str, code: str, fields: dict[str, list[str]] | None = 
     if fields:
         body["fields"] = fields
     return body
-
-
-def error_response(
-    *, status: int, detail: str, code: str, headers: dict[str, str] | None = None
-) -> JsonResponse:
-    """The shape for a plain Django view that answers JSON (not through DRF)."""
-    response = JsonResponse(error_body(detail=detail, code=code), status=status)
-    for name, value in (headers or {}).items():
-        response[name] = value
-    return response
 
 
 def _fields(detail: Any) -> dict[str, list[str]]:
