@@ -10,7 +10,7 @@ REDIS_PORT ?= 56379
 FAKES  ?= 1
 TMP    := $(CURDIR)/.tmp
 
-.PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres bench lint clean demo
+.PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres bench lint clean demo docs docs-serve
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,7 @@ test: install-test services
 	  $(BIN)/ruff format --check . && \
 	  DEBUG=1 $(BIN)/mypy && \
 	  DEBUG=1 $(PY) manage.py makemigrations --check --dry-run && \
+	  $(MAKE) --no-print-directory docs && \
 	  $(MAKE) --no-print-directory test-sqlite && \
 	  $(MAKE) --no-print-directory test-postgres; } || status=$$?; \
 	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
@@ -74,6 +75,15 @@ bench: install-test services
 	for b in bench/bench_*.py; do echo "== $$b"; PG_PORT=$(PG_PORT) SECRET_KEY=$${SECRET_KEY:-assay-bench-only-not-secret-0123456789abcdefghijklmnopqrstuvwxyz} $(PY) $$b || { status=$$?; break; }; done; \
 	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
 	exit $$status
+
+## make docs: the documentation site (docs/, mkdocs.yml) into .tmp/site; strict, so a broken link or a
+## warning fails it. make docs-serve: the same site with live reload on http://127.0.0.1:8001 (DOCS_PORT=…)
+docs: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+DOCS_PORT ?= 8001
+docs-serve: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 lint: install-test
 	$(BIN)/ruff check .

@@ -32,6 +32,8 @@ SKIPPED = {
     "api-docs": "static Swagger page",
     "api-schema": "the OpenAPI document, built from code, not data",
     "account-token-reset": "a POST",
+    "api-token": "a POST",
+    "console-login-unlock": "a POST",
     "relevance-api-grade": "a POST",
     "nuggets-create": "a POST",
     "nuggets-update": "a POST",

@@ -41,6 +41,7 @@ NOT_ORGANISER_PAGES = {
     "logout": "everyone",
     "console-welcome": "an invited account's one-time link",
     "api-schema": "API clients",
+    "api-token": "scripts, with a user name and password (limited like every log-in)",
     "api-docs": "API clients",
     # the REST API: DRF's own permissions (tests/annotation/test_api.py), organisers only for writes
     "api-collections": "API clients",
@@ -104,6 +105,7 @@ ORGANISER_GET_STATUS = {
     "judging:job-start": 405,
     "console-invitation-renew": 405,
     "console-invitation-revoke": 405,
+    "console-login-unlock": 405,
     "judging:hybrid-sample": 405,
     **{
         f"mturk:campaign-{action}": 405
@@ -199,6 +201,7 @@ FORMS: dict[str, Payload] = {
     "console-people": lambda w: {"username": "mallory", "role": "organiser", "password": "pw-for-mallory-1"},
     "console-invitation-renew": lambda w: {},
     "console-invitation-revoke": lambda w: {},
+    "console-login-unlock": lambda w: {"kind": "address", "value": "203.0.113.9"},
     "relevance-organise": lambda w: {
         "pool": w["pool"].pk,
         "name": "posted-assignment",
