@@ -154,9 +154,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "max_size": env_int("DB_POOL_MAX_SIZE", 8),
             "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
         }
-# On PostgreSQL a grade from the assessor page checks its copy, writes the grade and reads the next passage
-# in one hand-written statement (annotation/relevance/grade_sql.py) instead of three queries; 0 keeps the ORM.
-RELEVANCE_GRADE_SQL = env_bool("RELEVANCE_GRADE_SQL", True)
+# On PostgreSQL the relevance work rules (a grade, the next passage) run as prepared statements
+# (annotation/relevance/grade_sql.py), the only writer of assessors' grades there. Not read from the
+# environment: only the test that compares them with the ORM form (SQLite's) turns them off.
+RELEVANCE_GRADE_SQL = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -258,12 +259,14 @@ CONTENT_SECURITY_POLICY = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "core.token_auth.FastTokenAuthentication",  # DRF's, its user read by one prepared statement
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # One error shape for every endpoint: {"detail", "code", "fields"?} (core/api_errors.py).
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
     # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
     # Counted atomically per fixed window of the rate's period, so parallel clients cannot slip past.
     "DEFAULT_THROTTLE_CLASSES": [

@@ -10,9 +10,15 @@ from judging.support import urls as support_measure_urls
 urlpatterns = [
     # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and
     # these two are most of the requests of a relevance campaign.
-    path("relevance/api/<int:assignment_pk>/next/", relevance_api.next_unit_api, name="relevance-api-next"),
     path(
-        "relevance/api/work/<int:slot_pk>/grade/", relevance_api.submit_grade_api, name="relevance-api-grade"
+        "relevance/api/<int:assignment_pk>/next/",
+        relevance_api.NextPassageApi.as_view(),
+        name="relevance-api-next",
+    ),
+    path(
+        "relevance/api/work/<int:slot_pk>/grade/",
+        relevance_api.GradeApi.as_view(),
+        name="relevance-api-grade",
     ),
     path("favicon.ico", favicon.favicon, name="favicon"),
     path("healthz", health.healthz, name="healthz"),

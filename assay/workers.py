@@ -12,6 +12,7 @@ uploads do: core.background.requeue_on_shutdown); what is left after that is kil
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import signal
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 YOUNG_S = 10.0  # a worker that ends sooner than this after its start is restarted after a growing pause
 MAX_PAUSE_S = 30.0
 KILL_AFTER_S = 10.0  # after the second signal
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 @dataclass
@@ -40,6 +42,13 @@ class _Worker:
     due: float = 0.0  # when to start it (again)
     deaths: int = 0  # in a row, each young
     generation: int = field(default=0)
+
+
+def _end_with_parent() -> None:
+    """In the child before it runs: ask Linux to send it SIGTERM when the supervisor dies, so a supervisor
+    killed outright (kill -9, the OOM killer) leaves no worker behind beside the one started after it."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _worker_id(index: int, generation: int) -> str:
@@ -86,7 +95,7 @@ def workers_supervise(
                         _worker_id(worker.index, worker.generation),
                         *worker_args,
                     ]
-                    worker.process = subprocess.Popen(command)
+                    worker.process = subprocess.Popen(command, preexec_fn=_end_with_parent)
                     worker.started = time.monotonic()
             stopping.wait(0.5)
     finally:

@@ -59,17 +59,35 @@ else
   "$bin/python" manage.py check --deploy --fail-level WARNING
 fi
 
+# Each process runs under its own keeper, which starts it again when it ends (a crash, an OOM kill):
+# one process dying neither takes the others down nor stays down. gunicorn already keeps its workers,
+# and task_workers its task workers; the keepers watch those two supervisors. Each keeper writes its
+# process's pid to $tmp/serve-$port-<name>.pid.
+keep() {
+  local name=$1 child status
+  shift
+  trap '[ -n "${child:-}" ] && kill -TERM "$child" 2>/dev/null; wait "${child:-}" 2>/dev/null; exit 0' TERM INT
+  while :; do
+    "$@" &
+    child=$!
+    echo "$child" >"$tmp/serve-$port-$name.pid"
+    wait "$child" && status=0 || status=$?
+    echo "serve.sh: $name ended with status $status; starting it again in 2 s" >&2
+    sleep 2
+  done
+}
+
 pids=()
 stop() {
   trap - INT TERM EXIT
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait
+  rm -f "$tmp/serve-$port-web.pid" "$tmp/serve-$port-tasks.pid"
 }
 trap stop INT TERM EXIT
-"$bin/gunicorn" assay.wsgi -c deploy/gunicorn.conf.py --bind "$host:$port" &
+keep web "$bin/gunicorn" assay.wsgi -c deploy/gunicorn.conf.py --bind "$host:$port" &
 pids+=($!)
-"$bin/python" manage.py task_workers --processes "${TASK_WORKERS:-2}" &
+keep tasks "$bin/python" manage.py task_workers --processes "${TASK_WORKERS:-2}" &
 pids+=($!)
 echo "Assay (production shape) at http://$host:$port/ : web and task workers; Ctrl-C stops them" >&2
-# Any one of them ending stops the others: a half-running stack is worse than a stopped one.
-wait -n
+wait

@@ -277,3 +277,41 @@ def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(s
     assert any(line["logger"] == "gunicorn.access" for line in lines)  # JSON lines from the web server
     # and from the worker: its task, from start to success
     assert any("path=judging.tasks.judge_job_run_task state=SUCCESSFUL" in line["message"] for line in lines)
+
+    # Every process of the stack is kept: killed outright, it comes back, and the rest goes on serving.
+    for name in ("tasks", "web"):
+        pid_file = REPO / ".tmp" / f"serve-{port}-{name}.pid"
+        killed = int(pid_file.read_text())
+        os.kill(killed, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            now = pid_file.read_text().strip()
+            if now and int(now) != killed and Path(f"/proc/{now}").exists():
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"{name} was not started again after kill -9")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if Browser(port).get("/readyz")[0] == 200:
+                break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    org = Browser(port)
+    org.login("org")
+    status, _h, _page = org.form(
+        "/judging/jobs/start/",
+        {"collection": "smoke", "task": "relevance", "judge_name": "smoke-llm-2", "depth": 2},
+    )
+    assert status == 302
+    status, _h, page = org.get("/judging/jobs/")
+    job = max(int(pk) for pk in re.findall(rb'data-job="(\d+)"', page))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        progress = json.loads(org.request("GET", f"/judging/jobs/{job}/progress.json")[2])
+        if progress["status"] not in ("pending", "running"):
+            break
+        time.sleep(0.5)
+    assert progress["status"] == "done", progress

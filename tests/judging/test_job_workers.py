@@ -207,3 +207,29 @@ def test_the_supervisor_starts_again_a_worker_that_dies_and_stops_them_all(env):
             supervisor.wait()
     # Starting the workers queued the daily upkeep once.
     assert DBTaskResult.objects.filter(task_path="assay.upkeep.upkeep_daily").count() >= 1
+
+
+def test_a_supervisor_killed_outright_leaves_no_worker_behind(env):
+    supervisor = subprocess.Popen(
+        [sys.executable, "manage.py", "task_workers", "--processes", "1", "--grace", "1"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        _until(lambda: len(_children(supervisor.pid)) == 1, seconds=30, what="a worker")
+        (worker,) = _children(supervisor.pid)
+        supervisor.kill()
+        supervisor.wait()
+        _until(
+            lambda: (
+                not Path(f"/proc/{worker}").exists()
+                or "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2]
+            ),
+            seconds=30,
+            what="the orphaned worker gone",
+        )
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
