@@ -11,7 +11,7 @@ FAKES  ?= 1
 TMP    := $(CURDIR)/.tmp
 
 .PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres \
-	test-postgres-ready bench lint clean demo
+	test-postgres-ready bench lint clean demo docs docs-serve
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -48,8 +48,9 @@ services: system-deps
 services-stop:
 	@bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT)
 
-## make test: lint, types and migrations, then the tests: on SQLite all but the browser tests, then on a
-## PostgreSQL cluster owned by the test run every test that reaches the database (the browser tests too).
+## make test: lint, types, migrations and the docs build, then the tests: on SQLite all but the browser
+## tests, then on a PostgreSQL cluster owned by the test run every test that reaches the database (the
+## browser tests too).
 ## A test that never reaches the database cannot differ between the two, so it runs once (on SQLite).
 ## Without PostgreSQL it fails and says why.
 test: install-test services
@@ -59,6 +60,7 @@ test: install-test services
 	  $(BIN)/ruff format --check . && \
 	  DEBUG=1 $(BIN)/mypy && \
 	  DEBUG=1 $(PY) manage.py makemigrations --check --dry-run && \
+	  $(MAKE) --no-print-directory docs && \
 	  $(MAKE) --no-print-directory test-sqlite PYTEST_SELECT="not browser" && \
 	  $(MAKE) --no-print-directory test-postgres PYTEST_SELECT="database"; } || status=$$?; \
 	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
@@ -92,6 +94,15 @@ bench: install-test services
 	for b in bench/bench_*.py; do echo "== $$b"; PG_PORT=$(PG_PORT) SECRET_KEY=$${SECRET_KEY:-assay-bench-only-not-secret-0123456789abcdefghijklmnopqrstuvwxyz} $(PY) $$b || { status=$$?; break; }; done; \
 	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
 	exit $$status
+
+## make docs: the documentation site (docs/, mkdocs.yml) into .tmp/site; strict, so a broken link or a
+## warning fails it. make docs-serve: the same site with live reload on http://127.0.0.1:8001 (DOCS_PORT=…)
+docs: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+DOCS_PORT ?= 8001
+docs-serve: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 lint: install-test
 	$(BIN)/ruff check .

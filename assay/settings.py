@@ -13,7 +13,7 @@ from django.core.checks.security.base import (
 )
 from django.core.exceptions import ImproperlyConfigured
 
-from assay.env import env_bool, env_float, env_int, env_list, env_str
+from assay.env import env_bool, env_float, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "axes",
     "annotation",
     "judging",
     "crowd",
@@ -92,6 +93,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Turns a log-in that axes refused into the lockout answer (assay.login_limits.lockout_response).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "assay.urls"
@@ -194,10 +197,31 @@ CACHES = {
 # memory: a sign-out in one worker would not reach the copy cached in another.
 if env_str("CACHE_URL"):
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
-# Failed logins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds.
+# Failed log-ins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds, counted
+# by django-axes over every way in (log-in pages, admin, API token, invitation links): assay/login_limits.py.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
+if not 0 < LOGIN_FAILURE_LIMIT <= LOGIN_FAILURE_LIMIT_PER_ADDRESS:
+    raise ImproperlyConfigured(
+        "LOGIN_FAILURE_LIMIT must be at least 1 and at most LOGIN_FAILURE_LIMIT_PER_ADDRESS"
+    )
+# The proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated); none by default,
+# since anyone can send the header. `make serve` sets 127.0.0.1 and ::1 for its proxy on the same machine.
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
+# The first backend refuses a locked name or address before the password is even checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_HANDLER = "assay.login_limits.LoginLimitHandler"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = "assay.login_limits.name_limit"
+AXES_COOLOFF_TIME = "assay.login_limits.window"
+AXES_USERNAME_CALLABLE = "assay.login_limits.login_name"
+AXES_CLIENT_IP_CALLABLE = "assay.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "assay.login_limits.lockout_response"
+# Tries made while locked are not counted: the lock ends when the page says, however often one retries.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Successful log-ins are not logged a second time (Django keeps last_login): no table that grows forever.
+AXES_DISABLE_ACCESS_LOG = True
 
 # Security: production (DEBUG off) gets the deploy-check settings unless told it runs behind plain HTTP.
 _SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)

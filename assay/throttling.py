@@ -9,6 +9,9 @@ Django's in-memory cache: every request is counted once, whatever runs beside it
 Windows start at multiples of the period since the epoch, so the time left in a window (Retry-After)
 follows from the clock alone and needs no second cache entry. A client may send up to twice the rate
 across a window boundary; that is the price of one counter, and far from the unbounded undercount.
+
+Signed-out clients are told apart by address as the log-in limits tell them (assay.client_address): DRF's
+own reading believes anyone's X-Forwarded-For, so a script could take a fresh count with every request.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
+
+from assay.client_address import client_address
 
 if TYPE_CHECKING:  # rest_framework.views reads the throttle setting on import, which names this module
     from rest_framework.request import Request
@@ -47,6 +52,10 @@ class FixedWindowThrottle(SimpleRateThrottle):
             self.cache.set(counter, 1, timeout=self.duration)
             count = 1
         return bool(count <= self.num_requests)
+
+    def get_ident(self, request: Request) -> str:
+        # The relevance endpoints pass Django's request itself, DRF's views their wrapper of it.
+        return client_address(getattr(request, "_request", request)) or ""
 
     def wait(self) -> float | None:
         """Seconds until the window ends and the count starts again from zero."""

@@ -13,9 +13,9 @@ from django.utils import timezone
 from assay.background import thread_start, threads_join
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
-from judging.jobs import JobError, judge_job_run
+from judging.machine.jobs import JobError, judge_job_run
+from judging.machine.nli import NliJobError
 from judging.models import JudgeJob
-from judging.nli import NliJobError
 
 logger = logging.getLogger(__name__)
 # Threads running jobs in this process (no broker): tests and a graceful shutdown can wait for them.

@@ -37,8 +37,10 @@ export ALLOWED_HOSTS=${ALLOWED_HOSTS:-127.0.0.1,localhost}
 if [ "${SERVE_HTTP:-0}" = 1 ]; then
   export SECURE_COOKIES=0 SECURE_SSL_REDIRECT=0 SECURE_HSTS_SECONDS=0
 else
-  # Behind a TLS proxy on this machine (README, Running it at scale): it sets X-Forwarded-Proto.
+  # Behind a TLS proxy on this machine (README, Running it at scale): it sets X-Forwarded-Proto, and its
+  # X-Forwarded-For names the client for the log-in limits.
   export BEHIND_PROXY=${BEHIND_PROXY:-1} SECURE_SSL_REDIRECT=${SECURE_SSL_REDIRECT:-1}
+  export TRUSTED_PROXIES=${TRUSTED_PROXIES:-127.0.0.1,::1}
 fi
 if [ -z "${SECRET_KEY:-}" ]; then
   # One random key per machine, kept beside the cluster and readable by this user only.

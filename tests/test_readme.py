@@ -1,19 +1,22 @@
-"""Every shell command of the README runs, in order, so the README cannot drift from the commands.
+"""Every shell command of the README and of the docs' campaign page runs, in order, so neither can drift
+from the commands.
 
 The commands of every ```sh block are read as a user would type them (lines ending in `\\` joined) and run
 against a fresh test database, the public iKAT files and the demo collection:
 
-- `manage.py <command> ...` runs in-process through call_command from a scratch directory (files the
-  commands write land there); it must succeed. `../shared/data/` and `fixtures/` are read from their real
-  places (ASSAY_SHARED_DATA overrides the first, as for the other tests).
-- `manage.py <command> ... &` (the loopback fakes) runs as a `manage.py` subprocess on a free port, put in
-  place of the documented one in every later line, and is stopped at the end.
+- `.venv/bin/python manage.py <command> ...` runs in-process through call_command from a scratch directory
+  (files the commands write land there); it must succeed. `../shared/data/` and `fixtures/` are read from
+  their real places (ASSAY_SHARED_DATA overrides the first, as for the other tests).
+- `.venv/bin/python manage.py <command> ... &` (the loopback fakes) runs as a `manage.py` subprocess on a
+  free port, put in place of the documented one in every later line, and is stopped at the end.
 - `export NAME=value ...` sets the environment, and the setting of that name when it is a string setting
   (the in-process commands read settings, not the environment).
 - A line that ends in `# not run in tests: <reason>` is not run; the reason is reported. Every other line
-  naming manage.py must start with it, so no command is left out silently.
+  naming manage.py must start with `.venv/bin/python manage.py`, as written for a user to paste, so no
+  command is left out silently.
 - A command whose comment says `until then: "<message>"` (it needs work done in the browser first) must
   fail with that message.
+- Other lines (`make run`, `make docs`) are not run here: the Makefile's own tests cover them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from django.core.management import CommandError, call_command
 from tests.conftest import REPO, on_postgres
 
 README = REPO / "README.md"
+CAMPAIGN = REPO / "docs" / "campaign.md"
+COMMAND = ".venv/bin/python manage.py "
 NOT_RUN = re.compile(r"#\s*not run in tests:\s*(?P<reason>\S.*)$")
 UNTIL_THEN = re.compile(r'#.*until then: "(?P<error>[^"]+)"')
 
@@ -88,7 +93,8 @@ def local_paths(args: list[str], shared: Path) -> list[str]:
 
 
 class Tour:
-    def __init__(self, shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, document: str, shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.document = document
         self.shared = shared
         self.monkeypatch = monkeypatch
         self.ports: dict[str, str] = {}
@@ -103,9 +109,9 @@ class Tour:
         return text
 
     def run(self, line: ShellLine) -> None:
-        where = f"README.md:{line.number}: {line.text}"
+        where = f"{self.document}:{line.number}: {line.text}"
         if (marker := NOT_RUN.search(line.text)) is not None:
-            self.not_run.append(f"README.md:{line.number}: {marker['reason']}")
+            self.not_run.append(f"{self.document}:{line.number}: {marker['reason']}")
             return
         text = self.ported(line.text)
         if text.startswith("export "):
@@ -115,10 +121,12 @@ class Tour:
                 if isinstance(getattr(settings, name, None), str):
                     self.monkeypatch.setattr(settings, name, value)
             return
-        if not text.startswith("manage.py "):
-            assert "manage.py" not in text, f"{where}: start the line with manage.py, or mark it not run"
+        if not text.startswith(COMMAND):
+            assert "manage.py" not in text, (
+                f"{where}: start the line with {COMMAND.strip()}, or mark it not run"
+            )
             return
-        argv = shlex.split(text, comments=True)[1:]
+        argv = shlex.split(text.removeprefix(COMMAND), comments=True)
         if argv[-1] == "&":
             self.start_server(argv[:-1], where)
             return
@@ -168,28 +176,54 @@ def test_readme_shell_lines_join_continuations_and_skip_comments():
     assert lines == [ShellLine(4, "manage.py a --b --c d   # why"), ShellLine(7, "export X=1")]
 
 
-@pytest.mark.django_db
-def test_every_readme_command_runs_as_written(shared_data, tmp_path, monkeypatch, capsys):
-    if on_postgres():
-        pytest.skip(
-            "the README tour runs on SQLite only: the same commands on PostgreSQL add time, not checks"
-        )
-    monkeypatch.chdir(tmp_path)
-    tour = Tour(shared_data, monkeypatch)
-    lines = list(readme_shell_lines(README.read_text(encoding="utf-8")))
+def run_document(path: Path, shared: Path, monkeypatch: pytest.MonkeyPatch) -> Tour:
+    """Every command of the document's sh blocks, in order; the tour, with what failed and what was not run."""
+    tour = Tour(str(path.relative_to(REPO)), shared, monkeypatch)
     try:
-        for line in lines:
+        for line in readme_shell_lines(path.read_text(encoding="utf-8")):
             tour.run(line)
     finally:
         tour.stop()
+    return tour
+
+
+def report(tour: Tour, capsys: pytest.CaptureFixture[str]) -> None:
+    with capsys.disabled():
+        sys.stdout.write(
+            f"\n{tour.document}: {tour.ran} commands ran; not run: {len(tour.not_run)}\n"
+            + "".join(f"  {reason}\n" for reason in tour.not_run)
+        )
+
+
+@pytest.mark.django_db
+def test_every_readme_command_runs_as_written(tmp_path, monkeypatch, capsys):
+    if on_postgres():
+        pytest.skip("the README's campaign runs on SQLite only: on PostgreSQL it adds time, not checks")
+    monkeypatch.chdir(tmp_path)
+
+    # The README's campaign reads only the demo collection, never ../shared/data.
+    tour = run_document(README, REPO.parent / "shared" / "data", monkeypatch)
+
+    assert not tour.failed, "README commands that fail:\n" + "\n".join(tour.failed)
+    assert tour.ran >= 8
+    assert not tour.not_run
+    assert (tmp_path / "llm.qrels").read_text().count("\n") > 0
+    report(tour, capsys)
+
+
+@pytest.mark.django_db
+def test_every_campaign_page_command_runs_as_written(shared_data, tmp_path, monkeypatch, capsys):
+    if on_postgres():
+        pytest.skip(
+            "the campaign tour runs on SQLite only: the same commands on PostgreSQL add time, not checks"
+        )
+    monkeypatch.chdir(tmp_path)
+
+    tour = run_document(CAMPAIGN, shared_data, monkeypatch)
 
     # Every failure at once: a later command may fail only because an earlier one did, which the list shows.
-    assert not tour.failed, "README commands that fail:\n" + "\n".join(tour.failed)
+    assert not tour.failed, "docs/campaign.md commands that fail:\n" + "\n".join(tour.failed)
     assert tour.ran >= 60
     assert (tmp_path / "nist.qrels").read_text().count("\n") == 20575
     assert all(reason.strip() for reason in tour.not_run)
-    with capsys.disabled():
-        sys.stdout.write(
-            f"\nREADME: {tour.ran} commands ran; not run: {len(tour.not_run)}\n"
-            + "".join(f"  {reason}\n" for reason in tour.not_run)
-        )
+    report(tour, capsys)

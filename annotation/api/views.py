@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth import authenticate
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 
 from annotation.api import serializers as s
+from annotation.console.services import api_token_get
 from annotation.judge_access import judges_readable
 from annotation.judgments import relevance_judgment_submit
 from annotation.models import (
@@ -38,6 +40,35 @@ from assay.json_body import StrictBodies
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
+
+
+class TokenObtain(StrictBodies):
+    """A script's API token for its account's user name and password (the same token the account page shows).
+
+    The password is checked as the log-in page checks it, and a wrong one counts toward the same limit on
+    failed log-ins: a locked user name or address gets 429 with Retry-After.
+    """
+
+    authentication_classes: list[type] = []  # no session, so no CSRF check: the password is the credential
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        request=s.TokenInput,
+        responses={
+            200: s.TokenOutput,
+            400: OpenApiResponse(description="A missing field, or a wrong user name or password."),
+            429: OpenApiResponse(description="Too many failed log-ins for this name or address."),
+        },
+        auth=[],
+    )
+    def post(self, request: Request) -> ApiResponse:
+        payload = s.TokenInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        # Django's request, not DRF's wrapper: axes marks a refused log-in on it for its middleware.
+        user = authenticate(request._request, **payload.validated_data)
+        if user is None:
+            return _bad_request("non_field_errors", "no active account has this user name and password")
+        return ApiResponse(s.TokenOutput({"token": api_token_get(user=user).key}).data)
 
 
 def _collection(view: generics.GenericAPIView) -> Collection:

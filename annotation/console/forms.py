@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_ipv46_address
 
 from annotation.console import selectors
 from annotation.console.uploads import IMPORTERS
@@ -220,6 +222,20 @@ class PersonForm(forms.Form):
         min_length=8,
         help_text="Leave empty to invite: you get a one-time link on which they choose their password.",
     )
+
+
+class LoginUnlockForm(forms.Form):
+    kind = forms.ChoiceField(choices=[("name", "user name"), ("address", "address")])
+    value = forms.CharField(max_length=255)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("kind") == "address" and data.get("value"):
+            try:
+                validate_ipv46_address(data["value"])
+            except ValidationError:
+                self.add_error("value", "not an IP address")
+        return data
 
 
 EXPORT_KINDS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
@@ -30,7 +30,7 @@ from annotation.models import (
     SupportAssignment,
     WorkSlot,
 )
-from annotation.relevance.pooling import turns_listed, unfiltered_text
+from annotation.relevance.pooling import PoolSummary, PoolTurn
 from annotation.selectors import natural_key
 
 # Two judgments further apart than this belong to two sittings; the pause is not working time.
@@ -138,64 +138,6 @@ def assessors() -> QuerySet[Any]:
 
 
 # --- Pools -------------------------------------------------------------------------------------------
-
-
-@dataclass
-class PoolTurn:
-    """One turn of a pool: what entered from the runs' heads, through the filter's grade, and unfiltered
-    (deeper, with no grade of the filter judge); what the filter's grades kept out (`saved`); and what is
-    missing though the filter did not grade it below the minimum (`left_out`: a pool built by an older
-    Assay, which dropped ungraded pairs, or runs ranking more since it was built)."""
-
-    turn_id: str
-    pooled: int = 0
-    from_head: int = 0
-    from_filter: int = 0
-    unfiltered: int = 0
-    candidates: int = 0
-    saved: int = 0
-
-    @property
-    def left_out(self) -> int:
-        return max(self.candidates - self.pooled - self.saved, 0)
-
-
-@dataclass
-class PoolSummary:
-    pool: Pool
-    turns: list[PoolTurn] = field(default_factory=list)
-
-    @property
-    def size(self) -> int:
-        return sum(t.pooled for t in self.turns)
-
-    @property
-    def saved(self) -> int:
-        return sum(t.saved for t in self.turns)
-
-    @property
-    def candidates(self) -> int:
-        return sum(t.candidates for t in self.turns)
-
-    @property
-    def saved_share(self) -> float | None:
-        return self.saved / self.candidates if self.candidates else None
-
-    @property
-    def unfiltered(self) -> int:
-        return sum(t.unfiltered for t in self.turns)
-
-    @property
-    def unfiltered_text(self) -> str:
-        return unfiltered_text(self.unfiltered, [t.turn_id for t in self.turns if t.unfiltered])
-
-    @property
-    def left_out(self) -> int:
-        return sum(t.left_out for t in self.turns)
-
-    @property
-    def left_out_turns(self) -> str:
-        return turns_listed([t.turn_id for t in self.turns if t.left_out])
 
 
 def pool_summary(*, pool: Pool) -> PoolSummary:
@@ -408,7 +350,7 @@ def organiser_home(*, user: Any) -> dict[str, Any]:
     """
     campaigns: list[Any] = []
     if apps.is_installed("crowd"):
-        campaign = apps.get_model("mturk", "CrowdCampaign")
+        campaign = apps.get_model("crowd", "CrowdCampaign")
         campaigns = list(campaign.objects.select_related("collection").order_by("-id")[:10])
     judge_jobs: list[Any] = []
     if apps.is_installed("judging"):

@@ -28,19 +28,13 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from annotation.formats.base import ImportFailed
+from annotation.io import passages_import, run_import, topics_import
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, ImportJob, Judge
-from annotation.nuggets.transfer import gold_responses_import, nuggets_import
-from annotation.relevance.exports import ptkb_qrels_import
-from annotation.runs import run_import
-from annotation.services import (
-    ImportResult,
-    import_judge_get_or_create,
-    passages_import,
-    qrels_import,
-    topics_import,
-)
-from annotation.support.labels import support_labels_import
+from annotation.nuggets.io import gold_responses_import, nuggets_import
+from annotation.relevance.io import ptkb_qrels_import, qrels_import
+from annotation.services import ImportResult, import_judge_get_or_create
+from annotation.support.io import support_labels_import
 from assay.background import thread_start
 
 log = logging.getLogger(__name__)

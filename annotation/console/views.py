@@ -36,13 +36,20 @@ from annotation.console.services import (
 )
 from annotation.console.uploads import UploadRefused, import_job_create, import_job_start
 from annotation.models import Collection, ImportJob, Pool
-from annotation.nuggets.transfer import gold_responses_export, nuggets_export
+from annotation.nuggets.io import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.relevance.exports import LOG_TASKS, judgment_log_rows, judgment_log_write, ptkb_qrels_lines
-from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve, unfiltered_text
-from annotation.selectors import collection_counts, qrels_lines
-from annotation.support.labels import support_labels_export
+from annotation.relevance.io import (
+    LOG_TASKS,
+    judgment_log_rows,
+    judgment_log_write,
+    ptkb_qrels_lines,
+    qrels_lines,
+)
+from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
+from annotation.relevance.selectors import assignments_progress
+from annotation.selectors import collection_counts
+from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
 from annotation.wording import plural
@@ -171,7 +178,7 @@ def pools_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
                 f"the filter saved {report.saved}.",
             )
             if report.unfiltered:
-                messages.warning(request, f"{unfiltered_text(report.unfiltered, report.unfiltered_turns)}.")
+                messages.warning(request, f"{report.unfiltered_text}.")
             return redirect("console-pool", name=collection.name, pool=report.pool.name)
     pools = selectors.pools_listed(collection=collection)
     return render(
@@ -247,7 +254,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "collection": collection,
             "relevance": relevance,
             "support": support,
-            "assignments": dashboard.assignments,
+            "progress": assignments_progress(assignments=dashboard.assignments),
         },
         status=400 if request.method == "POST" else 200,
     )

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-import annotation.services
+import annotation.io
 from annotation.console import uploads
 from annotation.console.selectors import INTERRUPTED_REASON, import_job_state
 from annotation.models import ImportJob
@@ -48,7 +48,7 @@ def test_a_background_import_publishes_intermediate_progress_seen_outside_its_tr
 ):
     collection = CollectionFactory()
     job = _passages_job(tmp_path, collection, 1000)
-    monkeypatch.setattr(annotation.services, "BATCH", 100)  # ten batches, each told
+    monkeypatch.setattr(annotation.io, "BATCH", 100)  # ten batches, each told
     monkeypatch.setattr(uploads, "PROGRESS_EVERY_S", 0.0)
     tell = uploads.ImportProgress.__call__
 

@@ -8,10 +8,10 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotation.io import run_import
 from annotation.models import Judge, SupportJudgment, Topic
-from annotation.runs import run_import
 from annotation.services import judge_get_or_create
-from annotation.support.labels import support_labels_import
+from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 

@@ -6,7 +6,8 @@ import re
 import pytest
 
 from annotation.models import Judge
-from judging import tasks, views_jobs
+from judging import tasks
+from judging.machine import views as views_jobs
 from judging.models import JudgeJob
 from tests.factories import CollectionFactory, JudgeFactory, NuggetFactory, OrganiserFactory, TurnFactory
 

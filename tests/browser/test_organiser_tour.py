@@ -10,8 +10,8 @@ passage texts are not public (ClueWeb22), so the pool's six passages are uploade
 passages as stand-ins (the pages need something to show); the assessors type NIST's official grades
 for their passages, so the qrels the organiser downloads must agree with NIST's file line for line.
 
-With ASSAY_TOUR_SCREENSHOTS=1 each step saves docs/tour/NN-step.png (1280x800), which the README's
-guided tour shows; without it the test writes nothing. bench/bench_tour.py runs it twice: as it is, and
+With ASSAY_TOUR_SCREENSHOTS=1 each step saves docs/tour/NN-step.png (1280x800), which the docs' tutorial
+(docs/tutorial.md) shows; without it the test writes nothing. bench/bench_tour.py runs it twice: as it is, and
 with ASSAY_TOUR_REAL_SIZE=1, which first builds a collection of real size beside the tour's own (so the
 home page, the people, jobs and organise pages and every judge menu carry it), each time writing how long
 each step took to the file ASSAY_TOUR_TIMINGS names.
@@ -31,7 +31,8 @@ from playwright.sync_api import expect
 from annotation.models import Judge, RelevanceJudgment, Turn
 from crowd.models import CrowdAnswer, CrowdCampaign
 from devtools.openai_server import FakeOpenAI, toy_responder
-from judging import tasks, views_jobs
+from judging import tasks
+from judging.machine import views as views_jobs
 from judging.models import HumanSample, JudgeJob
 from tests.factories import OrganiserFactory
 
@@ -437,9 +438,9 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
 
     assert errors == []
     tour.timings_write()
-    # The README's tour shows exactly these steps, in this order.
-    readme = (TOUR.parents[1] / "README.md").read_text()
-    assert re.findall(r"\]\(docs/tour/([^)]+)\)", readme) == tour.names
+    # The tutorial shows exactly these steps, in this order.
+    tutorial = (TOUR.parent / "tutorial.md").read_text()
+    assert re.findall(r"\]\(tour/([^)]+)\)", tutorial) == tour.names
     tour_grades = RelevanceJudgment.objects.filter(turn__collection__name="ikat24")
     assert tour_grades.filter(judge__kind=Judge.Kind.ASSESSOR).count() == len(TURNS) * DEPTH
     assert tour_grades.filter(judge__name="llm-fake").count() == len(TURNS) * DEPTH

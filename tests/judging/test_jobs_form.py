@@ -7,7 +7,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Judge
-from judging import tasks, views_jobs
+from judging import tasks
+from judging.machine import views as views_jobs
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Judge, NtnJudgment
-from judging.jobs import judge_job_start
+from judging.machine.jobs import judge_job_start
 from judging.models import JudgeJob
 from tests.factories import CollectionFactory, JudgeFactory, NuggetFactory, TopicFactory, TurnFactory
 from tests.judging.nli_model import build_tiny_nli_model

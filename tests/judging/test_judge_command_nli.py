@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Judge, NtnJudgment, Nugget
 from judging.clients import nli as nli_client
-from judging.jobs import judge_job_run, judge_job_start
+from judging.machine.jobs import judge_job_run, judge_job_start
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,

@@ -10,7 +10,7 @@ from celery.contrib.testing.worker import start_worker
 
 import judging.tasks  # noqa: F401  (registers the shared task on every app, the test's too)
 from annotation.models import RelevanceJudgment
-from judging.jobs import judge_job_start
+from judging.machine.jobs import judge_job_start
 from judging.models import JudgeJob
 from tests.factories import CollectionFactory, PassageFactory, RankingFactory, TurnFactory
 

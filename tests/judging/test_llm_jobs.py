@@ -17,8 +17,8 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Judge, NtrJudgment, Nugget, RelevanceJudgment, SupportJudgment
-from judging.jobs import JobError, judge_job_run, judge_job_start
-from judging.jobs.state import jobs_read
+from judging.machine.jobs import JobError, judge_job_run, judge_job_start
+from judging.machine.jobs.state import jobs_read
 from judging.models import JudgeJob, LlmCall, LlmFailure, UnmatchedSpan
 from tests.factories import (
     CollectionFactory,
@@ -532,7 +532,7 @@ def test_the_judge_command_reports_partial_failures_up_front_and_succeeds(
 
 def test_a_slow_call_does_not_stop_the_job_from_showing_it_lives(fake_openai, conversation, monkeypatch):
     """The job row is saved while calls are in flight, so only a dead job stops moving `updated_at`."""
-    from judging.jobs import runner
+    from judging.machine.jobs import runner
 
     monkeypatch.setattr(runner, "PROGRESS_EVERY_S", 0.1)
     saves = []

@@ -11,7 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import NtnJudgment, Nugget, RelevanceJudgment
-from judging import tasks, views_jobs
+from judging import tasks
+from judging.machine import views as views_jobs
 from judging.models import JudgeJob, LlmCall
 from tests.factories import (
     CollectionFactory,

@@ -13,7 +13,7 @@ from annotation.models import Judge
 from annotation.wording import plural
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
-from judging.jobs import (
+from judging.machine.jobs import (
     NLI_TASKS,
     TASKS,
     JobError,
@@ -23,9 +23,9 @@ from judging.jobs import (
     judge_job_run,
     judge_job_start,
 )
-from judging.jobs.state import INTERRUPTED, job_state, job_status_text, jobs_read
+from judging.machine.jobs.state import INTERRUPTED, job_state, job_status_text, jobs_read
+from judging.machine.nli import NliJobError
 from judging.models import JudgeJob
-from judging.nli import NliJobError
 from judging.tasks import judge_job_enqueue
 
 FOLLOW_EVERY_S = 1.0
