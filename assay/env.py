@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -52,3 +53,14 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Comma-separated addresses or networks (`127.0.0.1`, `10.0.0.0/8`, `::1`); none when unset."""
+    networks = []
+    for item in env_list(name, []):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must list IP addresses or networks, not {item!r}") from None
+    return tuple(networks)

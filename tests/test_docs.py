@@ -20,7 +20,7 @@ from tests.conftest import REPO
 DOCS = REPO / "docs"
 PRODUCT = ["assay", "annotation", "judging", "crowd", "devtools"]
 ENV_READ = re.compile(
-    r"""(?:env_(?:str|bool|int|float|list)\(|os\.environ\.get\()\s*["']([A-Z][A-Z0-9_]+)["']"""
+    r"""(?:env_(?:str|bool|int|float|list|networks)\(|os\.environ\.get\()\s*["']([A-Z][A-Z0-9_]+)["']"""
 )
 
 

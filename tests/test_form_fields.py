@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.console.forms import SupportWorkForm
 from annotation.models import SupportAssignment
-from assay.form_fields import ModelMultipleChoiceField
+from core.form_fields import ModelMultipleChoiceField
 from tests.factories import CollectionFactory, OrganiserFactory, TopicFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -178,3 +178,12 @@ class SupportJudgmentInput(serializers.Serializer):
     # the stubs cannot know that, and the field keeps the name the label files and clients use.
     label = serializers.ChoiceField(choices=SupportLabel.choices)  # type: ignore[assignment]
     time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+
+class TokenInput(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+
+
+class TokenOutput(serializers.Serializer):
+    token = serializers.CharField(help_text="Send it as `Authorization: Token <token>`.")

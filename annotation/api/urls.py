@@ -3,6 +3,7 @@ from django.urls import path
 from annotation.api import views
 
 urlpatterns = [
+    path("token/", views.TokenObtain.as_view(), name="api-token"),
     path("collections/", views.CollectionList.as_view(), name="api-collections"),
     path("collections/<slug:collection>/", views.CollectionDetail.as_view(), name="api-collection"),
     path("collections/<slug:collection>/topics/", views.TopicList.as_view(), name="api-topics"),

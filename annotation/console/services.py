@@ -4,8 +4,9 @@ support work for many topics at once. Pools, relevance assignments and imports u
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
+from axes.handlers.proxy import AxesProxyHandler
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
@@ -17,6 +18,7 @@ from rest_framework.authtoken.models import Token
 from annotation.judge_access import assessor_judge_refusal
 from annotation.models import Collection, Judge, SupportAssignment, Topic
 from annotation.support.services import support_assignment_set
+from core.names import collection_name_problem
 
 
 class ConsoleError(Exception):
@@ -27,6 +29,9 @@ class ConsoleError(Exception):
 def collection_create(*, name: str, description: str = "") -> Collection:
     if Collection.objects.filter(name=name).exists():
         raise ConsoleError(f"a collection named {name!r} already exists")
+    problem = collection_name_problem(name)
+    if problem:
+        raise ConsoleError(problem)
     return Collection.objects.create(name=name, description=description)
 
 
@@ -98,6 +103,19 @@ def api_token_reset(*, user: User) -> Token:
     """A new API token for the user; scripts holding the old one are refused from now on."""
     Token.objects.filter(user=user).delete()
     return Token.objects.create(user=user)
+
+
+@transaction.atomic
+def login_unlock(*, kind: Literal["name", "address"], value: str) -> int:
+    """Lift a log-in lock before its window ends, for someone an organiser vouches for: forget the recent
+    failed log-ins of a user name (from every address) or of an address (under every name). Returns how
+    many records went."""
+    if not value:
+        # axes reads an empty name or address as no filter at all, which would forget every failure.
+        raise ConsoleError("say which user name or address to unlock")
+    if kind == "name":
+        return int(AxesProxyHandler.reset_attempts(username=value))
+    return int(AxesProxyHandler.reset_attempts(ip_address=value))
 
 
 @transaction.atomic

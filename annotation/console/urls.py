@@ -11,6 +11,11 @@ urlpatterns = [
         views.import_status,
         name="console-import-status",
     ),
+    path(
+        "console/collections/<slug:name>/imports/<int:pk>/resume/",
+        views.import_resume,
+        name="console-import-resume",
+    ),
     path("console/collections/<slug:name>/pools/", views.pools_page, name="console-pools"),
     path("console/collections/<slug:name>/pools/<slug:pool>/", views.pool_page, name="console-pool"),
     path("console/collections/<slug:name>/work/", views.work_page, name="console-work"),
@@ -22,6 +27,7 @@ urlpatterns = [
         name="console-export",
     ),
     path("console/people/", people.people_page, name="console-people"),
+    path("console/people/unlock/", people.login_unlock_view, name="console-login-unlock"),
     path(
         "console/people/<str:username>/invitation/renew/",
         people.invitation_renew_view,
@@ -32,7 +38,9 @@ urlpatterns = [
         people.invitation_revoke_view,
         name="console-invitation-revoke",
     ),
-    path("welcome/<uidb64>/<token>/", people.welcome, name="console-welcome"),
+    # Slugs: the links' own alphabet (URL-safe base64 and the token's base36-hex), so that nothing else (a
+    # NUL, say) reaches the page and the failure it records.
+    path("welcome/<slug:uidb64>/<slug:token>/", people.welcome, name="console-welcome"),
     path("account/", views.account_page, name="account"),
     path("account/token/reset/", views.account_token_reset, name="account-token-reset"),
 ]

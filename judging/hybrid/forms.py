@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge, Pool
 from annotation.typed import choice_field
-from assay.form_fields import ModelMultipleChoiceField
+from core.form_fields import ModelMultipleChoiceField
 from judging.hybrid.sampling import STRATEGIES
 from judging.models import HumanSample
 

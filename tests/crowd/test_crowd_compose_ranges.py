@@ -27,7 +27,7 @@ def _compose(client, **changes):
         "generate_tests": 4,
         "reward": "0.50",
     }
-    return client.post(reverse("mturk:campaign-new"), {**post, **changes})
+    return client.post(reverse("crowd:campaign-new"), {**post, **changes})
 
 
 @pytest.mark.parametrize("seed", ["9" * 30, str(2**31), str(-(2**31) - 1)])

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from crowd.models import CrowdBatch, CrowdCampaign
 from crowd.selectors import hit_token, link_token
-from crowd.studies import study_create
+from crowd.services.studies import study_create
 from tests.fuzz.conftest import CROWD_SETTINGS, tally
 from tests.fuzz.inputs import text_values
 

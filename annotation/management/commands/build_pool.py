@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve, unfiltered_text
-from annotation.wording import plural
+from annotation.commands import CollectionCommand
+from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve
+from core.wording import plural
 
 
 class Command(CollectionCommand):
@@ -91,4 +91,4 @@ class Command(CollectionCommand):
             )
         )
         if report.unfiltered:
-            self.stdout.write(self.style.WARNING(unfiltered_text(report.unfiltered, report.unfiltered_turns)))
+            self.stdout.write(self.style.WARNING(report.unfiltered_text))
