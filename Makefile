@@ -27,12 +27,12 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-## make run: install, migrate, load the demo collection and accounts, serve on 127.0.0.1:8000 (PORT=…), with
-## loopback fakes of an OpenAI-compatible server and of MTurk where none of your own is set (FAKES=0: none)
+## make run: install, migrate, load the demo collection and accounts, serve on 127.0.0.1:8000 (PORT=…) beside a
+## task worker and loopback fakes of an OpenAI-compatible server and of MTurk where none of yours is set (FAKES=0)
 run: install
 	HOST=$(HOST) PORT=$(PORT) TMP=$(TMP) VENV=$(VENV) FAKES=$(FAKES) bash scripts/run.sh
 
-## make serve: the production shape on one machine: PostgreSQL, Redis, gunicorn, a Celery worker and beat,
+## make serve: the production shape on one machine: PostgreSQL, Redis, gunicorn, task workers (TASK_WORKERS=2),
 ## DEBUG off, static files by WhiteNoise, `check --deploy` clean (behind a TLS proxy; SERVE_HTTP=1 without one)
 serve: install system-deps
 	HOST=$(HOST) PORT=$(PORT) PG_PORT=$(PG_PORT) REDIS_PORT=$(REDIS_PORT) TMP=$(TMP) bash scripts/serve.sh

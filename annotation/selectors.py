@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from django.contrib.auth.models import User
@@ -108,18 +108,6 @@ def turns_named(*, collection: Collection, turn_ids: Iterable[str] | None = None
             raise UnknownTurns(f"no turn {', '.join(missing[:20])} in collection {collection.name}")
         turns = list(found.values())
     return sorted(turns, key=turn_key)
-
-
-def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
-    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id."""
-    rows = list(
-        RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "turn__turn_id", "passage_id", "grade"
-        )
-    )
-    rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
-    for turn_id, passage_id, grade in rows:
-        yield f"{turn_id} 0 {passage_id} {grade}\n"
 
 
 def qrels_dict(*, collection: Collection, judge: Judge) -> dict[str, dict[str, int]]:

@@ -1,43 +1,59 @@
-"""Work a page hands off when no Celery broker is configured: a daemon thread of the served process.
+"""Background work: what every feature's `tasks` module shares on top of Django's tasks API.
 
-The judge jobs and the console's uploads both run so; each thread closes its own database connections
-when it ends (they are not the request threads'), and an exception is logged, never left to end the
-process.
+Every job a page starts (a judge job, a large upload) is a task enqueued on the `default` backend: a
+queue kept in the database (django-tasks-db), so the job's row and its task commit in one transaction,
+and the work runs in `db_worker` processes apart from the web server (`manage.py task_workers` starts and
+supervises them). A restart of the web server therefore touches no job. A worker that stops between
+tasks loses nothing; one told to stop in the middle of a task hands the job back to the queue
+(`requeue_on_shutdown`), and one killed outright leaves its job's row silent, which the pages show as
+interrupted, with a button that queues it again.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
-from django.db import close_old_connections, connections
+from django_tasks import task_backends
+from django_tasks.base import TaskResultStatus
+from django_tasks_db.backend import DatabaseBackend
+from django_tasks_db.models import DBTaskResult
 
 log = logging.getLogger(__name__)
 
-_running: list[threading.Thread] = []
+UNFINISHED = (TaskResultStatus.READY, TaskResultStatus.RUNNING)
 
 
-def thread_start(*, name: str, target: Callable[[], object]) -> threading.Thread:
-    """Run `target` in a daemon thread named `name`, and return the started thread."""
+def tasks_unfinished(task_ids: Iterable[str]) -> set[str] | None:
+    """Which of these tasks still wait or run (one query), or None when the backend cannot tell.
 
-    def run() -> None:
-        close_old_connections()
-        try:
-            target()
-        except BaseException:  # the job's row says what happened; the thread must not take the process down
-            log.exception("background work %s stopped", name)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    _running[:] = [t for t in _running if t.is_alive()]
-    _running.append(thread)
-    thread.start()
-    return thread
+    A job whose task is no longer among them, yet which never finished, lost its worker.
+    """
+    ids = [task_id for task_id in task_ids if task_id]
+    if not isinstance(task_backends["default"], DatabaseBackend):
+        return None
+    if not ids:
+        return set()
+    rows = DBTaskResult.objects.filter(id__in=ids, status__in=UNFINISHED).values_list("id", flat=True)
+    return {str(task_id) for task_id in rows}
 
 
-def threads_join(timeout: float | None = None) -> None:
-    """Wait for the work this process runs in threads (tests; a shutdown that lets it finish)."""
-    for thread in list(_running):
-        thread.join(timeout)
+def task_abandon(task_id: str) -> None:
+    """Mark a task whose worker died in the middle of it as failed, so the queue's table says so too
+    (a killed worker leaves it "running" for good); a task that ended is left as it is."""
+    if task_id and isinstance(task_backends["default"], DatabaseBackend):
+        DBTaskResult.objects.filter(id=task_id, status__in=UNFINISHED).update(status=TaskResultStatus.FAILED)
+
+
+@contextmanager
+def requeue_on_shutdown(what: str, requeue: Callable[[], object]) -> Iterator[None]:
+    """Run a task's body; if its worker is told to stop in the middle (SystemExit, KeyboardInterrupt: the
+    worker's second SIGTERM or Ctrl-C), queue the job again before the worker goes, so the next worker
+    resumes it instead of leaving it interrupted."""
+    try:
+        yield
+    except (SystemExit, KeyboardInterrupt):
+        log.warning("%s: the worker is stopping; queued again to resume", what)
+        requeue()
+        raise

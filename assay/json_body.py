@@ -27,11 +27,13 @@ MAX_DEPTH = 32
 
 
 class BadJsonBody(Exception):
-    """A body refused with `status` (400, or 413 when too large) and a short `reason`."""
+    """A body refused with `status` (400, or 413 when too large), a short `reason` and the API's `code`
+    for it (assay/api_errors.py: DRF views answer it in the API's error shape with these)."""
 
     def __init__(self, reason: str, *, status: int = 400) -> None:
         super().__init__(reason)
         self.reason, self.status = reason, status
+        self.code = BodyTooLarge.default_code if status == 413 else ParseError.default_code
 
 
 def _constant(name: str) -> float:

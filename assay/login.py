@@ -22,7 +22,7 @@ def landing_url(user: Any) -> str:
     if is_organiser(user):
         return reverse("home")
     if CrowdWorker.objects.filter(user=user).exists():
-        return reverse("mturk:home")
+        return reverse("crowd:home")
     only_support = (
         not Assignment.objects.filter(assessors=user).exists()
         and SupportAssignment.objects.filter(user=user).exists()

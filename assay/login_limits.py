@@ -33,6 +33,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from assay.api_errors import error_body
+
 # axes stores names in a 255-character column; no account name is that long (the user model allows 150).
 _NAME_COLUMN = 255
 # The People page lists at most this many locks of each kind, the newest first.
@@ -128,14 +130,13 @@ def lockout_response(
     seconds = max(1, math.ceil((until - timezone.now()).total_seconds()))
     minutes = math.ceil(seconds / 60)
     if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse(
-            {
-                "detail": f"Too many failed log-ins for this name or address: try again in {minutes} "
-                "minute(s), or ask an organiser to unlock it.",
-                "retry_after": seconds,
-            },
-            status=429,
+        detail = (
+            f"Too many failed log-ins for this name or address: try again in {minutes} minute(s), "
+            "or ask an organiser to unlock it."
         )
+        # The API's one error shape (assay/api_errors.py), with the wait in the body too.
+        body = error_body(detail=detail, code="locked_out") | {"retry_after": seconds}
+        response: HttpResponse = JsonResponse(body, status=429)
     else:
         response = render(
             request, "registration/login_locked.html", {"until": until, "minutes": minutes}, status=429

@@ -19,6 +19,8 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
+from assay.api_errors import error_body
+
 RETRY_AFTER_S = 5
 logger = logging.getLogger("assay.database")
 
@@ -37,10 +39,10 @@ def wants_json(request: HttpRequest) -> bool:
 def database_unavailable_response(request: HttpRequest, *, service: str = "database") -> HttpResponse:
     response: HttpResponse
     if wants_json(request):
-        response = JsonResponse(
-            {"detail": f"The {service} is unavailable; try again shortly.", "retry_after": RETRY_AFTER_S},
-            status=503,
-        )
+        # The API's one error shape (assay/api_errors.py), with the wait in the body too.
+        detail = f"The {service} is unavailable; try again shortly."
+        body = error_body(detail=detail, code=f"{service}_unavailable") | {"retry_after": RETRY_AFTER_S}
+        response = JsonResponse(body, status=503)
     else:
         # No request context: the site's base template reads the user, which needs the database.
         context = {"retry_after": RETRY_AFTER_S, "service": service}

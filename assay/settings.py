@@ -74,6 +74,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "django_tasks",
+    "django_tasks_db",
+    # The project package itself: its management commands (task_workers).
+    "assay",
     "axes",
     "annotation",
     "judging",
@@ -151,9 +155,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "max_size": env_int("DB_POOL_MAX_SIZE", 8),
             "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
         }
-# On PostgreSQL a grade from the assessor page checks its copy, writes the grade and reads the next passage
-# in one hand-written statement (annotation/relevance/grade_sql.py) instead of three queries; 0 keeps the ORM.
-RELEVANCE_GRADE_SQL = env_bool("RELEVANCE_GRADE_SQL", True)
+# On PostgreSQL the relevance work rules (a grade, the next passage) run as prepared statements
+# (annotation/relevance/grade_sql.py), the only writer of assessors' grades there. Not read from the
+# environment: only the test that compares them with the ORM form (SQLite's) turns them off.
+RELEVANCE_GRADE_SQL = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -256,12 +261,14 @@ CONTENT_SECURITY_POLICY = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "assay.token_auth.FastTokenAuthentication",  # DRF's, its user read by one prepared statement
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # One error shape for every endpoint: {"detail", "code", "fields"?} (assay/api_errors.py).
+    "EXCEPTION_HANDLER": "assay.api_errors.exception_handler",
     # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
     # Counted atomically per fixed window of the rate's period, so parallel clients cannot slip past.
     "DEFAULT_THROTTLE_CLASSES": [
@@ -286,16 +293,15 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Judge jobs: through Celery when a broker is configured, in-process otherwise.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
-CELERY_TASK_EAGER_PROPAGATES = True
+# Background work (judge jobs, large uploads) goes through Django's tasks API onto a queue kept in the
+# database itself: the job's row and its task commit together, and the queue needs no other service.
+# `manage.py task_workers` runs the workers (`make run` starts one, `make serve` several).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+# Workers `manage.py task_workers` runs on this machine (each takes one task at a time).
+TASK_WORKERS = env_int("TASK_WORKERS", 1)
 # A running job whose row has not moved for this long (its runner saves about every second) is shown as
-# interrupted: its process was killed or lost.
+# interrupted: its worker was killed or lost.
 JOB_STALE_AFTER_S = env_int("JOB_STALE_AFTER_S", 120)
-# Workers log through LOGGING (JSON lines) like the web processes, instead of Celery's own format.
-CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # LLM judges: any OpenAI-compatible endpoint, or Azure OpenAI.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")

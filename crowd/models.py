@@ -5,6 +5,9 @@ A campaign turns chosen turns x chosen runs' responses x the turn's gold nuggets
 `assignments_per_batch` workers, in the platform or as an MTurk HIT. Every worker's raw answers stay
 here (CrowdAssignment, CrowdAnswer); the aggregated label becomes an annotation.NtrJudgment of a crowd
 Judge such as "mturk-majority".
+
+The app was first labelled "mturk"; its tables keep the names they got then (`db_table`), and
+crowd/relabel.py moves an existing database's migration history and content types to the label "crowd".
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class CrowdCampaign(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "mturk_crowdcampaign"
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(batch_size__gte=1), name="crowd_campaign_batch_size_positive"),
@@ -84,6 +88,7 @@ class TestQuestion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "mturk_testquestion"
         ordering = ["id"]
 
     def __str__(self) -> str:
@@ -105,6 +110,7 @@ class CrowdBatch(models.Model):
     hit_id = models.CharField(max_length=64, blank=True)
 
     class Meta:
+        db_table = "mturk_crowdbatch"
         ordering = ["campaign", "index"]
         constraints = [
             models.UniqueConstraint(fields=["campaign", "index"], name="crowd_batch_unique_index"),
@@ -129,6 +135,7 @@ class BatchItem(models.Model):
     )
 
     class Meta:
+        db_table = "mturk_batchitem"
         ordering = ["batch", "position"]
         constraints = [
             models.UniqueConstraint(fields=["batch", "position"], name="crowd_item_unique_position"),
@@ -176,6 +183,9 @@ class CrowdWorker(models.Model):
     )
     blocked = models.BooleanField(default=False)
 
+    class Meta:
+        db_table = "mturk_crowdworker"
+
     def __str__(self) -> str:
         return self.worker_id
 
@@ -196,7 +206,7 @@ class CrowdAssignment(models.Model):
     there under any assignment and worker id. They neither vote nor take a place of the batch until
     `mturk_sync` sees the same assignment id and worker id from MTurk.
 
-    In a panel study (crowd/studies.py) an Accepted row without answers holds the place a participant
+    In a panel study (crowd/services/studies.py) an Accepted row without answers holds the place a participant
     took when they opened the study, for the campaign's work time, until their answers replace it.
     """
 
@@ -220,6 +230,7 @@ class CrowdAssignment(models.Model):
     objects = CrowdAssignmentQuerySet.as_manager()
 
     class Meta:
+        db_table = "mturk_crowdassignment"
         ordering = ["batch", "id"]
         constraints = [
             models.UniqueConstraint(fields=["batch", "worker"], name="crowd_assignment_one_per_worker"),
@@ -250,6 +261,7 @@ class CrowdAnswer(models.Model):
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
+        db_table = "mturk_crowdanswer"
         ordering = ["assignment", "item__position"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "item"], name="crowd_answer_unique_item"),
@@ -286,6 +298,7 @@ class CrowdStudy(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "mturk_crowdstudy"
         ordering = ["campaign", "id"]
 
     def __str__(self) -> str:

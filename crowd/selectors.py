@@ -176,5 +176,5 @@ def campaign_links(*, campaign: CrowdCampaign, base_url: str, prefix: str) -> li
         for slot in range(1, batch.max_assignments + 1):
             label = f"{prefix}-{batch.index}-{slot}"
             token = link_token(batch=batch, label=label)
-            links.append((batch.index, label, base + reverse("mturk:link-take", args=[token])))
+            links.append((batch.index, label, base + reverse("crowd:link-take", args=[token])))
     return links

@@ -42,10 +42,10 @@ SKIPPED = {
     "console-export": "a download (its size is the data's)",
     "judging:agreement-download": "a download (its size is the data's)",
     "judging:agreement-ranking-download": "a download (its size is the data's)",
-    "mturk:batch-take": "a crowd worker's POST",
-    "mturk:link-take": "a crowd worker's signed link",
-    "mturk:hit": "MTurk's frame, with a signed token",
-    "mturk:study": "a panel participant's entry link",
+    "crowd:batch-take": "a crowd worker's POST",
+    "crowd:link-take": "a crowd worker's signed link",
+    "crowd:hit": "MTurk's frame, with a signed token",
+    "crowd:study": "a panel participant's entry link",
 }
 
 
@@ -128,7 +128,7 @@ def _argument(route: str, param: str, world: World) -> str | None:
     collection = world.collection
     turn_pk = world.slot.unit.turn_pks[0]
     values: dict[str, Any] = {
-        "name": world.campaign.name if route.startswith("mturk:") else collection.name,
+        "name": world.campaign.name if route.startswith("crowd:") else collection.name,
         "collection": collection.name,
         "pool": world.slot.unit.assignment.pool.name,
         "run": collection.runs.order_by("name").first().name,  # type: ignore[union-attr]

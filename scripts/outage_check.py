@@ -367,7 +367,6 @@ def main() -> int:
         "SERVE_DB": DB,
         "SERVE_REDIS_DB": "9",
         "SERVE_HTTP": "1",
-        "SERVE_BEAT": "0",
         "PORT": str(port),
         "SECRET_KEY": SECRET_KEY,
         "CACHE_URL": cache.url,

@@ -41,7 +41,7 @@ def test_it_lands_a_crowd_workers_account_on_the_crowd_page(client):
     user = UserFactory()
     CrowdWorker.objects.create(worker_id=f"user:{user.username}", user=user)
     response = _login(client, user)
-    assert response["Location"] == reverse("mturk:home")
+    assert response["Location"] == reverse("crowd:home")
 
 
 def test_next_still_wins(client):

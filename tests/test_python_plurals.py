@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from annotation.relevance.pooling import unfiltered_text
 from annotation.wording import plural
-from judging.jobs.start import Estimate
-from judging.jobs.state import job_status_text
+from judging.machine.jobs.start import Estimate
+from judging.machine.jobs.state import job_status_text
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
@@ -43,10 +43,13 @@ NOT_COUNTS = {
     ("annotation/management/commands/import_ikat.py", "year"),  # "iKAT 2024 test topics"
     ("annotation/support/disagreements.py", "assessor.get_username()"),  # "olga judges topic 3"
     ("judging/management/commands/support_disagreements.py", "condition"),  # a table's row label
-    ("judging/reports/comparison.py", "task"),  # "relevance units in collection ..."
+    ("judging/agreement/reports/comparison.py", "task"),  # "relevance units in collection ..."
     ("crowd/management/commands/crowd_report.py", "report.bonus_total"),  # an amount of money
     ("crowd/selectors.py", "age"),  # the link lifetime setting, in seconds: days long
-    ("judging/reports/charts.py", "report['n_runs']"),  # a rank correlation's chart: three runs or more
+    (
+        "judging/agreement/reports/charts.py",
+        "report['n_runs']",
+    ),  # a rank correlation's chart: three runs or more
 }
 
 
@@ -179,7 +182,7 @@ def test_the_crowd_compose_page_agrees_with_its_batch_count(client, batch_size, 
         "reward": "0.50",
     }
 
-    response = client.post(reverse("mturk:campaign-new"), form, follow=True)
+    response = client.post(reverse("crowd:campaign-new"), form, follow=True)
 
     assert response.status_code == 200
     assert said in response.content.decode()

@@ -260,4 +260,8 @@ def test_it_answers_503_with_retry_after_where_a_redis_error_reaches_a_view(clie
     assert b"back in a moment" in page.content
     assert api.status_code == 503
     assert api["Retry-After"] == "5"
-    assert api.json() == {"detail": "The cache is unavailable; try again shortly.", "retry_after": 5}
+    assert api.json() == {
+        "detail": "The cache is unavailable; try again shortly.",
+        "code": "cache_unavailable",
+        "retry_after": 5,
+    }

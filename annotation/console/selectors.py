@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
@@ -30,8 +31,9 @@ from annotation.models import (
     SupportAssignment,
     WorkSlot,
 )
-from annotation.relevance.pooling import turns_listed, unfiltered_text
+from annotation.relevance.pooling import PoolSummary, PoolTurn
 from annotation.selectors import natural_key
+from assay.background import tasks_unfinished
 
 # Two judgments further apart than this belong to two sittings; the pause is not working time.
 SITTING_GAP = timedelta(minutes=30)
@@ -57,7 +59,7 @@ def progress_unit(*, job: ImportJob) -> str:
     return PROGRESS_UNITS.get(job.kind, "records stored")
 
 
-INTERRUPTED_REASON = "the server stopped during the import; upload the file again: nothing was imported"
+INTERRUPTED_REASON = "its worker stopped during the import; nothing was imported"
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,16 @@ def import_job_state(*, job: ImportJob) -> ImportJobState:
     """A job's status and progress, from its row and the latest value its runner published.
 
     A running import may publish only to the cache (on SQLite its transaction keeps every other writer
-    out), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S
-    lost its process: its transaction never committed, so nothing was imported.
+    out), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S,
+    or an unfinished one whose task has ended or is gone, lost its worker: its transaction never
+    committed, so nothing was imported.
     """
     done, total, percent = job.done, job.total, job.percent
+    interrupted = ImportJobState("interrupted", "Interrupted", percent, done, total, True, INTERRUPTED_REASON)
+    if not job.finished and job.task_id:
+        unfinished = tasks_unfinished([job.task_id])
+        if unfinished is not None and job.task_id not in unfinished:
+            return interrupted
     if job.status != ImportJob.Status.RUNNING:
         return ImportJobState(job.status, job.get_status_display(), percent, done, total, job.finished)
     beats = [at for at in (job.heartbeat_at, job.started_at) if at is not None]
@@ -96,7 +104,7 @@ def import_job_state(*, job: ImportJob) -> ImportJobState:
         beats.append(at)
     stale_after = timedelta(seconds=settings.IMPORT_STALE_AFTER_S)
     if beats and timezone.now() - max(beats) > stale_after:
-        return ImportJobState("interrupted", "Interrupted", percent, done, total, True, INTERRUPTED_REASON)
+        return dataclasses.replace(interrupted, percent=percent, done=done, total=total)
     return ImportJobState(job.status, job.get_status_display(), percent, done, total, False)
 
 
@@ -138,64 +146,6 @@ def assessors() -> QuerySet[Any]:
 
 
 # --- Pools -------------------------------------------------------------------------------------------
-
-
-@dataclass
-class PoolTurn:
-    """One turn of a pool: what entered from the runs' heads, through the filter's grade, and unfiltered
-    (deeper, with no grade of the filter judge); what the filter's grades kept out (`saved`); and what is
-    missing though the filter did not grade it below the minimum (`left_out`: a pool built by an older
-    Assay, which dropped ungraded pairs, or runs ranking more since it was built)."""
-
-    turn_id: str
-    pooled: int = 0
-    from_head: int = 0
-    from_filter: int = 0
-    unfiltered: int = 0
-    candidates: int = 0
-    saved: int = 0
-
-    @property
-    def left_out(self) -> int:
-        return max(self.candidates - self.pooled - self.saved, 0)
-
-
-@dataclass
-class PoolSummary:
-    pool: Pool
-    turns: list[PoolTurn] = field(default_factory=list)
-
-    @property
-    def size(self) -> int:
-        return sum(t.pooled for t in self.turns)
-
-    @property
-    def saved(self) -> int:
-        return sum(t.saved for t in self.turns)
-
-    @property
-    def candidates(self) -> int:
-        return sum(t.candidates for t in self.turns)
-
-    @property
-    def saved_share(self) -> float | None:
-        return self.saved / self.candidates if self.candidates else None
-
-    @property
-    def unfiltered(self) -> int:
-        return sum(t.unfiltered for t in self.turns)
-
-    @property
-    def unfiltered_text(self) -> str:
-        return unfiltered_text(self.unfiltered, [t.turn_id for t in self.turns if t.unfiltered])
-
-    @property
-    def left_out(self) -> int:
-        return sum(t.left_out for t in self.turns)
-
-    @property
-    def left_out_turns(self) -> str:
-        return turns_listed([t.turn_id for t in self.turns if t.left_out])
 
 
 def pool_summary(*, pool: Pool) -> PoolSummary:
@@ -408,7 +358,7 @@ def organiser_home(*, user: Any) -> dict[str, Any]:
     """
     campaigns: list[Any] = []
     if apps.is_installed("crowd"):
-        campaign = apps.get_model("mturk", "CrowdCampaign")
+        campaign = apps.get_model("crowd", "CrowdCampaign")
         campaigns = list(campaign.objects.select_related("collection").order_by("-id")[:10])
     judge_jobs: list[Any] = []
     if apps.is_installed("judging"):

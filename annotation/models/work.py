@@ -156,6 +156,7 @@ class WorkUnit(models.Model):
     position = models.PositiveIntegerField()
 
     class Meta:
+        verbose_name = "unit"
         ordering = ["assignment", "position"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "position"], name="work_unit_unique_position"),
@@ -171,7 +172,7 @@ class WorkSlot(models.Model):
     (unit, assessor) constraint keeps one assessor from holding two copies of the same unit."""
 
     unit = models.ForeignKey(WorkUnit, on_delete=models.CASCADE, related_name="slots")
-    copy = models.PositiveSmallIntegerField()
+    copy = models.PositiveSmallIntegerField(verbose_name="copy number")
     # The unit's assignment and position, copied here so that the first free copy is found by walking
     # the open copies in order (work_slot_open_in_order) instead of every unit the assignment has.
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="+")
@@ -179,11 +180,14 @@ class WorkSlot(models.Model):
     assessor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="work_slots"
     )
-    leased_until = models.DateTimeField(null=True, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True, verbose_name="lease ends")
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        # The word pages and docs use (docs/glossary.md); the class keeps its first name.
+        verbose_name = "copy"
+        verbose_name_plural = "copies"
         ordering = ["unit", "copy"]
         constraints = [
             models.UniqueConstraint(fields=["unit", "copy"], name="work_slot_unique_copy"),

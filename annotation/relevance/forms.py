@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib.auth import get_user_model
 
-from annotation.models import Assignment, Pool, PtkbStatement, RelevanceGrade
+from annotation.models import PtkbStatement, RelevanceGrade
 
 # A day: anything longer is a tab left open, not time spent judging.
 MAX_TIME_SPENT_MS = 86_400_000
@@ -39,16 +38,3 @@ class PtkbForm(forms.Form):
 
     def rows(self) -> list[tuple[PtkbStatement, forms.BoundField]]:
         return [(s, self[f"s{s.pk}"]) for s in self.statements]
-
-
-class AssignmentForm(forms.Form):
-    pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("collection"))
-    name = forms.SlugField(max_length=100)
-    unit_kind = forms.ChoiceField(choices=Assignment.UnitKind.choices, initial=Assignment.UnitKind.TURN)
-    redundancy = forms.IntegerField(min_value=1, max_value=20, initial=1)
-    lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
-    assessors = forms.ModelMultipleChoiceField(
-        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
-        widget=forms.CheckboxSelectMultiple,
-    )
-    with_ptkb = forms.BooleanField(required=False, initial=True, label="PTKB step per turn")

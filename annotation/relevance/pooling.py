@@ -28,19 +28,6 @@ class PoolExists(PoolingFailed):
     """A pool of that name is already in the collection; each caller says how its user rebuilds one."""
 
 
-@dataclass
-class TurnReport:
-    """One turn's pairs: from the runs' heads, let in by the filter's grade, kept out by it (`saved`),
-    and pooled unfiltered, deeper than the head but with no grade of the filter judge to decide."""
-
-    turn_id: str
-    pooled: int = 0
-    from_head: int = 0
-    from_filter: int = 0
-    saved: int = 0
-    unfiltered: int = 0
-
-
 def turns_listed(turn_ids: Sequence[str], *, limit: int = 10) -> str:
     """Turn ids for a sentence: the first `limit` of them, then how many more (a real campaign has
     hundreds of turns, and a page or a terminal line must stay readable)."""
@@ -58,13 +45,35 @@ def unfiltered_text(pairs: int, turn_ids: Sequence[str]) -> str:
 
 
 @dataclass
-class PoolReport:
-    """Pool size per turn and in all; `saved` counts passages within `depth` the filter kept out, all of
-    them graded below the minimum by the filter judge; `unfiltered_turns` are the turns with deeper
-    passages the filter judge never graded, pooled without its say."""
+class PoolTurn:
+    """One turn of a pool: what entered from the runs' heads, through the filter's grade, and unfiltered
+    (deeper, with no grade of the filter judge); what the filter's grades kept out (`saved`); and what is
+    missing though the filter did not grade it below the minimum (`left_out`: a pool built by an older
+    Assay, which dropped ungraded pairs, or runs ranking more since it was built)."""
+
+    turn_id: str
+    pooled: int = 0
+    from_head: int = 0
+    from_filter: int = 0
+    unfiltered: int = 0
+    candidates: int = 0
+    saved: int = 0
+
+    @property
+    def left_out(self) -> int:
+        return max(self.candidates - self.pooled - self.saved, 0)
+
+
+@dataclass
+class PoolSummary:
+    """A pool's size per turn and in all, as `pool_build` made it and as the pool page reads it back.
+
+    `saved` counts passages within `depth` the filter kept out, all graded below the minimum by the
+    filter judge; `unfiltered_turns` are the turns with deeper passages the filter judge never graded,
+    pooled without its say."""
 
     pool: Pool
-    turns: list[TurnReport] = field(default_factory=list)
+    turns: list[PoolTurn] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -76,7 +85,11 @@ class PoolReport:
 
     @property
     def candidates(self) -> int:
-        return self.size + self.saved
+        return sum(t.candidates for t in self.turns)
+
+    @property
+    def saved_share(self) -> float | None:
+        return self.saved / self.candidates if self.candidates else None
 
     @property
     def unfiltered(self) -> int:
@@ -85,6 +98,18 @@ class PoolReport:
     @property
     def unfiltered_turns(self) -> list[str]:
         return [t.turn_id for t in self.turns if t.unfiltered]
+
+    @property
+    def unfiltered_text(self) -> str:
+        return unfiltered_text(self.unfiltered, self.unfiltered_turns)
+
+    @property
+    def left_out(self) -> int:
+        return sum(t.left_out for t in self.turns)
+
+    @property
+    def left_out_turns(self) -> str:
+        return turns_listed([t.turn_id for t in self.turns if t.left_out])
 
 
 # Pool entries are written this many at a time, as the turns are pooled.
@@ -125,7 +150,7 @@ def pool_build(
     always_depth: int = 5,
     replace: bool = False,
     progress: Callable[[int, int], None] | None = None,
-) -> PoolReport:
+) -> PoolSummary:
     """Build (or, with `replace`, rebuild) a pool from every run's rankings of the chosen turns.
 
     Plain: each run's top `depth`. Adaptive: ranks 1..`always_depth` always, ranks up to `depth` unless
@@ -198,10 +223,10 @@ def pool_build(
             if current is None or rank < current.best_rank:
                 per_turn[passage_id] = _Candidate(rank, run_id, run_name)
 
-    report = PoolReport(pool=pool)
+    report = PoolSummary(pool=pool)
     entries: list[PoolEntry] = []
     for turn in turns:
-        line = TurnReport(turn_id=turn.turn_id)
+        line = PoolTurn(turn_id=turn.turn_id)
         chosen: list[PoolEntry] = []
         for passage_id, candidate in candidates[turn.pk].items():
             grade = grades.get((turn.pk, passage_id))
@@ -232,6 +257,7 @@ def pool_build(
             entry.order = order
         entries.extend(chosen)
         line.pooled = len(chosen)
+        line.candidates = line.pooled + line.saved
         report.turns.append(line)
         if len(entries) >= ENTRY_BATCH:
             PoolEntry.objects.bulk_create(entries, batch_size=ENTRY_BATCH)

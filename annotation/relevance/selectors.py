@@ -154,11 +154,11 @@ class QueueRow:
     """An assignment on the assessor's queue page: what they hold, what is left, and what to offer."""
 
     assignment: Assignment
-    units: list[tuple[WorkSlot, UnitProgress]]  # the open copy, then the latest completed ones
+    copies: list[tuple[WorkSlot, UnitProgress]]  # their open copy, then the latest completed ones
     open: WorkSlot | None
     state: str  # "in progress", "next unit", "not started", "waiting" or "finished"
     units_done: int
-    units_unlisted: int  # completed copies beyond those listed
+    copies_unlisted: int  # completed copies beyond those listed
     units_free: int
     judged: int
     to_judge: int
@@ -191,7 +191,7 @@ def assessor_queue(*, user: User, judge: Judge | None, now: datetime | None = No
         turns = {
             t.pk: t for t in Turn.objects.filter(pk__in=[pk for slot in listed for pk in slot.unit.turn_pks])
         }
-        units = [(slot, counts.unit(slot.unit, turns)) for slot in listed]
+        copies = [(slot, counts.unit(slot.unit, turns)) for slot in listed]
         free, others_hold = _units_left(assignment, user, now)
         if open_slot is not None:
             state = "in progress"
@@ -202,11 +202,11 @@ def assessor_queue(*, user: User, judge: Judge | None, now: datetime | None = No
         rows.append(
             QueueRow(
                 assignment=assignment,
-                units=units,
+                copies=copies,
                 open=open_slot,
                 state=state,
                 units_done=len(completed),
-                units_unlisted=max(0, len(completed) - QUEUE_RECENT_UNITS),
+                copies_unlisted=max(0, len(completed) - QUEUE_RECENT_UNITS),
                 units_free=free,
                 judged=sum(counts.judged.get(pk, 0) for pk in turn_pks),
                 to_judge=sum(counts.entries.get(pk, 0) for pk in turn_pks),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,18 +17,16 @@ from django.views.decorators.http import require_POST
 
 from annotation.judgments import JudgmentRefused
 from annotation.models import (
-    Assignment,
+    Collection,
     Passage,
-    Pool,
     PtkbStatement,
     RelevanceGrade,
     Turn,
     WorkSlot,
 )
 from annotation.permissions import organiser_required
-from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.relevance.forms import AssignmentForm, GradeForm, PtkbForm
-from annotation.relevance.selectors import Step, assessor_queue, assignments_progress, unit_steps
+from annotation.relevance.forms import GradeForm, PtkbForm
+from annotation.relevance.selectors import Step, assessor_queue, unit_steps
 from annotation.relevance.work import (
     WorkRefused,
     assignments_for_assessor,
@@ -129,11 +126,11 @@ def next_unit(request: AuthenticatedRequest, assignment_pk: int) -> HttpResponse
         step = work_next(user=request.user, assignment_pk=assignment_pk)
     except WorkRefused:
         raise Http404("no such assignment of yours") from None
-    if step.slot is None:
+    if step.slot_pk is None:
         assignment = assignments_for_assessor(user=request.user).get(pk=assignment_pk)
         messages.info(request, f"No more work in {assignment.name} for you: thank you.")
         return redirect("relevance-queue")
-    return redirect("relevance-resume", slot_pk=step.slot.pk)
+    return redirect("relevance-resume", slot_pk=step.slot_pk)
 
 
 @login_required
@@ -270,39 +267,9 @@ def _ptkb_page(
 
 @organiser_required
 def organise(request: AuthenticatedRequest) -> HttpResponse:
-    """Pools with their sizes, assignments with their progress, and a form to hand out a pool."""
-    if request.method == "POST":
-        form = AssignmentForm(request.POST)
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                assignment = assignment_create(
-                    pool=data["pool"],
-                    name=data["name"],
-                    assessors=data["assessors"],
-                    unit_kind=data["unit_kind"],
-                    redundancy=data["redundancy"],
-                    lease_minutes=data["lease_minutes"],
-                    with_ptkb=data["with_ptkb"],
-                )
-            except AssignmentFailed as exc:
-                form.add_error(None, str(exc))
-            else:
-                messages.success(request, f"Assignment {assignment.name} created.")
-                return redirect("relevance-organise")
-        status_code = 400
-    else:
-        form = AssignmentForm()
-        status_code = 200
-    pools = Pool.objects.select_related("collection", "filter_judge").annotate(
-        size=Count("entries"), n_turns=Count("entries__turn", distinct=True)
-    )
-    progress = assignments_progress(
-        assignments=list(Assignment.objects.select_related("pool", "pool__collection"))
-    )
-    return render(
-        request,
-        "relevance/organise.html",
-        {"form": form, "pools": pools, "progress": progress},
-        status=status_code,
-    )
+    """The old address of the organiser's relevance page. Relevance work is handed out on one page, each
+    collection's work page in the console: this sends there (to the collections list when several)."""
+    names = list(Collection.objects.order_by("name").values_list("name", flat=True)[:2])
+    if len(names) == 1:
+        return redirect("console-work", name=names[0])
+    return redirect("home")

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("mturk", "0001_crowd_campaigns"),
+        ("crowd", "0001_crowd_campaigns"),
     ]
 
     operations = [

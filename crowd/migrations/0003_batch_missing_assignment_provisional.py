@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mturk', '0002_assignment_bonus'),
+        ('crowd', '0002_assignment_bonus'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("mturk", "0003_batch_missing_assignment_provisional"),
+        ("crowd", "0003_batch_missing_assignment_provisional"),
     ]
 
     operations = [
@@ -59,11 +59,12 @@ class Migration(migrations.Migration):
                     models.ForeignKey(
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="studies",
-                        to="mturk.crowdcampaign",
+                        to="crowd.crowdcampaign",
                     ),
                 ),
             ],
             options={
+                "db_table": "mturk_crowdstudy",
                 "ordering": ["campaign", "id"],
             },
         ),

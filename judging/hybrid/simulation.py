@@ -20,7 +20,8 @@ import numpy as np
 
 from annotation.wording import plural
 from judging.hybrid.estimators import METHODS, EstimationError, z_value
-from judging.hybrid.sampling import inclusion_probabilities
+from judging.hybrid.sampling import disagreement, inclusion_probabilities
+from judging.hybrid.units import UnitTable
 
 # Elements per block of (runs x repeats x sample) arrays: keeps memory near 64 MB whatever the sizes.
 BLOCK = 8_000_000
@@ -187,7 +188,8 @@ def simulate(
     )
     ordered = sorted(set(budgets))
     largest = ordered[-1]
-    uniform_methods = [m for m in methods if m != "active"]
+    # Classical always: every method's width ratio is against it, whichever methods are reported.
+    uniform_methods = [m for m in METHODS if m != "active" and (m in methods or m == "classical")]
     hits: dict[tuple[int, str], np.ndarray] = {}
     widths: dict[tuple[int, str], np.ndarray] = {}
 
@@ -209,10 +211,12 @@ def simulate(
     while done < repeats:
         size = min(chunk, repeats - done)
         done += size
+        # Drawn whether or not a uniform method is asked for, so that each method's figures do not
+        # depend on which others are asked (the budget page runs them all, the command those named).
+        keys = rng.random((size, big_n))
         if uniform_methods:
             # The `largest` smallest of N random keys, in key order: their first b are a uniform sample
             # of size b for every budget b, so one draw serves all budgets.
-            keys = rng.random((size, big_n))
             head = np.argpartition(keys, largest - 1, axis=1)[:, :largest]
             head = np.take_along_axis(head, np.argsort(np.take_along_axis(keys, head, 1), axis=1), 1)
             for b in ordered:
@@ -247,3 +251,64 @@ def simulate(
             )
         result.budgets[b] = figures
     return result
+
+
+@dataclass
+class BudgetSimulation:
+    """`simulate` over a judges' unit table: the fully labelled units it ran on, what it left out, and how
+    the active method sampled."""
+
+    table: UnitTable  # the units with a human and a machine value for every run
+    result: SimulationResult
+    left_out: list[int]  # budgets above the fully labelled units
+    active_sampling: str
+
+
+def budget_simulate(
+    *,
+    table: UnitTable,
+    budgets: Sequence[int],
+    repeats: int,
+    alpha: float = 0.05,
+    seed: int = 0,
+    confidence: Sequence[UnitTable] = (),
+    methods: Sequence[str] = METHODS,
+) -> BudgetSimulation:
+    """Simulate the budgets on the units of `table` that have every value, as the budget page and
+    `simulate_budget` both show it.
+
+    `confidence` holds the same measure with other judges in the human seat (built like `table`); their
+    disagreement with the machine drives the active method's sampling, uniform without them. Budgets
+    above the fully labelled units cannot be drawn: they are left out and named, and only when none is
+    left is that an error.
+    """
+    complete = table.complete()
+    if complete.size < 2:
+        raise EstimationError(
+            f"only {plural(complete.size, 'unit')} {'has' if complete.size == 1 else 'have'} human and "
+            "machine values: nothing to simulate"
+        )
+    usable = sorted({b for b in budgets if 2 <= b <= complete.size})
+    left_out = sorted({b for b in budgets if b > complete.size})
+    if not usable:
+        raise EstimationError(
+            f"budgets must lie between 2 and the {plural(complete.size, 'fully labelled unit')}, "
+            f"not {sorted(set(budgets))}"
+        )
+    uncertainty = None
+    if confidence:
+        keep = np.isin(table.keys, complete.keys)
+        others = [other.human[:, keep] for other in confidence]
+        uncertainty = disagreement(machine=complete.machine, others=others)
+    result = simulate(
+        truth=complete.human,
+        machine=complete.machine,
+        budgets=usable,
+        repeats=repeats,
+        seed=seed,
+        alpha=alpha,
+        uncertainty=uncertainty,
+        methods=methods,
+    )
+    active = "uncertainty" if uncertainty is not None else "uniform (no confidence judge)"
+    return BudgetSimulation(table=complete, result=result, left_out=left_out, active_sampling=active)

@@ -277,8 +277,7 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
 @organiser_required
 def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
     from judging.hybrid.planning import plan_budget
-    from judging.hybrid.sampling import disagreement
-    from judging.hybrid.simulation import simulate
+    from judging.hybrid.simulation import budget_simulate
 
     collection = get_object_or_404(Collection, name=name)
     initial = {
@@ -306,26 +305,15 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
             data = form.cleaned_data
             try:
                 full = _table(collection, data)
-                table = full.complete()
-                budgets = [b for b in data["budgets"] if b <= table.size]
-                if table.size < 2 or not budgets:
-                    raise EstimationError(
-                        f"{plural(table.size, 'unit')} {'has' if table.size == 1 else 'have'} human and "
-                        "machine values: too few for these budgets"
-                    )
-                uncertainty = None
-                if data["confidence_judge"] is not None:
-                    other = _table(collection, data, human=data["confidence_judge"]).human
-                    keep = [k in set(table.keys) for k in full.keys]
-                    uncertainty = disagreement(machine=table.machine, others=[other[:, keep]])
-                simulation = simulate(
-                    truth=table.human,
-                    machine=table.machine,
-                    budgets=budgets,
+                confidence = data["confidence_judge"]
+                outcome = budget_simulate(
+                    table=full,
+                    budgets=data["budgets"],
                     repeats=data["repeats"],
                     alpha=data["alpha"],
-                    uncertainty=uncertainty,
+                    confidence=[_table(collection, data, human=confidence)] if confidence else [],
                 )
+                table, simulation = outcome.table, outcome.result
                 plan = None
                 if data["target_width"] or data["settle_share"]:
                     plan = plan_budget(
@@ -368,9 +356,8 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     ),
                     width_chart=charts.lines(width, y_min=0.0, y_max=top * 1.05 or 1.0),
                     plan=plan,
-                    active_sampling="uncertainty"
-                    if uncertainty is not None
-                    else "uniform (no confidence judge)",
+                    active_sampling=outcome.active_sampling,
+                    left_out_budgets=outcome.left_out,
                 )
     return render(request, "hybrid/budget.html", context, status=status)
 

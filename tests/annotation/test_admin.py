@@ -8,7 +8,7 @@ from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db
 
-OUR_APPS = {"annotation", "judging", "mturk"}
+OUR_APPS = {"annotation", "judging", "crowd"}
 
 
 def test_every_model_of_ours_has_an_admin():
@@ -72,3 +72,14 @@ def test_a_work_slot_saved_in_the_admin_takes_its_units_assignment_and_position(
     assert response.status_code == 302
     slot.refresh_from_db()
     assert (slot.unit_id, slot.assignment_id, slot.position) == (other.pk, assignment.pk, 1)
+
+
+def test_it_names_the_work_models_with_the_glossarys_words(client):
+    client.force_login(OrganiserFactory(is_superuser=True))
+
+    response = client.get(reverse("admin:annotation_workslot_changelist"))
+
+    assert response.status_code == 200
+    assert "Select copy to change" in response.content.decode()
+    assert (WorkUnit._meta.verbose_name, WorkSlot._meta.verbose_name_plural) == ("unit", "copies")
+    assert WorkSlot._meta.get_field("leased_until").verbose_name == "lease ends"

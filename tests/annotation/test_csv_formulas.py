@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.formats.csv_safe import SafeDictWriter, csv_cell, csv_writer
-from judging.reports import rank_csv
+from judging.agreement.reports import rank_csv
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

@@ -26,6 +26,6 @@ def test_annotation_imports_nothing_from_the_apps_above_it():
 
 
 def test_the_check_sees_an_import_inside_a_function():
-    assert list(_imported_modules("def f():\n    from judging.agreement import cohen_kappa\n")) == [
-        "judging.agreement"
+    assert list(_imported_modules("def f():\n    from judging.agreement.metrics import cohen_kappa\n")) == [
+        "judging.agreement.metrics"
     ]

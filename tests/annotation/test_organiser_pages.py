@@ -79,11 +79,11 @@ NOT_ORGANISER_PAGES = {
     "support-assignments": "assessors",
     "support-unit": "assessors",
     # crowd workers: accounts, signed links, MTurk's frame, panel participants
-    "mturk:home": "crowd workers",
-    "mturk:batch-take": "crowd workers",
-    "mturk:link-take": "crowd workers",
-    "mturk:hit": "crowd workers",
-    "mturk:study": "crowd workers",
+    "crowd:home": "crowd workers",
+    "crowd:batch-take": "crowd workers",
+    "crowd:link-take": "crowd workers",
+    "crowd:hit": "crowd workers",
+    "crowd:study": "crowd workers",
 }
 
 
@@ -107,8 +107,9 @@ ORGANISER_GET_STATUS = {
     "console-invitation-revoke": 405,
     "console-login-unlock": 405,
     "judging:hybrid-sample": 405,
+    "relevance-organise": 302,  # the old address of the relevance work form
     **{
-        f"mturk:campaign-{action}": 405
+        f"crowd:campaign-{action}": 405
         for action in ("aggregate", "study", "publish", "sync", "review", "bonus", "extend", "expire")
     },
 }
@@ -152,7 +153,7 @@ def world():
 def _argument(route: str, param: str, world: dict[str, Any]) -> str:
     """The value of one URL parameter of an organiser route, from the world fixture."""
     if param == "name":
-        return world["campaign"].name if route.startswith("mturk:") else world["collection"].name
+        return world["campaign"].name if route.startswith("crowd:") else world["collection"].name
     if param == "pk":
         if route.startswith("console-import"):
             return str(world["upload"].pk)
@@ -202,15 +203,7 @@ FORMS: dict[str, Payload] = {
     "console-invitation-renew": lambda w: {},
     "console-invitation-revoke": lambda w: {},
     "console-login-unlock": lambda w: {"kind": "address", "value": "203.0.113.9"},
-    "relevance-organise": lambda w: {
-        "pool": w["pool"].pk,
-        "name": "posted-assignment",
-        "assessors": [w["assessor"].pk],
-        "unit_kind": "turn",
-        "redundancy": 1,
-        "lease_minutes": 60,
-    },
-    "mturk:campaign-new": lambda w: {
+    "crowd:campaign-new": lambda w: {
         "collection": w["collection"].name,
         "name": "posted-campaign",
         "provider": CrowdCampaign.Provider.PLATFORM,
@@ -222,20 +215,20 @@ FORMS: dict[str, Payload] = {
         "generate_tests": 0,
         "reward": "0.50",
     },
-    "mturk:campaign-study": lambda w: {
+    "crowd:campaign-study": lambda w: {
         "panel": "prolific",
         "worker_param": "PROLIFIC_PID",
         "study_param": "STUDY_ID",
         "session_param": "SESSION_ID",
         "completion_code": "POSTED1",
     },
-    "mturk:campaign-bonus": lambda w: {
+    "crowd:campaign-bonus": lambda w: {
         "bonus-amount": "1.00",
         "bonus-reason": "posted",
         "bonus-confirm": "on",
     },
-    "mturk:campaign-extend": lambda w: {"extend-min_votes": 2, "extend-extra": 2, "extend-confirm": "on"},
-    "mturk:campaign-aggregate": lambda w: {"min_votes": 1},
+    "crowd:campaign-extend": lambda w: {"extend-min_votes": 2, "extend-extra": 2, "extend-confirm": "on"},
+    "crowd:campaign-aggregate": lambda w: {"min_votes": 1},
     "judging:job-start": lambda w: {
         "collection": w["collection"].name,
         "task": JudgeJob.Task.DEDUP,
@@ -262,9 +255,8 @@ FORMS_THAT_WRITE = [
     "console-people",
     "console-invitation-renew",
     "console-invitation-revoke",
-    "relevance-organise",
-    "mturk:campaign-new",
-    "mturk:campaign-study",
+    "crowd:campaign-new",
+    "crowd:campaign-study",
     "judging:job-start",
     "judging:hybrid-sample",
 ]
@@ -308,7 +300,7 @@ def test_every_route_is_an_organiser_page_or_listed_as_not():
     assert set(NOT_ORGANISER_PAGES) - set(routes) == set(), "routes listed here that no longer exist"
     # The matrix covers the console, the crowd campaign pages and the judging pages.
     names = {r.name for r in ORGANISER_ROUTES}
-    assert {"console-collection-new", "console-people", "mturk:campaign-new", "judging:job-start"} <= names
+    assert {"console-collection-new", "console-people", "crowd:campaign-new", "judging:job-start"} <= names
 
 
 def test_every_form_posted_here_is_an_organiser_route():

@@ -87,7 +87,7 @@ def test_each_page_answers_its_reader(walked):
         "console-collection",
         "console-pools",
         "judging:agreement-campaign",
-        "mturk:campaign",
+        "crowd:campaign",
     ):
         assert statuses[(name, "organiser")] == 200, name
     for name in ("home", "relevance-queue", "relevance-passage", "support-unit", "nuggets-turn"):

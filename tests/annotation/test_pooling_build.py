@@ -3,6 +3,7 @@
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.console.selectors import pool_summary
 from annotation.models import PoolEntry
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from tests.factories import (
@@ -220,3 +221,18 @@ def test_build_pool_command_rejects_adaptive_without_a_filter_judge(two_runs):
         )
     with pytest.raises(CommandError, match="no collection"):
         call_command("build_pool", collection="nope", depth=5)
+
+
+def test_it_reads_back_the_summary_the_build_gave(two_runs):
+    collection, t1, _t2, _run_a, _run_b = two_runs
+    llm = JudgeFactory(name="llm")
+    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a7", grade=0)
+    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a8", grade=3)
+
+    built = pool_build(
+        collection=collection, name="adaptive", depth=30, adaptive=True, filter_judge=llm, min_grade=2
+    )
+
+    # One summary for a pool, whether the build returns it or the pool page reads it back later.
+    assert pool_summary(pool=built.pool) == built
+    assert (built.size, built.saved, built.candidates, built.left_out) == (117, 1, 118, 0)

@@ -1,11 +1,13 @@
 """The assessor pages and their JSON twins: ownership, grading, revising, PTKB, escaping."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
 from annotation.models import PoolEntry, PtkbJudgment, RelevanceJudgment
 from annotation.relevance.work import work_lease
-from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
+from tests.factories import CollectionFactory, OrganiserFactory, UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -169,18 +171,19 @@ def test_collection_text_is_escaped(client, alice):
     assert "&lt;img src=y onerror=&quot;steal()&quot;&gt;what?" in page
 
 
-def test_organisers_create_assignments_from_the_page(client, held):
+def test_organisers_create_assignments_on_the_collections_work_page(client, held):
     assignment, _slot = held
+    collection = assignment.pool.collection
     client.force_login(OrganiserFactory(username="org"))
     carol = UserFactory(username="carol")
+    url = reverse("console-work", args=[collection.name])
 
-    page = client.get(reverse("relevance-organise"))
-    bad = client.post(
-        reverse("relevance-organise"), {"pool": assignment.pool.pk, "name": "r2", "redundancy": 0}
-    )
+    page = client.get(url)
+    bad = client.post(url, {"form": "relevance", "pool": assignment.pool.pk, "name": "r2", "redundancy": 0})
     good = client.post(
-        reverse("relevance-organise"),
+        url,
         {
+            "form": "relevance",
             "pool": assignment.pool.pk,
             "name": "r2",
             "unit_kind": "turn",
@@ -190,10 +193,33 @@ def test_organisers_create_assignments_from_the_page(client, held):
         },
     )
 
-    assert page.status_code == 200 and assignment.name in page.content.decode()
+    assert page.status_code == 200
+    # The progress the old organise page showed: copies complete of all, leased now (alice's), free.
+    row = re.search(rf"<tr><td>{assignment.name}</td>.*?</tr>", page.content.decode(), flags=re.S)
+    assert row and "<td>0 / 2</td><td>1</td><td>1</td>" in row.group(0)
     assert bad.status_code == 400
     assert good.status_code == 302
     assert carol.relevance_assignments.get().units.count() == 2
+
+
+def test_the_old_organise_address_sends_to_the_one_collections_work_page(client, held):
+    assignment, _slot = held
+    client.force_login(OrganiserFactory(username="org"))
+
+    response = client.get(reverse("relevance-organise"))
+
+    assert response.status_code == 302
+    assert response["Location"] == reverse("console-work", args=[assignment.pool.collection.name])
+
+
+def test_the_old_organise_address_sends_to_the_collections_when_there_are_several(client, held):
+    CollectionFactory(name="another")
+    client.force_login(OrganiserFactory(username="org"))
+
+    response = client.get(reverse("relevance-organise"))
+
+    assert response.status_code == 302
+    assert response["Location"] == reverse("home")
 
 
 # --- JSON endpoints ---------------------------------------------------------------------------------
@@ -231,5 +257,5 @@ def test_api_refuses_other_assessors_units_and_unpooled_passages(client, held, a
     client.force_login(alice)
     stray = client.post(url, {**body, "passage_id": "not-pooled"}, content_type="application/json")
     assert stray.status_code == 400
-    assert "not pooled" in stray.json()["passage_id"][0]
+    assert "not pooled" in stray.json()["fields"]["passage_id"][0]
     assert not RelevanceJudgment.objects.exists()

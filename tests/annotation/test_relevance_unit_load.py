@@ -68,7 +68,7 @@ def test_the_queue_lists_the_open_unit_turn_by_turn_with_its_ptkb_step(client):
 
     assert response.status_code == 200
     (row,) = response.context["rows"]
-    ((listed, progress),) = row.units
+    ((listed, progress),) = row.copies
     assert listed == slot and row.state == "in progress"
     assert [(t.judged, t.to_judge, t.ptkb_needed, t.ptkb_done) for t in progress.turns] == [
         (1, 3, True, False)

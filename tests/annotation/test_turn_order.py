@@ -71,7 +71,7 @@ def test_it_lists_the_collections_topics_in_reading_order(client, collection):
 def test_it_offers_the_turns_of_a_crowd_campaign_in_reading_order(client, collection):
     client.force_login(OrganiserFactory())
 
-    response = client.get(reverse("mturk:campaign-new"), {"collection": collection.name})
+    response = client.get(reverse("crowd:campaign-new"), {"collection": collection.name})
 
     assert response.status_code == 200
     assert [label for _value, label in response.context["form"].fields["turns"].choices] == READING_ORDER

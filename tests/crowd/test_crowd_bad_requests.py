@@ -40,7 +40,7 @@ def test_it_refuses_an_absurd_answer_time_on_a_link_page(client, ms):
     batch = campaign.batches.get()
 
     response = client.post(
-        reverse("mturk:link-take", args=[link_token(batch=batch, label="anon")]),
+        reverse("crowd:link-take", args=[link_token(batch=batch, label="anon")]),
         {**_answers(batch), "ms2": ms},
     )
 
@@ -55,7 +55,7 @@ def test_it_keeps_a_sensible_answer_time(client):
     batch = campaign.batches.get()
 
     response = client.post(
-        reverse("mturk:link-take", args=[link_token(batch=batch, label="anon")]),
+        reverse("crowd:link-take", args=[link_token(batch=batch, label="anon")]),
         {**_answers(batch), "ms2": "1500.4"},
     )
 
@@ -69,7 +69,7 @@ def test_it_keeps_a_sensible_answer_time(client):
 def test_it_refuses_a_posted_batch_that_is_no_batch_id(client, batch_field):
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     batch = campaign.batches.get()
-    url = reverse("mturk:link-take", args=[link_token(batch=batch, label="anon")])
+    url = reverse("crowd:link-take", args=[link_token(batch=batch, label="anon")])
 
     response = client.post(url, {**_answers(batch), "batch": batch_field})
 
@@ -103,7 +103,7 @@ def _hit_query(batch, **overrides: str) -> str:
 def test_the_hit_page_refuses_ids_no_mturk_id_looks_like(settings, name, value, reason):
     settings.MTURK_ENDPOINT_URL = ""
     batch = build_campaign(batch_size=10).batches.get()
-    url = reverse("mturk:hit", args=[hit_token(batch=batch)]) + "?" + _hit_query(batch, **{name: value})
+    url = reverse("crowd:hit", args=[hit_token(batch=batch)]) + "?" + _hit_query(batch, **{name: value})
 
     page = Client().get(url)
     post = Client().post(url, _answers(batch))
@@ -119,7 +119,7 @@ def test_the_hit_page_refuses_ids_no_mturk_id_looks_like(settings, name, value, 
 def test_the_hit_page_refuses_an_absurd_answer_time(settings, ms):
     settings.MTURK_ENDPOINT_URL = ""
     batch = build_campaign(batch_size=10).batches.get()
-    url = reverse("mturk:hit", args=[hit_token(batch=batch)]) + "?" + _hit_query(batch)
+    url = reverse("crowd:hit", args=[hit_token(batch=batch)]) + "?" + _hit_query(batch)
 
     response = Client().post(url, {**_answers(batch), "ms1": ms})
 
@@ -132,7 +132,7 @@ def test_the_hit_page_refuses_a_submit_address_that_is_no_url(settings):
     settings.MTURK_ENDPOINT_URL = ""
     batch = build_campaign(batch_size=10).batches.get()
     url = (
-        reverse("mturk:hit", args=[hit_token(batch=batch)])
+        reverse("crowd:hit", args=[hit_token(batch=batch)])
         + "?"
         + _hit_query(batch, turkSubmitTo="https://[::1")
     )
@@ -165,7 +165,7 @@ def test_publish_without_a_real_tick_publishes_nothing(client, fake_mturk, value
     client.force_login(OrganiserFactory())
 
     response = client.post(
-        reverse("mturk:campaign-publish", args=[campaign.name]), {"publish-confirm": value}
+        reverse("crowd:campaign-publish", args=[campaign.name]), {"publish-confirm": value}
     )
 
     assert response.status_code == 400

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdBatch, CrowdCampaign
+from crowd.services.answers import assignment_submit, worker_get_or_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 
@@ -35,7 +35,7 @@ def sixty_batches() -> CrowdCampaign:
 
 def _page(client, campaign: CrowdCampaign, query: str = ""):
     client.force_login(OrganiserFactory())
-    return client.get(reverse("mturk:campaign", args=[campaign.name]) + query)
+    return client.get(reverse("crowd:campaign", args=[campaign.name]) + query)
 
 
 def test_it_shows_the_second_page_of_batches_with_totals_over_every_batch(client, sixty_batches):
@@ -125,12 +125,12 @@ def test_it_counts_each_campaigns_batches_and_answers_without_distinct_counts(cl
     )
 
     with CaptureQueriesContext(connection) as captured:
-        response = client.get(reverse("mturk:campaigns"))
+        response = client.get(reverse("crowd:campaigns"))
     third = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=1, assignments=1)
     for batch in third.batches.all():
         _fill(batch, f"c-{batch.pk}")
     with CaptureQueriesContext(connection) as again:
-        assert client.get(reverse("mturk:campaigns")).status_code == 200
+        assert client.get(reverse("crowd:campaigns")).status_code == 200
 
     assert response.status_code == 200
     counts = {c.name: (c.n_batches, c.n_answered) for c in response.context["campaigns"]}

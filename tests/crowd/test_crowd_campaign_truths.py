@@ -14,10 +14,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy
 from crowd.selectors import link_token
-from crowd.studies import study_create
+from crowd.services.answers import assignment_submit, worker_get_or_create
+from crowd.services.studies import study_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 
@@ -43,7 +43,7 @@ def _form(page) -> dict[str, str]:
 
 
 def _study_url(study: CrowdStudy, pid: str) -> str:
-    return reverse("mturk:study", args=[study.key]) + "?" + urlencode({"PROLIFIC_PID": pid})
+    return reverse("crowd:study", args=[study.key]) + "?" + urlencode({"PROLIFIC_PID": pid})
 
 
 # --- batch states on the campaign page -------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_it_shows_a_batch_with_every_place_answered_as_complete_or_full_not_open
     _fill(second, "w3", pass_tests=False)
     client.force_login(OrganiserFactory())
 
-    response = client.get(reverse("mturk:campaign", args=[campaign.name]))
+    response = client.get(reverse("crowd:campaign", args=[campaign.name]))
 
     assert response.status_code == 200
     rows = response.context["report"].batches
@@ -78,7 +78,7 @@ def test_it_shows_an_open_batch_with_its_free_places_and_the_participants_still_
     _fill(campaign.batches.get(index=0), "w1")
     client.force_login(OrganiserFactory())
 
-    response = client.get(reverse("mturk:campaign", args=[campaign.name]))
+    response = client.get(reverse("crowd:campaign", args=[campaign.name]))
 
     assert response.status_code == 200
     states = [row.state for row in response.context["report"].batches]
@@ -99,7 +99,7 @@ def test_it_keeps_the_campaign_page_query_count_flat_as_batches_answers_and_work
             _fill(batch, f"a-{batch.pk}")
             _fill(batch, f"b-{batch.pk}", pass_tests=False)
         with CaptureQueriesContext(connection) as captured:
-            response = client.get(reverse("mturk:campaign", args=[campaign.name]))
+            response = client.get(reverse("crowd:campaign", args=[campaign.name]))
         return response, len(captured)
 
     (small, small_queries), (large, large_queries) = read(batch_size=10), read(batch_size=1)
@@ -169,7 +169,7 @@ def test_it_shows_places_being_answered_on_the_campaign_page(client):
     Client().get(_study_url(study, "p1"))
     client.force_login(OrganiserFactory())
 
-    response = client.get(reverse("mturk:campaign", args=[campaign.name]))
+    response = client.get(reverse("crowd:campaign", args=[campaign.name]))
 
     assert response.status_code == 200
     assert response.context["report"].batches[0].state == "Open: 3 of 3 places free, 1 being answered now"
@@ -183,7 +183,7 @@ def test_it_gives_a_link_another_batch_when_others_filled_its_own():
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, assignments=1)
     first, second = campaign.batches.order_by("index")
     _fill(first, "user:someone")
-    url = reverse("mturk:link-take", args=[link_token(batch=first, label="anon-0-1")])
+    url = reverse("crowd:link-take", args=[link_token(batch=first, label="anon-0-1")])
     worker = Client()
 
     page = worker.get(url)
@@ -205,7 +205,7 @@ def test_it_says_why_when_a_links_campaign_has_nothing_left_to_answer():
     _fill(first, "user:a")
     _fill(second, "user:b")
 
-    page = Client().get(reverse("mturk:link-take", args=[link_token(batch=first, label="anon-0-1")]))
+    page = Client().get(reverse("crowd:link-take", args=[link_token(batch=first, label="anon-0-1")]))
 
     assert page.status_code == 410
     assert "Every batch of this study has the answers it needs" in page.content.decode()
@@ -215,7 +215,7 @@ def test_it_says_why_when_a_links_campaign_has_nothing_left_to_answer():
 def test_it_refuses_a_posted_batch_of_another_campaign():
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, assignments=1)
     other = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, assignments=1).batches.first()
-    url = reverse("mturk:link-take", args=[link_token(batch=campaign.batches.first(), label="anon-0-1")])
+    url = reverse("crowd:link-take", args=[link_token(batch=campaign.batches.first(), label="anon-0-1")])
 
     response = Client().post(url, {"batch": other.id, "q1": "yes"})
 

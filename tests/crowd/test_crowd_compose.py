@@ -11,11 +11,12 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import NtrJudgment
-from crowd.answers import answers_from_fields, assignment_submit, worker_get_or_create
 from crowd.client import parse_answer_xml
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
 from crowd.selectors import campaign_pairs, link_token
-from crowd.services import CrowdError, labels_aggregate
+from crowd.services import CrowdError
+from crowd.services.answers import answers_from_fields, assignment_submit, worker_get_or_create
+from crowd.services.campaigns import labels_aggregate
 from devtools.mturk_server import answer_xml
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import UserFactory
@@ -180,7 +181,7 @@ def _post_all(client, url, batch, value="yes"):
 def test_batch_page_sends_anonymous_users_to_login(client):
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     batch = campaign.batches.get()
-    response = client.get(reverse("mturk:batch-take", args=[batch.id]))
+    response = client.get(reverse("crowd:batch-take", args=[batch.id]))
     assert response.status_code == 302
     assert reverse("login") in response["Location"]
 
@@ -189,16 +190,16 @@ def test_batch_page_stores_answers_of_the_logged_in_worker_once(client):
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     batch = campaign.batches.get()
     user, other = UserFactory(), UserFactory()
-    url = reverse("mturk:batch-take", args=[batch.id])
+    url = reverse("crowd:batch-take", args=[batch.id])
     client.force_login(user)
-    assert client.get(reverse("mturk:home")).context["next_batch"] == batch
+    assert client.get(reverse("crowd:home")).context["next_batch"] == batch
     response = _post_all(client, url, batch)
     assert response.status_code == 302
     assert CrowdAssignment.objects.get().worker.user == user
     # The same worker cannot answer again; another worker can, and sees only their own work.
     again = client.get(url)
     assert again.status_code == 302
-    assert client.get(reverse("mturk:home")).context["next_batch"] is None
+    assert client.get(reverse("crowd:home")).context["next_batch"] is None
     client.force_login(other)
     assert client.get(url).status_code == 200
     assert _post_all(client, url, batch, "no").status_code == 302
@@ -209,7 +210,7 @@ def test_batch_page_answers_400_with_the_reason_for_missing_answers(client):
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     batch = campaign.batches.get()
     client.force_login(UserFactory())
-    response = client.post(reverse("mturk:batch-take", args=[batch.id]), {"q1": "yes"})
+    response = client.post(reverse("crowd:batch-take", args=[batch.id]), {"q1": "yes"})
     assert response.status_code == 400
     assert b"question 2 has no answer" in response.content
     assert not CrowdAssignment.objects.exists()
@@ -219,9 +220,9 @@ def test_anonymous_link_works_and_a_tampered_one_does_not(client):
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     batch = campaign.batches.get()
     token = link_token(batch=batch, label="anon-1")
-    url = reverse("mturk:link-take", args=[token])
+    url = reverse("crowd:link-take", args=[token])
     assert client.get(url).status_code == 200
-    assert client.get(reverse("mturk:link-take", args=[token[:-2] + "xx"])).status_code == 404
+    assert client.get(reverse("crowd:link-take", args=[token[:-2] + "xx"])).status_code == 404
     assert _post_all(client, url, batch).status_code == 200
     assert CrowdAssignment.objects.get().worker.worker_id == "link:anon-1"
     # Opened again after submitting: the work is done, so the page thanks rather than answering 410.
@@ -238,7 +239,7 @@ def test_worker_page_escapes_collection_text(client):
     item.nugget.text = "<script>alert(1)</script>"
     item.nugget.save()
     client.force_login(UserFactory())
-    html = client.get(reverse("mturk:batch-take", args=[batch.id])).content.decode()
+    html = client.get(reverse("crowd:batch-take", args=[batch.id])).content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
@@ -249,7 +250,7 @@ def test_hit_page_refuses_a_submit_target_outside_mturk(client, settings):
     batch = campaign.batches.get()
     from crowd.selectors import hit_token
 
-    url = reverse("mturk:hit", args=[hit_token(batch=batch)])
+    url = reverse("crowd:hit", args=[hit_token(batch=batch)])
     query = {"assignmentId": "A1", "hitId": "", "workerId": "W1", "turkSubmitTo": "https://evil.example"}
     response = client.get(url, query)
     assert response.status_code == 400
@@ -284,7 +285,7 @@ def test_campaign_report_page_is_for_organisers_only(client):
     from tests.factories import OrganiserFactory
 
     campaign = build_campaign(batch_size=10)
-    url = reverse("mturk:campaign", args=[campaign.name])
+    url = reverse("crowd:campaign", args=[campaign.name])
     assert client.get(url).status_code == 302
     client.force_login(UserFactory())
     assert client.get(url).status_code == 403

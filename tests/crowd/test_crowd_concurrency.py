@@ -67,7 +67,7 @@ def _batch_and_answers(assignments: int):
 
 def test_eight_links_submitted_at_once_fill_a_batch_of_two_and_no_more(tmp_path):
     batch, answers = _batch_and_answers(assignments=2)
-    urls = [reverse("mturk:link-take", args=[link_token(batch=batch, label=f"anon-{n}")]) for n in range(8)]
+    urls = [reverse("crowd:link-take", args=[link_token(batch=batch, label=f"anon-{n}")]) for n in range(8)]
 
     with _threads_database(tmp_path):
         results, errors = at_the_same_instant(lambda url: _post(url, answers), urls)
@@ -82,7 +82,7 @@ def test_eight_links_submitted_at_once_fill_a_batch_of_two_and_no_more(tmp_path)
 
 def test_ten_submits_of_one_link_at_once_store_it_once_and_answer_the_rest_as_repeats(tmp_path):
     batch, answers = _batch_and_answers(assignments=3)
-    url = reverse("mturk:link-take", args=[link_token(batch=batch, label="anon-1")])
+    url = reverse("crowd:link-take", args=[link_token(batch=batch, label="anon-1")])
 
     with _threads_database(tmp_path):
         results, errors = at_the_same_instant(lambda _: _post(url, answers), range(10))

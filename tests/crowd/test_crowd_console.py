@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from annotation.models import Judge
 from crowd.models import CrowdAssignment, CrowdCampaign
-from crowd.services import CrowdError, campaign_create
+from crowd.services import CrowdError
+from crowd.services.campaigns import campaign_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import (
     CollectionFactory,
@@ -33,10 +34,10 @@ def platform_campaign():
 
 def _pages(campaign: CrowdCampaign) -> list[str]:
     return [
-        reverse("mturk:campaigns"),
-        reverse("mturk:campaign-new"),
-        reverse("mturk:campaign", args=[campaign.name]),
-        reverse("mturk:campaign-links", args=[campaign.name]),
+        reverse("crowd:campaigns"),
+        reverse("crowd:campaign-new"),
+        reverse("crowd:campaign", args=[campaign.name]),
+        reverse("crowd:campaign-links", args=[campaign.name]),
     ]
 
 
@@ -44,7 +45,7 @@ ACTIONS = ["aggregate", "studies", "publish", "sync", "review", "bonus", "extend
 
 
 def _action_url(campaign: CrowdCampaign, action: str) -> str:
-    name = "mturk:campaign-study" if action == "studies" else f"mturk:campaign-{action}"
+    name = "crowd:campaign-study" if action == "studies" else f"crowd:campaign-{action}"
     return reverse(name, args=[campaign.name])
 
 
@@ -92,8 +93,8 @@ def test_the_campaign_list_shows_every_campaign_with_its_counts(client, platform
     response = client.get("/crowd/campaigns/")
     assert response.status_code == 200
     html = response.content.decode()
-    assert reverse("mturk:campaign", args=[platform_campaign.name]) in html
-    assert reverse("mturk:campaign", args=[mturk.name]) in html
+    assert reverse("crowd:campaign", args=[platform_campaign.name]) in html
+    assert reverse("crowd:campaign", args=[mturk.name]) in html
     assert "crowd-majority" in html and "mturk-majority" in html
 
 
@@ -101,7 +102,7 @@ def test_a_campaign_named_like_markup_does_not_break_the_pages(client, platform_
     # Stored before names were checked (or through the admin): the pages still work and escape it.
     CrowdCampaign.objects.filter(pk=platform_campaign.pk).update(name="<svg onload=alert(1)>")
     client.force_login(OrganiserFactory())
-    for url in ["/crowd/", "/crowd/campaigns/", reverse("mturk:campaign", args=["<svg onload=alert(1)>"])]:
+    for url in ["/crowd/", "/crowd/campaigns/", reverse("crowd:campaign", args=["<svg onload=alert(1)>"])]:
         response = client.get(url)
         assert response.status_code == 200, url
         html = response.content.decode()
@@ -144,7 +145,7 @@ def _collection_with_nuggets():
 def test_the_compose_form_offers_only_judges_with_nuggets_in_the_collection(client):
     _collection_with_nuggets()
     client.force_login(OrganiserFactory())
-    response = client.get(reverse("mturk:campaign-new"), {"collection": "demo"})
+    response = client.get(reverse("crowd:campaign-new"), {"collection": "demo"})
     assert response.status_code == 200
     choices = [str(j) for j in response.context["form"].fields["nugget_judge"].queryset]
     assert choices == ["demo-gold"]
@@ -154,7 +155,7 @@ def test_organisers_compose_an_in_platform_campaign_from_the_page(client):
     collection, gold = _collection_with_nuggets()
     client.force_login(OrganiserFactory())
     response = client.post(
-        reverse("mturk:campaign-new"),
+        reverse("crowd:campaign-new"),
         {
             "collection": "demo",
             "name": "web-crowd",
@@ -169,7 +170,7 @@ def test_organisers_compose_an_in_platform_campaign_from_the_page(client):
         },
     )
     assert response.status_code == 302
-    assert response["Location"] == reverse("mturk:campaign", args=["web-crowd"])
+    assert response["Location"] == reverse("crowd:campaign", args=["web-crowd"])
     campaign = CrowdCampaign.objects.get(name="web-crowd")
     assert (campaign.collection, campaign.nugget_judge, campaign.label_judge.name) == (
         collection,
@@ -185,7 +186,7 @@ def test_a_bad_compose_answers_400_with_the_reason_and_creates_nothing(client):
     _collection_with_nuggets()
     client.force_login(OrganiserFactory())
     response = client.post(
-        reverse("mturk:campaign-new"),
+        reverse("crowd:campaign-new"),
         {
             "collection": "demo",
             "name": "<svg onload=alert(1)>",
@@ -207,7 +208,7 @@ def test_a_bad_compose_answers_400_with_the_reason_and_creates_nothing(client):
 
     # A test question pool without yes and no answers is the service's refusal, shown on the page.
     response = client.post(
-        reverse("mturk:campaign-new"),
+        reverse("crowd:campaign-new"),
         {
             "collection": "demo",
             "name": "no-tests",
@@ -244,7 +245,7 @@ def test_the_command_names_the_crowd_judge_by_provider():
 
 
 def _answer_by_link(client, campaign, *, seconds_each: float):
-    links = client.get(reverse("mturk:campaign-links", args=[campaign.name])).context["links"]
+    links = client.get(reverse("crowd:campaign-links", args=[campaign.name])).context["links"]
     worker = type(client)()
     for _index, _label, url in links[:2]:
         page = worker.get(url)
@@ -258,7 +259,7 @@ def _answer_by_link(client, campaign, *, seconds_each: float):
 def test_an_in_platform_campaign_shows_its_median_seconds_and_no_mturk_fee(client, platform_campaign):
     client.force_login(OrganiserFactory())
     _answer_by_link(client, platform_campaign, seconds_each=1.5)
-    response = client.get(reverse("mturk:campaign", args=[platform_campaign.name]))
+    response = client.get(reverse("crowd:campaign", args=[platform_campaign.name]))
     assert response.status_code == 200
     html = response.content.decode()
     assert "MTurk fee" not in html
@@ -269,18 +270,18 @@ def test_an_in_platform_campaign_shows_its_median_seconds_and_no_mturk_fee(clien
 
 def test_the_links_page_gives_working_links_at_the_served_address_and_a_tsv(client, platform_campaign):
     client.force_login(OrganiserFactory())
-    response = client.get(reverse("mturk:campaign-links", args=[platform_campaign.name]))
+    response = client.get(reverse("crowd:campaign-links", args=[platform_campaign.name]))
     assert response.status_code == 200
     links = response.context["links"]
     assert len(links) == 2 * 2  # two batches, two places each
     assert all(url.startswith("http://testserver/crowd/take/") for _, _, url in links)
-    tsv = client.get(reverse("mturk:campaign-links", args=[platform_campaign.name]), {"format": "tsv"})
+    tsv = client.get(reverse("crowd:campaign-links", args=[platform_campaign.name]), {"format": "tsv"})
     assert tsv.status_code == 200
     assert tsv["Content-Type"].startswith("text/tab-separated-values")
     assert tsv.content.decode().splitlines()[0] == "batch\tworker\turl"
     assert (
         client.get(
-            reverse("mturk:campaign-links", args=[platform_campaign.name]), {"prefix": "=x"}
+            reverse("crowd:campaign-links", args=[platform_campaign.name]), {"prefix": "=x"}
         ).status_code
         == 400
     )
@@ -322,7 +323,7 @@ def test_organisers_run_an_mturk_campaign_from_its_page(client, fake_mturk):
 
     campaign = build_campaign(assignments=1)
     client.force_login(OrganiserFactory())
-    page = client.get(reverse("mturk:campaign", args=[campaign.name]))
+    page = client.get(reverse("crowd:campaign", args=[campaign.name]))
     assert 'id="mturk-target">MTurk: <strong>local</strong>' in page.content.decode()
 
     # Destructive actions need the box ticked.
@@ -336,7 +337,7 @@ def test_organisers_run_an_mturk_campaign_from_its_page(client, fake_mturk):
     for batch in batches:
         batch.refresh_from_db()
         assert batch.hit_id in fake_mturk.state.hits
-    page = client.get(reverse("mturk:campaign", args=[campaign.name])).content.decode()
+    page = client.get(reverse("crowd:campaign", args=[campaign.name])).content.decode()
     assert f"/worker/frame?hitId={batches[0].hit_id}&amp;workerId=DEMO1" in page
 
     # One worker per HIT answers on MTurk (the fake), everything right.
@@ -368,5 +369,5 @@ def test_organisers_run_an_mturk_campaign_from_its_page(client, fake_mturk):
     response = client.post(_action_url(campaign, "expire"), {"expire-confirm": "on"}, follow=True)
     assert "2 HITs expired" in response.content.decode()
     assert set(campaign.batches.values_list("status", flat=True)) == {"expired"}
-    report = client.get(reverse("mturk:campaign", args=[campaign.name]))
+    report = client.get(reverse("crowd:campaign", args=[campaign.name]))
     assert "MTurk fee" in report.content.decode()

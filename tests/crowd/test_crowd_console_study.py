@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdStudy
 from crowd.services import CrowdError
-from crowd.studies import study_create
+from crowd.services.studies import study_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 
@@ -34,13 +34,13 @@ def _answers(page) -> dict[str, str]:
 def _study_url(study: CrowdStudy, **params: str) -> str:
     from urllib.parse import urlencode
 
-    return reverse("mturk:study", args=[study.key]) + "?" + urlencode(params)
+    return reverse("crowd:study", args=[study.key]) + "?" + urlencode(params)
 
 
 def test_organisers_make_a_study_address_on_the_campaign_page(client, campaign):
     client.force_login(OrganiserFactory())
     response = client.post(
-        reverse("mturk:campaign-study", args=[campaign.name]),
+        reverse("crowd:campaign-study", args=[campaign.name]),
         {
             "panel": "prolific",
             "worker_param": "PROLIFIC_PID",
@@ -52,7 +52,7 @@ def test_organisers_make_a_study_address_on_the_campaign_page(client, campaign):
     assert response.status_code == 302
     study = CrowdStudy.objects.get(campaign=campaign)
     assert (study.completion_url, study.completion_code, len(study.key) >= 20) == (DONE_URL, "", True)
-    page = client.get(reverse("mturk:campaign", args=[campaign.name])).content.decode()
+    page = client.get(reverse("crowd:campaign", args=[campaign.name])).content.decode()
     assert f"http://testserver/crowd/study/{study.key}/" in page
     assert "PROLIFIC_PID=" in page
 
@@ -60,7 +60,7 @@ def test_organisers_make_a_study_address_on_the_campaign_page(client, campaign):
 def test_a_study_without_a_way_back_to_the_panel_is_refused(client, campaign):
     client.force_login(OrganiserFactory())
     response = client.post(
-        reverse("mturk:campaign-study", args=[campaign.name]),
+        reverse("crowd:campaign-study", args=[campaign.name]),
         {
             "panel": "prolific",
             "worker_param": "PROLIFIC_PID",
@@ -134,7 +134,7 @@ def test_bad_participant_or_study_ids_are_refused_without_storing(campaign):
     assert wrong.status_code == 400
     assert "is not this study&#x27;s id" in wrong.content.decode()
     assert Client().get(_study_url(study, PROLIFIC_PID="p1", STUDY_ID="st1")).status_code == 200
-    assert Client().get(reverse("mturk:study", args=["no-such-study"])).status_code == 404
+    assert Client().get(reverse("crowd:study", args=["no-such-study"])).status_code == 404
     # Only the participant let in holds a place; the refused ones stored nothing.
     assert list(CrowdAssignment.objects.values_list("worker__worker_id", "status")) == [
         ("prolific:p1", CrowdAssignment.Status.ACCEPTED)

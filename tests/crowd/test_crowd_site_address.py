@@ -57,9 +57,9 @@ def test_it_publishes_hits_framed_from_the_address_the_page_was_asked_at(client,
     campaign = build_campaign(provider=CrowdCampaign.Provider.MTURK, assignments=1)
     client.force_login(OrganiserFactory())
 
-    page = client.get(reverse("mturk:campaign", args=[campaign.name]), HTTP_HOST=HOST)
+    page = client.get(reverse("crowd:campaign", args=[campaign.name]), HTTP_HOST=HOST)
     published = client.post(
-        reverse("mturk:campaign-publish", args=[campaign.name]), {"publish-confirm": "on"}, HTTP_HOST=HOST
+        reverse("crowd:campaign-publish", args=[campaign.name]), {"publish-confirm": "on"}, HTTP_HOST=HOST
     )
 
     assert page.status_code == 200

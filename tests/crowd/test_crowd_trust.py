@@ -59,7 +59,7 @@ def _forge(server, batch: CrowdBatch, *, assignment_id: str, worker_id: str, vot
             "turkSubmitTo": server.url,
         }
     )
-    url = reverse("mturk:hit", args=[hit_token(batch=batch)])
+    url = reverse("crowd:hit", args=[hit_token(batch=batch)])
     return Client().post(f"{url}?{query}", _answers(batch, vote))
 
 
@@ -180,10 +180,10 @@ def test_an_anonymous_link_expires_after_crowd_link_max_age(client, settings):
     old = _minted_ago(3700, lambda: link_token(batch=batch, label="anon-1"))
     fresh = _minted_ago(3500, lambda: link_token(batch=batch, label="anon-2"))
 
-    stale = client.post(reverse("mturk:link-take", args=[old]), _answers(batch, "yes"))
+    stale = client.post(reverse("crowd:link-take", args=[old]), _answers(batch, "yes"))
     assert stale.status_code == 410
     assert b"This link has expired" in stale.content
-    assert client.post(reverse("mturk:link-take", args=[fresh]), _answers(batch, "yes")).status_code == 200
+    assert client.post(reverse("crowd:link-take", args=[fresh]), _answers(batch, "yes")).status_code == 200
     assert list(CrowdAssignment.objects.values_list("worker__worker_id", flat=True)) == ["link:anon-2"]
 
 
@@ -197,5 +197,5 @@ def test_a_hit_page_address_expires_a_day_after_its_hit_could_last(client, setti
     old = _minted_ago(lasts + 60, lambda: hit_token(batch=batch))
     recent = _minted_ago(lasts - 60, lambda: hit_token(batch=batch))
 
-    assert client.get(reverse("mturk:hit", args=[old]), query).status_code == 404
-    assert client.get(reverse("mturk:hit", args=[recent]), query).status_code == 200
+    assert client.get(reverse("crowd:hit", args=[old]), query).status_code == 404
+    assert client.get(reverse("crowd:hit", args=[recent]), query).status_code == 200

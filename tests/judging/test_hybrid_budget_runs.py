@@ -2,11 +2,15 @@
 (a run that ranks nothing) is named and left out of the means, and the plan says in a true sentence when
 no budget reaches the target."""
 
+import json
+from io import StringIO
+
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import RelevanceJudgment
+from annotation.models import Judge, RelevanceJudgment
 from judging.hybrid.planning import plan_budget
 from judging.hybrid.simulation import simulate
 from judging.hybrid.units import unit_table
@@ -151,3 +155,71 @@ def test_the_estimate_page_names_its_intervals_by_confidence_not_alpha(client, c
     body = response.content.decode()
     assert "method <strong>ppi++</strong>, 95% intervals" in body
     assert "-level" not in body
+
+
+def test_the_budget_page_and_simulate_budget_give_the_same_numbers(client, collection):
+    machine, other = Judge.objects.get(name="llm"), JudgeFactory(name="llm-b")
+    RelevanceJudgment.objects.bulk_create(
+        RelevanceJudgment(
+            judge=other,
+            turn_id=j.turn_id,
+            passage_id=j.passage_id,
+            grade=(j.grade * 3) % 5,
+        )
+        for j in RelevanceJudgment.objects.filter(judge=machine)
+    )
+    client.force_login(OrganiserFactory())
+    query = {
+        "task": "relevance",
+        "human_judge": "nist",
+        "machine_judge": "llm",
+        "measure": "nDCG@5",
+        "budgets": "4 8 20",  # 20 is more than the 12 units
+        "repeats": "20",
+        "confidence_judge": "llm-b",
+    }
+    out = StringIO()
+
+    page = client.get(reverse("judging:hybrid-budget", args=[collection.name]), query)
+    call_command(
+        "simulate_budget",
+        *["--collection", collection.name, "--task", "relevance", "--measure", "nDCG@5"],
+        *["--human-judge", "nist", "--machine-judge", "llm", "--confidence-judges", "llm-b"],
+        *["--budgets", "4", "8", "20", "--repeats", "20", "--format", "json"],
+        stdout=out,
+    )
+
+    assert page.status_code == 200
+    assert "Budgets above the 12 fully labelled units left out: 20." in page.content.decode()
+    command = json.loads(out.getvalue())
+    shown = page.context["simulation"].as_json()
+    assert set(shown["budgets"]) == {"4", "8"}
+    assert shown["budgets"] == command["budgets"]
+    assert command["left_out_budgets"] == [20]
+    assert command["active_sampling"] == page.context["active_sampling"] == "uncertainty"
+
+
+def test_a_methods_figures_do_not_depend_on_the_other_methods_asked(client, collection):
+    client.force_login(OrganiserFactory())
+    query = {
+        "task": "relevance",
+        "human_judge": "nist",
+        "machine_judge": "llm",
+        "budgets": "4 8",
+        "repeats": "20",
+    }
+    out = StringIO()
+
+    page = client.get(reverse("judging:hybrid-budget", args=[collection.name]), query)
+    call_command(
+        "simulate_budget",
+        *["--collection", collection.name, "--task", "relevance", "--human-judge", "nist"],
+        *["--machine-judge", "llm", "--budgets", "4", "8", "--repeats", "20", "--methods", "active"],
+        *["--format", "json"],
+        stdout=out,
+    )
+
+    assert page.status_code == 200
+    shown = page.context["simulation"].as_json()["budgets"]
+    command = json.loads(out.getvalue())["budgets"]
+    assert {b: command[b]["active"] for b in command} == {b: shown[b]["active"] for b in shown}

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Judge
-from judging.jobs import JobError, llm_judge_get_or_create
+from judging.machine.jobs import JobError, llm_judge_get_or_create
 from judging.models import JudgeJob
 from tests.factories import (
     AssessorJudgeFactory,

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._base import CollectionCommand
-from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve, unfiltered_text
+from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve
 from annotation.wording import plural
 
 
@@ -91,4 +91,4 @@ class Command(CollectionCommand):
             )
         )
         if report.unfiltered:
-            self.stdout.write(self.style.WARNING(unfiltered_text(report.unfiltered, report.unfiltered_turns)))
+            self.stdout.write(self.style.WARNING(report.unfiltered_text))

@@ -3,7 +3,7 @@
 from django.core.management.base import CommandParser
 
 from annotation.management.commands._base import CollectionCommand
-from annotation.relevance.exports import ptkb_qrels_lines
+from annotation.relevance.io import ptkb_qrels_lines
 
 
 class Command(CollectionCommand):

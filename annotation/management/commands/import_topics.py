@@ -1,5 +1,5 @@
+from annotation.io import topics_import
 from annotation.management.commands._base import CollectionCommand
-from annotation.services import topics_import
 from annotation.wording import plural
 
 

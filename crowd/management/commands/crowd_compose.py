@@ -9,7 +9,7 @@ from annotation.models import Collection, Judge
 from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.services import campaign_compose
+from crowd.services.campaigns import campaign_compose
 
 
 def _names(value: str) -> list[str]:

@@ -7,7 +7,7 @@ from django.core.management.base import CommandParser
 from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.mturk import campaign_bonus
+from crowd.services.mturk import campaign_bonus
 
 
 class Command(CampaignCommand):

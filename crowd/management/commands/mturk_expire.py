@@ -4,7 +4,7 @@ from typing import Any
 
 from annotation.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.mturk import campaign_expire
+from crowd.services.mturk import campaign_expire
 
 
 class Command(CampaignCommand):

@@ -10,7 +10,7 @@ from django.template.defaultfilters import pluralize
 from annotation.management.commands._base import CollectionCommand, known_names
 from annotation.models import Run
 from annotation.wording import plural
-from judging.evaluation import DEFAULT_REL_THRESHOLD, EvaluationError, evaluation_table, runs_evaluate
+from judging.evaluation.metrics import DEFAULT_REL_THRESHOLD, EvaluationError, evaluation_table, runs_evaluate
 
 
 class Command(CollectionCommand):

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
-from judging.hybrid.sampling import disagreement
-from judging.hybrid.simulation import simulate
+from judging.hybrid.simulation import budget_simulate
 
 
 class Command(HybridCommand):
@@ -21,7 +19,7 @@ class Command(HybridCommand):
         "every run), draw --repeats human samples of each budget, and report per budget and method the "
         "share of intervals that held the true score (coverage), the mean width, and the width relative to "
         "the human-only (classical) interval. The active method samples with the uncertainty strategy, "
-        "from --confidence-judges. "
+        "from --confidence-judges. Budgets above the fully labelled units are left out and named. "
         '--format json: {"budgets": {"200": {"ppi++": {"coverage", "mean_width", "width_ratio"}, ...}}}.'
     )
 
@@ -44,43 +42,25 @@ class Command(HybridCommand):
         if options["repeats"] < 1:
             raise CommandError("--repeats must be at least 1")
         collection = self.get_collection(options["collection"])
-        full = self.table(collection, options)
-        table = full.complete()
-        if table.size < 2:
-            raise CommandError(
-                f"only {plural(table.size, 'unit')} {'has' if table.size == 1 else 'have'} human and machine "
-                "values: nothing to simulate"
-            )
-        too_big = [b for b in options["budgets"] if not 2 <= b <= table.size]
-        if too_big:
-            raise CommandError(
-                f"budgets must lie between 2 and the {plural(table.size, 'fully labelled unit')}, not {too_big}"
-            )
-        uncertainty = None
-        if options["confidence_judges"]:
-            keep = np.isin(full.keys, table.keys)
-            others = [
-                self.table(collection, options, human=self.get_judge(n)).human[:, keep]
-                for n in options["confidence_judges"]
-            ]
-            uncertainty = disagreement(machine=table.machine, others=others)
         try:
-            result = simulate(
-                truth=table.human,
-                machine=table.machine,
+            simulation = budget_simulate(
+                table=self.table(collection, options),
                 budgets=options["budgets"],
                 repeats=options["repeats"],
                 seed=options["seed"],
                 alpha=alpha,
-                uncertainty=uncertainty,
+                confidence=[
+                    self.table(collection, options, human=self.get_judge(n))
+                    for n in options["confidence_judges"]
+                ],
                 methods=options["methods"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
+        table, result = simulation.table, simulation.result
         data = result.as_json()
-        data["active_sampling"] = (
-            "uncertainty" if uncertainty is not None else "uniform (no confidence judges)"
-        )
+        data["active_sampling"] = simulation.active_sampling
+        data["left_out_budgets"] = simulation.left_out
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
@@ -89,6 +69,11 @@ class Command(HybridCommand):
             f"{plural(result.repeats, 'repeat')} per budget, "
             f"{100 * (1 - alpha):.0f}% intervals; active sampling: {data['active_sampling']}\n"
         )
+        if simulation.left_out:
+            self.stdout.write(
+                f"budgets above the {plural(table.size, 'fully labelled unit')} left out: "
+                f"{', '.join(map(str, simulation.left_out))}\n"
+            )
         if result.constant_runs:
             names = [table.runs[i] for i in result.constant_runs]
             self.stdout.write(

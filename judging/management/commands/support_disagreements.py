@@ -7,7 +7,7 @@ from annotation.models import Judge
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import SupportConflict
 from annotation.wording import plural
-from judging.support_metrics import support_disagreement_report
+from judging.support.metrics import support_disagreement_report
 
 
 class Command(CollectionCommand):

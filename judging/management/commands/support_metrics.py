@@ -4,7 +4,7 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._base import CollectionCommand
 from annotation.wording import plural
-from judging.support_metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
+from judging.support.metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
 
 
 class Command(CollectionCommand):

@@ -1,0 +1,5 @@
+from crowd.apps import CrowdConfig
+
+
+class OldLabelCrowdConfig(CrowdConfig):
+    label = "mturk"
