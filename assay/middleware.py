@@ -5,7 +5,7 @@ that says to try again. Django closes a connection that failed at the end of the
 drops it), so the next request opens a fresh one: once the server is back, requests succeed again.
 
 The Redis behind the cache gets the same answer where its outage reaches a view. None should: the cache
-misses while Redis is down and the throttles count in the process (assay/cache.py, assay/throttling.py),
+misses while Redis is down and the throttles count in the process (assay/cache.py, core/throttling.py),
 so this is the answer for a use of Redis that forgot to choose, rather than a 500.
 """
 
@@ -19,7 +19,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from assay.api_errors import error_body
+from core.api_errors import error_body
 
 RETRY_AFTER_S = 5
 logger = logging.getLogger("assay.database")
@@ -39,7 +39,7 @@ def wants_json(request: HttpRequest) -> bool:
 def database_unavailable_response(request: HttpRequest, *, service: str = "database") -> HttpResponse:
     response: HttpResponse
     if wants_json(request):
-        # The API's one error shape (assay/api_errors.py), with the wait in the body too.
+        # The API's one error shape (core/api_errors.py), with the wait in the body too.
         detail = f"The {service} is unavailable; try again shortly."
         body = error_body(detail=detail, code=f"{service}_unavailable") | {"retry_after": RETRY_AFTER_S}
         response = JsonResponse(body, status=503)

@@ -24,7 +24,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from annotation.models import RelevanceJudgment
 from assay.cache import redis_cache_settings
-from assay.throttling import _IN_PROCESS
+from core.throttling import _IN_PROCESS
 from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
 
 pytestmark = [

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.estimators import METHODS, EstimationError, z_value
 from judging.hybrid.sampling import disagreement, inclusion_probabilities
 from judging.hybrid.units import UnitTable

@@ -10,7 +10,7 @@ Windows start at multiples of the period since the epoch, so the time left in a 
 follows from the clock alone and needs no second cache entry. A client may send up to twice the rate
 across a window boundary; that is the price of one counter, and far from the unbounded undercount.
 
-Signed-out clients are told apart by address as the log-in limits tell them (assay.client_address): DRF's
+Signed-out clients are told apart by address as the log-in limits tell them (core.client_address): DRF's
 own reading believes anyone's X-Forwarded-For, so a script could take a fresh count with every request.
 """
 
@@ -24,7 +24,7 @@ from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
-from assay.client_address import client_address
+from core.client_address import client_address
 
 if TYPE_CHECKING:  # rest_framework.views reads the throttle setting on import, which names this module
     from rest_framework.request import Request
