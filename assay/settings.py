@@ -13,6 +13,7 @@ from django.core.checks.security.base import (
 )
 from django.core.exceptions import ImproperlyConfigured
 
+from assay.cache import redis_cache_settings
 from assay.env import env_bool, env_float, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -191,9 +192,10 @@ STORAGES = {
 }
 
 # Shared by every process of a deployment when CACHE_URL names a Redis database (login and API throttles
-# count across gunicorn workers); one process's memory otherwise.
+# count across gunicorn workers); one process's memory otherwise. While Redis is down the site keeps
+# answering: the cache misses, and the API throttles count in each process (assay/cache.py).
 CACHES = {
-    "default": {"BACKEND": "assay.cache.ReusingRedisCache", "LOCATION": env_str("CACHE_URL")}
+    "default": redis_cache_settings(env_str("CACHE_URL"), timeout_s=env_float("CACHE_TIMEOUT", 0.5))
     if env_str("CACHE_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
