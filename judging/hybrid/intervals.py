@@ -61,13 +61,14 @@ def interval_ends(
     stuck = ~census & (identical | (se <= 0))
     wilson = ~census & (binary | (stuck if bounds is not None else np.zeros_like(stuck)))
     if wilson.any():
+        # np.where evaluates both branches: the cells it discards may divide by zero.
         with np.errstate(divide="ignore", invalid="ignore"):
             deff_n = np.where((se > 0) & (se_srs > 0), n * se_srs**2 / se**2, n)
-        n_eff = np.where(stuck, n, deff_n)
-        p = np.clip((est - a) / (b - a), 0.0, 1.0)
-        k = z**2 / n_eff
-        centre = (p + k / 2) / (1 + k)
-        half = z / (1 + k) * np.sqrt(p * (1 - p) / n_eff + k / (4 * n_eff))
+            n_eff = np.where(stuck, n, deff_n)
+            p = np.clip((est - a) / (b - a), 0.0, 1.0)
+            k = z**2 / n_eff
+            centre = (p + k / 2) / (1 + k)
+            half = z / (1 + k) * np.sqrt(p * (1 - p) / n_eff + k / (4 * n_eff))
         lo = np.where(wilson, a + (b - a) * (centre - half), lo)
         hi = np.where(wilson, a + (b - a) * (centre + half), hi)
     if bounds is not None:

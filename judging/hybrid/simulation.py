@@ -31,7 +31,8 @@ BLOCK = 8_000_000
 @dataclass
 class MethodFigures:
     """One method at one budget. The means are over the runs with something to estimate; `run_widths`
-    holds every run's mean width (0 for a run whose values are the same on every unit)."""
+    holds every run's mean width (not 0 for a run whose values are the same on every unit: the sample alone
+    cannot show that)."""
 
     coverage: float
     mean_width: float
@@ -41,14 +42,18 @@ class MethodFigures:
     run_widths: list[float] = field(default_factory=list)
     warning: str | None = None
 
+    @property
+    def mc_error(self) -> float:
+        """The Monte Carlo standard error of `coverage`, under the name the reports use."""
+        return self.coverage_mc_se
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "coverage": self.coverage,
             "mean_width": self.mean_width,
             "width_ratio": self.width_ratio,
             "coverage_mc_se": self.coverage_mc_se,
-            # The Monte Carlo standard error of `coverage`, under the name the reports use.
-            "mc_error": self.coverage_mc_se,
+            "mc_error": self.mc_error,
             "worst_run_coverage": self.worst_run_coverage,
             "run_widths": self.run_widths,
             "warning": self.warning,
@@ -263,7 +268,8 @@ def simulate(
         few = n < 2
         lo = np.where(few, bounds[0] if bounds else -np.inf, lo)
         hi = np.where(few, bounds[1] if bounds else np.inf, hi)
-        covered = ((lo <= target) & (target <= hi)).sum(-1)
+        # A census's estimate is the target up to rounding.
+        covered = ((lo - 1e-12 <= target) & (target <= hi + 1e-12)).sum(-1)
         hits[(budget, method)] = hits.get((budget, method), np.zeros(k)) + covered
         widths[(budget, method)] = widths.get((budget, method), np.zeros(k)) + (hi - lo).sum(-1)
 
