@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
-from scipy import stats
 from ppi_py.ppi import _calc_lam_glm
+from scipy import stats
 
 from judging.hybrid.estimators import EstimationError, ipw_interval, mean_interval, ppi_plus_plus_lam
 from judging.hybrid.sampling import SamplingError, disagreement, draw, inclusion_probabilities
