@@ -313,8 +313,9 @@ def simulate(
                 est, se = _active_intervals(xi, truth, machine, pi, fpc)
                 record(b, "active", est, se, _sample_shape(xi, truth))
 
-    # The rarer answer's expected count in a sample of b units, for the runs whose values are yes/no.
-    binary_runs = ((truth == 0) | (truth == 1)).all(-1) & varies
+    # The rarer answer's expected count in a sample of b units, for the runs whose values are yes/no (and
+    # not all the same: a sample of those always covers).
+    binary_runs = ((truth == 0) | (truth == 1)).all(-1) & (np.ptp(truth, axis=1) > 0)
     share = truth[binary_runs].mean(-1) if binary_runs.any() else np.array([])
     rarer = float(np.minimum(share, 1 - share).min()) if share.size else None
     warnings = {
