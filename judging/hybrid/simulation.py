@@ -137,7 +137,8 @@ def _uniform_intervals(
 def _active_intervals(
     xi: np.ndarray, truth: np.ndarray, machine: np.ndarray, pi: np.ndarray, fpc: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(estimate, standard error), arrays (runs, repeats), of the tuned weighted estimator; xi is (repeats, N).
+    """(estimate, standard error), arrays (runs, repeats), of the tuned weighted estimator; xi is (repeats, N),
+    1.0 where a unit is drawn.
 
     With `fpc` the Horvitz-Thompson variance of `estimators.fpc_interval` for Poisson sampling."""
     big_n = machine.shape[-1]
@@ -147,7 +148,7 @@ def _active_intervals(
         columns = np.concatenate(
             [w * truth * machine, w * machine**2, w * truth**2, truth / pi, machine / pi]
         )
-        sums = xi.astype(float) @ columns.T
+        sums = xi @ columns.T
         s_yh, s_hh, s_yy, s_y, s_h = (sums[:, i * k : (i + 1) * k].T for i in range(5))
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = np.clip(np.where(s_hh > 0, s_yh / s_hh, 0.0), 0.0, 1.0)
@@ -157,7 +158,7 @@ def _active_intervals(
     a_lab = machine * (1 - 1 / pi)
     b_lab = truth / pi
     columns = np.concatenate([machine, machine**2, a_lab, a_lab**2, b_lab, b_lab**2, a_lab * b_lab], axis=0)
-    sums = xi.astype(float) @ columns.T  # (repeats, 7 * runs)
+    sums = xi @ columns.T  # (repeats, 7 * runs)
     s_h, s_hh, s_a, s_aa, s_b, s_bb, s_ab = (sums[:, i * k : (i + 1) * k].T for i in range(7))
     sum_a = machine.sum(-1)[:, None] - s_h + s_a
     sum_aa = (machine**2).sum(-1)[:, None] - s_hh + s_aa
@@ -172,17 +173,17 @@ def _active_intervals(
     return est, np.sqrt(var / big_n)
 
 
-def _sample_shape(xi: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(n, se_srs, binary, identical), arrays (runs, repeats), of unit-by-unit samples."""
-    x = xi.astype(float)
-    n = np.broadcast_to(x.sum(1)[None, :], (truth.shape[0], x.shape[0]))
-    s1, s2 = (x @ truth.T).T, (x @ (truth**2).T).T
-    not_binary = (x @ ((truth != 0) & (truth != 1)).T.astype(float)).T
+def _sample_shape(x: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(n, se_srs, binary, identical), arrays (runs, repeats), of unit-by-unit samples; x is xi as floats."""
+    k = truth.shape[0]
+    columns = np.concatenate([truth, truth**2, ((truth != 0) & (truth != 1)).astype(float)])
+    sums = x @ columns.T
+    s1, s2, not_binary = (sums[:, i * k : (i + 1) * k].T for i in range(3))
+    n = np.broadcast_to(x.sum(1)[None, :], s1.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.maximum(s2 - s1**2 / n, 0.0) / (n - 1)
         se_srs = np.sqrt(var / n)
-    binary = not_binary == 0
-    return n, se_srs, binary, var <= 1e-15
+    return n, se_srs, not_binary == 0, var <= 1e-15
 
 
 def simulate(
@@ -309,7 +310,7 @@ def simulate(
             keys = rng.random((size, big_n))
             for b in ordered:
                 pi = probabilities[b]
-                xi = keys < pi
+                xi = (keys < pi).astype(float)
                 est, se = _active_intervals(xi, truth, machine, pi, fpc)
                 record(b, "active", est, se, _sample_shape(xi, truth))
 
