@@ -77,6 +77,7 @@ def test_the_budget_page_plots_coverage_and_width_and_gives_the_plan(client, col
     assert 'id="hybrid-coverage"' in body and 'id="hybrid-width"' in body
     assert body.count("<polyline") == 8  # four methods on each chart
     assert "Plan" in body
+    assert "Warning: pilot: coverage not shown to hold at 12 human-labelled units" in body
 
 
 EVALUATION = {
