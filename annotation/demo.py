@@ -10,20 +10,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from annotation.io import passages_import, run_import, topics_import
 from annotation.judgments import nugget_upsert
 from annotation.models import Assignment, Collection, Judge, Passage, Pool, SupportAssignment
 from annotation.relevance.assignments import assignment_create
+from annotation.relevance.io import qrels_import
 from annotation.relevance.pooling import pool_build
-from annotation.runs import run_import
-from annotation.services import (
-    collection_get_or_create,
-    judge_for_assessor,
-    judge_get_or_create,
-    passages_import,
-    qrels_import,
-    topics_import,
-)
-from annotation.support.labels import support_labels_import
+from annotation.services import collection_get_or_create, judge_for_assessor, judge_get_or_create
+from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Model, QuerySet
+from django.db.models import Count, Model
 
 from annotation.models import (
     Collection,
@@ -110,18 +110,6 @@ def turns_named(*, collection: Collection, turn_ids: Iterable[str] | None = None
     return sorted(turns, key=turn_key)
 
 
-def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
-    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id."""
-    rows = list(
-        RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "turn__turn_id", "passage_id", "grade"
-        )
-    )
-    rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
-    for turn_id, passage_id, grade in rows:
-        yield f"{turn_id} 0 {passage_id} {grade}\n"
-
-
 def qrels_dict(*, collection: Collection, judge: Judge) -> dict[str, dict[str, int]]:
     """{turn id: {passage id: grade}}, the shape ir_measures and pytrec_eval take."""
     qrels: dict[str, dict[str, int]] = {}
@@ -165,19 +153,3 @@ def runs_dict(
             zip(passage_ids, (float(s) for s in scores), strict=True)
         )
     return result
-
-
-# How many valid names a message lists: enough to spot a typo, few enough to read.
-NAMES_SHOWN = 10
-
-
-def known_names(queryset: QuerySet[Any], *, kind: str, field: str = "name") -> str:
-    """ "known <kind>s: a, b, ... (N in all)", or "no <kind>s yet": what a message about a bad name adds,
-    for commands and jobs alike."""
-    known = queryset.order_by(field).values_list(field, flat=True)
-    names = [str(name) for name in known[:NAMES_SHOWN]]
-    if not names:
-        return f"no {kind}s yet"
-    total = known.count() if len(names) == NAMES_SHOWN else len(names)
-    more = f", ... ({total} in all)" if total > len(names) else ""
-    return f"known {kind}s: {', '.join(names)}{more}"

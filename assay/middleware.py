@@ -14,6 +14,8 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
+from core.api_errors import error_body
+
 RETRY_AFTER_S = 5
 logger = logging.getLogger("assay.database")
 
@@ -32,10 +34,10 @@ def wants_json(request: HttpRequest) -> bool:
 def database_unavailable_response(request: HttpRequest) -> HttpResponse:
     response: HttpResponse
     if wants_json(request):
-        response = JsonResponse(
-            {"detail": "The database is unavailable; try again shortly.", "retry_after": RETRY_AFTER_S},
-            status=503,
-        )
+        # The API's one error shape (core/api_errors.py), with the wait in the body too.
+        detail = "The database is unavailable; try again shortly."
+        body = error_body(detail=detail, code="database_unavailable") | {"retry_after": RETRY_AFTER_S}
+        response = JsonResponse(body, status=503)
     else:
         # No request context: the site's base template reads the user, which needs the database.
         response = HttpResponse(

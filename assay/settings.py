@@ -73,6 +73,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "django_tasks",
+    "django_tasks_db",
+    # The project package itself: its management commands (task_workers).
+    "assay",
     "axes",
     "annotation",
     "judging",
@@ -93,7 +97,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Turns a log-in that axes refused into the lockout answer (assay.login_limits.lockout_response).
+    # Turns a log-in that axes refused into the lockout answer (core.login_limits.lockout_response).
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -150,9 +154,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "max_size": env_int("DB_POOL_MAX_SIZE", 8),
             "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
         }
-# On PostgreSQL a grade from the assessor page checks its copy, writes the grade and reads the next passage
-# in one hand-written statement (annotation/relevance/grade_sql.py) instead of three queries; 0 keeps the ORM.
-RELEVANCE_GRADE_SQL = env_bool("RELEVANCE_GRADE_SQL", True)
+# On PostgreSQL the relevance work rules (a grade, the next passage) run as prepared statements
+# (annotation/relevance/grade_sql.py), the only writer of assessors' grades there. Not read from the
+# environment: only the test that compares them with the ORM form (SQLite's) turns them off.
+RELEVANCE_GRADE_SQL = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -198,7 +203,7 @@ CACHES = {
 if env_str("CACHE_URL"):
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 # Failed log-ins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds, counted
-# by django-axes over every way in (log-in pages, admin, API token, invitation links): assay/login_limits.py.
+# by django-axes over every way in (log-in pages, admin, API token, invitation links): core/login_limits.py.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
@@ -211,13 +216,13 @@ if not 0 < LOGIN_FAILURE_LIMIT <= LOGIN_FAILURE_LIMIT_PER_ADDRESS:
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
 # The first backend refuses a locked name or address before the password is even checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
-AXES_HANDLER = "assay.login_limits.LoginLimitHandler"
+AXES_HANDLER = "core.login_limits.LoginLimitHandler"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_FAILURE_LIMIT = "assay.login_limits.name_limit"
-AXES_COOLOFF_TIME = "assay.login_limits.window"
-AXES_USERNAME_CALLABLE = "assay.login_limits.login_name"
-AXES_CLIENT_IP_CALLABLE = "assay.client_address.client_address"
-AXES_LOCKOUT_CALLABLE = "assay.login_limits.lockout_response"
+AXES_FAILURE_LIMIT = "core.login_limits.name_limit"
+AXES_COOLOFF_TIME = "core.login_limits.window"
+AXES_USERNAME_CALLABLE = "core.login_limits.login_name"
+AXES_CLIENT_IP_CALLABLE = "core.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "core.login_limits.lockout_response"
 # Tries made while locked are not counted: the lock ends when the page says, however often one retries.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # Successful log-ins are not logged a second time (Django keeps last_login): no table that grows forever.
@@ -254,17 +259,19 @@ CONTENT_SECURITY_POLICY = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "core.token_auth.FastTokenAuthentication",  # DRF's, its user read by one prepared statement
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # One error shape for every endpoint: {"detail", "code", "fields"?} (core/api_errors.py).
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
     # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
     # Counted atomically per fixed window of the rate's period, so parallel clients cannot slip past.
     "DEFAULT_THROTTLE_CLASSES": [
-        "assay.throttling.AnonFixedWindowThrottle",
-        "assay.throttling.UserFixedWindowThrottle",
+        "core.throttling.AnonFixedWindowThrottle",
+        "core.throttling.UserFixedWindowThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_ANON_RATE", "60/minute"),
@@ -284,16 +291,15 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Judge jobs: through Celery when a broker is configured, in-process otherwise.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
-CELERY_TASK_EAGER_PROPAGATES = True
+# Background work (judge jobs, large uploads) goes through Django's tasks API onto a queue kept in the
+# database itself: the job's row and its task commit together, and the queue needs no other service.
+# `manage.py task_workers` runs the workers (`make run` starts one, `make serve` several).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+# Workers `manage.py task_workers` runs on this machine (each takes one task at a time).
+TASK_WORKERS = env_int("TASK_WORKERS", 1)
 # A running job whose row has not moved for this long (its runner saves about every second) is shown as
-# interrupted: its process was killed or lost.
+# interrupted: its worker was killed or lost.
 JOB_STALE_AFTER_S = env_int("JOB_STALE_AFTER_S", 120)
-# Workers log through LOGGING (JSON lines) like the web processes, instead of Celery's own format.
-CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # LLM judges: any OpenAI-compatible endpoint, or Azure OpenAI.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")

@@ -5,14 +5,20 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from annotation.relevance import api as relevance_api
 from assay import favicon, health, login
-from judging import views_support
+from judging.support import urls as support_measure_urls
 
 urlpatterns = [
     # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and
     # these two are most of the requests of a relevance campaign.
-    path("relevance/api/<int:assignment_pk>/next/", relevance_api.next_unit_api, name="relevance-api-next"),
     path(
-        "relevance/api/work/<int:slot_pk>/grade/", relevance_api.submit_grade_api, name="relevance-api-grade"
+        "relevance/api/<int:assignment_pk>/next/",
+        relevance_api.NextPassageApi.as_view(),
+        name="relevance-api-next",
+    ),
+    path(
+        "relevance/api/work/<int:slot_pk>/grade/",
+        relevance_api.GradeApi.as_view(),
+        name="relevance-api-grade",
     ),
     path("favicon.ico", favicon.favicon, name="favicon"),
     path("healthz", health.healthz, name="healthz"),
@@ -26,12 +32,7 @@ urlpatterns = [
     path("judging/", include("judging.urls")),
     path("crowd/", include("crowd.urls")),
     # Support measures (judging) are shown beside the support pages, under their paths.
-    path("support/leaderboard/<slug:name>/", views_support.support_leaderboard, name="support-leaderboard"),
-    path(
-        "support/disagreements/<slug:name>/",
-        views_support.support_disagreement_page,
-        name="support-disagreements",
-    ),
+    path("support/", include(support_measure_urls.urlpatterns)),
     path("", include("annotation.urls")),
 ]
 

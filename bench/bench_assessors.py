@@ -1,6 +1,7 @@
-"""Figure: 50 simulated assessors against gunicorn + PostgreSQL: the browser, the scripted API, a trivial view.
+"""Figure: 50 simulated assessors against gunicorn + PostgreSQL: every path a person or a script grades
+through (the page, the API's `next` + `grade` pair, the API's grade with next) beside a trivial view.
 
-One invocation, three kinds of client, each through the same closed-loop harness:
+One invocation, four kinds of client, each through the same closed-loop harness:
 
 - browser: what the relevance page and its script (static/js/relevance.js) send. Each assessor is signed
   in once (a session made for them, as the login form makes it: its deliberate password hashing is not
@@ -8,16 +9,15 @@ One invocation, three kinds of client, each through the same closed-loop harness
   page (the resume URL, which shows the first open screen: one HTML load per unit); then, per judgment,
   one JSON grade whose answer carries the unit's next passage (`"next": true`), with the session cookie
   and the CSRF token in the X-CSRFToken header; when the answer says the unit is complete it opens the
-  queue page, as the script does. It runs twice, on its own assessors
-  and assignment each time: with the grade on the ORM path (RELEVANCE_GRADE_SQL=0), then as the one
-  prepared statement (the default), so that the two are compared in the same run.
-- api: the scripted client, `Authorization: Token`, on the same endpoint and rule as the page: one
-  grade with `"next": true` per judgment, and a next call per unit (to lease it).
+  queue page, as the script does.
+- api pair: the plain scripted client, `Authorization: Token`: per judgment a `next` call (which leases
+  and closes units on the way) and a `grade` without `next`.
+- api with next: the same client saving a request: one grade with `"next": true` per judgment, and a
+  next call per unit (to lease it).
 - trivial: two JSON POSTs to a view that does nothing, as the baseline (half before, half after).
 
-The server is restarted between the ORM phases (trivial, browser on the ORM) and the statement's (API,
-browser, trivial), so that the API and the browser run the same configuration, the default; the goals
-are checked on the statement's browser phase.
+Each kind has its own assessors and assignment over the same pool, and all run against one server in
+its default configuration; the goals are checked on each path.
 Sessions are cached in Redis (CACHE_URL, as `make serve` runs) when the Redis of `make services` answers
 (BENCH_CACHE_URL names another; BENCH_CACHE_URL=none keeps them in the database); its CPU is counted.
 
@@ -108,16 +108,17 @@ def _database_drop(name: str) -> None:
 
 @dataclass
 class Seeded:
+    pair_assignment: int
     api_assignment: int
     browser_assignment: int
-    browser_orm_assignment: int
+    pair_tokens: list[str]
     tokens: list[str]
     browser_users: list[int]
-    browser_orm_users: list[int]
 
 
 def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
-    """One pool of n_turns x per_turn pairs, handed by turn to two groups of n_assessors: API and browser."""
+    """One pool of n_turns x per_turn pairs, handed by turn to three groups of n_assessors: the API pair,
+    the API with next, and the browser."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
     from rest_framework.authtoken.models import Token
@@ -173,24 +174,27 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
     browser_users = user_model.objects.bulk_create(
         [user_model(username=f"browser{i}", password=hashed) for i in range(n_assessors)]
     )
-    orm_users = user_model.objects.bulk_create(
-        [user_model(username=f"ormbrowser{i}", password=hashed) for i in range(n_assessors)]
+    pair_users = user_model.objects.bulk_create(
+        [user_model(username=f"pair{i}", password=hashed) for i in range(n_assessors)]
     )
     api = assignment_create(pool=pool, name="bench-api", assessors=api_users, with_ptkb=False)
     browser = assignment_create(pool=pool, name="bench-browser", assessors=browser_users, with_ptkb=False)
-    orm = assignment_create(pool=pool, name="bench-browser-orm", assessors=orm_users, with_ptkb=False)
-    tokens = [Token.objects.create(user=user).key for user in api_users]
+    pair = assignment_create(pool=pool, name="bench-api-pair", assessors=pair_users, with_ptkb=False)
     return Seeded(
-        api.pk, browser.pk, orm.pk, tokens, [u.pk for u in browser_users], [u.pk for u in orm_users]
+        pair.pk,
+        api.pk,
+        browser.pk,
+        [Token.objects.create(user=user).key for user in pair_users],
+        [Token.objects.create(user=user).key for user in api_users],
+        [u.pk for u in browser_users],
     )
 
 
 def _serve(
-    database_url: str, secret_key: str, args: argparse.Namespace, connections: int, grade_sql: bool
+    database_url: str, secret_key: str, args: argparse.Namespace, connections: int
 ) -> subprocess.Popen:
     env = dict(
         os.environ,
-        RELEVANCE_GRADE_SQL="1" if grade_sql else "0",
         BENCH_ASSESSORS_SERVE="1",
         DATABASE_URL=database_url,
         DEBUG="0",
@@ -475,6 +479,30 @@ def _api_loop(
     return True
 
 
+def _pair_loop(
+    conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, out: ClientResult
+) -> bool:
+    """One judgment of the plain scripted client: the next call, then the grade without next."""
+    started = time.perf_counter()
+    status, body = _post(conn, f"/relevance/api/{assignment_pk}/next/", {}, headers)
+    if status == 204:
+        return False
+    if status != 200:
+        out.errors.append(f"next {status} {body[:200]!r}")
+        return False
+    step = json.loads(body)
+    grade = {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 2, "time_spent_ms": 1}
+    status, body = _post(conn, f"/relevance/api/work/{step['slot']}/grade/", grade, headers)
+    json.loads(body)
+    out.latencies.append(time.perf_counter() - started)
+    if status != 201:
+        out.errors.append(f"grade {status} {body[:200]!r}")
+        return True
+    out.submitted_2xx += 1
+    out.granted.append((headers["Authorization"], step["turn_pk"], step["passage_id"]))
+    return True
+
+
 def _trivial_loop(conn: http.client.HTTPConnection, headers: dict, out: ClientResult) -> bool:
     """The shape of an API judgment (two JSON POSTs, both answers parsed) on a view that does nothing."""
     started = time.perf_counter()
@@ -510,6 +538,8 @@ def _client_process(
                     going = _browser_loop(state, out)
                 elif kind == "api":
                     going = _api_loop(conn, headers, assignment_pk, api_state, out)
+                elif kind == "pair":
+                    going = _pair_loop(conn, headers, assignment_pk, out)
                 else:
                     going = _trivial_loop(conn, headers, out)
             except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -679,7 +709,7 @@ def main() -> int:
         # Planner statistics, as autovacuum keeps them on a database in use; a freshly loaded one has none.
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-        server = _serve(database_url, secret_key, args, args.threads, grade_sql=False)
+        server = _serve(database_url, secret_key, args, args.threads)
         print(
             f"server: gunicorn gthread, {args.workers} workers x {args.threads} threads "
             f"({args.threads} connections each, keep-alive {args.keep_alive} s), Django's PostgreSQL pool "
@@ -690,7 +720,6 @@ def main() -> int:
         )
         with ThreadPoolExecutor(8) as pool:
             cookies = list(pool.map(_browser_session, seeded.browser_users))
-            orm_cookies = list(pool.map(_browser_session, seeded.browser_orm_users))
         connection.close()
 
         def cpu_of() -> dict[tuple[str, int], float]:
@@ -700,11 +729,9 @@ def main() -> int:
         half = args.trivial_seconds / 2
         procs = args.client_processes
         before = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
-        orm = _load("browser", orm_cookies, seeded.browser_orm_assignment, args.seconds, procs, cpu_of)
-        _stop(server)
-        server = _serve(database_url, secret_key, args, args.threads, grade_sql=True)
-        api = _load("api", seeded.tokens, seeded.api_assignment, args.seconds, procs, cpu_of)
         browser = _load("browser", cookies, seeded.browser_assignment, args.seconds, procs, cpu_of)
+        pair = _load("pair", seeded.pair_tokens, seeded.pair_assignment, args.seconds, procs, cpu_of)
+        api = _load("api", seeded.tokens, seeded.api_assignment, args.seconds, procs, cpu_of)
         after = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
         trivial = Phase(
             before.results + after.results,
@@ -716,15 +743,17 @@ def main() -> int:
 
         from annotation.models import RelevanceJudgment
 
-        api_ok, api_counts = _stored_once(
-            api, RelevanceJudgment.objects.filter(judge__user__username__startswith="api")
-        )
-        browser_ok, browser_counts = _stored_once(
-            browser, RelevanceJudgment.objects.filter(judge__user__username__startswith="browser")
-        )
-        orm_ok, orm_counts = _stored_once(
-            orm, RelevanceJudgment.objects.filter(judge__user__username__startswith="ormbrowser")
-        )
+        paths = {
+            "page (browser: grade with next, a page per unit)": (browser, "browser"),
+            "API next + grade": (pair, "pair"),
+            "API grade with next (next per unit)": (api, "api"),
+        }
+        stored = {
+            name: _stored_once(
+                phase, RelevanceJudgment.objects.filter(judge__user__username__startswith=prefix)
+            )
+            for name, (phase, prefix) in paths.items()
+        }
 
         def line(name: str, phase: Phase, unit: str) -> str:
             lat = phase.latencies
@@ -747,39 +776,31 @@ def main() -> int:
 
         print(line("trivial view (2 JSON POSTs per loop)", trivial, "loops"))
         print(f"  ({before.per_s:.0f} loops/s before the assessors, {after.per_s:.0f} after)")
-        print(line("API loop (token: grade with next; next per unit)", api, "judgments"))
-        print(line("browser loop, grade on the ORM path (RELEVANCE_GRADE_SQL=0)", orm, "judgments"))
-        print(unit_line(orm))
-        print(line("browser loop, grade as one statement (default)", browser, "judgments"))
-        print(unit_line(browser))
-        print(f"stored (API): {api_counts}; (browser, ORM): {orm_counts}; (browser): {browser_counts}")
-        errors = api.errors + orm.errors + browser.errors + trivial.errors
+        for name, (phase, _prefix) in paths.items():
+            print(line(name, phase, "judgments"))
+            if phase is browser:
+                print(unit_line(phase))
+            print(f"  stored: {stored[name][1]}")
+        errors = browser.errors + pair.errors + api.errors + trivial.errors
         print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
 
-        ratio = browser.per_s / trivial.per_s if trivial.per_s else 0.0
-        orm_ratio = orm.per_s / trivial.per_s if trivial.per_s else 0.0
-        api_ratio = api.per_s / trivial.per_s if trivial.per_s else 0.0
-        cpu_ratio = browser.cpu_ms / api.cpu_ms if api.cpu_ms else 0.0
-        p95 = _p(browser.latencies, 95) * 1000
-        print(
-            f"statement vs ORM path (browser): {browser.per_s / orm.per_s if orm.per_s else 0.0:.2f}x the "
-            f"throughput, {browser.cpu_ms / orm.cpu_ms if orm.cpu_ms else 0.0:.2f}x the server CPU per judgment"
-        )
-        print(
-            f"ratios: browser / trivial throughput {ratio:.2f} (ORM path {orm_ratio:.2f}, API {api_ratio:.2f}); "
-            f"browser / API server CPU per judgment {cpu_ratio:.2f}"
-        )
-        print(
-            f"goals: browser >= 0.4 x trivial {'MET' if ratio >= 0.4 else 'NOT MET'}; "
-            f"browser p95 < 150 ms {'MET' if p95 < 150 else 'NOT MET'}; "
-            f"browser CPU per judgment <= 1.5 x API {'MET' if cpu_ratio <= 1.5 else 'NOT MET'}"
-        )
-        ok = api_ok and orm_ok and browser_ok and not errors
+        met = True
+        for name, (phase, _prefix) in paths.items():
+            ratio = phase.per_s / trivial.per_s if trivial.per_s else 0.0
+            p95 = _p(phase.latencies, 95) * 1000
+            ok = ratio >= 0.35 and p95 < 200 and stored[name][0]
+            met = met and ok
+            print(
+                f"goal, {name}: {ratio:.2f} x trivial (>= 0.35), p95 {p95:.0f} ms (< 200), "
+                f"stored once {'yes' if stored[name][0] else 'NO'}: {'MET' if ok else 'NOT MET'}"
+            )
+        ok = all(found for found, _counts in stored.values()) and not errors
         print(
             "every 2xx submit stored exactly once"
             if ok
             else "MISMATCH: judgments lost or duplicated, or errors"
         )
+        print("goals " + ("MET" if met else "NOT MET"))
         return 0 if ok else 1
     finally:
         if server is not None:

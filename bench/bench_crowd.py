@@ -35,9 +35,9 @@ from annotation.models import (  # noqa: E402
     Topic,
     Turn,
 )
-from crowd.answers import assignment_submit, worker_get_or_create  # noqa: E402
 from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdBatch  # noqa: E402
-from crowd.services import (  # noqa: E402
+from crowd.services.answers import assignment_submit, worker_get_or_create  # noqa: E402
+from crowd.services.campaigns import (  # noqa: E402
     batches_compose,
     campaign_create,
     labels_aggregate,

@@ -38,8 +38,9 @@ def raw_sqlite_baseline(db: Path, files: list[Path], columns: int) -> float:
 
 
 def bench_qrels(scratch: Path) -> None:
-    from annotation.selectors import qrels_lines
-    from annotation.services import collection_get_or_create, judge_get_or_create, qrels_import, topics_import
+    from annotation.io import topics_import
+    from annotation.relevance.io import qrels_import, qrels_lines
+    from annotation.services import collection_get_or_create, judge_get_or_create
 
     qrels = SHARED / "2024_test_qrels.trec"
     if not qrels.exists():
@@ -63,8 +64,8 @@ def bench_qrels(scratch: Path) -> None:
 
 
 def bench_runs(scratch: Path, n_runs: int, n_turns: int, depth: int) -> None:
+    from annotation.io import run_import
     from annotation.models import Ranking, Topic, Turn
-    from annotation.runs import run_import
     from annotation.services import collection_get_or_create
 
     collection = collection_get_or_create(name="runs")

@@ -21,8 +21,8 @@ from _setup import django_with_temp_sqlite  # noqa: E402
 SCRATCH = django_with_temp_sqlite()
 
 from annotation.models import Judge, NtnJudgment, Nugget, Turn  # noqa: E402
-from judging.jobs import judge_job_run, judge_job_start  # noqa: E402
-from judging.nli import ntn_match  # noqa: E402
+from judging.machine.jobs import judge_job_run, judge_job_start  # noqa: E402
+from judging.machine.nli import ntn_match  # noqa: E402
 from tests.factories import CollectionFactory, JudgeFactory, TopicFactory  # noqa: E402
 from tests.judging.nli_model import SENTENCES, build_tiny_nli_model  # noqa: E402
 

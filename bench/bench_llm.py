@@ -38,7 +38,7 @@ def main() -> int:
     from django.core.management import call_command
 
     from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
-    from judging.jobs import judge_job_run, judge_job_start
+    from judging.machine.jobs import judge_job_run, judge_job_start
 
     call_command("migrate", verbosity=0)
     collection = Collection.objects.create(name="bench")

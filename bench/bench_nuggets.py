@@ -23,8 +23,8 @@ from _setup import django_with_temp_sqlite  # noqa: E402
 scratch = django_with_temp_sqlite()
 
 from annotation.models import Collection, Judge, Nugget, Passage, Topic, Turn  # noqa: E402
+from annotation.nuggets.io import nuggets_export, nuggets_import  # noqa: E402
 from annotation.nuggets.services import nugget_create  # noqa: E402
-from annotation.nuggets.transfer import nuggets_export, nuggets_import  # noqa: E402
 
 rng = random.Random(4)
 WORDS = "the tyre grip mud trail skin rays depression symptom mood museum visa cairo bike wide".split()

@@ -1,4 +1,4 @@
-"""Load check of the production stack (`make serve`: gunicorn, Celery, PostgreSQL, Redis, DEBUG off).
+"""Load check of the production stack (`make serve`: gunicorn, task workers, PostgreSQL, Redis, DEBUG off).
 
 Starts scripts/serve.sh on its own database, seeds one relevance campaign, then runs N simulated
 assessors for S seconds, each doing what the relevance page's JavaScript does with a signed-in session
@@ -51,7 +51,6 @@ def _env(port: int) -> dict[str, str]:
         "SERVE_DB": DB,
         "SERVE_REDIS_DB": "8",
         "SERVE_HTTP": "1",  # no TLS proxy in front here
-        "SERVE_BEAT": "0",
         "PORT": str(port),
         "SECRET_KEY": SECRET_KEY,
         "LOG_LEVEL": "WARNING",

@@ -78,7 +78,7 @@ def raw_baseline(db: Path, labels: Path) -> float:
 
 def naive_scores(collection, judge) -> dict:
     from annotation.models import Response, SupportJudgment
-    from judging.support_metrics import answer_support
+    from judging.support.metrics import answer_support
 
     per: dict[str, list[tuple[float, float]]] = {}
     for response in Response.objects.filter(run__collection=collection).select_related("run"):
@@ -104,11 +104,11 @@ def main() -> None:
     args = parser.parse_args()
     scratch = django_with_temp_sqlite()
 
+    from annotation.io import run_import
     from annotation.models import Collection, Judge
-    from annotation.runs import run_import
     from annotation.services import judge_get_or_create
-    from annotation.support.labels import support_labels_import
-    from judging.support_metrics import support_scores
+    from annotation.support.io import support_labels_import
+    from judging.support.metrics import support_scores
 
     answers, labels, n_labels = generate(scratch, args.runs, args.topics)
     collection = Collection.objects.create(name="rag24-bench")

@@ -206,7 +206,7 @@ class CrowdAssignment(models.Model):
     there under any assignment and worker id. They neither vote nor take a place of the batch until
     `mturk_sync` sees the same assignment id and worker id from MTurk.
 
-    In a panel study (crowd/studies.py) an Accepted row without answers holds the place a participant
+    In a panel study (crowd/services/studies.py) an Accepted row without answers holds the place a participant
     took when they opened the study, for the campaign's work time, until their answers replace it.
     """
 

@@ -24,27 +24,21 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from annotation.io import passages_import, run_import, topics_import
 from annotation.judgments import nugget_upsert
 from annotation.judgments.relevance import RelevanceRow, relevance_judgments_upsert
 from annotation.models import Collection, Judge, Passage, Pool, SupportAssignment, Turn
 from annotation.relevance.assignments import assignment_create
+from annotation.relevance.io import qrels_import
 from annotation.relevance.pooling import pool_build
 from annotation.relevance.work import work_close, work_lease
-from annotation.runs import run_import
-from annotation.services import (
-    collection_get_or_create,
-    judge_for_assessor,
-    judge_get_or_create,
-    passages_import,
-    qrels_import,
-    topics_import,
-)
-from annotation.support.labels import support_labels_import
+from annotation.services import collection_get_or_create, judge_for_assessor, judge_get_or_create
+from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
-from annotation.wording import plural
-from crowd.answers import assignment_submit, worker_get_or_create
+from core.wording import plural
 from crowd.models import CrowdBatch, CrowdCampaign
-from crowd.services import batches_compose, campaign_create
+from crowd.services.answers import assignment_submit, worker_get_or_create
+from crowd.services.campaigns import batches_compose, campaign_create
 
 WORDS = (
     "travel visa season weather budget museum train hotel route coast river market food history "

@@ -49,6 +49,9 @@ class JudgeJob(models.Model):
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     error = models.TextField(blank=True)
     summary = models.TextField(blank=True, help_text="What the last run found, in words (NLI jobs).")
+    task_id = models.CharField(
+        max_length=64, blank=True, help_text="The background task last queued to run the job (empty: none)."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_jobs"
     )

@@ -1,80 +1,77 @@
-"""Celery tasks of the judging app: judge jobs run on workers when CELERY_BROKER_URL is set; without a
-broker a job started from a page runs in a background thread of the web process, never in the request."""
+"""Judge jobs as background tasks: a page (or `judge --queue`) queues a job, a task worker runs it."""
 
 from __future__ import annotations
 
-import logging
-import threading
-
-from celery import shared_task
-from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
+from django_tasks import task
 
-from assay.background import thread_start, threads_join
+from core.background import requeue_on_shutdown, task_abandon, tasks_unfinished
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
-from judging.jobs import JobError, judge_job_run
+from judging.machine.jobs import JobError, judge_job_run
+from judging.machine.jobs.state import INTERRUPTED, job_state, jobs_read
+from judging.machine.nli import NliJobError
 from judging.models import JudgeJob
-from judging.nli import NliJobError
-
-logger = logging.getLogger(__name__)
-# Threads running jobs in this process (no broker): tests and a graceful shutdown can wait for them.
 
 
-@shared_task(name="judging.judge_job_run", acks_late=True)
+@task()
 def judge_job_run_task(job_id: int) -> dict[str, object]:
-    """Run or resume one job, LLM or NLI; acks_late so a job whose worker dies is delivered again and
-    resumes from what is stored.
+    """Run or resume one job, LLM or NLI, on a task worker.
 
     A job that cannot run as asked (its model does not load, a judge it names is gone) has its status and
-    error saved on the job, where the Jobs page shows them; the task then ends instead of raising, so a
-    worker (or the thread running it) does not fail with it.
+    error saved on the job, where the Jobs page shows them; the task then ends instead of raising, so the
+    worker goes on with the next. A worker stopped in the middle queues the job again for the next one.
     """
     job = JudgeJob.objects.select_related("judge", "collection").get(pk=job_id)
-    try:
-        judge_job_run(job=job)
-    except (JobError, LlmError, NliError, NliJobError) as exc:
-        job.refresh_from_db()
-        if job.status != JudgeJob.Status.FAILED:  # it failed before it started: say so on the job
-            job.status, job.error = JudgeJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
-            job.save(update_fields=["status", "error", "updated_at"])
+    with requeue_on_shutdown(
+        f"judge job {job_id}", lambda: judge_job_queue(job=job, replacing_its_task=True)
+    ):
+        try:
+            judge_job_run(job=job)
+        except (JobError, LlmError, NliError, NliJobError) as exc:
+            job.refresh_from_db()
+            if job.status != JudgeJob.Status.FAILED:  # it failed before it started: say so on the job
+                job.status, job.error = JudgeJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
+                job.save(update_fields=["status", "error", "updated_at"])
     return {"job": job.pk, "status": job.status, "calls_made": job.calls_made, "cache_hits": job.cache_hits}
 
 
-def _mark_pending(job: JudgeJob) -> None:
+@transaction.atomic
+def judge_job_queue(*, job: JudgeJob, replacing_its_task: bool = False) -> JudgeJob:
+    """Hand a job to the task workers: mark it pending and enqueue its task, in one transaction.
+
+    The queue lives in the same database, so a worker sees the task only once the job's row (and a
+    caller's own transaction around this, such as the job's creation) is committed. The job is marked
+    pending first, so whoever watches it (the Jobs page, the judge command) sees a resumed job as waiting
+    for a worker, not as the failed or killed run it was before. A job that already waits for its task,
+    or runs on a live worker (the same work started again), is left to it: two runs of one job would
+    judge its units twice; only the task itself, stopping, queues its job again (`replacing_its_task`).
+    A task the job had before, left "running" by a worker that died, is marked failed.
+    """
+    job = JudgeJob.objects.select_for_update().get(pk=job.pk)
+    unfinished = tasks_unfinished([job.task_id])
+    live = job.task_id and unfinished and job_state(job, unfinished) != INTERRUPTED
+    if live and not replacing_its_task:
+        return job
+    task_abandon(job.task_id)
     JudgeJob.objects.filter(pk=job.pk).update(
         status=JudgeJob.Status.PENDING, error="", updated_at=timezone.now()
     )
-    job.status, job.error = JudgeJob.Status.PENDING, ""
+    result = judge_job_run_task.enqueue(job.pk)
+    JudgeJob.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job.refresh_from_db()
+    return job
 
 
-def judge_job_enqueue(*, job: JudgeJob) -> None:
-    """Hand a job to the Celery workers (run here, to its end, when no broker is set: the judge command).
+@transaction.atomic
+def judge_job_resume(*, job: JudgeJob) -> JudgeJob:
+    """Queue again a job that stopped before its end: interrupted (its worker died) or failed.
 
-    Call it once the job's row is committed, or a worker may look for it too early (a page view wraps
-    the call in transaction.on_commit). The job is marked pending first, so whoever watches it (the judge
-    command, the Jobs page) sees a resumed job as waiting for a worker, not as the failed or killed run
-    it was before.
+    A job that waits, runs or is done is refused: resuming it would run the same units twice at once.
+    The row is locked first, so two clicks queue it once.
     """
-    _mark_pending(job)
-    judge_job_run_task.delay(job.pk)
-
-
-def judge_job_start_background(*, job: JudgeJob) -> threading.Thread | None:
-    """Start a job without waiting for it: to the workers with a broker, else in a thread of this process.
-
-    A page calls this, so the request returns at once whatever the job's size. A thread lives as long as
-    the web process: if that process is restarted the job shows as interrupted and resumes when started
-    again; deployments that restart workers often should configure a broker.
-    """
-    if settings.CELERY_BROKER_URL:
-        judge_job_enqueue(job=job)
-        return None
-    _mark_pending(job)
-    job_id = job.pk
-    return thread_start(name=f"judge-job-{job_id}", target=lambda: judge_job_run_task(job_id))
-
-
-def background_jobs_join(timeout: float | None = None) -> None:
-    """Wait for the jobs this process runs in threads (tests; a shutdown that lets them finish)."""
-    threads_join(timeout)
+    (read,) = jobs_read([JudgeJob.objects.select_for_update().get(pk=job.pk)])
+    if read.state not in (INTERRUPTED, JudgeJob.Status.FAILED):  # type: ignore[attr-defined]
+        raise JobError(f"job {job.pk} is {read.state}: only an interrupted or failed job resumes")  # type: ignore[attr-defined]
+    return judge_job_queue(job=read)

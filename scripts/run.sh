@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# make run: the development server on the demo collection, with the loopback fakes of an OpenAI-compatible
-# server and of MTurk beside it, so a new organiser can try LLM judge jobs and an MTurk campaign from the
-# browser alone. A fake starts only where the user has not pointed the site at the real thing: no
+# make run: the development server on the demo collection, a task worker beside it, and the loopback
+# fakes of an OpenAI-compatible server and of MTurk, so a new organiser can try LLM judge jobs and an
+# MTurk campaign from the browser alone. A fake starts only where the user has not pointed the site at the real thing: no
 # OPENAI_API_KEY, OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT for the LLM one; no MTURK_ENDPOINT_URL,
 # MTURK_LIVE or AWS credentials for the MTurk one. FAKES=0 starts neither. The fakes listen on free
-# loopback ports and stop with the server (Ctrl-C, SIGTERM, or the server ending by itself).
+# loopback ports; they and the worker stop with the server (Ctrl-C, SIGTERM, or the server ending by
+# itself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=${VENV:-.venv}/bin/python
@@ -87,14 +88,19 @@ echo "  Assay is at http://$host:$port/"
 echo "  Log in as organiser / organiser-demo (organiser), or alice / alice-demo and bob / bob-demo (assessors)."
 echo "  LLM judges: $llm."
 echo "  MTurk campaigns: $mturk."
+echo "  Judge jobs and large uploads: one task worker (its log: $tmp/run-task-workers-$port.log)."
 echo ""
+# The task worker runs judge jobs and large uploads apart from the server, so a restart of the server (a
+# file of the checkout changed) does not cut them short; stopped with the rest, it queues its job again.
+"$py" manage.py task_workers --processes 1 >"$tmp/run-task-workers-$port.log" 2>&1 &
+children+=("$!")
 # RUNSERVER_ARGS adds options, e.g. --noreload (no restart when a file of the checkout changes).
 # shellcheck disable=SC2086
 "$py" manage.py runserver ${RUNSERVER_ARGS:-} "$host:$port" &
 last=$!
 children+=("$last")
 # `wait` returns when the server ends, or at once on Ctrl-C or SIGTERM (whose traps exit): either way the
-# EXIT trap stops the fakes and the server.
+# EXIT trap stops the fakes, the worker and the server.
 status=0
 wait "$last" || status=$?
 exit "$status"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make serve: the production shape on one machine. PostgreSQL and Redis (scripts/services.sh), then
-# migrate, collectstatic and `check --deploy`, then gunicorn (web), a Celery worker and Celery beat, all
-# in the foreground; Ctrl-C (or SIGTERM) stops the three, and the database and Redis keep running.
+# migrate, collectstatic and `check --deploy`, then gunicorn (web) and the task workers (TASK_WORKERS of
+# them, default 2, supervised by `manage.py task_workers`, on the queue kept in PostgreSQL), both in the
+# foreground; Ctrl-C (or SIGTERM) stops them, and the database and Redis (the shared cache) keep running.
 #
 # Settings come from the environment as in production (README, Configuration); what is not set gets the
 # one-machine value below. SERVE_HTTP=1 serves plain HTTP without a TLS proxy in front (cookies not
@@ -30,7 +31,6 @@ fi
 
 export DEBUG=0
 export DATABASE_URL=${DATABASE_URL:-postgres://assay@127.0.0.1:$pg_port/$db}
-export CELERY_BROKER_URL=${CELERY_BROKER_URL:-redis://127.0.0.1:$redis_port/$redis_db}
 export CACHE_URL=${CACHE_URL:-redis://127.0.0.1:$redis_port/$((redis_db + 1))}
 export STATIC_MANIFEST=${STATIC_MANIFEST:-1}
 export ALLOWED_HOSTS=${ALLOWED_HOSTS:-127.0.0.1,localhost}
@@ -59,22 +59,35 @@ else
   "$bin/python" manage.py check --deploy --fail-level WARNING
 fi
 
+# Each process runs under its own keeper, which starts it again when it ends (a crash, an OOM kill):
+# one process dying neither takes the others down nor stays down. gunicorn already keeps its workers,
+# and task_workers its task workers; the keepers watch those two supervisors. Each keeper writes its
+# process's pid to $tmp/serve-$port-<name>.pid.
+keep() {
+  local name=$1 child status
+  shift
+  trap '[ -n "${child:-}" ] && kill -TERM "$child" 2>/dev/null; wait "${child:-}" 2>/dev/null; exit 0' TERM INT
+  while :; do
+    "$@" &
+    child=$!
+    echo "$child" >"$tmp/serve-$port-$name.pid"
+    wait "$child" && status=0 || status=$?
+    echo "serve.sh: $name ended with status $status; starting it again in 2 s" >&2
+    sleep 2
+  done
+}
+
 pids=()
 stop() {
   trap - INT TERM EXIT
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait
+  rm -f "$tmp/serve-$port-web.pid" "$tmp/serve-$port-tasks.pid"
 }
 trap stop INT TERM EXIT
-"$bin/gunicorn" assay.wsgi -c deploy/gunicorn.conf.py --bind "$host:$port" &
+keep web "$bin/gunicorn" assay.wsgi -c deploy/gunicorn.conf.py --bind "$host:$port" &
 pids+=($!)
-"$bin/celery" -A assay worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
-  --hostname "worker-${port}@%h" &
+keep tasks "$bin/python" manage.py task_workers --processes "${TASK_WORKERS:-2}" &
 pids+=($!)
-if [ "${SERVE_BEAT:-1}" = 1 ]; then
-  "$bin/celery" -A assay beat --loglevel INFO --schedule "$tmp/celerybeat-schedule-$port" &
-  pids+=($!)
-fi
-echo "Assay (production shape) at http://$host:$port/ : web, worker${SERVE_BEAT:+ and beat}; Ctrl-C stops them" >&2
-# Any one of them ending stops the others: a half-running stack is worse than a stopped one.
-wait -n
+echo "Assay (production shape) at http://$host:$port/ : web and task workers; Ctrl-C stops them" >&2
+wait

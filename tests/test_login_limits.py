@@ -96,6 +96,7 @@ def test_it_counts_site_admin_and_api_token_failures_toward_one_limit(client, li
     assert after.status_code == 429
     assert 0 < int(after["Retry-After"]) <= 900
     assert "unlock" in after.json()["detail"]
+    assert after.json()["code"] == "locked_out"
     assert after.json()["retry_after"] == int(after["Retry-After"])
     assert not Token.objects.filter(user__username="alice").exists()
 
@@ -107,7 +108,7 @@ def test_it_gives_a_token_for_a_right_password(client, limits):
     right = _token(client, "alice", PASSWORD)
 
     assert wrong.status_code == 400
-    assert "non_field_errors" in wrong.json()
+    assert "non_field_errors" in wrong.json()["fields"]
     assert right.status_code == 200
     assert right.json() == {"token": Token.objects.get(user=alice).key}
 

@@ -1,6 +1,7 @@
 """`make run` as a new organiser uses it (scripts/run.sh, which the Makefile's `run` calls): on a port of its
-own, with no LLM endpoint nor MTurk configured, it serves the demo beside the loopback fakes, points the site
-at them, an LLM judge job runs from the pages alone, and stopping the script stops the server and the fakes."""
+own, with no LLM endpoint nor MTurk configured, it serves the demo beside a task worker and the loopback
+fakes, points the site at them, an LLM judge job runs from the pages alone (on the worker), and stopping the
+script stops the server, the worker and the fakes."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from tests.test_readme import free_port
 # What a user may have set that would point the site elsewhere, and what the test run itself sets.
 NOT_INHERITED = re.compile(
     r"^(OPENAI_|AZURE_|MTURK_|AWS_|LOCAL_FAKES$|DEBUG$|SECRET_KEY$|DATABASE_URL$|TEST_DATABASE_NAME$|CACHE_URL$"
-    r"|CELERY_|ASSAY_BASE_URL$|DJANGO_|FAKES$|HOST$|RUNSERVER_ARGS$)"
+    r"|TASK_WORKERS$|ASSAY_BASE_URL$|DJANGO_|FAKES$|HOST$|RUNSERVER_ARGS$)"
 )
 
 
@@ -50,6 +51,20 @@ class Browser:
         body = urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": token}).encode()
         with self.opener.open(self.base + path, data=body, timeout=60) as response:
             return response.status, response.geturl()
+
+
+def _task_workers(tmp: Path) -> list[int]:
+    """The task worker processes (the supervisor and its db_workers) this run.sh started: their TMP."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:  # not a process, gone, or not ours
+            continue
+        if (b"task_workers" in command or b"db_worker" in command) and f"TMP={tmp}".encode() in environ:
+            found.append(int(proc.name))
+    return found
 
 
 def _listening(port: int) -> bool:
@@ -85,7 +100,7 @@ def make_run(tmp_path: Path) -> Iterator[dict[str, object]]:
             assert script.poll() is None, f"run.sh ended:\n{output()[-3000:]}"
             assert time.monotonic() < deadline, f"the server did not come up:\n{output()[-3000:]}"
             time.sleep(0.5)
-        yield {"script": script, "port": port, "output": output}
+        yield {"script": script, "port": port, "output": output, "tmp": tmp_path}
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(script.pid, signal.SIGKILL)
@@ -131,6 +146,8 @@ def test_make_run_serves_beside_the_fakes_runs_an_llm_job_from_the_pages_and_sto
     assert progress["status"] == "done", progress
     assert progress["calls_made"] > 0 and progress["units_failed"] == 0
     assert MTurkClient(endpoint_url=mturk_url.group(1)).account_balance()
+    workers = _task_workers(make_run["tmp"])  # type: ignore[arg-type]
+    assert len(workers) == 2, workers  # the supervisor and its one db_worker
 
     script.send_signal(signal.SIGTERM)  # the script alone, as `make` passes on a SIGTERM
     assert script.wait(timeout=60) != 0
@@ -139,3 +156,7 @@ def test_make_run_serves_beside_the_fakes_runs_an_llm_job_from_the_pages_and_sto
     while any(_listening(p) for p in ports) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [p for p in ports if _listening(p)] == []
+    deadline = time.monotonic() + 30
+    while _task_workers(make_run["tmp"]) and time.monotonic() < deadline:  # type: ignore[arg-type]
+        time.sleep(0.2)
+    assert _task_workers(make_run["tmp"]) == []  # type: ignore[arg-type]

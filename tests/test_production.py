@@ -1,7 +1,7 @@
-"""The production stack (`make serve`: scripts/serve.sh) started for real: PostgreSQL, Redis, gunicorn, a
-Celery worker and beat, DEBUG off. A browser's requests log in and grade one passage through the JSON
+"""The production stack (`make serve`: scripts/serve.sh) started for real: PostgreSQL, Redis, gunicorn,
+two supervised task workers, DEBUG off. A browser's requests log in and grade one passage through the JSON
 endpoints the relevance page uses; an organiser starts one judge job from the Jobs page, which the
-worker runs against the loopback OpenAI-compatible server; then the stack is stopped.
+workers run against the loopback OpenAI-compatible server; then the stack is stopped.
 
 It runs once, in the PostgreSQL pass of `make test` (marked postgres), on its own database and Redis
 databases beside the test cluster's; it is skipped where PostgreSQL or Redis is not there.
@@ -133,7 +133,7 @@ def stack():
         "SECRET_KEY": "smoke-" + "s" * 60,
         "WEB_CONCURRENCY": "1",
         "GUNICORN_THREADS": "4",
-        "WORKER_CONCURRENCY": "1",
+        "TASK_WORKERS": "2",
         "OPENAI_BASE_URL": fake.url,
         "OPENAI_API_KEY": "sk-test",
         "OPENAI_MODEL": "gpt-4o-mini",
@@ -145,7 +145,6 @@ def stack():
     for key in (
         "DATABASE_URL",
         "TEST_DATABASE_NAME",
-        "CELERY_BROKER_URL",
         "CACHE_URL",
         "DEBUG",
         "DJANGO_ALLOW_ASYNC_UNSAFE",
@@ -231,7 +230,7 @@ def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(s
     assert status == 200 and b"{" in data
     assert "max-age=315360000" in headers["Cache-Control"]
     ready = json.loads(anonymous.request("GET", "/readyz")[2])
-    assert ready["checks"] == {"database": "ok", "broker": "ok"}
+    assert ready["checks"] == {"database": "ok", "tasks": "ok"}
 
     # An assessor: the queue page's "next unit" form, the unit's page, then the page's JSON grade.
     alice = Browser(port)
@@ -253,7 +252,7 @@ def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(s
     assert graded == 201, body
     assert body["next"]["passage_id"] not in ("", _attr(page, "passage-id"))
 
-    # An organiser starts a relevance job on the Jobs page; the Celery worker runs it.
+    # An organiser starts a relevance job on the Jobs page; a task worker runs it.
     org = Browser(port)
     org.login("org")
     status, _h, _page = org.get("/judging/jobs/")
@@ -276,4 +275,43 @@ def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(s
     stack["log"].seek(0)
     lines = [json.loads(line) for line in stack["log"] if line.startswith("{")]
     assert any(line["logger"] == "gunicorn.access" for line in lines)  # JSON lines from the web server
-    assert any("judging.judge_job_run" in line["message"] for line in lines)  # and from the worker
+    # and from the worker: its task, from start to success
+    assert any("path=judging.tasks.judge_job_run_task state=SUCCESSFUL" in line["message"] for line in lines)
+
+    # Every process of the stack is kept: killed outright, it comes back, and the rest goes on serving.
+    for name in ("tasks", "web"):
+        pid_file = REPO / ".tmp" / f"serve-{port}-{name}.pid"
+        killed = int(pid_file.read_text())
+        os.kill(killed, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            now = pid_file.read_text().strip()
+            if now and int(now) != killed and Path(f"/proc/{now}").exists():
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"{name} was not started again after kill -9")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if Browser(port).get("/readyz")[0] == 200:
+                break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    org = Browser(port)
+    org.login("org")
+    status, _h, _page = org.form(
+        "/judging/jobs/start/",
+        {"collection": "smoke", "task": "relevance", "judge_name": "smoke-llm-2", "depth": 2},
+    )
+    assert status == 302
+    status, _h, page = org.get("/judging/jobs/")
+    job = max(int(pk) for pk in re.findall(rb'data-job="(\d+)"', page))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        progress = json.loads(org.request("GET", f"/judging/jobs/{job}/progress.json")[2])
+        if progress["status"] not in ("pending", "running"):
+            break
+        time.sleep(0.5)
+    assert progress["status"] == "done", progress

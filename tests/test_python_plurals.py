@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.relevance.pooling import unfiltered_text
-from annotation.wording import plural
-from judging.jobs.start import Estimate
-from judging.jobs.state import job_status_text
+from core.wording import plural
+from judging.machine.jobs.start import Estimate
+from judging.machine.jobs.state import job_status_text
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
@@ -28,7 +28,7 @@ from tests.factories import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("annotation", "judging", "crowd", "devtools", "assay")
+PACKAGES = ("core", "annotation", "judging", "crowd", "devtools", "assay")
 
 # The nouns messages count; a printed value right before one of them in its plural is a count that does
 # not agree when it is 1 (an adjective may stand between: "1 drawn units").
@@ -43,10 +43,13 @@ NOT_COUNTS = {
     ("annotation/management/commands/import_ikat.py", "year"),  # "iKAT 2024 test topics"
     ("annotation/support/disagreements.py", "assessor.get_username()"),  # "olga judges topic 3"
     ("judging/management/commands/support_disagreements.py", "condition"),  # a table's row label
-    ("judging/reports/comparison.py", "task"),  # "relevance units in collection ..."
+    ("judging/agreement/reports/comparison.py", "task"),  # "relevance units in collection ..."
     ("crowd/management/commands/crowd_report.py", "report.bonus_total"),  # an amount of money
     ("crowd/selectors.py", "age"),  # the link lifetime setting, in seconds: days long
-    ("judging/reports/charts.py", "report['n_runs']"),  # a rank correlation's chart: three runs or more
+    (
+        "judging/agreement/reports/charts.py",
+        "report['n_runs']",
+    ),  # a rank correlation's chart: three runs or more
 }
 
 

@@ -185,7 +185,7 @@ def test_health_and_readiness(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json()["checks"]["database"] == "ok"
+    assert ready.json()["checks"] == {"database": "ok", "tasks": "ok"}
 
 
 @pytest.mark.django_db
@@ -255,6 +255,7 @@ def test_a_database_that_is_down_answers_503_json_to_the_api_and_a_retry_page_to
         status, content_type, retry_after, body = out[name]
         assert (status, content_type, retry_after) == (503, "application/json", "5"), (name, out[name])
         assert json.loads(body)["retry_after"] == 5
+        assert json.loads(body)["code"] == "database_unavailable"
     status, content_type, retry_after, body = out["page"]
     assert (status, retry_after) == (503, "5")
     assert content_type.startswith("text/html")

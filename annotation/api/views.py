@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
@@ -35,8 +36,8 @@ from annotation.permissions import IsOrganiser
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
-from annotation.wording import plural
-from assay.json_body import StrictBodies
+from core.json_body import StrictBodies
+from core.wording import plural
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
@@ -67,7 +68,7 @@ class TokenObtain(StrictBodies):
         # Django's request, not DRF's wrapper: axes marks a refused log-in on it for its middleware.
         user = authenticate(request._request, **payload.validated_data)
         if user is None:
-            return _bad_request("non_field_errors", "no active account has this user name and password")
+            raise _refused("non_field_errors", "no active account has this user name and password")
         return ApiResponse(s.TokenOutput({"token": api_token_get(user=user).key}).data)
 
 
@@ -184,18 +185,12 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
         target = get_object_or_404(Collection, name=collection)
         turn = Turn.objects.filter(collection=target, turn_id=payload.validated_data["turn_id"]).first()
         if turn is None:
-            return ApiResponse(
-                {"turn_id": [f"no turn {payload.validated_data['turn_id']!r} in {collection}"]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            raise _refused("turn_id", f"no turn {payload.validated_data['turn_id']!r} in {collection}")
         judge_name = payload.validated_data.get("judge")
         if judge_name:
             judge = Judge.objects.filter(name=judge_name).exclude(kind=Judge.Kind.ASSESSOR).first()
             if judge is None:
-                return ApiResponse(
-                    {"judge": [f"no judge {judge_name!r} other than an assessor's"]},
-                    status=status.HTTP_400_BAD_REQUEST,
-                )
+                raise _refused("judge", f"no judge {judge_name!r} other than an assessor's")
         else:
             judge = judge_for_assessor(user=signed_in_user(request))
         judgment = relevance_judgment_submit(
@@ -218,8 +213,9 @@ SUPPORT_LIST_PARAMETERS = [
 ]
 
 
-def _bad_request(field: str, reason: str) -> ApiResponse:
-    return ApiResponse({field: [reason]}, status=status.HTTP_400_BAD_REQUEST)
+def _refused(field: str, reason: str) -> ValidationError:
+    """A 400 about one field, answered in the API's one error shape (core/api_errors.py)."""
+    return ValidationError({field: [reason]})
 
 
 class SupportJudgmentList(StrictBodies, generics.ListAPIView):
@@ -278,21 +274,21 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
             .first()
         )
         if sentence is None:
-            return _bad_request(
+            raise _refused(
                 "sentence_index",
                 f"run {data['run_id']} has no sentence {data['sentence_index']} for topic {data['topic_id']} "
                 f"in {collection}",
             )
         if "passage_id" in data:
             if data["passage_id"] not in sentence.citations:
-                return _bad_request("passage_id", f"the sentence does not cite {data['passage_id']}")
+                raise _refused("passage_id", f"the sentence does not cite {data['passage_id']}")
             citation_index = sentence.citations.index(data["passage_id"])
             if data.get("citation_index", citation_index) != citation_index:
-                return _bad_request("citation_index", f"{data['passage_id']} is citation {citation_index}")
+                raise _refused("citation_index", f"{data['passage_id']} is citation {citation_index}")
         else:
             citation_index = data.get("citation_index", 0)
         if citation_index >= len(sentence.citations):
-            return _bad_request(
+            raise _refused(
                 "citation_index",
                 "the sentence cites nothing, so it is No support by definition"
                 if not sentence.citations
@@ -302,7 +298,7 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
         user = signed_in_user(request)
         assignment = SupportAssignment.objects.filter(topic=topic, user=user).first()
         if assignment is None:
-            return _bad_request("topic_id", f"you have no support assignment for topic {topic.number}")
+            raise _refused("topic_id", f"you have no support assignment for topic {topic.number}")
         revising = SupportJudgment.objects.filter(
             judge__user=user, sentence=sentence, citation_index=citation_index
         ).exists()
@@ -316,7 +312,7 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
                 time_spent_ms=data.get("time_spent_ms"),
             )
         except SupportConflict as exc:
-            return _bad_request("non_field_errors", str(exc))
+            raise _refused("non_field_errors", str(exc)) from None
         return ApiResponse(
             s.SupportJudgmentOutput(judgment).data,
             status=status.HTTP_200_OK if revising else status.HTTP_201_CREATED,

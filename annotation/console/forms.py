@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from django import forms
@@ -14,7 +15,7 @@ from annotation.formats.nuggets import FORMATS
 from annotation.judge_access import FILE_KINDS
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
 from annotation.typed import choice_field
-from annotation.wording import plural
+from core.wording import plural
 
 # Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
 UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -26,8 +27,6 @@ UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.CONE_RAG_RESPONSES: (),
-    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "judge", "aliases"),
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.QRELS: ("judge",),
@@ -35,8 +34,25 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge",),
     ImportJob.Kind.GOLD_RESPONSES: ("judge",),
     ImportJob.Kind.SUPPORT_LABELS: ("judge",),
-    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "aliases"),
 }
+
+
+# Fields of the upload form that only the kinds of other apps read, added by their registration.
+EXTRA_FIELDS: dict[str, forms.Field] = {}
+
+
+def upload_kind_register(
+    *,
+    kind: str,
+    options: tuple[str, ...],
+    required: tuple[str, ...] = (),
+    fields: dict[str, forms.Field] | None = None,
+) -> None:
+    """Which fields of the upload form a kind of file another app imports reads, which it needs, and the
+    fields of its own it adds to the form (its importer: annotation.console.uploads.importer_register)."""
+    UPLOAD_OPTIONS[kind] = options
+    REQUIRED[kind] = required
+    EXTRA_FIELDS.update(fields or {})
 
 
 class CollectionForm(forms.Form):
@@ -78,14 +94,11 @@ class UploadForm(forms.Form):
         required=False, max_length=200, help_text="Run: name (default: from the file)."
     )
     group = forms.CharField(required=False, max_length=200, help_text="Run: the group that submitted it.")
-    aliases = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="CONE-RAG labels: one ALIAS=RUN_NAME per line.",
-    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        for name, field in EXTRA_FIELDS.items():
+            self.fields[name] = copy.deepcopy(field)
         # Only the kinds some installed app can import (the CONE-RAG files come with the crowd app).
         kind = self.fields["kind"]
         assert isinstance(kind, forms.ChoiceField)
@@ -100,8 +113,6 @@ class UploadForm(forms.Form):
                 self.add_error(
                     name, f"a {ImportJob.Kind(kind).label.split(' (')[0].lower()} upload needs this"
                 )
-        if data.get("aliases"):
-            data["aliases"] = [line.strip() for line in data["aliases"].splitlines() if line.strip()]
         return data
 
     def options(self) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Files uploaded on the organiser's pages, imported through the services the import commands call.
 
-A page stores the file and an ImportJob row and hands the job on: a small file is imported before the
-page answers, a larger one by a Celery worker (when CELERY_BROKER_URL is set) or by a thread of the
-served process, while the page polls the job. Either way one function, `import_job_run`, does the import
+A page stores the file and an ImportJob row and hands the job on (annotation.console.tasks): a small
+file is imported before the page answers, a larger one by a task worker while the page polls the job.
+Either way one function, `import_job_run`, does the import
 in one transaction with the same checks as the command, so a rejected file changes nothing and the same
 file twice reports everything unchanged.
 """
@@ -28,20 +28,14 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from annotation.formats.base import ImportFailed
+from annotation.io import passages_import, run_import, topics_import
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, ImportJob, Judge
-from annotation.nuggets.transfer import gold_responses_import, nuggets_import
-from annotation.relevance.exports import ptkb_qrels_import
-from annotation.runs import run_import
-from annotation.services import (
-    ImportResult,
-    import_judge_get_or_create,
-    passages_import,
-    qrels_import,
-    topics_import,
-)
-from annotation.support.labels import support_labels_import
-from assay.background import thread_start
+from annotation.nuggets.io import gold_responses_import, nuggets_import
+from annotation.relevance.io import ptkb_qrels_import, qrels_import
+from annotation.services import ImportResult, import_judge_get_or_create
+from annotation.support.io import support_labels_import
+from core.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +46,6 @@ DEFAULT_INLINE_BYTES = 256 * 1024
 # least this often, so a page can tell it from one whose process died (IMPORT_STALE_AFTER_S).
 PROGRESS_EVERY_S = 0.25
 HEARTBEAT_S = 5.0
-
-Progress = Callable[[int, int], None]
 
 
 class UploadRefused(Exception):
@@ -72,7 +64,7 @@ class KindRow:
 
 
 def upload_root() -> Path:
-    """Where uploads wait for their import: under MEDIA_ROOT when it is set (a Celery worker on another
+    """Where uploads wait for their import: under MEDIA_ROOT when it is set (a task worker on another
     machine needs it to be shared storage), else the system's temporary directory."""
     base = Path(settings.MEDIA_ROOT) if settings.MEDIA_ROOT else Path(tempfile.gettempdir())
     return base / "assay-imports"
@@ -118,28 +110,6 @@ def import_job_create(
     )
 
 
-def import_job_start(*, job: ImportJob) -> bool:
-    """Import a small file now; hand a larger one to the background. True when it ran here.
-
-    The hand-over waits for the job's row to be committed, or a worker could look for it too early.
-    """
-    if job.size <= inline_limit():
-        import_job_run(job_id=job.pk)
-        job.refresh_from_db()
-        return True
-    if settings.CELERY_BROKER_URL:
-        from annotation.tasks import import_job_run_task
-
-        transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
-    else:
-        transaction.on_commit(lambda: _thread_start(job.pk))
-    return False
-
-
-def _thread_start(job_id: int) -> threading.Thread:
-    return thread_start(name=f"import-job-{job_id}", target=lambda: import_job_run(job_id=job_id))
-
-
 # --- Running ---------------------------------------------------------------------------------------
 
 
@@ -173,8 +143,8 @@ def import_job_run(*, job_id: int) -> ImportJob:
     except Exception as exc:  # recorded on the job so the page can say it; nothing was imported
         log.exception("import job %s failed", job.pk)
         status, error = ImportJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
-    finally:
-        shutil.rmtree(path.parent, ignore_errors=True)
+    # Not in a `finally`: a worker stopped in the middle keeps the file for the run that resumes the job.
+    shutil.rmtree(path.parent, ignore_errors=True)
     ImportJob.objects.filter(pk=job.pk).update(
         status=status,
         percent=100,

@@ -11,6 +11,11 @@ urlpatterns = [
         views.import_status,
         name="console-import-status",
     ),
+    path(
+        "console/collections/<slug:name>/imports/<int:pk>/resume/",
+        views.import_resume,
+        name="console-import-resume",
+    ),
     path("console/collections/<slug:name>/pools/", views.pools_page, name="console-pools"),
     path("console/collections/<slug:name>/pools/<slug:pool>/", views.pool_page, name="console-pool"),
     path("console/collections/<slug:name>/work/", views.work_page, name="console-work"),

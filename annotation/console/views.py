@@ -34,19 +34,26 @@ from annotation.console.services import (
     collection_create,
     support_work_assign,
 )
-from annotation.console.uploads import UploadRefused, import_job_create, import_job_start
+from annotation.console.tasks import import_job_resumable, import_job_resume, import_job_start
+from annotation.console.uploads import UploadRefused, import_job_create
 from annotation.models import Collection, ImportJob, Pool
-from annotation.nuggets.transfer import gold_responses_export, nuggets_export
+from annotation.nuggets.io import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.relevance.exports import LOG_TASKS, judgment_log_rows, judgment_log_write, ptkb_qrels_lines
+from annotation.relevance.io import (
+    LOG_TASKS,
+    judgment_log_rows,
+    judgment_log_write,
+    ptkb_qrels_lines,
+    qrels_lines,
+)
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
-from annotation.selectors import collection_counts, qrels_lines
-from annotation.support.labels import support_labels_export
+from annotation.selectors import collection_counts
+from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
-from annotation.wording import plural
+from core.wording import plural
 
 
 def _collection(name: str) -> Collection:
@@ -117,11 +124,25 @@ def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpRespon
     job = _job(name, pk)
     state = selectors.import_job_state(job=job)
     unit = selectors.progress_unit(job=job)
+    resumable = state.interrupted and import_job_resumable(job=job)
     return render(
         request,
         "console/import.html",
-        {"collection": job.collection, "job": job, "state": state, "unit": unit},
+        {"collection": job.collection, "job": job, "state": state, "unit": unit, "resumable": resumable},
     )
+
+
+@organiser_required
+@require_POST
+def import_resume(request: AuthenticatedRequest, name: str, pk: int) -> HttpResponse:
+    job = _job(name, pk)
+    try:
+        import_job_resume(job=job)
+    except UploadRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"The import of {job.file_name} is queued again.")
+    return redirect("console-import", name=job.collection.name, pk=job.pk)
 
 
 @organiser_required

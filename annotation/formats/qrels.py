@@ -1,4 +1,5 @@
-"""TREC qrels."""
+"""TREC qrels: passage qrels `qid 0 docid grade` and PTKB qrels `turn 0 statement_id 0|1` (text only;
+annotation/relevance/io.py takes them in and out of the database)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,46 @@ def parse_qrels(
             continue
         seen[key] = number
         records.append(QrelRecord(qid, docid, grade, number))
+    if own:
+        problems.raise_if_any()
+    return records
+
+
+# --- PTKB qrels ------------------------------------------------------------------------------------
+
+
+@dataclass
+class PtkbQrelRecord:
+    turn_id: str
+    statement_id: str
+    relevant: bool
+    line: int
+
+
+def parse_ptkb_qrels(path: str | Path, *, problems: Problems | None = None) -> list[PtkbQrelRecord]:
+    """PTKB qrels `turn 0 statement_id 0|1`, any whitespace; every bad line is reported with its number
+    (added to `problems` when given, with the good lines returned, else raised here)."""
+    name = str(path)
+    text = read_text(path)
+    own = problems is None
+    problems = Problems(name) if problems is None else problems
+    records: list[PtkbQrelRecord] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            problems.add(number, f"expected 4 columns 'turn 0 statement_id 0|1', found {len(parts)}")
+        elif parts[3] not in {"0", "1"}:
+            problems.add(number, f"label {parts[3]!r} is not 0 or 1")
+        elif (parts[0], parts[2]) in seen:
+            problems.add(
+                number, f"{parts[0]} {parts[2]} is labelled twice (first on line {seen[parts[0], parts[2]]})"
+            )
+        else:
+            seen[parts[0], parts[2]] = number
+            records.append(PtkbQrelRecord(parts[0], parts[2], parts[3] == "1", number))
     if own:
         problems.raise_if_any()
     return records

@@ -11,10 +11,9 @@ from annotation.models.collection import Collection
 class ImportJob(models.Model):
     """One uploaded file and its import into a collection through the same service the command uses.
 
-    The page that received the file only stores it and this row; the import itself runs elsewhere (a
-    Celery worker, or a thread of the served process), and the page polls `status` and `percent`
-    (with `done` of `total` records). `heartbeat_at` lets a page tell a running import from one whose
-    process died.
+    The page that received the file only stores it and this row; the import itself runs on a task
+    worker (`task_id` names its task), and the page polls `status` and `percent` (with `done` of `total`
+    records). `heartbeat_at` lets a page tell a running import from one whose worker died.
     `result` holds the created / updated / unchanged counts by kind of record; `problems` the file:line
     messages of a rejected file, which left the collection as it was.
     """
@@ -53,6 +52,11 @@ class ImportJob(models.Model):
     result = models.JSONField(default=list, blank=True, help_text="Counts by kind of record.")
     problems = models.JSONField(default=list, blank=True, help_text="file:line messages of a rejected file.")
     error = models.TextField(blank=True)
+    task_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The background task last queued to import the file (empty: none).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -1,20 +1,24 @@
-"""A grade with `next` from the assessor page, checked, written and answered in one PostgreSQL statement.
+"""The relevance work rules on PostgreSQL as two prepared statements: a grade, and the next passage.
 
-A grade from the assessor page (`work_grade(then_next=True)`, one request per judgment) reads the copy
-with its ownership and membership checks and the graded pair's place in the pool and the unit, writes
-the grade, and reads the unit's next passage with its text. `work_grade` does that on the ORM in three
-queries; this module does it in one statement, prepared by psycopg once a connection has run it a few
-times, because building and compiling those queries, and the round trips, cost more server CPU than
-everything else the request does (README, "Running it at scale", has the measured difference). The
-write is the one writer's statement (relevance_upsert_sql, as relevance_judgment_submit runs it) as a
-data-modifying step, made only when the checks pass; the lease is renewed by `work_grade`, as on the
-ORM path, and an assessor without a judge yet (their first grade) is written by
-relevance_judgment_submit once `work_grade` has made the judge.
+Every grade an assessor gives (the page's form, the JSON `grade` with or without `next`) is checked,
+written and answered by `grade_write`, one statement; every read of "the next passage of this copy" (the
+JSON `next`, the page closing a copy, the grade's `next`) by `next_read`, one statement. work.py calls
+them on PostgreSQL and nothing else there: they are the only writer and reader of that path. On SQLite
+the same functions in work.py run their ORM form. The statements exist for speed: building and
+compiling the ORM's queries and their round trips cost more server CPU than everything else an assessor's
+request does, while a statement psycopg has prepared (settings: server-side binding) costs PostgreSQL
+neither a parse nor a plan. tests/annotation/test_relevance_grade_sql.py runs one scripted campaign
+(several assessors, a PTKB step, a lease taken over) through both forms and compares every answer and
+every stored row.
 
-The statement sees the tables as they were when it started, so the graded pair is left out of the next
-passage explicitly; the answer is the one the ORM path reads after writing. tests/annotation/
-test_relevance_grade_sql.py runs one scripted sequence through both and compares every answer and the
-stored rows.
+The rules, as both forms state them:
+- the copy: held by the user, who is still a member of its assignment;
+- the grade: written only when the pair is pooled for a turn of the copy's unit, by the one writer's
+  statement (relevance_upsert_sql, as relevance_judgment_submit runs it on SQLite), as a
+  data-modifying step that runs only when the checks pass; the caller makes the assessor's judge first;
+- the next passage: the unit's first pooled passage, in turn position then presentation order, that the
+  user's judge has not graded. A grade's statement sees the tables as they were when it started, so it
+  leaves the pair it grades out explicitly; the answer is the one a read after the write gives.
 """
 
 from __future__ import annotations
@@ -40,32 +44,51 @@ from annotation.models import (
 
 
 @dataclass(frozen=True)
-class GradeWritten:
-    """The copy as the grade found it, and what it wrote; `next_*` are None when no passage is left.
+class NextPassage:
+    """A pooled passage to grade in a copy: its turn, its place in the turn (from 0), and its text."""
 
-    `judgment_pk` is None when nothing was written: the pair is not pooled for a turn of the unit
-    (`pooled` false), or the assessor has no judge yet (`judge_pk` None).
+    slot_pk: int
+    unit: str
+    turn_pk: int
+    turn_id: str
+    passage_id: str
+    index: int
+    title: str
+    text: str  # empty when the collection lacks it
+
+
+@dataclass(frozen=True)
+class GradeWritten:
+    """The copy as the grade found it, and what it wrote; `judgment_pk` None when nothing was.
+
+    Nothing is written when the pair is not pooled for a turn of the unit (`pooled` false) or the
+    assessor has no judge yet (`judge_pk` None). `next` is read only when asked for.
     """
 
     leased_until: datetime | None
     lease_minutes: int
-    turn_pks: list[int]
     label: str
     judge_pk: int | None
     pooled: bool
     judgment_pk: int | None
     time_spent_ms: int | None
     created_at: datetime | None
-    next_turn_pk: int | None
-    next_turn_id: str | None
-    next_passage_id: str | None
-    next_index: int | None
-    next_title: str | None
-    next_text: str | None
+    next: NextPassage | None
 
 
-@functools.cache
-def _statement() -> str:
+@dataclass(frozen=True)
+class HeldCopy:
+    """The copy `next_read` found the user holding, and its next passage (None: none is left)."""
+
+    slot_pk: int
+    leased_until: datetime | None
+    completed: bool
+    lease_minutes: int
+    label: str
+    next: NextPassage | None
+
+
+def _tables() -> dict[str, str]:
     quote = connection.ops.quote_name
     tables: dict[str, type[models.Model]] = {
         "slot": WorkSlot,
@@ -79,54 +102,47 @@ def _statement() -> str:
         "judgment": RelevanceJudgment,
         "passage": Passage,
     }
-    t = {name: quote(model._meta.db_table) for name, model in tables.items()}
-    # The copy: held by the user, who is still a member of its assignment (as work_grade's ORM read).
-    # The grade: written only when the pair is pooled for a turn of the copy's unit and the judge exists.
-    # The next passage: the unit's first pooled passage in turn position then presentation order that the
-    # judge has not graded, other than the pair being graded now (as _next_passage after the write).
-    # Per unit turn its entries are walked along the pool_entry_in_order index, each probed in the
-    # (judge, turn, passage) unique index, and the walk stops at the first one not graded, so a call
-    # probes only what was graded before it. OFFSET 0 keeps that probe a probe: as an anti-join, a
-    # generic plan prepared while the judgments table was small merges the whole table on every call.
-    upsert = relevance_upsert_sql(
-        table=t["judgment"],
-        rows="SELECT c.judge_id, %(turn)s, %(passage)s, %(grade)s::smallint, %(time)s::integer, "
-        "%(now)s::timestamptz, %(now)s::timestamptz FROM c WHERE c.pooled AND c.judge_id IS NOT NULL",
+    return {name: quote(model._meta.db_table) for name, model in tables.items()}
+
+
+def _copy(t: dict[str, str], where: str, *, held: bool, also: str = "") -> str:
+    """The copy and what its rules need, as CTE `c`; `held`: only if the user holds it and is still a
+    member of its assignment."""
+    holder = (
+        f"""s.assessor_id = %(user)s AND EXISTS (
+          SELECT 1 FROM {t["member"]} m WHERE m.assignment_id = s.assignment_id AND m.user_id = %(user)s
+      ) AND """
+        if held
+        else ""
     )
     return f"""
-WITH c AS (
-    SELECT s.leased_until, a.lease_minutes, u.turn_pks, u.label, a.pool_id, p.collection_id, j.id AS judge_id,
-           u.turn_pks @> to_jsonb(%(turn)s::bigint) AND EXISTS (
-               SELECT 1 FROM {t["entry"]} pe
-               WHERE pe.pool_id = a.pool_id AND pe.turn_id = %(turn)s AND pe.passage_id = %(passage)s
-           ) AS pooled
+    SELECT s.id AS slot_id, s.leased_until, s.completed_at, a.lease_minutes, u.turn_pks, u.label,
+           a.pool_id, p.collection_id, j.id AS judge_id{also}
     FROM {t["slot"]} s
     JOIN {t["unit"]} u ON u.id = s.unit_id
     JOIN {t["assignment"]} a ON a.id = u.assignment_id
     JOIN {t["pool"]} p ON p.id = a.pool_id
-    LEFT JOIN {t["judge"]} j ON j.user_id = s.assessor_id
-    WHERE s.id = %(slot)s AND s.assessor_id = %(user)s
-      AND EXISTS (
-          SELECT 1 FROM {t["member"]} m WHERE m.assignment_id = s.assignment_id AND m.user_id = %(user)s
-      )
-), w AS (
-    {upsert}
-    RETURNING id, time_spent_ms, created_at
-)
-SELECT c.leased_until, c.lease_minutes, c.turn_pks, c.label, c.judge_id, c.pooled,
-       w.id, w.time_spent_ms, w.created_at,
-       n.turn_id, n.turn_name, n.passage_id, n."order", ps.title, ps.text
-FROM c
-LEFT JOIN w ON TRUE
-LEFT JOIN LATERAL (
+    LEFT JOIN {t["judge"]} j ON j.user_id = %(user)s
+    WHERE {holder}{where}"""
+
+
+def _next_passage(t: dict[str, str], *, leave_out_graded: bool) -> str:
+    """The next passage of copy `c` with its text, as a LATERAL subquery `n` and its passage `ps`.
+
+    Per unit turn its entries are walked along the pool_entry_in_order index, each probed in the
+    (judge, turn, passage) unique index, and the walk stops at the first one not graded, so a call
+    probes only what was graded before it. OFFSET 0 keeps that probe a probe: as an anti-join, a
+    generic plan prepared while the judgments table was small merges the whole table on every call.
+    """
+    graded_now = "AND NOT (e.turn_id = %(turn)s AND e.passage_id = %(passage)s)" if leave_out_graded else ""
+    return f"""LATERAL (
     SELECT first.turn_id, tt.turn_id AS turn_name, first.passage_id, first."order"
     FROM jsonb_array_elements_text(c.turn_pks) ut
     JOIN {t["turn"]} tt ON tt.id = ut.value::bigint
     CROSS JOIN LATERAL (
         SELECT e.turn_id, e.passage_id, e."order", e.id
         FROM {t["entry"]} e
-        WHERE e.pool_id = c.pool_id AND e.turn_id = tt.id
-          AND NOT (e.turn_id = %(turn)s AND e.passage_id = %(passage)s)
+        WHERE e.pool_id = c.pool_id AND e.turn_id = tt.id {graded_now}
           AND NOT EXISTS (
               SELECT 1 FROM {t["judgment"]} r
               WHERE r.judge_id = c.judge_id AND r.turn_id = e.turn_id AND r.passage_id = e.passage_id
@@ -137,9 +153,80 @@ LEFT JOIN LATERAL (
     ) first
     ORDER BY tt.position, first."order", first.id
     LIMIT 1
-) n ON c.pooled
-LEFT JOIN {t["passage"]} ps ON ps.collection_id = c.collection_id AND ps.passage_id = n.passage_id
+) n"""
+
+
+_NEXT_COLUMNS = 'n.turn_id, n.turn_name, n.passage_id, n."order", ps.title, ps.text'
+
+
+def _passage_join(t: dict[str, str]) -> str:
+    return (
+        f"LEFT JOIN {t['passage']} ps ON ps.collection_id = c.collection_id AND ps.passage_id = n.passage_id"
+    )
+
+
+@functools.cache
+def _grade_statement(with_next: bool) -> str:
+    t = _tables()
+    upsert = relevance_upsert_sql(
+        table=t["judgment"],
+        rows="SELECT c.judge_id, %(turn)s, %(passage)s, %(grade)s::smallint, %(time)s::integer, "
+        "%(now)s::timestamptz, %(now)s::timestamptz FROM c WHERE c.pooled AND c.judge_id IS NOT NULL",
+    )
+    # The pair must be pooled for a turn of this copy's unit: a pool's other turns may be other units'.
+    pooled = f""",
+           u.turn_pks @> to_jsonb(%(turn)s::bigint) AND EXISTS (
+               SELECT 1 FROM {t["entry"]} pe
+               WHERE pe.pool_id = a.pool_id AND pe.turn_id = %(turn)s AND pe.passage_id = %(passage)s
+           ) AS pooled"""
+    copy = _copy(t, "s.id = %(slot)s", held=True, also=pooled)
+    columns = _NEXT_COLUMNS if with_next else "NULL, NULL, NULL, NULL, NULL, NULL"
+    joins = (
+        f"LEFT JOIN {_next_passage(t, leave_out_graded=True)} ON c.pooled\n{_passage_join(t)}"
+        if with_next
+        else ""
+    )
+    return f"""
+WITH c AS ({copy}
+), w AS (
+    {upsert}
+    RETURNING id, time_spent_ms, created_at
+)
+SELECT c.leased_until, c.lease_minutes, c.label, c.judge_id, c.pooled, w.id, w.time_spent_ms, w.created_at,
+       {columns}
+FROM c
+LEFT JOIN w ON TRUE
+{joins}
 """
+
+
+@functools.cache
+def _next_statement(which: str) -> str:
+    t = _tables()
+    if which == "held":  # the open copy they hold, first in the assignment's order
+        copy = _copy(t, "s.assignment_id = %(assignment)s AND s.completed_at IS NULL", held=True)
+        copy += "\n    ORDER BY s.position LIMIT 1"
+    elif which == "held slot":  # assignment 0: in any of the user's assignments
+        copy = _copy(
+            t, "s.id = %(slot)s AND (%(assignment)s = 0 OR s.assignment_id = %(assignment)s)", held=True
+        )
+    else:  # the copy as its holder's caller has read it
+        copy = _copy(t, "s.id = %(slot)s", held=False)
+    return f"""
+WITH c AS ({copy}
+)
+SELECT c.slot_id, c.leased_until, c.completed_at IS NOT NULL, c.lease_minutes, c.label, {_NEXT_COLUMNS}
+FROM c
+LEFT JOIN {_next_passage(t, leave_out_graded=False)} ON c.completed_at IS NULL
+{_passage_join(t)}
+"""
+
+
+def _next_row(slot_pk: int, label: str, values: tuple) -> NextPassage | None:
+    turn_pk, turn_id, passage_id, index, title, text = values
+    if turn_pk is None:
+        return None
+    return NextPassage(slot_pk, label, turn_pk, turn_id, passage_id, index, title or "", text or "")
 
 
 def grade_write(
@@ -151,6 +238,7 @@ def grade_write(
     grade: int,
     time_spent_ms: int | None,
     now: datetime,
+    with_next: bool,
 ) -> GradeWritten | None:
     """Grade (turn_pk, passage_id) in the copy `slot_pk` as its holder `user_pk`; None if not theirs."""
     params: dict[str, int | str | datetime | None] = {
@@ -163,8 +251,46 @@ def grade_write(
         "now": now,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_statement(), params)
+        cursor.execute(_grade_statement(with_next), params)
         row = cursor.fetchone()
     if row is None:
         return None
-    return GradeWritten(*row)
+    leased_until, lease_minutes, label, judge_pk, pooled, judgment_pk, time_spent_ms, created_at = row[:8]
+    return GradeWritten(
+        leased_until,
+        lease_minutes,
+        label,
+        judge_pk,
+        pooled,
+        judgment_pk,
+        time_spent_ms,
+        created_at,
+        next=_next_row(slot_pk, label, row[8:]),
+    )
+
+
+def next_read(*, user_pk: int, assignment_pk: int, slot_pk: int | None) -> HeldCopy | None:
+    """The copy the user holds (`slot_pk`, or their first open one in the assignment) and its next
+    passage; None when they hold no such copy (or are no longer a member)."""
+    params = {"user": user_pk, "assignment": assignment_pk}
+    if slot_pk is not None:
+        params["slot"] = slot_pk
+    return _read(_next_statement("held slot" if slot_pk is not None else "held"), params)
+
+
+def next_of_copy(*, user_pk: int, slot_pk: int, label: str) -> NextPassage | None:
+    """The next passage for the user in the copy `slot_pk`, which the caller has read as theirs."""
+    held = _read(_next_statement("slot"), {"user": user_pk, "slot": slot_pk})
+    return held.next if held is not None else None
+
+
+def _read(statement: str, params: dict[str, int]) -> HeldCopy | None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    slot_pk, leased_until, completed, lease_minutes, label = row[:5]
+    return HeldCopy(
+        slot_pk, leased_until, completed, lease_minutes, label, next=_next_row(slot_pk, label, row[5:])
+    )

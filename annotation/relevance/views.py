@@ -126,11 +126,11 @@ def next_unit(request: AuthenticatedRequest, assignment_pk: int) -> HttpResponse
         step = work_next(user=request.user, assignment_pk=assignment_pk)
     except WorkRefused:
         raise Http404("no such assignment of yours") from None
-    if step.slot is None:
+    if step.slot_pk is None:
         assignment = assignments_for_assessor(user=request.user).get(pk=assignment_pk)
         messages.info(request, f"No more work in {assignment.name} for you: thank you.")
         return redirect("relevance-queue")
-    return redirect("relevance-resume", slot_pk=step.slot.pk)
+    return redirect("relevance-resume", slot_pk=step.slot_pk)
 
 
 @login_required

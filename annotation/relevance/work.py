@@ -40,7 +40,7 @@ from annotation.models import (
     Turn,
     WorkSlot,
 )
-from annotation.relevance.grade_sql import grade_write
+from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
 from annotation.relevance.selectors import ptkb_steps_done
 from annotation.services import judge_for_assessor
 
@@ -155,24 +155,17 @@ class NextKind(enum.Enum):
 
 
 @dataclass(frozen=True)
-class NextPassage:
-    """A pooled passage to grade in a copy: its turn, its place in the turn (from 0), and its text."""
-
-    slot_pk: int
-    unit: str
-    turn_pk: int
-    turn_id: str
-    passage_id: str
-    index: int
-    title: str
-    text: str  # empty when the collection lacks it
-
-
-@dataclass(frozen=True)
 class NextStep:
     kind: NextKind
-    slot: WorkSlot | None = None
+    slot_pk: int | None = None  # the copy, for every kind but NO_WORK
     passage: NextPassage | None = None
+
+
+def _statements() -> bool:
+    """Whether the rules run as grade_sql's prepared statements (PostgreSQL) rather than the ORM (SQLite).
+
+    The setting exists for the test that runs both forms on PostgreSQL and compares them."""
+    return connection.vendor == "postgresql" and settings.RELEVANCE_GRADE_SQL
 
 
 def work_next(
@@ -183,10 +176,20 @@ def work_next(
     Without `slot_pk` (scripted clients): in the copy they hold, else in a newly leased one; a held copy
     whose screens are all answered is closed on the way and the next one leased. With `slot_pk` (the
     assessor page, which stays on its unit): in that copy only, UNIT_DONE once it is complete.
-    Two queries in the steady state: the held copy (with the membership check), the next entry.
-    Raises WorkRefused for a non-member, or a copy they do not hold.
+    One statement in the steady state on PostgreSQL (the held copy with the membership check and its
+    next passage), two queries on SQLite. Raises WorkRefused for a non-member, or a copy they do not hold.
     """
     now = now or timezone.now()
+    if _statements():
+        found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk)
+        if found is None and slot_pk is not None:
+            raise WorkRefused("no such unit of yours")
+        if found is not None and found.completed:
+            return NextStep(NextKind.UNIT_DONE, found.slot_pk)
+        if found is not None and found.next is not None:
+            _lease_renew_pk(found.slot_pk, found.leased_until, found.lease_minutes, now)
+            return NextStep(NextKind.PASSAGE, found.slot_pk, found.next)
+        # No open copy held, or nothing left to grade in it: close it, lease the next, as below.
     held = WorkSlot.objects.filter(assessor=user, assignment__assessors=user)
     if slot_pk is not None:
         held = held.filter(pk=slot_pk)
@@ -199,7 +202,7 @@ def work_next(
         if slot is None:
             raise WorkRefused("no such unit of yours")
         if slot.completed_at is not None:
-            return NextStep(NextKind.UNIT_DONE, slot)
+            return NextStep(NextKind.UNIT_DONE, slot.pk)
     assignment = slot.unit.assignment if slot is not None else None
     while True:
         if slot is None:
@@ -214,15 +217,17 @@ def work_next(
             _lease_renew(slot, now)
         passage = _next_slot_passage(slot, user.pk)
         if passage is not None:
-            return NextStep(NextKind.PASSAGE, slot, passage)
+            return NextStep(NextKind.PASSAGE, slot.pk, passage)
         if not work_close(slot=slot, judge=judge_for_assessor(user=user), passages_done=True):
-            return NextStep(NextKind.PTKB_LEFT, slot)
+            return NextStep(NextKind.PTKB_LEFT, slot.pk)
         if slot_pk is not None:
-            return NextStep(NextKind.UNIT_DONE, slot)
+            return NextStep(NextKind.UNIT_DONE, slot.pk)
         slot = None
 
 
 def _next_slot_passage(slot: WorkSlot, user_pk: int) -> NextPassage | None:
+    if _statements():
+        return next_of_copy(user_pk=user_pk, slot_pk=slot.pk, label=slot.unit.label)
     assignment = slot.unit.assignment
     return _next_passage(
         slot_pk=slot.pk,
@@ -237,7 +242,8 @@ def _next_slot_passage(slot: WorkSlot, user_pk: int) -> NextPassage | None:
 def _next_passage(
     *, slot_pk: int, unit: str, pool_pk: int, collection_pk: int, turn_pks: list[int], user_pk: int
 ) -> NextPassage | None:
-    """The first pooled passage of the turns the user has not graded, with its text and title, in one query."""
+    """The first pooled passage of the turns the user has not graded, with its text and title, in one query
+    (SQLite; grade_sql's `_next_passage` on PostgreSQL)."""
     judged = RelevanceJudgment.objects.filter(
         judge__user_id=user_pk, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
     )
@@ -263,11 +269,6 @@ def _next_passage(
 # --- Assessors: grading, closing, the PTKB step ----------------------------------------------------
 
 
-def _grade_sql() -> bool:
-    """Whether a grade with `next` goes through the one prepared statement (PostgreSQL only)."""
-    return connection.vendor == "postgresql" and settings.RELEVANCE_GRADE_SQL
-
-
 @dataclass(frozen=True)
 class Graded:
     judgment: RelevanceJudgment
@@ -287,14 +288,15 @@ def work_grade(
     """Record or revise `user`'s grade of a pooled passage of the copy `slot_pk` they hold.
 
     Ownership (holder and member), the pair (pooled for a turn of this unit), the judge and what the
-    next passage needs are read in one query, the grade written by one upsert (relevance_judgment_submit).
-    With `then_next`, the answer carries the copy's next passage as `work_next(slot_pk=...)` would give
-    it, saving the assessor page a request per judgment; the copy is closed when nothing is left. On
-    PostgreSQL the checks, the upsert and the next passage are one prepared statement
-    (grade_sql.grade_write). Without it the copy is not closed here: `work_next` closes it, the page
-    calls `work_close` itself. Raises WorkRefused (not your copy) or NotPooled.
+    next passage needs are read in one query, the grade written by one upsert (relevance_judgment_submit)
+    on SQLite; on PostgreSQL the checks, the upsert and the next passage are one prepared statement
+    (grade_sql.grade_write), the only writer of assessors' grades there. With `then_next`, the answer
+    carries the copy's next passage as `work_next(slot_pk=...)` would give it, saving the assessor page
+    a request per judgment; the copy is closed when nothing is left. Without it the copy is not closed
+    here: `work_next` closes it, the page calls `work_close` itself. Raises WorkRefused (not your copy)
+    or NotPooled.
     """
-    if then_next and _grade_sql():
+    if _statements():
         return _work_grade_statement(
             user=user,
             slot_pk=slot_pk,
@@ -302,6 +304,7 @@ def work_grade(
             passage_id=passage_id,
             grade=grade,
             time_spent_ms=time_spent_ms,
+            then_next=then_next,
         )
     entry = PoolEntry.objects.filter(
         pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
@@ -348,69 +351,63 @@ def work_grade(
 
 
 def _work_grade_statement(
-    *, user: User, slot_pk: int, turn_pk: int, passage_id: str, grade: int, time_spent_ms: int | None
+    *,
+    user: User,
+    slot_pk: int,
+    turn_pk: int,
+    passage_id: str,
+    grade: int,
+    time_spent_ms: int | None,
+    then_next: bool,
 ) -> Graded:
-    """work_grade with `then_next` through the one statement; the same checks, writes and answer."""
+    """work_grade through the one statement; the same checks, writes and answer."""
     now = timezone.now()
-    written = grade_write(
-        user_pk=user.pk,
-        slot_pk=slot_pk,
-        turn_pk=turn_pk,
-        passage_id=passage_id,
-        grade=grade,
-        time_spent_ms=time_spent_ms,
-        now=now,
-    )
+
+    def write() -> GradeWritten | None:
+        return grade_write(
+            user_pk=user.pk,
+            slot_pk=slot_pk,
+            turn_pk=turn_pk,
+            passage_id=passage_id,
+            grade=grade,
+            time_spent_ms=time_spent_ms,
+            now=now,
+            with_next=then_next,
+        )
+
+    written = write()
+    if written is not None and written.pooled and written.judge_pk is None:
+        # The assessor's first grade: their judge is made, and the statement writes the grade as usual.
+        judge_for_assessor(user=user)
+        written = write()
     if written is None:
         raise WorkRefused("no such unit of yours")
     # The statement checked the pair against the unit's turns as well, and wrote nothing if it failed.
     if not written.pooled:
         raise NotPooled("this passage is not pooled for a turn of your unit")
     _lease_renew_pk(slot_pk, written.leased_until, written.lease_minutes, now)
-    if written.judgment_pk is None:
-        # The assessor's first grade: the judge is made, and the grade written by the one writer.
-        judgment = relevance_judgment_submit(
-            judge=judge_for_assessor(user=user),
-            turn=turn_pk,
-            passage_id=passage_id,
-            grade=grade,
-            time_spent_ms=time_spent_ms,
-        )
-    else:
-        assert written.judge_pk is not None and written.created_at is not None  # as the row was written
-        judgment = RelevanceJudgment(
-            id=written.judgment_pk,
-            judge_id=written.judge_pk,
-            turn_id=turn_pk,
-            passage_id=passage_id,
-            grade=grade,
-            time_spent_ms=written.time_spent_ms,
-            created_at=written.created_at,
-            updated_at=now,
-        )
-        judgment._state.adding = False
-    passage = (
-        NextPassage(
-            slot_pk,
-            written.label,
-            written.next_turn_pk,
-            written.next_turn_id or "",
-            written.next_passage_id or "",
-            written.next_index or 0,
-            written.next_title or "",
-            written.next_text or "",
-        )
-        if written.next_turn_pk is not None
-        else None
+    assert written.judge_pk is not None and written.judgment_pk is not None and written.created_at
+    judgment = RelevanceJudgment(
+        id=written.judgment_pk,
+        judge_id=written.judge_pk,
+        turn_id=turn_pk,
+        passage_id=passage_id,
+        grade=grade,
+        time_spent_ms=written.time_spent_ms,
+        created_at=written.created_at,
+        updated_at=now,
     )
-    return _graded_then(judgment, passage, user=user, slot_pk=slot_pk)
+    judgment._state.adding = False
+    if not then_next:
+        return Graded(judgment)
+    return _graded_then(judgment, written.next, user=user, slot_pk=slot_pk)
 
 
 def _graded_then(
     judgment: RelevanceJudgment, passage: NextPassage | None, *, user: User, slot_pk: int
 ) -> Graded:
     if passage is not None:
-        return Graded(judgment, NextStep(NextKind.PASSAGE, passage=passage))
+        return Graded(judgment, NextStep(NextKind.PASSAGE, slot_pk, passage))
     # Once per copy: the same answer as the next-passage call, which closes the copy when it is done.
     return Graded(judgment, work_next(user=user, assignment_pk=0, slot_pk=slot_pk))
 

@@ -1,6 +1,6 @@
 """The blind re-assessment of human-LLM support disagreements: which units disagree, and handing a
 seeded sample of them to an independent assessor. How the assessor sides is a comparison:
-judging.support_metrics.support_disagreement_report."""
+judging.support.metrics.support_disagreement_report."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Pages of the support assessment: assessors judge units of their assignments; organisers assign
-conditions. The leaderboard and the disagreement report are measures: judging.views_support."""
+conditions. The leaderboard and the disagreement report are measures: judging.support.views."""
 
 from __future__ import annotations
 

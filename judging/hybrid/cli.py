@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.models import Collection, Judge
 from judging.hybrid.estimators import METHODS
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, human_sample_get

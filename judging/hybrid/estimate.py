@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.estimators import Estimate, EstimationError, mean_interval
 from judging.hybrid.intervals import Bounds, measure_bounds
 from judging.hybrid.units import UnitTable

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.estimate import sample_weights
 from judging.hybrid.estimators import (
     MIN_UNITS,

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Run, SupportAssignment, Topic, Turn
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.units import UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
@@ -190,7 +190,8 @@ def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
     # The crowd app's own compose service (the one crowd_compose and the compose page call) makes the
     # campaign and its batches, so the sampled pairs reach workers exactly as a hand-made campaign's do.
     # judging may use crowd's services; crowd imports nothing from judging, so there is no cycle.
-    from crowd.services import CrowdError, campaign_compose
+    from crowd.services import CrowdError
+    from crowd.services.campaigns import campaign_compose
 
     if spec.gold_judge is None:
         raise HybridError("an NtR campaign needs the gold nugget judge (--gold-judge)")

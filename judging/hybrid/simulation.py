@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.estimators import METHODS, EstimationError, small_sample_warning
 from judging.hybrid.intervals import Bounds, interval_ends, measure_bounds
 from judging.hybrid.sampling import disagreement, inclusion_probabilities

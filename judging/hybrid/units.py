@@ -26,7 +26,7 @@ import numpy as np
 
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.selectors import natural_key, qrels_dict, runs_dict
-from annotation.wording import plural
+from core.wording import plural
 
 TASKS = ("relevance", "support", "ntr")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
@@ -115,7 +115,7 @@ def relevance_turn_values(
     measure: str,
 ) -> dict[tuple[str, str], float]:
     """{(run, turn): value} of an ir_measures measure on `turns`, 0 where a run has no ranking for a turn
-    (the trec_eval -c convention `judging.evaluation` follows)."""
+    (the trec_eval -c convention `judging.evaluation.metrics` follows)."""
     import ir_measures
 
     parsed = _parse_measure(measure)
@@ -249,8 +249,8 @@ def relevance_table(
 
 
 def support_table(*, collection: Collection, human: Judge, machine: Judge, measure: str) -> UnitTable:
-    """Per (run, turn): the answer's weighted support precision or recall (`judging.support_metrics`)."""
-    from judging.support_metrics import support_scores
+    """Per (run, turn): the answer's weighted support precision or recall (`judging.support.metrics`)."""
+    from judging.support.metrics import support_scores
 
     if measure not in SUPPORT_MEASURES:
         raise UnitsError(f"unknown support measure {measure!r}; use {measures_for('support')}")
@@ -281,12 +281,12 @@ def support_table(*, collection: Collection, human: Judge, machine: Judge, measu
 def ntr_table(
     *, collection: Collection, human: Judge, machine: Judge, gold: Judge, measure: str
 ) -> UnitTable:
-    """Per (run, turn with gold nuggets): the response's NtR recall (`judging.nugget_metrics`).
+    """Per (run, turn with gold nuggets): the response's NtR recall (`judging.nuggets.metrics`).
 
     A turn counts as human-labelled when the human judged any (response, gold nugget) pair on it; there,
     pairs the human left unjudged count as no match, as the metric counts them.
     """
-    from judging.nugget_metrics import NuggetMetricsError, nugget_metrics
+    from judging.nuggets.metrics import NuggetMetricsError, nugget_metrics
 
     if measure not in NTR_MEASURES:
         raise UnitsError(f"unknown NtR measure {measure!r}; use {measures_for('ntr')}")

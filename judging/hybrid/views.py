@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.forms import SampleDrawForm

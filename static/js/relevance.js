@@ -102,7 +102,7 @@ function gradePage(form) {
       });
       if (graded.status !== 201) {
         // Signed out, the lease passed to someone else, a bad value: the server's page says which.
-        if (graded.status === 400) say(Object.values(graded.data || {}).flat().join(" ") || "Not saved.");
+        if (graded.status === 400) say((graded.data && graded.data.detail) || "Not saved.");
         else leave(form.dataset.resumeUrl);
         return;
       }

@@ -59,7 +59,7 @@ def test_assessors_may_not_write_grades_outside_their_assignments(turn):
         format="json",
     )
     assert response.status_code == 403
-    assert response.json() == {"detail": "organisers only"}
+    assert response.json() == {"detail": "organisers only", "code": "permission_denied"}
     assert not RelevanceJudgment.objects.exists()
 
 
@@ -88,7 +88,7 @@ def test_organisers_import_a_grade_as_themselves_or_as_a_named_judge(turn):
     assert named.status_code == 201
     assert named.json()["judge"] == "nist-qrels"
     assert assessor.status_code == 400
-    assert "judge" in assessor.json()
+    assert "judge" in assessor.json()["fields"]
     rows = {(j.judge, j.grade, j.time_spent_ms) for j in RelevanceJudgment.objects.all()}
     assert rows == {(organiser.judge, 3, 1200), (nist, 1, None)}
 
@@ -107,7 +107,8 @@ def test_it_answers_400_with_the_reason(turn, payload, field):
     client.force_authenticate(OrganiserFactory())
     response = client.post("/api/collections/c1/judgments/relevance/", payload, format="json")
     assert response.status_code == 400
-    assert field in response.json()
+    assert response.json()["code"] == "invalid"
+    assert field in response.json()["fields"]
     assert RelevanceJudgment.objects.count() == 0
 
 

@@ -1,4 +1,4 @@
-"""A background upload tells its page how far it is, and a job whose process died says so."""
+"""A background upload tells its page how far it is, and a job whose worker died says so and resumes."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
-import annotation.services
+import annotation.io
 from annotation.console import uploads
 from annotation.console.selectors import INTERRUPTED_REASON, import_job_state
+from annotation.console.tasks import import_job_queue
 from annotation.models import ImportJob
+from tests.background import tasks_run_ready
 from tests.factories import CollectionFactory, OrganiserFactory
 
 
@@ -48,7 +51,7 @@ def test_a_background_import_publishes_intermediate_progress_seen_outside_its_tr
 ):
     collection = CollectionFactory()
     job = _passages_job(tmp_path, collection, 1000)
-    monkeypatch.setattr(annotation.services, "BATCH", 100)  # ten batches, each told
+    monkeypatch.setattr(annotation.io, "BATCH", 100)  # ten batches, each told
     monkeypatch.setattr(uploads, "PROGRESS_EVERY_S", 0.0)
     tell = uploads.ImportProgress.__call__
 
@@ -68,7 +71,8 @@ def test_a_background_import_publishes_intermediate_progress_seen_outside_its_tr
 
     monkeypatch.setattr(uploads, "_progress_store", spy)
 
-    uploads._thread_start(job.pk).join(timeout=60)
+    import_job_queue(job=job)
+    assert tasks_run_ready() == 1  # the queue's worker, outside any transaction of the test
 
     job.refresh_from_db()
     assert job.status == ImportJob.Status.DONE
@@ -158,6 +162,8 @@ def test_a_running_job_silent_longer_than_the_setting_shows_as_interrupted(organ
     }
     assert page.status_code == 200
     assert "nothing was imported" in page.content.decode()
+    assert "Upload the file again." in page.content.decode()  # its stored copy is gone: no resume
+    assert b'id="import-resume"' not in page.content
     assert b"console_import.js" not in page.content  # nothing left to follow
     job.refresh_from_db()
     assert job.status == ImportJob.Status.RUNNING  # a read only tells; a late runner may still finish it
@@ -191,3 +197,43 @@ def test_a_job_whose_row_is_old_but_whose_runner_beats_in_the_cache_is_importing
         1000,
         70,
     )
+
+
+@pytest.mark.django_db
+def test_an_upload_whose_worker_died_resumes_from_its_stored_file(organiser_client, tmp_path, settings):
+    settings.IMPORT_STALE_AFTER_S = 120
+    collection = CollectionFactory()
+    job = _passages_job(tmp_path, collection, 3)
+    import_job_queue(job=job)
+    job.refresh_from_db()
+    name = collection.name
+    page = organiser_client.get(reverse("console-import", args=[name, job.pk]))
+    assert (page.status_code, b'id="import-resume"' in page.content) == (
+        200,
+        False,
+    )  # waiting: nothing to resume
+    # Its worker took the task and died before the first beat: the queue says the task is over.
+    DBTaskResult.objects.filter(id=job.task_id).update(status="FAILED")
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, heartbeat_at=timezone.now())
+
+    status = organiser_client.get(reverse("console-import-status", args=[name, job.pk]))
+    page = organiser_client.get(reverse("console-import", args=[name, job.pk]))
+    assert (status.status_code, status.json()["status"]) == (200, "interrupted")
+    assert page.status_code == 200
+    assert b'id="import-resume"' in page.content
+    assert "Resume it, or upload the file again." in page.content.decode()
+
+    response = organiser_client.post(reverse("console-import-resume", args=[name, job.pk]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("console-import", args=[name, job.pk])
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.PENDING
+    assert tasks_run_ready() == 1
+    job.refresh_from_db()
+    assert (job.status, job.done) == (ImportJob.Status.DONE, 3)
+    assert collection.passages.count() == 3
+    # Done: resuming again is refused, and changes nothing.
+    again = organiser_client.post(reverse("console-import-resume", args=[name, job.pk]), follow=True)
+    assert again.status_code == 200
+    assert "not interrupted" in again.content.decode()
+    assert tasks_run_ready() == 0

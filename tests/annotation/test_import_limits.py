@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from annotation.formats import base
 from annotation.formats.base import ImportFailed
+from annotation.io import passages_import, run_import, topics_import
 from annotation.models import (
     Judge,
     Nugget,
@@ -29,13 +30,8 @@ from annotation.models import (
     Topic,
     Turn,
 )
-from annotation.runs import run_import
-from annotation.services import (
-    collection_get_or_create,
-    passages_import,
-    qrels_import,
-    topics_import,
-)
+from annotation.relevance.io import qrels_import
+from annotation.services import collection_get_or_create
 from tests.factories import AssessorJudgeFactory, JudgeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
+from annotation.io import passages_import, run_import, topics_import
 from annotation.models import GoldResponse, Nugget, Passage, Ranking, Run, Topic, Turn
-from annotation.nuggets.transfer import gold_responses_import, nuggets_import
-from annotation.runs import run_import
-from annotation.services import passages_import, qrels_import, topics_import
+from annotation.nuggets.io import gold_responses_import, nuggets_import
+from annotation.relevance.io import qrels_import
 from tests.factories import CollectionFactory, JudgeFactory, TopicFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,8 @@ from django.utils import timezone
 
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
 from annotation.models import GoldResponse, ImportJob, Judge, Nugget, RelevanceJudgment
-from annotation.nuggets.transfer import nuggets_import
-from annotation.relevance.exports import ptkb_qrels_import
-from annotation.services import qrels_import
+from annotation.nuggets.io import nuggets_import
+from annotation.relevance.io import ptkb_qrels_import, qrels_import
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,

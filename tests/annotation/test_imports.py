@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.formats.base import ImportFailed
+from annotation.io import passages_import, run_import, topics_import
 from annotation.models import (
     Collection,
     Judge,
@@ -22,15 +23,8 @@ from annotation.models import (
     Topic,
     Turn,
 )
-from annotation.runs import run_import
-from annotation.selectors import qrels_lines
-from annotation.services import (
-    collection_get_or_create,
-    judge_get_or_create,
-    passages_import,
-    qrels_import,
-    topics_import,
-)
+from annotation.relevance.io import qrels_import, qrels_lines
+from annotation.services import collection_get_or_create, judge_get_or_create
 
 pytestmark = pytest.mark.django_db
 

@@ -8,14 +8,14 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotation.io import passages_import
 from annotation.models import GoldResponse, Judge, Nugget, NuggetSetTurn
-from annotation.nuggets.transfer import (
+from annotation.nuggets.io import (
     gold_responses_export,
     gold_responses_import,
     nuggets_export,
     nuggets_import,
 )
-from annotation.services import passages_import
 from tests.factories import AssessorJudgeFactory, CollectionFactory, JudgeFactory, TopicFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,6 +12,7 @@ from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.io import passages_import, run_import
 from annotation.models import (
     Collection,
     PoolEntry,
@@ -22,10 +23,9 @@ from annotation.models import (
     WorkSlot,
 )
 from annotation.relevance.work import work_lease
-from annotation.runs import run_import
-from annotation.services import judge_for_assessor, passages_import
+from annotation.services import judge_for_assessor
 from annotation.support.services import support_assignment_set
-from judging.reports.charts import ranking_scatter
+from judging.agreement.reports.charts import ranking_scatter
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -275,7 +275,7 @@ PYTHON_REPR = re.compile(r"\{&#x27;|\[&#x27;|&#x27;: |\{\d+: |&lt;[A-Z]\w+: [^&]
 
 @pytest.mark.django_db
 def test_the_demo_pages_show_no_raw_python_structures(client):
-    from judging.agreement_units import judges_with_labels
+    from judging.agreement.selectors import judges_with_labels
 
     call_command("load_demo")
     organiser = User.objects.get(username="organiser")

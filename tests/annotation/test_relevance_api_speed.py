@@ -253,7 +253,9 @@ def test_grading_through_the_api_validates_ownership_and_the_unit(client):
 
     assert into_bobs_unit.status_code == 404
     assert other_unit.status_code == 400
-    assert other_unit.json() == {"passage_id": ["this passage is not pooled for a turn of your unit"]}
+    assert other_unit.json()["fields"] == {
+        "passage_id": ["this passage is not pooled for a turn of your unit"]
+    }
     assert unpooled.status_code == 400
     assert no_such_slot.status_code == 404
     assert not RelevanceJudgment.objects.exists()
@@ -303,8 +305,9 @@ def test_moving_to_the_next_unit_closes_the_finished_one_and_leases_the_next(
     first = _next(client, assignment).json()  # leases the first unit and creates the judge
     assert _grade(client, first["slot"], first["turn_pk"], first["passage_id"]).status_code == 201
 
-    # Once per unit: the walk over its screens, the close, the claim in a transaction, the next entry.
-    with django_assert_max_num_queries(12):
+    # Once per unit: the walk over its screens, the close, the claim in a transaction, the next entry;
+    # on PostgreSQL the steady state's one statement first, which finds nothing left in the held unit.
+    with django_assert_max_num_queries(13 if connection.vendor == "postgresql" else 12):
         step = _next(client, assignment)
 
     assert step.status_code == 200
@@ -375,7 +378,7 @@ def test_assessors_moving_on_at_the_same_instant_never_claim_the_same_unit_on_po
 
     def claim(user):
         step = work_next(user=user, assignment_pk=assignment.pk)
-        return step.slot.pk if step.kind is NextKind.PASSAGE else None
+        return step.slot_pk if step.kind is NextKind.PASSAGE else None
 
     claimed, errors = at_the_same_instant(claim, users)
     results = dict(zip([u.pk for u in users], claimed, strict=True))
@@ -466,9 +469,9 @@ def test_it_accepts_what_the_serializer_accepts_beyond_plain_json_numbers(client
     assert graded.status_code == 201
     assert graded.json() == {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 3}
     assert boolean.status_code == 400
-    assert "grade" in boolean.json()
+    assert "grade" in boolean.json()["fields"]
     assert too_long.status_code == 400
-    assert "time_spent_ms" in too_long.json()
+    assert "time_spent_ms" in too_long.json()["fields"]
     assert RelevanceJudgment.objects.get().grade == 3
 
 
@@ -579,12 +582,17 @@ def test_without_credentials_it_answers_401_json_that_asks_for_a_token(client):
     assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, n_ptkb=0)
 
     refused = _next(client, assignment)
+    client.force_login(alice)
     wrong_method = client.get(reverse("relevance-api-next", args=[assignment.pk]))
 
     assert refused.status_code == 401
     assert refused["WWW-Authenticate"] == "Token"
-    assert refused.json() == {"detail": "Authentication credentials were not provided."}
+    assert refused.json() == {
+        "detail": "Authentication credentials were not provided.",
+        "code": "not_authenticated",
+    }
     assert wrong_method.status_code == 405
+    assert wrong_method.json() == {"detail": 'Method "GET" not allowed.', "code": "method_not_allowed"}
     assert not WorkSlot.objects.filter(assessor__isnull=False).exists()
 
 
@@ -605,13 +613,14 @@ def test_it_answers_400_with_the_reason_for_each_bad_field(client):
     a_list = client.post(url, [1, 2], content_type="application/json")
 
     assert empty.status_code == 400
-    assert empty.json() == {
+    assert empty.json()["code"] == "invalid"
+    assert empty.json()["fields"] == {
         "turn_pk": ["This field is required."],
         "passage_id": ["This field is required."],
         "grade": ["This field is required."],
     }
     assert bad.status_code == 400
-    assert bad.json() == {
+    assert bad.json()["fields"] == {
         "turn_pk": ["A valid integer is required."],
         "passage_id": ["This field may not be blank."],
         "grade": ['"2.5" is not a valid choice.'],
@@ -620,5 +629,6 @@ def test_it_answers_400_with_the_reason_for_each_bad_field(client):
     }
     assert not_json.status_code == 400
     assert "JSON parse error" in not_json.json()["detail"]
+    assert not_json.json()["code"] == "parse_error"
     assert a_list.status_code == 400
     assert not RelevanceJudgment.objects.exists()

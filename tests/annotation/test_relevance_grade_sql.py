@@ -1,9 +1,10 @@
-"""The grade with next as one PostgreSQL statement answers and stores exactly as the ORM path does.
+"""The relevance work rules as PostgreSQL statements answer and store exactly as their ORM form does.
 
-One scripted sequence of the assessor page's requests (next, grade with next, a skip, a regrade, another
-assessor, bad input, a passage without text, a lease that runs out and is taken over, the unit's end)
-runs through the ORM read and through the statement (RELEVANCE_GRADE_SQL), each on its own copy of the
-same campaign; every answer, every stored judgment and every copy's state must be the same.
+Scripted sequences of the assessor page's and scripts' requests (next, grade with and without next, the
+page's form, a skip, a regrade, another assessor, bad input, a passage without text, a lease that runs
+out and is taken over, the unit's end, the PTKB step, several assessors grading at the same instant)
+run through the ORM form (SQLite's) and through the statements (RELEVANCE_GRADE_SQL), each on its own
+copy of the same campaign; every answer, every stored judgment and every copy's state must be the same.
 """
 
 from datetime import timedelta
@@ -15,7 +16,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Passage, PoolEntry, RelevanceJudgment, WorkSlot
+from annotation.models import Passage, PoolEntry, PtkbJudgment, PtkbStatement, RelevanceJudgment, WorkSlot
+from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -61,14 +63,14 @@ class Campaign:
             self.slot_pk = response.json()["slot"]
         return self._seen("next", who, response)
 
-    def grade(self, who: str, where: tuple[int, int], grade, passage_id: str | None = None):
+    def grade(self, who: str, where: tuple[int, int], grade, passage_id: str | None = None, then_next=True):
         entry = self.passage[where]
         body = {
             "turn_pk": entry.turn_id,
             "passage_id": entry.passage_id if passage_id is None else passage_id,
             "grade": grade,
             "time_spent_ms": 100,
-            "next": True,
+            "next": then_next,
         }
         response = self.clients[who].post(
             reverse("relevance-api-grade", args=[self.slot_pk]), body, content_type="application/json"
@@ -102,9 +104,22 @@ class Campaign:
             data = {
                 "graded": self.canonical[(data["turn_pk"], data["passage_id"])],
                 "grade": data["grade"],
-                "next": None if data["next"] is None else self._passage(data["next"]),
+                "next": None if data.get("next") is None else self._passage(data["next"]),
+                "unit_complete": data.get("unit_complete"),
+            }
+        elif response.status_code == 409:
+            data = {
+                **data,
+                "slot": "the copy" if data["slot"] == self.slot_pk else data["slot"],
+                "url": "page",
             }
         return (call, who, response.status_code, data)
+
+    def page_grade(self, who: str, where: tuple[int, int], grade):
+        entry = self.passage[where]
+        url = reverse("relevance-passage", args=[self.slot_pk, entry.turn_id, entry.order])
+        response = self.clients[who].post(url, {"grade": grade, "time_spent_ms": 100})
+        return ("page", who, response.status_code, response.get("Location", "").count("/"))
 
     def expire_lease(self) -> None:
         WorkSlot.objects.filter(pk=self.slot_pk).update(leased_until=timezone.now() - timedelta(minutes=1))
@@ -144,13 +159,15 @@ def _script(campaign: Campaign) -> list:
     campaign.lease_almost_out()
     seen.append(campaign.grade("alice", (1, 1), 3))  # renews the lease; the next is in the other turn
     seen.append(campaign.grade("alice", (2, 0), 0))  # the next lacks its text
+    seen.append(campaign.grade("alice", (1, 2), 2, then_next=False))  # a script's regrade: no next read
     state = campaign.state()
     campaign.expire_lease()
     seen.append(campaign.next("bob"))  # takes the copy over
     seen.append(campaign.grade("alice", (2, 1), 2))  # too late
     seen.append(campaign.grade("bob", (2, 1), 2))  # bob's first grade: his judge is made on the way
-    for where in [(1, 0), (1, 1), (1, 2), (2, 0)]:
+    for where in [(1, 0), (1, 1), (1, 2)]:
         seen.append(campaign.grade("bob", where, 3))
+    seen.append(campaign.page_grade("bob", (2, 0), 3))  # the page's form, without JavaScript
     seen.append(campaign.grade("bob", (2, 2), 4))  # the last one: no next, the copy is closed
     seen.append(campaign.next("bob"))
     return [seen, state, campaign.state()]
@@ -173,18 +190,20 @@ def test_the_statement_and_the_orm_answer_and_store_the_same_on_postgresql(setti
     orm, sql = runs[False], runs[True]
     assert sql == orm
     seen, midway, end = orm
-    assert [s[2] for s in seen[:12]] == [200, 201, 201, 201, 404, 404, 400, 400, 201, 201, 200, 404]
-    assert [s[2] for s in seen[12:]] == [201] * 6 + [204]
+    assert [s[2] for s in seen[:13]] == [200, 201, 201, 201, 404, 404, 400, 400, 201, 201, 201, 200, 404]
+    assert [s[2] for s in seen[13:]] == [201] * 4 + [302, 201, 204]
     assert seen[2][3]["next"]["passage"] == "t1.p1"
     assert seen[9][3]["next"]["text"] == "missing" and seen[9][3]["next"]["empty when missing"]
-    assert seen[17][3]["next"] is None
+    assert seen[10][3]["next"] is None and seen[10][3]["unit_complete"] is None  # no next asked for
+    assert seen[18][3]["next"] is None
     assert midway["slots"] == [("alice", False, "fresh")]
     assert end["slots"] == [("bob", True, "fresh")]
     assert ("alice", "t1.p0", 4, 200) in end["judgments"]  # the regrade: revised, its time added up
+    assert ("alice", "t1.p2", 2, 200) in end["judgments"]
     assert len(end["judgments"]) == 4 + 6
-    # The statement writes the grade itself; only an assessor's first grade (the judge is made on the
-    # way) goes through relevance_judgment_submit apart.
-    assert (upserts[False], upserts[True]) == (5 + 6, 2)  # every 201 on the ORM path
+    # Every grade on the ORM path is relevance_judgment_submit's upsert; the statements write them all
+    # themselves (an assessor's first grade too: the judge is made, then the statement runs again).
+    assert upserts == {False: 6 + 6, True: 0}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -201,3 +220,128 @@ def test_the_statement_is_prepared_on_the_connection_that_runs_it_often_on_postg
         prepared = [statement for (statement,) in cursor.fetchall()]
 
     assert any("jsonb_array_elements_text" in statement for statement in prepared)
+
+
+class PtkbCampaign:
+    """Two one-turn units with a PTKB step each, two copies per unit, three assessors."""
+
+    def __init__(self) -> None:
+        self.users = {name: UserFactory() for name in ("alice", "bob", "carol")}
+        self.names = {user.pk: name for name, user in self.users.items()}
+        self.assignment = relevance_campaign(
+            assessors=list(self.users.values()), n_turns=2, n_passages=2, n_ptkb=2, redundancy=2
+        )
+        entries = PoolEntry.objects.filter(pool=self.assignment.pool).select_related("turn")
+        self.canonical = {(e.turn_id, e.passage_id): f"t{e.turn.position}.p{e.order}" for e in entries}
+        self.slots = {
+            s.pk: f"u{s.unit.position}"  # not the copy: which copy an assessor claims at once is a race
+            for s in WorkSlot.objects.filter(assignment=self.assignment).select_related("unit")
+        }
+        self.clients = {}
+        for name, user in self.users.items():
+            self.clients[name] = Client()
+            self.clients[name].force_login(user)
+        self.step: dict[str, dict] = {}
+
+    def next(self, who: str) -> tuple:
+        response = self.clients[who].post(
+            reverse("relevance-api-next", args=[self.assignment.pk]), content_type="application/json"
+        )
+        data = response.json() if response.content else None
+        if response.status_code == 200:
+            self.step[who] = data
+            data = (self.slots[data["slot"]], self.canonical[(data["turn_pk"], data["passage_id"])])
+        elif response.status_code == 409:
+            self.step[who] = {**self.step[who], "slot": data["slot"]}
+            data = (data["code"], self.slots[data["slot"]], data["url"].count("/"))
+        return ("next", who, response.status_code, data)
+
+    def grade(self, who: str) -> tuple:
+        step = self.step[who]
+        body = {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 3, "next": True}
+        response = self.clients[who].post(
+            reverse("relevance-api-grade", args=[step["slot"]]), body, content_type="application/json"
+        )
+        data = response.json()
+        if response.status_code == 201:
+            following = data["next"]
+            if following is not None:
+                self.step[who] = following
+            data = (
+                self.canonical[(data["turn_pk"], data["passage_id"])],
+                None
+                if following is None
+                else self.canonical[(following["turn_pk"], following["passage_id"])],
+                data["unit_complete"],
+            )
+        return ("grade", who, response.status_code, data)
+
+    def ptkb(self, who: str) -> tuple:
+        step = self.step[who]
+        statements = PtkbStatement.objects.filter(topic__turns__pk=step["turn_pk"]).order_by("pk")
+        form = {f"s{s.pk}": i % 2 for i, s in enumerate(statements)}
+        url = reverse("relevance-ptkb", args=[step["slot"], step["turn_pk"]])
+        response = self.clients[who].post(url, {**form, "time_spent_ms": 100})
+        return ("ptkb", who, response.status_code, response.get("Location", "").count("/"))
+
+    def state(self) -> dict:
+        relevance = sorted(
+            (self.names[j.judge.user_id], self.canonical[(j.turn_id, j.passage_id)], j.grade)
+            for j in RelevanceJudgment.objects.filter(
+                turn__topic__collection=self.assignment.pool.collection
+            ).select_related("judge")
+        )
+        ptkb = PtkbJudgment.objects.filter(turn__topic__collection=self.assignment.pool.collection).count()
+        slots = sorted(
+            (self.slots[s.pk], self.names.get(s.assessor_id), s.completed_at is not None)
+            for s in WorkSlot.objects.filter(assignment=self.assignment)
+        )
+        return {"relevance": relevance, "ptkb": ptkb, "slots": slots}
+
+
+def _at_once(call, names: list[str]) -> list:
+    seen, errors = at_the_same_instant(call, names)
+    assert errors == []
+    return seen
+
+
+def _ptkb_script(campaign: PtkbCampaign) -> list:
+    seen = _at_once(campaign.next, ["alice", "bob"])  # both copies of the first unit, at the same instant
+    seen += _at_once(campaign.grade, ["alice", "bob"])  # each in their own copy
+    seen += _at_once(campaign.grade, ["alice", "bob"])  # the last passages: the PTKB step is left
+    seen.append(campaign.next("alice"))  # 409: the PTKB step, on the page
+    seen.append(campaign.ptkb("alice"))  # answered: the copy is closed
+    seen += _at_once(campaign.next, ["alice", "carol"])  # the second unit, both copies, at once
+    seen.append(campaign.next("bob"))  # still the PTKB step of his copy
+    WorkSlot.objects.filter(assessor=campaign.users["bob"]).update(
+        leased_until=timezone.now() - timedelta(minutes=1)
+    )
+    seen.append(campaign.next("carol"))  # carol holds a copy of the second unit already: no takeover
+    seen.append(campaign.grade("bob"))  # his lease ran out, but no one took the copy: still his
+    seen += _at_once(campaign.grade, ["alice", "carol"])
+    return [seen, campaign.state()]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_statements_and_the_orm_agree_on_the_ptkb_step_and_assessors_grading_at_once_on_postgresql(
+    settings,
+):
+    assert connection.vendor == "postgresql"
+    runs = {}
+    for statement in (False, True):
+        settings.RELEVANCE_GRADE_SQL = statement
+        runs[statement] = _ptkb_script(PtkbCampaign())
+
+    assert runs[True] == runs[False]
+    seen, state = runs[True]
+    assert [s[2] for s in seen] == [200, 200, 201, 201, 201, 201, 409, 302, 200, 200, 409, 200, 201, 201, 201]
+    assert seen[4][3] == ("t1.p1", None, False)  # graded, nothing next, the unit not complete
+    assert seen[6][3][0] == "ptkb_left"
+    assert state["ptkb"] == 2
+    assert len(state["relevance"]) == 2 + 2 + 2
+    assert state["slots"] == [
+        ("u0", "alice", True),
+        ("u0", "bob", False),
+        ("u1", "alice", False),
+        ("u1", "carol", False),
+    ]

@@ -257,5 +257,5 @@ def test_api_refuses_other_assessors_units_and_unpooled_passages(client, held, a
     client.force_login(alice)
     stray = client.post(url, {**body, "passage_id": "not-pooled"}, content_type="application/json")
     assert stray.status_code == 400
-    assert "not pooled" in stray.json()["passage_id"][0]
+    assert "not pooled" in stray.json()["fields"]["passage_id"][0]
     assert not RelevanceJudgment.objects.exists()

@@ -8,10 +8,10 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotation.io import run_import
 from annotation.models import Judge, SupportJudgment, Topic
-from annotation.runs import run_import
 from annotation.services import judge_get_or_create
-from annotation.support.labels import support_labels_import
+from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 
@@ -132,7 +132,7 @@ def test_it_answers_400_with_the_reason(rag, payload, field, reason):
     response = api(rag["alice"]).post(URL, payload, format="json")
 
     assert response.status_code == 400
-    assert reason in " ".join(response.json()[field])
+    assert reason in " ".join(response.json()["fields"][field])
     assert not SupportJudgment.objects.filter(judge__user=rag["alice"]).exists()
 
 
@@ -141,7 +141,7 @@ def test_a_unit_beyond_the_assignments_citations_is_refused_with_the_reason(rag)
     response = api(rag["bob"]).post(URL, unit(topic="2024-2", citation_index=1, label="FS"), format="json")
 
     assert response.status_code == 400
-    assert response.json()["non_field_errors"] == ["this unit is not part of the assignment"]
+    assert response.json()["fields"] == {"non_field_errors": ["this unit is not part of the assignment"]}
     assert not SupportJudgment.objects.filter(judge__user=rag["bob"]).exists()
 
 
@@ -154,7 +154,7 @@ def test_a_unit_already_judged_in_another_condition_is_refused(rag):
     response = api(rag["alice"]).post(URL, unit(label="NS"), format="json")
 
     assert response.status_code == 400
-    assert "never judges a unit in two conditions" in response.json()["non_field_errors"][0]
+    assert "never judges a unit in two conditions" in response.json()["fields"]["non_field_errors"][0]
     assert SupportJudgment.objects.get(judge__user=rag["alice"]).label == "FS"
 
 

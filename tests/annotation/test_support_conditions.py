@@ -5,11 +5,11 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.io import run_import
 from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
-from annotation.runs import run_import
 from annotation.services import judge_get_or_create
 from annotation.support.disagreements import support_disagreements_assign
-from annotation.support.labels import support_labels_import
+from annotation.support.io import support_labels_import
 from annotation.support.services import (
     SupportConflict,
     SupportSwitchUnconfirmed,

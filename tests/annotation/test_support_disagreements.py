@@ -8,18 +8,18 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
+from annotation.io import run_import
 from annotation.models import Judge, ResponseSentence, SupportAssignment, Topic
-from annotation.runs import run_import
 from annotation.services import judge_get_or_create
 from annotation.support.disagreements import support_disagreements, support_disagreements_assign
-from annotation.support.labels import support_labels_import
+from annotation.support.io import support_labels_import
 from annotation.support.services import (
     SupportConflict,
     assignment_units,
     support_assignment_set,
     support_judgment_submit,
 )
-from judging.support_metrics import support_disagreement_report
+from judging.support.metrics import support_disagreement_report
 from tests.factories import CollectionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.io import run_import
 from annotation.models import Judge, SupportJudgment
-from annotation.runs import run_import
 from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db

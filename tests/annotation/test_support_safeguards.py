@@ -4,10 +4,10 @@ here, and placeholder answers are never support work."""
 import pytest
 from django.urls import reverse
 
+from annotation.io import passages_import, run_import
 from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
-from annotation.runs import run_import
-from annotation.services import judge_get_or_create, passages_import
-from annotation.support.labels import support_labels_import
+from annotation.services import judge_get_or_create
+from annotation.support.io import support_labels_import
 from annotation.support.services import is_placeholder, support_assignment_set, support_units
 from tests.factories import (
     CollectionFactory,

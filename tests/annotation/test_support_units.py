@@ -4,9 +4,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.formats.base import ImportFailed
+from annotation.io import passages_import, run_import
 from annotation.models import Response, ResponseSentence, Run, Topic
-from annotation.runs import run_import
-from annotation.services import passages_import
 from annotation.support.services import support_units, uncited_sentences
 from tests.factories import CollectionFactory
 

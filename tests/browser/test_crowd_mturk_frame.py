@@ -12,7 +12,7 @@ from django.test import override_settings
 
 from crowd.client import MTurkClient, parse_answer_xml
 from crowd.models import CrowdAnswer, CrowdAssignment
-from crowd.mturk import campaign_publish
+from crowd.services.mturk import campaign_publish
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 

@@ -6,18 +6,18 @@ import re
 import pytest
 
 from annotation.models import Judge
-from judging import tasks, views_jobs
 from judging.models import JudgeJob
+from tests.background import IMMEDIATE
 from tests.factories import CollectionFactory, JudgeFactory, NuggetFactory, OrganiserFactory, TurnFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, login, monkeypatch):
-    # The job runs inside the start request here: on the suite's in-memory SQLite database a second
-    # writer thread fails at once ("table is locked") instead of waiting. The background thread itself is
+def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, login, settings):
+    # The job runs inside the start request here (the immediate backend): the suite's SQLite database
+    # lives in this process's memory, where no worker process reaches it. The queue and its worker are
     # pinned by tests/judging/test_llm_jobs_views.py (the page returns before the job's first answer).
-    monkeypatch.setattr(views_jobs, "judge_job_start_background", tasks.judge_job_enqueue)
+    settings.TASKS = IMMEDIATE
     collection = CollectionFactory(name="dups")
     turn = TurnFactory(topic__collection=collection)
     source = JudgeFactory(name="llm-gold", kind=Judge.Kind.LLM)

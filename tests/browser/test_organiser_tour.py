@@ -31,8 +31,8 @@ from playwright.sync_api import expect
 from annotation.models import Judge, RelevanceJudgment, Turn
 from crowd.models import CrowdAnswer, CrowdCampaign
 from devtools.openai_server import FakeOpenAI, toy_responder
-from judging import tasks, views_jobs
 from judging.models import HumanSample, JudgeJob
+from tests.background import IMMEDIATE
 from tests.factories import OrganiserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -236,11 +236,12 @@ def llm(settings):
 
 
 def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
-    browser, live_server, shared_data, settings, tmp_path, llm, monkeypatch
+    browser, live_server, shared_data, settings, tmp_path, llm
 ):
-    # The judge job runs inside its start request: on the suite's in-memory SQLite database a second
-    # writer thread fails at once ("table is locked"); tests/judging/test_llm_jobs_views.py pins the thread.
-    monkeypatch.setattr(views_jobs, "judge_job_start_background", tasks.judge_job_enqueue)
+    # The judge job and the large upload run inside their requests (the immediate backend): the suite's
+    # SQLite database lives in this process's memory, where no worker process reaches it;
+    # tests/judging/test_llm_jobs_views.py pins the queue and its worker.
+    settings.TASKS = IMMEDIATE
     files = _files(shared_data, tmp_path)
     nist: dict[tuple[str, str], int] = files["nist"]  # type: ignore[assignment]
     assert len(nist) == len(TURNS) * DEPTH  # every pooled pair has an official grade

@@ -4,9 +4,8 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from annotation.io import passages_import, run_import
 from annotation.models import SupportJudgment, Topic
-from annotation.runs import run_import
-from annotation.services import passages_import
 from annotation.support.services import support_assignment_set
 from tests.factories import CollectionFactory, UserFactory
 

@@ -3,10 +3,10 @@
 import pytest
 from django.urls import reverse
 
+from annotation.io import passages_import, run_import
 from annotation.models import Judge, SupportJudgment, Topic
-from annotation.runs import run_import
-from annotation.services import judge_get_or_create, passages_import
-from annotation.support.labels import support_labels_import
+from annotation.services import judge_get_or_create
+from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
 from tests.factories import CollectionFactory, UserFactory
 

@@ -7,7 +7,7 @@ from html import unescape
 
 from annotation.models import Judge
 from crowd.models import CrowdCampaign
-from crowd.services import batches_compose, campaign_create, test_question_create
+from crowd.services.campaigns import batches_compose, campaign_create, test_question_create
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

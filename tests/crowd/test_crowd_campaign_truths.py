@@ -14,10 +14,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy
 from crowd.selectors import link_token
-from crowd.studies import study_create
+from crowd.services.answers import assignment_submit, worker_get_or_create
+from crowd.services.studies import study_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 

@@ -11,11 +11,12 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import NtrJudgment
-from crowd.answers import answers_from_fields, assignment_submit, worker_get_or_create
 from crowd.client import parse_answer_xml
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
 from crowd.selectors import campaign_pairs, link_token
-from crowd.services import CrowdError, labels_aggregate
+from crowd.services import CrowdError
+from crowd.services.answers import answers_from_fields, assignment_submit, worker_get_or_create
+from crowd.services.campaigns import labels_aggregate
 from devtools.mturk_server import answer_xml
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import UserFactory

@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from annotation.models import Judge
 from crowd.models import CrowdAssignment, CrowdCampaign
-from crowd.services import CrowdError, campaign_create
+from crowd.services import CrowdError
+from crowd.services.campaigns import campaign_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import (
     CollectionFactory,

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdStudy
 from crowd.services import CrowdError
-from crowd.studies import study_create
+from crowd.services.studies import study_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 

@@ -10,10 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from crowd import services
-from crowd.answers import assignment_submit, worker_get_or_create
 from crowd.models import CrowdCampaign, TestQuestion
 from crowd.report import campaign_report
+from crowd.services import campaigns as services
+from crowd.services.answers import assignment_submit, worker_get_or_create
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 

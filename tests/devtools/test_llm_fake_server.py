@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from devtools.openai_server import toy_responder
-from judging.llm_judges import (
+from judging.machine.llm_judges import (
     followup_lines_parse,
     ntr_render,
     nugget_lines_parse,

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from annotation.models import Judge, NtnJudgment, NtrJudgment, PtkbJudgment, SupportJudgment
-from judging.agreement_units import paired_labels
+from judging.agreement.selectors import paired_labels
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

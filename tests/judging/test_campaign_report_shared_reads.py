@@ -11,11 +11,11 @@ from django.test.utils import CaptureQueriesContext
 from ir_measures import nDCG
 
 from annotation.models import Judge, SupportJudgment
-from judging.agreement_units import pairs_from_labels
-from judging.evaluation import runs_evaluate, runs_evaluate_judges
-from judging.label_table import LabelTable
-from judging.reports import campaign_report
-from judging.support_metrics import support_scores, support_scores_by_judge
+from judging.agreement.label_table import LabelTable
+from judging.agreement.reports import campaign_report
+from judging.agreement.selectors import pairs_from_labels
+from judging.evaluation.metrics import runs_evaluate, runs_evaluate_judges
+from judging.support.metrics import support_scores, support_scores_by_judge
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,

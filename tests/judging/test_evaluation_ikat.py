@@ -10,10 +10,11 @@ import ir_measures
 import pytest
 from django.core.management import call_command
 
+from annotation.io import topics_import
 from annotation.models import Collection, Judge
-from annotation.selectors import qrels_lines
-from annotation.services import judge_get_or_create, qrels_import, topics_import
-from judging.evaluation import evaluation_measures, runs_evaluate
+from annotation.relevance.io import qrels_import, qrels_lines
+from annotation.services import judge_get_or_create
+from judging.evaluation.metrics import evaluation_measures, runs_evaluate
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Assignment, Judge, Pool, PoolEntry, RelevanceJudgment
-from judging.evaluation import runs_evaluate
+from judging.evaluation.metrics import runs_evaluate
 from judging.models import HumanSample
 from tests.factories import (
     CollectionFactory,

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Nugget, RelevanceJudgment
-from judging.jobs import judge_job_run, judge_job_start
+from judging.machine.jobs import judge_job_run, judge_job_start
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,

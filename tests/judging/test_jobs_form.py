@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Judge
-from judging import tasks, views_jobs
 from judging.models import JudgeJob
+from tests.background import IMMEDIATE
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -98,9 +98,9 @@ def test_a_task_without_its_judge_answers_400_with_what_it_needs(client, judges,
 
 
 def test_fields_of_other_tasks_are_ignored_not_validated(
-    client, judges, no_llm, django_capture_on_commit_callbacks, monkeypatch
+    client, judges, no_llm, django_capture_on_commit_callbacks, settings
 ):
-    monkeypatch.setattr(views_jobs, "judge_job_start_background", tasks.judge_job_enqueue)
+    settings.TASKS = IMMEDIATE
     client.force_login(OrganiserFactory())
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(

@@ -1,4 +1,4 @@
-"""The `judge` command on the NLI tasks (ntn, dedup) with the tiny DeBERTa-v2 model: jobs, resume, Celery."""
+"""The `judge` command on the NLI tasks (ntn, dedup) with the tiny DeBERTa-v2 model: jobs and resume."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Judge, NtnJudgment, Nugget
 from judging.clients import nli as nli_client
-from judging.jobs import judge_job_run, judge_job_start
+from judging.machine.jobs import judge_job_run, judge_job_start
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
@@ -196,18 +196,6 @@ def test_judge_dedup_exact_only_needs_no_model(scored_pairs):
     assert "1 exact and 0 entailment duplicates, 5 kept" in out
     job = JudgeJob.objects.get()
     assert (job.model, job.options) == ("", {"source_judge": "llm-gold", "exact_only": True})
-
-
-def test_with_a_broker_the_command_queues_the_job_and_follows_it_to_its_end(settings, tiny_model_dir):
-    # The broker URL sends the command through Celery; the tests' app still runs tasks eagerly.
-    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
-    dedup_setup()
-    out = judge(
-        "dedup", "--collection", "dups", "--judge", "exact", "--source-judge", "llm-gold", "--exact-only"
-    )
-    job = JudgeJob.objects.get()
-    assert f"job {job.pk} queued\nfollowing its progress" in out
-    assert f"job {job.pk} done: 2 turns, 0 pairs scored" in out
 
 
 def test_judge_refuses_nli_jobs_it_cannot_run(nuggets, tmp_path):

@@ -17,9 +17,10 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Judge, NtrJudgment, Nugget, RelevanceJudgment, SupportJudgment
-from judging.jobs import JobError, judge_job_run, judge_job_start
-from judging.jobs.state import jobs_read
+from judging.machine.jobs import JobError, judge_job_run, judge_job_start
+from judging.machine.jobs.state import jobs_read
 from judging.models import JudgeJob, LlmCall, LlmFailure, UnmatchedSpan
+from tests.background import tasks_run_ready
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -400,8 +401,7 @@ def test_llm_judge_command_rejects_unknown_collection_and_turns(fake_openai, con
         )
 
 
-def test_llm_judge_queue_hands_the_job_to_celery(fake_openai, conversation):
-    # No broker in the tests: Celery runs the queued task eagerly, through the same task as the workers.
+def test_llm_judge_queue_hands_the_job_to_the_task_workers(fake_openai, conversation):
     fake_openai.responder = grade_by_topic
     out = StringIO()
     call_command(
@@ -416,7 +416,10 @@ def test_llm_judge_queue_hands_the_job_to_celery(fake_openai, conversation):
         stdout=out,
     )
     job = JudgeJob.objects.get(judge__name="queued")
-    assert f"job {job.pk} queued" in out.getvalue()
+    assert f"job {job.pk} queued; the Jobs page shows its progress" in out.getvalue()
+    assert (job.status, fake_openai.answered) == ("pending", [])
+    assert tasks_run_ready() == 1
+    job.refresh_from_db()
     assert (job.status, job.units_done, job.calls_made) == ("done", 4, 4)
 
 
@@ -532,7 +535,7 @@ def test_the_judge_command_reports_partial_failures_up_front_and_succeeds(
 
 def test_a_slow_call_does_not_stop_the_job_from_showing_it_lives(fake_openai, conversation, monkeypatch):
     """The job row is saved while calls are in flight, so only a dead job stops moving `updated_at`."""
-    from judging.jobs import runner
+    from judging.machine.jobs import runner
 
     monkeypatch.setattr(runner, "PROGRESS_EVERY_S", 0.1)
     saves = []

@@ -9,10 +9,12 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from annotation.models import NtnJudgment, Nugget, RelevanceJudgment
-from judging import tasks, views_jobs
 from judging.models import JudgeJob, LlmCall
+from judging.tasks import judge_job_queue
+from tests.background import IMMEDIATE, tasks_run_ready
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -69,10 +71,11 @@ def job_with_calls(job):
 
 
 @pytest.fixture
-def jobs_inline(monkeypatch):
-    """Jobs started from the page run to their end before the test goes on (Celery's eager run), inside
-    the test's transaction; test_a_job_started_from_the_page_runs_after_the_page_returns pins the thread."""
-    monkeypatch.setattr(views_jobs, "judge_job_start_background", tasks.judge_job_enqueue)
+def jobs_inline(settings):
+    """Jobs started from the page run to their end before the test goes on (the immediate backend),
+    inside the test's transaction; test_a_job_started_from_the_page_runs_after_the_page_returns pins the
+    queue and its worker."""
+    settings.TASKS = IMMEDIATE
 
 
 def test_anonymous_users_are_sent_to_log_in(client, job):
@@ -329,10 +332,75 @@ def test_a_running_job_without_a_sign_of_life_shows_as_interrupted(client, job_w
     progress = client.get(reverse("judging:job-progress", args=[job_with_calls.pk]))
     assert progress.status_code == 200
     assert progress.json()["status"] == "interrupted"
-    assert "Run it again to resume" in progress.json()["status_text"]
+    assert "Resume it to go on" in progress.json()["status_text"]
     page = client.get(reverse("judging:job-list")).content.decode()
     assert '<span data-field="status">interrupted</span>' in page
+    assert reverse("judging:job-resume", args=[job_with_calls.pk]) in page
     assert JudgeJob.objects.get(pk=job_with_calls.pk).status == "running"  # reading changes nothing
+
+
+def test_a_waiting_job_whose_task_failed_without_finishing_it_shows_as_interrupted(client, job):
+    # Its worker died between taking the task and saving a first sign of life: no need to wait for the
+    # row to go stale, the queue says the task is over.
+    job = judge_job_queue(job=job)
+    assert job.status == "pending"
+    client.force_login(OrganiserFactory())
+    assert client.get(reverse("judging:job-progress", args=[job.pk])).json()["status"] == "pending"
+    DBTaskResult.objects.filter(id=job.task_id).update(status="FAILED")
+    progress = client.get(reverse("judging:job-progress", args=[job.pk]))
+    assert progress.status_code == 200
+    assert progress.json()["status"] == "interrupted"
+    DBTaskResult.objects.filter(id=job.task_id).delete()  # the queue lost it: the same
+    detail = client.get(reverse("judging:job-detail", args=[job.pk])).content.decode()
+    assert "Interrupted: no progress saved since" in detail
+    assert reverse("judging:job-resume", args=[job.pk]) in detail
+
+
+def test_resuming_an_interrupted_job_queues_it_again_and_the_worker_finishes_it(
+    client, fake_openai, settings
+):
+    fake_openai.responder = lambda prompt: "Grade: 2"
+    collection = CollectionFactory(name="again")
+    turn = TurnFactory(topic__collection=collection)
+    PassageFactory(collection=collection, passage_id="p:1", text="Some text.")
+    RankingFactory(run__collection=collection, turn=turn, passage_ids=["p:1"])
+    client.force_login(OrganiserFactory())
+    client.post(reverse("judging:job-start"), {"collection": "again", "task": "relevance", "judge_name": "r"})
+    job = JudgeJob.objects.get()
+    first_task = job.task_id
+    # Its worker took it and died (SIGKILL: the task stays "running" in the queue, the row goes silent).
+    DBTaskResult.objects.filter(id=first_task).update(status="RUNNING")
+    JudgeJob.objects.filter(pk=job.pk).update(
+        status="running", updated_at=timezone.now() - timedelta(hours=1)
+    )
+    response = client.post(reverse("judging:job-resume", args=[job.pk]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("judging:job-detail", args=[job.pk])
+    job.refresh_from_db()
+    assert (job.status, job.task_id != first_task) == ("pending", True)
+    assert DBTaskResult.objects.get(id=first_task).status == "FAILED"  # the dead worker's, said so
+    assert tasks_run_ready() == 1
+    job.refresh_from_db()
+    assert (job.status, job.units_done, job.calls_made) == ("done", 1, 1)
+    assert RelevanceJudgment.objects.filter(judge__name="r").count() == 1
+
+
+def test_a_job_that_waits_runs_or_is_done_is_not_resumed(client, job):
+    client.force_login(OrganiserFactory())
+    job = judge_job_queue(job=job)
+    for status in ("pending", "running", "done"):
+        JudgeJob.objects.filter(pk=job.pk).update(status=status, updated_at=timezone.now())
+        DBTaskResult.objects.filter(id=job.task_id).update(status="READY")
+        response = client.post(reverse("judging:job-resume", args=[job.pk]), follow=True)
+        assert response.status_code == 200
+        assert (
+            f"job {job.pk} is {status}: only an interrupted or failed job resumes"
+            in response.content.decode()
+        )
+        assert DBTaskResult.objects.count() == 1  # nothing queued
+    assert client.get(reverse("judging:job-resume", args=[job.pk])).status_code == 405
+    client.force_login(UserFactory())
+    assert client.post(reverse("judging:job-resume", args=[job.pk])).status_code == 403
 
 
 def test_a_job_with_failures_says_so_first_on_its_page(client, job):
@@ -348,9 +416,7 @@ def test_a_job_with_failures_says_so_first_on_its_page(client, job):
     )
 
 
-@pytest.mark.django_db(transaction=True)
 def test_a_job_started_from_the_page_runs_after_the_page_returns(client, fake_openai, settings):
-    settings.CELERY_BROKER_URL = ""
     settings.LLM_TIMEOUT = 10.0
     fake_openai.responder = lambda prompt: "Grade: 3"
     fake_openai.latency = 1.5
@@ -367,8 +433,30 @@ def test_a_job_started_from_the_page_runs_after_the_page_returns(client, fake_op
     assert response.status_code == 302
     assert took < 1.0  # the model takes 1.5 s to answer: the page did not wait for it
     assert fake_openai.answered == []
-    assert JudgeJob.objects.get().status in ("pending", "running")
-    tasks.background_jobs_join(timeout=30)
+    job = JudgeJob.objects.get()
+    assert job.status == "pending"
+    # The job waits in the queue for a worker, as its task.
+    assert DBTaskResult.objects.get(id=job.task_id).task_path == "judging.tasks.judge_job_run_task"
+    assert tasks_run_ready() == 1  # the worker's own loop, here
     job = JudgeJob.objects.get()
     assert (job.status, job.units_done, job.calls_made) == ("done", 1, 1)
     assert RelevanceJudgment.objects.get(judge__name="bg").grade == 3
+    assert DBTaskResult.objects.get(id=job.task_id).status == "SUCCESSFUL"
+
+
+def test_the_same_work_started_twice_while_it_waits_is_queued_once(client, fake_openai):
+    fake_openai.responder = lambda prompt: "Grade: 1"
+    collection = CollectionFactory(name="twice")
+    turn = TurnFactory(topic__collection=collection)
+    PassageFactory(collection=collection, passage_id="p:1", text="Some text.")
+    RankingFactory(run__collection=collection, turn=turn, passage_ids=["p:1"])
+    client.force_login(OrganiserFactory())
+    form = {"collection": "twice", "task": "relevance", "judge_name": "twice"}
+    for _ in range(2):
+        response = client.post(reverse("judging:job-start"), form)
+        assert response.status_code == 302
+    job = JudgeJob.objects.get()
+    assert DBTaskResult.objects.count() == 1  # the second start found the job waiting for its task
+    assert str(DBTaskResult.objects.get().id) == job.task_id
+    assert tasks_run_ready() == 1
+    assert RelevanceJudgment.objects.filter(judge__name="twice").count() == 1

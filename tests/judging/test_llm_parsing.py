@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from judging import llm_judges
-from judging.llm_judges import UnparsableAnswer
+from judging.machine import llm_judges
+from judging.machine.llm_judges import UnparsableAnswer
 
 
 @pytest.mark.parametrize(

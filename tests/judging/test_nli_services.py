@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Judge, NtnJudgment, Nugget
 from judging.clients import nli as nli_client
-from judging.nli import (
+from judging.machine.nli import (
     NliJobError,
     ntn_match,
     nugget_duplicates_find,

@@ -6,11 +6,11 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.io import run_import
 from annotation.models import Judge, ResponseSentence, SupportJudgment
-from annotation.runs import run_import
 from annotation.services import judge_get_or_create
-from annotation.support.labels import support_labels_import
-from judging.support_metrics import (
+from annotation.support.io import support_labels_import
+from judging.support.metrics import (
     answer_support,
     compare_judges,
     leaderboard,

@@ -1,6 +1,6 @@
+from annotation.commands import CollectionCommand
 from annotation.formats.nuggets import FORMATS
-from annotation.management.commands._base import CollectionCommand
-from annotation.nuggets.transfer import gold_responses_export
+from annotation.nuggets.io import gold_responses_export
 
 
 class Command(CollectionCommand):

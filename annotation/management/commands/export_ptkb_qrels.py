@@ -2,8 +2,8 @@
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.relevance.exports import ptkb_qrels_lines
+from annotation.commands import CollectionCommand
+from annotation.relevance.io import ptkb_qrels_lines
 
 
 class Command(CollectionCommand):

@@ -1,5 +1,5 @@
-from annotation.management.commands._base import CollectionCommand
-from annotation.selectors import qrels_lines
+from annotation.commands import CollectionCommand
+from annotation.relevance.io import qrels_lines
 
 
 class Command(CollectionCommand):

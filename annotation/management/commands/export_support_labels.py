@@ -1,7 +1,7 @@
 import json
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.support.labels import support_labels_export
+from annotation.commands import CollectionCommand
+from annotation.support.io import support_labels_export
 
 
 class Command(CollectionCommand):

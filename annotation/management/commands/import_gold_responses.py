@@ -1,7 +1,7 @@
+from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.formats.nuggets import FORMATS
-from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.models import Judge
-from annotation.nuggets.transfer import gold_responses_import
+from annotation.nuggets.io import gold_responses_import
 
 
 class Command(CollectionCommand):

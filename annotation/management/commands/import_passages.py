@@ -1,6 +1,6 @@
-from annotation.management.commands._base import CollectionCommand
-from annotation.services import passages_import
-from annotation.wording import plural
+from annotation.commands import CollectionCommand
+from annotation.io import passages_import
+from core.wording import plural
 
 
 class Command(CollectionCommand):

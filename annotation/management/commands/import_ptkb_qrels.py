@@ -2,8 +2,8 @@
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
-from annotation.relevance.exports import ptkb_qrels_import
+from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
+from annotation.relevance.io import ptkb_qrels_import
 
 
 class Command(CollectionCommand):

@@ -1,5 +1,5 @@
-from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
-from annotation.services import qrels_import
+from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
+from annotation.relevance.io import qrels_import
 
 
 class Command(CollectionCommand):

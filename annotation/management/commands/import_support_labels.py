@@ -1,5 +1,5 @@
-from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
-from annotation.support.labels import support_labels_import
+from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
+from annotation.support.io import support_labels_import
 
 
 class Command(CollectionCommand):

@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from annotation.wording import plural
+from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.services import batches_extend, labels_aggregate
+from crowd.services.campaigns import batches_extend, labels_aggregate
 
 
 class Command(CampaignCommand):

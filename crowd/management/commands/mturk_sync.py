@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.wording import plural
+from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.mturk import campaign_sync
+from crowd.services.mturk import campaign_sync
 
 
 class Command(CampaignCommand):

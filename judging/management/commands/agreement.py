@@ -7,11 +7,15 @@ import json
 from django.core.management.base import CommandError, CommandParser
 from django.template.loader import render_to_string
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.wording import plural
-from judging.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, AgreementUndefined, krippendorff_alpha_multi
-from judging.agreement_units import TASKS, labels_by_judge, reliability_matrix, task_spec
-from judging.reports import (
+from annotation.commands import CollectionCommand
+from core.wording import plural
+from judging.agreement.metrics import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    AgreementUndefined,
+    krippendorff_alpha_multi,
+)
+from judging.agreement.reports import (
     comparison_csv,
     comparison_report,
     comparison_text,
@@ -19,6 +23,7 @@ from judging.reports import (
     confusion_rows,
     data_uri,
 )
+from judging.agreement.selectors import TASKS, labels_by_judge, reliability_matrix, task_spec
 
 
 class Command(CollectionCommand):

@@ -8,9 +8,9 @@ from pathlib import Path
 from django.core.management.base import CommandParser
 from django.template.loader import render_to_string
 
-from annotation.management.commands._base import CollectionCommand
-from judging.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from judging.reports import campaign_report
+from annotation.commands import CollectionCommand
+from judging.agreement.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from judging.agreement.reports import campaign_report
 
 
 class Command(CollectionCommand):

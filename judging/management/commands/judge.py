@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand, CommandProgress, import_judge_check
+from annotation.commands import CollectionCommand, import_judge_check
 from annotation.models import Judge
-from annotation.wording import plural
+from core.progress import CommandProgress
+from core.wording import plural
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
-from judging.jobs import (
+from judging.machine.jobs import (
     NLI_TASKS,
     TASKS,
     JobError,
@@ -23,13 +23,11 @@ from judging.jobs import (
     judge_job_run,
     judge_job_start,
 )
-from judging.jobs.state import INTERRUPTED, job_state, job_status_text, jobs_read
+from judging.machine.jobs.state import job_status_text, jobs_read
+from judging.machine.nli import NliJobError
 from judging.models import JudgeJob
-from judging.nli import NliJobError
-from judging.tasks import judge_job_enqueue
+from judging.tasks import judge_job_queue
 
-FOLLOW_EVERY_S = 1.0
-FINISHED = (JudgeJob.Status.DONE, JudgeJob.Status.FAILED)
 # The LLM tasks, for the older spelling of this command (llm_judge).
 LLM_TASK_NAMES = list(TASKS)
 
@@ -43,8 +41,8 @@ class Command(CollectionCommand):
         "dedup (de-duplication of a judge's nuggets, exact then by NLI). Labels land in the same tables as "
         "human labels, under the judge named by --judge. Running the same command again, or after a kill, "
         "resumes the unfinished job without repeating paid calls (every LLM answer is cached) or stored "
-        "NLI pairs. With CELERY_BROKER_URL set the job goes to the Celery workers and this command "
-        "follows its progress; otherwise it runs here. At its end it prints the calls made, those from "
+        "NLI pairs. The job runs here, or with --queue on the task workers (the Jobs page shows its "
+        "progress either way). At its end it prints the calls made, those from "
         "the cache and the cost (NLI: pairs scored, pairs already stored, cost 0). --dry-run (LLM tasks) "
         "prints the calls and the estimated cost without calling anything."
     )
@@ -86,14 +84,9 @@ class Command(CollectionCommand):
             help="LLM tasks: print the calls and estimated cost; call nothing.",
         )
         parser.add_argument(
-            "--in-process",
-            action="store_true",
-            help="Run the job here even when CELERY_BROKER_URL is set.",
-        )
-        parser.add_argument(
             "--queue",
             action="store_true",
-            help="Hand the job to Celery and return at once, without following its progress.",
+            help="Hand the job to the task workers (manage.py task_workers) and return at once.",
         )
 
     def add_task_arguments(self, parser: CommandParser) -> None:
@@ -155,42 +148,22 @@ class Command(CollectionCommand):
             self.stdout.write(
                 f"resuming job {job.pk} ({job.units_done}/{plural(job.units_total, 'unit')} done before)"
             )
+        if opts["queue"]:
+            judge_job_queue(job=job)
+            self.stdout.write(f"job {job.pk} queued; the Jobs page shows its progress")
+            return
         self.bar = self.command_progress(opts, unit="turns" if job.is_nli else "units")
-        if opts["queue"] or (settings.CELERY_BROKER_URL and not opts["in_process"]):
-            judge_job_enqueue(job=job)
-            self.stdout.write(f"job {job.pk} queued")
-            if opts["queue"]:
-                return
-            self.stdout.write("following its progress (Ctrl-C stops the watching, not the job)")
-            job = self.follow(job)
-        else:
-            try:
-                judge_job_run(job=job, progress=self.progress)
-            except (JobError, LlmError, NliError, NliJobError) as exc:
-                raise CommandError(f"job {job.pk} stopped: {exc}") from None
-            finally:
-                self.bar.close()
+        try:
+            judge_job_run(job=job, progress=self.progress)
+        except (JobError, LlmError, NliError, NliJobError) as exc:
+            raise CommandError(f"job {job.pk} stopped: {exc}") from None
+        finally:
+            self.bar.close()
         (job,) = jobs_read([job])
         self.stdout.write(self.report(job))
         if job.status == JudgeJob.Status.FAILED:
             # Nothing to show for it (or it stopped): a script or a shell `&&` must not go on as if it had.
             raise CommandError(f"job {job.pk} {job_status_text(job)}")
-
-    def follow(self, job: JudgeJob) -> JudgeJob:
-        """Watch a job a worker runs until it finishes; Ctrl-C stops the watching, not the job."""
-        try:
-            while True:
-                job.refresh_from_db()
-                self.progress(job)
-                if job.status in FINISHED:
-                    return job
-                if job_state(job) == INTERRUPTED:
-                    raise CommandError(f"job {job.pk} {job_status_text(job)}")
-                time.sleep(FOLLOW_EVERY_S)
-        except KeyboardInterrupt:
-            raise CommandError(f"stopped watching; job {job.pk} goes on (see the Jobs page)") from None
-        finally:
-            self.bar.close()
 
     @staticmethod
     def report(job: JudgeJob) -> str:

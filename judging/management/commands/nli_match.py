@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand, import_judge_check
+from annotation.commands import CollectionCommand, import_judge_check
 from annotation.models import Judge
 from judging.clients.nli import NliError
-from judging.nli import NliJobError, ntn_match
+from judging.machine.nli import NliJobError, ntn_match
 
 
 class Command(CollectionCommand):

@@ -6,9 +6,9 @@ import json
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.wording import plural
-from judging.nugget_metrics import NuggetMetricsError, NuggetMetricsReport, nugget_metrics
+from annotation.commands import CollectionCommand
+from core.wording import plural
+from judging.nuggets.metrics import NuggetMetricsError, NuggetMetricsReport, nugget_metrics
 
 
 def _fmt(value: float | None) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import EstimationError
 from judging.hybrid.planning import plan_budget

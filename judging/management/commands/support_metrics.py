@@ -2,9 +2,9 @@ import json
 
 from django.core.management.base import CommandError
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.wording import plural
-from judging.support_metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
+from annotation.commands import CollectionCommand
+from core.wording import plural
+from judging.support.metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
 
 
 class Command(CollectionCommand):

@@ -1,0 +1,322 @@
+"""A collection's files in: topics (iKAT JSON or TREC `id<TAB>query`), passages (JSONL), and runs (TREC run
+files, iKAT JSON runs and TREC RAG 2024 answers, as rankings and responses)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from django.db import transaction
+
+from annotation.formats.base import Problems
+from annotation.formats.runs import parse_run
+from annotation.formats.topics import parse_passages, parse_topics
+from annotation.models import (
+    Collection,
+    Passage,
+    PtkbStatement,
+    Ranking,
+    Response,
+    ResponseSentence,
+    Run,
+    Topic,
+    Turn,
+)
+from annotation.services import (
+    PASSAGES,
+    PTKB_STATEMENTS,
+    RANKINGS,
+    RESPONSES,
+    TOPICS,
+    TURNS,
+    ImportResult,
+    KindCounts,
+    sync_fields,
+    turns_for,
+)
+
+# Passages are written this many at a time, so that an import's progress is told between batches.
+BATCH = 2000
+
+
+# --- Topics ----------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def topics_import(
+    *, path: str | Path, collection: Collection, progress: Callable[[int, int], None] | None = None
+) -> ImportResult:
+    """Load iKAT topics JSON (2023 and 2024 shapes) or a TREC `id<TAB>query` file into a collection.
+
+    Topics, turns and PTKB statements are matched by their ids, so importing the same file again
+    changes nothing and a corrected file updates texts in place. Every problem of the file, its
+    syntax and its turns that belong to other topics alike, is reported in one pass.
+    `progress(done, total)` counts the file's topics stored so far, told after each topic.
+    """
+    problems = Problems(str(path))
+    records = parse_topics(path, problems=problems)
+    result = ImportResult(kinds={kind: KindCounts() for kind in (TOPICS, TURNS, PTKB_STATEMENTS)})
+    topics = {t.number: t for t in collection.topics.all()}
+    turns = {t.turn_id: t for t in collection.turns.select_related("topic")}
+    for record in records:
+        for turn_record in record.turns:
+            existing = turns.get(turn_record.turn_id)
+            if existing is not None and existing.topic.number != record.number:
+                problems.add(
+                    turn_record.line,
+                    f"turn {turn_record.turn_id} already belongs to topic {existing.topic.number}",
+                )
+    problems.raise_if_any()
+
+    for done, record in enumerate(records, start=1):
+        topic = topics.get(record.number)
+        if topic is None:
+            topic = Topic.objects.create(collection=collection, number=record.number, title=record.title)
+            topics[record.number] = topic
+            result.count(TOPICS, "created")
+        elif sync_fields(topic, {"title": record.title}):
+            topic.save(update_fields=["title"])
+            result.count(TOPICS, "updated")
+        else:
+            result.count(TOPICS, "unchanged")
+        statements = {s.statement_id: s for s in topic.ptkb.all()}
+        for statement_id, text in record.ptkb.items():
+            statement = statements.get(statement_id)
+            if statement is None:
+                PtkbStatement.objects.create(topic=topic, statement_id=statement_id, text=text)
+                result.count(PTKB_STATEMENTS, "created")
+            elif statement.text != text:
+                statement.text = text
+                statement.save(update_fields=["text"])
+                result.count(PTKB_STATEMENTS, "updated")
+            else:
+                result.count(PTKB_STATEMENTS, "unchanged")
+        for turn_record in record.turns:
+            values = {
+                "position": turn_record.position,
+                "utterance": turn_record.utterance,
+                "resolved_utterance": turn_record.resolved_utterance,
+                "response": turn_record.response,
+                "response_provenance": turn_record.response_provenance,
+                "ptkb_provenance": turn_record.ptkb_provenance,
+            }
+            turn = turns.get(turn_record.turn_id)
+            if turn is None:
+                turns[turn_record.turn_id] = Turn.objects.create(
+                    collection=collection, topic=topic, turn_id=turn_record.turn_id, **values
+                )
+                result.count(TURNS, "created")
+            elif sync_fields(turn, values):
+                turn.save(update_fields=list(values))
+                result.count(TURNS, "updated")
+            else:
+                result.count(TURNS, "unchanged")
+        if progress is not None:
+            progress(done, len(records))
+    return result
+
+
+# --- Passages --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def passages_import(
+    *, path: str | Path, collection: Collection, progress: Callable[[int, int], None] | None = None
+) -> ImportResult:
+    """Load passages JSONL (iKAT `doc_id:passage_id` or generic `{id, text|contents, title}`).
+
+    `progress(done, total)` counts the file's passages: the unchanged ones once compared, then the new
+    and changed ones as each batch is written.
+    """
+    records = parse_passages(path)
+    result = ImportResult()
+    existing = {
+        pid: (pk, title, text)
+        for pk, pid, title, text in collection.passages.values_list("id", "passage_id", "title", "text")
+    }
+    to_create: list[Passage] = []
+    to_update: list[Passage] = []
+    for record in records:
+        current = existing.get(record.passage_id)
+        if current is None:
+            to_create.append(
+                Passage(
+                    collection=collection, passage_id=record.passage_id, title=record.title, text=record.text
+                )
+            )
+        elif current[1:] != (record.title, record.text):
+            to_update.append(Passage(id=current[0], title=record.title, text=record.text))
+        else:
+            result.count(PASSAGES, "unchanged")
+    done = len(records) - len(to_create) - len(to_update)
+    if progress is not None:
+        progress(done, len(records))
+    # Written batch by batch (as bulk_create and bulk_update would batch them) so that progress is told.
+    for start in range(0, len(to_create), BATCH):
+        Passage.objects.bulk_create(to_create[start : start + BATCH])
+        done += len(to_create[start : start + BATCH])
+        if progress is not None:
+            progress(done, len(records))
+    for start in range(0, len(to_update), BATCH):
+        Passage.objects.bulk_update(to_update[start : start + BATCH], ["title", "text"])
+        done += len(to_update[start : start + BATCH])
+        if progress is not None:
+            progress(done, len(records))
+    result.count(PASSAGES, "created", len(to_create))
+    result.count(PASSAGES, "updated", len(to_update))
+    return result
+
+
+# --- Runs ------------------------------------------------------------------------------------------
+
+
+def _rag_topics_create(collection: Collection, records: Iterable) -> None:
+    """TREC RAG answers may name topics the collection has not seen: create a one-turn topic for each."""
+    known = set(Turn.objects.filter(collection=collection).values_list("turn_id", flat=True))
+    for response in records:
+        if response.turn_id in known:
+            continue
+        topic, _ = Topic.objects.get_or_create(
+            collection=collection, number=response.turn_id, defaults={"title": response.topic_title}
+        )
+        Turn.objects.create(
+            collection=collection,
+            topic=topic,
+            turn_id=response.turn_id,
+            position=1,
+            utterance=response.topic_title or response.turn_id,
+        )
+        known.add(response.turn_id)
+
+
+# Rankings are written this many at a time, and an import's progress is told after each chunk.
+RANKING_CHUNK = 200
+
+
+@transaction.atomic
+def run_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    name: str | None = None,
+    group: str = "",
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[Run, ImportResult]]:
+    """Load a TREC run, an iKAT JSON run, or TREC RAG 2024 answers; re-importing replaces in place.
+
+    Every problem of the file, its syntax and its turns the collection lacks alike, is reported in one
+    pass (TREC RAG answers create the topics they name instead). `progress(done, total)` counts the
+    rankings and responses of the file stored so far, told after each chunk of rankings and each response.
+    """
+    pathname = str(path)
+    problems = Problems(pathname)
+    records = parse_run(path, name, problems=problems)
+    wanted: dict[str, int] = {}
+    for record in records:
+        for turn_id, line in record.turn_lines.items():
+            wanted[turn_id] = min(line, wanted.get(turn_id, line))
+    # TREC RAG answers create the topics they name; any other run names turns the collection must hold.
+    creates_topics = any(record.source_format == "rag-jsonl" for record in records)
+    turns = turns_for(collection, pathname, {} if creates_topics else wanted, problems=problems)
+    problems.raise_if_any()
+
+    total = sum(len(record.rankings) + len(record.responses) for record in records)
+    done = 0
+
+    def step(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None and count:
+            progress(done, total)
+
+    if creates_topics:
+        _rag_topics_create(collection, [r for record in records for r in record.responses])
+        turns = turns_for(collection, pathname, wanted)
+    results: list[tuple[Run, ImportResult]] = []
+    for record in records:
+        run, created = Run.objects.get_or_create(
+            collection=collection,
+            name=record.name,
+            defaults={"kind": record.kind, "source_format": record.source_format, "group": group},
+        )
+        if not created and sync_fields(run, {"kind": record.kind, "source_format": record.source_format}):
+            run.save(update_fields=["kind", "source_format"])
+        result = ImportResult()
+        _rankings_store(run, turns, record.rankings, result, step)
+        _responses_store(run, turns, record.responses, result, step)
+        results.append((run, result))
+    return results
+
+
+def _rankings_store(
+    run: Run,
+    turns: dict[str, Turn],
+    rankings: dict[str, tuple[list[str], list[float]]],
+    result: ImportResult,
+    step: Callable[[int], None],
+) -> None:
+    existing = {
+        r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")
+    }
+    to_create: list[Ranking] = []
+    to_update: list[Ranking] = []
+    for turn_id, (passage_ids, scores) in rankings.items():
+        turn = turns[turn_id]
+        current = existing.get(turn.id)
+        if current is None:
+            to_create.append(Ranking(run=run, turn=turn, passage_ids=passage_ids, scores=scores))
+        elif current.passage_ids != passage_ids or current.scores != scores:
+            current.passage_ids, current.scores = passage_ids, scores
+            to_update.append(current)
+        else:
+            result.count(RANKINGS, "unchanged")
+    step(len(rankings) - len(to_create) - len(to_update))
+    for start in range(0, len(to_create), RANKING_CHUNK):
+        chunk = to_create[start : start + RANKING_CHUNK]
+        Ranking.objects.bulk_create(chunk)
+        step(len(chunk))
+    for start in range(0, len(to_update), RANKING_CHUNK):
+        chunk = to_update[start : start + RANKING_CHUNK]
+        Ranking.objects.bulk_update(chunk, ["passage_ids", "scores"])
+        step(len(chunk))
+    result.count(RANKINGS, "created", len(to_create))
+    result.count(RANKINGS, "updated", len(to_update))
+
+
+def _responses_store(
+    run: Run, turns: dict[str, Turn], responses: list, result: ImportResult, step: Callable[[int], None]
+) -> None:
+    existing = {
+        (r.turn_id, r.rank): r for r in Response.objects.filter(run=run).prefetch_related("sentences")
+    }
+    for record in responses:
+        turn = turns[record.turn_id]
+        sentences = [(s.text, s.citations) for s in record.sentences]
+        current = existing.get((turn.id, record.rank))
+        if current is not None:
+            stored = [(s.text, s.citations) for s in current.sentences.all()]
+            if (
+                current.text == record.text
+                and current.references == record.references
+                and stored == sentences
+            ):
+                result.count(RESPONSES, "unchanged")
+                step(1)
+                continue
+            current.delete()
+            result.count(RESPONSES, "updated")
+        else:
+            result.count(RESPONSES, "created")
+        response = Response.objects.create(
+            run=run, turn=turn, rank=record.rank, text=record.text, references=record.references
+        )
+        ResponseSentence.objects.bulk_create(
+            [
+                ResponseSentence(response=response, index=i, text=text, citations=citations)
+                for i, (text, citations) in enumerate(sentences)
+            ]
+        )
+        step(1)
+
+
+# --- Qrels -----------------------------------------------------------------------------------------

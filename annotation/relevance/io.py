@@ -1,0 +1,255 @@
+"""Relevance files in and out: passage qrels and PTKB qrels (import and export), and the judgment log.
+
+The text of both qrels kinds is parsed in annotation/formats/qrels.py; this module checks it against the
+collection and writes it, and writes the database back out in the same shape. PTKB qrels follow the TREC qrels
+shape with a PTKB statement in the document column and a binary label, `turn 0 statement_id 0|1`, as the iKAT
+organisers distribute PTKB statement relevance. The judgment log is a CSV of every human or machine label with
+who gave it, how long it took and when, for studies of assessor effort and for audits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, TypedDict
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from annotation.formats.base import Problems
+from annotation.formats.qrels import parse_ptkb_qrels, parse_qrels
+from annotation.judgments import PtkbRow, RelevanceRow, ptkb_judgments_upsert, relevance_judgments_upsert
+from annotation.models import (
+    Collection,
+    Judge,
+    Passage,
+    PtkbJudgment,
+    PtkbStatement,
+    RelevanceJudgment,
+    Turn,
+)
+from annotation.selectors import natural_key
+from annotation.services import JUDGMENTS, ImportResult, turns_for
+from core.csv_safe import SafeDictWriter
+
+# --- Passage qrels ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def qrels_import(
+    *,
+    path: str | Path,
+    collection: Collection,
+    judge: Judge,
+    require_passages: bool = False,
+    replace: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportResult:
+    """Load TREC qrels as relevance judgments of `judge`.
+
+    Judgments attach to passage ids, so qrels of passages whose text the collection lacks are fine
+    unless `require_passages`. With `replace`, the judge's judgments on this collection that the file
+    does not hold are deleted, so the judge's labels equal the file. Every problem of the file, its
+    syntax and its turns (and passages) alike, is reported in one pass. `progress(done, total)` counts
+    the file's grades stored: none once the file is checked, all once they are written (one upsert).
+    """
+    pathname = str(path)
+    problems = Problems(pathname)
+    records = parse_qrels(path, problems=problems)
+    wanted: dict[str, int] = {}
+    for record in records:
+        wanted.setdefault(record.turn_id, record.line)
+    turns = turns_for(collection, pathname, wanted, problems=problems)
+    if require_passages:
+        known = set(
+            Passage.objects.filter(
+                collection=collection, passage_id__in={r.passage_id for r in records}
+            ).values_list("passage_id", flat=True)
+        )
+        for record in records:
+            if record.passage_id not in known:
+                problems.add(
+                    record.line, f"passage {record.passage_id} is not in collection {collection.name}"
+                )
+    problems.raise_if_any()
+
+    if progress is not None:
+        progress(0, len(records))
+    written = relevance_judgments_upsert(
+        judge=judge,
+        collection=collection,
+        rows=[RelevanceRow(turns[r.turn_id].id, r.passage_id, r.grade) for r in records],
+        replace=replace,
+    )
+    if progress is not None:
+        progress(len(records), len(records))
+    result = ImportResult()
+    result.count(JUDGMENTS, "created", written.created)
+    result.count(JUDGMENTS, "updated", written.updated)
+    result.count(JUDGMENTS, "unchanged", written.unchanged)
+    if replace:
+        result.count(JUDGMENTS, "deleted", written.removed)
+    return result
+
+
+def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
+    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id."""
+    rows = list(
+        RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection).values_list(
+            "turn__turn_id", "passage_id", "grade"
+        )
+    )
+    rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
+    for turn_id, passage_id, grade in rows:
+        yield f"{turn_id} 0 {passage_id} {grade}\n"
+
+
+# --- PTKB qrels ------------------------------------------------------------------------------------
+
+
+def ptkb_qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
+    """`turn 0 statement_id 0|1` lines of a judge's PTKB labels: turns in natural order, then statement id."""
+    rows = list(
+        PtkbJudgment.objects.filter(judge=judge, turn__collection=collection).values_list(
+            "turn__turn_id", "statement__statement_id", "relevant"
+        )
+    )
+    rows.sort(key=lambda row: (natural_key(row[0]), natural_key(row[1])))
+    for turn_id, statement_id, relevant in rows:
+        yield f"{turn_id} 0 {statement_id} {int(relevant)}\n"
+
+
+@transaction.atomic
+def ptkb_qrels_import(
+    *, path: str | Path, collection: Collection, judge: Judge, replace: bool = False
+) -> ImportResult:
+    """Load PTKB qrels as PTKB judgments of `judge`; all or nothing, and the same file twice changes nothing.
+
+    Every turn must be in the collection and every statement in the PTKB of that turn's conversation;
+    the file's syntax and these are checked in one pass, so every problem is reported at once.
+    With `replace`, the judge's PTKB labels on this collection that the file lacks are deleted.
+    """
+    pathname = str(path)
+    problems = Problems(pathname)
+    records = parse_ptkb_qrels(path, problems=problems)
+    turns = {
+        t.turn_id: t
+        for t in Turn.objects.filter(collection=collection, turn_id__in={r.turn_id for r in records})
+    }
+    statements = {
+        (topic_id, statement_id): pk
+        for pk, topic_id, statement_id in PtkbStatement.objects.filter(
+            topic_id__in={t.topic_id for t in turns.values()}
+        ).values_list("id", "topic_id", "statement_id")
+    }
+    units: list[tuple[int, int, bool]] = []
+    for record in records:
+        turn = turns.get(record.turn_id)
+        if turn is None:
+            problems.add(record.line, f"turn {record.turn_id} is not in collection {collection.name}")
+            continue
+        statement = statements.get((turn.topic_id, record.statement_id))
+        if statement is None:
+            problems.add(
+                record.line,
+                f"conversation of turn {record.turn_id} has no PTKB statement {record.statement_id}",
+            )
+            continue
+        units.append((turn.id, statement, record.relevant))
+    problems.raise_if_any()
+
+    written = ptkb_judgments_upsert(
+        judge=judge,
+        collection=collection,
+        rows=[PtkbRow(turn_id, statement_id, relevant) for turn_id, statement_id, relevant in units],
+        replace=replace,
+    )
+    result = ImportResult()
+    result.created, result.updated, result.unchanged = written.created, written.updated, written.unchanged
+    if replace:
+        result.deleted = written.removed
+    return result
+
+
+# --- Judgment log ----------------------------------------------------------------------------------
+
+LOG_TASKS = ("relevance", "ptkb")
+LOG_COLUMNS = [
+    "judge",
+    "username",
+    "judge_kind",
+    "task",
+    "turn",
+    "unit",
+    "label",
+    "time_spent_ms",
+    "created_at",
+    "updated_at",
+]
+
+
+class LogRow(TypedDict):
+    judge: str
+    username: str
+    judge_kind: str
+    task: str
+    turn: str
+    unit: str
+    label: str
+    time_spent_ms: str
+    created_at: str
+    updated_at: str
+
+
+def judgment_log_rows(
+    *, collection: Collection, judge: Judge | None = None, tasks: Iterable[str] = LOG_TASKS
+) -> list[LogRow]:
+    """Every relevance and/or PTKB label on a collection (of one judge, or all), with effort and timestamps.
+
+    The unit is the passage id (relevance) or the PTKB statement id (ptkb); the label is the 0-4 grade or
+    0/1. Rows are ordered by task, judge name, turn (natural order), unit, so two exports diff cleanly.
+    Time spent is empty when the judge did not report it (imported files, machines).
+    """
+    wanted = list(tasks)
+    unknown = [task for task in wanted if task not in LOG_TASKS]
+    if unknown:
+        raise ValueError(f"unknown task {', '.join(unknown)}; expected one of {', '.join(LOG_TASKS)}")
+    rows: list[tuple[tuple, LogRow]] = []
+    fields = ("judge__name", "judge__user__username", "judge__kind", "turn__turn_id")
+    sources: dict[str, tuple[QuerySet[Any], str, str]] = {
+        "relevance": (RelevanceJudgment.objects.all(), "passage_id", "grade"),
+        "ptkb": (PtkbJudgment.objects.all(), "statement__statement_id", "relevant"),
+    }
+    for task in wanted:
+        queryset, unit_field, label_field = sources[task]
+        queryset = queryset.filter(turn__collection=collection)
+        if judge is not None:
+            queryset = queryset.filter(judge=judge)
+        for name, username, kind, turn_id, unit, label, spent, created, updated in queryset.values_list(
+            *fields, unit_field, label_field, "time_spent_ms", "created_at", "updated_at"
+        ):
+            row: LogRow = {
+                "judge": name,
+                "username": username or "",
+                "judge_kind": kind,
+                "task": task,
+                "turn": turn_id,
+                "unit": unit,
+                "label": str(int(label)),
+                "time_spent_ms": "" if spent is None else str(spent),
+                "created_at": created.isoformat(),
+                "updated_at": updated.isoformat(),
+            }
+            rows.append(((LOG_TASKS.index(task), name, natural_key(turn_id), natural_key(unit)), row))
+    rows.sort(key=lambda item: item[0])
+    return [row for _key, row in rows]
+
+
+def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
+    """Write the log as CSV with a header; returns the number of rows written."""
+    writer = SafeDictWriter(handle, fieldnames=LOG_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    count = 0
+    for row in rows:
+        writer.writerow(row)
+        count += 1
+    return count

@@ -1,0 +1,340 @@
+"""Writes for crowd nugget matching: compose campaigns and batches, aggregate answers into labels.
+
+Each service is one transaction. Answers are taken by crowd/services/answers.py; the MTurk side (publish, sync,
+review, bonus, expire) is crowd/services/mturk.py, over the one MTurk client in crowd/client.py.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+from django.db import transaction
+
+from annotation.judge_access import ImportJudgeRefused
+from annotation.judgments import NtrRow, ntr_judgments_upsert
+from annotation.models import Collection, Judge, Nugget, Run, Turn
+from annotation.services import judge_get_or_create
+from crowd.client import MTurkClient
+from crowd.models import (
+    VOTING_STATUSES,
+    BatchItem,
+    CrowdAnswer,
+    CrowdAssignment,
+    CrowdBatch,
+    CrowdCampaign,
+    TestQuestion,
+)
+from crowd.selectors import campaign_pairs
+from crowd.services import CrowdError
+
+# --- campaigns and batches -----------------------------------------------------------------------
+
+# The crowd judge a campaign's majority labels go to unless it names one: by provider, so labels from the
+# platform's own workers are not filed as Mechanical Turk's.
+LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
+    CrowdCampaign.Provider.PLATFORM: "crowd-majority",
+    CrowdCampaign.Provider.MTURK: "mturk-majority",
+}
+CAMPAIGN_NAME_MAX = CrowdCampaign._meta.get_field("name").max_length or 100
+# /crowd/campaigns/new/ is the compose page.
+RESERVED_CAMPAIGN_NAMES = frozenset({"new"})
+
+
+def campaign_name_check(name: str) -> None:
+    """A campaign name is a slug: it is part of page addresses and printed in commands and CSV files."""
+    try:
+        validate_slug(name)
+    except ValidationError:
+        raise CrowdError(
+            f"campaign name {name!r} must be letters, digits, '-' and '_' only (such as demo-crowd)"
+        ) from None
+    if name in RESERVED_CAMPAIGN_NAMES:
+        raise CrowdError(f"campaign name {name!r} is taken by a page address: choose another")
+    if len(name) > CAMPAIGN_NAME_MAX:
+        raise CrowdError(f"campaign name {name[:20]!r}... is longer than {CAMPAIGN_NAME_MAX} characters")
+
+
+@transaction.atomic
+def campaign_create(
+    *,
+    collection: Collection,
+    name: str,
+    nugget_judge: Judge,
+    turns: Iterable[Turn],
+    runs: Iterable[Run],
+    provider: str = CrowdCampaign.Provider.PLATFORM,
+    label_judge_name: str | None = None,
+    seed: int = 0,
+    batch_size: int = 10,
+    tests_per_batch: int = 1,
+    assignments_per_batch: int = 3,
+    skip_duplicates: bool = True,
+    **hit_settings: Any,
+) -> CrowdCampaign:
+    """A campaign over chosen turns and runs, labelled as the crowd judge `label_judge_name` (by default
+    the provider's: crowd-majority in the platform, mturk-majority on MTurk)."""
+    campaign_name_check(name)
+    if provider not in CrowdCampaign.Provider.values:
+        raise CrowdError(f"provider {provider!r} is not one of {', '.join(CrowdCampaign.Provider.values)}")
+    label_judge_name = label_judge_name or LABEL_JUDGE_BY_PROVIDER[provider]
+    if CrowdCampaign.objects.filter(name=name).exists():
+        raise CrowdError(f"a campaign named {name!r} exists")
+    if batch_size < 1 or assignments_per_batch < 1 or tests_per_batch < 0:
+        raise CrowdError(
+            "batch size and assignments per batch must be at least 1, tests per batch at least 0"
+        )
+    if "reward" in hit_settings:
+        try:
+            hit_settings["reward"] = Decimal(str(hit_settings["reward"])).quantize(Decimal("0.01"))
+        except InvalidOperation:
+            raise CrowdError(f"reward {hit_settings['reward']!r} is not an amount in USD") from None
+    try:
+        label_judge = judge_get_or_create(
+            name=label_judge_name,
+            kind=Judge.Kind.CROWD,
+            description="Majority vote of crowd workers who passed the batch's test questions.",
+        )
+    except ImportJudgeRefused as exc:
+        raise CrowdError(str(exc)) from None
+    if label_judge.kind != Judge.Kind.CROWD:
+        raise CrowdError(f"judge {label_judge_name!r} exists and is not a crowd judge")
+    campaign = CrowdCampaign.objects.create(
+        collection=collection,
+        name=name,
+        provider=provider,
+        nugget_judge=nugget_judge,
+        label_judge=label_judge,
+        seed=seed,
+        batch_size=batch_size,
+        tests_per_batch=tests_per_batch,
+        assignments_per_batch=assignments_per_batch,
+        skip_duplicates=skip_duplicates,
+        **hit_settings,
+    )
+    turns, runs = list(turns), list(runs)
+    if any(t.collection_id != collection.id for t in turns) or any(
+        r.collection_id != collection.id for r in runs
+    ):
+        raise CrowdError("turns and runs must belong to the campaign's collection")
+    campaign.turns.set(turns)
+    campaign.runs.set(runs)
+    return campaign
+
+
+@transaction.atomic
+def test_question_create(
+    *,
+    collection: Collection,
+    response_text: str,
+    nugget_text: str,
+    answer: bool,
+    origin: Nugget | None = None,
+) -> TestQuestion:
+    """An organiser-written test question (or a generated one when `origin` is given)."""
+    if not response_text.strip() or not nugget_text.strip():
+        raise CrowdError("a test question needs a response text and a nugget text")
+    question, _ = TestQuestion.objects.get_or_create(
+        collection=collection,
+        response_text=response_text,
+        nugget_text=nugget_text,
+        defaults={
+            "answer": answer,
+            "origin": origin,
+            "source": TestQuestion.Source.GENERATED if origin else TestQuestion.Source.ORGANISER,
+        },
+    )
+    return question
+
+
+@transaction.atomic
+def test_questions_generate(*, campaign: CrowdCampaign, count: int) -> list[TestQuestion]:
+    """Test questions with an obvious answer, half yes and half no, made from the campaign's nuggets.
+
+    Yes: a response that states the nugget word for word (among another turn's response text).
+    No: a nugget of one conversation against a response of a different conversation.
+    """
+    rng = random.Random(campaign.seed)
+    pairs = campaign_pairs(campaign=campaign)
+    nuggets = sorted({n.id: n for _, n in pairs}.values(), key=lambda n: n.id)
+    responses = sorted({r.id: r for r, _ in pairs}.values(), key=lambda r: r.id)
+    topics = {n.turn.topic_id for n in nuggets}
+    if len(nuggets) < 1 or len(topics) < 2:
+        raise CrowdError("generating test questions needs nuggets from at least two conversations")
+    made: list[TestQuestion] = []
+    for i in range(count):
+        nugget = nuggets[rng.randrange(len(nuggets))]
+        others = [r for r in responses if r.turn.topic_id != nugget.turn.topic_id]
+        filler = others[rng.randrange(len(others))].text if others else ""
+        if i % 2 == 0:
+            sentences = [s for s in filler.split(". ") if s][:2]
+            text = ". ".join([*sentences[:1], nugget.text.rstrip("."), *sentences[1:2]]).strip() + "."
+            answer = True
+        else:
+            text, answer = filler, False
+        if not text.strip():
+            continue
+        made.append(
+            test_question_create(
+                collection=campaign.collection,
+                response_text=text,
+                nugget_text=nugget.text,
+                answer=answer,
+                origin=nugget,
+            )
+        )
+    return made
+
+
+@transaction.atomic
+def batches_compose(*, campaign: CrowdCampaign) -> list[CrowdBatch]:
+    """Shuffle the pairs with the campaign's seed, cut them into batches, and put test questions in.
+
+    Each batch gets `tests_per_batch` test questions at seeded random positions, drawn so that yes and
+    no answers alternate across the campaign. The same seed and the same data give the same batches.
+    """
+    if campaign.batches.exists():
+        raise CrowdError(f"campaign {campaign.name} already has batches")
+    pairs = campaign_pairs(campaign=campaign)
+    if not pairs:
+        raise CrowdError("no pairs: the chosen turns have no responses of the chosen runs or no nuggets")
+    pool = list(TestQuestion.objects.filter(collection=campaign.collection).order_by("id"))
+    yes = [q for q in pool if q.answer]
+    no = [q for q in pool if not q.answer]
+    if campaign.tests_per_batch and (not yes or not no):
+        raise CrowdError("the test question pool needs at least one yes and one no question")
+    rng = random.Random(campaign.seed)
+    rng.shuffle(pairs)
+    rng.shuffle(yes)
+    rng.shuffle(no)
+    batches: list[CrowdBatch] = []
+    items: list[BatchItem] = []
+    test_count = 0
+    for index, start in enumerate(range(0, len(pairs), campaign.batch_size)):
+        chunk: list[Any] = list(pairs[start : start + campaign.batch_size])
+        for _ in range(campaign.tests_per_batch):
+            source = yes if test_count % 2 == 0 else no
+            question = source[(test_count // 2) % len(source)]
+            test_count += 1
+            chunk.insert(rng.randrange(len(chunk) + 1), question)
+        batch = CrowdBatch.objects.create(
+            campaign=campaign, index=index, max_assignments=campaign.assignments_per_batch
+        )
+        batches.append(batch)
+        for position, entry in enumerate(chunk):
+            if isinstance(entry, TestQuestion):
+                items.append(BatchItem(batch=batch, position=position, test_question=entry))
+            else:
+                response, nugget = entry
+                items.append(BatchItem(batch=batch, position=position, response=response, nugget=nugget))
+    BatchItem.objects.bulk_create(items)
+    return batches
+
+
+@transaction.atomic
+def campaign_compose(
+    *,
+    collection: Collection,
+    name: str,
+    nugget_judge: Judge,
+    turns: Iterable[Turn],
+    runs: Iterable[Run],
+    generate_tests: int = 0,
+    **settings: Any,
+) -> tuple[CrowdCampaign, list[CrowdBatch]]:
+    """Create a campaign, generate `generate_tests` test questions from its nuggets, and cut its batches:
+    all or nothing, so a campaign without batches is never left behind. The compose page and
+    `crowd_compose` both call this."""
+    campaign = campaign_create(
+        collection=collection, name=name, nugget_judge=nugget_judge, turns=turns, runs=runs, **settings
+    )
+    if generate_tests:
+        test_questions_generate(campaign=campaign, count=generate_tests)
+    return campaign, batches_compose(campaign=campaign)
+
+
+# --- aggregation ---------------------------------------------------------------------------------
+
+
+@dataclass
+class AggregateResult:
+    labelled: int = 0
+    yes: int = 0
+    no: int = 0
+    unresolved: list[BatchItem] = field(default_factory=list)
+    discarded_assignments: int = 0
+
+
+@transaction.atomic
+def labels_aggregate(*, campaign: CrowdCampaign, min_votes: int = 1) -> AggregateResult:
+    """Majority vote per pair over the workers who passed their batch's test questions.
+
+    Answers of workers who failed are kept in CrowdAnswer but not counted, nor are provisional ones
+    (posted to the HIT page, not confirmed by MTurk) or rejected assignments. A tie, or fewer than
+    `min_votes` counted votes, leaves the pair unresolved: no label is stored (a stale one is removed)
+    and the pair is reported so its batch can be given more assignments.
+    """
+    result = AggregateResult()
+    result.discarded_assignments = (
+        CrowdAssignment.objects.filter(batch__campaign=campaign, passed_tests=False).voting().count()
+    )
+    votes: dict[int, Counter[bool]] = {}
+    counted = CrowdAnswer.objects.filter(
+        item__batch__campaign=campaign,
+        item__test_question__isnull=True,
+        assignment__passed_tests=True,
+        assignment__status__in=VOTING_STATUSES,
+    ).values_list("item_id", "matched")
+    for item_id, matched in counted:
+        votes.setdefault(item_id, Counter())[matched] += 1
+    judge = campaign.label_judge
+    items = BatchItem.objects.filter(batch__campaign=campaign, test_question__isnull=True)
+    # Whole rows are read only for the pairs left unresolved; at the study's size (11,600 pairs) labels
+    # are written in bulk, so a campaign aggregates in a few queries rather than one per pair.
+    labels: list[NtrRow] = []
+    unlabelled: list[tuple[int, int]] = []
+    unresolved: list[int] = []
+    for item_id, response_id, nugget_id in items.order_by("batch__index", "position").values_list(
+        "id", "response_id", "nugget_id"
+    ):
+        tally = votes.get(item_id, Counter())
+        total = tally[True] + tally[False]
+        if total < min_votes or tally[True] == tally[False]:
+            unresolved.append(item_id)
+            unlabelled.append((response_id, nugget_id))
+            continue
+        matched = tally[True] > tally[False]
+        result.labelled += 1
+        result.yes += matched
+        result.no += not matched
+        labels.append(NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched))
+    ntr_judgments_upsert(judge=judge, rows=labels, remove=unlabelled)
+    by_id = BatchItem.objects.select_related("batch", "response__run", "response__turn", "nugget").in_bulk(
+        unresolved
+    )
+    result.unresolved = [by_id[item_id] for item_id in unresolved]
+    return result
+
+
+def batches_extend(
+    *, campaign: CrowdCampaign, items: Iterable[BatchItem], extra: int, client: MTurkClient | None
+) -> int:
+    """Give the batches of unresolved pairs `extra` more assignments (on MTurk too when published)."""
+    batch_ids = sorted({item.batch_id for item in items})
+    for batch in CrowdBatch.objects.filter(id__in=batch_ids, campaign=campaign):
+        if batch.hit_id and client is not None:
+            client.hit_add_assignments(
+                hit_id=batch.hit_id,
+                count=extra,
+                unique_token=f"assay-more-{batch.id}-{batch.max_assignments}",
+            )
+        with transaction.atomic():
+            batch.max_assignments += extra
+            batch.save(update_fields=["max_assignments"])
+    return len(batch_ids)

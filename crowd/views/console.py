@@ -1,0 +1,345 @@
+"""The organiser's campaign pages: list, compose, signed links, and the campaign page with its actions
+(aggregate, study address, and on MTurk publish / sync / review / bonus / extend / expire).
+
+Each action is a POST form over one service of crowd/services/ (campaigns, mturk or studies), then back to
+the campaign page with what happened. The worker-facing pages are in crowd/views/worker.py.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import wraps
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from annotation.models import Collection
+from annotation.permissions import organiser_required
+from core.csv_safe import csv_writer
+from core.wording import plural
+from crowd import selectors
+from crowd.client import MTurkClient, MTurkError
+from crowd.forms import (
+    AggregateForm,
+    BonusForm,
+    CampaignComposeForm,
+    CollectionChoiceForm,
+    ConfirmForm,
+    ExtendForm,
+    ReviewForm,
+    StudyForm,
+)
+from crowd.models import CrowdCampaign
+from crowd.report import campaign_report, campaign_workers
+from crowd.services import CrowdError
+from crowd.services.campaigns import batches_extend, campaign_compose, labels_aggregate
+from crowd.services.mturk import (
+    campaign_bonus,
+    campaign_expire,
+    campaign_publish,
+    campaign_review,
+    campaign_sync,
+)
+from crowd.services.studies import study_create
+
+# Rows per page of the campaign page's Batches and Workers tables: a campaign at real size has thousands.
+PER_PAGE = 50
+
+
+@organiser_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = selectors.campaigns_overview()
+    return render(request, "crowd/campaigns.html", {"campaigns": campaigns})
+
+
+@organiser_required
+def campaign_new(request: HttpRequest) -> HttpResponse:
+    """Compose a campaign: first the collection (its judges, turns and runs fill the form), then the rest."""
+    collections = Collection.objects.order_by("name")
+    if not collections.exists():
+        return render(request, "crowd/campaign_new.html", {"chooser": None, "form": None})
+    source = request.POST if request.method == "POST" else request.GET
+    chooser = CollectionChoiceForm(
+        source if "collection" in source else None, initial={"collection": collections.first()}
+    )
+    collection = chooser.cleaned_data["collection"] if chooser.is_valid() else collections.first()
+    assert collection is not None
+    if request.method != "POST":
+        form = CampaignComposeForm(collection=collection)
+        return render(request, "crowd/campaign_new.html", {"chooser": chooser, "form": form})
+    form = CampaignComposeForm(request.POST, collection=collection)
+    if form.is_valid():
+        try:
+            campaign, batches = campaign_compose(**form.compose_arguments())
+        except CrowdError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Campaign {campaign.name}: {plural(len(batches), 'batch')}.")
+            return redirect("crowd:campaign", name=campaign.name)
+    return render(request, "crowd/campaign_new.html", {"chooser": chooser, "form": form}, status=400)
+
+
+@dataclass
+class Pager:
+    """One page of a table of the campaign page, and the addresses of its neighbours ('' at either end).
+    Each table has its own page parameter; the links keep the other's."""
+
+    page: Page[Any]
+    first: str = ""
+    previous: str = ""
+    next: str = ""
+    last: str = ""
+
+
+def _pager(
+    request: HttpRequest, rows: Sequence[Any] | QuerySet[Any, Any], *, param: str, anchor: str
+) -> Pager:
+    page = Paginator(rows, PER_PAGE).get_page(request.GET.get(param))
+
+    def url(number: int) -> str:
+        query = request.GET.copy()
+        query[param] = str(number)
+        return f"?{query.urlencode()}#{anchor}"
+
+    pager = Pager(page)
+    if page.has_previous():
+        pager.first, pager.previous = url(1), url(page.previous_page_number())
+    if page.has_next():
+        pager.next, pager.last = url(page.next_page_number()), url(page.paginator.num_pages)
+    return pager
+
+
+def _mturk_target(client: MTurkClient) -> str:
+    if client.live:
+        return "live"
+    return "local" if client.is_local else "sandbox"
+
+
+def _campaign_page(
+    request: HttpRequest,
+    campaign: CrowdCampaign,
+    *,
+    bound: dict[str, forms.BaseForm] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    is_mturk = campaign.provider == CrowdCampaign.Provider.MTURK
+    action_forms: dict[str, forms.BaseForm] = {
+        "aggregate": AggregateForm(),
+        "study": StudyForm(),
+        "publish": ConfirmForm(prefix="publish"),
+        "sync": forms.Form(),
+        "review": ReviewForm(prefix="review"),
+        "bonus": BonusForm(prefix="bonus"),
+        "extend": ExtendForm(prefix="extend"),
+        "expire": ConfirmForm(prefix="expire"),
+        **(bound or {}),
+    }
+    batches = _pager(request, campaign.batches.order_by("index"), param="batch_page", anchor="crowd-batches")
+    workers = _pager(
+        request, campaign_workers(campaign=campaign), param="worker_page", anchor="crowd-workers"
+    )
+    report = campaign_report(
+        campaign=campaign,
+        batch_ids={batch.pk for batch in batches.page},
+        worker_ids={worker_pk for worker_pk, _ in workers.page},
+    )
+    context: dict[str, Any] = {
+        "campaign": campaign,
+        "report": report,
+        "batch_pager": batches,
+        "worker_pager": workers,
+        "is_mturk": is_mturk,
+        "forms": action_forms,
+        "studies": [
+            (study, request.build_absolute_uri(reverse("crowd:study", args=[study.key])))
+            for study in campaign.studies.all()
+        ],
+    }
+    if is_mturk:
+        client = MTurkClient()
+        context["mturk"] = {
+            "target": _mturk_target(client),
+            "endpoint": client.endpoint_url,
+            "external_url": _external_url(request),
+            "started_by_make_run": "mturk" in settings.LOCAL_FAKES,
+        }
+        if client.is_local:
+            # The local fake stands in for MTurk's worker site: these open a HIT as a made-up worker
+            # (the HITs of the batches on this page of the Batches table).
+            context["worker_links"] = [
+                (
+                    batch.index,
+                    f"{client.endpoint_url.rstrip('/')}/worker/frame?hitId={batch.hit_id}&workerId=DEMO{n}",
+                )
+                for batch in batches.page
+                if batch.hit_id
+                for n in range(1, batch.max_assignments + 1)
+            ]
+    return render(request, "crowd/campaign.html", context, status=status)
+
+
+def _campaign(name: str) -> CrowdCampaign:
+    return get_object_or_404(CrowdCampaign.objects.select_related("collection", "label_judge"), name=name)
+
+
+@organiser_required
+def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
+    return _campaign_page(request, _campaign(name))
+
+
+@organiser_required
+def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
+    """Signed links for an in-platform campaign, one per batch and worker place (as `crowd_links`)."""
+    campaign = _campaign(name)
+    if campaign.provider != CrowdCampaign.Provider.PLATFORM:
+        raise Http404("links are for in-platform campaigns")
+    prefix = request.GET.get("prefix", "anon")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}", prefix):
+        return HttpResponseBadRequest("prefix: letters, digits, '-' and '_' only")
+    base = request.build_absolute_uri("/").rstrip("/")
+    links = selectors.campaign_links(campaign=campaign, base_url=base, prefix=prefix)
+    if request.GET.get("format") == "tsv":
+        out = io.StringIO()
+        writer = csv_writer(out, delimiter="\t", lineterminator="\n")
+        writer.writerow(["batch", "worker", "url"])
+        writer.writerows(links)
+        response = HttpResponse(out.getvalue(), content_type="text/tab-separated-values; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{campaign.name}-links.tsv"'
+        return response
+    expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
+    context = {"campaign": campaign, "links": links, "prefix": prefix, "expires": expires}
+    return render(request, "crowd/links.html", context)
+
+
+CampaignAction = Callable[[HttpRequest, CrowdCampaign, Any], str]
+
+
+def _action(
+    form_class: type[forms.BaseForm], key: str, *, prefix: str | None = None
+) -> Callable[[CampaignAction], Callable[..., HttpResponse]]:
+    """A POST-only campaign action: its form, one service call, then back to the campaign page with what
+    happened (or the page again, 400, with the form's errors)."""
+
+    def decorate(run: CampaignAction) -> Callable[..., HttpResponse]:
+        @organiser_required
+        @require_POST
+        @wraps(run)
+        def view(request: HttpRequest, name: str) -> HttpResponse:
+            campaign = _campaign(name)
+            form = form_class(request.POST, prefix=prefix)
+            if not form.is_valid():
+                return _campaign_page(request, campaign, bound={key: form}, status=400)
+            try:
+                messages.success(request, run(request, campaign, form.cleaned_data))
+            except (CrowdError, MTurkError) as exc:
+                messages.error(request, str(exc))
+            return redirect("crowd:campaign", name=campaign.name)
+
+        return view
+
+    return decorate
+
+
+def _external_url(request: HttpRequest) -> str:
+    """The root MTurk frames HIT pages from: MTURK_EXTERNAL_URL, or else the address this page was asked at
+    (the port `make run` was given, not a guessed one)."""
+    return settings.MTURK_EXTERNAL_URL or request.build_absolute_uri("/")
+
+
+def _client_for(campaign: CrowdCampaign) -> MTurkClient:
+    if campaign.provider != CrowdCampaign.Provider.MTURK:
+        raise CrowdError(f"campaign {campaign.name} is in the platform, not on MTurk")
+    return MTurkClient()
+
+
+@_action(AggregateForm, "aggregate")
+def campaign_aggregate(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
+    return (
+        f"{plural(result.labelled, 'label')} as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
+        f"{len(result.unresolved)} unresolved, {plural(result.discarded_assignments, 'assignment')} discarded."
+    )
+
+
+@_action(StudyForm, "study")
+def campaign_study(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    study = study_create(campaign=campaign, **{k: v or "" for k, v in data.items()})
+    needed = selectors.campaign_places_left(campaign=campaign)
+    return (
+        f"Study address made for {study.panel}; give the panel the address shown below, "
+        f"with {plural(needed, 'place')} for participants (one batch each)."
+    )
+
+
+@_action(ConfirmForm, "publish", prefix="publish")
+def campaign_publish_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    client = _client_for(campaign)
+    base_url = _external_url(request)
+    if not base_url.startswith("https://") and not client.is_local:
+        raise CrowdError(
+            "MTurk only frames HTTPS pages: set MTURK_EXTERNAL_URL to this site's https:// address"
+        )
+    published = campaign_publish(campaign=campaign, client=client, base_url=base_url)
+    return f"Published {plural(len(published), 'HIT')} on {_mturk_target(client)} ({client.endpoint_url})."
+
+
+@_action(forms.Form, "sync")
+def campaign_sync_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = campaign_sync(campaign=campaign, client=_client_for(campaign))
+    text = f"{plural(result.seen, 'assignment')} seen on MTurk, {result.stored} stored"
+    for label, rows in (("skipped", result.skipped), ("missing", result.missing), ("failed", result.failed)):
+        if rows:
+            text += f"; {len(rows)} {label}: " + "; ".join(rows[:5])
+    return text + f"; {result.unconfirmed} provisional answers not reported by MTurk."
+
+
+@_action(ReviewForm, "review", prefix="review")
+def campaign_review_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = campaign_review(
+        campaign=campaign,
+        client=_client_for(campaign),
+        reject_failed=data["reject_failed"],
+        block_failed=data["block_failed"],
+    )
+    return (
+        f"{result.approved} approved, {result.rejected} rejected, {plural(result.blocked, 'worker')} blocked."
+    )
+
+
+@_action(BonusForm, "bonus", prefix="bonus")
+def campaign_bonus_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    client = _client_for(campaign) if campaign.provider == CrowdCampaign.Provider.MTURK else None
+    result = campaign_bonus(campaign=campaign, client=client, amount=data["amount"], reason=data["reason"])
+    return f"{plural(result.paid, 'bonus')} paid, {result.total} USD."
+
+
+@_action(ExtendForm, "extend", prefix="extend")
+def campaign_extend_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
+    if not result.unresolved:
+        return "No unresolved pairs: nothing to extend."
+    client = _client_for(campaign) if campaign.provider == CrowdCampaign.Provider.MTURK else None
+    count = batches_extend(campaign=campaign, items=result.unresolved, extra=data["extra"], client=client)
+    return (
+        f"{plural(len(result.unresolved), 'unresolved pair')}: {plural(count, 'batch')} got "
+        f"{plural(data['extra'], 'more assignment')}."
+    )
+
+
+@_action(ConfirmForm, "expire", prefix="expire")
+def campaign_expire_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    count = campaign_expire(campaign=campaign, client=_client_for(campaign))
+    return f"{plural(count, 'HIT')} expired."

@@ -1,0 +1,16 @@
+"""The agreement pages (reports, downloads, campaign and live views), included under agreement/ in the judging namespace."""
+
+from django.urls import path
+
+from judging.agreement import views
+
+urlpatterns = [
+    path("", views.agreement_index, name="agreement-index"),
+    path("<slug:name>/", views.agreement_report, name="agreement-report"),
+    path("<slug:name>/download/<str:kind>", views.agreement_download, name="agreement-download"),
+    path("<slug:name>/ranking/", views.ranking_report, name="agreement-ranking"),
+    path("<slug:name>/ranking/<str:kind>", views.ranking_download, name="agreement-ranking-download"),
+    path("<slug:name>/campaign/", views.campaign, name="agreement-campaign"),
+    path("<slug:name>/live/", views.live, name="agreement-live"),
+    path("<slug:name>/live.json", views.live_data, name="agreement-live-data"),
+]

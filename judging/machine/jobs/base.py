@@ -1,0 +1,229 @@
+"""The parts every judge job shares: its errors, units, calls and cache key, the work it selects,
+and the bookkeeping that saves its progress."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.models import (
+    Collection,
+    Judge,
+    Passage,
+    Turn,
+)
+from annotation.selectors import UnknownTurns, turns_named
+from core.names import known_names
+from core.wording import plural
+from judging.machine.jobs.state import call_totals, totals_apply
+from judging.models import JudgeJob, LlmFailure
+
+# A rough 4 characters per token for dry-run estimates (no tokenizer for every model is at hand).
+CHARS_PER_TOKEN = 4
+PROGRESS_EVERY_S = 1.0
+
+
+class JobError(Exception):
+    """A job cannot be planned or started as asked (unknown judge, turn or run, a judge of another kind)."""
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    """One chat call a unit needs: its prompt template version, rendered prompt and parameters."""
+
+    prompt_version: str
+    prompt: str
+    max_tokens: int
+    temperature: float = 0.0
+
+    def params(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+def call_key(model: str, request: CallRequest) -> str:
+    """The cache key: the same model, prompt version, prompt and parameters give the same answer to reuse."""
+    payload = json.dumps(
+        [model, request.prompt_version, request.prompt, request.params()], sort_keys=True, ensure_ascii=False
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# A unit's steps: a generator that yields the calls it needs, receives each answer, writes its label.
+Steps = Generator[CallRequest, str, None]
+
+
+@dataclass
+class Unit:
+    name: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+# --- Selecting the work ----------------------------------------------------------------------------
+
+
+def _turns(collection: Collection, turn_ids: list[str] | None) -> list[Turn]:
+    """The chosen turns (all when none are named), in reading order."""
+    try:
+        return turns_named(collection=collection, turn_ids=turn_ids or None)
+    except UnknownTurns as exc:
+        raise JobError(str(exc)) from None
+
+
+def _run_filter(collection: Collection, run_names: list[str] | None) -> dict[str, Any]:
+    if not run_names:
+        return {"run__collection": collection}
+    known = set(collection.runs.filter(name__in=run_names).values_list("name", flat=True))
+    unknown = [name for name in run_names if name not in known]
+    if unknown:
+        raise JobError(
+            f"no run{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in collection "
+            f"{collection.name}; {known_names(collection.runs.all(), kind='run')}"
+        )
+    return {"run__collection": collection, "run__name__in": run_names}
+
+
+def no_judge_named(name: str) -> JobError:
+    """The error for a judge name that names no judge, with the names that do."""
+    return JobError(f"no judge named {name!r}; {known_names(Judge.objects.all(), kind='judge')}")
+
+
+def _passage_texts(collection: Collection, passage_ids: Iterable[str]) -> dict[str, str]:
+    wanted = list(set(passage_ids))
+    texts: dict[str, str] = {}
+    for start in range(0, len(wanted), 2000):
+        texts.update(
+            Passage.objects.filter(
+                collection=collection, passage_id__in=wanted[start : start + 2000]
+            ).values_list("passage_id", "text")
+        )
+    return texts
+
+
+def _query(turn: Turn) -> str:
+    return turn.resolved_utterance or turn.utterance
+
+
+@dataclass
+class Plan:
+    """A job's units, those it had to skip and why, and why it has none when it has none."""
+
+    units: list[Unit]
+    skipped: int = 0
+    skipped_reason: str = ""
+    empty_reason: str = "no units to judge in the chosen turns and runs"
+
+    def nothing_to_judge(self) -> str:
+        """Why a plan without units judges nothing: its units were all skipped, or it found none."""
+        if self.skipped:
+            every = "all " if self.skipped > 1 else ""
+            return f"{every}{plural(self.skipped, 'unit')} skipped ({self.skipped_reason})"
+        return self.empty_reason
+
+
+class Task:
+    """What one kind of LLM judge does: which units, which calls per unit, which label it writes."""
+
+    name: str
+    prompt_version: str
+    max_tokens: int
+    # Expected answer length, for dry-run cost estimates.
+    expected_output_tokens: int
+
+    def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
+        raise NotImplementedError
+
+    def first_request(self, unit: Unit) -> CallRequest:
+        raise NotImplementedError
+
+    def steps(self, ctx: JobContext, unit: Unit) -> Steps:
+        raise NotImplementedError
+
+
+@dataclass
+class JobContext:
+    job: JudgeJob
+    judge: Judge
+
+    def fail(self, unit: Unit, reason: str, answer: str = "") -> None:
+        LlmFailure.objects.create(job=self.job, unit=unit.name[:500], reason=reason, answer=answer)
+
+
+# --- Bookkeeping: what a run saves on its job row --------------------------------------------------
+
+
+def _job_failed(job: JudgeJob, exc: BaseException) -> None:
+    """Killed or broken: the job keeps what it did and says why; run again, it resumes."""
+    job.status = JudgeJob.Status.FAILED
+    job.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    _save_counters(job)
+
+
+# The start of the error of a job that ended without judging anything: the Jobs pages, the judge command
+# and a script reading the row all see it as failed, with the reason after this.
+NOTHING_JUDGED = "nothing judged"
+
+
+def _job_done(job: JudgeJob, *, nothing: str = "", skipped: int = 0, skipped_reason: str = "") -> JudgeJob:
+    """The end of a run: done, saying first how many units failed and why, then how many were skipped and
+    why; failed when none succeeded, or when there was nothing to judge (`nothing` says why).
+
+    A job with nothing to show is never "done": it ends failed, so the judge command exits non-zero and
+    starting the same work again (after importing the missing passages, say) resumes it.
+    """
+    job.finished_at = timezone.now()
+    job.status, job.error = JudgeJob.Status.DONE, ""
+    notes: list[str] = []
+    if job.units_failed:
+        reasons = (
+            LlmFailure.objects.filter(job=job)
+            .values("reason")
+            .annotate(n=Count("id"))
+            .order_by("-n", "reason")
+        )
+        common = reasons.first()
+        why = f" (most often: {common['reason'][:300]})" if common else ""
+        if job.units_failed >= job.units_total:
+            job.status = JudgeJob.Status.FAILED
+            every = "all " if job.units_total > 1 else ""
+            notes.append(f"{every}{plural(job.units_total, 'unit')} failed{why}")
+        else:
+            notes.append(f"{job.units_failed} of {plural(job.units_total, 'unit')} failed{why}")
+    if skipped and job.units_total:
+        notes.append(f"{plural(skipped, 'unit')} skipped ({skipped_reason})")
+    if nothing:
+        job.status = JudgeJob.Status.FAILED
+        notes.insert(0, f"{NOTHING_JUDGED}: {nothing}")
+    job.error = "; ".join(notes)
+    _save_counters(job)
+    return job
+
+
+def _save_counters(job: JudgeJob) -> None:
+    """Save the job's progress; its call and cost totals are those of its call rows, so a count never
+    drifts from what was paid for. Every save also moves `updated_at`: the job's sign of life."""
+    if not job.is_nli:
+        totals_apply(job, call_totals([job.pk]).get(job.pk))
+    job.save(
+        update_fields=[
+            "status",
+            "error",
+            "units_total",
+            "units_done",
+            "units_failed",
+            "calls_made",
+            "cache_hits",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "summary",
+            "started_at",
+            "finished_at",
+            "updated_at",
+        ]
+    )

@@ -1,0 +1,177 @@
+"""Running an LLM job: the main thread owns the database, worker threads only wait on HTTP."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.utils import timezone
+
+from core.wording import plural
+from judging.clients.llm import ChatResult, LlmClient, LlmError, cost_usd, get_client
+from judging.machine.jobs.base import (
+    PROGRESS_EVERY_S,
+    CallRequest,
+    JobContext,
+    Steps,
+    Unit,
+    _job_done,
+    _job_failed,
+    _save_counters,
+    call_key,
+)
+from judging.machine.jobs.llm_tasks import task_for
+from judging.machine.jobs.nli_runner import _nli_job_run
+from judging.machine.jobs.start import NLI_TASKS
+from judging.machine.llm_judges import UnparsableAnswer
+from judging.models import JudgeJob, LlmCall, LlmFailure
+
+
+@dataclass
+class _Running:
+    unit: Unit
+    steps: Steps
+    request: CallRequest
+    key: str
+
+
+def judge_job_run(
+    *,
+    job: JudgeJob,
+    client: LlmClient | None = None,
+    progress: Callable[[JudgeJob], None] | None = None,
+) -> JudgeJob:
+    """Run (or resume) a job to its end; every answer and label is saved as it arrives.
+
+    Units are walked from the start on every run: those answered before come back from the cache at
+    no cost, so a resumed job repeats no paid call and ends with the same labels as an unbroken one.
+    NLI jobs go to `_nli_job_run`, which skips what is stored in the same way.
+    """
+    if job.task in NLI_TASKS:
+        return _nli_job_run(job=job, progress=progress)
+    client = client or get_client()
+    task = task_for(job.task)
+    ctx = JobContext(job=job, judge=job.judge)
+    plan = task.plan(job.collection, job.options)
+    LlmFailure.objects.filter(job=job).delete()
+    job.units_total, job.units_done, job.units_failed = len(plan.units), 0, 0
+    job.status, job.error, job.finished_at = JudgeJob.Status.RUNNING, "", None
+    job.started_at = job.started_at or timezone.now()
+    job.save()
+
+    units = iter(plan.units)
+    in_flight: dict[Future[tuple[ChatResult, float]], _Running] = {}
+    last_saved = time.monotonic()
+
+    def call(request: CallRequest) -> tuple[ChatResult, float]:
+        started = time.monotonic()
+        result = client.chat(
+            model=job.model,
+            messages=[{"role": "user", "content": request.prompt}],
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+        )
+        return result, time.monotonic() - started
+
+    def save_when_due() -> None:
+        nonlocal last_saved
+        if time.monotonic() - last_saved >= PROGRESS_EVERY_S:
+            _save_counters(job)
+            last_saved = time.monotonic()
+
+    def finish_unit() -> None:
+        job.units_done += 1
+        if progress is not None:
+            progress(job)
+        save_when_due()
+
+    def advance(unit: Unit, steps: Steps, answer: str | None) -> None:
+        """Feed answers to a unit until it needs a call the cache does not hold, or is done."""
+        try:
+            request = next(steps) if answer is None else steps.send(answer)
+            while True:
+                key = call_key(job.model, request)
+                cached = LlmCall.objects.filter(key=key).values_list("answer", flat=True).first()
+                if cached is None:
+                    in_flight[pool.submit(call, request)] = _Running(unit, steps, request, key)
+                    return
+                job.cache_hits += 1
+                answer = cached
+                request = steps.send(cached)
+        except StopIteration:
+            finish_unit()
+        except UnparsableAnswer as exc:
+            ctx.fail(unit, f"unparsable answer: {exc}", answer or "")
+            job.units_failed += 1
+            finish_unit()
+
+    with ThreadPoolExecutor(max_workers=job.concurrency, thread_name_prefix=f"llm-job-{job.pk}") as pool:
+        try:
+            exhausted = False
+            while True:
+                # Keep every worker busy, and only a little more in memory than the workers can take.
+                while not exhausted and len(in_flight) < 2 * job.concurrency:
+                    unit = next(units, None)
+                    if unit is None:
+                        exhausted = True
+                        break
+                    advance(unit, task.steps(ctx, unit), None)
+                if not in_flight:
+                    break
+                # Woken at least every PROGRESS_EVERY_S: while calls are slow the job still shows it lives.
+                done, _ = wait(list(in_flight), timeout=PROGRESS_EVERY_S, return_when=FIRST_COMPLETED)
+                save_when_due()
+                for future in done:
+                    running = in_flight.pop(future)
+                    try:
+                        result, latency = future.result()
+                    except LlmError as exc:
+                        ctx.fail(
+                            running.unit, f"LLM call failed after {plural(exc.attempts, 'attempt')}: {exc}"
+                        )
+                        job.units_failed += 1
+                        finish_unit()
+                        continue
+                    _call_save(job, running, result, latency)
+                    advance(running.unit, running.steps, result.text)
+        except BaseException as exc:
+            # Killed or broken: cancel what has not started, keep what was paid for, stay resumable.
+            pool.shutdown(wait=False, cancel_futures=True)
+            _job_failed(job, exc)
+            raise
+    return _job_done(
+        job,
+        nothing="" if plan.units else plan.nothing_to_judge(),
+        skipped=plan.skipped,
+        skipped_reason=plan.skipped_reason,
+    )
+
+
+def _call_save(job: JudgeJob, running: _Running, result: ChatResult, latency: float) -> None:
+    cost = cost_usd(result.model, result.input_tokens, result.output_tokens) or cost_usd(
+        job.model, result.input_tokens, result.output_tokens
+    )
+    cost_dec = Decimal(str(round(cost, 6)))
+    # get_or_create: another job may have paid for the same prompt at the same moment; one answer is kept.
+    LlmCall.objects.get_or_create(
+        key=running.key,
+        defaults={
+            "model": job.model,
+            "prompt_version": running.request.prompt_version,
+            "prompt": running.request.prompt,
+            "params": running.request.params(),
+            "answer": result.text,
+            "input_tokens": result.input_tokens,
+            "output_tokens": result.output_tokens,
+            "cost_usd": cost_dec,
+            "latency_ms": int(latency * 1000),
+            "job": job,
+        },
+    )
+    job.calls_made += 1
+    job.input_tokens += result.input_tokens
+    job.output_tokens += result.output_tokens
+    job.cost_usd = Decimal(job.cost_usd) + cost_dec
