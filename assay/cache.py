@@ -56,6 +56,7 @@ class ReusingRedisCache(RedisCache):
         pipe.incr(full_key)
         return int(pipe.execute()[1])
 
+
 # What an unreachable, restarting, read-only or full Redis raises (BusyLoadingError, while it loads its
 # data after a restart, is a ConnectionError). Other errors are bugs of the caller and stay errors.
 CACHE_UNAVAILABLE: tuple[type[Exception], ...] = (
