@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.console import selectors
@@ -36,6 +37,7 @@ from annotation.console.services import (
 )
 from annotation.console.tasks import import_job_resumable, import_job_resume, import_job_start
 from annotation.console.uploads import UploadRefused, import_job_create
+from annotation.formats.base import import_max_bytes, megabytes
 from annotation.models import Collection, ImportJob, Pool
 from annotation.nuggets.io import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
@@ -53,6 +55,7 @@ from annotation.selectors import collection_counts
 from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
+from core.upload_limit import LimitedUploadHandler, upload_limit_install
 from core.wording import plural
 
 
@@ -80,12 +83,34 @@ def collection_new(request: AuthenticatedRequest) -> HttpResponse:
     return render(request, "console/collection_new.html", {"form": form}, status=status)
 
 
+# CSRF is checked inside, after the size limit is in place: the middleware's check reads the body first.
+@csrf_exempt
 @organiser_required
 def collection_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
-    """A collection's contents, its upload form and its recent uploads; POST stores an upload."""
+    """A collection's contents, its upload form and its recent uploads; POST stores an upload.
+
+    An upload past IMPORT_MAX_BYTES is stopped while it streams in (nothing of it is kept) and answered
+    413 with the form and the reason, instead of being stored to be refused by its import.
+    """
+    limit = upload_limit_install(request, limit=import_max_bytes())
+    return _collection_page(request, name, limit)
+
+
+@csrf_protect
+def _collection_page(request: AuthenticatedRequest, name: str, limit: LimitedUploadHandler) -> HttpResponse:
     collection = _collection(name)
     form = UploadForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    if limit.refused:
+        # The form keeps what was typed and shows only the reason (not "this field is required").
+        form = UploadForm(request.POST)
+        form.full_clean()
+        form.errors.clear()
+        form.add_error(
+            None,
+            f"The file is larger than the upload limit of {megabytes(limit.limit)} (setting "
+            "IMPORT_MAX_BYTES); nothing was stored. Import it with the command instead.",
+        )
+    elif request.method == "POST" and form.is_valid():
         try:
             job = import_job_create(
                 collection=collection,
@@ -111,7 +136,7 @@ def collection_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "pools": Pool.objects.filter(collection=collection).annotate(size=Count("entries")),
             "upload_options": {kind: list(names) for kind, names in UPLOAD_OPTIONS.items()},
         },
-        status=400 if request.method == "POST" else 200,
+        status=413 if limit.refused else 400 if request.method == "POST" else 200,
     )
 
 

@@ -93,7 +93,7 @@ def excerpt(value: object, limit: int = EXCERPT) -> str:
     return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
-def _megabytes(size: int) -> str:
+def megabytes(size: int) -> str:
     return f"{size / 1024**2:.0f} MB" if size < 1024**3 else f"{size / 1024**3:.1f} GB"
 
 
@@ -117,8 +117,8 @@ def read_text(path: str | Path) -> str:
             if info.st_size > limit:
                 raise ImportFailed(
                     [
-                        f"{name}: the file has {_megabytes(info.st_size)}, more than the import limit of "
-                        f"{_megabytes(limit)} (setting IMPORT_MAX_BYTES)"
+                        f"{name}: the file has {megabytes(info.st_size)}, more than the import limit of "
+                        f"{megabytes(limit)} (setting IMPORT_MAX_BYTES)"
                     ]
                 )
             data = handle.read(limit + 1)
@@ -130,7 +130,7 @@ def read_text(path: str | Path) -> str:
         raise ImportFailed([f"{name}: permission denied"]) from None
     if len(data) > limit:
         raise ImportFailed(
-            [f"{name}: more than the import limit of {_megabytes(limit)} (setting IMPORT_MAX_BYTES)"]
+            [f"{name}: more than the import limit of {megabytes(limit)} (setting IMPORT_MAX_BYTES)"]
         )
     if not data.strip():
         raise ImportFailed([f"{name}: the file is empty"])
