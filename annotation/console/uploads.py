@@ -9,6 +9,7 @@ file twice reports everything unchanged.
 
 from __future__ import annotations
 
+import filecmp
 import logging
 import shutil
 import tempfile
@@ -23,7 +24,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
-from django.db import DatabaseError, connections, router, transaction
+from django.db import DatabaseError, IntegrityError, connections, router, transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
@@ -46,6 +47,9 @@ DEFAULT_INLINE_BYTES = 256 * 1024
 # least this often, so a page can tell it from one whose process died (IMPORT_STALE_AFTER_S).
 PROGRESS_EVERY_S = 0.25
 HEARTBEAT_S = 5.0
+CONCURRENT = (
+    "the same records were being imported by another upload at once; nothing was stored, upload it again"
+)
 
 
 class UploadRefused(Exception):
@@ -99,6 +103,16 @@ def import_job_create(
     with open(target, "wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
+    # Locked so that of two identical uploads at once the second sees the first's job: their imports
+    # would write the same rows, and the later one would fail on them.
+    Collection.objects.select_for_update().filter(pk=collection.pk).first()
+    twin = _import_job_twin(collection=collection, kind=kind, options=options, path=target)
+    if twin is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise UploadRefused(
+            f"{name} is already being imported (upload {twin.pk}, {twin.get_status_display().lower()}); "
+            "its page shows how far it is"
+        )
     return ImportJob.objects.create(
         collection=collection,
         kind=kind,
@@ -108,6 +122,20 @@ def import_job_create(
         options=options,
         created_by=user,
     )
+
+
+def _import_job_twin(
+    *, collection: Collection, kind: str, options: dict[str, Any], path: Path
+) -> ImportJob | None:
+    """An unfinished job of the same file, kind and options in this collection, if any."""
+    unfinished = ImportJob.objects.filter(collection=collection, kind=kind, size=path.stat().st_size).exclude(
+        status__in=[ImportJob.Status.DONE, ImportJob.Status.FAILED]
+    )
+    for job in unfinished:
+        stored = Path(job.stored_path)
+        if job.options == options and stored.is_file() and filecmp.cmp(stored, path, shallow=False):
+            return job
+    return None
 
 
 # --- Running ---------------------------------------------------------------------------------------
@@ -140,6 +168,8 @@ def import_job_run(*, job_id: int) -> ImportJob:
         problems += [f"... and {exc.more} more problems"] if exc.more else []
     except UploadRefused as exc:
         status, problems = ImportJob.Status.FAILED, [f"{job.file_name}: {exc}"]
+    except IntegrityError:  # another import (an overlapping file) wrote the same rows and committed first
+        status, problems = ImportJob.Status.FAILED, [f"{job.file_name}: {CONCURRENT}"]
     except Exception as exc:  # recorded on the job so the page can say it; nothing was imported
         log.exception("import job %s failed", job.pk)
         status, error = ImportJob.Status.FAILED, f"{type(exc).__name__}: {exc}"

@@ -1,4 +1,5 @@
-"""Console uploads: the size limit holds while the body streams in."""
+"""Console uploads: the size limit holds while the body streams in, and identical uploads at once give a
+clean refusal instead of a database error."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import IntegrityError
 from django.test import Client
 from django.urls import reverse
 
-from annotation.console.uploads import upload_root
+from annotation.console.uploads import IMPORTERS, upload_root
 from annotation.models import ImportJob
 from tests.factories import CollectionFactory, OrganiserFactory
 
@@ -89,3 +91,60 @@ def test_the_upload_form_still_checks_its_csrf_token(organiser, collection, stor
 
     assert response.status_code == 403
     assert not ImportJob.objects.exists()
+
+
+def test_an_identical_upload_while_the_first_is_importing_is_refused_cleanly(
+    client, organiser, collection, stored, settings
+):
+    # The first upload waits for a task worker; the second arrives meanwhile.
+    settings.CONSOLE_INLINE_IMPORT_BYTES = 0
+    first = post(client, "q.qrels", QRELS)
+    assert first.status_code == 302
+
+    second = post(client, "again.qrels", QRELS)
+
+    assert second.status_code == 400
+    text = second.content.decode()
+    assert "again.qrels is already being imported" in text
+    assert "IntegrityError" not in text
+    job = ImportJob.objects.get()
+    assert job.status == ImportJob.Status.PENDING
+    assert len(stored_files(stored)) == 1
+
+
+def test_a_different_file_or_different_options_is_not_taken_for_the_same_upload(
+    client, organiser, collection, stored, settings
+):
+    settings.CONSOLE_INLINE_IMPORT_BYTES = 0
+    post(client, "q.qrels", QRELS)
+
+    other_file = post(client, "q.qrels", QRELS.replace(b"d:2 0", b"d:2 1"))
+    other_judge = post(client, "q.qrels", QRELS, judge="nist-2")
+
+    assert other_file.status_code == 302
+    assert other_judge.status_code == 302
+    assert ImportJob.objects.count() == 3
+
+
+def test_an_import_that_meets_rows_another_import_committed_says_so_in_words(
+    client, organiser, collection, stored, monkeypatch
+):
+    # What the import of an overlapping file meets when the other one committed the same rows first.
+    def clashing(path, collection, options, file_name, progress):
+        raise IntegrityError('duplicate key value violates unique constraint "one_label_per_unit"')
+
+    monkeypatch.setitem(IMPORTERS, ImportJob.Kind.QRELS, clashing)
+
+    response = client.post(
+        reverse("console-collection", args=["camp"]),
+        {"kind": "qrels", "judge": "nist", "file": SimpleUploadedFile("q.qrels", QRELS)},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "being imported by another upload at once" in text
+    assert "duplicate key" not in text
+    job = ImportJob.objects.get()
+    assert job.status == ImportJob.Status.FAILED
+    assert job.error == ""
