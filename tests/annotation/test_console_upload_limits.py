@@ -3,11 +3,13 @@ clean refusal instead of a database error."""
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import IntegrityError
+from django.db import IntegrityError, connection, connections
 from django.test import Client
 from django.urls import reverse
 
@@ -148,3 +150,51 @@ def test_an_import_that_meets_rows_another_import_committed_says_so_in_words(
     job = ImportJob.objects.get()
     assert job.status == ImportJob.Status.FAILED
     assert job.error == ""
+
+
+TOPICS = json.dumps(
+    [
+        {
+            "number": "1",
+            "title": "Moving",
+            "ptkb": {"1": "I live in Lyon."},
+            "turns": [{"turn_id": 1, "utterance": "Where?"}],
+        }
+    ]
+).encode()
+
+
+# Two requests at the same instant need a database two connections can share (not the test's in-memory
+# SQLite); on PostgreSQL the second import would fail on the first's rows without the lock.
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_identical_uploads_at_once_end_without_a_database_error_on_postgresql(stored):
+    assert connection.vendor == "postgresql"
+    organiser = OrganiserFactory(username="olga")
+    CollectionFactory(name="camp")
+    start = threading.Barrier(2, timeout=10)
+    responses = []
+
+    def upload() -> None:
+        client = Client()
+        client.force_login(organiser)
+        start.wait()
+        try:
+            responses.append(post(client, "t.json", TOPICS, kind="topics"))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=upload) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    # The second either was refused while the first ran, or came after it and found everything there.
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses in ([302, 302], [302, 400])
+    refused = [r.content.decode() for r in responses if r.status_code == 400]
+    assert all("t.json is already being imported" in text for text in refused)
+    jobs = list(ImportJob.objects.all())
+    assert len(jobs) == statuses.count(302)
+    assert all(job.status == ImportJob.Status.DONE for job in jobs), [(j.problems, j.error) for j in jobs]
