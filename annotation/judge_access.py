@@ -16,6 +16,7 @@ from django.db.models import Q, QuerySet
 from annotation.formats.base import MAX_JUDGE_NAME, id_problem
 from annotation.models import Judge
 from annotation.permissions import is_organiser
+from core.names import assessor_judge_name, reserved_judge_name_problem
 
 SHARED_KINDS = (Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED)
 NOT_SHARED = (
@@ -54,9 +55,10 @@ def judge_name_refusal(name: str, *, kind: str, existing: Judge | None) -> str |
     """Why labels of `kind` may not be written as judge `name`, whose row is `existing` (None if new).
 
     Refused: a name pages cannot show or address (see `id_problem`), an assessor's or a crowd judge, and a
-    new name starting with 'assessor:', which is kept for assessors' own judges (the assessor's judge could
-    then not be created). `kind` is the kind of judge the labels are written as: a file of crowd labels
-    (kind crowd) may go into a crowd judge, never into an assessor's.
+    new name with a prefix kept for judges an app makes itself (core.names.RESERVED_JUDGE_PREFIXES: an
+    assessor's, a crowd worker's), whose own judge could then not be created. `kind` is the kind of judge
+    the labels are written as: a file of crowd labels (kind crowd) may go into a crowd judge, never into
+    an assessor's.
     """
     problem = id_problem(name, "judge name", MAX_JUDGE_NAME)
     if problem:
@@ -66,8 +68,8 @@ def judge_name_refusal(name: str, *, kind: str, existing: Judge | None) -> str |
             f"judge {name!r} is {PEOPLES_JUDGES[existing.kind]}: writing as it would replace their own "
             "labels; choose another judge name"
         )
-    if existing is None and name.startswith("assessor:"):
-        return f"judge names starting with 'assessor:' are kept for assessors; {name!r} is not one"
+    if existing is None:
+        return reserved_judge_name_problem(name, kind=kind)
     return None
 
 
@@ -79,10 +81,6 @@ class ImportJudgeRefused(Exception):
 class AssessorJudgeTaken(PermissionDenied):
     """An account's assessor judge cannot be created: its name is another judge's. A PermissionDenied, so
     a page or the API asked to record the account's label answers 403 with the reason, not a 500."""
-
-
-def assessor_judge_name(username: str) -> str:
-    return f"assessor:{username}"
 
 
 def assessor_judge_refusal(*, username: str, user_id: int | None = None) -> str | None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Model, QuerySet
+from django.db.models import Count, Model
 
 from annotation.models import (
     Collection,
@@ -153,19 +153,3 @@ def runs_dict(
             zip(passage_ids, (float(s) for s in scores), strict=True)
         )
     return result
-
-
-# How many valid names a message lists: enough to spot a typo, few enough to read.
-NAMES_SHOWN = 10
-
-
-def known_names(queryset: QuerySet[Any], *, kind: str, field: str = "name") -> str:
-    """ "known <kind>s: a, b, ... (N in all)", or "no <kind>s yet": what a message about a bad name adds,
-    for commands and jobs alike."""
-    known = queryset.order_by(field).values_list(field, flat=True)
-    names = [str(name) for name in known[:NAMES_SHOWN]]
-    if not names:
-        return f"no {kind}s yet"
-    total = known.count() if len(names) == NAMES_SHOWN else len(names)
-    more = f", ... ({total} in all)" if total > len(names) else ""
-    return f"known {kind}s: {', '.join(names)}{more}"

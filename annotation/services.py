@@ -10,7 +10,6 @@ from annotation.formats.base import Problems
 from annotation.judge_access import (
     AssessorJudgeTaken,
     ImportJudgeRefused,
-    assessor_judge_name,
     assessor_judge_refusal,
     file_judge_refusal,
     judge_name_refusal,
@@ -20,6 +19,7 @@ from annotation.models import (
     Judge,
     Turn,
 )
+from core.names import assessor_judge_name, collection_name_problem
 
 # The kinds of record an import counts apart (ImportResult.kinds); pages show them by these names.
 TOPICS, TURNS, PTKB_STATEMENTS = "topics", "turns", "PTKB statements"
@@ -80,7 +80,19 @@ class ImportResult(KindCounts):
         return "; ".join(f"{kind}: {counts}" for kind, counts in self.by_kind().items())
 
 
+class CollectionNameRefused(ValueError):
+    """A new collection may not have the name asked for; the message says why (core.names)."""
+
+
 def collection_get_or_create(*, name: str, description: str = "") -> Collection:
+    """The collection named `name`, created if new; a new one's name must pass
+    core.names.collection_name_problem, whichever command, page or script asks."""
+    existing = Collection.objects.filter(name=name).first()
+    if existing is not None:
+        return existing
+    problem = collection_name_problem(name)
+    if problem:
+        raise CollectionNameRefused(problem)
     collection, _ = Collection.objects.get_or_create(name=name, defaults={"description": description})
     return collection
 

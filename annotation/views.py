@@ -8,13 +8,17 @@ from annotation.judge_access import judges_readable
 from annotation.models import Collection
 from annotation.permissions import is_organiser
 from annotation.selectors import collection_counts, natural_key
+from core.registry import WORK_LINKS
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     collections = list(Collection.objects.all())
     counts = collection_counts(collection_ids=[c.pk for c in collections])
-    context: dict[str, object] = {"collections": [(c, counts[c.pk]) for c in collections]}
+    context: dict[str, object] = {
+        "collections": [(c, counts[c.pk]) for c in collections],
+        "work_links": [link() for link in WORK_LINKS],
+    }
     if is_organiser(request.user):
         context.update(organiser_home(user=request.user))
     return render(request, "annotation/home.html", context)

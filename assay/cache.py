@@ -1,4 +1,5 @@
-"""Django's Redis cache, with one redis client per server instead of one per call.
+"""Django's Redis cache, with one redis client per server instead of one per call, that keeps answering
+while Redis is down (OutageTolerantRedisCache, below).
 
 Django's RedisCacheClient builds a new `redis.Redis` around its connection pool on every operation, and
 building one costs more than the GET it then sends (its response-callback table is filled anew each
@@ -8,9 +9,17 @@ made lazily in the process that first uses it, and redis-py's pool resets itself
 
 from __future__ import annotations
 
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import redis.exceptions
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 
 class ReusingRedisCacheClient(RedisCacheClient):
@@ -46,3 +55,182 @@ class ReusingRedisCache(RedisCache):
         pipe.set(full_key, 0, ex=timeout, nx=True)
         pipe.incr(full_key)
         return int(pipe.execute()[1])
+
+
+# What an unreachable, restarting, read-only or full Redis raises (BusyLoadingError, while it loads its
+# data after a restart, is a ConnectionError). Other errors are bugs of the caller and stay errors.
+CACHE_UNAVAILABLE: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+)
+# After a failure a process leaves Redis alone this long: a Redis that hangs rather than refuses costs one
+# socket timeout per process and second, not one per call.
+RETRY_AFTER_S = 1.0
+# Keys written while Redis was unavailable that a process remembers, to delete them once it answers.
+STALE_KEYS_KEPT = 100_000
+logger = logging.getLogger("assay.cache")
+
+
+class _Outage:
+    """One process's view of one Redis: since when it fails, when to try it again, and the keys whose
+    writes it dropped meanwhile (shared by the process's threads, which each have their own client)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.since: float | None = None
+        self.retry_at = 0.0
+        self.stale: set[str] = set()
+        self.untracked = 0
+
+    def failed(self, exc: Exception, writes: Iterable[str]) -> None:
+        with self.lock:
+            self._note(writes)
+            now = time.monotonic()
+            self.retry_at = now + RETRY_AFTER_S
+            if self.since is None:
+                self.since = now
+                logger.warning(
+                    "cache unavailable (%s): reads miss, writes are dropped and their keys deleted once "
+                    "it answers",
+                    exc,
+                )
+
+    def skipped(self, writes: Iterable[str]) -> None:
+        with self.lock:
+            self._note(writes)
+
+    def _note(self, writes: Iterable[str]) -> None:
+        for key in writes:
+            if len(self.stale) < STALE_KEYS_KEPT:
+                self.stale.add(key)
+            else:
+                self.untracked += 1
+
+    def answered(self, deleted: int) -> None:
+        with self.lock:
+            if self.since is None:
+                return
+            logger.warning(
+                "cache answers again after %.1f s; %d entries written meanwhile deleted",
+                time.monotonic() - self.since,
+                deleted,
+            )
+            if self.untracked:
+                logger.error(
+                    "cache: %d more writes were dropped than could be remembered; those entries may be "
+                    "stale until they expire",
+                    self.untracked,
+                )
+            self.since, self.untracked = None, 0
+
+
+_outages: dict[tuple[str, ...], _Outage] = {}
+_outages_lock = threading.Lock()
+
+
+class OutageTolerantRedisCacheClient(ReusingRedisCacheClient):
+    """Reads miss and writes are dropped while Redis is unavailable; counters (`incr`) raise, for their
+    callers to choose what a count that cannot be made means.
+
+    Every user of this cache keeps its record elsewhere or can do without it (sessions are read through
+    from the database, import progress falls back to the job's row), so a miss is always an answer. A
+    dropped write or delete leaves Redis with an entry older than the record, which a Redis that comes
+    back with its data (a network split, a Redis that saves to disk) would serve: its key is remembered and
+    deleted before anything else once Redis answers, so a session signed out meanwhile stays signed out.
+    """
+
+    def __init__(self, servers: list[str], **options: Any) -> None:
+        # One immediate retry, for a pooled connection that a restarted Redis dropped; redis-py's default
+        # backs off and retries three times, which every call of every request would wait through.
+        options.setdefault("retry", Retry(NoBackoff(), 1))
+        super().__init__(servers, **options)
+        with _outages_lock:
+            self._outage = _outages.setdefault(tuple(servers), _Outage())
+
+    def _run(self, call: Callable[..., Any], *args: Any, writes: Iterable[str] = ()) -> Any:
+        outage = self._outage
+        if outage.since is not None and time.monotonic() < outage.retry_at:
+            outage.skipped(writes)
+            raise redis.exceptions.ConnectionError(f"the cache failed less than {RETRY_AFTER_S} s ago")
+        try:
+            deleted = self._delete_stale() if outage.stale else 0
+            result = call(*args)
+        except CACHE_UNAVAILABLE as exc:
+            outage.failed(exc, writes)
+            raise
+        if outage.since is not None:
+            outage.answered(deleted)
+        return result
+
+    def _delete_stale(self) -> int:
+        with self._outage.lock:
+            keys = list(self._outage.stale)
+        for start in range(0, len(keys), 1000):
+            super().delete_many(keys[start : start + 1000])
+        with self._outage.lock:
+            self._outage.stale.difference_update(keys)
+        return len(keys)
+
+    def _or(self, miss: Any, call: Callable[..., Any], *args: Any, writes: Iterable[str] = ()) -> Any:
+        try:
+            return self._run(call, *args, writes=writes)
+        except CACHE_UNAVAILABLE:
+            return miss
+
+    def get(self, key: Any, default: Any) -> Any:
+        return self._or(default, super().get, key, default)
+
+    def get_many(self, keys: Any) -> Any:
+        return self._or({}, super().get_many, keys)
+
+    def has_key(self, key: Any) -> Any:
+        return self._or(False, super().has_key, key)
+
+    def add(self, key: Any, value: Any, timeout: Any) -> Any:
+        return self._or(False, super().add, key, value, timeout, writes=[key])
+
+    def set(self, key: Any, value: Any, timeout: Any) -> Any:
+        return self._or(None, super().set, key, value, timeout, writes=[key])
+
+    def set_many(self, data: Any, timeout: Any) -> Any:
+        return self._or(None, super().set_many, data, timeout, writes=list(data))
+
+    def touch(self, key: Any, timeout: Any) -> Any:
+        return self._or(False, super().touch, key, timeout, writes=[key])
+
+    def delete(self, key: Any) -> Any:
+        return self._or(False, super().delete, key, writes=[key])
+
+    def delete_many(self, keys: Any) -> Any:
+        return self._or(None, super().delete_many, keys, writes=list(keys))
+
+    def clear(self) -> Any:
+        return self._or(False, super().clear)
+
+    def incr(self, key: Any, delta: Any) -> Any:
+        return self._run(super().incr, key, delta)
+
+
+class OutageTolerantRedisCache(ReusingRedisCache):
+    """The cache CACHE_URL names: Django's Redis cache that keeps answering while Redis does not."""
+
+    def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = OutageTolerantRedisCacheClient
+
+    def count(self, key: str, *, timeout: int) -> int:
+        """As ReusingRedisCache.count, and like `incr` it raises while Redis is unavailable."""
+        backend: Any = self  # the stubs do not declare RedisCache._cache
+        return int(backend._cache._run(functools.partial(super().count, key, timeout=timeout)))
+
+
+def redis_cache_settings(url: str, *, timeout_s: float) -> dict[str, Any]:
+    """The CACHES entry for a Redis URL; `timeout_s` bounds each connect and each answer, so that a Redis
+    that hangs is an outage too rather than a request that waits for ever."""
+    return {
+        "BACKEND": "assay.cache.OutageTolerantRedisCache",
+        "LOCATION": url,
+        "OPTIONS": {"socket_connect_timeout": timeout_s, "socket_timeout": timeout_s},
+    }

@@ -1,6 +1,6 @@
 """The login page, which lands each kind of account on its own work.
 
-Its failed attempts are limited by django-axes like every other way in (assay/login_limits.py).
+Its failed attempts are limited by django-axes like every other way in (core/login_limits.py).
 """
 
 from __future__ import annotations

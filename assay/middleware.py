@@ -3,6 +3,10 @@
 Scripts and the assessor pages' JavaScript get JSON they can wait on and retry; people get a short page
 that says to try again. Django closes a connection that failed at the end of the request (and the pool
 drops it), so the next request opens a fresh one: once the server is back, requests succeed again.
+
+The Redis behind the cache gets the same answer where its outage reaches a view. None should: the cache
+misses while Redis is down and the throttles count in the process (assay/cache.py, core/throttling.py),
+so this is the answer for a use of Redis that forgot to choose, rather than a 500.
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import redis.exceptions
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from assay.api_errors import error_body
+from core.api_errors import error_body
 
 RETRY_AFTER_S = 5
 logger = logging.getLogger("assay.database")
@@ -31,18 +36,17 @@ def wants_json(request: HttpRequest) -> bool:
     )
 
 
-def database_unavailable_response(request: HttpRequest) -> HttpResponse:
+def database_unavailable_response(request: HttpRequest, *, service: str = "database") -> HttpResponse:
     response: HttpResponse
     if wants_json(request):
-        # The API's one error shape (assay/api_errors.py), with the wait in the body too.
-        detail = "The database is unavailable; try again shortly."
-        body = error_body(detail=detail, code="database_unavailable") | {"retry_after": RETRY_AFTER_S}
+        # The API's one error shape (core/api_errors.py), with the wait in the body too.
+        detail = f"The {service} is unavailable; try again shortly."
+        body = error_body(detail=detail, code=f"{service}_unavailable") | {"retry_after": RETRY_AFTER_S}
         response = JsonResponse(body, status=503)
     else:
         # No request context: the site's base template reads the user, which needs the database.
-        response = HttpResponse(
-            render_to_string("db_unavailable.html", {"retry_after": RETRY_AFTER_S}), status=503
-        )
+        context = {"retry_after": RETRY_AFTER_S, "service": service}
+        response = HttpResponse(render_to_string("db_unavailable.html", context), status=503)
     response["Retry-After"] = str(RETRY_AFTER_S)
     response["Cache-Control"] = "no-store"
     return response
@@ -59,6 +63,9 @@ class DatabaseUnavailableMiddleware:
         # OperationalError covers a refused or dropped connection and a pool that timed out; an
         # InterfaceError is a connection already closed under us. Errors in the data are IntegrityError
         # or DataError, and stay server errors.
+        if isinstance(exception, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+            logger.warning("cache unavailable on %s %s: %s", request.method, request.path, exception)
+            return database_unavailable_response(request, service="cache")
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         logger.warning("database unavailable on %s %s: %s", request.method, request.path, exception)

@@ -13,6 +13,7 @@ from django.core.checks.security.base import (
 )
 from django.core.exceptions import ImproperlyConfigured
 
+from assay.cache import redis_cache_settings
 from assay.env import env_bool, env_float, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -97,7 +98,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Turns a log-in that axes refused into the lockout answer (assay.login_limits.lockout_response).
+    # Turns a log-in that axes refused into the lockout answer (core.login_limits.lockout_response).
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -191,9 +192,10 @@ STORAGES = {
 }
 
 # Shared by every process of a deployment when CACHE_URL names a Redis database (login and API throttles
-# count across gunicorn workers); one process's memory otherwise.
+# count across gunicorn workers); one process's memory otherwise. While Redis is down the site keeps
+# answering: the cache misses, and the API throttles count in each process (assay/cache.py).
 CACHES = {
-    "default": {"BACKEND": "assay.cache.ReusingRedisCache", "LOCATION": env_str("CACHE_URL")}
+    "default": redis_cache_settings(env_str("CACHE_URL"), timeout_s=env_float("CACHE_TIMEOUT", 0.5))
     if env_str("CACHE_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
@@ -203,7 +205,7 @@ CACHES = {
 if env_str("CACHE_URL"):
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 # Failed log-ins allowed per user name, and per client address, in LOGIN_FAILURE_WINDOW seconds, counted
-# by django-axes over every way in (log-in pages, admin, API token, invitation links): assay/login_limits.py.
+# by django-axes over every way in (log-in pages, admin, API token, invitation links): core/login_limits.py.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50)
 LOGIN_FAILURE_WINDOW = env_int("LOGIN_FAILURE_WINDOW", 900)
@@ -216,13 +218,13 @@ if not 0 < LOGIN_FAILURE_LIMIT <= LOGIN_FAILURE_LIMIT_PER_ADDRESS:
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
 # The first backend refuses a locked name or address before the password is even checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
-AXES_HANDLER = "assay.login_limits.LoginLimitHandler"
+AXES_HANDLER = "core.login_limits.LoginLimitHandler"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_FAILURE_LIMIT = "assay.login_limits.name_limit"
-AXES_COOLOFF_TIME = "assay.login_limits.window"
-AXES_USERNAME_CALLABLE = "assay.login_limits.login_name"
-AXES_CLIENT_IP_CALLABLE = "assay.client_address.client_address"
-AXES_LOCKOUT_CALLABLE = "assay.login_limits.lockout_response"
+AXES_FAILURE_LIMIT = "core.login_limits.name_limit"
+AXES_COOLOFF_TIME = "core.login_limits.window"
+AXES_USERNAME_CALLABLE = "core.login_limits.login_name"
+AXES_CLIENT_IP_CALLABLE = "core.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "core.login_limits.lockout_response"
 # Tries made while locked are not counted: the lock ends when the page says, however often one retries.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # Successful log-ins are not logged a second time (Django keeps last_login): no table that grows forever.
@@ -259,19 +261,19 @@ CONTENT_SECURITY_POLICY = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "assay.token_auth.FastTokenAuthentication",  # DRF's, its user read by one prepared statement
+        "core.token_auth.FastTokenAuthentication",  # DRF's, its user read by one prepared statement
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.CappedLimitOffsetPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100),
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # One error shape for every endpoint: {"detail", "code", "fields"?} (assay/api_errors.py).
-    "EXCEPTION_HANDLER": "assay.api_errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "core.api_schema.RefusalsAutoSchema",
+    # One error shape for every endpoint: {"detail", "code", "fields"?} (core/api_errors.py).
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
     # Per client: a runaway script (or a guessed password tried over the API) is slowed, assessors are not.
     # Counted atomically per fixed window of the rate's period, so parallel clients cannot slip past.
     "DEFAULT_THROTTLE_CLASSES": [
-        "assay.throttling.AnonFixedWindowThrottle",
-        "assay.throttling.UserFixedWindowThrottle",
+        "core.throttling.AnonFixedWindowThrottle",
+        "core.throttling.UserFixedWindowThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_ANON_RATE", "60/minute"),

@@ -7,7 +7,7 @@ reason, is started again, after a pause that grows while it keeps dying young (a
 must not be hammered). Stopping the supervisor (SIGTERM, Ctrl-C) stops the workers in two steps: first
 they are asked to finish the task in hand and take no other; those still busy after `grace_s` are told
 again, which stops their task, and the task queues its job again for the next worker (the judge jobs and
-uploads do: assay.background.requeue_on_shutdown); what is left after that is killed.
+uploads do: core.background.requeue_on_shutdown); what is left after that is killed.
 """
 
 from __future__ import annotations

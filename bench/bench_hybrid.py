@@ -15,7 +15,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
 
+import django  # noqa: E402
 import numpy as np  # noqa: E402
+
+# The simulation module sits beside the unit tables, which import models: the app registry must be ready.
+django.setup()
 
 from judging.hybrid.simulation import simulate  # noqa: E402
 

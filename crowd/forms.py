@@ -13,6 +13,7 @@ from django.core.validators import validate_slug
 from annotation.models import Collection, Judge, Nugget, Run, Turn
 from annotation.selectors import turn_key
 from annotation.typed import choice_field
+from core.form_fields import ModelMultipleChoiceField
 from crowd.models import CrowdCampaign, CrowdStudy
 from crowd.services.campaigns import CAMPAIGN_NAME_MAX
 
@@ -41,13 +42,19 @@ class CampaignComposeForm(forms.Form):
     nugget_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), to_field_name="name", help_text="Whose gold nuggets are matched."
     )
-    turns = forms.ModelMultipleChoiceField(
+    turns = ModelMultipleChoiceField(
         queryset=Turn.objects.none(), required=False, help_text="None chosen: every turn of the collection."
     )
-    runs = forms.ModelMultipleChoiceField(
+    runs = ModelMultipleChoiceField(
         queryset=Run.objects.none(), required=False, help_text="None chosen: every run of the collection."
     )
-    seed = forms.IntegerField(initial=1, help_text="The same seed and data give the same batches.")
+    # The campaign's seed column is a 32-bit integer: a larger seed failed in the database, a 500.
+    seed = forms.IntegerField(
+        initial=1,
+        min_value=-(2**31),
+        max_value=2**31 - 1,
+        help_text="The same seed and data give the same batches.",
+    )
     batch_size = forms.IntegerField(min_value=1, max_value=100, initial=10, help_text="Pairs per batch.")
     tests_per_batch = forms.IntegerField(min_value=0, max_value=10, initial=1)
     assignments = forms.IntegerField(min_value=1, max_value=50, initial=3, help_text="Workers per batch.")

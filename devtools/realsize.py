@@ -35,7 +35,7 @@ from annotation.relevance.work import work_close, work_lease
 from annotation.services import collection_get_or_create, judge_for_assessor, judge_get_or_create
 from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
-from annotation.wording import plural
+from core.wording import plural
 from crowd.models import CrowdBatch, CrowdCampaign
 from crowd.services.answers import assignment_submit, worker_get_or_create
 from crowd.services.campaigns import batches_compose, campaign_create

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
-from assay.background import requeue_on_shutdown, task_abandon, tasks_unfinished
+from core.background import requeue_on_shutdown, task_abandon, tasks_unfinished
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.machine.jobs import JobError, judge_job_run

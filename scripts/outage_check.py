@@ -1,83 +1,468 @@
-"""Stop and start a PostgreSQL cluster under load, and count what a running Assay answered meanwhile.
+"""Stop the cache's Redis, then PostgreSQL, under a load of assessors, and count what the stack answered.
 
-    python scripts/outage_check.py PORT PGDATA [PG_PORT]
+    .venv/bin/python scripts/outage_check.py                      # 50 assessors; Redis, then PostgreSQL
+    .venv/bin/python scripts/outage_check.py --faults redis --assessors 20 --down 6
 
-PORT is a running Assay (e.g. `SERVE_HTTP=1 make serve` pointed at a cluster you own: never the one
-others use), PGDATA that cluster's data folder. Four clients load a page that reads the database (a
-session cookie makes it read the session) for 2 s, the cluster is stopped for 4 s and started again, and
-the clients go on for 4 s. It prints the statuses before, while down and after; a healthy stack answers
-503 while down and no 5xx once the cluster is back.
+It runs the production stack (`scripts/serve.sh`, DEBUG off, plain HTTP) on a database of its own in the
+PostgreSQL cluster `make services` starts (PG_PORT, REDIS_PORT as for make; the cluster's data folder is
+.tmp/pgdata), with its cache on a Redis server of its own (CACHE_URL), so stopping that Redis stops the
+cache and nothing else. It seeds one relevance campaign and signed-in sessions, then runs that many
+simulated assessors doing what the relevance page's JavaScript does (the unit's page, then one JSON grade
+per passage answered with the next one; after a 503 the same grade again after a pause), and beside them
+two API scripts with tokens. Each fault stops its service for --down seconds and starts it again, with
+--steady seconds of load before, between and after.
+
+It prints the answers per phase and per fault, and checks that no fault gave a 5xx other than 503 (a
+database that is down answers 503 by design; a Redis that is down should give none), and that every grade
+answered 2xx is stored exactly once. It exits non-zero otherwise.
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import http.client
+import json
 import os
+import re
+import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+TMP = REPO / ".tmp"
+PG_PORT = os.environ.get("PG_PORT", "55432")
+REDIS_PORT = os.environ.get("REDIS_PORT", "56379")
+DB = "assay_outage_check"
+SECRET_KEY = "outage-check-" + "o" * 60
+PAUSE_AFTER_503_S = 0.5
+_CSRF_INPUT = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _pg(*args: str) -> None:
+    pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
+    subprocess.run(
+        [str(pgbin / args[0]), "-h", "127.0.0.1", "-p", PG_PORT, "-U", "assay", *args[1:]],
+        check=False,
+        capture_output=True,
+    )
+
+
+class Postgres:
+    """The cluster of `make services`, stopped and started again as scripts/services.sh starts it."""
+
+    def __init__(self) -> None:
+        self.pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
+        self.pgdata = TMP / "pgdata"
+        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+    def stop(self) -> None:
+        ctl = [*self.as_pg, str(self.pgbin / "pg_ctl"), "-D", str(self.pgdata)]
+        subprocess.run([*ctl, "-m", "fast", "stop"], capture_output=True, check=True)
+
+    def start(self) -> None:
+        options = (
+            f"-p {PG_PORT} -k {self.pgdata} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        )
+        ctl = [*self.as_pg, str(self.pgbin / "pg_ctl"), "-D", str(self.pgdata)]
+        subprocess.run([*ctl, "-l", str(TMP / "pg.log"), "-w", "-o", options, "start"], capture_output=True)
+
+
+class Redis:
+    """A Redis server of this check's own, for the stack's cache; it comes back empty, as a cache should."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        options = f"--port {self.port} --bind 127.0.0.1 --appendonly no --dir {TMP}".split()
+        self.process = subprocess.Popen(["redis-server", *options, "--save", ""], stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise SystemExit("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            subprocess.run(["redis-cli", "-p", str(self.port), "shutdown", "nosave"], capture_output=True)
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+def _seed(n_assessors: int, per_turn: int) -> tuple[int, list[tuple[str, str]], list[str]]:
+    """One pool with a unit per assessor and then some, an assignment for all of them, a signed-in session
+    each (made here: logging 50 people in would only measure password hashing), and two API tokens."""
+    # No pool in this process: its connection must be opened anew after the cluster restarts.
+    os.environ.update(
+        DATABASE_URL=f"postgres://assay@127.0.0.1:{PG_PORT}/{DB}",
+        DEBUG="0",
+        SECRET_KEY=SECRET_KEY,
+        DB_POOL="0",
+    )
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.sessions.backends.db import SessionStore
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
+    from annotation.relevance.assignments import assignment_create
+    from annotation.relevance.pooling import pool_build
+
+    n_turns = n_assessors * 4
+    collection = Collection.objects.create(name="outage-check")
+    run = Run.objects.create(collection=collection, name="bm25")
+    topics = Topic.objects.bulk_create(
+        [Topic(collection=collection, number=str(t)) for t in range((n_turns + 9) // 10)]
+    )
+    turns = Turn.objects.bulk_create(
+        [
+            Turn(
+                collection=collection,
+                topic=topics[i // 10],
+                turn_id=f"{topics[i // 10].number}_{i % 10 + 1}",
+                position=i % 10 + 1,
+                utterance=f"question {i}",
+            )
+            for i in range(n_turns)
+        ]
+    )
+    Passage.objects.bulk_create(
+        [
+            Passage(collection=collection, passage_id=f"d{i}:{j}", text="A passage about the topic. " * 20)
+            for i in range(n_turns)
+            for j in range(per_turn)
+        ],
+        batch_size=5000,
+    )
+    Ranking.objects.bulk_create(
+        [
+            Ranking(
+                run=run,
+                turn=turn,
+                passage_ids=[f"d{i}:{j}" for j in range(per_turn)],
+                scores=list(range(per_turn, 0, -1)),
+            )
+            for i, turn in enumerate(turns)
+        ]
+    )
+    pool = pool_build(collection=collection, name="outage", depth=per_turn).pool
+    users = get_user_model().objects.bulk_create(
+        [get_user_model()(username=f"o{i}", password=make_password(None)) for i in range(n_assessors)]
+    )
+    assignment = assignment_create(pool=pool, name="outage-check", assessors=users, with_ptkb=False)
+    sessions = []
+    for user in users:
+        store = SessionStore()
+        store[SESSION_KEY], store[BACKEND_SESSION_KEY] = (
+            str(user.pk),
+            "django.contrib.auth.backends.ModelBackend",
+        )
+        store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        store.create()
+        sessions.append((user.username, store.session_key or ""))
+    tokens = [Token.objects.create(user=user).key for user in users[:2]]
+    return assignment.pk, sessions, tokens
+
+
+class Log:
+    """Every answer the clients got, with its time, and every grade answered 2xx."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.answers: list[tuple[float, str, int | str]] = []
+        self.acknowledged: list[tuple[str, int, str]] = []
+        self.errors: list[str] = []
+
+    def answer(self, kind: str, status: int | str) -> None:
+        with self.lock:
+            self.answers.append((time.monotonic(), kind, status))
+
+
+class Browser:
+    def __init__(self, port: int, session: str, log: Log) -> None:
+        self.port, self.log = port, log
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.cookies = {"sessionid": session}
+
+    def request(
+        self, kind: str, method: str, url: str, body: bytes | None = None, headers: dict | None = None
+    ):
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()), **(headers or {})}
+        for attempt in range(2):  # keep-alive off: a connection the server closed is opened again once
+            try:
+                self.conn.request(method, url, body=body, headers=headers)
+                response = self.conn.getresponse()
+                data = response.read()
+                break
+            except (http.client.HTTPException, OSError) as exc:
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                if attempt:
+                    self.log.answer(kind, type(exc).__name__)
+                    return 0, {}, b""
+        self.log.answer(kind, response.status)
+        for value in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = value.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response.status, response.headers, data
+
+
+def _attr(page: bytes, name: str) -> str:
+    found = re.search(rb"data-" + name.encode() + rb'="([^"]*)"', page)
+    if found is None:
+        raise ValueError(f"no data-{name} on the page")
+    return found.group(1).decode()
+
+
+def _unit(b: Browser, assignment: int) -> dict[str, Any] | None:
+    """Ask for a unit and open its page, as the queue's button does; None when there is no work left."""
+    form = urlencode({"csrfmiddlewaretoken": b.cookies.get("csrftoken", "")}).encode()
+    status, headers, page = b.request(
+        "page",
+        "POST",
+        f"/relevance/{assignment}/next/",
+        form,
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    while status in (301, 302, 303):
+        target = urlsplit(headers["Location"]).path
+        if target.rstrip("/").endswith("/relevance"):
+            return None
+        status, headers, page = b.request("page", "GET", target)
+    if status != 200:
+        return {"retry": True}
+    return {
+        "csrf": _CSRF_INPUT.search(page).group(1).decode(),  # type: ignore[union-attr]
+        "grade_url": _attr(page, "grade-url"),
+        "step": (int(_attr(page, "turn-pk")), _attr(page, "passage-id")),
+    }
+
+
+def _assessor(port: int, username: str, session: str, assignment: int, until: float, log: Log) -> None:
+    b = Browser(port, session, log)
+    while b.request("page", "GET", "/relevance/")[0] != 200 and time.monotonic() < until:
+        time.sleep(PAUSE_AFTER_503_S)  # the queue page sets the CSRF cookie
+    unit: dict[str, Any] | None = None
+    # A grade already sent is sent again until it is answered, even past the end: a 503 may hide a grade
+    # that was stored, and its retry must not store it twice.
+    while time.monotonic() < until or (unit and unit.get("pending") and time.monotonic() < until + 60):
+        if unit is None or unit.get("retry"):
+            unit = _unit(b, assignment)
+            if unit is None:
+                return  # no work left
+            if unit.get("retry"):
+                time.sleep(PAUSE_AFTER_503_S)
+            continue
+        turn_pk, passage_id = unit["step"]
+        body = {"turn_pk": turn_pk, "passage_id": passage_id, "grade": 2, "time_spent_ms": 1500, "next": True}
+        headers = {"Content-Type": "application/json", "X-CSRFToken": unit["csrf"]}
+        unit["pending"] = True
+        status, _h, data = b.request("grade", "POST", unit["grade_url"], json.dumps(body).encode(), headers)
+        if status == 503 or status == 0:
+            time.sleep(PAUSE_AFTER_503_S)
+            continue
+        unit["pending"] = False
+        if status != 201:
+            with log.lock:
+                log.errors.append(f"grade {status} {data[:120]!r}")
+            unit = None
+            continue
+        with log.lock:
+            log.acknowledged.append((username, turn_pk, passage_id))
+        nxt = json.loads(data).get("next")
+        if nxt and nxt["turn_pk"] == turn_pk:
+            unit["step"] = (nxt["turn_pk"], nxt["passage_id"])
+        else:
+            unit = None  # the unit is done: ask for the next, as the page does
+
+
+def _script(port: int, token: str, until: float, log: Log) -> None:
+    """An API client with a token: reads the collections, as fast as it is answered."""
+    while time.monotonic() < until:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", "/api/collections/", headers={"Authorization": f"Token {token}"})
+            response = conn.getresponse()
+            response.read()
+            log.answer("api", response.status)
+        except (http.client.HTTPException, OSError) as exc:
+            log.answer("api", type(exc).__name__)
+        time.sleep(0.05)
+
+
+def _wait_ready(port: int, server: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"serve.sh ended; see {log_path}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"the stack did not become ready; see {log_path}")
+
+
+def _count(log: Log, start: float, end: float) -> dict[str, dict[Any, int]]:
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for at, kind, status in log.answers:
+        if start <= at < end:
+            counts[kind][status] += 1
+    return {kind: dict(sorted(c.items(), key=str)) for kind, c in sorted(counts.items())}
 
 
 def main() -> int:
-    port, pgdata = int(sys.argv[1]), sys.argv[2]
-    pg_port = sys.argv[3] if len(sys.argv) > 3 else "55499"
-    pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
-    as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    seen: list[tuple[float, object]] = []
-    stop = threading.Event()
-
-    def client() -> None:
-        while not stop.is_set():
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
-                conn.request("GET", "/", headers={"Cookie": "sessionid=" + "s" * 32})
-                response = conn.getresponse()
-                response.read()
-                seen.append((time.monotonic(), response.status))
-            except OSError as exc:
-                seen.append((time.monotonic(), type(exc).__name__))
-            time.sleep(0.02)
-
-    threads = [threading.Thread(target=client) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    time.sleep(2)
-    down = time.monotonic()
-    subprocess.run([*as_pg, str(pgbin / "pg_ctl"), "-D", pgdata, "-m", "fast", "stop"], capture_output=True)
-    time.sleep(4)
-    options = f"-p {pg_port} -k {pgdata} -c listen_addresses=127.0.0.1"
-    subprocess.run(
-        [
-            *as_pg,
-            str(pgbin / "pg_ctl"),
-            "-D",
-            pgdata,
-            "-l",
-            f"{pgdata}/restart.log",
-            "-w",
-            "-o",
-            options,
-            "start",
-        ],
-        capture_output=True,
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--assessors", type=int, default=50)
+    parser.add_argument(
+        "--faults", default="redis,postgres", help="comma-separated, in order: redis, postgres"
     )
-    up = time.monotonic()
-    time.sleep(4)
-    stop.set()
-    for thread in threads:
-        thread.join()
+    parser.add_argument("--down", type=float, default=5, help="seconds each service stays stopped")
+    parser.add_argument("--steady", type=float, default=5, help="seconds of load before, between and after")
+    parser.add_argument("--per-turn", type=int, default=30, help="passages per turn (one unit each)")
+    args = parser.parse_args()
+    faults = [f.strip() for f in args.faults.split(",") if f.strip()]
+    if set(faults) - {"redis", "postgres"}:
+        parser.error("--faults takes redis and postgres")
 
-    def phase(start: float, end: float) -> dict:
-        return dict(collections.Counter(status for at, status in seen if start <= at < end))
+    subprocess.run(
+        ["bash", "scripts/services.sh", "start", str(TMP), PG_PORT, REDIS_PORT], cwd=REPO, check=True
+    )
+    _pg("dropdb", "--if-exists", "--force", DB)
+    _pg("createdb", DB)
+    cache, postgres = Redis(), Postgres()
+    cache.start()
+    port = _free_port()
+    log_path = TMP / "outage-check.log"
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TEST_DATABASE_NAME", "DEBUG"}}
+    env |= {
+        "PG_PORT": PG_PORT,
+        "REDIS_PORT": REDIS_PORT,
+        "SERVE_DB": DB,
+        "SERVE_REDIS_DB": "9",
+        "SERVE_HTTP": "1",
+        "PORT": str(port),
+        "SECRET_KEY": SECRET_KEY,
+        "CACHE_URL": cache.url,
+        "LOG_LEVEL": "WARNING",
+    }
+    with open(log_path, "w") as server_log:
+        server = subprocess.Popen(
+            ["bash", "scripts/serve.sh"],
+            cwd=REPO,
+            env=env,
+            stdout=server_log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            _wait_ready(port, server, log_path)
+            assignment, sessions, tokens = _seed(args.assessors, args.per_turn)
+            print(f"stack on :{port}, cache on :{cache.port}; {args.assessors} assessors and 2 API scripts")
+            log = Log()
+            started = time.monotonic()
+            until = started + args.steady * (len(faults) + 1) + args.down * len(faults)
+            clients = [
+                threading.Thread(target=_assessor, args=(port, name, session, assignment, until, log))
+                for name, session in sessions
+            ] + [threading.Thread(target=_script, args=(port, token, until, log)) for token in tokens]
+            for client in clients:
+                client.start()
+            windows: list[tuple[str, float, float, float]] = []
+            for fault in faults:
+                time.sleep(args.steady)
+                down = time.monotonic()
+                (cache if fault == "redis" else postgres).stop()
+                time.sleep(args.down)
+                (cache if fault == "redis" else postgres).start()
+                windows.append((fault, down, time.monotonic(), time.monotonic() + args.steady))
+            for client in clients:
+                client.join()
+            ended = time.monotonic()
+            ok = _report(log, started, ended, windows, args.assessors)
+            return 0 if ok else 1
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+            cache.stop()
+            try:
+                from django.db import connections
 
-    print("before:", phase(0, down))
-    print("down:  ", phase(down, up))
-    after = phase(up, float("inf"))
-    print("after: ", after)
-    return 1 if any(isinstance(s, int) and s >= 500 for s in after) else 0
+                connections.close_all()
+            except Exception:  # noqa: BLE001 - Django was never set up when the stack did not start
+                pass
+            _pg("dropdb", "--if-exists", "--force", DB)
+
+
+def _report(
+    log: Log, started: float, ended: float, windows: list[tuple[str, float, float, float]], n: int
+) -> bool:
+    from django.db import connections
+
+    from annotation.models import RelevanceJudgment
+
+    connections.close_all()  # the cluster may have been restarted under this process's connection
+    rows = list(
+        RelevanceJudgment.objects.filter(turn__collection__name="outage-check").values_list(
+            "judge__user__username", "turn_id", "passage_id"
+        )
+    )
+    stored, acknowledged = collections.Counter(rows), set(log.acknowledged)
+    duplicated = sum(c - 1 for c in stored.values()) + len(log.acknowledged) - len(acknowledged)
+    lost = len(acknowledged - set(stored))
+    unacknowledged = len(set(stored) - acknowledged)
+    ok = duplicated == 0 and lost == 0
+    print(f"before the first fault: {_count(log, started, windows[0][1] if windows else ended)}")
+    for fault, down, up, settled in windows:
+        during, after = _count(log, down, up), _count(log, up, settled)
+        errors = sum(
+            count
+            for phase in (during, after)
+            for statuses in phase.values()
+            for status, count in statuses.items()
+            if isinstance(status, int) and status >= 500 and status != 503
+        )
+        unavailable = sum(s.get(503, 0) for s in during.values()) + sum(s.get(503, 0) for s in after.values())
+        print(f"{fault} down {up - down:.1f} s: {during}")
+        print(f"{fault} back, next {settled - up:.0f} s: {after}")
+        print(f"{fault}: {errors} x 5xx other than 503, {unavailable} x 503")
+        ok = ok and errors == 0 and not (fault == "redis" and unavailable)
+    print(
+        f"grades: {len(log.acknowledged)} answered 2xx by {n} assessors, {len(rows)} stored; duplicated "
+        f"{duplicated}, lost {lost}, stored without a 2xx {unacknowledged}; client errors {len(log.errors)}"
+        + (f" (first: {log.errors[0]})" if log.errors else "")
+    )
+    print("OK" if ok else "FAILED")
+    return ok
 
 
 if __name__ == "__main__":

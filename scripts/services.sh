@@ -39,6 +39,7 @@ start)
   fi
   ;;
 stop)
+  rm -f "$tmp/pg.ok"
   if [ -n "$pgbin" ] && [ -f "$pgdata/PG_VERSION" ]; then
     as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast stop >/dev/null 2>&1 || true
   fi

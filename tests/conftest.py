@@ -47,8 +47,24 @@ def on_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+def touches_database(item: pytest.Item) -> bool:
+    """Whether a test reaches the test database: the django_db mark, a fixture built on pytest-django's
+    database access (db, transactional_db, admin_client, ...), or the postgres mark. pytest-django refuses
+    database access to every other test, so a test counted out here cannot depend on the database."""
+    return (
+        item.get_closest_marker("django_db") is not None
+        or item.get_closest_marker("postgres") is not None
+        or "_django_db_helper" in getattr(item, "fixturenames", ())
+    )
+
+
+# First, so that `-m database` / `-m "not database"` select on the mark added here.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    skip_pg = pytest.mark.skip(reason="needs PostgreSQL (make test runs the suite again on PostgreSQL)")
+    for item in items:
+        if touches_database(item):
+            item.add_marker(pytest.mark.database)
+    skip_pg = pytest.mark.skip(reason="needs PostgreSQL (make test runs these on PostgreSQL)")
     from django.conf import settings
 
     is_pg = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")

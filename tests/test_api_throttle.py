@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
-from assay.throttling import AnonFixedWindowThrottle, FixedWindowThrottle, UserFixedWindowThrottle
+from core.throttling import AnonFixedWindowThrottle, FixedWindowThrottle, UserFixedWindowThrottle
 from tests.factories import UserFactory
 
 LIMIT = 10

@@ -1,4 +1,4 @@
-"""The assessor endpoints' leaner DRF parts (assay/lean_api.py) answer as DRF's own would."""
+"""The assessor endpoints' leaner DRF parts (core/lean_api.py) answer as DRF's own would."""
 
 from __future__ import annotations
 

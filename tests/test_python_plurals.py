@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.relevance.pooling import unfiltered_text
-from annotation.wording import plural
+from core.wording import plural
 from judging.machine.jobs.start import Estimate
 from judging.machine.jobs.state import job_status_text
 from judging.models import JudgeJob
@@ -28,7 +28,7 @@ from tests.factories import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("annotation", "judging", "crowd", "devtools", "assay")
+PACKAGES = ("core", "annotation", "judging", "crowd", "devtools", "assay")
 
 # The nouns messages count; a printed value right before one of them in its plural is a count that does
 # not agree when it is 1 (an adjective may stand between: "1 drawn units").

@@ -36,8 +36,8 @@ from annotation.permissions import IsOrganiser
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
-from annotation.wording import plural
-from assay.json_body import StrictBodies
+from core.json_body import StrictBodies
+from core.wording import plural
 
 if TYPE_CHECKING:
     from rest_framework.permissions import _SupportsHasPermission
@@ -214,7 +214,7 @@ SUPPORT_LIST_PARAMETERS = [
 
 
 def _refused(field: str, reason: str) -> ValidationError:
-    """A 400 about one field, answered in the API's one error shape (assay/api_errors.py)."""
+    """A 400 about one field, answered in the API's one error shape (core/api_errors.py)."""
     return ValidationError({field: [reason]})
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from django import forms
@@ -14,7 +15,8 @@ from annotation.formats.nuggets import FORMATS
 from annotation.judge_access import FILE_KINDS
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
 from annotation.typed import choice_field
-from annotation.wording import plural
+from core.form_fields import ModelMultipleChoiceField
+from core.wording import plural
 
 # Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
 UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -26,8 +28,6 @@ UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.CONE_RAG_RESPONSES: (),
-    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "judge", "aliases"),
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.QRELS: ("judge",),
@@ -35,8 +35,25 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge",),
     ImportJob.Kind.GOLD_RESPONSES: ("judge",),
     ImportJob.Kind.SUPPORT_LABELS: ("judge",),
-    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "aliases"),
 }
+
+
+# Fields of the upload form that only the kinds of other apps read, added by their registration.
+EXTRA_FIELDS: dict[str, forms.Field] = {}
+
+
+def upload_kind_register(
+    *,
+    kind: str,
+    options: tuple[str, ...],
+    required: tuple[str, ...] = (),
+    fields: dict[str, forms.Field] | None = None,
+) -> None:
+    """Which fields of the upload form a kind of file another app imports reads, which it needs, and the
+    fields of its own it adds to the form (its importer: annotation.console.uploads.importer_register)."""
+    UPLOAD_OPTIONS[kind] = options
+    REQUIRED[kind] = required
+    EXTRA_FIELDS.update(fields or {})
 
 
 class CollectionForm(forms.Form):
@@ -78,14 +95,11 @@ class UploadForm(forms.Form):
         required=False, max_length=200, help_text="Run: name (default: from the file)."
     )
     group = forms.CharField(required=False, max_length=200, help_text="Run: the group that submitted it.")
-    aliases = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="CONE-RAG labels: one ALIAS=RUN_NAME per line.",
-    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        for name, field in EXTRA_FIELDS.items():
+            self.fields[name] = copy.deepcopy(field)
         # Only the kinds some installed app can import (the CONE-RAG files come with the crowd app).
         kind = self.fields["kind"]
         assert isinstance(kind, forms.ChoiceField)
@@ -100,8 +114,6 @@ class UploadForm(forms.Form):
                 self.add_error(
                     name, f"a {ImportJob.Kind(kind).label.split(' (')[0].lower()} upload needs this"
                 )
-        if data.get("aliases"):
-            data["aliases"] = [line.strip() for line in data["aliases"].splitlines() if line.strip()]
         return data
 
     def options(self) -> dict[str, Any]:
@@ -155,9 +167,7 @@ class PoolForm(forms.Form):
 class RelevanceWorkForm(forms.Form):
     pool = forms.ModelChoiceField(queryset=Pool.objects.none())
     name = forms.SlugField(max_length=100, help_text="Name of the assignment.")
-    assessors = forms.ModelMultipleChoiceField(
-        queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple
-    )
+    assessors = ModelMultipleChoiceField(queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple)
     unit_kind = forms.ChoiceField(choices=Assignment.UnitKind.choices, initial=Assignment.UnitKind.TURN)
     redundancy = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Assessors per unit.")
     lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
@@ -172,9 +182,7 @@ class RelevanceWorkForm(forms.Form):
 
 
 class SupportWorkForm(forms.Form):
-    assessors = forms.ModelMultipleChoiceField(
-        queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple
-    )
+    assessors = ModelMultipleChoiceField(queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple)
     condition = forms.ChoiceField(
         choices=[
             (c.value, c.label)
@@ -184,7 +192,7 @@ class SupportWorkForm(forms.Form):
     machine_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), required=False, help_text="Post-editing: whose labels are shown."
     )
-    topics = forms.ModelMultipleChoiceField(
+    topics = ModelMultipleChoiceField(
         queryset=Topic.objects.none(), required=False, help_text="Empty: every topic of the collection."
     )
     max_citations = forms.IntegerField(min_value=1, max_value=20, required=False)

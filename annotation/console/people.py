@@ -27,8 +27,8 @@ from annotation.console.services import (
 )
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
-from annotation.wording import plural
-from assay.login_limits import is_login_allowed, lockout_response, login_failure_record, login_locks
+from core.login_limits import is_login_allowed, lockout_response, login_failure_record, login_locks
+from core.wording import plural
 
 
 def _invitation_days() -> int:

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
-from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -33,7 +32,8 @@ from annotation.models import (
 )
 from annotation.relevance.pooling import PoolSummary, PoolTurn
 from annotation.selectors import natural_key
-from assay.background import tasks_unfinished
+from core.background import tasks_unfinished
+from core.registry import COLLECTION_LINKS, HOME_SECTIONS, JobLine, Link, job_lines
 
 # Two judgments further apart than this belong to two sittings; the pause is not working time.
 SITTING_GAP = timedelta(minutes=30)
@@ -253,7 +253,9 @@ class Dashboard:
     assignments: list[Assignment]
     support_assignments: int
     import_jobs: list[ImportJob]
-    judge_jobs: list[Any]
+    # The jobs of the apps built on this one (judging's judge jobs), as they registered them.
+    job_lines: list[JobLine]
+    links: list[Link]
 
 
 def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -> Dashboard:
@@ -304,10 +306,6 @@ def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -
 
     _pace(collection, lines, now)
     import_jobs = list(ImportJob.objects.filter(collection=collection)[:20])
-    judge_jobs: list[Any] = []
-    if apps.is_installed("judging"):
-        judge_job = apps.get_model("judging", "JudgeJob")
-        judge_jobs = list(judge_job.objects.filter(collection=collection).select_related("judge")[:20])
     return Dashboard(
         collection=collection,
         assessors=sorted(lines.values(), key=lambda line: line.username),
@@ -315,7 +313,8 @@ def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -
         assignments=assignments,
         support_assignments=SupportAssignment.objects.filter(topic__collection=collection).count(),
         import_jobs=import_jobs,
-        judge_jobs=judge_jobs,
+        job_lines=job_lines(collection_id=collection.pk, limit=20),
+        links=[link(collection.name) for link in COLLECTION_LINKS],
     )
 
 
@@ -351,21 +350,10 @@ def _pace(collection: Collection, lines: dict[int, AssessorLine], now: datetime)
 
 
 def organiser_home(*, user: Any) -> dict[str, Any]:
-    """What an organiser's home lists besides the collections: crowd campaigns and recent jobs.
-
-    Campaigns and judge jobs live in the apps built on this one; they are read through the app registry
-    so this page works whichever of them is installed.
-    """
-    campaigns: list[Any] = []
-    if apps.is_installed("crowd"):
-        campaign = apps.get_model("crowd", "CrowdCampaign")
-        campaigns = list(campaign.objects.select_related("collection").order_by("-id")[:10])
-    judge_jobs: list[Any] = []
-    if apps.is_installed("judging"):
-        judge_job = apps.get_model("judging", "JudgeJob")
-        judge_jobs = list(judge_job.objects.select_related("judge", "collection")[:10])
+    """What an organiser's home lists besides the collections: what the apps built on this one show there
+    (crowd campaigns), and recent jobs (judging's, registered in core.registry, and uploads)."""
     return {
-        "campaigns": campaigns,
-        "judge_jobs": judge_jobs,
+        "sections": [section() for section in HOME_SECTIONS],
+        "job_lines": job_lines(collection_id=None, limit=10),
         "import_jobs": list(ImportJob.objects.select_related("collection")[:10]),
     }

@@ -18,6 +18,7 @@ from rest_framework.authtoken.models import Token
 from annotation.judge_access import assessor_judge_refusal
 from annotation.models import Collection, Judge, SupportAssignment, Topic
 from annotation.support.services import support_assignment_set
+from core.names import collection_name_problem
 
 
 class ConsoleError(Exception):
@@ -28,6 +29,9 @@ class ConsoleError(Exception):
 def collection_create(*, name: str, description: str = "") -> Collection:
     if Collection.objects.filter(name=name).exists():
         raise ConsoleError(f"a collection named {name!r} already exists")
+    problem = collection_name_problem(name)
+    if problem:
+        raise ConsoleError(problem)
     return Collection.objects.create(name=name, description=description)
 
 

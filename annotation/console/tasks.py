@@ -11,7 +11,7 @@ from django_tasks import task
 from annotation.console.selectors import import_job_state
 from annotation.console.uploads import UploadRefused, import_job_run, inline_limit
 from annotation.models import ImportJob
-from assay.background import requeue_on_shutdown, task_abandon
+from core.background import requeue_on_shutdown, task_abandon
 
 
 @task()

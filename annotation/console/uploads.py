@@ -35,6 +35,7 @@ from annotation.nuggets.io import gold_responses_import, nuggets_import
 from annotation.relevance.io import ptkb_qrels_import, qrels_import
 from annotation.services import ImportResult, import_judge_get_or_create
 from annotation.support.io import support_labels_import
+from core.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,6 @@ DEFAULT_INLINE_BYTES = 256 * 1024
 # least this often, so a page can tell it from one whose process died (IMPORT_STALE_AFTER_S).
 PROGRESS_EVERY_S = 0.25
 HEARTBEAT_S = 5.0
-
-Progress = Callable[[int, int], None]
 
 
 class UploadRefused(Exception):

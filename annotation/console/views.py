@@ -53,7 +53,7 @@ from annotation.selectors import collection_counts
 from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
-from annotation.wording import plural
+from core.wording import plural
 
 
 def _collection(name: str) -> Collection:

@@ -23,7 +23,7 @@ from annotation.formats.base import (
     plain_line,
     read_text,
 )
-from annotation.wording import plural
+from core.wording import plural
 
 # --- Runs ------------------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +84,24 @@ def nuggets_create(*, nuggets: Sequence[Nugget]) -> list[Nugget]:
     for nugget in nuggets:
         _nugget_check(text=nugget.text, start=nugget.start, end=nugget.end)
     return Nugget.objects.bulk_create(nuggets, batch_size=1000)
+
+
+@transaction.atomic
+def nugget_duplicates_mark(*, marks: Mapping[int, int | None]) -> int:
+    """Set nuggets' duplicate marks (nugget pk -> pk of the nugget it repeats, or None: an original), for
+    the nugget page, a nugget file's import and machine de-duplication alike; how many marks changed.
+
+    The callers decide what duplicates what (one level deep, within a judge's turn); this is where the
+    rows change, so a mark is stamped like every other revision of a nugget.
+    """
+    nuggets = list(Nugget.objects.filter(pk__in=list(marks)).only("pk", "duplicate_of"))
+    changed = [nugget for nugget in nuggets if nugget.duplicate_of_id != marks[nugget.pk]]
+    now = timezone.now()
+    for nugget in changed:
+        nugget.duplicate_of_id = marks[nugget.pk]
+        nugget.updated_at = now
+    Nugget.objects.bulk_update(changed, ["duplicate_of", "updated_at"], batch_size=1000)
+    return len(changed)
 
 
 @transaction.atomic

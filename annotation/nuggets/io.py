@@ -19,7 +19,13 @@ from annotation.formats.nuggets import (
     parse_gold_responses,
     parse_nuggets,
 )
-from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_refusal, nugget_upsert
+from annotation.judgments import (
+    JudgmentRefused,
+    gold_response_submit,
+    nugget_duplicates_mark,
+    nugget_refusal,
+    nugget_upsert,
+)
 from annotation.models import (
     Collection,
     GoldResponse,
@@ -32,7 +38,7 @@ from annotation.models import (
 from annotation.nuggets.services import _cover
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
-from annotation.wording import plural
+from core.wording import plural
 
 # --- Imports and exports ---------------------------------------------------------------------------
 
@@ -136,13 +142,11 @@ def nuggets_import(
     stale = [n.pk for unit, n in existing.items() if unit not in seen]
     Nugget.objects.filter(pk__in=stale).delete()
     result.deleted = len(stale)
+    marks: dict[int, int | None] = {}
     for r in parsed.nuggets:
         unit = (turns[r.turn_id].pk, r.key)
-        nugget = stored[unit]
-        target = stored[(unit[0], r.duplicate_of)].pk if r.duplicate_of is not None else None
-        if nugget.duplicate_of_id != target:
-            nugget.duplicate_of_id = target
-            nugget.save(update_fields=["duplicate_of", "updated_at"])
+        marks[stored[unit].pk] = stored[(unit[0], r.duplicate_of)].pk if r.duplicate_of is not None else None
+    nugget_duplicates_mark(marks=marks)
     # The set covers the file's turns in the file's order.
     NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).exclude(
         turn_id__in=[t.pk for t in turns.values()]

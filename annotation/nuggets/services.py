@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from django.db import transaction
 from django.db.models import Max
 
-from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_upsert
+from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_duplicates_mark, nugget_upsert
 from annotation.models import (
     GoldResponse,
     Judge,
@@ -163,6 +163,7 @@ def nugget_duplicate_mark(*, nugget: Nugget, duplicate_of: Nugget | None) -> Nug
     original, and the nugget's own duplicates follow it, so the de-duplicated set is simply the
     nuggets with no mark.
     """
+    marks: dict[int, int | None] = {}
     if duplicate_of is not None:
         if duplicate_of.judge_id != nugget.judge_id or duplicate_of.turn_id != nugget.turn_id:
             raise NuggetRejected("a nugget can only duplicate another nugget of the same turn")
@@ -171,10 +172,11 @@ def nugget_duplicate_mark(*, nugget: Nugget, duplicate_of: Nugget | None) -> Nug
             root = Nugget.objects.get(pk=root.duplicate_of_id)
         if root.pk == nugget.pk:
             raise NuggetRejected("a nugget cannot be a duplicate of itself")
-        Nugget.objects.filter(duplicate_of=nugget).update(duplicate_of=root)
+        marks.update(dict.fromkeys(nugget.duplicates.values_list("pk", flat=True), root.pk))
         duplicate_of = root
-    nugget.duplicate_of = duplicate_of
-    nugget.save(update_fields=["duplicate_of", "updated_at"])
+    marks[nugget.pk] = duplicate_of.pk if duplicate_of is not None else None
+    nugget_duplicates_mark(marks=marks)
+    nugget.refresh_from_db(fields=["duplicate_of", "updated_at"])
     return nugget
 
 

@@ -44,7 +44,9 @@ from annotation.permissions import is_organiser
 from annotation.selectors import assessor_judge, collection_counts, turn_key
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
-from assay.json_body import BadJsonBody, read_json_body
+from core.form_fields import ModelMultipleChoiceField
+from core.json_body import BadJsonBody, read_json_body
+from core.names import assessor_judge_name
 
 DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
 _F = TypeVar("_F", bound=forms.Form)
@@ -364,7 +366,7 @@ def nugget_duplicate_view(request: AuthenticatedRequest, name: str, turn_id: str
     return JsonResponse({"changed": [nugget_payload(n) for n in changed]})
 
 
-class NuggetChoice(forms.ModelMultipleChoiceField):
+class NuggetChoice(ModelMultipleChoiceField):
     def label_from_instance(self, obj: Nugget) -> str:
         return f"{obj.key} {obj.text}"
 
@@ -448,7 +450,7 @@ def nugget_stats_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     if judge is not None:
         stats = nugget_stats(collection=collection, judge=judge)
     else:  # an assessor with no labels yet: their (empty) set, under the name it will have
-        label = f"assessor:{request.user.get_username()}"
+        label = assessor_judge_name(request.user.get_username())
         stats = NuggetStats(judge=Judge(name=label, kind=Judge.Kind.ASSESSOR))
     return render(
         request,

@@ -1,13 +1,13 @@
 """The assessor JSON endpoints, next passage and grade: the assessor page's script and scripted clients.
 
 DRF views like the rest of the API (annotation/api/): in its schema, answering refusals in its one error
-shape (assay/api_errors.py). Both call the relevance work rules (annotation.relevance.work) and nothing
+shape (core/api_errors.py). Both call the relevance work rules (annotation.relevance.work) and nothing
 else. The page signs in with its session (and sends the CSRF token in the X-CSRFToken header); scripts
 send `Authorization: Token <key>`, tried first so that a script's request never touches the session.
 They are most of the requests of a campaign, one or two per judgment, so each view keeps to what it
 needs: JSON only (no content negotiation among renderers), the per-user throttle for scripts only,
 since the page's pace is a person's, like every other page of the site, and the leaner DRF parts of
-assay/lean_api.py (input serializers, the session's user read by one prepared statement).
+core/lean_api.py (input serializers, the session's user read by one prepared statement).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.grade_sql import NextPassage
 from annotation.relevance.work import NextKind, NotPooled, WorkRefused, work_grade, work_next
-from assay.json_body import StrictBodies
-from assay.lean_api import JsonNegotiation, LeanSerializer, SessionUserAuthentication
-from assay.throttling import ScriptFixedWindowThrottle
-from assay.token_auth import FastTokenAuthentication
+from core.json_body import StrictBodies
+from core.lean_api import JsonNegotiation, LeanSerializer, SessionUserAuthentication
+from core.throttling import ScriptFixedWindowThrottle
+from core.token_auth import FastTokenAuthentication
 
 
 class RelevanceNextInput(LeanSerializer):

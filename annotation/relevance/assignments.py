@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotation.models import Assignment, Pool, Turn, WorkSlot, WorkUnit
 from annotation.selectors import natural_key
-from annotation.wording import plural
+from core.wording import plural
 
 
 class AssignmentFailed(Exception):

@@ -16,7 +16,6 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotation.formats.base import Problems
-from annotation.formats.csv_safe import SafeDictWriter
 from annotation.formats.qrels import parse_ptkb_qrels, parse_qrels
 from annotation.judgments import PtkbRow, RelevanceRow, ptkb_judgments_upsert, relevance_judgments_upsert
 from annotation.models import (
@@ -30,6 +29,7 @@ from annotation.models import (
 )
 from annotation.selectors import natural_key
 from annotation.services import JUDGMENTS, ImportResult, turns_for
+from core.csv_safe import SafeDictWriter
 
 # --- Passage qrels ---------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from django.db import transaction
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Ranking, RelevanceJudgment, Turn
 from annotation.selectors import UnknownTurns, turns_named
-from annotation.wording import plural
+from core.wording import plural
 
 
 class PoolingFailed(Exception):

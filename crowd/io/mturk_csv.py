@@ -6,7 +6,7 @@ AssignmentStatus, AcceptTime, SubmitTime, WorkTimeInSeconds, Input.*, Answer.*`,
 `Answer.q<n>` = yes / no. Importing results is all-or-nothing, names file and line of each problem, and
 is idempotent (the same file twice adds nothing).
 
-Both exports go through annotation.formats.csv_safe: worker ids, response and nugget texts come from
+Both exports go through core.csv_safe: worker ids, response and nugget texts come from
 outside, and a cell a spreadsheet would run as a formula is written as text. Every row fills the header
 (a smaller last batch gets empty cells), as MTurk's batch upload requires.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import Problems, read_text
-from annotation.formats.csv_safe import csv_writer
+from core.csv_safe import csv_writer
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign
 from crowd.services import CrowdError
 from crowd.services.answers import answers_from_fields, assignment_confirm

@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django import forms
+
+from annotation.console.forms import upload_kind_register
 from annotation.console.uploads import KindRow, UploadRefused, importer_register, judge_named, kind_rows
 from annotation.models import Collection, ImportJob, Judge
 from crowd.io.cone_rag import cone_rag_labels_import, cone_rag_responses_import, parse_aliases
@@ -38,6 +41,27 @@ def cone_rag_labels_upload(
     return kind_rows(result, "NtR labels")
 
 
+class AliasLinesField(forms.CharField):
+    """The CONE-RAG labels' run aliases, one ALIAS=RUN_NAME per line: the non-empty lines, stripped."""
+
+    def clean(self, value: Any) -> list[str]:
+        text = super().clean(value) or ""
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 def register() -> None:
     importer_register(kind=ImportJob.Kind.CONE_RAG_RESPONSES, importer=cone_rag_responses_upload)
+    upload_kind_register(kind=ImportJob.Kind.CONE_RAG_RESPONSES, options=())
     importer_register(kind=ImportJob.Kind.CONE_RAG_LABELS, importer=cone_rag_labels_upload)
+    upload_kind_register(
+        kind=ImportJob.Kind.CONE_RAG_LABELS,
+        options=("nugget_judge", "judge", "aliases"),
+        required=("nugget_judge", "aliases"),
+        fields={
+            "aliases": AliasLinesField(
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 3}),
+                help_text="CONE-RAG labels: one ALIAS=RUN_NAME per line.",
+            )
+        },
+    )

@@ -26,10 +26,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation.formats.csv_safe import csv_writer
 from annotation.models import Collection
 from annotation.permissions import organiser_required
-from annotation.wording import plural
+from core.csv_safe import csv_writer
+from core.wording import plural
 from crowd import selectors
 from crowd.client import MTurkClient, MTurkError
 from crowd.forms import (

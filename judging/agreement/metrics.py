@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from annotation.selectors import natural_key
-from annotation.wording import plural
+from core.wording import plural
 
 AlphaLevel = Literal["nominal", "ordinal"]
 WeightKind = Literal["none", "linear", "quadratic"]

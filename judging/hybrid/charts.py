@@ -72,10 +72,15 @@ def lines(
     marks: tuple[float, ...] = (),
     height: int = 220,
 ) -> dict[str, Any]:
-    """Polylines of (budget, value) per method on a log-budget axis from y_min to y_max."""
+    """Polylines of (budget, value) per method on a log-budget axis from y_min to y_max, the axis widened to
+    every finite value: a point drawn at the edge for a value beyond it would read as a value it is not."""
     xs = sorted({p[0] for pts in series.values() for p in pts})
     if not xs:
         return {"series": [], "width": WIDTH, "height": height, "xticks": [], "yticks": []}
+    values = [v for pts in series.values() for _b, v in pts if math.isfinite(v)]
+    y_min, y_max = min([y_min, *values]), max([y_max, *values])
+    if y_max <= y_min:
+        y_max = y_min + 1.0
     left, right, top, bottom = 60, 120, 10, height - 30
     lx = [math.log(v) for v in xs]
     x0, x1 = min(lx), max(lx) if max(lx) > min(lx) else min(lx) + 1
@@ -84,7 +89,6 @@ def lines(
         return round(left + (math.log(v) - x0) / (x1 - x0) * (WIDTH - left - right), 2)
 
     def py(v: float) -> float:
-        v = min(max(v, y_min), y_max)
         return round(bottom - (v - y_min) / (y_max - y_min) * (bottom - top), 2)
 
     palette = ["#555", "#1f77b4", "#2ca02c", "#d62728", "#9467bd"]

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.models import Collection, Judge
 from judging.hybrid.estimators import METHODS
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, human_sample_get
@@ -54,7 +54,17 @@ class HybridCommand(CollectionCommand):
         parser.add_argument("--gold-judge", help="ntr: the judge of the gold nuggets.")
 
     def add_method_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--alpha", type=float, default=0.05, help="Error level (default: %(default)s).")
+        parser.add_argument(
+            "--fpc",
+            action="store_true",
+            help="Design-based intervals with the finite-population correction: for the mean over exactly "
+            "the machine-labelled units, narrower when the sample is a large share of them (valid for a "
+            "uniform sample without replacement or a stored sample). Default: the units are draws from an "
+            "infinite population, which is conservative then.",
+        )
+        parser.add_argument(
+            "--alpha", type=float, default=0.05, help="Error rate: 0.05 gives 95%% intervals (the default)."
+        )
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def check_alpha(self, alpha: float) -> float:

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.estimators import Estimate, EstimationError, mean_interval
+from judging.hybrid.intervals import Bounds, measure_bounds
 from judging.hybrid.units import UnitTable
 from judging.models import HumanSample
 
@@ -98,6 +99,11 @@ class HybridEstimate:
         """The interval's confidence level as people read it ("95%"), rather than its alpha."""
         return f"{100 * (1 - self.alpha):g}%"
 
+    @property
+    def warnings(self) -> list[str]:
+        """One line per run whose sample is below the sizes where the intervals' coverage was shown to hold."""
+        return [f"{run}: {e.warning}" for run, e in self.runs.items() if e.warning]
+
     def settled_share(self) -> float | None:
         return sum(p.settled for p in self.pairs) / len(self.pairs) if self.pairs else None
 
@@ -116,6 +122,7 @@ class HybridEstimate:
             "settled_share": self.settled_share(),
             "skipped": self.skipped,
             "notes": self.notes,
+            "warnings": self.warnings,
         }
 
 
@@ -146,6 +153,7 @@ def _one(
     method: str,
     alpha: float,
     fpc: bool = False,
+    bounds: Bounds = (0.0, 1.0),
 ) -> tuple[Estimate, int]:
     present = ~np.isnan(yhat_row)
     labelled = drawn & present & ~np.isnan(y_row)
@@ -158,6 +166,7 @@ def _one(
         alpha=alpha,
         pi=None if pi is None else pi[labelled],
         fpc=fpc,
+        bounds=bounds,
     )
     return estimate, missing
 
@@ -191,7 +200,9 @@ def hybrid_estimate(
     missing_total = 0
     for i, run in enumerate(table.runs):
         try:
-            estimate, missing = _one(table.human[i], table.machine[i], drawn, pi, method, alpha, fpc)
+            estimate, missing = _one(
+                table.human[i], table.machine[i], drawn, pi, method, alpha, fpc, measure_bounds(table.measure)
+            )
         except EstimationError as exc:
             result.skipped[run] = str(exc)
             continue
@@ -218,13 +229,14 @@ def hybrid_estimate(
                         method,
                         alpha,
                         fpc,
+                        measure_bounds(table.measure, difference=True),
                     )
                 except EstimationError:
                     continue
                 result.pairs.append(PairDifference(a=a, b=b, estimate=estimate))
     if result.pairs:
         result.notes.append(
-            "a pair is settled when its difference interval excludes 0 at this alpha, pair by pair "
+            "a pair is settled when its difference interval excludes 0 at the intervals' confidence level, pair by pair "
             "(no correction for the number of pairs)"
         )
     return result
@@ -251,5 +263,6 @@ def estimate_text(result: HybridEstimate) -> str:
         lines.append(f"settled pairs: {settled} of {len(result.pairs)} ({100 * share:.0f}%)")
     for run, reason in result.skipped.items():
         lines.append(f"{run}: no interval ({reason})")
+    lines.extend(f"warning: {w}" for w in result.warnings)
     lines.extend(f"note: {n}" for n in result.notes)
     return "\n".join(lines) + "\n"

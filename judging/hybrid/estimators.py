@@ -19,8 +19,10 @@ lam=0, ppi with lam=1, ppi++ and active with the tuned lam): unweighted means of
 biased towards the units the sampler favoured.
 
 The machine values of all N units stand in for `Yhat_unlabeled`, so the point estimate is the classic
-difference estimator. By default the intervals are ppi_py's: units are independent draws from an
-infinite population, which is conservative when the sample is a large share of the N units.
+difference estimator. By default the standard errors are ppi_py's (with the rectifier's variance over
+n - 1): units are independent draws from an infinite population, which is conservative when the sample
+is a large share of the N units. The interval's ends are not ppi_py's normal ones: `intervals` turns the
+estimate and its standard error into a Student or Wilson interval clipped to the measure's range.
 
 With `fpc=True` the intervals are design-based instead, for the mean over exactly these N units (what
 Assay estimates: the score if the human had labelled every unit the machine labelled). The machine term
@@ -35,8 +37,7 @@ lam * mean(Yhat over N) is then a known constant, and only the rectifier varies 
 lam is tuned to minimise that variance (cov(Y, Yhat) over the sample / var(Yhat) over the N units, and
 its weighted analogue), clipped to [0, 1]; a unit drawn with certainty (pi = 1) adds no variance.
 
-`ppi_py` (with numba, statsmodels) is imported inside the functions: commands that never estimate
-start without it.
+The estimators are written in closed form; the tests check them against ppi_py, scipy and statsmodels.
 """
 
 from __future__ import annotations
@@ -47,7 +48,13 @@ from typing import Any
 
 import numpy as np
 
+from judging.hybrid.intervals import Bounds, interval_ends
+
 METHODS = ("classical", "ppi", "ppi++", "active")
+# Below these sizes the intervals' coverage was not shown to hold (docs/statistics.md): fewer human-labelled
+# units than the usual rule of thumb for a mean, or fewer labels of the rarer answer of a yes/no share.
+MIN_UNITS = 30
+MIN_POSITIVES = 5
 
 
 class EstimationError(ValueError):
@@ -64,6 +71,8 @@ class Estimate:
     n_human: int
     n_machine: int
     effective_n: float
+    rule: str = "t"  # how the ends were found: "t", "wilson" or "census" (`intervals`)
+    warning: str | None = None
 
     @property
     def width(self) -> float:
@@ -77,6 +86,8 @@ class Estimate:
             "n_machine": self.n_machine,
             "effective_n": self.effective_n,
             "lam": self.lam,
+            "interval": self.rule,
+            "warning": self.warning,
         }
 
 
@@ -86,10 +97,6 @@ def z_value(alpha: float) -> float:
     from scipy.stats import norm
 
     return float(norm.ppf(1 - alpha / 2))
-
-
-def _scalar(value: Any) -> float:
-    return float(np.ravel(np.asarray(value, dtype=float))[0])
 
 
 def ppi_plus_plus_lam(*, y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray) -> float:
@@ -178,6 +185,7 @@ def mean_interval(
     alpha: float = 0.05,
     pi: np.ndarray | None = None,
     fpc: bool = False,
+    bounds: Bounds = (0.0, 1.0),
 ) -> Estimate:
     """The interval of `method` for the mean over all units.
 
@@ -185,10 +193,13 @@ def mean_interval(
     units (the sampled ones included, in any order). `pi`: the sampled units' inclusion probabilities when
     the sample was drawn unit by unit with known, possibly unequal, probabilities; None for a uniform
     random sample of fixed size. `fpc`: design-based intervals for the mean over these N units, with the
-    finite-population correction (module docstring).
+    finite-population correction (module docstring). `bounds`: the range of the values (None: unbounded);
+    the interval's rule (Wilson or Student's t) and the clipping are `intervals.interval_ends`'.
     """
     if method not in METHODS:
         raise EstimationError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    if not 0 < alpha < 1:
+        raise EstimationError(f"alpha must lie strictly between 0 and 1, not {alpha}")
     y, yhat, yhat_all = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_all))
     n, big_n = len(y), len(yhat_all)
     if n < 2:
@@ -197,54 +208,68 @@ def mean_interval(
         raise EstimationError("y and yhat must have the same length")
     if big_n < n:
         raise EstimationError("yhat_all must hold every unit, the sampled ones included")
-    z = z_value(alpha)
     if method == "active" and pi is None and not fpc:
         pi = np.full(n, n / big_n)
     if pi is not None:
         pi = np.asarray(pi, dtype=float)
         if len(pi) != n or np.any(pi <= 0) or np.any(pi > 1):
             raise EstimationError("inclusion probabilities must be in (0, 1], one per sampled unit")
+    fixed = {"classical": 0.0, "ppi": 1.0}.get(method)
+    se_srs = math.sqrt(float(np.var(y, ddof=1)) / n)
     if fpc:
-        fixed = {"classical": 0.0, "ppi": 1.0}.get(method)
         estimate, se, lam = fpc_interval(y=y, yhat=yhat, yhat_all=yhat_all, lam=fixed, pi=pi)
-        _, se_classical, _ = fpc_interval(y=y, yhat=yhat, yhat_all=yhat_all, lam=0.0, pi=pi)
     elif pi is not None:
-        fixed = {"classical": 0.0, "ppi": 1.0}.get(method)
         estimate, se, lam = ipw_interval(y=y, yhat=yhat, pi=pi, yhat_all=yhat_all, lam=fixed)
-        _, se_classical, _ = ipw_interval(y=y, yhat=yhat, pi=pi, yhat_all=yhat_all, lam=0.0)
     else:
-        from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
-
-        se_classical = float(np.std(y)) / math.sqrt(n)
-        if method == "classical":
-            lam = 0.0
-            estimate = float(np.mean(y))
-            lo, hi = classical_mean_ci(y, alpha=alpha)
-        else:
-            lam = 1.0 if method == "ppi" else ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
-            estimate = _scalar(ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam))
-            lo, hi = ppi_mean_ci(y, yhat, yhat_all, alpha=alpha, lam=lam)
-        se = (_scalar(hi) - _scalar(lo)) / (2 * z)
-        return Estimate(
-            estimate=estimate,
-            lo=_scalar(lo),
-            hi=_scalar(hi),
-            se=se,
-            lam=lam,
-            n_human=n,
-            n_machine=big_n,
-            effective_n=_effective_n(n, se_classical, se),
-        )
-    return Estimate(
+        # ppi_py's estimators in closed form (tested equal); the rectifier's variance with n - 1, as
+        # Student's interval wants it.
+        lam = fixed if fixed is not None else ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
+        rect = y - lam * yhat
+        estimate = lam * float(np.mean(yhat_all)) + float(np.mean(rect))
+        se = math.sqrt(lam**2 * float(np.var(yhat_all)) / big_n + float(np.var(rect, ddof=1)) / n)
+    binary = bool(np.all((y == 0) | (y == 1)))
+    census = fpc and n == big_n
+    est, lo, hi, wilson = interval_ends(
         estimate=estimate,
-        lo=estimate - z * se,
-        hi=estimate + z * se,
+        se=se,
+        se_srs=se_srs,
+        n=n,
+        binary=binary,
+        identical=bool(np.ptp(y) == 0),
+        census=census,
+        alpha=alpha,
+        bounds=bounds,
+    )
+    return Estimate(
+        estimate=float(est),
+        lo=float(lo),
+        hi=float(hi),
         se=se,
         lam=lam,
         n_human=n,
         n_machine=big_n,
-        effective_n=_effective_n(n, se_classical, se),
+        effective_n=_effective_n(n, se_srs, se),
+        rule="census" if census else ("wilson" if bool(wilson) else "t"),
+        warning=None if census else small_sample_warning(n=n, positives=_positives(y) if binary else None),
     )
+
+
+def _positives(y: np.ndarray) -> int:
+    """The rarer of the two answers' count: a share near 1 is as hard to bound as one near 0."""
+    ones = int(np.sum(y == 1))
+    return min(ones, len(y) - ones)
+
+
+def small_sample_warning(*, n: int, positives: int | None = None) -> str | None:
+    """Why the interval's coverage is not shown to hold at this size, or None when it is."""
+    reasons = []
+    if n < MIN_UNITS:
+        reasons.append(f"{n} human-labelled units (fewer than {MIN_UNITS})")
+    if positives is not None and positives < MIN_POSITIVES:
+        reasons.append(f"{positives} labels of the rarer answer (fewer than {MIN_POSITIVES})")
+    if not reasons:
+        return None
+    return "coverage not shown to hold at " + " and ".join(reasons) + ": treat the interval as a rough guide"
 
 
 def _effective_n(n: int, se_classical: float, se: float) -> float:

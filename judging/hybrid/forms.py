@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge, Pool
 from annotation.typed import choice_field
+from core.form_fields import ModelMultipleChoiceField
 from judging.hybrid.sampling import STRATEGIES
 from judging.models import HumanSample
 
@@ -36,7 +37,7 @@ class SampleDrawForm(forms.Form):
         required=False,
         help_text="uncertainty: other machine judges whose disagreement with the machine judge is its uncertainty.",
     )
-    assessors = forms.ModelMultipleChoiceField(
+    assessors = ModelMultipleChoiceField(
         queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
         widget=forms.CheckboxSelectMultiple,
     )

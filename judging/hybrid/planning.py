@@ -4,8 +4,8 @@ For a mean over N units estimated from n human labels, PPI++ has variance
     sigma_rect^2 / n + lam^2 * var(Yhat) / N,
 with sigma_rect^2 the variance of Y - lam*Yhat (lam the tuned weight). The pilot gives both variances;
 solving for n gives the labels a run needs for an interval of a target width, and a pair of runs with
-estimated difference d the labels after which its interval excludes 0 (z * se < |d|), if d is the true
-difference. The plan is an extrapolation from the pilot and is only as good as its variance estimates.
+estimated difference d the labels after which its interval excludes 0 (t * se < |d|), if d is the true
+difference. With the finite-population correction the variance is (1 - n/N) sigma_rect^2 / n instead. The plan is an extrapolation from the pilot and is only as good as its variance estimates.
 """
 
 from __future__ import annotations
@@ -16,9 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.estimate import sample_weights
-from judging.hybrid.estimators import EstimationError, ppi_plus_plus_lam, z_value
+from judging.hybrid.estimators import (
+    MIN_UNITS,
+    EstimationError,
+    fpc_interval,
+    ppi_plus_plus_lam,
+    small_sample_warning,
+    z_value,
+)
+from judging.hybrid.intervals import quantiles
 from judging.hybrid.units import UnitTable
 from judging.models import HumanSample
 
@@ -49,6 +57,22 @@ class BudgetPlan:
     pair_needs: list[float] = field(default_factory=list)
     n_pilot: int = 0
     nothing_to_estimate: list[str] = field(default_factory=list)
+    fpc: bool = False
+
+    @property
+    def warnings(self) -> list[str]:
+        """Where the plan rests on sizes below those at which the intervals' coverage was shown to hold."""
+        out = []
+        if self.n_pilot < MIN_UNITS:
+            out.append(f"pilot: {small_sample_warning(n=self.n_pilot)}; its variances are rough too")
+        for what, n in (("width", self.labels_for_width), ("settling", self.labels_for_settling)):
+            capped = self._capped(n)
+            if capped is not None and capped < MIN_UNITS:
+                out.append(
+                    f"the {what} plan's {capped} labels are below {MIN_UNITS}, where coverage was not shown "
+                    f"to hold: label at least {MIN_UNITS}"
+                )
+        return out
 
     @property
     def labels_for_width(self) -> float | None:
@@ -116,6 +140,8 @@ class BudgetPlan:
             "settling_plan": self.settling_sentence(),
             "runs": {r: p.as_dict() for r, p in self.runs.items()},
             "nothing_to_estimate": self.nothing_to_estimate,
+            "fpc": self.fpc,
+            "warnings": self.warnings,
         }
 
 
@@ -123,17 +149,38 @@ def _finite(x: float) -> float | None:
     return float(math.ceil(x)) if math.isfinite(x) else None
 
 
-def labels_for(*, sigma2: float, imputed2: float, big_n: int, half_width: float, z: float) -> float:
-    """The n with z * sqrt(sigma2 / n + imputed2 / N) = half_width (inf when the machine term alone is too wide)."""
-    room = (half_width / z) ** 2 - imputed2 / big_n
-    if room <= 0:
-        return math.inf
-    return max(2.0, sigma2 / room)
+def labels_for(
+    *, sigma2: float, imputed2: float, big_n: int, half_width: float, alpha: float, fpc: bool = False
+) -> float:
+    """The n with t(n - 1) * se(n) = half_width (inf when no n up to N reaches it).
+
+    se(n)^2 is sigma2 / n + imputed2 / N, or with `fpc` (1 - n/N) sigma2 / n (`estimators.fpc_interval`).
+    Student's quantile depends on n, so the equation is solved by a few fixed-point steps from the normal one.
+    """
+    n = 2.0
+    z = z_value(alpha)
+    for step in range(20):
+        q = z if step == 0 else float(quantiles(alpha, math.ceil(n) - 1)[1])
+        if fpc:
+            room = (half_width / q) ** 2 + sigma2 / big_n
+        else:
+            room = (half_width / q) ** 2 - imputed2 / big_n
+        if room <= 0:
+            return math.inf
+        new = max(2.0, sigma2 / room)
+        if abs(new - n) < 1e-9:
+            break
+        n = new
+    return n
 
 
-def _variances(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray) -> tuple[float, float]:
-    lam = ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
-    return float(np.var(y - lam * yhat)), float(lam**2 * np.var(yhat_all))
+def _variances(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, fpc: bool) -> tuple[float, float]:
+    """(rectifier variance, machine term's variance) of PPI++, as `estimators.mean_interval` computes them."""
+    if fpc:
+        _estimate, _se, lam = fpc_interval(y=y, yhat=yhat, yhat_all=yhat_all, lam=None)
+    else:
+        lam = ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
+    return float(np.var(y - lam * yhat, ddof=1)), 0.0 if fpc else float(lam**2 * np.var(yhat_all))
 
 
 def plan_budget(
@@ -143,17 +190,20 @@ def plan_budget(
     target_width: float | None = None,
     settle_share: float | None = None,
     alpha: float = 0.05,
+    fpc: bool = False,
 ) -> BudgetPlan:
-    """Labels needed (in all, pilot included) per run for `target_width`, and to settle `settle_share`."""
+    """Labels needed (in all, pilot included) per run for `target_width`, and to settle `settle_share`;
+    `fpc`: for intervals with the finite-population correction."""
     if target_width is None and settle_share is None:
         raise EstimationError("give a target width, a share of pairs to settle, or both")
     if target_width is not None and target_width <= 0:
         raise EstimationError(f"the target width must be positive, not {target_width}")
     if settle_share is not None and not 0 < settle_share <= 1:
         raise EstimationError(f"the share of pairs to settle must be in (0, 1], not {settle_share}")
-    z = z_value(alpha)
     drawn, _pi, _design = sample_weights(table=table, sample=sample)
-    plan = BudgetPlan(units=table.size, target_width=target_width, settle_share=settle_share, alpha=alpha)
+    plan = BudgetPlan(
+        units=table.size, target_width=target_width, settle_share=settle_share, alpha=alpha, fpc=fpc
+    )
     rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for i, run in enumerate(table.runs):
         present = ~np.isnan(table.machine[i])
@@ -167,12 +217,18 @@ def plan_budget(
             plan.nothing_to_estimate.append(run)
             continue
         rows[run] = (table.human[i], table.machine[i], present)
-        sigma2, imputed2 = _variances(y, yhat, yhat_all)
-        n = int(labelled.sum())
-        width_now = 2 * z * math.sqrt(sigma2 / n + imputed2 / len(yhat_all))
+        sigma2, imputed2 = _variances(y, yhat, yhat_all, fpc)
+        n, big_n = int(labelled.sum()), len(yhat_all)
+        variance = (1 - n / big_n) * sigma2 / n if fpc else sigma2 / n + imputed2 / big_n
+        width_now = 2 * float(quantiles(alpha, n - 1)[1]) * math.sqrt(variance)
         needed = (
             labels_for(
-                sigma2=sigma2, imputed2=imputed2, big_n=len(yhat_all), half_width=target_width / 2, z=z
+                sigma2=sigma2,
+                imputed2=imputed2,
+                big_n=big_n,
+                half_width=target_width / 2,
+                alpha=alpha,
+                fpc=fpc,
             )
             if target_width is not None
             else math.nan
@@ -193,10 +249,15 @@ def plan_budget(
                 d_all = (ha - hb)[present]
                 lam = ppi_plus_plus_lam(y=d, yhat=dh, yhat_all=d_all)
                 difference = float(lam * d_all.mean() + (d - lam * dh).mean())
-                sigma2, imputed2 = float(np.var(d - lam * dh)), float(lam**2 * np.var(d_all))
+                sigma2, imputed2 = _variances(d, dh, d_all, fpc)
                 plan.pair_needs.append(
                     labels_for(
-                        sigma2=sigma2, imputed2=imputed2, big_n=len(d_all), half_width=abs(difference), z=z
+                        sigma2=sigma2,
+                        imputed2=imputed2,
+                        big_n=len(d_all),
+                        half_width=abs(difference),
+                        alpha=alpha,
+                        fpc=fpc,
                     )
                     if difference != 0
                     else math.inf

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from annotation.wording import plural
+from core.wording import plural
 
 STRATEGIES = ("uniform", "uncertainty")
 UNIFORM_SHARE = 0.2

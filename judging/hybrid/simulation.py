@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from annotation.wording import plural
-from judging.hybrid.estimators import METHODS, EstimationError, z_value
+from core.wording import plural
+from judging.hybrid.estimators import METHODS, EstimationError, small_sample_warning
+from judging.hybrid.intervals import Bounds, interval_ends, measure_bounds
 from judging.hybrid.sampling import disagreement, inclusion_probabilities
 from judging.hybrid.units import UnitTable
 
@@ -30,7 +31,8 @@ BLOCK = 8_000_000
 @dataclass
 class MethodFigures:
     """One method at one budget. The means are over the runs with something to estimate; `run_widths`
-    holds every run's mean width (0 for a run whose values are the same on every unit)."""
+    holds every run's mean width (not 0 for a run whose values are the same on every unit: the sample alone
+    cannot show that)."""
 
     coverage: float
     mean_width: float
@@ -38,6 +40,12 @@ class MethodFigures:
     coverage_mc_se: float
     worst_run_coverage: float
     run_widths: list[float] = field(default_factory=list)
+    warning: str | None = None
+
+    @property
+    def mc_error(self) -> float:
+        """The Monte Carlo standard error of `coverage`, under the name the reports use."""
+        return self.coverage_mc_se
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -45,8 +53,10 @@ class MethodFigures:
             "mean_width": self.mean_width,
             "width_ratio": self.width_ratio,
             "coverage_mc_se": self.coverage_mc_se,
+            "mc_error": self.mc_error,
             "worst_run_coverage": self.worst_run_coverage,
             "run_widths": self.run_widths,
+            "warning": self.warning,
         }
 
 
@@ -61,6 +71,8 @@ class SimulationResult:
     seed: int
     budgets: dict[int, dict[str, MethodFigures]] = field(default_factory=dict)
     constant_runs: list[int] = field(default_factory=list)
+    fpc: bool = False
+    warnings: dict[int, str] = field(default_factory=dict)  # budget: why its coverage is not shown to hold
 
     @property
     def estimated_runs(self) -> int:
@@ -74,6 +86,8 @@ class SimulationResult:
             "repeats": self.repeats,
             "alpha": self.alpha,
             "seed": self.seed,
+            "fpc": self.fpc,
+            "warnings": {str(b): w for b, w in self.warnings.items()},
             "budgets": {
                 str(b): {m: f.as_dict() for m, f in methods.items()} for b, methods in self.budgets.items()
             },
@@ -81,9 +95,12 @@ class SimulationResult:
 
 
 def _uniform_intervals(
-    y: np.ndarray, yh: np.ndarray, machine: np.ndarray, methods: Sequence[str], z: float
+    y: np.ndarray, yh: np.ndarray, machine: np.ndarray, methods: Sequence[str], fpc: bool = False
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """(estimate, half-width) per method, arrays (runs, repeats); y and yh are (runs, repeats, n)."""
+    """(estimate, standard error) per method, arrays (runs, repeats); y and yh are (runs, repeats, n).
+
+    The formulas of `estimators.mean_interval` (and `fpc_interval` with `fpc`), the rectifier's variance
+    over n - 1."""
     n, big_n = y.shape[-1], machine.shape[-1]
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     my, mh = y.mean(-1), yh.mean(-1)
@@ -91,35 +108,57 @@ def _uniform_intervals(
     cov = (y * yh).mean(-1) - my * mh
     m_all = machine.mean(-1)[:, None]
     v_all = machine.var(-1)[:, None]
-    if "classical" in methods:
-        out["classical"] = (my, z * np.sqrt(vy / n))
-    if "ppi" in methods:
-        v_rect = vy - 2 * cov + vh
-        out["ppi"] = (m_all + my - mh, z * np.sqrt(v_all / big_n + np.maximum(v_rect, 0) / n))
-    if "ppi++" in methods:
-        # ppi_py's lam: the sample covariance over (1 + n/N) times the variance of the pooled predictions.
-        s1 = yh.sum(-1) + machine.sum(-1)[:, None]
-        s2 = (yh**2).sum(-1) + (machine**2).sum(-1)[:, None]
-        pooled_var = (s2 - s1**2 / (n + big_n)) / (n + big_n - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(pooled_var > 0, cov / ((1 + n / big_n) * pooled_var), 0.0)
-        lam = np.clip(lam, 0.0, 1.0)
-        v_rect = vy - 2 * lam * cov + lam**2 * vh
+    ddof = n / (n - 1)
+    for method in methods:
+        if method == "classical":
+            lam: Any = np.zeros_like(my)
+        elif method == "ppi":
+            lam = np.ones_like(my)
+        elif fpc:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lam = np.clip(np.where(v_all > 0, cov * ddof / v_all, 0.0), 0.0, 1.0)
+        else:
+            # ppi_py's lam: the sample covariance over (1 + n/N) times the variance of the pooled predictions.
+            s1 = yh.sum(-1) + machine.sum(-1)[:, None]
+            s2 = (yh**2).sum(-1) + (machine**2).sum(-1)[:, None]
+            pooled_var = (s2 - s1**2 / (n + big_n)) / (n + big_n - 1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lam = np.where(pooled_var > 0, cov / ((1 + n / big_n) * pooled_var), 0.0)
+            lam = np.clip(lam, 0.0, 1.0)
+        v_rect = np.maximum(vy - 2 * lam * cov + lam**2 * vh, 0) * ddof
         est = lam * m_all + my - lam * mh
-        out["ppi++"] = (est, z * np.sqrt(lam**2 * v_all / big_n + np.maximum(v_rect, 0) / n))
+        if fpc:
+            out[method] = (est, np.sqrt((1 - n / big_n) * v_rect / n))
+        else:
+            out[method] = (est, np.sqrt(lam**2 * v_all / big_n + v_rect / n))
     return out
 
 
 def _active_intervals(
-    xi: np.ndarray, truth: np.ndarray, machine: np.ndarray, pi: np.ndarray, z: float
+    xi: np.ndarray, truth: np.ndarray, machine: np.ndarray, pi: np.ndarray, fpc: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(estimate, half-width), arrays (runs, repeats), of the tuned weighted estimator; xi is (repeats, N)."""
+    """(estimate, standard error), arrays (runs, repeats), of the tuned weighted estimator; xi is (repeats, N),
+    1.0 where a unit is drawn.
+
+    With `fpc` the Horvitz-Thompson variance of `estimators.fpc_interval` for Poisson sampling."""
     big_n = machine.shape[-1]
+    k = machine.shape[0]
+    if fpc:
+        w = (1 - pi) / pi**2
+        columns = np.concatenate(
+            [w * truth * machine, w * machine**2, w * truth**2, truth / pi, machine / pi]
+        )
+        sums = xi @ columns.T
+        s_yh, s_hh, s_yy, s_y, s_h = (sums[:, i * k : (i + 1) * k].T for i in range(5))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.clip(np.where(s_hh > 0, s_yh / s_hh, 0.0), 0.0, 1.0)
+        est = (lam * machine.sum(-1)[:, None] + s_y - lam * s_h) / big_n
+        var = np.maximum(s_yy - 2 * lam * s_yh + lam**2 * s_hh, 0.0) / big_n**2
+        return est, np.sqrt(var)
     a_lab = machine * (1 - 1 / pi)
     b_lab = truth / pi
     columns = np.concatenate([machine, machine**2, a_lab, a_lab**2, b_lab, b_lab**2, a_lab * b_lab], axis=0)
-    sums = xi.astype(float) @ columns.T  # (repeats, 7 * runs)
-    k = machine.shape[0]
+    sums = xi @ columns.T  # (repeats, 7 * runs)
     s_h, s_hh, s_a, s_aa, s_b, s_bb, s_ab = (sums[:, i * k : (i + 1) * k].T for i in range(7))
     sum_a = machine.sum(-1)[:, None] - s_h + s_a
     sum_aa = (machine**2).sum(-1)[:, None] - s_hh + s_aa
@@ -131,7 +170,20 @@ def _active_intervals(
     lam = np.clip(lam, 0.0, 1.0)
     est = (lam * sum_a + s_b) / big_n
     var = np.maximum(lam**2 * var_a + 2 * lam * cov_ab + var_b, 0.0)
-    return est, z * np.sqrt(var / big_n)
+    return est, np.sqrt(var / big_n)
+
+
+def _sample_shape(x: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(n, se_srs, binary, identical), arrays (runs, repeats), of unit-by-unit samples; x is xi as floats."""
+    k = truth.shape[0]
+    columns = np.concatenate([truth, truth**2, ((truth != 0) & (truth != 1)).astype(float)])
+    sums = x @ columns.T
+    s1, s2, not_binary = (sums[:, i * k : (i + 1) * k].T for i in range(3))
+    n = np.broadcast_to(x.sum(1)[None, :], s1.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.maximum(s2 - s1**2 / n, 0.0) / (n - 1)
+        se_srs = np.sqrt(var / n)
+    return n, se_srs, not_binary == 0, var <= 1e-15
 
 
 def simulate(
@@ -144,13 +196,16 @@ def simulate(
     alpha: float = 0.05,
     uncertainty: np.ndarray | None = None,
     methods: Sequence[str] = METHODS,
+    fpc: bool = False,
+    bounds: Bounds = (0.0, 1.0),
 ) -> SimulationResult:
     """Coverage and mean width of every method's interval for every budget.
 
     `truth` and `machine` are (runs, units) arrays of the human and machine values; a run's true score is
     its mean of `truth`. `uncertainty` (units,) drives the active method's sampling probabilities; without
     it the active method samples uniformly (unit by unit). Coverage and mean width are over repeats and
-    the runs whose values vary across units; each run's own mean width is kept as well.
+    the runs whose values vary across units; each run's own mean width is kept as well. `fpc` and
+    `bounds` as in `estimators.mean_interval`: the intervals simulated are the ones `estimate` prints.
     """
     truth = np.atleast_2d(np.asarray(truth, dtype=float))
     machine = np.atleast_2d(np.asarray(machine, dtype=float))
@@ -167,7 +222,8 @@ def simulate(
     bad = [b for b in budgets if not 2 <= b <= big_n]
     if bad:
         raise EstimationError(f"budgets must lie between 2 and the {plural(big_n, 'unit')}, not {bad}")
-    z = z_value(alpha)
+    if not 0 < alpha < 1:
+        raise EstimationError(f"alpha must lie strictly between 0 and 1, not {alpha}")
     # A run with the same human and the same machine value on every unit (a run that ranks nothing scores
     # 0 everywhere) has a zero-width interval that always covers: counted in the means it would make every
     # method look narrower and surer than it is on the runs there is something to estimate for.
@@ -185,6 +241,7 @@ def simulate(
         alpha=alpha,
         seed=seed,
         constant_runs=[int(i) for i in np.flatnonzero(~varies)],
+        fpc=fpc,
     )
     ordered = sorted(set(budgets))
     largest = ordered[-1]
@@ -193,10 +250,29 @@ def simulate(
     hits: dict[tuple[int, str], np.ndarray] = {}
     widths: dict[tuple[int, str], np.ndarray] = {}
 
-    def record(budget: int, method: str, est: np.ndarray, half: np.ndarray) -> None:
-        covered = (np.abs(est - target) <= half).sum(-1)
+    def record(
+        budget: int, method: str, est: np.ndarray, se: np.ndarray, shape: tuple[np.ndarray, ...]
+    ) -> None:
+        n, se_srs, binary, identical = shape
+        est, lo, hi, _wilson = interval_ends(
+            estimate=est,
+            se=se,
+            se_srs=se_srs,
+            n=n,
+            binary=binary,
+            identical=identical,
+            census=fpc & (n == big_n),
+            alpha=alpha,
+            bounds=bounds,
+        )
+        # A unit-by-unit sample with fewer than 2 units has no interval: counted as the whole range.
+        few = n < 2
+        lo = np.where(few, bounds[0] if bounds else -np.inf, lo)
+        hi = np.where(few, bounds[1] if bounds else np.inf, hi)
+        # A census's estimate is the target up to rounding.
+        covered = ((lo - 1e-12 <= target) & (target <= hi + 1e-12)).sum(-1)
         hits[(budget, method)] = hits.get((budget, method), np.zeros(k)) + covered
-        widths[(budget, method)] = widths.get((budget, method), np.zeros(k)) + (2 * half).sum(-1)
+        widths[(budget, method)] = widths.get((budget, method), np.zeros(k)) + (hi - lo).sum(-1)
 
     chunk = max(1, min(repeats, BLOCK // max(1, big_n + k * largest)))
     probabilities = {
@@ -222,16 +298,34 @@ def simulate(
             for b in ordered:
                 idx = head[:, :b]
                 y, yh = truth[:, idx], machine[:, idx]
-                for method, (est, half) in _uniform_intervals(y, yh, machine, uniform_methods, z).items():
-                    record(b, method, est, half)
+                shape = (
+                    np.full(y.shape[:-1], b),
+                    np.sqrt(y.var(-1, ddof=1) / b),
+                    ((y == 0) | (y == 1)).all(-1),
+                    np.ptp(y, axis=-1) == 0,
+                )
+                for method, (est, se) in _uniform_intervals(y, yh, machine, uniform_methods, fpc).items():
+                    record(b, method, est, se, shape)
         if "active" in methods:
             keys = rng.random((size, big_n))
             for b in ordered:
                 pi = probabilities[b]
-                xi = keys < pi
-                est, half = _active_intervals(xi, truth, machine, pi, z)
-                record(b, "active", est, half)
+                xi = (keys < pi).astype(float)
+                est, se = _active_intervals(xi, truth, machine, pi, fpc)
+                record(b, "active", est, se, _sample_shape(xi, truth))
 
+    # The rarer answer's expected count in a sample of b units, for the runs whose values are yes/no (and
+    # not all the same: a sample of those always covers).
+    binary_runs = ((truth == 0) | (truth == 1)).all(-1) & (np.ptp(truth, axis=1) > 0)
+    share = truth[binary_runs].mean(-1) if binary_runs.any() else np.array([])
+    rarer = float(np.minimum(share, 1 - share).min()) if share.size else None
+    warnings = {
+        b: w
+        for b in ordered
+        if (w := small_sample_warning(n=b, positives=None if rarer is None else math.floor(b * rarer)))
+        and not (fpc and b == big_n)
+    }
+    result.warnings = {b: warnings[b] for b in ordered if b in warnings}
     for b in ordered:
         figures: dict[str, MethodFigures] = {}
         base = widths.get((b, "classical"))
@@ -248,6 +342,7 @@ def simulate(
                 coverage_mc_se=math.sqrt(max(coverage * (1 - coverage), 1e-12) / repeats),
                 worst_run_coverage=float(per_run.min()),
                 run_widths=[float(w) for w in run_widths],
+                warning=warnings.get(b),
             )
         result.budgets[b] = figures
     return result
@@ -273,6 +368,7 @@ def budget_simulate(
     seed: int = 0,
     confidence: Sequence[UnitTable] = (),
     methods: Sequence[str] = METHODS,
+    fpc: bool = False,
 ) -> BudgetSimulation:
     """Simulate the budgets on the units of `table` that have every value, as the budget page and
     `simulate_budget` both show it.
@@ -309,6 +405,8 @@ def budget_simulate(
         alpha=alpha,
         uncertainty=uncertainty,
         methods=methods,
+        fpc=fpc,
+        bounds=measure_bounds(table.measure),
     )
     active = "uncertainty" if uncertainty is not None else "uniform (no confidence judge)"
     return BudgetSimulation(table=complete, result=result, left_out=left_out, active_sampling=active)

@@ -26,7 +26,7 @@ import numpy as np
 
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.selectors import natural_key, qrels_dict, runs_dict
-from annotation.wording import plural
+from core.wording import plural
 
 TASKS = ("relevance", "support", "ntr")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")

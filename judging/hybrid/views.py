@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.forms import SampleDrawForm
@@ -43,7 +43,13 @@ class HybridForm(forms.Form):
     machine_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name")
     gold_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name", required=False)
     method = forms.ChoiceField(choices=[(m, m) for m in METHODS], initial="ppi++")
-    alpha = forms.FloatField(min_value=0.001, max_value=0.5, initial=0.05)
+    alpha = forms.FloatField(
+        min_value=0.001,
+        max_value=0.5,
+        initial=0.05,
+        label="Error rate",
+        help_text="0.05 gives 95% intervals, 0.1 gives 90%.",
+    )
     sample = forms.ModelChoiceField(queryset=HumanSample.objects.none(), to_field_name="name", required=False)
     fpc = forms.BooleanField(
         required=False,
@@ -70,7 +76,6 @@ class HybridForm(forms.Form):
 
 
 class BudgetForm(HybridForm):
-    fpc = None  # type: ignore[assignment]  # the simulation checks the default intervals
     budgets = forms.CharField(initial="10 20 50 100", help_text="Budgets separated by spaces.")
     repeats = forms.IntegerField(min_value=10, max_value=MAX_REPEATS, initial=200)
     confidence_judge = forms.ModelChoiceField(
@@ -312,6 +317,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     repeats=data["repeats"],
                     alpha=data["alpha"],
                     confidence=[_table(collection, data, human=confidence)] if confidence else [],
+                    fpc=data["fpc"],
                 )
                 table, simulation = outcome.table, outcome.result
                 plan = None
@@ -322,6 +328,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                         target_width=data["target_width"],
                         settle_share=data["settle_share"],
                         alpha=data["alpha"],
+                        fpc=data["fpc"],
                     ).as_json()
             except (UnitsError, EstimationError) as exc:
                 context["error"], status = str(exc), 400
@@ -348,6 +355,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     constant_runs=[table.runs[i] for i in simulation.constant_runs],
                     confidence=f"{100 * nominal:g}%",
                     units=table.size,
+                    fpc=data["fpc"],
                     coverage_chart=charts.lines(
                         coverage,
                         y_min=max(0.0, nominal - 0.15),

@@ -38,13 +38,12 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import NtnRow, ntn_judgments_store, nuggets_create
+from annotation.judgments import NtnRow, ntn_judgments_store, nugget_duplicates_mark, nuggets_create
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
 from annotation.selectors import natural_key
 from annotation.services import judge_get_or_create
-from annotation.wording import plural
-
-Progress = Callable[[int, int], None]
+from core.progress import Progress
+from core.wording import plural
 
 
 class NliJobError(ValueError):
@@ -293,9 +292,7 @@ def nuggets_dedup(
 @transaction.atomic
 def nugget_dedup_store(*, nuggets: list[Nugget], duplicate_of: dict[int, int | None], target: Judge) -> None:
     """Mark one turn's duplicates in the source set and copy its survivors to the target judge."""
-    for nugget in nuggets:
-        nugget.duplicate_of_id = duplicate_of[nugget.id]
-    Nugget.objects.bulk_update(nuggets, ["duplicate_of"], batch_size=1000)
+    nugget_duplicates_mark(marks={nugget.id: duplicate_of[nugget.id] for nugget in nuggets})
     nuggets_create(
         nuggets=[
             Nugget(

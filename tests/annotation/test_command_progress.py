@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import OutputWrapper
 
 from annotation import io as collection_io
-from annotation.management.commands._base import CommandProgress
 from annotation.models import PoolEntry, Ranking
+from core.progress import CommandProgress
 from tests.factories import CollectionFactory, RankingFactory, RunFactory, TopicFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

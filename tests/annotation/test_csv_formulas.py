@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.formats.csv_safe import SafeDictWriter, csv_cell, csv_writer
+from core.csv_safe import SafeDictWriter, csv_cell, csv_writer
 from judging.agreement.reports import rank_csv
 from tests.factories import (
     CollectionFactory,

@@ -1,4 +1,9 @@
-"""Data migrations carry existing rows over."""
+"""The migrations build the schema from an empty database, and data migrations carry existing rows over.
+
+`make test` builds its test databases from the models (pytest --nomigrations: one statement per table
+instead of every migration in turn, in each worker on each database); `makemigrations --check` keeps the
+models and the migrations equal. These tests are where the migrations themselves run, from zero.
+"""
 
 import pytest
 from django.db import connection
@@ -7,16 +12,53 @@ from django.db.migrations.executor import MigrationExecutor
 BEFORE = [("annotation", "0007_relevance_judgment_key_indexes")]
 AFTER = [("annotation", "0008_work_slot_open_in_order")]
 
+pytestmark = pytest.mark.django_db(transaction=True)
 
-@pytest.fixture
-def back_to_latest():
-    yield
+
+def _drop_every_table() -> None:
+    tables = connection.introspection.table_names()
+    quoted = ", ".join(connection.ops.quote_name(table) for table in tables)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE {quoted} CASCADE")
+        return
+    # SQLite drops one table per statement, and checks foreign keys on each unless told not to.
+    connection.disable_constraint_checking()
+    try:
+        with connection.cursor() as cursor:
+            for table in tables:
+                cursor.execute(f"DROP TABLE {connection.ops.quote_name(table)}")
+    finally:
+        connection.enable_constraint_checking()
+
+
+def _migrate_to_latest() -> None:
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
 
 
-@pytest.mark.django_db(transaction=True)
-def test_work_slots_get_their_units_assignment_and_position(back_to_latest):
+@pytest.fixture
+def empty_database(settings):
+    """No table at all, and the project's migrations in sight (--nomigrations hides them); the full
+    schema is migrated back afterwards for the tests that follow."""
+    settings.MIGRATION_MODULES = {}
+    _drop_every_table()
+    yield
+    _migrate_to_latest()
+
+
+def test_the_migrations_build_every_table_from_an_empty_database(empty_database):
+    assert connection.introspection.table_names() == []
+
+    _migrate_to_latest()
+
+    missing = set(connection.introspection.django_table_names()) - set(connection.introspection.table_names())
+    assert missing == set()
+    executor = MigrationExecutor(connection)
+    assert set(executor.loader.graph.nodes) - set(executor.recorder.applied_migrations()) == set()
+
+
+def test_work_slots_get_their_units_assignment_and_position(empty_database):
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
     old = executor.loader.project_state(BEFORE).apps

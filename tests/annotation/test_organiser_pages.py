@@ -106,6 +106,8 @@ ORGANISER_GET_STATUS = {
     "console-invitation-renew": 405,
     "console-invitation-revoke": 405,
     "console-login-unlock": 405,
+    "console-import-resume": 405,
+    "judging:job-resume": 405,
     "judging:hybrid-sample": 405,
     "relevance-organise": 302,  # the old address of the relevance work form
     **{

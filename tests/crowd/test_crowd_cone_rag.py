@@ -431,3 +431,20 @@ def test_the_labels_command_refuses_the_majority_judge_of_a_campaign(collection,
         _import_labels(collection, judge=campaign.label_judge.name)
 
     assert not NtrJudgment.objects.filter(judge=campaign.label_judge).exists()
+
+
+def test_the_labels_upload_needs_the_alias_lines_crowd_registered(client, collection, responses):
+    client.force_login(OrganiserFactory())
+
+    page = client.post(
+        reverse("console-collection", args=[collection.name]),
+        {
+            "kind": ImportJob.Kind.CONE_RAG_LABELS,
+            "file": SimpleUploadedFile("labels.tsv", LABELS.read_bytes()),
+            "nugget_judge": "gold-human",
+        },
+    )
+
+    assert page.status_code == 400
+    assert "a cone-rag crowd labels upload needs this" in page.content.decode()
+    assert not ImportJob.objects.exists()

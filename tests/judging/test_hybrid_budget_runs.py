@@ -50,9 +50,10 @@ def test_it_leaves_runs_with_nothing_to_estimate_out_of_the_mean_width_and_cover
             same = alone.budgets[budget][method]
             assert figures.mean_width == pytest.approx(same.mean_width)
             assert figures.coverage == pytest.approx(same.coverage)
-            assert figures.run_widths[3] == 0.0
+            # Identical labels on a sample do not prove the rest identical: the interval is not [0, 0].
+            assert figures.run_widths[3] > 0.0
             assert figures.run_widths[:3] == pytest.approx(same.run_widths)
-    assert mixed.as_json()["budgets"]["20"]["ppi++"]["run_widths"][3] == 0.0
+    assert mixed.as_json()["budgets"]["20"]["ppi++"]["run_widths"][3] > 0.0
 
 
 def test_it_refuses_a_simulation_with_nothing_to_estimate():

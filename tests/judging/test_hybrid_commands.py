@@ -272,4 +272,45 @@ def test_estimate_with_fpc_is_narrower_and_a_census_has_no_sampling_error(collec
         row, plain_row = corrected["runs"][name], plain["runs"][name]
         width, plain_width = row["ci"][1] - row["ci"][0], plain_row["ci"][1] - plain_row["ci"][0]
         assert row["estimate"] == pytest.approx(plain_row["estimate"])
-        assert width / plain_width == pytest.approx(np.sqrt((1 - 20 / TURNS) * 20 / 19))
+        assert width / plain_width == pytest.approx(np.sqrt(1 - 20 / TURNS))
+
+
+def test_simulate_budget_reports_the_worst_run_the_monte_carlo_error_and_warns_below_30_units(collection):
+    args = [*BASE, "--human-judge", "nist", "--budgets", "10", "35", "--repeats", "40", "--seed", "3"]
+    data = json.loads(run("simulate_budget", *args, "--format", "json"))
+    assert data["fpc"] is False
+    assert set(data["warnings"]) == {"10"} and "fewer than 30" in data["warnings"]["10"]
+    for budget, methods in data["budgets"].items():
+        for f in methods.values():
+            assert {"coverage", "worst_run_coverage", "mc_error", "mean_width", "width_ratio"} <= set(f)
+            assert f["worst_run_coverage"] <= f["coverage"]
+            assert f["mc_error"] == pytest.approx(
+                np.sqrt(max(f["coverage"] * (1 - f["coverage"]), 1e-12) / 40)
+            )
+            assert (f["warning"] is not None) == (budget == "10")
+
+    text = run("simulate_budget", *args)
+    assert "worst_run_coverage  mc_error" in text
+    assert "95% intervals;" in text and "warning: budget 10: coverage not shown to hold" in text
+
+
+def test_simulate_budget_and_plan_budget_offer_the_finite_population_correction(collection):
+    simulate = [*BASE, "--human-judge", "nist", "--budgets", "30", "--repeats", "40", "--format", "json"]
+    plain, corrected = (json.loads(run("simulate_budget", *simulate, *extra)) for extra in ([], ["--fpc"]))
+    assert corrected["fpc"] is True
+    for method in ("classical", "ppi++"):
+        assert corrected["budgets"]["30"][method]["mean_width"] < plain["budgets"]["30"][method]["mean_width"]
+
+    plan = [*BASE, "--human-judge", "nist", "--target-width", "0.2", "--format", "json"]
+    plain, corrected = (json.loads(run("plan_budget", *plan, *extra)) for extra in ([], ["--fpc"]))
+    assert corrected["fpc"] is True
+    assert corrected["labels_for_width"] <= plain["labels_for_width"]
+
+
+def test_estimate_warns_about_runs_whose_sample_is_below_30_units(collection):
+    run("sample_for_humans", *BASE, "--budget", "12", "--seed", "4", "--name", "small", "--no-work")
+    args = [*BASE, "--human-judge", "nist", "--sample", "small", "--no-pairs"]
+    data = json.loads(run("estimate", *args, "--format", "json"))
+    assert data["warnings"] and all("12 human-labelled units" in w for w in data["warnings"])
+    assert all(row["warning"] and row["interval"] in {"t", "wilson"} for row in data["runs"].values())
+    assert "warning: run1: coverage not shown to hold at 12 human-labelled units" in run("estimate", *args)

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from ppi_py.ppi import _calc_lam_glm
+from scipy import stats
 
 from judging.hybrid.estimators import EstimationError, ipw_interval, mean_interval, ppi_plus_plus_lam
 from judging.hybrid.sampling import SamplingError, disagreement, draw, inclusion_probabilities
@@ -19,17 +20,24 @@ def arrays(seed=0, n=150, big_n=3000):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_it_equals_ppi_py_for_classical_ppi_and_ppi_plus_plus(seed):
+def test_it_equals_ppi_py_for_classical_ppi_and_ppi_plus_plus_with_student_quantiles(seed):
     y, yhat, yhat_all = arrays(seed)
-    lo, hi = classical_mean_ci(y, alpha=0.05)
-    c = mean_interval(y=y, yhat=yhat, yhat_all=yhat_all, method="classical", alpha=0.05)
-    assert (c.lo, c.hi) == pytest.approx((lo, hi), abs=1e-12)
+    n = len(y)
+    c = mean_interval(y=y, yhat=yhat, yhat_all=yhat_all, method="classical", alpha=0.05, bounds=None)
+    assert (c.lo, c.hi) == pytest.approx(stats.t.interval(0.95, n - 1, loc=y.mean(), scale=stats.sem(y)))
     for method, lam in (("ppi", 1), ("ppi++", None)):
         lo, hi = ppi_mean_ci(y, yhat, yhat_all, alpha=0.05, lam=lam)
         point = ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam)
-        e = mean_interval(y=y, yhat=yhat, yhat_all=yhat_all, method=method, alpha=0.05)
+        e = mean_interval(y=y, yhat=yhat, yhat_all=yhat_all, method=method, alpha=0.05, bounds=None)
         assert e.estimate == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
-        assert (e.lo, e.hi) == pytest.approx((float(np.ravel(lo)[0]), float(np.ravel(hi)[0])), abs=1e-12)
+        # ppi_py's normal interval, its rectifier variance over n - 1, with Student's quantile instead.
+        ppi_se = float(np.ravel(hi - lo)[0]) / (2 * stats.norm.ppf(0.975))
+        rect_var = np.var(y - e.lam * yhat)
+        se = np.sqrt(ppi_se**2 + rect_var / n * (n / (n - 1) - 1))
+        assert e.se == pytest.approx(se, rel=1e-9)
+        assert (e.lo, e.hi) == pytest.approx(
+            (e.estimate - stats.t.ppf(0.975, n - 1) * se, e.estimate + stats.t.ppf(0.975, n - 1) * se)
+        )
 
 
 def test_its_power_tuning_weight_is_ppi_pys():
@@ -65,29 +73,30 @@ def test_the_weighted_estimator_brute_force_sums():
     assert lam == pytest.approx(np.clip(-np.cov(a, b, ddof=0)[0, 1] / a.var(), 0, 1))
 
 
-def test_the_vectorised_simulation_formulas_equal_the_one_shot_estimators():
+@pytest.mark.parametrize("fpc", [False, True])
+def test_the_vectorised_simulation_formulas_equal_the_one_shot_estimators(fpc):
     rng = np.random.default_rng(6)
     truth = rng.random((2, 500))
     machine = np.clip(truth + rng.normal(scale=0.2, size=truth.shape), 0, 1)
     idx = rng.choice(500, 60, replace=False)[None, :]
-    got = _uniform_intervals(
-        truth[:, idx], machine[:, idx], machine, ["classical", "ppi", "ppi++"], 1.959963984540054
-    )
+    got = _uniform_intervals(truth[:, idx], machine[:, idx], machine, ["classical", "ppi", "ppi++"], fpc)
     for k in range(2):
-        for method, (est, half) in got.items():
-            e = mean_interval(y=truth[k, idx[0]], yhat=machine[k, idx[0]], yhat_all=machine[k], method=method)
+        for method, (est, se) in got.items():
+            e = mean_interval(
+                y=truth[k, idx[0]], yhat=machine[k, idx[0]], yhat_all=machine[k], method=method, fpc=fpc
+            )
             assert est[k, 0] == pytest.approx(e.estimate)
-            assert half[k, 0] == pytest.approx(e.width / 2)
+            assert se[k, 0] == pytest.approx(e.se)
     pi = inclusion_probabilities(uncertainty=rng.random(500), budget=80)
     xi = (rng.random(500) < pi)[None, :]
-    est, half = _active_intervals(xi, truth, machine, pi, 1.959963984540054)
+    est, se = _active_intervals(xi, truth, machine, pi, fpc)
     for k in range(2):
         sel = xi[0]
         e = mean_interval(
-            y=truth[k, sel], yhat=machine[k, sel], yhat_all=machine[k], method="active", pi=pi[sel]
+            y=truth[k, sel], yhat=machine[k, sel], yhat_all=machine[k], method="active", pi=pi[sel], fpc=fpc
         )
         assert est[k, 0] == pytest.approx(e.estimate)
-        assert half[k, 0] == pytest.approx(e.width / 2)
+        assert se[k, 0] == pytest.approx(e.se)
 
 
 def test_on_a_weighted_sample_classical_and_ppi_use_the_weights():

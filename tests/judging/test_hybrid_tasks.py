@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
-from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+from ppi_py import ppi_mean_pointestimate
 
 from annotation.models import (
     Judge,
@@ -27,6 +27,7 @@ from annotation.models import (
 from crowd.models import BatchItem, CrowdCampaign
 from crowd.services.answers import assignment_submit, worker_get_or_create
 from crowd.services.campaigns import labels_aggregate
+from judging.hybrid.estimators import mean_interval
 from judging.models import HumanSample
 from tests.factories import (
     CollectionFactory,
@@ -54,14 +55,17 @@ def scalar(value):
 
 
 def ppi_reference(y, yhat, yhat_all, method, alpha=0.05):
-    """(estimate, lo, hi) straight from ppi_py."""
-    if method == "classical":
-        lo, hi = classical_mean_ci(np.asarray(y), alpha=alpha)
-        return float(np.mean(y)), scalar(lo), scalar(hi)
-    lam = 1.0 if method == "ppi" else None
+    """(estimate, lo, hi): the estimate straight from ppi_py, the ends from the interval rule on these arrays
+    (the rule itself is checked against scipy, statsmodels and ppi_py in test_hybrid_intervals)."""
     y, yhat, yhat_all = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_all))
-    lo, hi = ppi_mean_ci(y, yhat, yhat_all, alpha=alpha, lam=lam)
-    return scalar(ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam)), scalar(lo), scalar(hi)
+    if method == "classical":
+        estimate = float(np.mean(y))
+    else:
+        lam = 1.0 if method == "ppi" else None
+        estimate = scalar(ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam))
+    e = mean_interval(y=y, yhat=yhat, yhat_all=yhat_all, method=method, alpha=alpha)
+    assert e.estimate == pytest.approx(estimate, abs=1e-12)
+    return estimate, e.lo, e.hi
 
 
 def assert_runs_match(data, expected):

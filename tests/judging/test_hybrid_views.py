@@ -77,6 +77,7 @@ def test_the_budget_page_plots_coverage_and_width_and_gives_the_plan(client, col
     assert 'id="hybrid-coverage"' in body and 'id="hybrid-width"' in body
     assert body.count("<polyline") == 8  # four methods on each chart
     assert "Plan" in body
+    assert "Warning: pilot: coverage not shown to hold at 12 human-labelled units" in body
 
 
 EVALUATION = {
@@ -151,3 +152,25 @@ def test_the_evaluation_page_merges_several_human_judges(client, collection):
 
     assert response.status_code == 200
     assert any("2 judges (nist, second) merged" in n for n in response.context["hybrid"].notes)
+
+
+def test_the_budget_page_shows_the_worst_run_the_monte_carlo_error_warnings_and_offers_the_correction(
+    client, collection
+):
+    client.force_login(OrganiserFactory())
+    query = {**QUERY, "budgets": "4 12", "repeats": "20", "fpc": "on"}
+    response = client.get(reverse("judging:hybrid-budget", args=["views"]), query)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert 'name="fpc"' in body and "Finite-population correction: the intervals are for" in body
+    assert "Worst run's coverage" in body and "Monte Carlo error" in body
+    assert 'id="hybrid-budget-warnings"' in body and "Budget 4: coverage not shown to hold" in body
+    assert "0.05-level" not in body and "95%" in body
+
+
+def test_the_estimate_page_warns_below_30_units(client, collection):
+    client.force_login(OrganiserFactory())
+    response = client.get(reverse("judging:hybrid-estimate", args=["views"]), QUERY)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert 'id="hybrid-warnings"' in body and "12 human-labelled units (fewer than 30)" in body

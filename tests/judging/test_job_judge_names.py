@@ -47,6 +47,10 @@ def start_dedup(client, judge_name: str):
     ("name", "reason"),
     [
         ("assessor:carol", "judge names starting with &#x27;assessor:&#x27; are kept for assessors"),
+        (
+            "crowd-worker:w1",
+            "judge names starting with &#x27;crowd-worker:&#x27; are kept for one crowd worker",
+        ),
         ("gold/dedup", "contains &#x27;/&#x27;"),
         ("gold\tdedup", "contains the control character U+0009"),
         ("..", "is not a name"),

@@ -102,6 +102,15 @@ def test_judge_refuses_a_new_name_kept_for_assessors(collection):
     assert JudgeJob.objects.count() == 0
 
 
+@pytest.mark.parametrize("name", ["crowd-worker:w1", "mturk-worker:A1B2"])
+def test_judge_refuses_a_new_name_kept_for_a_crowd_workers_votes(collection, name):
+    with pytest.raises(CommandError, match=f"kept for one crowd worker's own votes; '{name}' is not one"):
+        run("judge", "relevance", "--collection", "cone", "--judge", name)
+
+    assert not Judge.objects.filter(name=name).exists()
+    assert JudgeJob.objects.count() == 0
+
+
 def test_judge_refuses_a_name_pages_cannot_address(collection):
     with pytest.raises(CommandError, match="a judge name is at most .* without '/'"):
         run("judge", "relevance", "--collection", "cone", "--judge", "llm/rel")

@@ -7,8 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.management.commands._base import CommandProgress
 from annotation.models import Judge, Nugget, RelevanceJudgment
+from core.progress import CommandProgress
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,

@@ -1,10 +1,11 @@
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from annotation.management.commands._base import CollectionCommand, user_named
+from annotation.commands import CollectionCommand
 from annotation.models import SupportAssignment
 from annotation.support.services import SupportConflict, SupportSwitchUnconfirmed, support_assignment_set
-from annotation.wording import plural
+from core.commands import user_named
+from core.wording import plural
 
 
 class Command(CollectionCommand):

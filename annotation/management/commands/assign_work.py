@@ -8,10 +8,12 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand, active_users, known_names, named
+from annotation.commands import CollectionCommand
 from annotation.models import Assignment
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.wording import plural
+from core.commands import active_users, named
+from core.names import known_names
+from core.wording import plural
 
 
 class Command(CollectionCommand):

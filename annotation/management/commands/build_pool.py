@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.relevance.pooling import PoolExists, PoolingFailed, pool_build, turns_resolve
-from annotation.wording import plural
+from core.wording import plural
 
 
 class Command(CollectionCommand):

@@ -4,9 +4,9 @@ import io
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
-from annotation.wording import plural
+from core.wording import plural
 
 
 class Command(CollectionCommand):

@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.relevance.io import ptkb_qrels_lines
 
 

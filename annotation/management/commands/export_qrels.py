@@ -1,4 +1,4 @@
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.relevance.io import qrels_lines
 
 

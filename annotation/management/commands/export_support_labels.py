@@ -1,6 +1,6 @@
 import json
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.support.io import support_labels_export
 
 

@@ -1,5 +1,5 @@
+from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.formats.nuggets import FORMATS
-from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.models import Judge
 from annotation.nuggets.io import gold_responses_import
 

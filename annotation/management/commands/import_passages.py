@@ -1,6 +1,6 @@
+from annotation.commands import CollectionCommand
 from annotation.io import passages_import
-from annotation.management.commands._base import CollectionCommand
-from annotation.wording import plural
+from core.wording import plural
 
 
 class Command(CollectionCommand):

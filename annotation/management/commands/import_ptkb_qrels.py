@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
+from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.relevance.io import ptkb_qrels_import
 
 

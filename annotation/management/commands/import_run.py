@@ -1,5 +1,5 @@
+from annotation.commands import CollectionCommand
 from annotation.io import run_import
-from annotation.management.commands._base import CollectionCommand
 
 
 class Command(CollectionCommand):

@@ -1,4 +1,4 @@
-from annotation.management.commands._base import CollectionCommand, add_judge_kind_arguments, import_judge
+from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
 from annotation.support.io import support_labels_import
 
 

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from annotation.demo import DEMO_ACCOUNTS, demo_load
-from annotation.wording import plural
+from core.wording import plural
 
 
 class Command(BaseCommand):

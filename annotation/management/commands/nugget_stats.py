@@ -1,6 +1,6 @@
 from django.core.management.base import CommandError
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from annotation.nuggets.selectors import nugget_judges, nugget_stats
 
 

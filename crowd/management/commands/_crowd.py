@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.management.commands._base import named
+from core.commands import named
 from crowd.client import MTurkClient, MTurkError
 from crowd.models import CrowdCampaign
 from crowd.services import CrowdError

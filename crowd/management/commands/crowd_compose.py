@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import named
 from annotation.models import Collection, Judge
-from annotation.wording import plural
+from core.commands import named
+from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
 from crowd.services.campaigns import campaign_compose

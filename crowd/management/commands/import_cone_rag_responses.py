@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from crowd.io.cone_rag import cone_rag_responses_import
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.wording import plural
+from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.services.mturk import campaign_expire
 

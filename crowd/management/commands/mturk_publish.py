@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.wording import plural
+from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.services.mturk import campaign_publish
 

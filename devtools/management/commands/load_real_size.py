@@ -8,7 +8,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.wording import plural
+from core.wording import plural
 from devtools.realsize import REAL, realsize_build
 
 SHARED = Path(settings.BASE_DIR).parent / "shared" / "data" / "ikat2024"

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.template.defaultfilters import pluralize
 
-from annotation.formats.csv_safe import csv_writer
+from core.csv_safe import csv_writer
 from judging.agreement.reports.comparison import FIGURE_COLUMNS
 
 # --- Text and CSV ----------------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from annotation.models import (
     Passage,
     Turn,
 )
-from annotation.selectors import UnknownTurns, known_names, turns_named
-from annotation.wording import plural
+from annotation.selectors import UnknownTurns, turns_named
+from core.names import known_names
+from core.wording import plural
 from judging.machine.jobs.state import call_totals, totals_apply
 from judging.models import JudgeJob, LlmFailure
 

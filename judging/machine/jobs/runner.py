@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.clients.llm import ChatResult, LlmClient, LlmError, cost_usd, get_client
 from judging.machine.jobs.base import (
     PROGRESS_EVERY_S,

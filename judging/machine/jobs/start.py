@@ -15,7 +15,7 @@ from annotation.models import (
     Judge,
 )
 from annotation.services import judge_get_or_create
-from annotation.wording import plural
+from core.wording import plural
 from judging.clients import nli as nli_client
 from judging.clients.llm import cost_usd, price_per_million
 from judging.clients.llm import default_model as llm_default_model

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from annotation.wording import plural
-from assay.background import tasks_unfinished
+from core.background import tasks_unfinished
+from core.wording import plural
 from judging.models import JudgeJob, LlmCall
 
 INTERRUPTED = "interrupted"

@@ -7,8 +7,8 @@ import json
 from django.core.management.base import CommandError, CommandParser
 from django.template.loader import render_to_string
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.wording import plural
+from annotation.commands import CollectionCommand
+from core.wording import plural
 from judging.agreement.metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import CommandParser
 from django.template.loader import render_to_string
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from judging.agreement.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from judging.agreement.reports import campaign_report
 

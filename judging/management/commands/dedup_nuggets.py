@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand, import_judge_check
+from annotation.commands import CollectionCommand, import_judge_check
 from annotation.models import Judge
 from judging.clients.nli import NliError
 from judging.machine.nli import NliJobError, nuggets_dedup

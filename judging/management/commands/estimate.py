@@ -21,7 +21,10 @@ class Command(HybridCommand):
         "differences between runs, and the ranking with the pairs whose order is settled. Name the sample "
         "drawn by sample_for_humans with --sample; without it the human labels are treated as a uniform "
         'random sample, which the output says. --format json: {"method", "alpha", "runs": {run: '
-        '{"estimate", "ci", "n_human", "n_machine", "effective_n"}}, "pairs": [...], "ranking": [...]}.'
+        '{"estimate", "ci", "n_human", "n_machine", "effective_n", "interval", "warning"}}, "pairs": [...], '
+        '"ranking": [...], "warnings": [...]}. Intervals are Student t intervals, Wilson intervals for yes/no '
+        "labels, clipped to the measure's range; a warning names every run with fewer than 30 human-labelled "
+        "units or 5 labels of the rarer answer, below which their coverage was not shown to hold."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,14 +34,6 @@ class Command(HybridCommand):
         )
         parser.add_argument("--sample", help="The sample (sample_for_humans --name) the human labels answer.")
         parser.add_argument("--no-pairs", action="store_true", help="Skip the pairwise differences.")
-        parser.add_argument(
-            "--fpc",
-            action="store_true",
-            help="Design-based intervals with the finite-population correction: for the mean over exactly "
-            "the machine-labelled units, narrower when the sample is a large share of them (valid for a "
-            "uniform sample without replacement or a stored sample). Default: ppi_py's intervals, which "
-            "treat the units as draws from an infinite population and are conservative then.",
-        )
         self.add_method_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:

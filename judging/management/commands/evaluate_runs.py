@@ -7,9 +7,10 @@ import json
 from django.core.management.base import CommandError, CommandParser
 from django.template.defaultfilters import pluralize
 
-from annotation.management.commands._base import CollectionCommand, known_names
+from annotation.commands import CollectionCommand
 from annotation.models import Run
-from annotation.wording import plural
+from core.names import known_names
+from core.wording import plural
 from judging.evaluation.metrics import DEFAULT_REL_THRESHOLD, EvaluationError, evaluation_table, runs_evaluate
 
 

@@ -7,9 +7,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand, CommandProgress, import_judge_check
+from annotation.commands import CollectionCommand, import_judge_check
 from annotation.models import Judge
-from annotation.wording import plural
+from core.progress import CommandProgress
+from core.wording import plural
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.machine.jobs import (

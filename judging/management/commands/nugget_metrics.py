@@ -6,8 +6,8 @@ import json
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.wording import plural
+from annotation.commands import CollectionCommand
+from core.wording import plural
 from judging.nuggets.metrics import NuggetMetricsError, NuggetMetricsReport, nugget_metrics
 
 

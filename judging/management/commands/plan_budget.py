@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import EstimationError
 from judging.hybrid.planning import plan_budget
@@ -18,7 +18,10 @@ class Command(HybridCommand):
         "From the human labels of a pilot sample (--sample, or every human-labelled unit), the PPI++ "
         "labels needed in all for every run's interval to be at most --target-width wide, and for "
         "--settle-share of the run pairs to be settled (their difference interval excluding 0), assuming "
-        "the pilot's variances and differences hold. --format json gives the plan per run."
+        "the pilot's variances and differences hold, with the Student t intervals estimate prints (--fpc: "
+        "with the finite-population correction). Warns where the pilot or the plan is below 30 units, "
+        "where the intervals' coverage was not shown to hold. --format json gives the plan per run and "
+        '"warnings".'
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,6 +45,7 @@ class Command(HybridCommand):
                 target_width=options["target_width"],
                 settle_share=options["settle_share"],
                 alpha=alpha,
+                fpc=options["fpc"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
@@ -64,6 +68,8 @@ class Command(HybridCommand):
                 )
         if data["settling_plan"] is not None:
             self.stdout.write(f"{data['settling_plan']}\n")
+        for warning in data["warnings"]:
+            self.stdout.write(f"warning: {warning}\n")
         if data["nothing_to_estimate"]:
             runs = data["nothing_to_estimate"]
             self.stdout.write(

@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.management.commands._base import CollectionCommand
+from annotation.commands import CollectionCommand
 from judging.agreement.reports import rank_csv, rank_report, rank_text
 from judging.agreement.selectors import RUN_MEASURES
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.wording import plural
+from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.simulation import budget_simulate
@@ -17,10 +17,15 @@ class Command(HybridCommand):
     help = (
         "Take the human labels present as the full truth (the units with human and machine values for "
         "every run), draw --repeats human samples of each budget, and report per budget and method the "
-        "share of intervals that held the true score (coverage), the mean width, and the width relative to "
-        "the human-only (classical) interval. The active method samples with the uncertainty strategy, "
-        "from --confidence-judges. Budgets above the fully labelled units are left out and named. "
-        '--format json: {"budgets": {"200": {"ppi++": {"coverage", "mean_width", "width_ratio"}, ...}}}.'
+        "share of intervals that held the true score (coverage, the mean over runs), the worst run's "
+        "coverage, the Monte Carlo error of the coverage, the mean width, and the width relative to the "
+        "human-only (classical) interval. The intervals are those estimate prints (--fpc too). The active "
+        "method samples with the uncertainty strategy, from --confidence-judges. Budgets above the fully "
+        "labelled units are left out and named; budgets below the sizes where coverage was shown to hold "
+        "(30 units, 5 labels of the rarer answer) are warned about. "
+        '--format json: {"budgets": {"200": '
+        '{"ppi++": {"coverage", "worst_run_coverage", "mc_error", "mean_width", "width_ratio", "warning"}, '
+        '...}}, "warnings": {"10": "..."}}.'
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -54,6 +59,7 @@ class Command(HybridCommand):
                     for n in options["confidence_judges"]
                 ],
                 methods=options["methods"],
+                fpc=options["fpc"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
@@ -67,7 +73,8 @@ class Command(HybridCommand):
         self.stdout.write(
             f"{plural(table.size, 'unit')} x {plural(len(table.runs), 'run')}, "
             f"{plural(result.repeats, 'repeat')} per budget, "
-            f"{100 * (1 - alpha):.0f}% intervals; active sampling: {data['active_sampling']}\n"
+            f"{100 * (1 - alpha):g}% intervals{' with the finite-population correction' if result.fpc else ''}; "
+            f"active sampling: {data['active_sampling']}\n"
         )
         if simulation.left_out:
             self.stdout.write(
@@ -80,9 +87,14 @@ class Command(HybridCommand):
                 f"{plural(len(names), 'run')} with the same value on every unit (nothing to estimate) left out of the "
                 f"means: {', '.join(names)}\n"
             )
-        self.stdout.write(f"{'budget':>6}  {'method':<9}  coverage  mean_width  width_ratio\n")
+        self.stdout.write(
+            f"{'budget':>6}  {'method':<9}  coverage  worst_run_coverage  mc_error  mean_width  width_ratio\n"
+        )
         for budget, methods in result.budgets.items():
             for method, f in methods.items():
                 self.stdout.write(
-                    f"{budget:>6}  {method:<9}  {f.coverage:8.3f}  {f.mean_width:10.4f}  {f.width_ratio:11.3f}\n"
+                    f"{budget:>6}  {method:<9}  {f.coverage:8.3f}  {f.worst_run_coverage:18.3f}  "
+                    f"{f.mc_error:8.3f}  {f.mean_width:10.4f}  {f.width_ratio:11.3f}\n"
                 )
+        for budget, warning in result.warnings.items():
+            self.stdout.write(f"warning: budget {budget}: {warning}\n")

@@ -2,11 +2,12 @@ import json
 
 from django.core.management.base import CommandError
 
-from annotation.management.commands._base import CollectionCommand, user_named
+from annotation.commands import CollectionCommand
 from annotation.models import Judge
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import SupportConflict
-from annotation.wording import plural
+from core.commands import user_named
+from core.wording import plural
 from judging.support.metrics import support_disagreement_report
 
 

@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import CommandError
 
-from annotation.management.commands._base import CollectionCommand
-from annotation.wording import plural
+from annotation.commands import CollectionCommand
+from core.wording import plural
 from judging.support.metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
 
 

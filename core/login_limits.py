@@ -5,7 +5,7 @@ it), and axes counts each failure per user name and per client address in the da
 What axes leaves to the project, and this module gives it:
 - the user name, normalised as Django's log-in form normalises it (NFKC), so that `ａlice` counts as
   `alice`; case is kept, because the user model's lookup keeps it (`Alice` is another account);
-- the client address (assay.client_address, AXES_CLIENT_IP_CALLABLE): behind a proxy every request comes
+- the client address (core.client_address, AXES_CLIENT_IP_CALLABLE): behind a proxy every request comes
   from the proxy, so the address must be the one a trusted proxy saw, or the per-address count is everyone's;
 - two limits, LOGIN_FAILURE_LIMIT per name and the larger LOGIN_FAILURE_LIMIT_PER_ADDRESS per address
   (one address may be a whole classroom behind NAT), where axes has one;
@@ -33,7 +33,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from assay.api_errors import error_body
+from core.api_errors import error_body
 
 # axes stores names in a 255-character column; no account name is that long (the user model allows 150).
 _NAME_COLUMN = 255
@@ -134,7 +134,7 @@ def lockout_response(
             f"Too many failed log-ins for this name or address: try again in {minutes} minute(s), "
             "or ask an organiser to unlock it."
         )
-        # The API's one error shape (assay/api_errors.py), with the wait in the body too.
+        # The API's one error shape (core/api_errors.py), with the wait in the body too.
         body = error_body(detail=detail, code="locked_out") | {"retry_after": seconds}
         response: HttpResponse = JsonResponse(body, status=429)
     else:

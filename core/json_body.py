@@ -28,7 +28,7 @@ MAX_DEPTH = 32
 
 class BadJsonBody(Exception):
     """A body refused with `status` (400, or 413 when too large), a short `reason` and the API's `code`
-    for it (assay/api_errors.py: DRF views answer it in the API's error shape with these)."""
+    for it (core/api_errors.py: DRF views answer it in the API's error shape with these)."""
 
     def __init__(self, reason: str, *, status: int = 400) -> None:
         super().__init__(reason)

@@ -9,7 +9,7 @@ fields cost more server CPU than the statement that does the work:
   (DRF rebuilds each field from its constructor arguments for every request); for flat input of plain
   fields nothing of a field is changed while validating, so nothing is shared that could leak.
 - `SessionUserAuthentication`: DRF's session authentication whose user, when Django's model backend
-  signed the session in, is read by one prepared statement (like assay/token_auth.py) instead of the
+  signed the session in, is read by one prepared statement (like core/token_auth.py) instead of the
   ORM query built and compiled per request. It accepts only what Django would accept (the session's
   hash matches the user's); anything else is left to Django's own `get_user`.
 """

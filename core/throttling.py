@@ -10,7 +10,7 @@ Windows start at multiples of the period since the epoch, so the time left in a 
 follows from the clock alone and needs no second cache entry. A client may send up to twice the rate
 across a window boundary; that is the price of one counter, and far from the unbounded undercount.
 
-Signed-out clients are told apart by address as the log-in limits tell them (assay.client_address): DRF's
+Signed-out clients are told apart by address as the log-in limits tell them (core.client_address): DRF's
 own reading believes anyone's X-Forwarded-For, so a script could take a fresh count with every request.
 """
 
@@ -18,14 +18,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import redis.exceptions
+from django.core.cache.backends.base import BaseCache
+from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
-from assay.client_address import client_address
+from core.client_address import client_address
 
 if TYPE_CHECKING:  # rest_framework.views reads the throttle setting on import, which names this module
     from rest_framework.request import Request
     from rest_framework.views import APIView
+
+# Where the counts go while the shared cache is unavailable: this process's memory.
+_IN_PROCESS = LocMemCache("assay-throttle-counts", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
 
 
 class FixedWindowThrottle(SimpleRateThrottle):
@@ -45,17 +51,27 @@ class FixedWindowThrottle(SimpleRateThrottle):
         window = int(now // self.duration)
         self.window_end = float((window + 1) * self.duration)
         counter = f"{key}:{window}"
-        # The entry lives a whole period from its creation, so it outlasts the rest of its window.
-        count_in_one_trip = getattr(self.cache, "count", None)  # assay.cache's Redis cache
-        if count_in_one_trip is not None:
-            return bool(count_in_one_trip(counter, timeout=self.duration) <= self.num_requests)
-        self.cache.add(counter, 0, timeout=self.duration)
         try:
-            count = self.cache.incr(counter)
-        except ValueError:  # evicted between add and incr: this request opens the count again
-            self.cache.set(counter, 1, timeout=self.duration)
-            count = 1
+            count = self._count(self.cache, counter, self.duration)
+        except redis.exceptions.RedisError:
+            # The shared cache is down. Each process counts on its own until it is back: a runaway script
+            # is still slowed (by as many limits as there are processes), and no request fails for it.
+            # Failed log-ins are not counted here but by axes in the database, whole through an outage.
+            count = self._count(_IN_PROCESS, counter, self.duration)
         return bool(count <= self.num_requests)
+
+    @staticmethod
+    def _count(cache: BaseCache, counter: str, duration: int) -> int:
+        # The entry lives a whole period from its creation, so it outlasts the rest of its window.
+        count_in_one_trip = getattr(cache, "count", None)  # assay.cache's Redis cache
+        if count_in_one_trip is not None:
+            return int(count_in_one_trip(counter, timeout=duration))
+        cache.add(counter, 0, timeout=duration)
+        try:
+            return int(cache.incr(counter))
+        except ValueError:  # evicted between add and incr: this request opens the count again
+            cache.set(counter, 1, timeout=duration)
+            return 1
 
     def get_ident(self, request: Request) -> str:
         # The relevance endpoints pass Django's request itself, DRF's views their wrapper of it.

@@ -1,0 +1,40 @@
+"""What judging shows on annotation's pages (the organiser's home, a collection's dashboard): its judge
+jobs and the live agreement page, registered in core.registry at start-up because annotation imports
+nothing from this app."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from core.registry import COLLECTION_LINKS, JOB_LISTERS, JobLine, Link
+from judging.models import JudgeJob
+
+
+def judge_job_lines(collection_id: int | None, limit: int) -> list[JobLine]:
+    jobs = JudgeJob.objects.select_related("judge", "collection")
+    if collection_id is not None:
+        jobs = jobs.filter(collection_id=collection_id)
+    return [
+        JobLine(
+            label=f"judge job {job.pk}",
+            url=reverse("judging:job-detail", args=[job.pk]),
+            collection=job.collection.name,
+            what=f"{job.get_task_display()} · {job.judge.name}",
+            status=job.get_status_display() + (f" ({job.units_failed} failed)" if job.units_failed else ""),
+            progress=f"{job.units_done} / {job.units_total}",
+        )
+        for job in jobs[:limit]
+    ]
+
+
+def live_agreement_link(collection_name: str) -> Link:
+    return Link(
+        label="Live agreement",
+        url=reverse("judging:agreement-live", args=[collection_name]),
+        id="live-agreement",
+    )
+
+
+def register() -> None:
+    JOB_LISTERS.register(judge_job_lines)
+    COLLECTION_LINKS.register(live_agreement_link)

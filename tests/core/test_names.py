@@ -1,0 +1,52 @@
+"""The name rules live in the services, so every way of creating a collection or a judge refuses the
+same names with the same reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.console.services import ConsoleError, collection_create
+from annotation.judge_access import ImportJudgeRefused
+from annotation.models import Collection, Judge
+from annotation.services import CollectionNameRefused, collection_get_or_create, judge_get_or_create
+from tests.factories import CollectionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_refuses_a_new_collection_whose_name_is_no_slug():
+    with pytest.raises(CollectionNameRefused, match="'ikat 2024' is not a slug"):
+        collection_get_or_create(name="ikat 2024")
+
+    assert not Collection.objects.exists()
+
+
+def test_it_returns_an_existing_collection_without_asking_its_name_again():
+    existing = CollectionFactory(name="legacy name")
+
+    assert collection_get_or_create(name="legacy name") == existing
+
+
+def test_the_console_service_refuses_the_same_names():
+    with pytest.raises(ConsoleError, match="is not a slug"):
+        collection_create(name="a/b")
+
+    assert not Collection.objects.exists()
+
+
+@pytest.mark.parametrize("kind", [Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED, Judge.Kind.ASSESSOR])
+def test_it_keeps_assessor_names_for_the_assessors_own_judges(kind):
+    with pytest.raises(ImportJudgeRefused, match="kept for assessors"):
+        judge_get_or_create(name="assessor:carol", kind=kind)
+
+    assert not Judge.objects.exists()
+
+
+def test_it_lets_a_crowd_worker_judge_take_its_kept_name_and_nobody_else():
+    with pytest.raises(ImportJudgeRefused, match="kept for one crowd worker's own votes"):
+        judge_get_or_create(name="crowd-worker:w1", kind=Judge.Kind.LLM)
+
+    worker = judge_get_or_create(name="crowd-worker:w1", kind=Judge.Kind.CROWD)
+
+    assert Judge.objects.get().pk == worker.pk
+    assert worker.kind == Judge.Kind.CROWD
