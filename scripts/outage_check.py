@@ -1,6 +1,7 @@
-"""Stop the cache's Redis, then PostgreSQL, under a load of assessors, and count what the stack answered.
+"""Kill a task worker and a web worker, stop the cache's Redis, then PostgreSQL, under a load of assessors,
+and count what the stack answered.
 
-    .venv/bin/python scripts/outage_check.py                      # 50 assessors; Redis, then PostgreSQL
+    .venv/bin/python scripts/outage_check.py          # 50 assessors; tasks, web, Redis, then PostgreSQL
     .venv/bin/python scripts/outage_check.py --faults redis --assessors 20 --down 6
 
 It runs the production stack (`scripts/serve.sh`, DEBUG off, plain HTTP) on a database of its own in the
@@ -9,12 +10,16 @@ PostgreSQL cluster `make services` starts (PG_PORT, REDIS_PORT as for make; the 
 cache and nothing else. It seeds one relevance campaign and signed-in sessions, then runs that many
 simulated assessors doing what the relevance page's JavaScript does (the unit's page, then one JSON grade
 per passage answered with the next one; after a 503 the same grade again after a pause), and beside them
-two API scripts with tokens. Each fault stops its service for --down seconds and starts it again, with
---steady seconds of load before, between and after.
+two API scripts with tokens, and an LLM relevance job (against a loopback OpenAI-compatible fake) on the
+task workers. Each fault stops its service for --down seconds and starts it again, with --steady seconds
+of load before, between and after. The `tasks` fault waits until the job has judged some units, kill -9s
+the db_worker running it, and resumes the job as the Jobs page's button does once the job reads as
+interrupted; the `web` fault kill -9s one gunicorn worker (not the master), which the master replaces.
 
 It prints the answers per phase and per fault, and checks that no fault gave a 5xx other than 503 (a
 database that is down answers 503 by design; a Redis that is down should give none), and that every grade
-answered 2xx is stored exactly once. It exits non-zero otherwise.
+answered 2xx is stored exactly once, and that the job ended done with each of its units judged once. It
+exits non-zero otherwise.
 """
 
 from __future__ import annotations
@@ -116,6 +121,8 @@ def _seed(n_assessors: int, per_turn: int) -> tuple[int, list[tuple[str, str]], 
         DEBUG="0",
         SECRET_KEY=SECRET_KEY,
         DB_POOL="0",
+        # The resume below reads a killed worker's job as interrupted once it has been silent this long.
+        JOB_STALE_AFTER_S="3",
     )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
     sys.path.insert(0, str(REPO))
@@ -187,6 +194,111 @@ def _seed(n_assessors: int, per_turn: int) -> tuple[int, list[tuple[str, str]], 
     return assignment.pk, sessions, tokens
 
 
+JOB_TURNS = 4  # the judge job's turns, each judged to --per-turn depth: one unit per passage
+
+
+def _job_start(llm_url: str) -> int:
+    """An LLM relevance job on the first turns, queued for the stack's task workers."""
+    from annotation.models import Collection, Turn
+    from judging.machine.jobs import judge_job_start
+    from judging.tasks import judge_job_queue
+
+    collection = Collection.objects.get(name="outage-check")
+    turns = list(Turn.objects.filter(collection=collection).order_by("id").values_list("turn_id", flat=True))
+    job = judge_job_start(
+        collection=collection,
+        task="relevance",
+        judge_name="outage-llm",
+        model="toy",
+        options={"turns": sorted(turns[:JOB_TURNS]), "depth": 30},
+        concurrency=1,
+    )
+    return judge_job_queue(job=job).pk
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, read from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _kill_web_worker(port: int) -> str:
+    master = int((TMP / f"serve-{port}-web.pid").read_text())
+    workers = _children(master)
+    if not workers:
+        raise SystemExit("no gunicorn worker to kill")
+    os.kill(workers[0], signal.SIGKILL)
+    return f"killed gunicorn worker {workers[0]} of master {master}"
+
+
+def _kill_task_worker(port: int, job_id: int, deadline: float) -> str:
+    """Once the job has judged some units, kill -9 the db_worker running it; then resume the job, as an
+    organiser does with the Jobs page's button once the job reads as interrupted."""
+    from django.db import connections
+    from django_tasks_db.models import DBTaskResult
+
+    from judging.machine.jobs.state import INTERRUPTED, jobs_read
+    from judging.models import JudgeJob
+    from judging.tasks import judge_job_resume
+
+    while True:
+        connections.close_all()
+        job = JudgeJob.objects.get(pk=job_id)
+        if job.status == "running" and job.units_done > 0:
+            break
+        if job.status in ("done", "failed") or time.monotonic() > deadline:
+            raise SystemExit(f"the judge job was {job.status} with {job.units_done} units before the kill")
+        time.sleep(0.1)
+    worker_id = DBTaskResult.objects.get(id=job.task_id).worker_ids[-1]
+    supervisor = int((TMP / f"serve-{port}-tasks.pid").read_text())
+    for child in _children(supervisor):
+        if worker_id in (Path("/proc") / str(child) / "cmdline").read_bytes().decode().split("\0"):
+            os.kill(child, signal.SIGKILL)
+            break
+    else:
+        raise SystemExit(f"no db_worker {worker_id} under task_workers {supervisor}")
+    killed_at = job.units_done
+    while True:
+        (read,) = jobs_read([JudgeJob.objects.get(pk=job_id)])
+        if read.state == INTERRUPTED:  # type: ignore[attr-defined]
+            break
+        time.sleep(0.2)
+    judge_job_resume(job=read)
+    return f"killed db_worker {child} ({worker_id}) at {killed_at}/{job.units_total} units; job resumed"
+
+
+def _job_report(job_id: int, timeout: float) -> bool:
+    """Wait for the job to end; it must be done, with each of its units judged once."""
+    from django.db import connections
+    from django.db.models import Count
+
+    from annotation.models import RelevanceJudgment
+    from judging.models import JudgeJob
+
+    deadline = time.monotonic() + timeout
+    while True:
+        connections.close_all()
+        job = JudgeJob.objects.get(pk=job_id)
+        if job.status in ("done", "failed") or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    per_unit = RelevanceJudgment.objects.filter(judge=job.judge).values("turn_id", "passage_id")
+    counts = list(per_unit.annotate(n=Count("id")).values_list("n", flat=True))
+    twice = sum(1 for n in counts if n > 1)
+    print(
+        f"judge job: {job.status}, {job.units_done}/{job.units_total} units done, {job.units_failed} failed; "
+        f"{len(counts)} units judged, {twice} judged more than once"
+    )
+    return job.status == "done" and len(counts) == job.units_total and twice == 0
+
+
 class Log:
     """Every answer the clients got, with its time, and every grade answered 2xx."""
 
@@ -195,6 +307,8 @@ class Log:
         self.answers: list[tuple[float, str, int | str]] = []
         self.acknowledged: list[tuple[str, int, str]] = []
         self.errors: list[str] = []
+        # When the clients stop: set once the last fault's window is over (a fault may take a while).
+        self.until = float("inf")
 
     def answer(self, kind: str, status: int | str) -> None:
         with self.lock:
@@ -261,14 +375,16 @@ def _unit(b: Browser, assignment: int) -> dict[str, Any] | None:
     }
 
 
-def _assessor(port: int, username: str, session: str, assignment: int, until: float, log: Log) -> None:
+def _assessor(port: int, username: str, session: str, assignment: int, log: Log) -> None:
     b = Browser(port, session, log)
-    while b.request("page", "GET", "/relevance/")[0] != 200 and time.monotonic() < until:
+    while b.request("page", "GET", "/relevance/")[0] != 200 and time.monotonic() < log.until:
         time.sleep(PAUSE_AFTER_503_S)  # the queue page sets the CSRF cookie
     unit: dict[str, Any] | None = None
     # A grade already sent is sent again until it is answered, even past the end: a 503 may hide a grade
     # that was stored, and its retry must not store it twice.
-    while time.monotonic() < until or (unit and unit.get("pending") and time.monotonic() < until + 60):
+    while time.monotonic() < log.until or (
+        unit and unit.get("pending") and time.monotonic() < log.until + 60
+    ):
         if unit is None or unit.get("retry"):
             unit = _unit(b, assignment)
             if unit is None:
@@ -299,9 +415,9 @@ def _assessor(port: int, username: str, session: str, assignment: int, until: fl
             unit = None  # the unit is done: ask for the next, as the page does
 
 
-def _script(port: int, token: str, until: float, log: Log) -> None:
+def _script(port: int, token: str, log: Log) -> None:
     """An API client with a token: reads the collections, as fast as it is answered."""
-    while time.monotonic() < until:
+    while time.monotonic() < log.until:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             conn.request("GET", "/api/collections/", headers={"Authorization": f"Token {token}"})
@@ -341,15 +457,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--assessors", type=int, default=50)
     parser.add_argument(
-        "--faults", default="redis,postgres", help="comma-separated, in order: redis, postgres"
+        "--faults",
+        default="tasks,web,redis,postgres",
+        help="comma-separated, in order: tasks (kill -9 a task worker mid-job), web (kill -9 a gunicorn "
+        "worker), redis, postgres",
     )
     parser.add_argument("--down", type=float, default=5, help="seconds each service stays stopped")
     parser.add_argument("--steady", type=float, default=5, help="seconds of load before, between and after")
     parser.add_argument("--per-turn", type=int, default=30, help="passages per turn (one unit each)")
     args = parser.parse_args()
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
-    if set(faults) - {"redis", "postgres"}:
-        parser.error("--faults takes redis and postgres")
+    if set(faults) - {"tasks", "web", "redis", "postgres"}:
+        parser.error("--faults takes tasks, web, redis and postgres")
 
     subprocess.run(
         ["bash", "scripts/services.sh", "start", str(TMP), PG_PORT, REDIS_PORT], cwd=REPO, check=True
@@ -358,6 +477,11 @@ def main() -> int:
     _pg("createdb", DB)
     cache, postgres = Redis(), Postgres()
     cache.start()
+    sys.path.insert(0, str(REPO))
+    from devtools.openai_server import FakeOpenAI, toy_responder
+
+    # Slow enough that the job still runs when its worker is killed.
+    llm = FakeOpenAI(responder=toy_responder, latency=0.05).start()
     port = _free_port()
     log_path = TMP / "outage-check.log"
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TEST_DATABASE_NAME", "DEBUG"}}
@@ -371,7 +495,10 @@ def main() -> int:
         "SECRET_KEY": SECRET_KEY,
         "CACHE_URL": cache.url,
         "LOG_LEVEL": "WARNING",
+        "OPENAI_BASE_URL": llm.url,
+        "OPENAI_API_KEY": "outage-check",
     }
+    log = Log()
     with open(log_path, "w") as server_log:
         server = subprocess.Popen(
             ["bash", "scripts/serve.sh"],
@@ -385,35 +512,46 @@ def main() -> int:
             _wait_ready(port, server, log_path)
             assignment, sessions, tokens = _seed(args.assessors, args.per_turn)
             print(f"stack on :{port}, cache on :{cache.port}; {args.assessors} assessors and 2 API scripts")
-            log = Log()
+            job_id = _job_start(llm.url)
             started = time.monotonic()
-            until = started + args.steady * (len(faults) + 1) + args.down * len(faults)
             clients = [
-                threading.Thread(target=_assessor, args=(port, name, session, assignment, until, log))
+                threading.Thread(target=_assessor, args=(port, name, session, assignment, log))
                 for name, session in sessions
-            ] + [threading.Thread(target=_script, args=(port, token, until, log)) for token in tokens]
+            ] + [threading.Thread(target=_script, args=(port, token, log)) for token in tokens]
             for client in clients:
                 client.start()
             windows: list[tuple[str, float, float, float]] = []
             for fault in faults:
                 time.sleep(args.steady)
                 down = time.monotonic()
-                (cache if fault == "redis" else postgres).stop()
-                time.sleep(args.down)
-                (cache if fault == "redis" else postgres).start()
+                if fault == "tasks":
+                    print(_kill_task_worker(port, job_id, down + 60))
+                elif fault == "web":
+                    print(_kill_web_worker(port))
+                else:
+                    (cache if fault == "redis" else postgres).stop()
+                time.sleep(max(0.0, down + args.down - time.monotonic()))
+                if fault in ("redis", "postgres"):
+                    (cache if fault == "redis" else postgres).start()
                 windows.append((fault, down, time.monotonic(), time.monotonic() + args.steady))
+            time.sleep(args.steady)
+            log.until = time.monotonic()
             for client in clients:
                 client.join()
             ended = time.monotonic()
             ok = _report(log, started, ended, windows, args.assessors)
+            ok = _job_report(job_id, timeout=120) and ok
+            print("OK" if ok else "FAILED")
             return 0 if ok else 1
         finally:
+            log.until = min(log.until, time.monotonic())  # a fault that failed must not leave clients running
             os.killpg(server.pid, signal.SIGTERM)
             try:
                 server.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
             cache.stop()
+            llm.stop()
             try:
                 from django.db import connections
 
@@ -432,9 +570,9 @@ def _report(
 
     connections.close_all()  # the cluster may have been restarted under this process's connection
     rows = list(
-        RelevanceJudgment.objects.filter(turn__collection__name="outage-check").values_list(
-            "judge__user__username", "turn_id", "passage_id"
-        )
+        RelevanceJudgment.objects.filter(
+            turn__collection__name="outage-check", judge__user__isnull=False
+        ).values_list("judge__user__username", "turn_id", "passage_id")
     )
     stored, acknowledged = collections.Counter(rows), set(log.acknowledged)
     duplicated = sum(c - 1 for c in stored.values()) + len(log.acknowledged) - len(acknowledged)
@@ -455,13 +593,13 @@ def _report(
         print(f"{fault} down {up - down:.1f} s: {during}")
         print(f"{fault} back, next {settled - up:.0f} s: {after}")
         print(f"{fault}: {errors} x 5xx other than 503, {unavailable} x 503")
-        ok = ok and errors == 0 and not (fault == "redis" and unavailable)
+        # Killing a worker stops nothing the others need: no 503 either.
+        ok = ok and errors == 0 and not (fault in ("redis", "tasks", "web") and unavailable)
     print(
         f"grades: {len(log.acknowledged)} answered 2xx by {n} assessors, {len(rows)} stored; duplicated "
         f"{duplicated}, lost {lost}, stored without a 2xx {unacknowledged}; client errors {len(log.errors)}"
         + (f" (first: {log.errors[0]})" if log.errors else "")
     )
-    print("OK" if ok else "FAILED")
     return ok
 
 

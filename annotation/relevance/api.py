@@ -5,8 +5,9 @@ shape (core/api_errors.py). Both call the relevance work rules (annotation.relev
 else. The page signs in with its session (and sends the CSRF token in the X-CSRFToken header); scripts
 send `Authorization: Token <key>`, tried first so that a script's request never touches the session.
 They are most of the requests of a campaign, one or two per judgment, so each view keeps to what it
-needs: JSON only (no content negotiation among renderers) and the per-user throttle for scripts only,
-since the page's pace is a person's, like every other page of the site.
+needs: JSON only (no content negotiation among renderers), the per-user throttle for scripts only,
+since the page's pace is a person's, like every other page of the site, and the leaner DRF parts of
+core/lean_api.py (input serializers, the session's user read by one prepared statement).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -28,11 +28,12 @@ from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.grade_sql import NextPassage
 from annotation.relevance.work import NextKind, NotPooled, WorkRefused, work_grade, work_next
 from core.json_body import StrictBodies
+from core.lean_api import JsonNegotiation, LeanSerializer, SessionUserAuthentication
 from core.throttling import ScriptFixedWindowThrottle
 from core.token_auth import FastTokenAuthentication
 
 
-class RelevanceNextInput(serializers.Serializer):
+class RelevanceNextInput(LeanSerializer):
     slot = serializers.IntegerField(
         min_value=1,
         required=False,
@@ -53,7 +54,7 @@ class RelevancePassageOutput(serializers.Serializer):
     url = serializers.CharField(help_text="The same passage on the assessor page.")
 
 
-class RelevanceGradeInput(serializers.Serializer):
+class RelevanceGradeInput(LeanSerializer):
     turn_pk = serializers.IntegerField()
     passage_id = serializers.CharField(max_length=255)
     grade = serializers.ChoiceField(choices=RelevanceGrade.choices)
@@ -107,10 +108,11 @@ def _passage(passage: NextPassage) -> dict[str, Any]:
 
 
 class _AssessorView(StrictBodies):
-    authentication_classes = [FastTokenAuthentication, SessionAuthentication]
+    authentication_classes = [FastTokenAuthentication, SessionUserAuthentication]
     permission_classes = [IsAuthenticated]
     throttle_classes = [ScriptFixedWindowThrottle]
     renderer_classes = [JSONRenderer]
+    content_negotiation_class = JsonNegotiation
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)

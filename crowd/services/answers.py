@@ -41,6 +41,18 @@ class BatchFull(CrowdError):
     """The batch has as many confirmed assignments as it asked for."""
 
 
+class ProvisionalCapReached(CrowdError):
+    """The HIT holds as many unconfirmed answers as its real workers could have posted, and more."""
+
+
+# Unconfirmed rows a HIT keeps per place (MaxAssignments). A HIT never has more real assignments than
+# its places; a place is offered again only when its worker returns or abandons the HIT, and few of those
+# post to the page first. Three per place leaves room for two such re-offers of every place; anything
+# beyond is made-up ids. Per workerId there is already at most one row per HIT (a later post replaces it),
+# so a forger's rows in a campaign stay under (batches x places x 3) whatever ids they invent.
+PROVISIONAL_PER_PLACE = 3
+
+
 def worker_get_or_create(*, worker_id: str, user: Any = None) -> CrowdWorker:
     worker, _ = CrowdWorker.objects.get_or_create(worker_id=worker_id, defaults={"user": user})
     return worker
@@ -187,6 +199,9 @@ def assignment_provisional_store(
     never vote and take no place of the batch. The latest post for an unconfirmed assignment id or
     worker id replaces the earlier one, so a forged post cannot keep the real worker from answering; a
     confirmed one is not touched (AssignmentRepeated), and a full batch takes no more (BatchFull).
+    New rows stop at PROVISIONAL_PER_PLACE per place of the batch (ProvisionalCapReached), so made-up ids
+    cannot grow the table without bound; MTurk still has a real worker's answers, and `mturk_sync` stores
+    them from there.
     """
     if not assignment_id or not worker_id:
         raise CrowdError("an MTurk answer needs its assignmentId and workerId")
@@ -205,7 +220,13 @@ def assignment_provisional_store(
         if row.batch_id != batch.id:
             raise CrowdError(f"assignment id {assignment_id} belongs to another batch")
     _check_room(batch)
-    CrowdAssignment.objects.filter(id__in=[row.id for row in earlier]).delete()
+    replaced = [row.id for row in earlier]
+    cap = PROVISIONAL_PER_PLACE * batch.max_assignments
+    if CrowdAssignment.objects.filter(batch=batch).provisional().exclude(id__in=replaced).count() >= cap:
+        raise ProvisionalCapReached(
+            f"This HIT already holds {cap} answers that MTurk has not confirmed; no more are kept here."
+        )
+    CrowdAssignment.objects.filter(id__in=replaced).delete()
     assignment = CrowdAssignment.objects.create(
         batch=batch,
         worker=worker,

@@ -15,7 +15,7 @@ refused because it was already made, or because the batch is full, answers 409 w
 from __future__ import annotations
 
 import unicodedata
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -32,6 +32,7 @@ from crowd.services import CrowdError
 from crowd.services.answers import (
     AssignmentRepeated,
     BatchFull,
+    ProvisionalCapReached,
     answers_from_fields,
     assignment_provisional_store,
     assignment_submit,
@@ -208,6 +209,26 @@ def _mturk_id_refused(name: str, value: str) -> str:
     return ""
 
 
+def _hit_submit(
+    request: HttpRequest,
+    batch: CrowdBatch,
+    parts: SplitResult,
+    assignment_id: str,
+    *,
+    message: str = "Your answers are saved.",
+    status: int = 200,
+) -> HttpResponse:
+    """The page that hands the posted answers on to MTurk's externalSubmit."""
+    fields = [(f"q{n}", request.POST.get(f"q{n}", "")) for n in range(1, batch.items.count() + 1)]
+    context = {
+        "submit_url": f"{parts.scheme}://{parts.netloc}/mturk/externalSubmit",
+        "assignment_id": assignment_id,
+        "fields": fields,
+        "message": message,
+    }
+    return render(request, "crowd/hit_submit.html", context, status=status)
+
+
 # Posted from inside MTurk's frame, where our cookies are third-party; what arrives is kept provisional.
 @csrf_exempt
 @xframe_options_exempt
@@ -240,17 +261,15 @@ def hit_page(request: HttpRequest, token: str) -> HttpResponse:
             )
         except (AssignmentRepeated, BatchFull) as exc:
             return _framable(render(request, "crowd/done.html", {"message": str(exc)}, status=409))
+        except ProvisionalCapReached as exc:
+            # Nothing is kept here, but the answers still go on to MTurk: forged posts that filled the cap
+            # must not stop a real worker from finishing the HIT, and mturk_sync stores it from MTurk.
+            return _framable(_hit_submit(request, batch, parts, assignment_id, message=str(exc), status=429))
         except CrowdError as exc:
             return _framable(
                 _render_task(request, batch, action=request.get_full_path(), error=str(exc), status=400)
             )
-        fields = [(f"q{n}", request.POST.get(f"q{n}", "")) for n in range(1, batch.items.count() + 1)]
-        context = {
-            "submit_url": f"{parts.scheme}://{parts.netloc}/mturk/externalSubmit",
-            "assignment_id": assignment_id,
-            "fields": fields,
-        }
-        return _framable(render(request, "crowd/hit_submit.html", context))
+        return _framable(_hit_submit(request, batch, parts, assignment_id))
     return _framable(_render_task(request, batch, action=request.get_full_path()))
 
 

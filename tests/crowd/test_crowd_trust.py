@@ -19,7 +19,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotation.models import NtrJudgment
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
 from crowd.selectors import hit_token, link_token
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign, hidden_form
@@ -77,20 +77,20 @@ def test_forged_hit_page_posts_neither_vote_nor_fill_the_batch(server):
     batch = campaign.batches.get()
     batch.refresh_from_db()
 
-    for n in range(8):
+    for n in range(4):
         forged = _forge(server, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no")
         assert forged.status_code == 200
     for worker in ("WA", "WB"):
         _work(server, batch, worker, "yes")
 
-    # Before MTurk is asked: ten provisional rows, none of which votes.
-    assert CrowdAssignment.objects.filter(batch=batch, status="Accepted").count() == 10
+    # Before MTurk is asked: six provisional rows, none of which votes.
+    assert CrowdAssignment.objects.filter(batch=batch, status="Accepted").count() == 6
     call_command("crowd_aggregate", campaign=campaign.name, stdout=StringIO())
     assert not NtrJudgment.objects.filter(judge=campaign.label_judge).exists()
 
     out = StringIO()
     call_command("mturk_sync", campaign=campaign.name, stdout=out, stderr=StringIO())
-    assert "2 assignments seen, 2 stored, 8 provisional answers not reported by MTurk" in out.getvalue()
+    assert "2 assignments seen, 2 stored, 4 provisional answers not reported by MTurk" in out.getvalue()
     confirmed = CrowdAssignment.objects.filter(batch=batch, status="Submitted")
     assert sorted(confirmed.values_list("worker__worker_id", flat=True)) == ["WA", "WB"]
     assert confirmed.count() == batch.max_assignments
@@ -106,6 +106,54 @@ def test_forged_hit_page_posts_neither_vote_nor_fill_the_batch(server):
     assert late.status_code == 409
     assert b"This batch has all the answers it needs (2)." in late.content
     assert not CrowdAssignment.objects.filter(assignment_id="FORGED-LATE").exists()
+
+
+def test_it_refuses_provisional_rows_past_three_per_place_and_stores_nothing(server):
+    campaign = _published(server, assignments=2)
+    batch = campaign.batches.get()
+    batch.refresh_from_db()
+    _work(server, batch, "WA", "yes")  # a real worker, within the cap
+    for n in range(5):
+        assert (
+            _forge(server, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no").status_code
+            == 200
+        )
+    workers = CrowdWorker.objects.count()
+
+    refused = _forge(server, batch, assignment_id="FORGED-X", worker_id="FW-X", vote="no")
+
+    assert refused.status_code == 429
+    assert b"This HIT already holds 6 answers that MTurk has not confirmed" in refused.content
+    assert CrowdAssignment.objects.filter(batch=batch, status="Accepted").count() == 6
+    assert not CrowdAssignment.objects.filter(assignment_id="FORGED-X").exists()
+    assert CrowdWorker.objects.count() == workers
+    # Posting again under an id the HIT already holds replaces that row, so it is not growth.
+    assert _forge(server, batch, assignment_id="FORGED9", worker_id="FW0", vote="yes").status_code == 200
+    assert CrowdAssignment.objects.filter(batch=batch, status="Accepted").count() == 6
+    assert CrowdAssignment.objects.get(worker__worker_id="FW0").assignment_id == "FORGED9"
+
+
+def test_it_hands_a_real_worker_past_the_cap_on_to_mturk_and_sync_stores_them(server):
+    campaign = _published(server, assignments=1)
+    batch = campaign.batches.get()
+    batch.refresh_from_db()
+    for n in range(3):
+        assert (
+            _forge(server, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no").status_code
+            == 200
+        )
+
+    framed = urllib.parse.urlsplit(server.fake.worker_accept(batch.hit_id, "WA"))
+    page = Client().post(f"{framed.path}?{framed.query}", _answers(batch, "yes"))
+
+    assert page.status_code == 429
+    assert b"This HIT already holds 3 answers that MTurk has not confirmed" in page.content
+    assert not CrowdAssignment.objects.filter(worker__worker_id="WA").exists()
+    _, fields = hidden_form(page.content.decode())
+    real_id = server.fake.external_submit(dict(fields))
+    call_command("mturk_sync", campaign=campaign.name, stdout=StringIO(), stderr=StringIO())
+    row = CrowdAssignment.objects.get(assignment_id=real_id)
+    assert (row.worker.worker_id, row.status) == ("WA", CrowdAssignment.Status.SUBMITTED)
 
 
 def test_a_forged_post_under_a_real_workers_id_never_blocks_that_worker(server):
