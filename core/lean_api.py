@@ -29,6 +29,7 @@ from django.db import connection
 from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare
 from django.utils.functional import empty
+from drf_spectacular.authentication import SessionScheme
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -99,3 +100,11 @@ class SessionUserAuthentication(SessionAuthentication):
             if user is not None:
                 django_request.user = user  # what AuthenticationMiddleware's lazy user would have become
         return super().authenticate(request)
+
+
+class SessionUserScheme(SessionScheme):
+    """The schema names this authentication as what it is to a client: Django's session cookie (under a
+    name of its own, since drf-spectacular keeps one class per security scheme name)."""
+
+    target_class = "core.lean_api.SessionUserAuthentication"
+    name = "sessionCookieAuth"
