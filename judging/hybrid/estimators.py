@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from core.wording import plural
 from judging.hybrid.intervals import Bounds, interval_ends
 
 METHODS = ("classical", "ppi", "ppi++", "active")
@@ -264,9 +265,9 @@ def small_sample_warning(*, n: int, positives: int | None = None) -> str | None:
     """Why the interval's coverage is not shown to hold at this size, or None when it is."""
     reasons = []
     if n < MIN_UNITS:
-        reasons.append(f"{n} human-labelled units (fewer than {MIN_UNITS})")
+        reasons.append(f"{plural(n, 'human-labelled unit')} (fewer than {MIN_UNITS})")
     if positives is not None and positives < MIN_POSITIVES:
-        reasons.append(f"{positives} labels of the rarer answer (fewer than {MIN_POSITIVES})")
+        reasons.append(f"{plural(positives, 'label')} of the rarer answer (fewer than {MIN_POSITIVES})")
     if not reasons:
         return None
     return "coverage not shown to hold at " + " and ".join(reasons) + ": treat the interval as a rough guide"

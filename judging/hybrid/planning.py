@@ -69,7 +69,8 @@ class BudgetPlan:
             capped = self._capped(n)
             if capped is not None and capped < MIN_UNITS:
                 out.append(
-                    f"the {what} plan's {capped} labels are below {MIN_UNITS}, where coverage was not shown "
+                    f"the {what} plan's {plural(capped, 'label')} {'is' if capped == 1 else 'are'} below "
+                    f"{MIN_UNITS}, where coverage was not shown "
                     f"to hold: label at least {MIN_UNITS}"
                 )
         return out
