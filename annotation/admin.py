@@ -146,6 +146,35 @@ class SupportJudgmentAdmin(JudgmentAdmin):
     raw_id_fields = ["judge", "sentence"]
 
 
+@admin.register(models.NuggetImportanceJudgment)
+class NuggetImportanceJudgmentAdmin(JudgmentAdmin):
+    list_display = ["nugget", "importance", "condition", "changed", "judge"]
+    list_filter = ["judge", "importance", "condition"]
+    raw_id_fields = ["judge", "nugget"]
+
+
+@admin.register(models.NuggetAssignment)
+class NuggetAssignmentAdmin(JudgmentAdmin):
+    list_display = ["response", "nugget", "label", "condition", "changed", "judge"]
+    list_filter = ["judge", "label", "condition"]
+    raw_id_fields = ["judge", "response", "nugget"]
+
+
+@admin.register(models.NuggetWork)
+class NuggetWorkAdmin(admin.ModelAdmin):
+    list_display = ["topic", "user", "step", "condition", "source_judge", "machine_judge", "completed_at"]
+    list_filter = ["step", "condition", "topic__collection"]
+    search_fields = ["topic__number", "user__username"]
+
+
+@admin.register(models.NuggetEdit)
+class NuggetEditAdmin(admin.ModelAdmin):
+    list_display = ["judge", "turn", "action", "user", "created_at"]
+    list_filter = ["action", "judge"]
+    raw_id_fields = ["judge", "turn"]
+    readonly_fields = ["created_at"]
+
+
 # --- Support assessment ------------------------------------------------------------------
 
 

@@ -14,11 +14,17 @@ from annotation.models.collection import (
 )
 from annotation.models.console import ImportJob
 from annotation.models.judgments import (
+    NUGGET_SUPPORT_WEIGHTS,
     SUPPORT_WEIGHTS,
     GoldResponse,
+    LabelCondition,
     NtnJudgment,
     NtrJudgment,
     Nugget,
+    NuggetAssignment,
+    NuggetImportance,
+    NuggetImportanceJudgment,
+    NuggetSupport,
     PtkbJudgment,
     RelevanceGrade,
     RelevanceJudgment,
@@ -28,7 +34,9 @@ from annotation.models.judgments import (
 )
 from annotation.models.work import (
     Assignment,
+    NuggetEdit,
     NuggetSetTurn,
+    NuggetWork,
     Pool,
     PoolEntry,
     SupportAssignment,
@@ -66,4 +74,12 @@ __all__ = [
     "WorkSlot",
     "NuggetSetTurn",
     "ImportJob",
+    "LabelCondition",
+    "NuggetImportance",
+    "NuggetSupport",
+    "NUGGET_SUPPORT_WEIGHTS",
+    "NuggetImportanceJudgment",
+    "NuggetAssignment",
+    "NuggetWork",
+    "NuggetEdit",
 ]

@@ -83,6 +83,10 @@ class Nugget(TimedJudgment):
         max_length=32, help_text="Identifier within the turn, e.g. '[3]' in CONE-RAG files."
     )
     text = models.TextField()
+    # Order within the judge's list for the turn. Created nugget lists (TREC RAG) are ordered by
+    # importance to the question and people reorder them while post-editing; imported spans keep 0,
+    # so their order stays that of their ids.
+    position = models.PositiveIntegerField(default=0)
     passage_id = models.CharField(max_length=255, blank=True)
     start = models.PositiveIntegerField(null=True, blank=True)
     end = models.PositiveIntegerField(null=True, blank=True)
@@ -100,7 +104,7 @@ class Nugget(TimedJudgment):
     )
 
     class Meta:
-        ordering = ["turn_id", "id"]
+        ordering = ["turn_id", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["judge", "turn", "key"], name="nugget_unique_key"),
             models.CheckConstraint(
@@ -206,3 +210,86 @@ class SupportJudgment(TimedJudgment):
     @property
     def weight(self) -> float:
         return SUPPORT_WEIGHTS[SupportLabel(self.label)]
+
+
+class NuggetImportance(models.TextChoices):
+    """How much a nugget matters to a good answer (TREC RAG's AutoNuggetizer words)."""
+
+    VITAL = "vital", "Vital"
+    OKAY = "okay", "Okay"
+
+
+class NuggetSupport(models.TextChoices):
+    """How far an answer contains a nugget; the values are nuggetizer's own strings."""
+
+    SUPPORT = "support", "Support"
+    PARTIAL = "partial_support", "Partial support"
+    NONE = "not_support", "Not support"
+
+
+NUGGET_SUPPORT_WEIGHTS = {NuggetSupport.SUPPORT: 1.0, NuggetSupport.PARTIAL: 0.5, NuggetSupport.NONE: 0.0}
+
+
+class LabelCondition(models.TextChoices):
+    """How a label came to be: a person from scratch or post-editing a machine's label, a machine, a file."""
+
+    SCRATCH = "scratch", "From scratch"
+    POST_EDIT = "post-edit", "Post-editing"
+    MACHINE = "machine", "Machine"
+    IMPORTED = "imported", "Imported"
+
+
+class NuggetImportanceJudgment(TimedJudgment):
+    """One judge's vital/okay label for a nugget (of any judge's nugget set)."""
+
+    nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="importance_judgments")
+    importance = models.CharField(max_length=5, choices=NuggetImportance.choices)
+    condition = models.CharField(
+        max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
+    )
+    shown_label = models.CharField(
+        max_length=5, choices=NuggetImportance.choices, blank=True, help_text="Post-editing: the label shown."
+    )
+    changed = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "nugget"], name="nugget_importance_unique_unit"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.nugget_id} = {self.importance}"
+
+
+class NuggetAssignment(TimedJudgment):
+    """Whether an answer supports a nugget, partly supports it or not (TREC RAG "nugget assignment").
+
+    The word is the track's; it is a label on an (answer, nugget) pair, unrelated to the relevance
+    `Assignment` that hands pooled turns to assessors.
+    """
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="nugget_assignments")
+    nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="assignments")
+    label = models.CharField(max_length=16, choices=NuggetSupport.choices)
+    condition = models.CharField(
+        max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
+    )
+    shown_label = models.CharField(
+        max_length=16, choices=NuggetSupport.choices, blank=True, help_text="Post-editing: the label shown."
+    )
+    changed = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "response", "nugget"], name="nugget_assignment_unique_unit"
+            ),
+        ]
+        indexes = [models.Index(fields=["response", "nugget"])]
+
+    def __str__(self) -> str:
+        return f"{self.response_id} ~ {self.nugget_id} = {self.label}"
+
+    @property
+    def weight(self) -> float:
+        return NUGGET_SUPPORT_WEIGHTS[NuggetSupport(self.label)]

@@ -227,3 +227,97 @@ class NuggetSetTurn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge_id} {self.turn_id} @{self.position}"
+
+
+# --- TREC RAG nugget evaluation: post-editing, importance and assignment by people -----------
+
+
+class NuggetWork(models.Model):
+    """One nugget step for one topic handed to an assessor by an organiser.
+
+    `edit`: rewrite the nuggets of `source_judge` (typically an LLM) into the assessor's own set.
+    `importance`: label each nugget of `source_judge`'s set vital or okay. `assignment`: label each
+    (answer, nugget) pair of the topic against `source_judge`'s nuggets. For the two labelling steps,
+    `post-edit` shows `machine_judge`'s label preselected, `scratch` shows none. The clock fields give
+    the time per topic the pages report.
+    """
+
+    class Step(models.TextChoices):
+        EDIT = "edit", "Post-edit nuggets"
+        IMPORTANCE = "importance", "Importance"
+        ASSIGNMENT = "assignment", "Assignment"
+
+    class Condition(models.TextChoices):
+        SCRATCH = "scratch", "From scratch"
+        POST_EDIT = "post-edit", "Post-editing"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="nugget_work")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="nugget_work")
+    step = models.CharField(max_length=12, choices=Step.choices)
+    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.SCRATCH)
+    source_judge = models.ForeignKey(
+        Judge,
+        on_delete=models.PROTECT,
+        related_name="nugget_work_sources",
+        help_text="The nugget set worked on.",
+    )
+    machine_judge = models.ForeignKey(
+        Judge,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="nugget_work_shown",
+        help_text="Post-editing labels: the judge whose label is shown and preselected.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    time_spent_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["topic_id", "step", "user_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["topic", "user", "step"], name="nugget_work_unique_topic_user_step"
+            ),
+            models.CheckConstraint(
+                condition=~Q(condition="post-edit") | Q(machine_judge__isnull=False),
+                name="nugget_work_post_edit_has_judge",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic.number} {self.user} {self.step} ({self.condition})"
+
+
+class NuggetEdit(models.Model):
+    """One edit made while post-editing a nugget set, kept so the history can be read back and timed.
+
+    `before` and `after` hold the affected nuggets as `{"key", "text"}` lists: one to one for a
+    rewrite, many to one for a merge, one to many for a split, one to none for a delete, none to one
+    for an add, and the whole list of keys for a reorder.
+    """
+
+    class Action(models.TextChoices):
+        REWRITE = "rewrite", "Rewrite"
+        MERGE = "merge", "Merge"
+        SPLIT = "split", "Split"
+        DELETE = "delete", "Delete"
+        ADD = "add", "Add"
+        REORDER = "reorder", "Reorder"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="nugget_edits")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="nugget_edits")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="nugget_edits"
+    )
+    action = models.CharField(max_length=10, choices=Action.choices)
+    before = models.JSONField(default=list, blank=True)
+    after = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge_id", "turn_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} {self.turn_id} {self.action}"
