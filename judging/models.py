@@ -148,6 +148,7 @@ class HumanSample(models.Model):
     class Strategy(models.TextChoices):
         UNIFORM = "uniform", "Uniform, fixed size"
         UNCERTAINTY = "uncertainty", "Where the machine is least sure (unit by unit)"
+        STRATIFIED = "stratified", "Stratified by the machine's label"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="human_samples")
     name = models.SlugField(max_length=100)
@@ -179,6 +180,9 @@ class SampleUnit(models.Model):
     sample = models.ForeignKey(HumanSample, on_delete=models.CASCADE, related_name="units")
     key = models.CharField(max_length=500)
     inclusion_probability = models.FloatField()
+    # Stratified designs: the stratum the unit was drawn from (the machine's label, and the turn where
+    # turns are strata too), so estimators can weight within strata without redrawing them.
+    stratum = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["sample", "id"]
