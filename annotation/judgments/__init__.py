@@ -19,6 +19,18 @@ from annotation.judgments.nuggets import (
     nugget_upsert,
     nuggets_create,
 )
+from annotation.judgments.rag_nuggets import (
+    ASSIGNMENT_LABELS,
+    IMPORTANCE_LABELS,
+    AssignmentRow,
+    ImportanceRow,
+    NuggetDraft,
+    importance_judgment_submit,
+    importance_judgments_upsert,
+    nugget_assignment_submit,
+    nugget_assignments_upsert,
+    nugget_list_replace,
+)
 from annotation.judgments.relevance import (
     PtkbRow,
     RelevanceRow,
@@ -35,6 +47,16 @@ from annotation.judgments.support import (
 )
 
 __all__ = [
+    "ASSIGNMENT_LABELS",
+    "IMPORTANCE_LABELS",
+    "AssignmentRow",
+    "ImportanceRow",
+    "NuggetDraft",
+    "importance_judgment_submit",
+    "importance_judgments_upsert",
+    "nugget_assignment_submit",
+    "nugget_assignments_upsert",
+    "nugget_list_replace",
     "SUPPORT_LABELS",
     "JudgmentRefused",
     "NtnRow",

@@ -1,0 +1,281 @@
+"""The writers of TREC RAG nugget evaluation: ordered nugget lists, vital/okay, and nugget assignment.
+
+Machine judges, file imports, the assessor pages and crowd aggregation all record through these, so a
+label's scale, its condition (a judge labels a unit in one condition only) and how its time adds up are
+the same whoever gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.judgments.base import JudgmentRefused, Written, time_added
+from annotation.models import (
+    Collection,
+    Judge,
+    Nugget,
+    NuggetAssignment,
+    NuggetImportance,
+    NuggetImportanceJudgment,
+    NuggetSupport,
+    Response,
+    Turn,
+)
+
+IMPORTANCE_LABELS = frozenset(NuggetImportance.values)
+ASSIGNMENT_LABELS = frozenset(NuggetSupport.values)
+
+
+def _label_check(label: str, allowed: frozenset[str]) -> None:
+    if label not in allowed:
+        raise JudgmentRefused(f"label must be one of {', '.join(sorted(allowed))}, not {label!r}")
+
+
+# --- Ordered nugget lists ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NuggetDraft:
+    """One nugget of an ordered list: its key within the turn and its text."""
+
+    key: str
+    text: str
+
+
+@transaction.atomic
+def nugget_list_replace(
+    *, judge: Judge, turn: Turn, nuggets: Sequence[NuggetDraft], originals: dict[str, int] | None = None
+) -> Written:
+    """Make the judge's nugget list of a turn be `nuggets`, in that order.
+
+    Nuggets are matched by key: a kept key keeps its row (and the labels that point at it) and takes the
+    new text and place; a key no longer listed is deleted with its labels. `originals` maps a key to the
+    pk of the nugget it was made from (post-editing another judge's list).
+    """
+    keys = [draft.key for draft in nuggets]
+    if len(set(keys)) != len(keys):
+        raise JudgmentRefused("two nuggets of a list share a key")
+    for draft in nuggets:
+        if not draft.key.strip() or len(draft.key) > 32:
+            raise JudgmentRefused(f"a nugget key must be 1-32 characters, not {draft.key!r}")
+        if not draft.text.strip():
+            raise JudgmentRefused(f"nugget {draft.key} has no text")
+    originals = originals or {}
+    stored = {n.key: n for n in Nugget.objects.select_for_update().filter(judge=judge, turn=turn)}
+    written = Written()
+    removed = [n.pk for key, n in stored.items() if key not in set(keys)]
+    if removed:
+        Nugget.objects.filter(pk__in=removed).delete()
+        written.removed = len(removed)
+    created: list[Nugget] = []
+    changed: list[Nugget] = []
+    now = timezone.now()
+    for position, draft in enumerate(nuggets):
+        current = stored.get(draft.key)
+        if current is None:
+            created.append(
+                Nugget(
+                    judge=judge,
+                    turn=turn,
+                    key=draft.key,
+                    text=draft.text,
+                    position=position,
+                    original_id=originals.get(draft.key),
+                )
+            )
+        elif (current.text, current.position) != (draft.text, position):
+            current.text, current.position, current.updated_at = draft.text, position, now
+            changed.append(current)
+        else:
+            written.unchanged += 1
+    Nugget.objects.bulk_create(created, batch_size=1000)
+    Nugget.objects.bulk_update(changed, ["text", "position", "updated_at"], batch_size=1000)
+    written.created, written.updated = len(created), len(changed)
+    return written
+
+
+# --- One label at a time (pages) ---------------------------------------------------------------
+
+
+@transaction.atomic
+def importance_judgment_submit(
+    *,
+    judge: Judge,
+    nugget: Nugget,
+    importance: str,
+    condition: str,
+    shown_label: str = "",
+    time_spent_ms: int | None = None,
+) -> NuggetImportanceJudgment:
+    """Record or revise the judge's vital/okay label of a nugget; time spent adds up over revisions."""
+    _label_check(importance, IMPORTANCE_LABELS)
+    judgment = NuggetImportanceJudgment.objects.select_for_update().filter(judge=judge, nugget=nugget).first()
+    if judgment is None:
+        return NuggetImportanceJudgment.objects.create(
+            judge=judge,
+            nugget=nugget,
+            importance=importance,
+            condition=condition,
+            shown_label=shown_label,
+            changed=(importance != shown_label) if shown_label else None,
+            time_spent_ms=time_spent_ms,
+        )
+    if judgment.condition != condition:
+        raise JudgmentRefused(f"this nugget was labelled in condition {judgment.condition}, not {condition}")
+    judgment.importance = importance
+    judgment.changed = (importance != judgment.shown_label) if judgment.shown_label else None
+    judgment.time_spent_ms = time_added(judgment.time_spent_ms, time_spent_ms)
+    judgment.save(update_fields=["importance", "changed", "time_spent_ms", "updated_at"])
+    return judgment
+
+
+@transaction.atomic
+def nugget_assignment_submit(
+    *,
+    judge: Judge,
+    response: Response,
+    nugget: Nugget,
+    label: str,
+    condition: str,
+    shown_label: str = "",
+    time_spent_ms: int | None = None,
+) -> NuggetAssignment:
+    """Record or revise the judge's label of (answer, nugget); the nugget must be of the answer's turn."""
+    _label_check(label, ASSIGNMENT_LABELS)
+    if nugget.turn_id != response.turn_id:
+        raise JudgmentRefused(f"nugget {nugget.key} is not a nugget of the answer's turn")
+    judgment = (
+        NuggetAssignment.objects.select_for_update()
+        .filter(judge=judge, response=response, nugget=nugget)
+        .first()
+    )
+    if judgment is None:
+        return NuggetAssignment.objects.create(
+            judge=judge,
+            response=response,
+            nugget=nugget,
+            label=label,
+            condition=condition,
+            shown_label=shown_label,
+            changed=(label != shown_label) if shown_label else None,
+            time_spent_ms=time_spent_ms,
+        )
+    if judgment.condition != condition:
+        raise JudgmentRefused(f"this pair was labelled in condition {judgment.condition}, not {condition}")
+    judgment.label = label
+    judgment.changed = (label != judgment.shown_label) if judgment.shown_label else None
+    judgment.time_spent_ms = time_added(judgment.time_spent_ms, time_spent_ms)
+    judgment.save(update_fields=["label", "changed", "time_spent_ms", "updated_at"])
+    return judgment
+
+
+# --- Many labels at once (files, machine judges, crowd aggregates) ---------------------------------
+
+
+@dataclass(frozen=True)
+class ImportanceRow:
+    nugget_id: int
+    importance: str
+
+
+@dataclass(frozen=True)
+class AssignmentRow:
+    response_id: int
+    nugget_id: int
+    label: str
+
+
+@transaction.atomic
+def importance_judgments_upsert(
+    *, judge: Judge, collection: Collection, rows: Iterable[ImportanceRow], condition: str
+) -> Written:
+    """Make the judge's vital/okay labels of the given nuggets of `collection` say what `rows` say."""
+    wanted = {row.nugget_id: row for row in rows}
+    for row in wanted.values():
+        _label_check(row.importance, IMPORTANCE_LABELS)
+    stored = {
+        nugget_id: (pk, label)
+        for pk, nugget_id, label in NuggetImportanceJudgment.objects.filter(
+            judge=judge, nugget__turn__collection=collection
+        ).values_list("id", "nugget_id", "importance")
+    }
+    written = Written()
+    created: list[NuggetImportanceJudgment] = []
+    changed: list[NuggetImportanceJudgment] = []
+    now = timezone.now()
+    for nugget_id, row in wanted.items():
+        current = stored.get(nugget_id)
+        if current is None:
+            created.append(
+                NuggetImportanceJudgment(
+                    judge=judge, nugget_id=nugget_id, importance=row.importance, condition=condition
+                )
+            )
+        elif current[1] != row.importance:
+            changed.append(NuggetImportanceJudgment(id=current[0], importance=row.importance, updated_at=now))
+        else:
+            written.unchanged += 1
+    NuggetImportanceJudgment.objects.bulk_create(created, batch_size=2000)
+    NuggetImportanceJudgment.objects.bulk_update(changed, ["importance", "updated_at"], batch_size=2000)
+    written.created, written.updated = len(created), len(changed)
+    return written
+
+
+@transaction.atomic
+def nugget_assignments_upsert(
+    *, judge: Judge, collection: Collection, rows: Iterable[AssignmentRow], condition: str
+) -> Written:
+    """Make the judge's assignment labels of the given (answer, nugget) pairs of `collection` say what
+    `rows` say (an assignment file, a machine job's window, a crowd aggregate)."""
+    wanted = {(row.response_id, row.nugget_id): row for row in rows}
+    for row in wanted.values():
+        _label_check(row.label, ASSIGNMENT_LABELS)
+    answer_turns = dict(
+        Response.objects.filter(run__collection=collection, pk__in={r for r, _ in wanted}).values_list(
+            "pk", "turn_id"
+        )
+    )
+    nugget_turns = dict(
+        Nugget.objects.filter(turn__collection=collection, pk__in={n for _, n in wanted}).values_list(
+            "pk", "turn_id"
+        )
+    )
+    for response_id, nugget_id in wanted:
+        if response_id not in answer_turns or nugget_id not in nugget_turns:
+            raise JudgmentRefused(f"answer {response_id} or nugget {nugget_id} is not of this collection")
+        if answer_turns[response_id] != nugget_turns[nugget_id]:
+            raise JudgmentRefused(f"nugget {nugget_id} is not a nugget of answer {response_id}'s turn")
+    stored = {
+        (response_id, nugget_id): (pk, label)
+        for pk, response_id, nugget_id, label in NuggetAssignment.objects.filter(
+            judge=judge, response__run__collection=collection
+        ).values_list("id", "response_id", "nugget_id", "label")
+    }
+    written = Written()
+    created: list[NuggetAssignment] = []
+    changed: list[NuggetAssignment] = []
+    now = timezone.now()
+    for key, row in wanted.items():
+        current = stored.get(key)
+        if current is None:
+            created.append(
+                NuggetAssignment(
+                    judge=judge,
+                    response_id=row.response_id,
+                    nugget_id=row.nugget_id,
+                    label=row.label,
+                    condition=condition,
+                )
+            )
+        elif current[1] != row.label:
+            changed.append(NuggetAssignment(id=current[0], label=row.label, updated_at=now))
+        else:
+            written.unchanged += 1
+    NuggetAssignment.objects.bulk_create(created, batch_size=2000)
+    NuggetAssignment.objects.bulk_update(changed, ["label", "updated_at"], batch_size=2000)
+    written.created, written.updated = len(created), len(changed)
+    return written
