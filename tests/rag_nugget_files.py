@@ -20,10 +20,10 @@ def answer_sentences(run: str, qid: str) -> list[str]:
     return [f"{run} says {qid} first.", f"Then {run} adds more about {qid}."]
 
 
-def rag_collection(tmp_path: Path, collection: Collection) -> None:
+def rag_collection(tmp_path: Path, collection: Collection, runs: tuple[str, ...] = RUNS) -> None:
     """Import TREC RAG answers of RUNS to QUESTIONS into the collection (creating its topics)."""
     lines = []
-    for run in RUNS:
+    for run in runs:
         for qid, question in QUESTIONS.items():
             sentences = answer_sentences(run, qid)
             lines.append(
@@ -68,10 +68,12 @@ def created_nuggets_file(path: Path, lists: dict[str, list[tuple[str, str]]]) ->
     return path
 
 
-def assignment_records(lists: dict[str, list[tuple[str, str]]], seed: int = 1) -> list[dict]:
+def assignment_records(
+    lists: dict[str, list[tuple[str, str]]], seed: int = 1, runs: tuple[str, ...] = RUNS
+) -> list[dict]:
     rng = random.Random(seed)
     records = []
-    for run in RUNS:
+    for run in runs:
         for qid, nuggets in lists.items():
             text = " ".join(answer_sentences(run, qid))
             records.append(
