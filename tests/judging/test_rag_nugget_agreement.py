@@ -206,3 +206,35 @@ def test_it_shows_nugget_assignment_agreement_and_the_ranking_on_the_page(client
     assert f"{kappa:.3f}" in page and "A: partial_support" in page
     assert ranking.status_code == 200
     assert "run-5" in ranking.content.decode()
+
+
+def test_it_estimates_a_runs_nugget_score_from_the_people_and_the_llm(study):
+    collection, _llm, human = study
+    out = StringIO()
+
+    call_command(
+        "estimate",
+        "--collection",
+        collection.name,
+        "--task",
+        "nugget-assignment",
+        "--measure",
+        "vital_score",
+        "--human-judge",
+        "assessor",
+        "--machine-judge",
+        "gpt-4o",
+        "--method",
+        "classical",
+        "--format",
+        "json",
+        stdout=out,
+    )
+
+    data = json.loads(out.getvalue())
+    # Every turn has the person's labels: the classical estimate is the run's score under the person.
+    truth = nugget_scores(collection=collection, judge=human)["runs"]
+    assert set(data["runs"]) == set(RUNS)
+    for run, row in data["runs"].items():
+        assert row["estimate"] == pytest.approx(truth[run]["vital_score"])
+        assert row["n_human"] == 3
