@@ -4,13 +4,15 @@ import json
 from io import StringIO
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 
 from annotation.formats.base import ImportFailed
-from annotation.models import Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment, Turn
+from annotation.models import ImportJob, Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment, Turn
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
-from tests.factories import CollectionFactory
+from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
     assignment_records,
     assignments_file,
@@ -166,3 +168,39 @@ def test_it_rejects_assignments_of_an_unknown_answer_or_nugget_naming_the_line(c
         f"{path}:3: nugget 'not a nugget' is not one of nuggets's nuggets for qid 2024-10",
     ]
     assert not NuggetAssignment.objects.exists()
+
+
+def test_it_imports_nuggetizer_files_from_the_upload_page(client, collection, tmp_path):
+    client.force_login(OrganiserFactory())
+    lists = nugget_lists()
+    nuggets = created_nuggets_file(tmp_path / "n.jsonl", lists)
+    assignments = assignments_file(tmp_path / "a.jsonl", assignment_records(lists))
+    url = reverse("console-collection", args=[collection.name])
+
+    first = client.post(
+        url,
+        {
+            "kind": "nuggetizer-nuggets",
+            "file": SimpleUploadedFile("n.jsonl", nuggets.read_bytes()),
+            "judge": "llm",
+        },
+        follow=True,
+    )
+    second = client.post(
+        url,
+        {
+            "kind": "nugget-assignments",
+            "file": SimpleUploadedFile("a.jsonl", assignments.read_bytes()),
+            "judge": "llm-assign",
+            "nugget_judge": "llm",
+        },
+        follow=True,
+    )
+
+    assert first.status_code == second.status_code == 200
+    assert [(row["kind"], row["created"]) for row in ImportJob.objects.order_by("pk")[1].result] == [
+        ("assignments", 36),
+        ("importance labels", 12),
+    ]
+    assert Nugget.objects.filter(judge__name="llm").count() == 12
+    assert NuggetAssignment.objects.filter(judge__name="llm-assign", nugget__judge__name="llm").count() == 36
