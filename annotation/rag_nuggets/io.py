@@ -146,17 +146,16 @@ def created_nuggets_import(*, path: str | Path, collection: Collection, judge: J
 
 
 def _ordered_turns(collection: Collection, judge: Judge) -> list[tuple[int, str, str]]:
-    """(turn pk, turn id, question) of the turns where the judge has nuggets: set order, then natural."""
-    placed = {
-        turn_id: position
-        for turn_id, position in NuggetSetTurn.objects.filter(
-            judge=judge, turn__collection=collection
-        ).values_list("turn_id", "position")
-    }
-    rows = set(
-        Nugget.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "turn_id", "turn__turn_id", "turn__utterance"
+    """(turn pk, turn id, question) of the turns the judge's set covers (a question of a nuggetizer file
+    may list no nugget) or where it has nuggets: set order, then natural order."""
+    placed = dict(
+        NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).values_list(
+            "turn_id", "position"
         )
+    )
+    columns = ("pk", "turn_id", "utterance")
+    rows = set(Turn.objects.filter(pk__in=list(placed)).values_list(*columns)) | set(
+        Turn.objects.filter(nuggets__judge=judge, collection=collection).values_list(*columns)
     )
     return sorted(rows, key=lambda r: (r[0] not in placed, placed.get(r[0], 0), natural_key(r[1])))
 

@@ -9,9 +9,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotation.formats.base import ImportFailed
+from annotation.formats.base import ImportFailed, Problems
+from annotation.formats.rag_nuggets import OVERALL_QID, AnswerScores, parse_scores, scores_text
 from annotation.models import ImportJob, Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment, Turn
-from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
+from annotation.rag_nuggets.io import assignments_import, created_nuggets_export, created_nuggets_import
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
     assignment_records,
@@ -204,3 +205,46 @@ def test_it_imports_nuggetizer_files_from_the_upload_page(client, collection, tm
     ]
     assert Nugget.objects.filter(judge__name="llm").count() == 12
     assert NuggetAssignment.objects.filter(judge__name="llm-assign", nugget__judge__name="llm").count() == 36
+
+
+def test_it_keeps_a_question_without_nuggets_in_the_round_trip(collection, tmp_path):
+    lists = nugget_lists()
+    lists["2024-2"] = []
+    path = created_nuggets_file(tmp_path / "nuggets.jsonl", lists)
+    judge = Judge.objects.create(name="llm", kind=Judge.Kind.LLM)
+
+    created_nuggets_import(path=path, collection=collection, judge=judge)
+
+    assert created_nuggets_export(collection=collection, judge=judge).encode() == path.read_bytes()
+    assert not Nugget.objects.filter(judge=judge, turn__turn_id="2024-2").exists()
+
+
+def test_it_rejects_an_answer_text_that_is_not_the_runs_answer_and_a_numeric_qid(collection, tmp_path):
+    records = assignment_records(nugget_lists())
+    records[0]["answer_text"] = "Something else entirely."
+    records[3]["qid"] = 2024
+    path = assignments_file(tmp_path / "a.jsonl", records)
+    judge = Judge.objects.create(name="llm", kind=Judge.Kind.LLM)
+
+    with pytest.raises(ImportFailed) as caught:
+        assignments_import(path=path, collection=collection, judge=judge)
+
+    assert caught.value.problems == [
+        f"{path}:1: answer_text is not run run-a's answer to qid 2024-1: 'Something else entirely.'",
+        f"{path}:4: 'qid' must be a string, as nuggetizer writes it",
+    ]
+    assert not Nugget.objects.exists()
+
+
+def test_it_reads_back_the_scores_file_it_writes(tmp_path):
+    rows = [AnswerScores("2024-1", 0.5, 0.25, 0.75, 1 / 3), AnswerScores(OVERALL_QID, 0.0, 0.0, 0.0, 0.0)]
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(scores_text(rows))
+    problems = Problems(str(path))
+
+    assert parse_scores(path, problems=problems) == rows
+    assert problems.items == []
+    assert path.read_text().splitlines()[0] == (
+        '{"qid": "2024-1", "strict_vital_score": 0.5, "strict_all_score": 0.25, "vital_score": 0.75, '
+        '"all_score": 0.3333333333333333}'
+    )
