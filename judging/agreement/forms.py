@@ -61,7 +61,7 @@ class ComparisonForm(forms.Form):
             self.add_error("threshold", "a binary threshold applies to relevance only")
         condition, task = data.get("condition"), data.get("task")
         if condition and task is not None and condition not in HUMAN_CONDITIONS.get(task, set()):
-            self.add_error("condition", f"{task} labels are not given in condition {condition}")
+            self.add_error("condition", f"condition {condition} does not apply to the {task} task")
         return data
 
 

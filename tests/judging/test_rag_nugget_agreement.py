@@ -238,3 +238,21 @@ def test_it_estimates_a_runs_nugget_score_from_the_people_and_the_llm(study):
     for run, row in data["runs"].items():
         assert row["estimate"] == pytest.approx(truth[run]["vital_score"])
         assert row["n_human"] == 3
+
+
+def test_it_answers_400_for_a_condition_the_nugget_task_has_not(client, study):
+    collection, _llm, _human = study
+    client.force_login(OrganiserFactory())
+    url = reverse("judging:agreement-download", args=[collection.name, "report.json"])
+
+    response = client.get(
+        url, {"task": "nugget-importance", "a": "assessor", "b": "gpt-4o", "condition": "blind"}
+    )
+    kept = client.get(
+        url, {"task": "nugget-importance", "a": "assessor", "b": "gpt-4o", "condition": "post-edit"}
+    )
+
+    assert response.status_code == 400
+    assert "condition blind does not apply to the nugget-importance task" in response.json()["error"]
+    assert kept.status_code == 200
+    assert kept.json()["n"] == 9
