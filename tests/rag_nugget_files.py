@@ -17,7 +17,8 @@ LABELS = ("support", "partial_support", "not_support")
 
 
 def answer_sentences(run: str, qid: str) -> list[str]:
-    return [f"{run} says {qid} first.", f"Then {run} adds more about {qid}."]
+    # A sentence may end in a space: nuggetizer joins them as given, the stored answer text strips them.
+    return [f"{run} says {qid} first. ", f"Then {run} adds more about {qid}."]
 
 
 def rag_collection(tmp_path: Path, collection: Collection, runs: tuple[str, ...] = RUNS) -> None:
@@ -33,7 +34,7 @@ def rag_collection(tmp_path: Path, collection: Collection, runs: tuple[str, ...]
                         "topic_id": qid,
                         "topic": question,
                         "references": ["d1", "d2"],
-                        "response_length": 12,
+                        "response_length": len(" ".join(sentences).split()),
                         "answer": [{"text": s, "citations": [0]} for s in sentences],
                     }
                 )
@@ -75,7 +76,7 @@ def assignment_records(
     records = []
     for run in runs:
         for qid, nuggets in lists.items():
-            text = " ".join(answer_sentences(run, qid))
+            text = " ".join(answer_sentences(run, qid))  # as nuggetizer makes answer_text
             records.append(
                 {
                     "query": QUESTIONS[qid],

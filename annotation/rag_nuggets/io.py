@@ -41,6 +41,7 @@ from annotation.models import (
     NuggetImportanceJudgment,
     NuggetSetTurn,
     Response,
+    ResponseSentence,
     Turn,
 )
 from annotation.selectors import natural_key
@@ -318,7 +319,8 @@ def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: J
     and questions in the nugget set's order, each answer's nuggets in list order.
 
     A nugget's importance is the assignment judge's vital/okay label of it, else the nugget judge's.
-    `response_length` is written as the answer's number of words (Assay keeps no other).
+    `answer_text` is the answer's sentences joined by a space, as nuggetizer joins them; `response_length`
+    is written as the answer's number of words (the answer import keeps no other).
     """
     rows = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
     if nuggets_judge is not None:
@@ -345,12 +347,19 @@ def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: J
         ),
         key=lambda a: (a[1], place.get(a[2], len(place)), natural_key(a[3])),
     )
+    # nuggetizer joins the answer's sentences as the answer file gives them; the stored answer text has
+    # them stripped first, so it is only the fallback for an answer without sentences.
+    sentences: dict[int, list[str]] = {}
+    for response_pk, sentence in ResponseSentence.objects.filter(response__in=list(labels)).values_list(
+        "response_id", "text"
+    ):
+        sentences.setdefault(response_pk, []).append(sentence)
     records = [
         AssignedAnswer(
             qid=qid,
             query=question,
             run_id=run,
-            answer_text=text,
+            answer_text=" ".join(sentences[pk]) if pk in sentences else text,
             response_length=len(text.split()),
             nuggets=[
                 FileNugget(t, vital, labels[pk][n])
