@@ -105,9 +105,7 @@ def judged_passages(*, collection: Collection, turn: Turn) -> list[tuple[Passage
     for passage_id, grade in RelevanceJudgment.objects.filter(turn=turn).values_list("passage_id", "grade"):
         best[passage_id] = max(grade, best.get(passage_id, -1))
     ranked = sorted(best, key=lambda pid: (-best[pid], pid))[:MAX_PASSAGES]
-    held = Passage.objects.filter(collection=collection, passage_id__in=ranked).in_bulk(
-        field_name="passage_id"
-    )
+    held = {p.passage_id: p for p in Passage.objects.filter(collection=collection, passage_id__in=ranked)}
     return [(held[pid], best[pid]) for pid in ranked if pid in held]
 
 
