@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -183,8 +184,8 @@ def _labels_post(request: AuthenticatedRequest, allowed: list[str]) -> tuple[dic
         return {}, None, "the time spent must be a whole number of milliseconds"
     try:
         return posted_labels(request.POST, allowed), time_form.cleaned_data["time_spent_ms"], ""
-    except Exception as exc:  # a ValidationError: its message is the reason shown
-        return {}, None, " ".join(getattr(exc, "messages", [str(exc)]))
+    except ValidationError as exc:
+        return {}, None, " ".join(exc.messages)
 
 
 def _importance_page(
