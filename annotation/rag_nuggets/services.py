@@ -316,10 +316,8 @@ def _labels_of(labels: Mapping[int, str], nuggets: Sequence[Nugget]) -> None:
         raise NuggetWorkRefused(f"label every nugget: {len(expected - set(labels))} left without a label")
 
 
-def _split_time(time_spent_ms: int | None, n: int) -> int | None:
-    if time_spent_ms is None or n == 0:
-        return None
-    return min(max(time_spent_ms, 0), MAX_TIME_MS) // n
+def _capped(time_spent_ms: int | None) -> int | None:
+    return None if time_spent_ms is None else min(max(time_spent_ms, 0), MAX_TIME_MS)
 
 
 def _complete_if_done(work: NuggetWork, time_spent_ms: int | None) -> None:
@@ -342,18 +340,15 @@ def nugget_importance_submit(
     nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[turn])
     _labels_of(labels, nuggets)
     shown = selectors.importance_labels(judge=work.machine_judge, nugget_ids=labels)
-    judge = judge_for_assessor(user=user)
-    each = _split_time(time_spent_ms, len(nuggets))
     try:
-        for nugget in nuggets:
-            judgments.importance_judgment_submit(
-                judge=judge,
-                nugget=nugget,
-                importance=labels[nugget.pk],
-                condition=work.condition,
-                shown_label=shown.get(nugget.pk, ""),
-                time_spent_ms=each,
-            )
+        judgments.importance_judgments_submit(
+            judge=judge_for_assessor(user=user),
+            turn=turn,
+            labels=labels,
+            condition=work.condition,
+            shown=shown,
+            time_spent_ms=_capped(time_spent_ms),
+        )
     except judgments.JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
     _complete_if_done(work, time_spent_ms)
@@ -376,19 +371,15 @@ def nugget_assignment_page_submit(
     nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[response.turn_id])
     _labels_of(labels, nuggets)
     shown = selectors.assignment_labels(judge=work.machine_judge, response=response, nugget_ids=labels)
-    judge = judge_for_assessor(user=user)
-    each = _split_time(time_spent_ms, len(nuggets))
     try:
-        for nugget in nuggets:
-            judgments.nugget_assignment_submit(
-                judge=judge,
-                response=response,
-                nugget=nugget,
-                label=labels[nugget.pk],
-                condition=work.condition,
-                shown_label=shown.get(nugget.pk, ""),
-                time_spent_ms=each,
-            )
+        judgments.nugget_assignments_submit(
+            judge=judge_for_assessor(user=user),
+            response=response,
+            labels=labels,
+            condition=work.condition,
+            shown=shown,
+            time_spent_ms=_capped(time_spent_ms),
+        )
     except judgments.JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
     _complete_if_done(work, time_spent_ms)

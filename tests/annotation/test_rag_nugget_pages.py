@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, NuggetWork
 from annotation.rag_nuggets.services import nugget_work_assign
+from annotation.services import judge_for_assessor
 from tests.annotation.rag_nugget_data import rag_topic
 from tests.factories import OrganiserFactory, UserFactory
 
@@ -283,3 +284,23 @@ def test_the_hand_out_form_refuses_post_editing_without_a_machine_judge(client, 
 def test_the_organiser_page_is_for_organisers(client, data):
     client.force_login(UserFactory())
     assert client.get(reverse("rag-nuggets-organise", args=["rag24"])).status_code == 403
+
+
+@pytest.mark.parametrize("step", ["importance", "assignment"])
+def test_submitting_a_page_of_labels_does_not_grow_with_nuggets(client, step):
+    small = rag_topic(nuggets=2, answers=1)
+    large = rag_topic(nuggets=12, answers=1, number="2024-9", collection=small.topic.collection)
+    counts = []
+    for data in (small, large):
+        work = _work(data, step, condition="post-edit")
+        judge_for_assessor(user=work.user)  # made on a first label: not a cost of the page
+        client.force_login(work.user)
+        client.get(_page(work))
+        with CaptureQueriesContext(connection) as captured:
+            response = client.post(
+                _page(work),
+                {f"label-{n.pk}": "okay" if step == "importance" else "support" for n in data.nuggets},
+            )
+        assert response.status_code == 302
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
