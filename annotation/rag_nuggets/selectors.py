@@ -60,16 +60,23 @@ def nuggets_of(*, judge: Judge | int, turns: Iterable[Turn | int]) -> list[Nugge
     return list(Nugget.objects.filter(judge=judge, turn_id__in=ids).order_by("turn_id", "position", "id"))
 
 
-def edit_started(*, judge: Judge, turn: Turn) -> bool:
-    """Whether the assessor's own list of the turn exists yet (they edited it or finished it)."""
-    return (
-        Nugget.objects.filter(judge=judge, turn=turn).exists()
-        or NuggetEdit.objects.filter(judge=judge, turn=turn).exists()
-    )
-
-
 def edits_of(*, judge: Judge, turn: Turn) -> QuerySet[NuggetEdit]:
     return NuggetEdit.objects.filter(judge=judge, turn=turn).order_by("id")
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str
+    text: str
+    original_id: int | None
+
+
+def edit_list(*, judge: Judge, turn: Turn, source: Judge) -> list[Item]:
+    """The assessor's list of the turn; until they first change it, a copy of the source list."""
+    own = nuggets_of(judge=judge, turns=[turn])
+    if own or edits_of(judge=judge, turn=turn).exists():
+        return [Item(n.key, n.text, n.original_id) for n in own]
+    return [Item(n.key, n.text, n.pk) for n in nuggets_of(judge=source, turns=[turn])]
 
 
 def importance_labels(*, judge: Judge | int | None, nugget_ids: Iterable[int]) -> dict[int, str]:

@@ -9,7 +9,6 @@ can be read back and timed. Time per topic adds up on the NuggetWork from what e
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -31,6 +30,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.rag_nuggets import selectors
+from annotation.rag_nuggets.selectors import Item
 from annotation.services import judge_for_assessor
 
 MAX_TEXT = 2000
@@ -155,21 +155,6 @@ def nugget_work_start(*, work: NuggetWork) -> None:
 # --- Post-editing a list --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Item:
-    key: str
-    text: str
-    original_id: int | None
-
-
-def _current_list(*, judge: Judge, turn: Turn, source: Judge) -> list[Item]:
-    """The assessor's list of the turn; until they first change it, a copy of the source list."""
-    own = selectors.nuggets_of(judge=judge, turns=[turn])
-    if own or selectors.edits_of(judge=judge, turn=turn).exists():
-        return [Item(n.key, n.text, n.original_id) for n in own]
-    return [Item(n.key, n.text, n.pk) for n in selectors.nuggets_of(judge=source, turns=[turn])]
-
-
 def _text(value: Any, what: str = "text") -> str:
     if not isinstance(value, str) or not value.strip():
         raise NuggetWorkRefused(f"{what} must be some text")
@@ -276,7 +261,7 @@ def nugget_edit_apply(
     _work_turn(work, turn, NuggetWork.Step.EDIT)
     NuggetWork.objects.select_for_update().filter(pk=work.pk).first()
     judge = judge_for_assessor(user=user)
-    items = _current_list(judge=judge, turn=turn, source=work.source_judge)
+    items = selectors.edit_list(judge=judge, turn=turn, source=work.source_judge)
     new_key = f"e{selectors.edits_of(judge=judge, turn=turn).count() + 1}"
     action, before, after, items = _apply(edit, items, new_key)
     if len(items) > MAX_NUGGETS:
@@ -299,7 +284,7 @@ def nugget_edit_finish(
         raise NuggetWorkRefused("this work belongs to another assessor")
     _work_turn(work, turn, NuggetWork.Step.EDIT)
     judge = judge_for_assessor(user=user)
-    items = _current_list(judge=judge, turn=turn, source=work.source_judge)
+    items = selectors.edit_list(judge=judge, turn=turn, source=work.source_judge)
     _store(judge=judge, turn=turn, items=items)
     _clock(work, time_spent_ms, complete=last)
     return items

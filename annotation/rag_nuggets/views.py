@@ -18,12 +18,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.models import Collection, NuggetImportance, NuggetSupport, NuggetWork
+from annotation.models import Collection, NuggetImportance, NuggetSupport, NuggetWork, Turn
 from annotation.permissions import is_organiser, organiser_required
 from annotation.rag_nuggets import selectors
 from annotation.rag_nuggets.forms import HandOutForm, TimeForm, posted_labels
 from annotation.rag_nuggets.services import (
-    Item,
     NuggetWorkRefused,
     nugget_assignment_page_submit,
     nugget_edit_apply,
@@ -98,7 +97,7 @@ def _done(request: HttpRequest, work: NuggetWork, nav: dict[str, Any]) -> HttpRe
 
 
 def _edit_page(
-    request: AuthenticatedRequest, work: NuggetWork, turn: Any, nav: dict[str, Any]
+    request: AuthenticatedRequest, work: NuggetWork, turn: Turn, nav: dict[str, Any]
 ) -> HttpResponse:
     judge = judge_for_assessor(user=request.user)
     status, error = 200, ""
@@ -121,18 +120,10 @@ def _edit_page(
             error = "the time spent must be a whole number of milliseconds"
         status = 400
     nugget_work_start(work=work)
-    if selectors.edit_started(judge=judge, turn=turn):
-        nuggets = [
-            Item(n.key, n.text, n.original_id) for n in selectors.nuggets_of(judge=judge, turns=[turn])
-        ]
-    else:
-        nuggets = [
-            Item(n.key, n.text, n.pk) for n in selectors.nuggets_of(judge=work.source_judge, turns=[turn])
-        ]
     context = {
         **nav,
         "turn": turn,
-        "nuggets": nuggets,
+        "nuggets": selectors.edit_list(judge=judge, turn=turn, source=work.source_judge),
         "passages": selectors.judged_passages(collection=work.topic.collection, turn=turn),
         "edits": selectors.edits_of(judge=judge, turn=turn).count(),
         "error": error,
@@ -189,7 +180,7 @@ def _labels_post(request: AuthenticatedRequest, allowed: list[str]) -> tuple[dic
 
 
 def _importance_page(
-    request: AuthenticatedRequest, work: NuggetWork, turn: Any, nav: dict[str, Any]
+    request: AuthenticatedRequest, work: NuggetWork, turn: Turn, nav: dict[str, Any]
 ) -> HttpResponse:
     status, error = 200, ""
     posted: dict[int, str] = {}
