@@ -201,6 +201,7 @@ def _estimate_page(
             else:
                 ranking = result.ranking()
                 context["result"] = result
+                context["settled_count"] = sum(p.settled for p in result.pairs)
                 context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in ranking]
                 context["chart"] = _error_bars(result)
     return render(request, "hybrid/estimate.html", context, status=status)
