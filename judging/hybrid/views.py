@@ -366,6 +366,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     width_chart=charts.lines(width, y_min=0.0, y_max=top * 1.05 or 1.0),
                     plan=plan,
                     active_sampling=outcome.active_sampling,
+                    active_verdict=outcome.active_verdict,
                     left_out_budgets=outcome.left_out,
                 )
     return render(request, "hybrid/budget.html", context, status=status)
