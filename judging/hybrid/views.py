@@ -83,6 +83,12 @@ class BudgetForm(HybridForm):
     )
     target_width = forms.FloatField(required=False, min_value=0.0001)
     settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)
+    assurance = forms.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=0.99,
+        help_text="The plan's budget meets the target width in this share of samples (empty: 0.8).",
+    )
 
     def clean_budgets(self) -> list[int]:
         try:
@@ -282,7 +288,7 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
 
 @organiser_required
 def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
-    from judging.hybrid.planning import plan_budget
+    from judging.hybrid.planning import ASSURANCE, plan_budget
     from judging.hybrid.simulation import budget_simulate
 
     collection = get_object_or_404(Collection, name=name)
@@ -330,6 +336,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                         settle_share=data["settle_share"],
                         alpha=data["alpha"],
                         fpc=data["fpc"],
+                        assurance=data["assurance"] or ASSURANCE,
                     ).as_json()
             except (UnitsError, EstimationError) as exc:
                 context["error"], status = str(exc), 400
