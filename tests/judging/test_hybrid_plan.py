@@ -89,3 +89,34 @@ def test_plan_budget_speaks_in_turns_and_takes_an_assurance(collection):  # noqa
     text = run("plan_budget", *args, "--assurance", "0.9")
     assert "in 90% of samples" in text and " turns in all" in text
     assert "label" not in text.replace("labelled", "")
+
+
+def test_it_plans_pairs_on_the_real_ikat_2024_qrels_that_meet_the_width_as_often_as_it_says(shared_data):
+    """The official grades as the truth, a noisy, lenient machine judge of them; relevant_share by pair."""
+    grades = np.array(
+        [
+            int(line.split()[3])
+            for line in (shared_data / "ikat2024/2024_test_qrels.trec").read_text().splitlines()
+        ]
+    )
+    rng = np.random.default_rng(0)
+    machine_grades = np.clip(grades + rng.choice([-1, 0, 0, 1, 1], size=len(grades)), 0, 4)
+    truth = (grades >= 2).astype(float)[None, :]
+    machine = (machine_grades >= 2).astype(float)[None, :]
+    human = np.full(truth.shape, np.nan)
+    pilot = rng.choice(truth.shape[1], size=300, replace=False)
+    human[:, pilot] = truth[:, pilot]
+    table = UnitTable(
+        task="relevance",
+        measure="relevant_share",
+        unit="pair",
+        keys=[str(i) for i in range(truth.shape[1])],
+        runs=["pool"],
+        machine=machine,
+        human=human,
+    )
+    plan = plan_budget(table=table, target_width=0.06, assurance=0.8).as_json()
+    budget = plan["budget_for_width"]
+    assert f"{budget} pairs in all (from a pilot of 300 pairs" in plan["width_plan"]
+    share = _share_meeting(truth, machine, budget, 0.06, fpc=False, repeats=200)
+    assert share[0] >= 0.8 - 0.06, (budget, share)
