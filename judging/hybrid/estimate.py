@@ -264,13 +264,13 @@ def hybrid_estimate(
 
 
 SETTLED_NOTE = (
-    'a pair is settled when Holm\'s step-down procedure over all {pairs} rejects "no difference" '
-    "(multiple_comparisons: holm, alpha: {alpha}: the chance of any settled pair being wrongly ordered is at "
-    "most alpha); each pair's own interval is a per-pair interval"
+    'a pair is settled when Holm\'s step-down procedure over all {pairs} rejects "no difference" at alpha '
+    "{alpha} (multiple_comparisons: holm), so the chance that any settled pair is wrongly ordered is at most "
+    "{alpha}; each pair's own interval is a per-pair interval"
 )
 TAU_INTERVAL = (
-    "percentile bootstrap over the human-labelled units ({draws} resamples, seed 0; machine values on "
-    "every unit held fixed)"
+    "percentile bootstrap over the human-labelled units, {draws} resamples with seed 0, the machine values on "
+    "every unit held fixed"
 )
 
 

@@ -351,6 +351,8 @@ def plan_budget(
             if target_width is not None
             else math.nan
         )
+        # No run's budget below the floor either: its interval would come with the small-sample warning.
+        needed = max(needed, plan.floor) if math.isfinite(needed) else needed
         plan.runs[run] = RunPlan(run=run, n_pilot=n, width_now=width_now, needed=needed)
         plan.n_pilot = max(plan.n_pilot, n)
     if settle_share is not None:
