@@ -6,7 +6,8 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # nuggetizer's files on the organiser's upload page, registered as the other apps register theirs.
-        from annotation.rag_nuggets import uploads
+        # nuggetizer's files on the organiser's upload page, registered as the other apps register theirs
+        # (their importers live beside the page's, whose feature packages rag_nuggets may not import).
+        from annotation.console import nuggetizer
 
-        uploads.register()
+        nuggetizer.register()
