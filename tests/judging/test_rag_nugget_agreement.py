@@ -20,6 +20,7 @@ from annotation.judgments import (
 )
 from annotation.models import Judge, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
+from judging.models import HumanSample
 from judging.rag_nuggets.metrics import nugget_scores
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
@@ -256,3 +257,28 @@ def test_it_answers_400_for_a_condition_the_nugget_task_has_not(client, study):
     assert "condition blind does not apply to the nugget-importance task" in response.json()["error"]
     assert kept.status_code == 200
     assert kept.json()["n"] == 9
+
+
+def test_it_samples_nugget_turns_for_people_but_makes_no_crowd_work_for_them(study):
+    collection, _llm, _human = study
+    base = [
+        "--collection",
+        collection.name,
+        "--task",
+        "nugget-assignment",
+        "--machine-judge",
+        "gpt-4o",
+        "--budget",
+        "2",
+    ]
+
+    call_command(
+        "sample_for_humans", *base, "--name", "stored", "--seed", "1", "--no-work", stdout=StringIO()
+    )
+    with pytest.raises(Exception, match="no work is made for nugget-assignment"):
+        call_command("sample_for_humans", *base, "--name", "handed-out", "--seed", "1", stdout=StringIO())
+
+    assert list(HumanSample.objects.filter(collection=collection).values_list("name", flat=True)) == [
+        "stored"
+    ]
+    assert HumanSample.objects.get(name="stored").units.count() == 2
