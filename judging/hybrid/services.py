@@ -15,8 +15,19 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Collection, Judge, Pool, PoolEntry, Run, SupportAssignment, Topic, Turn
+from annotation.models import (
+    Collection,
+    Judge,
+    Pool,
+    PoolEntry,
+    RelevanceJudgment,
+    Run,
+    SupportAssignment,
+    Topic,
+    Turn,
+)
 from core.wording import plural
+from judging.hybrid.pairs import stratified_draw
 from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.units import UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
@@ -233,6 +244,8 @@ def human_sample_create(
     rel_threshold: int = 2,
     confidence_judges: Sequence[Judge] = (),
     work: WorkSpec | None = None,
+    pilot: HumanSample | None = None,
+    pilot_judge: Judge | None = None,
 ) -> HumanSample:
     """Draw `budget` units (exactly, or on average for the uncertainty strategy) for people to judge,
     store their inclusion probabilities, and create the work that collects the labels."""
@@ -253,10 +266,27 @@ def human_sample_create(
     )
     if not keys:
         raise HybridError("no units to draw from: the machine judge labelled none (in the pool)")
+    strata: list[str] = [""] * budget
     try:
-        chosen, pi = draw(
-            size=len(keys), budget=budget, strategy=strategy, uncertainty=uncertainty, seed=seed
-        )
+        if strategy == HumanSample.Strategy.STRATIFIED:
+            chosen, pi, strata = _stratified(
+                collection=collection,
+                keys=keys,
+                task=task,
+                unit=unit,
+                machine_judge=machine_judge,
+                budget=budget,
+                seed=seed,
+                pilot=pilot,
+                pilot_judge=pilot_judge,
+            )
+        else:
+            if pilot is not None:
+                raise HybridError("a pilot sample sets the allocation of a stratified sample only")
+            chosen, pi = draw(
+                size=len(keys), budget=budget, strategy=strategy, uncertainty=uncertainty, seed=seed
+            )
+            strata = [""] * len(chosen)
     except SamplingError as exc:
         raise HybridError(str(exc)) from None
     sample = HumanSample.objects.create(
@@ -274,8 +304,8 @@ def human_sample_create(
     drawn = [keys[i] for i in chosen]
     SampleUnit.objects.bulk_create(
         [
-            SampleUnit(sample=sample, key=k, inclusion_probability=float(p))
-            for k, p in zip(drawn, pi, strict=True)
+            SampleUnit(sample=sample, key=k, inclusion_probability=float(p), stratum=st)
+            for k, p, st in zip(drawn, pi, strata, strict=True)
         ]
     )
     if spec.create_work and drawn:
@@ -288,6 +318,49 @@ def human_sample_create(
         sample.work = made[: HumanSample._meta.get_field("work").max_length]
         sample.save(update_fields=["work"])
     return sample
+
+
+def _stratified(
+    *,
+    collection: Collection,
+    keys: list[str],
+    task: str,
+    unit: str,
+    machine_judge: Judge,
+    budget: int,
+    seed: int | None,
+    pilot: HumanSample | None,
+    pilot_judge: Judge | None,
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Pairs drawn within machine-grade strata (`pairs.stratified_draw`), Neyman-allocated from the pilot
+    sample's human grades (by `pilot_judge`) when one is given, else proportionally."""
+    if task != "relevance" or unit != "pair":
+        raise HybridError(
+            "the stratified design draws (turn, passage) pairs: use --task relevance --unit pair"
+        )
+    grades = {
+        f"{t}\t{p}": g
+        for t, p, g in RelevanceJudgment.objects.filter(
+            judge=machine_judge, turn__collection=collection
+        ).values_list("turn__turn_id", "passage_id", "grade")
+    }
+    machine = np.array([grades[k] for k in keys], dtype=float)
+    pilot_grades = None
+    if pilot is not None:
+        if pilot_judge is None:
+            raise HybridError("name the judge whose labels on the pilot sample set the allocation")
+        drawn = set(pilot.units.values_list("key", flat=True))
+        human = {
+            f"{t}\t{p}": g
+            for t, p, g in RelevanceJudgment.objects.filter(
+                judge=pilot_judge, turn__collection=collection
+            ).values_list("turn__turn_id", "passage_id", "grade")
+        }
+        pilot_grades = np.array([human.get(k, np.nan) if k in drawn else np.nan for k in keys], dtype=float)
+        if np.isnan(pilot_grades).all():
+            raise HybridError(f"{pilot_judge.name} has no labels on the pilot sample {pilot.name}")
+    result = stratified_draw(machine=machine, budget=budget, seed=seed, pilot=pilot_grades)
+    return result.chosen, result.probability, result.stratum
 
 
 def human_sample_get(*, collection: Collection, name: str) -> HumanSample:
