@@ -17,23 +17,36 @@ import numpy as np
 from core.wording import plural
 from judging.hybrid.estimators import EstimationError, small_sample_warning
 from judging.hybrid.intervals import interval_ends
-from judging.hybrid.pairs import PairPopulation, neyman_allocation, pilot_spreads, stratum_of
-from judging.hybrid.ranked import PAIR_METHODS, RankedMeasure, layout_for, ranked_estimates, true_scores
+from judging.hybrid.pair_estimate import informative_warning
+from judging.hybrid.pairs import PairPopulation, design_strata, neyman_allocation, pilot_spreads
+from judging.hybrid.ranked import (
+    PAIR_METHODS,
+    RankedMeasure,
+    coefficients,
+    design_value,
+    layout_for,
+    ranked_estimates,
+    true_scores,
+)
 from judging.hybrid.simulation import MethodFigures, SimulationResult
 
 BLOCK = 4_000_000  # elements of (repeats x pairs) per block of draws
 
 
 def allocation_for(
-    population: PairPopulation, *, budget: int, design: str, neyman: bool = True
+    population: PairPopulation, *, measure: RankedMeasure, budget: int, design: str, neyman: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """(stratum of every pair, pairs to draw per stratum) for `design`."""
     if design == "uniform":
         return np.zeros(population.size, dtype=np.int64), np.array([budget])
-    strata, names = stratum_of(population.machine)
+    strata, names, worth = design_strata(population.machine, value=design_value(population, measure))
     sizes = np.bincount(strata, minlength=len(names))
-    spreads = pilot_spreads(strata=strata, count=len(names), human=population.human) if neyman else None
-    return strata, neyman_allocation(sizes=sizes, spreads=spreads, budget=budget)
+    spreads = (
+        pilot_spreads(strata=strata, count=len(names), human=population.human)
+        if neyman
+        else np.ones(len(names))
+    )
+    return strata, neyman_allocation(sizes=sizes, spreads=spreads * worth, budget=budget)
 
 
 def draw_block(rng: np.random.Generator, strata: np.ndarray, counts: np.ndarray, reps: int) -> np.ndarray:
@@ -47,6 +60,16 @@ def draw_block(rng: np.random.Generator, strata: np.ndarray, counts: np.ndarray,
         pick = np.argpartition(keys, n_h - 1, axis=1)[:, :n_h] if n_h < len(members) else None
         parts.append(members[pick] if pick is not None else np.broadcast_to(members, (reps, len(members))))
     return np.concatenate(parts, axis=1)
+
+
+def _informative_warning(
+    population: PairPopulation, measure: RankedMeasure, strata: np.ndarray, counts: np.ndarray
+) -> str | None:
+    """The warning `estimate` gives when a run's expected number of drawn pairs within its cutoff is
+    below the minimum (for the run with the fewest)."""
+    pi = (counts / np.maximum(np.bincount(strata, minlength=len(counts)), 1))[strata]
+    expected = ((coefficients(population, measure) > 0) * pi).sum(1)
+    return informative_warning(math.floor(float(expected.min())), measure)
 
 
 def simulate_pairs(
@@ -79,8 +102,18 @@ def simulate_pairs(
     result = SimulationResult(units=big_n, runs=k, repeats=repeats, alpha=alpha, seed=seed)
     wanted = list(dict.fromkeys(["classical", *methods]))
     for budget in sorted(set(budgets)):
-        strata, counts = allocation_for(population, budget=budget, design=design, neyman=neyman)
+        strata, counts = allocation_for(
+            population, measure=measure, budget=budget, design=design, neyman=neyman
+        )
         layout = layout_for(strata, counts)
+        # Student's t on the drawn pairs that move each run's score (its expected count): the rest add
+        # nothing to the spread.
+        pi = (counts / np.maximum(np.bincount(strata, minlength=len(counts)), 1))[strata]
+        moving = coefficients(population, measure) > 0
+        df_pairs = np.maximum((moving * pi).sum(1), 2)[:, None]
+        # A run whose every pair within the cutoff is drawn is known exactly (for P@k; nDCG's ideal DCG
+        # also needs the rest, so only a full census counts there).
+        census = (budget == big_n) | ((measure.name == "P") & np.all(~moving | (pi >= 1), axis=1)[:, None])
         hits = {m: np.zeros(k) for m in wanted}
         widths = {m: np.zeros(k) for m in wanted}
         chunk = max(1, min(repeats, BLOCK // max(big_n, 1)))
@@ -98,16 +131,16 @@ def simulate_pairs(
                     estimate=got.estimate,
                     se=got.se,
                     se_srs=got.se,
-                    n=budget,
+                    n=df_pairs,
                     binary=False,
                     identical=np.ptp(y, axis=1)[None, :] == 0,
-                    census=budget == big_n,
+                    census=census,
                     alpha=alpha,
                     bounds=(0.0, 1.0),
                 )
                 hits[method] += ((lo - 1e-12 <= truth[:, None]) & (truth[:, None] <= hi + 1e-12)).sum(1)
                 widths[method] += (hi - lo).sum(1)
-        warning = small_sample_warning(n=budget)
+        warning = small_sample_warning(n=budget) or _informative_warning(population, measure, strata, counts)
         if warning:
             result.warnings[budget] = warning
         base = float((widths["classical"] / repeats).mean())

@@ -200,15 +200,45 @@ class PairDraw:
     rule: str  # "neyman" or "proportional"
 
 
+def design_strata(
+    machine: np.ndarray, *, value: np.ndarray | None = None
+) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """(stratum per pair, names, each stratum's mean value): machine grade, split by whether any run ranks
+    the pair where the measure looks (`value` > 0: within the cutoff, or retrieved at all for AP).
+
+    `value` (N,) is a pair's worth to the runs' scores (`ranked.design_value`: positive within some run's
+    cutoff, its absolute value the worth); None: strata by grade alone, every pair of worth 1.
+    """
+    grades, names = stratum_of(machine)
+    if value is None:
+        return grades, names, np.ones(len(names))
+    top = value > 0
+    strata = grades * 2 + top
+    labels = [f"{n},{band}" for n in names for band in ("rest", "top")]
+    used = np.unique(strata)
+    renumber = np.searchsorted(used, strata)
+    sums = np.bincount(renumber, np.abs(value))
+    sizes = np.bincount(renumber)
+    return renumber, [labels[u] for u in used], sums / sizes
+
+
 def stratified_draw(
-    *, machine: np.ndarray, budget: int, seed: int | None, pilot: np.ndarray | None = None
+    *,
+    machine: np.ndarray,
+    budget: int,
+    seed: int | None,
+    pilot: np.ndarray | None = None,
+    value: np.ndarray | None = None,
 ) -> PairDraw:
-    """A stratified sample without replacement: `allocation` pairs drawn uniformly within each machine
-    grade. `pilot` (N,) holds a previous sample's human grades (NaN elsewhere) for Neyman allocation."""
-    strata, names = stratum_of(machine)
+    """A stratified sample without replacement: `allocation` pairs drawn uniformly within each stratum
+    (`design_strata`). `pilot` (N,) holds a previous sample's human grades (NaN elsewhere) for Neyman
+    allocation; `value` weights the allocation towards the pairs the runs' scores depend on."""
+    strata, names, worth = design_strata(machine, value=value)
     sizes = np.bincount(strata, minlength=len(names))
-    spreads = None if pilot is None else pilot_spreads(strata=strata, count=len(names), human=pilot)
-    alloc = neyman_allocation(sizes=sizes, spreads=spreads, budget=budget)
+    spreads = (
+        np.ones(len(names)) if pilot is None else pilot_spreads(strata=strata, count=len(names), human=pilot)
+    )
+    alloc = neyman_allocation(sizes=sizes, spreads=spreads * worth, budget=budget)
     rng = np.random.default_rng(seed)
     chosen: list[np.ndarray] = []
     probability: list[np.ndarray] = []

@@ -82,6 +82,20 @@ def coefficients(population: PairPopulation, measure: RankedMeasure) -> np.ndarr
     return np.where(inside, 1.0 / (measure.cutoff or 1), 0.0)
 
 
+def design_value(population: PairPopulation, measure: RankedMeasure) -> np.ndarray:
+    """(N,) each pair's weight in the runs' scores, summed over runs: the allocation's guide to where the
+    human labels pay; > 0 marks the pairs some run ranks within the cutoff. AP (no cutoff): 1 per run
+    retrieving the pair. nDCG: the pairs outside every cutoff get minus a tenth of the mean weight (worth
+    that much), since the ideal DCG counts the turn's relevant pairs wherever the runs put them."""
+    if measure.name == "AP":
+        return (population.rank > 0).sum(0).astype(float)
+    value = coefficients(population, measure).sum(0)
+    if measure.name == "nDCG" and (value > 0).any():
+        # Kept apart from the pairs within the cutoff (their stratum is theirs), but never worth nothing.
+        return np.where(value > 0, value, -0.1 * value[value > 0].mean())
+    return value
+
+
 def gain(grades: np.ndarray, measure: RankedMeasure) -> np.ndarray:
     if measure.name == "nDCG":
         return np.maximum(grades, 0.0)
@@ -239,6 +253,7 @@ class _Run:
 
     def run(self, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         g_y, g_m = gain(self.y, self.measure), gain(self.m, self.measure)
+        rows = np.arange(self.reps)[:, None]
         if method == "ppi++":
             # Power tuning on the gains: the design-weighted regression slope of human on machine, in [0, 1].
             dy, dm = g_y - self._wmean(g_y)[:, None], g_m - self._wmean(g_m)[:, None]
@@ -248,8 +263,15 @@ class _Run:
         alpha, beta = self._fit(method, g_y, g_m)
         dcg = alpha @ self.sum_c + beta[:, None] * self.sum_cm.sum(0)
         pred_g = alpha[:, self.h_col] + beta[:, None] * g_m
-        rows = np.arange(self.reps)[:, None]
         resid_d = self.c_s * (g_y - pred_g)
+        # The drawn pairs enter the plug-in with their human grades (so a census is exact), and the
+        # correction below weights their residuals by w - 1 rather than w.
+        flat = (rows * self.big_t + self.t_s).ravel()
+
+        def by_turn(values: np.ndarray) -> np.ndarray:
+            return np.bincount(flat, values.ravel(), self.reps * self.big_t).reshape(self.reps, self.big_t)
+
+        dcg = dcg + by_turn(resid_d)
         if self.measure.name != "nDCG":
             e = resid_d / self.big_t
             score = dcg.mean(-1)
@@ -258,10 +280,14 @@ class _Run:
             for v, sum_ml in zip(self.lv, self.sum_ml, strict=True):
                 i_y, i_m = (self.y >= v).astype(float), (self.m >= v).astype(float)
                 a_l, b_l = self._fit(method, i_y, i_m)
-                counts.append(a_l @ self.count + b_l[:, None] * sum_ml.sum(0))
+                pred_l = a_l[:, self.h_col] + b_l[:, None] * i_m
+                resid_l.append(i_y - pred_l)
+                counts.append(a_l @ self.count + b_l[:, None] * sum_ml.sum(0) + by_turn(resid_l[-1]))
                 p1, p0 = np.clip(a_l + b_l[:, None], 0, 1), np.clip(a_l, 0, 1)
-                spreads.append(p1 * (1 - p1) @ sum_ml + p0 * (1 - p0) @ (self.count - sum_ml))
-                resid_l.append(i_y - (a_l[:, self.h_col] + b_l[:, None] * i_m))
+                p_s = np.clip(pred_l, 0, 1)
+                spreads.append(
+                    p1 * (1 - p1) @ sum_ml + p0 * (1 - p0) @ (self.count - sum_ml) - by_turn(p_s * (1 - p_s))
+                )
             value, slope = expected_ideal_curve(
                 np.stack(counts, -1), np.stack(spreads, -1), self.measure.cutoff or 1
             )
@@ -276,7 +302,7 @@ class _Run:
                 e = e + b[rows, self.t_s, i] * r_l
             e = e / self.big_t
         # The one-step correction: the linearised residuals, weighted up by the design.
-        score = score + (e * self.w).sum(1)
+        score = score + (e * (self.w - 1)).sum(1)
         s2 = np.zeros((self.reps, self.big_h))
         for h, s in enumerate(self.layout.slices):
             if s.stop - s.start >= 2:
