@@ -27,7 +27,10 @@ from annotation.models import (
     Turn,
 )
 from core.wording import plural
+from judging.hybrid.estimators import EstimationError
+from judging.hybrid.pair_estimate import is_ranked, pair_population_for
 from judging.hybrid.pairs import stratified_draw
+from judging.hybrid.ranked import design_value, parse_ranked
 from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.units import UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
@@ -279,6 +282,7 @@ def human_sample_create(
                 seed=seed,
                 pilot=pilot,
                 pilot_judge=pilot_judge,
+                measure=measure,
             )
         else:
             if pilot is not None:
@@ -331,6 +335,7 @@ def _stratified(
     seed: int | None,
     pilot: HumanSample | None,
     pilot_judge: Judge | None,
+    measure: str,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Pairs drawn within machine-grade strata (`pairs.stratified_draw`), Neyman-allocated from the pilot
     sample's human grades (by `pilot_judge`) when one is given, else proportionally."""
@@ -338,13 +343,16 @@ def _stratified(
         raise HybridError(
             "the stratified design draws (turn, passage) pairs: use --task relevance --unit pair"
         )
-    grades = {
-        f"{t}\t{p}": g
-        for t, p, g in RelevanceJudgment.objects.filter(
-            judge=machine_judge, turn__collection=collection
-        ).values_list("turn__turn_id", "passage_id", "grade")
-    }
-    machine = np.array([grades[k] for k in keys], dtype=float)
+    try:
+        population = pair_population_for(collection=collection, human=[], machine=machine_judge)
+    except EstimationError as exc:
+        raise HybridError(str(exc)) from None
+    position = {k: j for j, k in enumerate(population.keys)}
+    at = np.array([position[k] for k in keys])
+    machine = population.machine[at]
+    # For a per-run measure the strata also split the pairs some run ranks within the cutoff from the
+    # rest, and the allocation leans on them: they are the pairs the runs' scores depend on.
+    value = design_value(population, parse_ranked(measure))[at] if is_ranked(measure) else None
     pilot_grades = None
     if pilot is not None:
         if pilot_judge is None:
@@ -359,7 +367,7 @@ def _stratified(
         pilot_grades = np.array([human.get(k, np.nan) if k in drawn else np.nan for k in keys], dtype=float)
         if np.isnan(pilot_grades).all():
             raise HybridError(f"{pilot_judge.name} has no labels on the pilot sample {pilot.name}")
-    result = stratified_draw(machine=machine, budget=budget, seed=seed, pilot=pilot_grades)
+    result = stratified_draw(machine=machine, budget=budget, seed=seed, pilot=pilot_grades, value=value)
     return result.chosen, result.probability, result.stratum
 
 

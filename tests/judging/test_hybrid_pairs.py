@@ -256,3 +256,60 @@ def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(collectio
             "--method",
             "ppi++",
         )
+
+
+@pytest.mark.django_db
+def test_simulate_budget_reports_the_pair_methods_in_the_usual_shape(collection):  # noqa: F811
+    data = json.loads(
+        run(
+            "simulate_budget",
+            *BASE,
+            "--human-judge",
+            "nist",
+            "--unit",
+            "pair",
+            "--measure",
+            "P(rel=2)@5",
+            "--design",
+            "stratified",
+            "--budgets",
+            "20",
+            "60",
+            "500",
+            "--repeats",
+            "50",
+            "--format",
+            "json",
+        )
+    )
+    assert data["design"] == "stratified" and data["left_out_budgets"] == [500]
+    assert set(data["budgets"]) == {"20", "60"}
+    figures = data["budgets"]["60"]
+    assert set(figures) == {"classical", "ppi++", "strat-ppi++"}
+    for f in figures.values():
+        assert set(f) >= {
+            "coverage",
+            "worst_run_coverage",
+            "mc_error",
+            "mean_width",
+            "width_ratio",
+            "warning",
+        }
+    assert "fewer than 30" in data["warnings"]["20"]
+    text = run(
+        "simulate_budget",
+        *BASE,
+        "--human-judge",
+        "nist",
+        "--unit",
+        "pair",
+        "--measure",
+        "P(rel=2)@5",
+        "--design",
+        "stratified",
+        "--budgets",
+        "60",
+        "--repeats",
+        "20",
+    )
+    assert "strat-ppi++" in text and "design: stratified pairs" in text
