@@ -313,3 +313,42 @@ def test_simulate_budget_reports_the_pair_methods_in_the_usual_shape(collection)
         "20",
     )
     assert "strat-ppi++" in text and "design: stratified pairs" in text
+
+
+@pytest.mark.django_db
+def test_estimate_refuses_ndcg_from_a_pair_sample_and_says_why(collection):  # noqa: F811
+    with pytest.raises(CommandError, match="ideal DCG"):
+        run("estimate", *BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "nDCG@5")
+    with pytest.raises(CommandError, match="ideal DCG"):
+        run(
+            "simulate_budget",
+            *BASE,
+            "--human-judge",
+            "nist",
+            "--unit",
+            "pair",
+            "--measure",
+            "nDCG@5",
+            "--budgets",
+            "50",
+            "--repeats",
+            "10",
+        )
+
+
+def test_ndcg_from_pairs_runs_low_by_more_than_its_spread_which_is_why_it_is_refused(ikat):
+    _qrels, pop, _runs = ikat
+    measure = parse_ranked("nDCG@5")
+    truth = true_scores(pop, measure, pop.human)
+    strata, counts = allocation_for(pop, measure=measure, budget=1000, design="stratified")
+    idx = draw_block(np.random.default_rng(0), strata, counts, 100)
+    got = ranked_estimates(
+        population=pop,
+        measure=measure,
+        layout=layout_for(strata, counts),
+        idx=idx,
+        y=pop.human[idx],
+        method="strat-ppi++",
+    )
+    off = got.estimate.mean(1) - truth
+    assert off.min() < -got.estimate.std(1).max()

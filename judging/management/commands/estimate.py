@@ -26,7 +26,7 @@ class Command(HybridCommand):
         '"ranking": [...], "warnings": [...]}. Intervals are Student t intervals, Wilson intervals for yes/no '
         "labels, clipped to the measure's range; a warning names every run with fewer than 30 human-labelled "
         "units or 5 labels of the rarer answer, below which their coverage was not shown to hold. With "
-        "--unit pair and nDCG@k, P@k or AP, each run's score comes from a pair sample (sample_for_humans "
+        "--unit pair and P@k or AP, each run's score comes from a pair sample (sample_for_humans "
         "--unit pair): methods classical, ppi++ and strat-ppi++ (AP: classical, inferred AP)."
     )
 

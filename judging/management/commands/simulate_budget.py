@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
-from judging.hybrid.pair_estimate import is_ranked, pair_population_for
+from judging.hybrid.pair_estimate import check_offered, is_ranked, pair_population_for
 from judging.hybrid.pair_simulation import simulate_pairs
 from judging.hybrid.ranked import PAIR_METHODS, parse_ranked
 from judging.hybrid.simulation import SimulationResult, budget_simulate
@@ -26,7 +26,7 @@ class Command(HybridCommand):
         "method samples with the uncertainty strategy, from --confidence-judges. Budgets above the fully "
         "labelled units are left out and named; budgets below the sizes where coverage was shown to hold "
         "(30 units, 5 labels of the rarer answer) are warned about. With --unit pair --design stratified "
-        "and nDCG@k or P@k the budget counts human pairs, drawn within strata of the machine's grade, and "
+        "and P@k the budget counts human pairs, drawn within strata of the machine's grade, and "
         "the methods are classical, ppi++ and strat-ppi++ (below 30 drawn pairs in a run's top k: warned). "
         '--format json: {"budgets": {"200": '
         '{"ppi++": {"coverage", "worst_run_coverage", "mc_error", "mean_width", "width_ratio", "warning"}, '
@@ -46,7 +46,7 @@ class Command(HybridCommand):
             "--design",
             choices=["default", "stratified", "uniform"],
             default="default",
-            help="With --unit pair and nDCG@k or P@k: draw pairs within strata of the machine's grade "
+            help="With --unit pair and P@k: draw pairs within strata of the machine's grade "
             "(stratified, Neyman allocation from the human grades present) or uniformly, and report "
             "classical, ppi++ and strat-ppi++. Default: the designs of the other methods, as before.",
         )
@@ -141,9 +141,11 @@ class Command(HybridCommand):
                 raise EstimationError(
                     f"budgets must lie between 2 and the {plural(population.size, 'human-graded pair')}"
                 )
+            measure = parse_ranked(options["measure"])
+            check_offered(measure)
             result = simulate_pairs(
                 population=population,
-                measure=parse_ranked(options["measure"]),
+                measure=measure,
                 budgets=usable,
                 repeats=options["repeats"],
                 seed=options["seed"],
