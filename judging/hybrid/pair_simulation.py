@@ -14,10 +14,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from annotation.models import Collection, Judge
 from core.wording import plural
 from judging.hybrid.estimators import EstimationError, small_sample_warning
 from judging.hybrid.intervals import interval_ends
-from judging.hybrid.pair_estimate import informative_warning
+from judging.hybrid.pair_estimate import check_offered, informative_warning, pair_population_for
 from judging.hybrid.pairs import PairPopulation, design_strata, neyman_allocation, pilot_spreads
 from judging.hybrid.ranked import (
     PAIR_METHODS,
@@ -25,10 +26,12 @@ from judging.hybrid.ranked import (
     coefficients,
     design_value,
     layout_for,
+    parse_ranked,
     ranked_estimates,
     true_scores,
 )
-from judging.hybrid.simulation import MethodFigures, SimulationResult
+from judging.hybrid.simulation import BudgetSimulation, MethodFigures, SimulationResult
+from judging.hybrid.units import UnitTable
 
 BLOCK = 4_000_000  # elements of (repeats x pairs) per block of draws
 
@@ -160,3 +163,44 @@ def simulate_pairs(
             )
         result.budgets[budget] = figures
     return result
+
+
+def pair_budget_simulate(
+    *,
+    collection: Collection,
+    human: list[Judge],
+    machine: Judge,
+    measure: str,
+    budgets: Sequence[int],
+    repeats: int,
+    alpha: float = 0.05,
+) -> BudgetSimulation:
+    """`simulate_pairs` over a collection's human-graded pairs, shaped as `simulation.budget_simulate`'s
+    result for the budget page: budgets above the graded pairs are left out and named."""
+    parsed = parse_ranked(measure)
+    check_offered(parsed)
+    population = pair_population_for(collection=collection, human=human, machine=machine).complete()
+    usable = sorted({b for b in budgets if 2 <= b <= population.size})
+    if not usable:
+        raise EstimationError(
+            f"budgets must lie between 2 and the {plural(population.size, 'human-graded pair')}"
+        )
+    result = simulate_pairs(
+        population=population, measure=parsed, budgets=usable, repeats=repeats, alpha=alpha
+    )
+    empty = np.zeros((len(population.runs), population.size))
+    table = UnitTable(
+        task="relevance",
+        measure=measure,
+        unit="pair",
+        keys=population.keys,
+        runs=population.runs,
+        machine=empty,
+        human=empty,
+    )
+    return BudgetSimulation(
+        table=table,
+        result=result,
+        left_out=sorted({b for b in budgets if b > population.size}),
+        active_sampling="none: stratified pairs (machine grade x rank band, Neyman allocation)",
+    )

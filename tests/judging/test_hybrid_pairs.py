@@ -7,6 +7,7 @@ import ir_measures
 import numpy as np
 import pytest
 from django.core.management.base import CommandError
+from django.urls import reverse
 
 from judging.hybrid.inferred import inferred_ap
 from judging.hybrid.pair_simulation import allocation_for, draw_block, simulate_pairs
@@ -15,6 +16,7 @@ from judging.hybrid.ranked import coefficients, gain, layout_for, parse_ranked, 
 from judging.hybrid.sampling import SamplingError
 from judging.hybrid.simulation import simulate
 from judging.models import HumanSample
+from tests.factories import OrganiserFactory
 from tests.judging.pair_data import ikat_qrels, population, runs_for, synthetic_qrels
 from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (fixture)
 
@@ -352,3 +354,27 @@ def test_ndcg_from_pairs_runs_low_by_more_than_its_spread_which_is_why_it_is_ref
     )
     off = got.estimate.mean(1) - truth
     assert off.min() < -got.estimate.std(1).max()
+
+
+@pytest.mark.django_db
+def test_the_budget_page_offers_and_runs_the_stratified_pair_design(client, collection):  # noqa: F811
+    client.force_login(OrganiserFactory())
+    url = reverse("judging:hybrid-budget", args=["hybrid"])
+    assert 'name="design"' in client.get(url).content.decode()
+    query = {
+        "task": "relevance",
+        "human_judge": "nist",
+        "machine_judge": "llm",
+        "unit": "pair",
+        "design": "stratified",
+        "measure": "P(rel=2)@5",
+        "budgets": "60 120",
+        "repeats": "20",
+    }
+    response = client.get(url, query)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "strat-ppi++" in body and "stratified pairs" in body
+    refused = client.get(url, {**query, "measure": "nDCG@5"})
+    assert refused.status_code == 400
+    assert "ideal DCG" in refused.content.decode()
