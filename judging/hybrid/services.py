@@ -27,12 +27,13 @@ from annotation.models import (
     Turn,
 )
 from core.wording import plural
+from judging.hybrid.active import correction_from_machine, correction_from_pilot
 from judging.hybrid.estimators import EstimationError
 from judging.hybrid.pair_estimate import is_ranked, pair_population_for
 from judging.hybrid.pairs import stratified_draw
 from judging.hybrid.ranked import design_value, parse_ranked
 from judging.hybrid.sampling import SamplingError, disagreement, draw
-from judging.hybrid.units import UnitsError, unit_table
+from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
 
 DEFAULT_MEASURE = {"relevance": "nDCG@5", "support": "weighted_precision", "ntr": "ntr_recall"}
@@ -67,9 +68,12 @@ def _population(
     gold_judge: Judge | None,
     rel_threshold: int,
     pool: Pool | None,
-) -> tuple[list[str], np.ndarray | None]:
-    """The units to draw from (those the machine judge labelled) and, with confidence judges, each one's
-    uncertainty: the spread of the other machine judges' values around the machine judge's."""
+    pilot_judges: Sequence[Judge] = (),
+) -> tuple[list[str], np.ndarray]:
+    """The units to draw from (those the machine judge labelled) and each one's weight for the
+    uncertainty strategy: with confidence judges, the spread of their values around the machine judge's;
+    else the expected size of the human-machine correction (`active`), predicted from the pilot judges'
+    labels by machine value, or from the machine's values alone."""
     try:
         base = unit_table(
             collection=collection,
@@ -94,6 +98,20 @@ def _population(
             ).human
             for judge in confidence_judges
         ]
+        pilot = (
+            unit_table(
+                collection=collection,
+                task=task,
+                measure=measure,
+                human=list(pilot_judges),
+                machine=machine_judge,
+                unit=unit,
+                rel_threshold=rel_threshold,
+                gold=gold_judge,
+            ).human
+            if pilot_judges
+            else None
+        )
     except UnitsError as exc:
         raise HybridError(str(exc)) from None
     keys = base.keys
@@ -110,10 +128,14 @@ def _population(
         keys = [k for k, ok in zip(keys, keep, strict=True) if ok]
         others = [o[:, np.array(keep, dtype=bool)] for o in others]
         machine = base.machine[:, np.array(keep, dtype=bool)]
+        pilot = None if pilot is None else pilot[:, np.array(keep, dtype=bool)]
     else:
         machine = base.machine
-    uncertainty = disagreement(machine=machine, others=others) if others else None
-    return keys, uncertainty
+    if others:
+        return keys, disagreement(machine=machine, others=others)
+    if pilot is not None:
+        return keys, correction_from_pilot(human=pilot, machine=machine)
+    return keys, correction_from_machine(machine)
 
 
 def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
@@ -246,32 +268,37 @@ def human_sample_create(
     measure: str | None = None,
     rel_threshold: int = 2,
     confidence_judges: Sequence[Judge] = (),
+    pilot_judges: Sequence[Judge] = (),
     work: WorkSpec | None = None,
     pilot: HumanSample | None = None,
-    pilot_judge: Judge | None = None,
 ) -> HumanSample:
     """Draw `budget` units (exactly, or on average for the uncertainty strategy) for people to judge,
-    store their inclusion probabilities, and create the work that collects the labels."""
+    store their inclusion probabilities, and create the work that collects the labels. The uncertainty
+    strategy weighs units by the confidence judges' disagreement, else by the correction expected from
+    the pilot judges' labels, else from the machine's values (`_population`)."""
     spec = work or WorkSpec()
     if HumanSample.objects.filter(collection=collection, name=name).exists():
         raise HybridError(f"a sample named {name!r} already exists in {collection.name}")
     measure = measure or DEFAULT_MEASURE.get(task, "")
+    stratified = strategy == HumanSample.Strategy.STRATIFIED
     keys, uncertainty = _population(
         collection=collection,
         task=task,
         unit=unit,
-        measure=measure,
+        # A stratified pair sample may be meant for P@k or AP; its population is the pooled pairs all the same.
+        measure=RELEVANT_SHARE if stratified and unit == "pair" else measure,
         machine_judge=machine_judge,
         confidence_judges=confidence_judges,
         gold_judge=spec.gold_judge,
         rel_threshold=rel_threshold,
         pool=spec.pool,
+        pilot_judges=() if stratified else pilot_judges,
     )
     if not keys:
         raise HybridError("no units to draw from: the machine judge labelled none (in the pool)")
     strata: list[str] = [""] * budget
     try:
-        if strategy == HumanSample.Strategy.STRATIFIED:
+        if stratified:
             chosen, pi, strata = _stratified(
                 collection=collection,
                 keys=keys,
@@ -281,7 +308,7 @@ def human_sample_create(
                 budget=budget,
                 seed=seed,
                 pilot=pilot,
-                pilot_judge=pilot_judge,
+                pilot_judges=pilot_judges,
                 measure=measure,
             )
         else:
@@ -334,11 +361,12 @@ def _stratified(
     budget: int,
     seed: int | None,
     pilot: HumanSample | None,
-    pilot_judge: Judge | None,
+    pilot_judges: Sequence[Judge],
     measure: str,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Pairs drawn within machine-grade strata (`pairs.stratified_draw`), Neyman-allocated from the pilot
-    sample's human grades (by `pilot_judge`) when one is given, else proportionally."""
+    sample's human grades (the first of `pilot_judges` that graded a pair) when one is given, else
+    proportionally."""
     if task != "relevance" or unit != "pair":
         raise HybridError(
             "the stratified design draws (turn, passage) pairs: use --task relevance --unit pair"
@@ -355,18 +383,23 @@ def _stratified(
     value = design_value(population, parse_ranked(measure))[at] if is_ranked(measure) else None
     pilot_grades = None
     if pilot is not None:
-        if pilot_judge is None:
-            raise HybridError("name the judge whose labels on the pilot sample set the allocation")
+        if not pilot_judges:
+            raise HybridError("name the judges whose labels on the pilot sample set the allocation")
         drawn = set(pilot.units.values_list("key", flat=True))
-        human = {
-            f"{t}\t{p}": g
-            for t, p, g in RelevanceJudgment.objects.filter(
-                judge=pilot_judge, turn__collection=collection
-            ).values_list("turn__turn_id", "passage_id", "grade")
-        }
+        human: dict[str, int] = {}
+        for judge in reversed(list(pilot_judges)):
+            human.update(
+                {
+                    f"{t}\t{p}": g
+                    for t, p, g in RelevanceJudgment.objects.filter(
+                        judge=judge, turn__collection=collection
+                    ).values_list("turn__turn_id", "passage_id", "grade")
+                }
+            )
         pilot_grades = np.array([human.get(k, np.nan) if k in drawn else np.nan for k in keys], dtype=float)
         if np.isnan(pilot_grades).all():
-            raise HybridError(f"{pilot_judge.name} has no labels on the pilot sample {pilot.name}")
+            names = ", ".join(j.name for j in pilot_judges)
+            raise HybridError(f"{names} labelled none of the pilot sample {pilot.name}'s pairs")
     result = stratified_draw(machine=machine, budget=budget, seed=seed, pilot=pilot_grades, value=value)
     return result.chosen, result.probability, result.stratum
 

@@ -18,9 +18,11 @@ class Command(HybridCommand):
     help = (
         "Draw --budget units for people to judge from the units the machine judge labelled: turns (every "
         "task) or (turn, passage) pairs (relevance, --unit pair). uniform draws exactly --budget units; "
-        "uncertainty draws each unit on its own with a probability that grows with the machine's "
-        "uncertainty (the disagreement of --confidence-judges with the machine judge), never zero, "
-        "--budget units on average. Each unit's inclusion probability is stored under --name, and the work "
+        "uncertainty draws each unit on its own with a probability proportional to the expected size of "
+        "the human-machine correction (the disagreement of --confidence-judges with the machine judge; else "
+        "the mean squared human-machine difference of --pilot-judges' labels at the unit's machine value; else "
+        "the machine's own values), mixed with a uniform floor, --budget units on average; simulate_budget "
+        "says whether it pays on the collection. Each unit's inclusion probability is stored under --name, and the work "
         "is created: a relevance assignment (of the sampled turns of --pool, or of a new pool of the "
         "sampled pairs), support assignments of the sampled topics, or a crowd NtR campaign."
     )
@@ -40,9 +42,8 @@ class Command(HybridCommand):
             "allocation from --pilot, else proportional. Default: --strategy decides, as before.",
         )
         parser.add_argument(
-            "--pilot", help="stratified: an earlier sample whose human labels set the allocation."
+            "--pilot", help="stratified: an earlier sample whose labels by --pilot-judges set the allocation."
         )
-        parser.add_argument("--pilot-judge", help="stratified: the judge whose labels on --pilot are used.")
         parser.add_argument("--seed", type=int, help="Random seed, for a sample that can be drawn again.")
         parser.add_argument("--name", required=True, help="Name of the sample, and of the work created.")
         parser.add_argument(
@@ -51,6 +52,14 @@ class Command(HybridCommand):
             default=[],
             metavar="JUDGE",
             help="Other machine judges whose disagreement with --machine-judge is its uncertainty.",
+        )
+        parser.add_argument(
+            "--pilot-judges",
+            nargs="+",
+            default=[],
+            metavar="JUDGE",
+            help="uncertainty: human judges whose labels on a pilot predict the correction by machine value; "
+            "stratified: the judges whose labels on --pilot set the allocation.",
         )
         parser.add_argument("--pool", help="relevance: the pool whose turns or pairs are drawn.")
         parser.add_argument("--assessors", nargs="+", default=[], metavar="USERNAME")
@@ -120,9 +129,9 @@ class Command(HybridCommand):
                 measure=options["measure"],
                 rel_threshold=options["rel_threshold"],
                 confidence_judges=[self.get_judge(n) for n in options["confidence_judges"]],
+                pilot_judges=[self.get_judge(n) for n in options["pilot_judges"]],
                 work=work,
                 pilot=self.sample(collection, options["pilot"]),
-                pilot_judge=self.get_judge(options["pilot_judge"]) if options["pilot_judge"] else None,
             )
         except HybridError as exc:
             raise CommandError(str(exc)) from None
@@ -156,3 +165,16 @@ class Command(HybridCommand):
                 else "proportional allocation (no pilot)"
             )
             self.stdout.write(f"strata: {', '.join(f'{k}: {v}' for k, v in counts.items())}; {rule}\n")
+        if sample.strategy == "uncertainty":
+            source = (
+                "the confidence judges' disagreement"
+                if options["confidence_judges"]
+                else "the pilot's corrections by machine value"
+                if options["pilot_judges"]
+                else "the machine's own values"
+            )
+            self.stdout.write(
+                f"probabilities: proportional to the correction expected from {source}, with a uniform floor; "
+                "run simulate_budget on the collection to see whether this design is narrower than uniform "
+                "PPI++ there, and use the uniform design if it is not\n"
+            )

@@ -13,7 +13,7 @@ from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.pair_estimate import check_offered, is_ranked, pair_population_for
 from judging.hybrid.pair_simulation import simulate_pairs
 from judging.hybrid.ranked import PAIR_METHODS, parse_ranked
-from judging.hybrid.simulation import SimulationResult, budget_simulate
+from judging.hybrid.simulation import ACTIVE_FROM, SimulationResult, budget_simulate
 
 
 class Command(HybridCommand):
@@ -23,7 +23,10 @@ class Command(HybridCommand):
         "share of intervals that held the true score (coverage, the mean over runs), the worst run's "
         "coverage, the Monte Carlo error of the coverage, the mean width, and the width relative to the "
         "human-only (classical) interval. The intervals are those estimate prints (--fpc too). The active "
-        "method samples with the uncertainty strategy, from --confidence-judges. Budgets above the fully "
+        "method samples with the uncertainty strategy: probabilities from the disagreement of --confidence-judges, "
+        "else proportional to the expected size of the human-machine correction (--active-from), with a "
+        "floor; active_verdict says whether that design is narrower than uniform PPI++ at valid coverage, "
+        "and suggests the uniform design where it is not. Budgets above the fully "
         "labelled units are left out and named; budgets below the sizes where coverage was shown to hold "
         "(30 units, 5 labels of the rarer answer) are warned about. With --unit pair --design stratified "
         "and P@k the budget counts human pairs, drawn within strata of the machine's grade, and "
@@ -49,6 +52,14 @@ class Command(HybridCommand):
             help="With --unit pair and P@k: draw pairs within strata of the machine's grade "
             "(stratified, Neyman allocation from the human grades present) or uniformly, and report "
             "classical, ppi++ and strat-ppi++. Default: the designs of the other methods, as before.",
+        )
+        parser.add_argument(
+            "--active-from",
+            choices=ACTIVE_FROM,
+            default="machine",
+            help="Without --confidence-judges, what predicts each unit's correction for the active method: "
+            "the machine's own values (sqrt(yhat (1 - yhat))), or a uniform pilot of 30 units' "
+            "|human - machine| by machine value. Default: %(default)s.",
         )
         self.add_method_arguments(parser)
 
@@ -76,6 +87,7 @@ class Command(HybridCommand):
                 ],
                 methods=options["methods"],
                 fpc=options["fpc"],
+                active_from=options["active_from"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
@@ -83,6 +95,8 @@ class Command(HybridCommand):
         data = result.as_json()
         data["active_sampling"] = simulation.active_sampling
         data["left_out_budgets"] = simulation.left_out
+        active_verdict = simulation.active_verdict
+        data["active_verdict"] = active_verdict.as_dict() if active_verdict else None
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
@@ -104,6 +118,8 @@ class Command(HybridCommand):
                 f"means: {', '.join(names)}\n"
             )
         self.write_table(result)
+        if active_verdict is not None:
+            self.stdout.write(f"{active_verdict.sentence}\n")
 
     def write_table(self, result: SimulationResult) -> None:
         self.stdout.write(
