@@ -1,5 +1,5 @@
 """Pair populations with known truth for the pair-design tests: a synthetic collection, and the iKAT 2024
-qrels (read from /work/shared/data, never copied) with synthetic runs and a noisy, miscalibrated machine."""
+qrels (read from the shared data folder, never copied) with synthetic runs and a noisy, miscalibrated machine."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from judging.hybrid.pairs import PairPopulation, pair_population
+from tests.conftest import SHARED_DATA
 
-IKAT_QRELS = Path(__file__).resolve().parents[3] / "shared" / "data" / "ikat2024" / "2024_test_qrels.trec"
-if not IKAT_QRELS.exists():
-    IKAT_QRELS = Path("/work/shared/data/ikat2024/2024_test_qrels.trec")
+IKAT_QRELS = SHARED_DATA / "ikat2024" / "2024_test_qrels.trec"
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -26,7 +25,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def ikat_qrels() -> dict[str, dict[str, int]]:
     if not IKAT_QRELS.exists():
-        pytest.skip("the iKAT 2024 qrels are not in /work/shared/data (public data folder absent)")
+        pytest.skip(f"public iKAT data not found at {SHARED_DATA} (set ASSAY_SHARED_DATA)")
     return read_qrels(IKAT_QRELS)
 
 

@@ -378,3 +378,33 @@ def test_the_budget_page_offers_and_runs_the_stratified_pair_design(client, coll
     refused = client.get(url, {**query, "measure": "nDCG@5"})
     assert refused.status_code == 400
     assert "ideal DCG" in refused.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_stratified_sample_for_p_at_k_leans_on_the_pairs_runs_rank_within_the_cutoff(collection):  # noqa: F811
+    data = json.loads(
+        run(
+            "sample_for_humans",
+            *BASE,
+            "--unit",
+            "pair",
+            "--measure",
+            "P(rel=2)@1",
+            "--design",
+            "stratified",
+            "--budget",
+            "60",
+            "--seed",
+            "2",
+            "--name",
+            "top",
+            "--no-work",
+            "--format",
+            "json",
+        )
+    )
+    top = [u for u in data["units"] if u["stratum"].endswith(",top")]
+    rest = [u for u in data["units"] if u["stratum"].endswith(",rest")]
+    assert data["drawn"] == 60 and len(top) > 3 * len(rest)
+    assert min(u["inclusion_probability"] for u in top) > max(u["inclusion_probability"] for u in rest)
+    assert HumanSample.objects.get(name="top").measure == "P(rel=2)@1"
