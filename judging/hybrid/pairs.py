@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -256,23 +255,3 @@ def stratified_draw(
         allocation={n: int(a) for n, a in zip(names, alloc, strict=True)},
         rule="proportional" if pilot is None else "neyman",
     )
-
-
-def describe(draw: PairDraw) -> str:
-    parts = ", ".join(f"{name}: {n}" for name, n in draw.allocation.items())
-    why = (
-        "Neyman allocation from the pilot's spread of human grades per stratum"
-        if draw.rule == "neyman"
-        else "proportional allocation (no pilot sample given)"
-    )
-    return f"{why}; pairs per stratum {parts}"
-
-
-def as_dicts(population: PairPopulation) -> dict[str, Any]:
-    """A summary for reports: sizes per machine grade and turn."""
-    strata, names = stratum_of(population.machine)
-    return {
-        "pairs": population.size,
-        "turns": len(population.turns),
-        "strata": {n: int(c) for n, c in zip(names, np.bincount(strata), strict=True)},
-    }
