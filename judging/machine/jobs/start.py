@@ -114,6 +114,15 @@ def job_options(task: str, values: Mapping[str, Any]) -> dict[str, Any]:
             options["min_grade"] = 2 if min_grade is None else int(min_grade)
             if values.get("relevance_judge"):
                 options["relevance_judge"] = values["relevance_judge"]
+    elif task == JudgeJob.Task.NUGGETS_CREATE:
+        options["min_grade"] = _number(values, "min_grade", 1)
+        if values.get("relevance_judge"):
+            options["relevance_judge"] = values["relevance_judge"]
+        options["max_nuggets"] = _number(values, "max_nuggets", 30)
+        options["window"] = _number(values, "window", 10)
+    elif task in (JudgeJob.Task.IMPORTANCE, JudgeJob.Task.ASSIGNMENT):
+        options["nuggets_judge"] = values.get("nuggets_judge") or ""
+        options["window"] = _number(values, "window", 10)
     elif task == JudgeJob.Task.NTR:
         options["gold_judge"] = values.get("gold_judge") or ""
     elif task == JudgeJob.Task.NTN:
@@ -130,6 +139,11 @@ def job_options(task: str, values: Mapping[str, Any]) -> dict[str, Any]:
         if values.get("batch_size"):
             options["batch_size"] = int(values["batch_size"])
     return options
+
+
+def _number(values: Mapping[str, Any], name: str, default: int) -> int:
+    value = values.get(name)
+    return default if value is None else int(value)
 
 
 def job_model(task: str, model: str | None, options: Mapping[str, Any]) -> str:
