@@ -197,11 +197,14 @@ def importance_judgments_upsert(
     wanted = {row.nugget_id: row for row in rows}
     for row in wanted.values():
         _label_check(row.importance, IMPORTANCE_LABELS)
+    # Only the rows at hand: a machine job writes a window at a time and must not read every label.
     stored = {
         nugget_id: (pk, label)
         for pk, nugget_id, label in NuggetImportanceJudgment.objects.filter(
-            judge=judge, nugget__turn__collection=collection
-        ).values_list("id", "nugget_id", "importance")
+            judge=judge, nugget__turn__collection=collection, nugget_id__in=list(wanted)
+        )
+        .order_by()
+        .values_list("id", "nugget_id", "importance")
     }
     written = Written()
     created: list[NuggetImportanceJudgment] = []
@@ -234,26 +237,30 @@ def nugget_assignments_upsert(
     wanted = {(row.response_id, row.nugget_id): row for row in rows}
     for row in wanted.values():
         _label_check(row.label, ASSIGNMENT_LABELS)
+    # order_by(): lookups by key, so no join for the models' default ordering.
     answer_turns = dict(
-        Response.objects.filter(run__collection=collection, pk__in={r for r, _ in wanted}).values_list(
-            "pk", "turn_id"
-        )
+        Response.objects.filter(run__collection=collection, pk__in={r for r, _ in wanted})
+        .order_by()
+        .values_list("pk", "turn_id")
     )
     nugget_turns = dict(
-        Nugget.objects.filter(turn__collection=collection, pk__in={n for _, n in wanted}).values_list(
-            "pk", "turn_id"
-        )
+        Nugget.objects.filter(turn__collection=collection, pk__in={n for _, n in wanted})
+        .order_by()
+        .values_list("pk", "turn_id")
     )
     for response_id, nugget_id in wanted:
         if response_id not in answer_turns or nugget_id not in nugget_turns:
             raise JudgmentRefused(f"answer {response_id} or nugget {nugget_id} is not of this collection")
         if answer_turns[response_id] != nugget_turns[nugget_id]:
             raise JudgmentRefused(f"nugget {nugget_id} is not a nugget of answer {response_id}'s turn")
+    # Only the answers at hand: a machine job writes a window at a time and must not read every label.
     stored = {
         (response_id, nugget_id): (pk, label)
         for pk, response_id, nugget_id, label in NuggetAssignment.objects.filter(
-            judge=judge, response__run__collection=collection
-        ).values_list("id", "response_id", "nugget_id", "label")
+            judge=judge, response_id__in=list(answer_turns)
+        )
+        .order_by()
+        .values_list("id", "response_id", "nugget_id", "label")
     }
     written = Written()
     created: list[NuggetAssignment] = []
