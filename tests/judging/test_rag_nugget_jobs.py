@@ -338,3 +338,42 @@ def test_the_judge_command_runs_the_three_jobs_in_order(toy, rag, settings):
     assert NuggetAssignment.objects.filter(judge__name="auto-assignment").count() == 8
     with pytest.raises(CommandError, match="no judge named 'nobody'"):
         call_command("judge", "assignment", "--collection", name, "--judge", "x", "--nuggets-judge", "nobody")
+
+
+def test_a_dry_run_counts_every_window_of_creation_and_calls_nothing(toy, rag):
+    out = StringIO()
+    name = rag["collection"].name
+    call_command(
+        "judge",
+        "nuggets-create",
+        "--collection",
+        name,
+        "--judge",
+        "a",
+        "--window",
+        "1",
+        "--dry-run",
+        stdout=out,
+    )
+
+    # window 1: three relevant passages of the Paris question, one of the Rome question.
+    assert (
+        "dry run, nuggets-create with gpt-4o-mini: 2 units: 4 calls to make, 0 answered from the cache"
+        in out.getvalue()
+    )
+    assert toy.received == []
+    judge_job_run(job=start(rag["collection"], "nuggets-create", {"window": 1}))
+    out = StringIO()
+    call_command(
+        "judge",
+        "nuggets-create",
+        "--collection",
+        name,
+        "--judge",
+        "a",
+        "--window",
+        "1",
+        "--dry-run",
+        stdout=out,
+    )
+    assert "2 units: 0 calls to make, 4 answered from the cache" in out.getvalue()

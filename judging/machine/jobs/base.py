@@ -141,6 +141,10 @@ class Task:
     def first_request(self, unit: Unit) -> CallRequest:
         raise NotImplementedError
 
+    def calls_after_first(self, unit: Unit) -> int:
+        """Calls a unit makes after its first whatever the answers say (estimates count them too)."""
+        return 0
+
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         raise NotImplementedError
 

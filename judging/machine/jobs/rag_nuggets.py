@@ -159,6 +159,9 @@ class NuggetsCreateTask(Task):
     def first_request(self, unit: Unit) -> CallRequest:
         return self._request(unit, [], unit.data["windows"][0])
 
+    def calls_after_first(self, unit: Unit) -> int:
+        return len(unit.data["windows"]) - 1
+
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         nuggets: list[str] = []
         for window in unit.data["windows"]:
