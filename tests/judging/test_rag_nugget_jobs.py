@@ -377,3 +377,24 @@ def test_a_dry_run_counts_every_window_of_creation_and_calls_nothing(toy, rag):
         stdout=out,
     )
     assert "2 units: 0 calls to make, 4 answered from the cache" in out.getvalue()
+
+
+def test_a_killed_assignment_job_keeps_the_labels_of_finished_windows_and_resumes(toy, rag):
+    options = {"nuggets_judge": "gold", "window": 1, "runs": ["run-a"]}
+    job = start(rag["collection"], "assignment", options, concurrency=1)
+
+    def kill_after_two(running: JudgeJob) -> None:
+        if running.units_done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        judge_job_run(job=job, progress=kill_after_two)
+    # Labels are written many windows at a time; those of the finished windows are written on the way out.
+    assert NuggetAssignment.objects.count() == 2
+    paid = set(LlmCall.objects.values_list("prompt", flat=True))
+    asked_before = len(toy.received)
+
+    resumed = judge_job_run(job=start(rag["collection"], "assignment", options, concurrency=1))
+    assert (resumed.pk, resumed.status, resumed.units_done, resumed.cache_hits) == (job.pk, "done", 3, 2)
+    assert not paid & {r.prompt for r in toy.received[asked_before:]}
+    assert NuggetAssignment.objects.count() == 3

@@ -4,7 +4,9 @@ label each answer against its turn's nuggets (support / partial_support / not_su
 Creation reads a turn's relevant passages a window at a time and asks for the whole updated list after
 each window, as AutoNuggetizer does; a turn is one unit whose calls follow one another, each prompt
 holding the list the previous answer gave, so a resumed job replays the turn from the cache. Importance
-and assignment label a window of nuggets per call. An answer the parser cannot read is asked again (a
+and assignment label a window of nuggets per call; their labels are written many windows at a time
+(`flush`, with the job's progress), since one write per window cost more than the call's wait. A job
+killed before a flush loses no paid call: resumed, it reads those answers from the cache. An answer the parser cannot read is asked again (a
 prompt of its own, so it is cached too); each unreadable answer is recorded, and a unit whose last
 attempt is still unreadable fails, without a guessed label.
 """
@@ -215,15 +217,19 @@ class ImportanceTask(Task):
             self.first_request(unit),
             lambda answer: rag_nuggets.importance_parse(answer, count=len(chunk)),
         )
-        importance_judgments_upsert(
-            judge=ctx.judge,
-            collection=ctx.job.collection,
-            rows=[
-                ImportanceRow(nugget_id=n.pk, importance=label)
-                for n, label in zip(chunk, labels, strict=True)
-            ],
-            condition=LabelCondition.MACHINE,
+        ctx.pending.extend(
+            ImportanceRow(nugget_id=n.pk, importance=label) for n, label in zip(chunk, labels, strict=True)
         )
+
+    def flush(self, ctx: JobContext) -> None:
+        if ctx.pending:
+            importance_judgments_upsert(
+                judge=ctx.judge,
+                collection=ctx.job.collection,
+                rows=ctx.pending,
+                condition=LabelCondition.MACHINE,
+            )
+            ctx.pending.clear()
 
 
 class AssignmentTask(Task):
@@ -279,15 +285,20 @@ class AssignmentTask(Task):
             lambda answer: rag_nuggets.assignment_parse(answer, count=len(chunk)),
         )
         response = unit.data["response"]
-        nugget_assignments_upsert(
-            judge=ctx.judge,
-            collection=ctx.job.collection,
-            rows=[
-                AssignmentRow(response_id=response.pk, nugget_id=n.pk, label=label)
-                for n, label in zip(chunk, labels, strict=True)
-            ],
-            condition=LabelCondition.MACHINE,
+        ctx.pending.extend(
+            AssignmentRow(response_id=response.pk, nugget_id=n.pk, label=label)
+            for n, label in zip(chunk, labels, strict=True)
         )
+
+    def flush(self, ctx: JobContext) -> None:
+        if ctx.pending:
+            nugget_assignments_upsert(
+                judge=ctx.judge,
+                collection=ctx.job.collection,
+                rows=ctx.pending,
+                condition=LabelCondition.MACHINE,
+            )
+            ctx.pending.clear()
 
 
 RAG_TASKS: tuple[Task, ...] = (NuggetsCreateTask(), ImportanceTask(), AssignmentTask())
