@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.judgments.base import JudgmentRefused, Written, time_added
+from annotation.judgments.base import JudgmentRefused, Written, labelled_submit, labels_restate
 from annotation.models import (
     Collection,
     Judge,
@@ -113,24 +113,15 @@ def importance_judgment_submit(
 ) -> NuggetImportanceJudgment:
     """Record or revise the judge's vital/okay label of a nugget; time spent adds up over revisions."""
     _label_check(importance, IMPORTANCE_LABELS)
-    judgment = NuggetImportanceJudgment.objects.select_for_update().filter(judge=judge, nugget=nugget).first()
-    if judgment is None:
-        return NuggetImportanceJudgment.objects.create(
-            judge=judge,
-            nugget=nugget,
-            importance=importance,
-            condition=condition,
-            shown_label=shown_label,
-            changed=(importance != shown_label) if shown_label else None,
-            time_spent_ms=time_spent_ms,
-        )
-    if judgment.condition != condition:
-        raise JudgmentRefused(f"this nugget was labelled in condition {judgment.condition}, not {condition}")
-    judgment.importance = importance
-    judgment.changed = (importance != judgment.shown_label) if judgment.shown_label else None
-    judgment.time_spent_ms = time_added(judgment.time_spent_ms, time_spent_ms)
-    judgment.save(update_fields=["importance", "changed", "time_spent_ms", "updated_at"])
-    return judgment
+    return labelled_submit(
+        NuggetImportanceJudgment,
+        unit={"judge": judge, "nugget": nugget},
+        field="importance",
+        label=importance,
+        condition=condition,
+        shown_label=shown_label,
+        time_spent_ms=time_spent_ms,
+    )
 
 
 @transaction.atomic
@@ -148,29 +139,15 @@ def nugget_assignment_submit(
     _label_check(label, ASSIGNMENT_LABELS)
     if nugget.turn_id != response.turn_id:
         raise JudgmentRefused(f"nugget {nugget.key} is not a nugget of the answer's turn")
-    judgment = (
-        NuggetAssignment.objects.select_for_update()
-        .filter(judge=judge, response=response, nugget=nugget)
-        .first()
+    return labelled_submit(
+        NuggetAssignment,
+        unit={"judge": judge, "response": response, "nugget": nugget},
+        field="label",
+        label=label,
+        condition=condition,
+        shown_label=shown_label,
+        time_spent_ms=time_spent_ms,
     )
-    if judgment is None:
-        return NuggetAssignment.objects.create(
-            judge=judge,
-            response=response,
-            nugget=nugget,
-            label=label,
-            condition=condition,
-            shown_label=shown_label,
-            changed=(label != shown_label) if shown_label else None,
-            time_spent_ms=time_spent_ms,
-        )
-    if judgment.condition != condition:
-        raise JudgmentRefused(f"this pair was labelled in condition {judgment.condition}, not {condition}")
-    judgment.label = label
-    judgment.changed = (label != judgment.shown_label) if judgment.shown_label else None
-    judgment.time_spent_ms = time_added(judgment.time_spent_ms, time_spent_ms)
-    judgment.save(update_fields=["label", "changed", "time_spent_ms", "updated_at"])
-    return judgment
 
 
 # --- Many labels at once (files, machine judges, crowd aggregates) ---------------------------------
@@ -197,35 +174,16 @@ def importance_judgments_upsert(
     wanted = {row.nugget_id: row for row in rows}
     for row in wanted.values():
         _label_check(row.importance, IMPORTANCE_LABELS)
-    # Only the rows at hand: a machine job writes a window at a time and must not read every label.
-    stored = {
-        nugget_id: (pk, label)
-        for pk, nugget_id, label in NuggetImportanceJudgment.objects.filter(
-            judge=judge, nugget__turn__collection=collection, nugget_id__in=list(wanted)
-        )
-        .order_by()
-        .values_list("id", "nugget_id", "importance")
-    }
-    written = Written()
-    created: list[NuggetImportanceJudgment] = []
-    changed: list[NuggetImportanceJudgment] = []
-    now = timezone.now()
-    for nugget_id, row in wanted.items():
-        current = stored.get(nugget_id)
-        if current is None:
-            created.append(
-                NuggetImportanceJudgment(
-                    judge=judge, nugget_id=nugget_id, importance=row.importance, condition=condition
-                )
-            )
-        elif current[1] != row.importance:
-            changed.append(NuggetImportanceJudgment(id=current[0], importance=row.importance, updated_at=now))
-        else:
-            written.unchanged += 1
-    NuggetImportanceJudgment.objects.bulk_create(created, batch_size=2000)
-    NuggetImportanceJudgment.objects.bulk_update(changed, ["importance", "updated_at"], batch_size=2000)
-    written.created, written.updated = len(created), len(changed)
-    return written
+    stored = NuggetImportanceJudgment.objects.filter(judge=judge, nugget__turn__collection=collection)
+    return labels_restate(
+        NuggetImportanceJudgment,
+        stored=stored.values_list("id", "nugget_id", "importance"),
+        wanted={nugget_id: row.importance for nugget_id, row in wanted.items()},
+        field="importance",
+        build=lambda nugget_id, label: NuggetImportanceJudgment(
+            judge=judge, nugget_id=nugget_id, importance=label, condition=condition
+        ),
+    )
 
 
 @transaction.atomic
@@ -237,52 +195,33 @@ def nugget_assignments_upsert(
     wanted = {(row.response_id, row.nugget_id): row for row in rows}
     for row in wanted.values():
         _label_check(row.label, ASSIGNMENT_LABELS)
-    # order_by(): lookups by key, so no join for the models' default ordering.
     answer_turns = dict(
-        Response.objects.filter(run__collection=collection, pk__in={r for r, _ in wanted})
-        .order_by()
-        .values_list("pk", "turn_id")
+        Response.objects.filter(run__collection=collection, pk__in={r for r, _ in wanted}).values_list(
+            "pk", "turn_id"
+        )
     )
     nugget_turns = dict(
-        Nugget.objects.filter(turn__collection=collection, pk__in={n for _, n in wanted})
-        .order_by()
-        .values_list("pk", "turn_id")
+        Nugget.objects.filter(turn__collection=collection, pk__in={n for _, n in wanted}).values_list(
+            "pk", "turn_id"
+        )
     )
     for response_id, nugget_id in wanted:
         if response_id not in answer_turns or nugget_id not in nugget_turns:
             raise JudgmentRefused(f"answer {response_id} or nugget {nugget_id} is not of this collection")
         if answer_turns[response_id] != nugget_turns[nugget_id]:
             raise JudgmentRefused(f"nugget {nugget_id} is not a nugget of answer {response_id}'s turn")
-    # Only the answers at hand: a machine job writes a window at a time and must not read every label.
-    stored = {
-        (response_id, nugget_id): (pk, label)
-        for pk, response_id, nugget_id, label in NuggetAssignment.objects.filter(
-            judge=judge, response_id__in=list(answer_turns)
-        )
-        .order_by()
-        .values_list("id", "response_id", "nugget_id", "label")
-    }
-    written = Written()
-    created: list[NuggetAssignment] = []
-    changed: list[NuggetAssignment] = []
-    now = timezone.now()
-    for key, row in wanted.items():
-        current = stored.get(key)
-        if current is None:
-            created.append(
-                NuggetAssignment(
-                    judge=judge,
-                    response_id=row.response_id,
-                    nugget_id=row.nugget_id,
-                    label=row.label,
-                    condition=condition,
-                )
+    stored = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
+    return labels_restate(
+        NuggetAssignment,
+        stored=(
+            (pk, (response_id, nugget_id), label)
+            for pk, response_id, nugget_id, label in stored.values_list(
+                "id", "response_id", "nugget_id", "label"
             )
-        elif current[1] != row.label:
-            changed.append(NuggetAssignment(id=current[0], label=row.label, updated_at=now))
-        else:
-            written.unchanged += 1
-    NuggetAssignment.objects.bulk_create(created, batch_size=2000)
-    NuggetAssignment.objects.bulk_update(changed, ["label", "updated_at"], batch_size=2000)
-    written.created, written.updated = len(created), len(changed)
-    return written
+        ),
+        wanted={key: row.label for key, row in wanted.items()},
+        field="label",
+        build=lambda key, label: NuggetAssignment(
+            judge=judge, response_id=key[0], nugget_id=key[1], label=label, condition=condition
+        ),
+    )

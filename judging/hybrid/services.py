@@ -17,6 +17,7 @@ from django.db import transaction
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Run, SupportAssignment, Topic, Turn
 from core.wording import plural
+from judging.hybrid.active import correction_from_machine, correction_from_pilot
 from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.units import UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
@@ -53,9 +54,12 @@ def _population(
     gold_judge: Judge | None,
     rel_threshold: int,
     pool: Pool | None,
-) -> tuple[list[str], np.ndarray | None]:
-    """The units to draw from (those the machine judge labelled) and, with confidence judges, each one's
-    uncertainty: the spread of the other machine judges' values around the machine judge's."""
+    pilot_judges: Sequence[Judge] = (),
+) -> tuple[list[str], np.ndarray]:
+    """The units to draw from (those the machine judge labelled) and each one's weight for the
+    uncertainty strategy: with confidence judges, the spread of their values around the machine judge's;
+    else the expected size of the human-machine correction (`active`), predicted from the pilot judges'
+    labels by machine value, or from the machine's values alone."""
     try:
         base = unit_table(
             collection=collection,
@@ -80,6 +84,20 @@ def _population(
             ).human
             for judge in confidence_judges
         ]
+        pilot = (
+            unit_table(
+                collection=collection,
+                task=task,
+                measure=measure,
+                human=list(pilot_judges),
+                machine=machine_judge,
+                unit=unit,
+                rel_threshold=rel_threshold,
+                gold=gold_judge,
+            ).human
+            if pilot_judges
+            else None
+        )
     except UnitsError as exc:
         raise HybridError(str(exc)) from None
     keys = base.keys
@@ -96,10 +114,14 @@ def _population(
         keys = [k for k, ok in zip(keys, keep, strict=True) if ok]
         others = [o[:, np.array(keep, dtype=bool)] for o in others]
         machine = base.machine[:, np.array(keep, dtype=bool)]
+        pilot = None if pilot is None else pilot[:, np.array(keep, dtype=bool)]
     else:
         machine = base.machine
-    uncertainty = disagreement(machine=machine, others=others) if others else None
-    return keys, uncertainty
+    if others:
+        return keys, disagreement(machine=machine, others=others)
+    if pilot is not None:
+        return keys, correction_from_pilot(human=pilot, machine=machine)
+    return keys, correction_from_machine(machine)
 
 
 def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
@@ -232,10 +254,13 @@ def human_sample_create(
     measure: str | None = None,
     rel_threshold: int = 2,
     confidence_judges: Sequence[Judge] = (),
+    pilot_judges: Sequence[Judge] = (),
     work: WorkSpec | None = None,
 ) -> HumanSample:
     """Draw `budget` units (exactly, or on average for the uncertainty strategy) for people to judge,
-    store their inclusion probabilities, and create the work that collects the labels."""
+    store their inclusion probabilities, and create the work that collects the labels. The uncertainty
+    strategy weighs units by the confidence judges' disagreement, else by the correction expected from
+    the pilot judges' labels, else from the machine's values (`_population`)."""
     spec = work or WorkSpec()
     if HumanSample.objects.filter(collection=collection, name=name).exists():
         raise HybridError(f"a sample named {name!r} already exists in {collection.name}")
@@ -250,6 +275,7 @@ def human_sample_create(
         gold_judge=spec.gold_judge,
         rel_threshold=rel_threshold,
         pool=spec.pool,
+        pilot_judges=pilot_judges,
     )
     if not keys:
         raise HybridError("no units to draw from: the machine judge labelled none (in the pool)")

@@ -83,6 +83,12 @@ class BudgetForm(HybridForm):
     )
     target_width = forms.FloatField(required=False, min_value=0.0001)
     settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)
+    assurance = forms.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=0.99,
+        help_text="The plan's budget meets the target width in this share of samples (empty: 0.8).",
+    )
 
     def clean_budgets(self) -> list[int]:
         try:
@@ -201,6 +207,7 @@ def _estimate_page(
             else:
                 ranking = result.ranking()
                 context["result"] = result
+                context["settled_count"] = sum(p.settled for p in result.pairs)
                 context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in ranking]
                 context["chart"] = _error_bars(result)
     return render(request, "hybrid/estimate.html", context, status=status)
@@ -281,7 +288,7 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
 
 @organiser_required
 def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
-    from judging.hybrid.planning import plan_budget
+    from judging.hybrid.planning import ASSURANCE, plan_budget
     from judging.hybrid.simulation import budget_simulate
 
     collection = get_object_or_404(Collection, name=name)
@@ -329,6 +336,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                         settle_share=data["settle_share"],
                         alpha=data["alpha"],
                         fpc=data["fpc"],
+                        assurance=data["assurance"] or ASSURANCE,
                     ).as_json()
             except (UnitsError, EstimationError) as exc:
                 context["error"], status = str(exc), 400
@@ -365,6 +373,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     width_chart=charts.lines(width, y_min=0.0, y_max=top * 1.05 or 1.0),
                     plan=plan,
                     active_sampling=outcome.active_sampling,
+                    active_verdict=outcome.active_verdict,
                     left_out_budgets=outcome.left_out,
                 )
     return render(request, "hybrid/budget.html", context, status=status)

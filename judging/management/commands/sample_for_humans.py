@@ -18,9 +18,11 @@ class Command(HybridCommand):
     help = (
         "Draw --budget units for people to judge from the units the machine judge labelled: turns (every "
         "task) or (turn, passage) pairs (relevance, --unit pair). uniform draws exactly --budget units; "
-        "uncertainty draws each unit on its own with a probability that grows with the machine's "
-        "uncertainty (the disagreement of --confidence-judges with the machine judge), never zero, "
-        "--budget units on average. Each unit's inclusion probability is stored under --name, and the work "
+        "uncertainty draws each unit on its own with a probability proportional to the expected size of "
+        "the human-machine correction (the disagreement of --confidence-judges with the machine judge; else "
+        "the mean squared human-machine difference of --pilot-judges' labels at the unit's machine value; else "
+        "the machine's own values), mixed with a uniform floor, --budget units on average; simulate_budget "
+        "says whether it pays on the collection. Each unit's inclusion probability is stored under --name, and the work "
         "is created: a relevance assignment (of the sampled turns of --pool, or of a new pool of the "
         "sampled pairs), support assignments of the sampled topics, or a crowd NtR campaign."
     )
@@ -39,6 +41,13 @@ class Command(HybridCommand):
             default=[],
             metavar="JUDGE",
             help="Other machine judges whose disagreement with --machine-judge is its uncertainty.",
+        )
+        parser.add_argument(
+            "--pilot-judges",
+            nargs="+",
+            default=[],
+            metavar="JUDGE",
+            help="uncertainty: human judges whose labels on a pilot predict the correction by machine value.",
         )
         parser.add_argument("--pool", help="relevance: the pool whose turns or pairs are drawn.")
         parser.add_argument("--assessors", nargs="+", default=[], metavar="USERNAME")
@@ -106,6 +115,7 @@ class Command(HybridCommand):
                 measure=options["measure"],
                 rel_threshold=options["rel_threshold"],
                 confidence_judges=[self.get_judge(n) for n in options["confidence_judges"]],
+                pilot_judges=[self.get_judge(n) for n in options["pilot_judges"]],
                 work=work,
             )
         except HybridError as exc:
@@ -130,3 +140,16 @@ class Command(HybridCommand):
             f"sample {sample.name}: {drawn} of {sample.population} {sample.unit}s drawn ({sample.strategy})\n"
             f"work: {sample.work or 'none created'}\n"
         )
+        if sample.strategy == "uncertainty":
+            source = (
+                "the confidence judges' disagreement"
+                if options["confidence_judges"]
+                else "the pilot's corrections by machine value"
+                if options["pilot_judges"]
+                else "the machine's own values"
+            )
+            self.stdout.write(
+                f"probabilities: proportional to the correction expected from {source}, with a uniform floor; "
+                "run simulate_budget on the collection to see whether this design is narrower than uniform "
+                "PPI++ there, and use the uniform design if it is not\n"
+            )

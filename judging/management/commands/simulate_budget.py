@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
-from judging.hybrid.simulation import budget_simulate
+from judging.hybrid.simulation import ACTIVE_FROM, budget_simulate
 
 
 class Command(HybridCommand):
@@ -20,7 +20,10 @@ class Command(HybridCommand):
         "share of intervals that held the true score (coverage, the mean over runs), the worst run's "
         "coverage, the Monte Carlo error of the coverage, the mean width, and the width relative to the "
         "human-only (classical) interval. The intervals are those estimate prints (--fpc too). The active "
-        "method samples with the uncertainty strategy, from --confidence-judges. Budgets above the fully "
+        "method samples with the uncertainty strategy: probabilities from the disagreement of --confidence-judges, "
+        "else proportional to the expected size of the human-machine correction (--active-from), with a "
+        "floor; active_verdict says whether that design is narrower than uniform PPI++ at valid coverage, "
+        "and suggests the uniform design where it is not. Budgets above the fully "
         "labelled units are left out and named; budgets below the sizes where coverage was shown to hold "
         "(30 units, 5 labels of the rarer answer) are warned about. "
         '--format json: {"budgets": {"200": '
@@ -37,6 +40,14 @@ class Command(HybridCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--methods", nargs="+", default=list(METHODS), metavar="METHOD")
         parser.add_argument("--confidence-judges", nargs="+", default=[], metavar="JUDGE")
+        parser.add_argument(
+            "--active-from",
+            choices=ACTIVE_FROM,
+            default="machine",
+            help="Without --confidence-judges, what predicts each unit's correction for the active method: "
+            "the machine's own values (sqrt(yhat (1 - yhat))), or a uniform pilot of 30 units' "
+            "|human - machine| by machine value. Default: %(default)s.",
+        )
         self.add_method_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -60,6 +71,7 @@ class Command(HybridCommand):
                 ],
                 methods=options["methods"],
                 fpc=options["fpc"],
+                active_from=options["active_from"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
@@ -67,6 +79,8 @@ class Command(HybridCommand):
         data = result.as_json()
         data["active_sampling"] = simulation.active_sampling
         data["left_out_budgets"] = simulation.left_out
+        active_verdict = simulation.active_verdict
+        data["active_verdict"] = active_verdict.as_dict() if active_verdict else None
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
@@ -98,3 +112,5 @@ class Command(HybridCommand):
                 )
         for budget, warning in result.warnings.items():
             self.stdout.write(f"warning: budget {budget}: {warning}\n")
+        if active_verdict is not None:
+            self.stdout.write(f"{active_verdict.sentence}\n")
