@@ -139,9 +139,10 @@ class JobStartForm(forms.Form):
     min_grade = forms.IntegerField(
         min_value=0,
         max_value=4,
-        initial=2,
         required=False,
-        help_text="From passages: lowest relevant grade (empty: 2, nuggets-create 1).",
+        # Empty by default: the task's own default applies, as in the judge command.
+        widget=forms.NumberInput(attrs={"placeholder": "2; nuggets-create: 1"}),
+        help_text="From passages: lowest relevant grade (empty: 2, or 1 for nuggets-create).",
     )
     max_nuggets = forms.IntegerField(
         min_value=1, max_value=200, initial=30, required=False, help_text="Longest nugget list of a turn."
@@ -299,7 +300,6 @@ def job_list(request: HttpRequest) -> HttpResponse:
     # judge lists with that collection's judges; reading the page creates nothing.
     initial: dict[str, Any] = {
         "depth": 30,
-        "min_grade": 2,
         "source": "passages",
         "max_nuggets": 30,
         "window": 10,

@@ -3,6 +3,8 @@ warns when no LLM endpoint is set, and starting a job leads to its page."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -191,7 +193,7 @@ def test_it_starts_each_trec_rag_nugget_job_and_the_worker_runs_it(
     ResponseFactory(run__collection=judges, turn=turn, text="Paris is the capital of France.")
     client.force_login(OrganiserFactory())
     posts = [
-        {"task": "nuggets-create", "judge_name": "auto", "relevance_judge": "qrels-mine", "min_grade": "1"},
+        {"task": "nuggets-create", "judge_name": "auto", "relevance_judge": "qrels-mine", "min_grade": ""},
         {"task": "importance", "judge_name": "auto-vital", "nuggets_judge": "auto", "window": "5"},
         {"task": "assignment", "judge_name": "auto-assign", "nuggets_judge": "auto", "runs": ""},
     ]
@@ -215,6 +217,15 @@ def test_it_starts_each_trec_rag_nugget_job_and_the_worker_runs_it(
     ]
     assert NuggetImportanceJudgment.objects.filter(judge__name="auto-vital", condition="machine").count() == 1
     assert NuggetAssignment.objects.get(judge__name="auto-assign").label == "support"
+
+
+def test_the_lowest_grade_starts_empty_so_each_task_takes_its_own_default(client, judges):
+    client.force_login(OrganiserFactory())
+    html = client.get(reverse("judging:job-list")).content.decode()
+    field = re.search(r'<input[^>]*name="min_grade"[^>]*>', html)
+    assert field is not None
+    assert "value=" not in field.group(0)
+    assert 'placeholder="2; nuggets-create: 1"' in field.group(0)
 
 
 def test_importance_and_assignment_without_a_nuggets_judge_answer_400(client, judges, fake_openai):
