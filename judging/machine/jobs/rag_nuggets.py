@@ -3,12 +3,15 @@ label each answer against its turn's nuggets (support / partial_support / not_su
 
 Creation reads a turn's relevant passages a window at a time and asks for the whole updated list after
 each window, as AutoNuggetizer does; a turn is one unit whose calls follow one another, each prompt
-holding the list the previous answer gave, so a resumed job replays the turn from the cache. Importance
-and assignment label a window of nuggets per call; their labels are written many windows at a time
-(`flush`, with the job's progress), since one write per window cost more than the call's wait. A job
-killed before a flush loses no paid call: resumed, it reads those answers from the cache. An answer the parser cannot read is asked again (a
-prompt of its own, so it is cached too); each unreadable answer is recorded, and a unit whose last
-attempt is still unreadable fails, without a guessed label.
+holding the list the previous answer gave, so a resumed job replays the turn from the cache.
+
+Importance and assignment label a window of nuggets per call. Their labels are written many windows at a
+time (`flush`, with the job's progress), since one write per window cost the runner's thread more than
+the rest of the window's work; a job killed before a flush loses no paid call, as a resumed job reads
+those answers from the cache.
+
+An answer the parser cannot read is asked again (a prompt of its own, so it is cached too); each
+unreadable answer is recorded, and a unit whose last attempt is still unreadable fails, with no label.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from judging.models import JudgeJob
 
 T = TypeVar("T")
 
-# Answers read per call: the first, then at most this many more after an unreadable one.
+# How many times an unreadable answer is asked again before its unit fails.
 RETRIES = 2
 DEFAULT_WINDOW = 10
 DEFAULT_MAX_NUGGETS = 30
@@ -82,7 +85,7 @@ def _window_size(options: dict[str, Any]) -> int:
 
 def _no_runs(task: str, options: dict[str, Any]) -> None:
     if options.get("runs"):
-        raise JobError(f"{task} works on each turn's nuggets, not on runs: name no runs")
+        raise JobError(f"{task} works on each turn's passages or nuggets, whatever the runs: name no runs")
 
 
 def _nuggets_of(judge_name: str | None, turns: list[Turn], task: str) -> dict[int, list[Nugget]]:
