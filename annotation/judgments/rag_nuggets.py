@@ -7,13 +7,14 @@ the same whoever gives it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.judgments.base import JudgmentRefused, Written, labelled_submit, labels_restate
+from annotation.judgments.base import JudgmentRefused, Written, labelled_submit, labels_restate, time_added
 from annotation.models import (
     Collection,
     Judge,
@@ -146,6 +147,113 @@ def nugget_assignment_submit(
         label=label,
         condition=condition,
         shown_label=shown_label,
+        time_spent_ms=time_spent_ms,
+    )
+
+
+def _page_submit(
+    model: type[NuggetImportanceJudgment] | type[NuggetAssignment],
+    *,
+    unit: dict[str, Any],
+    field: str,
+    labels: Mapping[int, str],
+    condition: str,
+    shown: Mapping[int, str],
+    time_spent_ms: int | None,
+) -> None:
+    """`labelled_submit` for a page of nuggets (`labels`: nugget pk -> label) that share the rest of their
+    unit: the same rules, in a fixed number of queries however many nuggets the page shows. The page's
+    time is shared out evenly over its nuggets."""
+    share = None if time_spent_ms is None or not labels else time_spent_ms // len(labels)
+    # Any: the two label tables share these columns by convention, not by a common base class.
+    stored: dict[int, Any] = {
+        row.nugget_id: row
+        for row in model._default_manager.select_for_update().filter(**unit, nugget_id__in=list(labels))
+    }
+    created: list[Any] = []
+    revised: list[Any] = []
+    now = timezone.now()
+    for nugget_id, label in labels.items():
+        row = stored.get(nugget_id)
+        if row is None:
+            before = shown.get(nugget_id, "")
+            created.append(
+                model(
+                    **unit,
+                    nugget_id=nugget_id,
+                    **{field: label},
+                    condition=condition,
+                    shown_label=before,
+                    changed=(label != before) if before else None,
+                    time_spent_ms=share,
+                )
+            )
+            continue
+        if row.condition != condition:
+            raise JudgmentRefused(
+                f"this unit was judged in condition {row.condition}; a judge never judges a unit in two conditions"
+            )
+        setattr(row, field, label)
+        row.changed = (label != row.shown_label) if row.shown_label else None
+        row.time_spent_ms = time_added(row.time_spent_ms, share)
+        row.updated_at = now
+        revised.append(row)
+    model._default_manager.bulk_create(created)
+    model._default_manager.bulk_update(revised, [field, "changed", "time_spent_ms", "updated_at"])
+
+
+def _nuggets_of_turn(turn_id: int, labels: Mapping[int, str], allowed: frozenset[str]) -> None:
+    for label in labels.values():
+        _label_check(label, allowed)
+    known = set(Nugget.objects.filter(turn_id=turn_id, pk__in=list(labels)).values_list("pk", flat=True))
+    if set(labels) - known:
+        raise JudgmentRefused(f"nuggets {sorted(set(labels) - known)} are not nuggets of this turn")
+
+
+@transaction.atomic
+def importance_judgments_submit(
+    *,
+    judge: Judge,
+    turn: Turn,
+    labels: Mapping[int, str],
+    condition: str,
+    shown: Mapping[int, str] | None = None,
+    time_spent_ms: int | None = None,
+) -> None:
+    """A page of vital/okay labels: `importance_judgment_submit` for each nugget of the turn in `labels`
+    (nugget pk -> label; `shown`: the label shown for it when post-editing)."""
+    _nuggets_of_turn(turn.pk, labels, IMPORTANCE_LABELS)
+    _page_submit(
+        NuggetImportanceJudgment,
+        unit={"judge": judge},
+        field="importance",
+        labels=labels,
+        condition=condition,
+        shown=shown or {},
+        time_spent_ms=time_spent_ms,
+    )
+
+
+@transaction.atomic
+def nugget_assignments_submit(
+    *,
+    judge: Judge,
+    response: Response,
+    labels: Mapping[int, str],
+    condition: str,
+    shown: Mapping[int, str] | None = None,
+    time_spent_ms: int | None = None,
+) -> None:
+    """A page of one answer's labels: `nugget_assignment_submit` for each nugget of the answer's turn in
+    `labels` (nugget pk -> label; `shown`: the label shown for it when post-editing)."""
+    _nuggets_of_turn(response.turn_id, labels, ASSIGNMENT_LABELS)
+    _page_submit(
+        NuggetAssignment,
+        unit={"judge": judge, "response": response},
+        field="label",
+        labels=labels,
+        condition=condition,
+        shown=shown or {},
         time_spent_ms=time_spent_ms,
     )
 

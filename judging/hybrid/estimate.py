@@ -158,7 +158,8 @@ def sample_weights(
     )
     if lost:
         design += f" ({lost} no longer among the machine-labelled units)"
-    weighted = sample.strategy == HumanSample.Strategy.UNCERTAINTY
+    # A stratified sample's probabilities differ between strata: weighting by them keeps it unbiased.
+    weighted = sample.strategy in (HumanSample.Strategy.UNCERTAINTY, HumanSample.Strategy.STRATIFIED)
     return mask, (pi if weighted else None), design
 
 

@@ -81,6 +81,15 @@ class BudgetForm(HybridForm):
     confidence_judge = forms.ModelChoiceField(
         queryset=Judge.objects.all(), to_field_name="name", required=False
     )
+    design = forms.ChoiceField(
+        choices=[
+            ("default", "as the unit says"),
+            ("stratified", "pairs stratified by the machine's grade (P@k)"),
+        ],
+        initial="default",
+        required=False,
+        help_text="Stratified pairs: unit pair and a P@k measure; the budget counts human pairs.",
+    )
     target_width = forms.FloatField(required=False, min_value=0.0001)
     settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)
     assurance = forms.FloatField(
@@ -316,19 +325,23 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
         else:
             data = form.cleaned_data
             try:
-                full = _table(collection, data)
-                confidence = data["confidence_judge"]
-                outcome = budget_simulate(
-                    table=full,
-                    budgets=data["budgets"],
-                    repeats=data["repeats"],
-                    alpha=data["alpha"],
-                    confidence=[_table(collection, data, human=confidence)] if confidence else [],
-                    fpc=data["fpc"],
-                )
+                full = None
+                if data["unit"] == "pair" and data.get("design") == "stratified":
+                    outcome = _pair_budget(collection, data)
+                else:
+                    full = _table(collection, data)
+                    confidence = data["confidence_judge"]
+                    outcome = budget_simulate(
+                        table=full,
+                        budgets=data["budgets"],
+                        repeats=data["repeats"],
+                        alpha=data["alpha"],
+                        confidence=[_table(collection, data, human=confidence)] if confidence else [],
+                        fpc=data["fpc"],
+                    )
                 table, simulation = outcome.table, outcome.result
                 plan = None
-                if data["target_width"] or data["settle_share"]:
+                if full is not None and (data["target_width"] or data["settle_share"]):
                     plan = plan_budget(
                         table=full,
                         sample=data["sample"],
@@ -341,7 +354,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
             except (UnitsError, EstimationError) as exc:
                 context["error"], status = str(exc), 400
             else:
-                methods = list(METHODS)
+                methods = list(next(iter(simulation.budgets.values())))
                 rows = [
                     {"budget": b, "figures": [(m, simulation.budgets[b][m]) for m in methods]}
                     for b in simulation.budgets
@@ -359,7 +372,12 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                 context.update(
                     simulation=simulation,
                     rows=rows,
-                    run_rows=_run_widths(table.runs, simulation, data["method"], plan),
+                    run_rows=_run_widths(
+                        table.runs,
+                        simulation,
+                        data["method"] if data["method"] in methods else methods[-1],
+                        plan,
+                    ),
                     constant_runs=[table.runs[i] for i in simulation.constant_runs],
                     confidence=f"{100 * nominal:g}%",
                     units=table.size,
@@ -377,6 +395,21 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     left_out_budgets=outcome.left_out,
                 )
     return render(request, "hybrid/budget.html", context, status=status)
+
+
+def _pair_budget(collection: Collection, data: dict[str, Any]) -> Any:
+    """The stratified pair design's simulation (`pair_simulation`), shaped as `budget_simulate`'s."""
+    from judging.hybrid.pair_simulation import pair_budget_simulate
+
+    return pair_budget_simulate(
+        collection=collection,
+        human=list(data["human_judge"]),
+        machine=data["machine_judge"],
+        measure=data["measure"] or DEFAULT_MEASURE["relevance"],
+        budgets=data["budgets"],
+        repeats=data["repeats"],
+        alpha=data["alpha"],
+    )
 
 
 def _run_widths(

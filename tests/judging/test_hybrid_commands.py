@@ -239,7 +239,8 @@ def test_plan_budget_gives_labels_for_a_width_and_for_settling_pairs(collection)
         (["--method", "bayes"], "classical, ppi, ppi\\+\\+, active"),
         (["--measure", "nope@5"], "nDCG@5"),
         (["--sample", "missing"], "no sample named 'missing'"),
-        (["--measure", "nDCG@5", "--unit", "pair"], "pair units serve only relevant_share"),
+        (["--measure", "nDCG@5", "--unit", "pair"], "nDCG@k from a pair sample is not offered"),
+        (["--measure", "RR", "--unit", "pair"], "pair units serve only relevant_share"),
     ],
 )
 def test_estimate_rejects_bad_input_naming_the_valid_values(collection, args, message):

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimate import estimate_text, hybrid_estimate
 from judging.hybrid.estimators import METHODS, EstimationError
+from judging.hybrid.pair_estimate import is_ranked, pair_hybrid_estimate, pair_population_for
 
 
 class Command(HybridCommand):
@@ -27,19 +28,26 @@ class Command(HybridCommand):
         '"ranking": [...], "multiple_comparisons": "holm", "rank_agreement": {"kendall_tau", "ci", '
         '"interval"}, "warnings": [...]}. Intervals are Student t intervals, Wilson intervals for yes/no '
         "labels, clipped to the measure's range; a warning names every run with fewer than 30 human-labelled "
-        "units or 5 labels of the rarer answer, below which their coverage was not shown to hold."
+        "units or 5 labels of the rarer answer, below which their coverage was not shown to hold. With "
+        "--unit pair and P@k or AP, each run's score comes from a pair sample (sample_for_humans "
+        "--unit pair): methods classical, ppi++ and strat-ppi++ (AP: classical, inferred AP)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         self.add_table_arguments(parser)
         parser.add_argument(
-            "--method", default="ppi++", help=f"One of {', '.join(METHODS)} (default: ppi++)."
+            "--method",
+            default="ppi++",
+            help=f"One of {', '.join(METHODS)} (default: ppi++); pair samples: classical, ppi++, strat-ppi++.",
         )
         parser.add_argument("--sample", help="The sample (sample_for_humans --name) the human labels answer.")
         parser.add_argument("--no-pairs", action="store_true", help="Skip the pairwise differences.")
         self.add_method_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["unit"] == "pair" and is_ranked(options["measure"] or ""):
+            self.handle_pairs(options)
+            return
         if options["method"] not in METHODS:
             raise CommandError(f"--method must be one of {', '.join(METHODS)}, not {options['method']!r}")
         alpha = self.check_alpha(options["alpha"])
@@ -61,6 +69,30 @@ class Command(HybridCommand):
             raise CommandError(
                 "no run has an interval: " + "; ".join(f"{r}: {why}" for r, why in result.skipped.items())
             )
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result.as_json(), indent=2))
+        else:
+            self.stdout.write(estimate_text(result), ending="")
+
+    def handle_pairs(self, options: dict[str, Any]) -> None:
+        """nDCG@k, P@k or AP per run from a pair sample (`pair_estimate`)."""
+        alpha = self.check_alpha(options["alpha"])
+        collection = self.get_collection(options["collection"])
+        try:
+            population = pair_population_for(
+                collection=collection,
+                human=[self.get_judge(name) for name in options["human_judge"]],
+                machine=self.get_judge(options["machine_judge"]),
+            )
+            result = pair_hybrid_estimate(
+                population=population,
+                measure=options["measure"],
+                method=options["method"],
+                alpha=alpha,
+                sample=self.sample(collection, options["sample"]),
+            )
+        except EstimationError as exc:
+            raise CommandError(str(exc)) from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(result.as_json(), indent=2))
         else:

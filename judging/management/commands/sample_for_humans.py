@@ -33,6 +33,17 @@ class Command(HybridCommand):
             "--budget", type=int, required=True, help="Units to draw (expected, for uncertainty)."
         )
         parser.add_argument("--strategy", default="uniform", help=f"One of {', '.join(STRATEGIES)}.")
+        parser.add_argument(
+            "--design",
+            choices=["default", "stratified"],
+            default="default",
+            help="stratified (with --task relevance --unit pair): pairs drawn within strata of the machine "
+            "judge's grade, exactly --budget, each pair's stratum and probability stored; Neyman "
+            "allocation from --pilot, else proportional. Default: --strategy decides, as before.",
+        )
+        parser.add_argument(
+            "--pilot", help="stratified: an earlier sample whose labels by --pilot-judges set the allocation."
+        )
         parser.add_argument("--seed", type=int, help="Random seed, for a sample that can be drawn again.")
         parser.add_argument("--name", required=True, help="Name of the sample, and of the work created.")
         parser.add_argument(
@@ -47,7 +58,8 @@ class Command(HybridCommand):
             nargs="+",
             default=[],
             metavar="JUDGE",
-            help="uncertainty: human judges whose labels on a pilot predict the correction by machine value.",
+            help="uncertainty: human judges whose labels on a pilot predict the correction by machine value; "
+            "stratified: the judges whose labels on --pilot set the allocation.",
         )
         parser.add_argument("--pool", help="relevance: the pool whose turns or pairs are drawn.")
         parser.add_argument("--assessors", nargs="+", default=[], metavar="USERNAME")
@@ -73,7 +85,9 @@ class Command(HybridCommand):
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["strategy"] not in STRATEGIES:
+        if options["design"] == "stratified":
+            options["strategy"] = "stratified"
+        elif options["strategy"] not in STRATEGIES:
             raise CommandError(
                 f"--strategy must be one of {', '.join(STRATEGIES)}, not {options['strategy']!r}"
             )
@@ -117,6 +131,7 @@ class Command(HybridCommand):
                 confidence_judges=[self.get_judge(n) for n in options["confidence_judges"]],
                 pilot_judges=[self.get_judge(n) for n in options["pilot_judges"]],
                 work=work,
+                pilot=self.sample(collection, options["pilot"]),
             )
         except HybridError as exc:
             raise CommandError(str(exc)) from None
@@ -130,8 +145,8 @@ class Command(HybridCommand):
                 "drawn": drawn,
                 "work": sample.work,
                 "units": [
-                    {"key": k, "inclusion_probability": p}
-                    for k, p in sample.units.values_list("key", "inclusion_probability")
+                    {"key": k, "inclusion_probability": p, "stratum": st}
+                    for k, p, st in sample.units.values_list("key", "inclusion_probability", "stratum")
                 ],
             }
             self.stdout.write(json.dumps(payload, indent=2))
@@ -140,6 +155,16 @@ class Command(HybridCommand):
             f"sample {sample.name}: {drawn} of {sample.population} {sample.unit}s drawn ({sample.strategy})\n"
             f"work: {sample.work or 'none created'}\n"
         )
+        if sample.strategy == "stratified":
+            counts: dict[str, int] = {}
+            for stratum in sample.units.values_list("stratum", flat=True):
+                counts[stratum] = counts.get(stratum, 0) + 1
+            rule = (
+                "Neyman allocation from the pilot"
+                if options["pilot"]
+                else "proportional allocation (no pilot)"
+            )
+            self.stdout.write(f"strata: {', '.join(f'{k}: {v}' for k, v in counts.items())}; {rule}\n")
         if sample.strategy == "uncertainty":
             source = (
                 "the confidence judges' disagreement"
