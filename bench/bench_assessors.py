@@ -206,6 +206,8 @@ def _serve(
         LOG_LEVEL="ERROR",
     )
     env.pop("DB_CONN_MAX_AGE", None)
+    if os.environ.get("BENCH_DB_POOL") == "0":  # persistent connections instead, one per thread
+        env.update(DB_POOL="0", DB_CONN_MAX_AGE="600")
     command = [
         str(REPO / ".venv" / "bin" / "gunicorn"),
         "bench_assessors:application",
