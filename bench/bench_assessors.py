@@ -31,6 +31,7 @@ starts, through its Unix socket when that is there) and drops it at the end.
 
     .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 30] [--trivial-seconds 20]
     BENCH_SECONDS=8 BENCH_TRIVIAL_SECONDS=6 .venv/bin/python bench/bench_assessors.py   # a quick run
+    BENCH_DB_POOL=0 ...   # the server on persistent connections (one per thread) instead of Django's pool
 
 Imported by gunicorn (as `bench_assessors:application`) it serves the project plus /bench/trivial/.
 """
