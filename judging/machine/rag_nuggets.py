@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from annotation.models import NuggetImportance, NuggetSupport
+from core.wording import plural
 from judging.machine.llm_judges import UnparsableAnswer, prompt
 
 NUGGETS_CREATE = "nuggets_create_v1"
@@ -114,7 +115,7 @@ def _labels_parse(answer: str, *, count: int, labels: dict[str, str], what: str)
     if listed is not None:
         found = [labels.get(_label_key(v)) for v in listed]
         if len(found) != count or None in found:
-            raise UnparsableAnswer(f"a list of {len(listed)} values, not {count} {what} labels")
+            raise UnparsableAnswer(f"a list of {len(listed)} values, not {plural(count, what + ' label')}")
         return [label for label in found if label is not None]
     numbered: dict[int, set[str]] = {}
     plain: list[str] = []
