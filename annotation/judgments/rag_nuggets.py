@@ -227,11 +227,18 @@ def importance_judgments_upsert(
 
 @transaction.atomic
 def nugget_assignments_upsert(
-    *, judge: Judge, collection: Collection, rows: Iterable[AssignmentRow], condition: str
+    *,
+    judge: Judge,
+    collection: Collection,
+    rows: Iterable[AssignmentRow],
+    condition: str,
+    remove: Iterable[tuple[int, int]] = (),
 ) -> Written:
     """Make the judge's assignment labels of the given (answer, nugget) pairs of `collection` say what
-    `rows` say (an assignment file, a machine job's window, a crowd aggregate)."""
+    `rows` say (an assignment file, a machine job's window, a crowd aggregate). The (answer id, nugget id)
+    pairs in `remove` lose the judge's label: a crowd pair whose vote became a tie has none any more."""
     wanted = {(row.response_id, row.nugget_id): row for row in rows}
+    dropped = [key for key in remove if key not in wanted]
     for row in wanted.values():
         _label_check(row.label, ASSIGNMENT_LABELS)
     answer_turns = dict(
@@ -278,4 +285,7 @@ def nugget_assignments_upsert(
     NuggetAssignment.objects.bulk_create(created, batch_size=2000)
     NuggetAssignment.objects.bulk_update(changed, ["label", "updated_at"], batch_size=2000)
     written.created, written.updated = len(created), len(changed)
+    stale = [stored[key][0] for key in dropped if key in stored]
+    if stale:
+        written.removed, _ = NuggetAssignment.objects.filter(pk__in=stale).delete()
     return written

@@ -30,6 +30,7 @@ from crowd.client import NOT_AVAILABLE, submit_hosts
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
 from crowd.services import CrowdError
 from crowd.services.answers import (
+    Answer,
     AssignmentRepeated,
     BatchFull,
     ProvisionalCapReached,
@@ -78,9 +79,9 @@ def _render_task(
 MAX_MTURK_ID = 128
 
 
-def _answers(request: HttpRequest, batch: CrowdBatch) -> tuple[dict[int, bool], dict[int, int]]:
+def _answers(request: HttpRequest, batch: CrowdBatch) -> tuple[dict[int, Answer], dict[int, int]]:
     """The posted answers and times (CrowdError for a missing answer or an absurd time)."""
-    return answers_from_fields(request.POST, size=batch.items.count())
+    return answers_from_fields(request.POST, size=batch.items.count(), kind=batch.campaign.kind)
 
 
 def _batch_id(value: str) -> int | None:
