@@ -132,6 +132,12 @@ class AggregateForm(forms.Form):
         initial=2,
         help_text="Counted votes a pair needs; fewer leaves it unresolved.",
     )
+    # Nugget-support campaigns only; yes/no campaigns are aggregated by majority vote.
+    method = forms.ChoiceField(
+        choices=[("majority", "majority vote"), ("ds", "Dawid-Skene"), ("mace", "MACE"), ("glad", "GLAD")],
+        initial="majority",
+        required=False,
+    )
 
 
 class ReviewForm(ConfirmForm):

@@ -69,6 +69,7 @@ def _render_task(
         "error": error,
         "note": note,
         "total": len(items),
+        "three_way": batch.campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT,
         # A study page names the batch in the form: the next visit may be offered another one.
         "batch_field": batch_field,
     }
