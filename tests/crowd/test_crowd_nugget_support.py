@@ -20,7 +20,7 @@ from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
 from crowd.rag_nuggets.selectors import counted_answers
 from crowd.services import CrowdError
 from crowd.services.answers import assignment_submit, worker_get_or_create
-from crowd.services.campaigns import test_question_create
+from crowd.services.campaigns import test_question_create as question_create
 from tests.crowd.crowd_helpers import build_nugget_campaign, synthetic_crowd_answer
 from tests.factories import OrganiserFactory, UserFactory
 
@@ -96,7 +96,7 @@ def test_it_composes_three_way_campaigns_from_three_way_test_questions_only():
     assert [q.support for q in tests] == [S, N, P, S]
     assert all(q.answer == (q.support != N) for q in tests)
     with pytest.raises(CrowdError, match="one of them"):
-        test_question_create(
+        question_create(
             collection=campaign.collection, response_text="a", nugget_text="b", answer=True, support=S
         )
 
@@ -104,7 +104,7 @@ def test_it_composes_three_way_campaigns_from_three_way_test_questions_only():
 def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliability_escaped(client):
     campaign = _small_campaign()
     batch = campaign.batches.get()
-    _answer(batch, "<b>ann</b>", {0: S, 1: S, 2: N, 3: P})
+    _answer(batch, "<b>ann<b>", {0: S, 1: S, 2: N, 3: P})
     _answer(batch, "bob", {0: S, 1: P, 2: N, 3: P})
     # Fails the test question: left out of the majority, so pair 1 is a tie (support against partial).
     _answer(batch, "cat", {0: N, 1: S, 2: N, 3: S}, test=N)
@@ -112,20 +112,21 @@ def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliabi
     page_url = reverse("crowd:campaign", args=[campaign.name])
 
     out = StringIO()
-    call_command("crowd_aggregate", campaign.name, "--method", "majority", stdout=out)
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "majority", stdout=out)
     first = _labels(campaign)
     written = {pair: label for pair, (_, label) in first.items()}
     first_ids = {pair: pk for pair, (pk, _) in first.items()}
     pairs = [(i.response_id, i.nugget_id) for i in batch.items.order_by("position") if not i.is_test]
+    first_report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
     with CaptureQueriesContext(connection) as three_workers:
         first_page = client.get(page_url)
 
     _answer(batch, "dan", {0: S, 1: P, 2: N, 3: P})
-    call_command("crowd_aggregate", campaign.name, stdout=StringIO())
+    call_command("crowd_aggregate", "--campaign", campaign.name, stdout=StringIO())
     with CaptureQueriesContext(connection) as four_workers:
         second_page = client.get(page_url)
     rewritten = _labels(campaign)
-    call_command("crowd_aggregate", campaign.name, "--min-votes", "4", stdout=StringIO())
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--min-votes", "4", stdout=StringIO())
 
     assert (
         "3 labels as crowd-nuggets by majority (1 not_support, 1 partial_support, 1 support), 1 unresolved"
@@ -134,11 +135,10 @@ def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliabi
     assert written == {pairs[0]: S, pairs[2]: N, pairs[3]: P}
     assert first_page.status_code == 200
     html = first_page.content.decode()
-    assert "&lt;b&gt;ann&lt;/b&gt;" in html and "<b>ann</b>" not in html
+    assert "&lt;b&gt;ann&lt;b&gt;" in html and "<b>ann<b>" not in html
     assert 'id="crowd-fit-methods"' in html and "crowd-nuggets-mace" in html
     assert "MACE: competence, the chance the worker is not spamming" in html
-    report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
-    ann = next(w for w in report["workers"] if w["worker"] == "<b>ann</b>")
+    ann = next(w for w in first_report["workers"] if w["worker"] == "<b>ann<b>")
     assert f'<td class="crowd-mace">{ann["mace"]:.3f}</td>' in html
     assert second_page.status_code == 200
     assert len(four_workers) == len(three_workers)
@@ -150,7 +150,8 @@ def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliabi
 
 
 def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_crowdkit_computes_them():
-    campaign = build_nugget_campaign(seed=1)
+    # 6 questions x 4 answers x 5 nuggets = 120 pairs in 24 batches of 5, each with 3 of 30 test questions.
+    campaign = build_nugget_campaign(topics=6, runs=4, seed=1)
     workers: dict[str, float | str] = {
         "good-1": 0.9,
         "good-2": 0.85,
@@ -162,27 +163,27 @@ def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_cro
     synthetic_crowd_answer(campaign, workers=workers, seed=1)
 
     out = StringIO()
-    call_command("crowd_aggregate", campaign.name, "--method", "ds", stdout=out)
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "ds", stdout=out)
     written = {
         (a.response_id, a.nugget_id): a.label
         for a in NuggetAssignment.objects.filter(judge__name="crowd-nuggets-ds")
     }
     again = StringIO()
-    call_command("crowd_aggregate", campaign.name, "--method", "ds", stdout=again)
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "ds", stdout=again)
 
     report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
     methods = report["methods"]
     assert methods["majority"]["scored"] == methods["ds"]["scored"] == 30
     assert methods["ds"]["correct"] > methods["majority"]["correct"]
     assert methods["mace"]["correct"] > methods["majority"]["correct"]
-    assert "60 labels as crowd-nuggets-ds by ds" in out.getvalue()
-    assert "0 new, 0 changed, 60 unchanged, 0 removed" in again.getvalue()
+    assert "120 labels as crowd-nuggets-ds by ds" in out.getvalue()
+    assert "0 new, 0 changed, 120 unchanged, 0 removed" in again.getvalue()
     # The same numbers as crowd-kit called directly on the confirmed answers.
     import pandas as pd
     from crowdkit.aggregation import GLAD, MACE, DawidSkene
 
     answers = counted_answers(campaign=campaign)
-    assert len(answers) == CrowdAnswer.objects.filter(item__batch__campaign=campaign).count() == 12 * 8 * 5
+    assert len(answers) == CrowdAnswer.objects.filter(item__batch__campaign=campaign).count() == 24 * 8 * 5
     frame = pd.DataFrame([(a.task, a.worker, a.label) for a in answers], columns=["task", "worker", "label"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -191,7 +192,11 @@ def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_cro
         glad = GLAD().fit(frame)
     by_worker = {w["worker"]: w for w in report["workers"]}
     for worker in workers:
-        diagonal = sum(ds.priors_[label] * ds.errors_.loc[(worker, label), label] for label in (S, P, N))
+        # A worker's confusion matrix has rows only for the labels they gave (the constant spammer: one).
+        matrix = ds.errors_.loc[worker]
+        diagonal = sum(
+            ds.priors_[label] * matrix.loc[label, label] for label in (S, P, N) if label in matrix.index
+        )
         assert by_worker[worker]["ds"] == pytest.approx(diagonal)
         assert by_worker[worker]["mace"] == pytest.approx(
             mace.spamming_[list(pd.unique(frame.worker)).index(worker), 1]
