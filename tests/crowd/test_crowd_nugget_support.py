@@ -71,7 +71,7 @@ def test_it_asks_three_way_questions_on_the_worker_page_and_scores_tests_by_exac
     taken = client.post(url, posted)
 
     assert page.status_code == 200
-    assert b'data-value="partial_support" data-key="p"' in page.content
+    assert b'data-value="partial_support" data-key="p">' in page.content
     assert b"Does the answer support the fact?" in page.content and b'id="crowd-yes"' not in page.content
     assert wrong_kind.status_code == 400
     assert b"answer must be one of support, partial_support, not_support" in wrong_kind.content
