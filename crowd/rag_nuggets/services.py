@@ -77,7 +77,8 @@ def nugget_labels_aggregate(
         labels = majority_labels(voters)
     else:
         voters = fit.answers
-        labels = fit.labels[method]
+        # Before any worker answered there is nothing to fit: every pair is unresolved, as with majority.
+        labels = fit.labels.get(method, {})
     votes: dict[str, int] = {}
     for a in voters:
         votes[a.task] = votes.get(a.task, 0) + 1

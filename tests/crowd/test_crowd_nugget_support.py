@@ -209,6 +209,17 @@ def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_cro
     assert by_worker["good-1"]["mace"] > by_worker["random-1"]["mace"]
 
 
+@pytest.mark.parametrize("method", ["majority", "ds", "mace", "glad"])
+def test_it_leaves_every_pair_unresolved_before_any_worker_answered(method):
+    campaign = _small_campaign()
+    out = StringIO()
+
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", method, stdout=out)
+
+    assert "0 labels" in out.getvalue() and "4 unresolved" in out.getvalue()
+    assert not NuggetAssignment.objects.filter(judge__name__startswith="crowd-nuggets").exists()
+
+
 def test_it_keeps_crowdkit_out_of_the_pages_and_commands_until_aggregation_runs():
     code = (
         "import sys, django; django.setup();"
