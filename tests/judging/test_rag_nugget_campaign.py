@@ -338,7 +338,9 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
             assert scores["runs"][run] == {k: reference[k] for k in SCORE_NAMES}
     llm_runs = nugget_scores(collection=Collection.objects.get(name="rag24"), judge=llm_assign)["runs"]
     # The fake's labels follow how much of each passage an answer says: the runs come out in that order.
-    assert sorted(RUNS, key=lambda r: -llm_runs[r]["all_score"]) == list(RUNS)
+    assert [llm_runs[r]["all_score"] for r in RUNS] == sorted(
+        {llm_runs[r]["all_score"] for r in RUNS}, reverse=True
+    )
 
     # Assignment agreement, person against LLM: kappa, weighted kappa and the confusion matrix.
     report = _agreement("--task", "nugget-assignment", "--judges", dave_judge.name, "llm-assign")
@@ -415,3 +417,11 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
     exported = [json.loads(line) for line in assignments_file.read_text().splitlines()]
     assert [len(json.loads(line)["nuggets"]) for line in nuggets_file.read_text().splitlines()] == [3, 2, 3]
     assert {r["run_id"] for r in exported} == set(RUNS) and len(exported) == len(RUNS) * len(QUESTIONS)
+    # nuggetizer scoring the exported file gives the scores Assay gives the same labels (the file's
+    # importance is the nugget judge's, here none: every nugget okay, so the vital scores are 0).
+    from_file = {
+        (r["run_id"], r["qid"]): vars(calculate_nugget_scores(r["qid"], r["nuggets"])) for r in exported
+    }
+    for answer in nugget_scores(collection=collection, judge=llm_assign)["answers"]:
+        reference = from_file[answer["run_id"], answer["qid"]]
+        assert {k: answer[k] for k in SCORE_NAMES} == {k: reference[k] for k in SCORE_NAMES}
