@@ -3,6 +3,7 @@ machine judges, and a bulk upsert each for qrels files."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,27 +28,43 @@ def relevance_upsert_sql(*, table: str, rows: str) -> str:
     """The one statement that records or revises relevance grades, for the rows `rows` gives.
 
     `rows` is a VALUES list or a SELECT of (judge_id, turn_id, passage_id, grade, time_spent_ms,
-    created_at, updated_at); `table` the quoted table name. relevance_judgment_submit runs it, and the
-    assessor page's grade statement (annotation/relevance/grade_sql.py) embeds it, so that what a
+    created_at, updated_at, grade_key); `table` the quoted table name. relevance_judgment_submit runs it,
+    and the assessor page's grade statement (annotation/relevance/grade_sql.py) embeds it, so that what a
     revision keeps and adds up is written down once.
+
+    A row whose stored `grade_key` equals the incoming one is a retry of the grade that wrote it (its
+    client never got the answer): it is left as it is, time included, yet still returned, so the retry
+    answers what the first attempt did without a second statement. A grade without a key keeps the
+    stored key, so a late retry of that keyed grade still changes nothing.
     """
+    replay = f"{table}.grade_key = excluded.grade_key"  # NULL, so false, when either has no key
     return (
-        f"INSERT INTO {table} (judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at) "
+        f"INSERT INTO {table} "
+        "(judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at, grade_key) "
         f"{rows} "
-        "ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET grade = excluded.grade, "
-        f"time_spent_ms = CASE WHEN excluded.time_spent_ms IS NULL THEN {table}.time_spent_ms "
+        "ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET "
+        f"grade = CASE WHEN {replay} THEN {table}.grade ELSE excluded.grade END, "
+        f"time_spent_ms = CASE WHEN {replay} OR excluded.time_spent_ms IS NULL THEN {table}.time_spent_ms "
         f"ELSE COALESCE({table}.time_spent_ms, 0) + excluded.time_spent_ms END, "
-        "updated_at = excluded.updated_at"
+        f"updated_at = CASE WHEN {replay} THEN {table}.updated_at ELSE excluded.updated_at END, "
+        f"grade_key = COALESCE(excluded.grade_key, {table}.grade_key)"
     )
 
 
 def relevance_judgment_submit(
-    *, judge: Judge | int, turn: Turn | int, passage_id: str, grade: int, time_spent_ms: int | None = None
+    *,
+    judge: Judge | int,
+    turn: Turn | int,
+    passage_id: str,
+    grade: int,
+    time_spent_ms: int | None = None,
+    key: uuid.UUID | None = None,
 ) -> RelevanceJudgment:
     """Record or revise a judge's grade for (turn, passage); time spent adds up over revisions.
 
     `judge` and `turn` are the objects or, from a caller that has checked them already, their primary
-    keys (the assessor API reads them with its ownership check and saves a query each).
+    keys (the assessor API reads them with its ownership check and saves a query each). `key`, the
+    client's idempotency key for this grade: given again (a retry), the stored row is answered unchanged.
 
     One `INSERT ... ON CONFLICT (judge, turn, passage_id) DO UPDATE` statement (PostgreSQL and SQLite
     speak it alike): it is atomic by itself, so it needs no transaction, and two submits of the same
@@ -58,27 +75,30 @@ def relevance_judgment_submit(
     db = router.db_for_write(RelevanceJudgment)
     connection = connections[db]
     table = connection.ops.quote_name(RelevanceJudgment._meta.db_table)
-    sql = relevance_upsert_sql(table=table, rows="VALUES (%s, %s, %s, %s, %s, %s, %s)")
+    sql = relevance_upsert_sql(table=table, rows="VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
     now = timezone.now()
     turn_pk = turn.pk if isinstance(turn, Turn) else turn
     judge_pk = judge.pk if isinstance(judge, Judge) else judge
+    key_value = _GRADE_KEY.get_db_prep_value(key, connection)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"{sql} RETURNING id, time_spent_ms, created_at",
-            (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now),
+            f"{sql} RETURNING id, grade, time_spent_ms, created_at, updated_at",
+            (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now, key_value),
         )
-        pk, time_spent, created_at = cursor.fetchone()
+        pk, stored_grade, time_spent, created_at, updated_at = cursor.fetchone()
     if not isinstance(created_at, datetime):  # SQLite answers text
-        created_at = connection.ops.convert_datetimefield_value(created_at, None, connection)  # type: ignore[attr-defined]
+        convert = connection.ops.convert_datetimefield_value  # type: ignore[attr-defined]
+        created_at, updated_at = (convert(value, None, connection) for value in (created_at, updated_at))
     judgment = RelevanceJudgment(
         id=pk,
         judge_id=judge_pk,
         turn_id=turn_pk,
         passage_id=passage_id,
-        grade=grade,
+        grade=stored_grade,
         time_spent_ms=time_spent,
         created_at=created_at,
-        updated_at=now,
+        updated_at=updated_at,
+        grade_key=key,
     )
     judgment._state.adding = False
     judgment._state.db = db
@@ -87,6 +107,10 @@ def relevance_judgment_submit(
     if isinstance(turn, Turn):
         judgment.turn = turn
     return judgment
+
+
+_GRADE_KEY = RelevanceJudgment._meta.get_field("grade_key")
+assert isinstance(_GRADE_KEY, models.UUIDField)  # PostgreSQL's uuid, SQLite's 32 hex digits
 
 
 @transaction.atomic
