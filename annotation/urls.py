@@ -8,5 +8,6 @@ urlpatterns = [
     path("", include("annotation.relevance.urls")),
     path("", include("annotation.nuggets.urls")),
     path("", include("annotation.support.urls")),
+    path("", include("annotation.rag_nuggets.urls")),
     path("", include("annotation.console.urls")),
 ]

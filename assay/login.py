@@ -10,24 +10,26 @@ from typing import Any
 from django.contrib.auth.views import LoginView
 from django.urls import reverse
 
-from annotation.models import Assignment, SupportAssignment
+from annotation.models import Assignment, NuggetWork, SupportAssignment
 from annotation.permissions import is_organiser
 from crowd.models import CrowdWorker
 
 
 def landing_url(user: Any) -> str:
     """Where a login without `next` lands: organisers on the home page with every collection; a crowd
-    worker's account on the crowd page; an assessor on their own work (relevance first, or support when
-    that is all they have), so that a login never waits on pages that are not theirs."""
+    worker's account on the crowd page; an assessor on their own work (relevance first, then support, then
+    TREC RAG nugget work), so that a login never waits on pages that are not theirs."""
     if is_organiser(user):
         return reverse("home")
     if CrowdWorker.objects.filter(user=user).exists():
         return reverse("crowd:home")
-    only_support = (
-        not Assignment.objects.filter(assessors=user).exists()
-        and SupportAssignment.objects.filter(user=user).exists()
-    )
-    return reverse("support-assignments" if only_support else "relevance-queue")
+    if Assignment.objects.filter(assessors=user).exists():
+        return reverse("relevance-queue")
+    if SupportAssignment.objects.filter(user=user).exists():
+        return reverse("support-assignments")
+    if NuggetWork.objects.filter(user=user).exists():
+        return reverse("rag-nuggets-work")
+    return reverse("relevance-queue")
 
 
 class LandingLoginView(LoginView):

@@ -7,7 +7,9 @@ reason, is started again, after a pause that grows while it keeps dying young (a
 must not be hammered). Stopping the supervisor (SIGTERM, Ctrl-C) stops the workers in two steps: first
 they are asked to finish the task in hand and take no other; those still busy after `grace_s` are told
 again, which stops their task, and the task queues its job again for the next worker (the judge jobs and
-uploads do: core.background.requeue_on_shutdown); what is left after that is killed.
+uploads do: core.background.requeue_on_shutdown); what is left after that is killed. A worker killed
+outright (kill -9, the OOM killer) cannot say what it was doing; the supervisor says it for it through
+`on_death`, so the pages show its job as interrupted at once instead of after a silence.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class _Worker:
     due: float = 0.0  # when to start it (again)
     deaths: int = 0  # in a row, each young
     generation: int = field(default=0)
+    worker_id: str = ""
 
 
 def _end_with_parent() -> None:
@@ -64,8 +67,12 @@ def workers_supervise(
     worker_args: Sequence[str] = (),
     grace_s: float = 10.0,
     say: Callable[[str], None] = print,
+    on_death: Callable[[str], None] | None = None,
 ) -> None:
-    """Run `processes` workers until SIGTERM or SIGINT, starting again any that ends; then stop them."""
+    """Run `processes` workers until SIGTERM or SIGINT, starting again any that ends; then stop them.
+
+    `on_death` is told the id of each worker that ends of its own accord, before it is started again.
+    """
     stopping = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -84,15 +91,18 @@ def workers_supervise(
                     worker.due = now + min(MAX_PAUSE_S, 2.0**worker.deaths - 1)
                     worker.process = None
                     say(f"worker {worker.index} ended (exit status {code}); starting it again")
+                    if on_death is not None:
+                        on_death(worker.worker_id)
                 if worker.process is None and now >= worker.due:
                     worker.generation += 1
+                    worker.worker_id = _worker_id(worker.index, worker.generation)
                     command = [
                         sys.executable,
                         str(manage_py),
                         "db_worker",
                         "--no-reload",
                         "--worker-id",
-                        _worker_id(worker.index, worker.generation),
+                        worker.worker_id,
                         *worker_args,
                     ]
                     worker.process = subprocess.Popen(command, preexec_fn=_end_with_parent)

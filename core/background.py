@@ -5,8 +5,8 @@ queue kept in the database (django-tasks-db), so the job's row and its task comm
 and the work runs in `db_worker` processes apart from the web server (`manage.py task_workers` starts and
 supervises them). A restart of the web server therefore touches no job. A worker that stops between
 tasks loses nothing; one told to stop in the middle of a task hands the job back to the queue
-(`requeue_on_shutdown`), and one killed outright leaves its job's row silent, which the pages show as
-interrupted, with a button that queues it again.
+(`requeue_on_shutdown`), and one killed outright has its tasks marked failed by its supervisor
+(`worker_tasks_abandon`), which the pages show as interrupted, with a button that queues the job again.
 """
 
 from __future__ import annotations
@@ -44,6 +44,25 @@ def task_abandon(task_id: str) -> None:
     (a killed worker leaves it "running" for good); a task that ended is left as it is."""
     if task_id and isinstance(task_backends["default"], DatabaseBackend):
         DBTaskResult.objects.filter(id=task_id, status__in=UNFINISHED).update(status=TaskResultStatus.FAILED)
+
+
+def worker_tasks_abandon(worker_id: str) -> int:
+    """Mark failed the tasks a dead worker was running (the queue records which worker claimed a task
+    last); how many. Never raises: the supervisor calling it must outlive a database that is down too,
+    and the job then shows as interrupted after its silence instead."""
+    if not worker_id or not isinstance(task_backends["default"], DatabaseBackend):
+        return 0
+    try:
+        running = DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).values_list("id", "worker_ids")
+        ids = [task_id for task_id, workers in running if workers and workers[-1] == worker_id]
+        if ids:
+            DBTaskResult.objects.filter(id__in=ids, status=TaskResultStatus.RUNNING).update(
+                status=TaskResultStatus.FAILED
+            )
+        return len(ids)
+    except Exception:
+        log.exception("could not mark the tasks of dead worker %s failed", worker_id)
+        return 0
 
 
 @contextmanager

@@ -4,7 +4,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import SupportAssignment
+from annotation.rag_nuggets.services import nugget_work_assign
 from crowd.models import CrowdWorker
+from tests.annotation.rag_nugget_data import rag_topic
 from tests.factories import OrganiserFactory, TopicFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -30,6 +32,14 @@ def test_it_lands_an_assessor_with_only_support_work_on_their_support_list(clien
     SupportAssignment.objects.create(topic=TopicFactory(), user=user, condition="scratch")
     response = _login(client, user)
     assert response["Location"] == reverse("support-assignments")
+
+
+def test_it_lands_an_assessor_with_only_nugget_work_on_their_nugget_work_list(client):
+    data = rag_topic()
+    user = UserFactory()
+    nugget_work_assign(topic=data.topic, user=user, step="edit", source_judge=data.llm)
+    response = _login(client, user)
+    assert response["Location"] == reverse("rag-nuggets-work")
 
 
 def test_it_lands_an_organiser_on_the_home_page(client):

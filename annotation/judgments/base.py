@@ -8,8 +8,12 @@ idempotent: a row that says what is stored changes nothing, and a time it gives 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
+
+from django.db import models
+from django.utils import timezone
 
 
 class JudgmentRefused(Exception):
@@ -31,3 +35,78 @@ class Written:
 
 def time_added(stored: int | None, spent: int | None) -> int | None:
     return stored if spent is None else (stored or 0) + spent
+
+
+M = TypeVar("M", bound=models.Model)
+K = TypeVar("K", bound=Hashable)
+
+
+def labelled_submit(
+    model: type[M],
+    *,
+    unit: dict[str, Any],
+    field: str,
+    label: str,
+    condition: str,
+    shown_label: str = "",
+    time_spent_ms: int | None = None,
+    create_only: Mapping[str, Any] | None = None,
+) -> M:
+    """Record or revise one judge's label of one unit (`unit`: the judge and the unit's keys) of a table
+    whose rows carry a condition and, when post-editing, the label shown.
+
+    A judge labels a unit in one condition only; `changed` says whether the label moved away from the
+    one shown (kept from the first submit); the time spent adds up over revisions. `create_only` holds
+    columns a first label sets and a revision leaves alone.
+    """
+    # Any: the label tables share these columns by convention, not by a common base class.
+    row: Any = model._default_manager.select_for_update().filter(**unit).first()
+    if row is None:
+        return model._default_manager.create(
+            **unit,
+            **(create_only or {}),
+            **{field: label},
+            condition=condition,
+            shown_label=shown_label,
+            changed=(label != shown_label) if shown_label else None,
+            time_spent_ms=time_spent_ms,
+        )
+    if row.condition != condition:
+        raise JudgmentRefused(
+            f"this unit was judged in condition {row.condition}; a judge never judges a unit in two conditions"
+        )
+    setattr(row, field, label)
+    row.changed = (label != row.shown_label) if row.shown_label else None
+    row.time_spent_ms = time_added(row.time_spent_ms, time_spent_ms)
+    row.save(update_fields=[field, "changed", "time_spent_ms", "updated_at"])
+    return row
+
+
+def labels_restate(
+    model: type[M],
+    *,
+    stored: Iterable[tuple[int, K, str]],
+    wanted: Mapping[K, str],
+    field: str,
+    build: Callable[[K, str], M],
+) -> Written:
+    """Make a judge's labels of many units say what `wanted` says (unit key -> label), given what is
+    `stored` ((pk, unit key, label) rows of that judge): new units are built and created, changed labels
+    updated, the rest counted unchanged; a handful of queries whatever the number of units."""
+    current = {key: (pk, label) for pk, key, label in stored}
+    written = Written()
+    created: list[M] = []
+    changed: list[M] = []
+    now = timezone.now()
+    for key, label in wanted.items():
+        row = current.get(key)
+        if row is None:
+            created.append(build(key, label))
+        elif row[1] != label:
+            changed.append(model(id=row[0], updated_at=now, **{field: label}))
+        else:
+            written.unchanged += 1
+    model._default_manager.bulk_create(created, batch_size=2000)
+    model._default_manager.bulk_update(changed, [field, "updated_at"], batch_size=2000)
+    written.created, written.updated = len(created), len(changed)
+    return written

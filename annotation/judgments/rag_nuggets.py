@@ -7,13 +7,14 @@ the same whoever gives it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.judgments.base import JudgmentRefused, Written, time_added
+from annotation.judgments.base import JudgmentRefused, Written, labelled_submit, labels_restate, time_added
 from annotation.models import (
     Collection,
     Judge,
@@ -113,24 +114,15 @@ def importance_judgment_submit(
 ) -> NuggetImportanceJudgment:
     """Record or revise the judge's vital/okay label of a nugget; time spent adds up over revisions."""
     _label_check(importance, IMPORTANCE_LABELS)
-    judgment = NuggetImportanceJudgment.objects.select_for_update().filter(judge=judge, nugget=nugget).first()
-    if judgment is None:
-        return NuggetImportanceJudgment.objects.create(
-            judge=judge,
-            nugget=nugget,
-            importance=importance,
-            condition=condition,
-            shown_label=shown_label,
-            changed=(importance != shown_label) if shown_label else None,
-            time_spent_ms=time_spent_ms,
-        )
-    if judgment.condition != condition:
-        raise JudgmentRefused(f"this nugget was labelled in condition {judgment.condition}, not {condition}")
-    judgment.importance = importance
-    judgment.changed = (importance != judgment.shown_label) if judgment.shown_label else None
-    judgment.time_spent_ms = time_added(judgment.time_spent_ms, time_spent_ms)
-    judgment.save(update_fields=["importance", "changed", "time_spent_ms", "updated_at"])
-    return judgment
+    return labelled_submit(
+        NuggetImportanceJudgment,
+        unit={"judge": judge, "nugget": nugget},
+        field="importance",
+        label=importance,
+        condition=condition,
+        shown_label=shown_label,
+        time_spent_ms=time_spent_ms,
+    )
 
 
 @transaction.atomic
@@ -148,29 +140,122 @@ def nugget_assignment_submit(
     _label_check(label, ASSIGNMENT_LABELS)
     if nugget.turn_id != response.turn_id:
         raise JudgmentRefused(f"nugget {nugget.key} is not a nugget of the answer's turn")
-    judgment = (
-        NuggetAssignment.objects.select_for_update()
-        .filter(judge=judge, response=response, nugget=nugget)
-        .first()
+    return labelled_submit(
+        NuggetAssignment,
+        unit={"judge": judge, "response": response, "nugget": nugget},
+        field="label",
+        label=label,
+        condition=condition,
+        shown_label=shown_label,
+        time_spent_ms=time_spent_ms,
     )
-    if judgment is None:
-        return NuggetAssignment.objects.create(
-            judge=judge,
-            response=response,
-            nugget=nugget,
-            label=label,
-            condition=condition,
-            shown_label=shown_label,
-            changed=(label != shown_label) if shown_label else None,
-            time_spent_ms=time_spent_ms,
-        )
-    if judgment.condition != condition:
-        raise JudgmentRefused(f"this pair was labelled in condition {judgment.condition}, not {condition}")
-    judgment.label = label
-    judgment.changed = (label != judgment.shown_label) if judgment.shown_label else None
-    judgment.time_spent_ms = time_added(judgment.time_spent_ms, time_spent_ms)
-    judgment.save(update_fields=["label", "changed", "time_spent_ms", "updated_at"])
-    return judgment
+
+
+def _page_submit(
+    model: type[NuggetImportanceJudgment] | type[NuggetAssignment],
+    *,
+    unit: dict[str, Any],
+    field: str,
+    labels: Mapping[int, str],
+    condition: str,
+    shown: Mapping[int, str],
+    time_spent_ms: int | None,
+) -> None:
+    """`labelled_submit` for a page of nuggets (`labels`: nugget pk -> label) that share the rest of their
+    unit: the same rules, in a fixed number of queries however many nuggets the page shows. The page's
+    time is shared out evenly over its nuggets."""
+    share = None if time_spent_ms is None or not labels else time_spent_ms // len(labels)
+    # Any: the two label tables share these columns by convention, not by a common base class.
+    stored: dict[int, Any] = {
+        row.nugget_id: row
+        for row in model._default_manager.select_for_update().filter(**unit, nugget_id__in=list(labels))
+    }
+    created: list[Any] = []
+    revised: list[Any] = []
+    now = timezone.now()
+    for nugget_id, label in labels.items():
+        row = stored.get(nugget_id)
+        if row is None:
+            before = shown.get(nugget_id, "")
+            created.append(
+                model(
+                    **unit,
+                    nugget_id=nugget_id,
+                    **{field: label},
+                    condition=condition,
+                    shown_label=before,
+                    changed=(label != before) if before else None,
+                    time_spent_ms=share,
+                )
+            )
+            continue
+        if row.condition != condition:
+            raise JudgmentRefused(
+                f"this unit was judged in condition {row.condition}; a judge never judges a unit in two conditions"
+            )
+        setattr(row, field, label)
+        row.changed = (label != row.shown_label) if row.shown_label else None
+        row.time_spent_ms = time_added(row.time_spent_ms, share)
+        row.updated_at = now
+        revised.append(row)
+    model._default_manager.bulk_create(created)
+    model._default_manager.bulk_update(revised, [field, "changed", "time_spent_ms", "updated_at"])
+
+
+def _nuggets_of_turn(turn_id: int, labels: Mapping[int, str], allowed: frozenset[str]) -> None:
+    for label in labels.values():
+        _label_check(label, allowed)
+    known = set(Nugget.objects.filter(turn_id=turn_id, pk__in=list(labels)).values_list("pk", flat=True))
+    if set(labels) - known:
+        raise JudgmentRefused(f"nuggets {sorted(set(labels) - known)} are not nuggets of this turn")
+
+
+@transaction.atomic
+def importance_judgments_submit(
+    *,
+    judge: Judge,
+    turn: Turn,
+    labels: Mapping[int, str],
+    condition: str,
+    shown: Mapping[int, str] | None = None,
+    time_spent_ms: int | None = None,
+) -> None:
+    """A page of vital/okay labels: `importance_judgment_submit` for each nugget of the turn in `labels`
+    (nugget pk -> label; `shown`: the label shown for it when post-editing)."""
+    _nuggets_of_turn(turn.pk, labels, IMPORTANCE_LABELS)
+    _page_submit(
+        NuggetImportanceJudgment,
+        unit={"judge": judge},
+        field="importance",
+        labels=labels,
+        condition=condition,
+        shown=shown or {},
+        time_spent_ms=time_spent_ms,
+    )
+
+
+@transaction.atomic
+def nugget_assignments_submit(
+    *,
+    judge: Judge,
+    response: Response,
+    labels: Mapping[int, str],
+    condition: str,
+    shown: Mapping[int, str] | None = None,
+    time_spent_ms: int | None = None,
+) -> None:
+    """A page of one answer's labels: `nugget_assignment_submit` for each nugget of the answer's turn in
+    `labels` (nugget pk -> label; `shown`: the label shown for it when post-editing)."""
+    _nuggets_of_turn(response.turn_id, labels, ASSIGNMENT_LABELS)
+    _page_submit(
+        NuggetAssignment,
+        unit={"judge": judge, "response": response},
+        field="label",
+        labels=labels,
+        condition=condition,
+        shown=shown or {},
+        time_spent_ms=time_spent_ms,
+    )
 
 
 # --- Many labels at once (files, machine judges, crowd aggregates) ---------------------------------
@@ -197,32 +282,16 @@ def importance_judgments_upsert(
     wanted = {row.nugget_id: row for row in rows}
     for row in wanted.values():
         _label_check(row.importance, IMPORTANCE_LABELS)
-    stored = {
-        nugget_id: (pk, label)
-        for pk, nugget_id, label in NuggetImportanceJudgment.objects.filter(
-            judge=judge, nugget__turn__collection=collection
-        ).values_list("id", "nugget_id", "importance")
-    }
-    written = Written()
-    created: list[NuggetImportanceJudgment] = []
-    changed: list[NuggetImportanceJudgment] = []
-    now = timezone.now()
-    for nugget_id, row in wanted.items():
-        current = stored.get(nugget_id)
-        if current is None:
-            created.append(
-                NuggetImportanceJudgment(
-                    judge=judge, nugget_id=nugget_id, importance=row.importance, condition=condition
-                )
-            )
-        elif current[1] != row.importance:
-            changed.append(NuggetImportanceJudgment(id=current[0], importance=row.importance, updated_at=now))
-        else:
-            written.unchanged += 1
-    NuggetImportanceJudgment.objects.bulk_create(created, batch_size=2000)
-    NuggetImportanceJudgment.objects.bulk_update(changed, ["importance", "updated_at"], batch_size=2000)
-    written.created, written.updated = len(created), len(changed)
-    return written
+    stored = NuggetImportanceJudgment.objects.filter(judge=judge, nugget__turn__collection=collection)
+    return labels_restate(
+        NuggetImportanceJudgment,
+        stored=stored.values_list("id", "nugget_id", "importance"),
+        wanted={nugget_id: row.importance for nugget_id, row in wanted.items()},
+        field="importance",
+        build=lambda nugget_id, label: NuggetImportanceJudgment(
+            judge=judge, nugget_id=nugget_id, importance=label, condition=condition
+        ),
+    )
 
 
 @transaction.atomic
@@ -249,33 +318,18 @@ def nugget_assignments_upsert(
             raise JudgmentRefused(f"answer {response_id} or nugget {nugget_id} is not of this collection")
         if answer_turns[response_id] != nugget_turns[nugget_id]:
             raise JudgmentRefused(f"nugget {nugget_id} is not a nugget of answer {response_id}'s turn")
-    stored = {
-        (response_id, nugget_id): (pk, label)
-        for pk, response_id, nugget_id, label in NuggetAssignment.objects.filter(
-            judge=judge, response__run__collection=collection
-        ).values_list("id", "response_id", "nugget_id", "label")
-    }
-    written = Written()
-    created: list[NuggetAssignment] = []
-    changed: list[NuggetAssignment] = []
-    now = timezone.now()
-    for key, row in wanted.items():
-        current = stored.get(key)
-        if current is None:
-            created.append(
-                NuggetAssignment(
-                    judge=judge,
-                    response_id=row.response_id,
-                    nugget_id=row.nugget_id,
-                    label=row.label,
-                    condition=condition,
-                )
+    stored = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
+    return labels_restate(
+        NuggetAssignment,
+        stored=(
+            (pk, (response_id, nugget_id), label)
+            for pk, response_id, nugget_id, label in stored.values_list(
+                "id", "response_id", "nugget_id", "label"
             )
-        elif current[1] != row.label:
-            changed.append(NuggetAssignment(id=current[0], label=row.label, updated_at=now))
-        else:
-            written.unchanged += 1
-    NuggetAssignment.objects.bulk_create(created, batch_size=2000)
-    NuggetAssignment.objects.bulk_update(changed, ["label", "updated_at"], batch_size=2000)
-    written.created, written.updated = len(created), len(changed)
-    return written
+        ),
+        wanted={key: row.label for key, row in wanted.items()},
+        field="label",
+        build=lambda key, label: NuggetAssignment(
+            judge=judge, response_id=key[0], nugget_id=key[1], label=label, condition=condition
+        ),
+    )

@@ -21,6 +21,14 @@ import numpy as np
 from core.wording import plural
 from judging.hybrid.estimators import Estimate, EstimationError, mean_interval
 from judging.hybrid.intervals import Bounds, measure_bounds
+from judging.hybrid.rankings import (
+    MULTIPLE_COMPARISONS,
+    TauInterval,
+    holm_reject,
+    pair_p_value,
+    tau_interval,
+    unit_bootstrap,
+)
 from judging.hybrid.units import UnitTable
 from judging.models import HumanSample
 
@@ -37,13 +45,18 @@ FPC_NOTE = (
 
 @dataclass
 class PairDifference:
+    """One pair of runs: the interval on their difference (the same units under both, so paired), its
+    p-value, and whether Holm's procedure over all the pairs settles their order (`rankings`)."""
+
     a: str
     b: str
     estimate: Estimate
+    p_value: float = 1.0
+    holm: bool = False
 
     @property
     def settled(self) -> bool:
-        return self.estimate.lo > 0 or self.estimate.hi < 0
+        return self.holm
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +64,7 @@ class PairDifference:
             "b": self.b,
             "difference": self.estimate.estimate,
             "ci": [self.estimate.lo, self.estimate.hi],
+            "p_value": self.p_value,
             "settled": self.settled,
             "n_human": self.estimate.n_human,
         }
@@ -69,6 +83,7 @@ class HybridEstimate:
     pairs: list[PairDifference] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    rank_agreement: TauInterval | None = None
 
     def ranking(self) -> list[dict[str, Any]]:
         """Runs best first; each with the runs it beats and the runs its order against is not settled."""
@@ -120,6 +135,8 @@ class HybridEstimate:
             "pairs": [p.as_dict() for p in self.pairs],
             "ranking": self.ranking(),
             "settled_share": self.settled_share(),
+            "multiple_comparisons": MULTIPLE_COMPARISONS,
+            "rank_agreement": self.rank_agreement.as_dict() if self.rank_agreement else None,
             "skipped": self.skipped,
             "notes": self.notes,
             "warnings": self.warnings,
@@ -141,7 +158,8 @@ def sample_weights(
     )
     if lost:
         design += f" ({lost} no longer among the machine-labelled units)"
-    weighted = sample.strategy == HumanSample.Strategy.UNCERTAINTY
+    # A stratified sample's probabilities differ between strata: weighting by them keeps it unbiased.
+    weighted = sample.strategy in (HumanSample.Strategy.UNCERTAINTY, HumanSample.Strategy.STRATIFIED)
     return mask, (pi if weighted else None), design
 
 
@@ -233,13 +251,53 @@ def hybrid_estimate(
                     )
                 except EstimationError:
                     continue
-                result.pairs.append(PairDifference(a=a, b=b, estimate=estimate))
+                p_value = pair_p_value(
+                    difference=estimate.estimate, se=estimate.se, df=max(estimate.n_human - 1, 1)
+                )
+                result.pairs.append(PairDifference(a=a, b=b, estimate=estimate, p_value=p_value))
     if result.pairs:
-        result.notes.append(
-            "a pair is settled when its difference interval excludes 0 at the intervals' confidence level, pair by pair "
-            "(no correction for the number of pairs)"
-        )
+        settled = holm_reject([p.p_value for p in result.pairs], alpha)
+        for pair, holm in zip(result.pairs, settled, strict=True):
+            pair.holm = bool(holm)
+        result.notes.append(SETTLED_NOTE.format(alpha=f"{alpha:g}", pairs=plural(len(result.pairs), "pair")))
+        result.rank_agreement = _rank_agreement(table, result, drawn, pi, alpha)
     return result
+
+
+SETTLED_NOTE = (
+    'a pair is settled when Holm\'s step-down procedure over all {pairs} rejects "no difference" at alpha '
+    "{alpha} (multiple_comparisons: holm), so the chance that any settled pair is wrongly ordered is at most "
+    "{alpha}; each pair's own interval is a per-pair interval"
+)
+TAU_INTERVAL = (
+    "percentile bootstrap over the human-labelled units, {draws} resamples with seed 0, the machine values on "
+    "every unit held fixed"
+)
+
+
+def _rank_agreement(
+    table: UnitTable, result: HybridEstimate, drawn: np.ndarray, pi: np.ndarray | None, alpha: float
+) -> TauInterval | None:
+    """Kendall's tau between the hybrid ranking and the ranking by the human labels alone on the sample."""
+    names = [r for r in table.runs if r in result.runs]
+    if len(names) < 2:
+        return None
+    rows = [table.runs.index(r) for r in names]
+    _h, human_only, hybrid_draws, human_draws = unit_bootstrap(
+        human=table.human[rows],
+        machine=table.machine[rows],
+        drawn=drawn,
+        pi=pi,
+        lam=np.array([result.runs[r].lam for r in names]),
+    )
+    return tau_interval(
+        hybrid=np.array([result.runs[r].estimate for r in names]),
+        human=human_only,
+        hybrid_draws=hybrid_draws,
+        human_draws=human_draws,
+        alpha=alpha,
+        interval=TAU_INTERVAL.format(draws=len(hybrid_draws)),
+    )
 
 
 def estimate_text(result: HybridEstimate) -> str:
@@ -260,7 +318,16 @@ def estimate_text(result: HybridEstimate) -> str:
     share = result.settled_share()
     if share is not None:
         settled = sum(p.settled for p in result.pairs)
-        lines.append(f"settled pairs: {settled} of {len(result.pairs)} ({100 * share:.0f}%)")
+        lines.append(
+            f"settled pairs: {settled} of {len(result.pairs)} ({100 * share:.0f}%), "
+            f"multiple comparisons: Holm, alpha {result.alpha:g}"
+        )
+    tau = result.rank_agreement
+    if tau is not None:
+        lines.append(
+            f"Kendall's tau, hybrid vs human-only ranking on the sample: {tau.tau:.3f} "
+            f"[{tau.lo:.3f}, {tau.hi:.3f}] ({tau.interval})"
+        )
     for run, reason in result.skipped.items():
         lines.append(f"{run}: no interval ({reason})")
     lines.extend(f"warning: {w}" for w in result.warnings)

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from core.wording import plural
+from judging.hybrid.active import uniform_equivalent_n
 from judging.hybrid.intervals import Bounds, interval_ends
 
 METHODS = ("classical", "ppi", "ppi++", "active")
@@ -249,7 +250,7 @@ def mean_interval(
         lam=lam,
         n_human=n,
         n_machine=big_n,
-        effective_n=_effective_n(n, se_srs, se),
+        effective_n=uniform_equivalent_n(y=y, se=se, n=n, pi=pi, big_n=big_n if fpc else None),
         rule="census" if census else ("wilson" if bool(wilson) else "t"),
         warning=None if census else small_sample_warning(n=n, positives=_positives(y) if binary else None),
     )
@@ -271,10 +272,3 @@ def small_sample_warning(*, n: int, positives: int | None = None) -> str | None:
     if not reasons:
         return None
     return "coverage not shown to hold at " + " and ".join(reasons) + ": treat the interval as a rough guide"
-
-
-def _effective_n(n: int, se_classical: float, se: float) -> float:
-    """How many human labels a human-only interval would need to be as narrow as this one."""
-    if se <= 0:
-        return float("inf") if se_classical > 0 else float(n)
-    return n * (se_classical / se) ** 2

@@ -35,7 +35,8 @@ class SampleDrawForm(forms.Form):
         queryset=Judge.objects.none(),
         to_field_name="name",
         required=False,
-        help_text="uncertainty: other machine judges whose disagreement with the machine judge is its uncertainty.",
+        help_text="uncertainty: other machine judges whose disagreement with the machine judge is its uncertainty; "
+        "without them, units are drawn in proportion to the correction the machine's own labels lead one to expect.",
     )
     assessors = ModelMultipleChoiceField(
         queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
@@ -55,11 +56,6 @@ class SampleDrawForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         machine, others = data.get("machine_judge"), list(data.get("confidence_judges") or [])
-        if data.get("strategy") == "uncertainty" and not others:
-            self.add_error(
-                "confidence_judges",
-                "the uncertainty strategy needs at least one other machine judge to compare with",
-            )
         if machine is not None and machine in others:
             self.add_error("confidence_judges", "the machine judge cannot be its own confidence judge")
         return data

@@ -1,11 +1,22 @@
-"""How many human labels a campaign needs, read off a pilot sample.
+"""How many human-labelled units (turns or pairs: the table's own unit) a campaign needs, read off a pilot.
 
-For a mean over N units estimated from n human labels, PPI++ has variance
-    sigma_rect^2 / n + lam^2 * var(Yhat) / N,
-with sigma_rect^2 the variance of Y - lam*Yhat (lam the tuned weight). The pilot gives both variances;
-solving for n gives the labels a run needs for an interval of a target width, and a pair of runs with
-estimated difference d the labels after which its interval excludes 0 (t * se < |d|), if d is the true
-difference. With the finite-population correction the variance is (1 - n/N) sigma_rect^2 / n instead. The plan is an extrapolation from the pilot and is only as good as its variance estimates.
+**Width, with assurance.** The width of an interval is itself random: a budget at which the *expected*
+width meets the target meets it only about half the time. The plan is the smallest budget n at which a
+run's interval, as `estimate` prints it (PPI++, Student or Wilson ends, clipped; `fpc` for the
+finite-population correction), is at most the target width in at least `assurance` (default 80%) of
+samples. That share is found by resampling: `DRAWS` samples of n units drawn with replacement from the
+pilot's (human, machine) values, each turned into its interval with the pilot's power-tuning weight and
+the machine's values on every unit; the smallest such n is found by bisection with the same random
+numbers at every n. The worst run decides the campaign's budget.
+
+**Settling pairs.** A pair of runs with estimated difference d is settled after the n at which
+t * se(n) = |d|, if d is the true difference (about even odds then; `estimate` settles pairs under Holm's
+control, which asks more as the number of pairs grows).
+
+Every budget is at least `MIN_UNITS` (the size below which the intervals' coverage was not shown to
+hold), or every unit when there are fewer. The plan is only as good as the pilot: with a small pilot
+the rectifier's variance is known only within a chi-square interval, and the budget scales with it, so
+the plan states the range of budgets that interval implies.
 """
 
 from __future__ import annotations
@@ -26,9 +37,13 @@ from judging.hybrid.estimators import (
     small_sample_warning,
     z_value,
 )
-from judging.hybrid.intervals import quantiles
+from judging.hybrid.intervals import Bounds, interval_ends, measure_bounds, quantiles
 from judging.hybrid.units import UnitTable
 from judging.models import HumanSample
+
+ASSURANCE = 0.8
+DRAWS = 400
+PILOT_RANGE = 0.9  # the two-sided level of the pilot variance's chi-square interval
 
 
 @dataclass
@@ -36,14 +51,14 @@ class RunPlan:
     run: str
     n_pilot: int
     width_now: float
-    labels_needed: float
+    needed: float
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "n_pilot": self.n_pilot,
             "width_now": self.width_now,
-            "labels_needed": _finite(self.labels_needed),
-            "more_labels": _finite(max(0.0, self.labels_needed - self.n_pilot)),
+            "needed": _finite(self.needed),
+            "more_needed": _finite(max(0.0, self.needed - self.n_pilot)),
         }
 
 
@@ -53,11 +68,32 @@ class BudgetPlan:
     target_width: float | None
     settle_share: float | None
     alpha: float
+    unit: str = "turn"
+    assurance: float = ASSURANCE
     runs: dict[str, RunPlan] = field(default_factory=dict)
     pair_needs: list[float] = field(default_factory=list)
     n_pilot: int = 0
     nothing_to_estimate: list[str] = field(default_factory=list)
     fpc: bool = False
+
+    def word(self, n: int) -> str:
+        return plural(n, self.unit)
+
+    @property
+    def floor(self) -> int:
+        """The smallest budget recommended: MIN_UNITS, or every unit when there are fewer."""
+        return min(MIN_UNITS, self.units)
+
+    def pilot_range(self) -> tuple[float, float] | None:
+        """Factors by which the pilot's variance, hence the budget, may be off (a `PILOT_RANGE` chi-square
+        interval for a variance estimated from the pilot's units); None without a pilot of 2 or more."""
+        if self.n_pilot < 2:
+            return None
+        from scipy.special import chdtri
+
+        df = self.n_pilot - 1
+        tail = (1 - PILOT_RANGE) / 2
+        return float(df / chdtri(df, tail)), float(df / chdtri(df, 1 - tail))
 
     @property
     def warnings(self) -> list[str]:
@@ -65,26 +101,23 @@ class BudgetPlan:
         out = []
         if self.n_pilot < MIN_UNITS:
             out.append(f"pilot: {small_sample_warning(n=self.n_pilot)}; its variances are rough too")
-        for what, n in (("width", self.labels_for_width), ("settling", self.labels_for_settling)):
-            capped = self._capped(n)
-            if capped is not None and capped < MIN_UNITS:
-                out.append(
-                    f"the {what} plan's {plural(capped, 'label')} {'is' if capped == 1 else 'are'} below "
-                    f"{MIN_UNITS}, where coverage was not shown "
-                    f"to hold: label at least {MIN_UNITS}"
-                )
+        if self.units < MIN_UNITS:
+            out.append(
+                f"only {self.word(self.units)} to draw from, fewer than {MIN_UNITS}: intervals at any budget "
+                "come with the small-sample warning"
+            )
         return out
 
     @property
-    def labels_for_width(self) -> float | None:
-        """Labels after which every run's interval is at most the target width (the worst run decides)."""
+    def needed_for_width(self) -> float | None:
+        """The budget at which every run's interval meets the target width with the plan's assurance."""
         if self.target_width is None or not self.runs:
             return None
-        return max(p.labels_needed for p in self.runs.values())
+        return max(p.needed for p in self.runs.values())
 
     @property
-    def labels_for_settling(self) -> float | None:
-        """Labels after which the wanted share of run pairs is settled."""
+    def needed_for_settling(self) -> float | None:
+        """The budget after which the wanted share of run pairs is settled."""
         if self.settle_share is None or not self.pair_needs:
             return None
         ordered = sorted(self.pair_needs)
@@ -92,51 +125,65 @@ class BudgetPlan:
         return ordered[k - 1]
 
     def _capped(self, n: float | None) -> int | None:
-        """Labels in all, or None when no budget up to the units available reaches the goal."""
+        """The budget (at least `floor`), or None when no budget up to the units available reaches the goal."""
         if n is None or not math.isfinite(n) or n > self.units:
             return None
-        return math.ceil(n)
+        return max(math.ceil(n), self.floor)
 
     @property
     def confidence(self) -> str:
         return f"{100 * (1 - self.alpha):g}%"
+
+    def sureness(self, n: int) -> str:
+        """How sure the plan is, as a clause: the budgets the pilot's variance range implies."""
+        factors = self.pilot_range()
+        if factors is None:
+            return ""
+        lo, hi = (min(self.units, max(self.floor, math.ceil(n * f))) for f in factors)
+        return (
+            f" (from a pilot of {self.word(self.n_pilot)}: anywhere from {lo} to {hi} with "
+            f"{100 * PILOT_RANGE:g}% confidence in its variance)"
+        )
 
     def width_sentence(self) -> str | None:
         """What the plan says about the target width, as a true sentence."""
         if self.target_width is None:
             return None
         if not self.runs:
-            return f"no run has the two labelled units a plan for width {self.target_width:g} needs"
-        n = self._capped(self.labels_for_width)
-        if n is None:
-            return (
-                f"no budget up to the {plural(self.units, 'unit')} available makes every run's {self.confidence} "
-                f"interval at most {self.target_width:g} wide"
-            )
-        return (
-            f"every run's {self.confidence} interval at most {self.target_width:g} wide: "
-            f"{plural(n, 'label')} in all"
+            return f"no run has the two labelled {self.unit}s a plan for width {self.target_width:g} needs"
+        goal = (
+            f"every run's {self.confidence} interval at most {self.target_width:g} wide "
+            f"in {100 * self.assurance:g}% of samples"
         )
+        n = self._capped(self.needed_for_width)
+        if n is None:
+            return f"no budget up to the {self.word(self.units)} available makes {goal}"
+        return f"{goal}: {self.word(n)} in all{self.sureness(n)}"
 
     def settling_sentence(self) -> str | None:
         """What the plan says about settling run pairs, as a true sentence."""
         if self.settle_share is None:
             return None
         share = f"{100 * self.settle_share:g}% of run pairs"
-        n = self._capped(self.labels_for_settling)
+        n = self._capped(self.needed_for_settling)
         if n is None:
-            return f"no budget up to the {plural(self.units, 'unit')} available settles {share}"
-        return f"{share} settled: {plural(n, 'label')} in all"
+            return f"no budget up to the {self.word(self.units)} available settles {share}"
+        return f"{share} settled, with about even odds: {self.word(n)} in all{self.sureness(n)}"
 
     def as_json(self) -> dict[str, Any]:
+        factors = self.pilot_range()
         return {
+            "unit": self.unit,
             "units": self.units,
             "alpha": self.alpha,
+            "assurance": self.assurance,
             "n_pilot": self.n_pilot,
+            "pilot_variance_range": list(factors) if factors else None,
             "target_width": self.target_width,
             "settle_share": self.settle_share,
-            "labels_for_width": self._capped(self.labels_for_width),
-            "labels_for_settling": self._capped(self.labels_for_settling),
+            "minimum": self.floor,
+            "budget_for_width": self._capped(self.needed_for_width),
+            "budget_for_settling": self._capped(self.needed_for_settling),
             "width_plan": self.width_sentence(),
             "settling_plan": self.settling_sentence(),
             "runs": {r: p.as_dict() for r, p in self.runs.items()},
@@ -150,7 +197,7 @@ def _finite(x: float) -> float | None:
     return float(math.ceil(x)) if math.isfinite(x) else None
 
 
-def labels_for(
+def size_for(
     *, sigma2: float, imputed2: float, big_n: int, half_width: float, alpha: float, fpc: bool = False
 ) -> float:
     """The n with t(n - 1) * se(n) = half_width (inf when no n up to N reaches it).
@@ -175,12 +222,69 @@ def labels_for(
     return n
 
 
+def assured_size(
+    *,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    yhat_all: np.ndarray,
+    lam: float,
+    target_width: float,
+    assurance: float,
+    alpha: float,
+    fpc: bool = False,
+    bounds: Bounds = (0.0, 1.0),
+    draws: int = DRAWS,
+    seed: int = 0,
+) -> float:
+    """The smallest n in [2, N] at which the interval is at most `target_width` wide in at least
+    `assurance` of `draws` resamples of n pilot units (inf when not even N reaches it)."""
+    big_n = len(yhat_all)
+    machine_term = lam * float(np.mean(yhat_all))
+    imputed = lam**2 * float(np.var(yhat_all)) / big_n
+    binary = bool(np.all((y == 0) | (y == 1)))
+
+    def share(n: int) -> float:
+        # The same random numbers at every n, so the share falls smoothly as n grows.
+        picks = np.random.default_rng(seed).integers(0, len(y), size=(draws, n))
+        ys, hs = y[picks], yhat[picks]
+        rect = ys - lam * hs
+        variance = rect.var(-1, ddof=1) if n > 1 else np.zeros(draws)
+        se = np.sqrt((1 - n / big_n) * variance / n if fpc else variance / n + imputed)
+        _est, lo, hi, _wilson = interval_ends(
+            estimate=machine_term + rect.mean(-1),
+            se=se,
+            se_srs=np.sqrt(ys.var(-1, ddof=1) / n),
+            n=n,
+            binary=binary,
+            identical=np.ptp(ys, axis=-1) == 0,
+            census=fpc and n == big_n,
+            alpha=alpha,
+            bounds=bounds,
+        )
+        return float(np.mean(hi - lo <= target_width + 1e-12))
+
+    if share(big_n) < assurance:
+        return math.inf
+    low, high = 2, big_n
+    while low < high:
+        middle = (low + high) // 2
+        if share(middle) >= assurance:
+            high = middle
+        else:
+            low = middle + 1
+    return float(low)
+
+
+def _lam(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, fpc: bool) -> float:
+    """PPI++'s power-tuning weight, as `estimators.mean_interval` tunes it."""
+    if fpc:
+        return fpc_interval(y=y, yhat=yhat, yhat_all=yhat_all, lam=None)[2]
+    return ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
+
+
 def _variances(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, fpc: bool) -> tuple[float, float]:
     """(rectifier variance, machine term's variance) of PPI++, as `estimators.mean_interval` computes them."""
-    if fpc:
-        _estimate, _se, lam = fpc_interval(y=y, yhat=yhat, yhat_all=yhat_all, lam=None)
-    else:
-        lam = ppi_plus_plus_lam(y=y, yhat=yhat, yhat_all=yhat_all)
+    lam = _lam(y, yhat, yhat_all, fpc)
     return float(np.var(y - lam * yhat, ddof=1)), 0.0 if fpc else float(lam**2 * np.var(yhat_all))
 
 
@@ -192,19 +296,29 @@ def plan_budget(
     settle_share: float | None = None,
     alpha: float = 0.05,
     fpc: bool = False,
+    assurance: float = ASSURANCE,
 ) -> BudgetPlan:
-    """Labels needed (in all, pilot included) per run for `target_width`, and to settle `settle_share`;
-    `fpc`: for intervals with the finite-population correction."""
+    """Units needed (in all, pilot included) per run for `target_width` with probability `assurance`, and
+    to settle `settle_share`; `fpc`: for intervals with the finite-population correction."""
     if target_width is None and settle_share is None:
         raise EstimationError("give a target width, a share of pairs to settle, or both")
     if target_width is not None and target_width <= 0:
         raise EstimationError(f"the target width must be positive, not {target_width}")
+    if not 0 < assurance < 1:
+        raise EstimationError(f"the assurance must lie strictly between 0 and 1, not {assurance}")
     if settle_share is not None and not 0 < settle_share <= 1:
         raise EstimationError(f"the share of pairs to settle must be in (0, 1], not {settle_share}")
     drawn, _pi, _design = sample_weights(table=table, sample=sample)
     plan = BudgetPlan(
-        units=table.size, target_width=target_width, settle_share=settle_share, alpha=alpha, fpc=fpc
+        units=table.size,
+        target_width=target_width,
+        settle_share=settle_share,
+        alpha=alpha,
+        unit=table.unit,
+        assurance=assurance,
+        fpc=fpc,
     )
+    bounds = measure_bounds(table.measure)
     rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for i, run in enumerate(table.runs):
         present = ~np.isnan(table.machine[i])
@@ -214,7 +328,7 @@ def plan_budget(
         y, yhat, yhat_all = table.human[i][labelled], table.machine[i][labelled], table.machine[i][present]
         if np.ptp(y) == 0 and np.ptp(yhat_all) == 0:
             # The same value everywhere (a run that ranks nothing): its interval is 0 wide at any budget,
-            # so it neither needs labels nor says anything about the labels the other runs need.
+            # so it neither needs units nor says anything about the units the other runs need.
             plan.nothing_to_estimate.append(run)
             continue
         rows[run] = (table.human[i], table.machine[i], present)
@@ -223,18 +337,23 @@ def plan_budget(
         variance = (1 - n / big_n) * sigma2 / n if fpc else sigma2 / n + imputed2 / big_n
         width_now = 2 * float(quantiles(alpha, n - 1)[1]) * math.sqrt(variance)
         needed = (
-            labels_for(
-                sigma2=sigma2,
-                imputed2=imputed2,
-                big_n=big_n,
-                half_width=target_width / 2,
+            assured_size(
+                y=y,
+                yhat=yhat,
+                yhat_all=yhat_all,
+                lam=_lam(y, yhat, yhat_all, fpc),
+                target_width=target_width,
+                assurance=assurance,
                 alpha=alpha,
                 fpc=fpc,
+                bounds=bounds,
             )
             if target_width is not None
             else math.nan
         )
-        plan.runs[run] = RunPlan(run=run, n_pilot=n, width_now=width_now, labels_needed=needed)
+        # No run's budget below the floor either: its interval would come with the small-sample warning.
+        needed = max(needed, plan.floor) if math.isfinite(needed) else needed
+        plan.runs[run] = RunPlan(run=run, n_pilot=n, width_now=width_now, needed=needed)
         plan.n_pilot = max(plan.n_pilot, n)
     if settle_share is not None:
         names = list(rows)
@@ -252,7 +371,7 @@ def plan_budget(
                 difference = float(lam * d_all.mean() + (d - lam * dh).mean())
                 sigma2, imputed2 = _variances(d, dh, d_all, fpc)
                 plan.pair_needs.append(
-                    labels_for(
+                    size_for(
                         sigma2=sigma2,
                         imputed2=imputed2,
                         big_n=len(d_all),

@@ -15,10 +15,25 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Collection, Judge, Pool, PoolEntry, Run, SupportAssignment, Topic, Turn
+from annotation.models import (
+    Collection,
+    Judge,
+    Pool,
+    PoolEntry,
+    RelevanceJudgment,
+    Run,
+    SupportAssignment,
+    Topic,
+    Turn,
+)
 from core.wording import plural
+from judging.hybrid.active import correction_from_machine, correction_from_pilot
+from judging.hybrid.estimators import EstimationError
+from judging.hybrid.pair_estimate import is_ranked, pair_population_for
+from judging.hybrid.pairs import stratified_draw
+from judging.hybrid.ranked import design_value, parse_ranked
 from judging.hybrid.sampling import SamplingError, disagreement, draw
-from judging.hybrid.units import UnitsError, unit_table
+from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
 
 DEFAULT_MEASURE = {"relevance": "nDCG@5", "support": "weighted_precision", "ntr": "ntr_recall"}
@@ -53,9 +68,12 @@ def _population(
     gold_judge: Judge | None,
     rel_threshold: int,
     pool: Pool | None,
-) -> tuple[list[str], np.ndarray | None]:
-    """The units to draw from (those the machine judge labelled) and, with confidence judges, each one's
-    uncertainty: the spread of the other machine judges' values around the machine judge's."""
+    pilot_judges: Sequence[Judge] = (),
+) -> tuple[list[str], np.ndarray]:
+    """The units to draw from (those the machine judge labelled) and each one's weight for the
+    uncertainty strategy: with confidence judges, the spread of their values around the machine judge's;
+    else the expected size of the human-machine correction (`active`), predicted from the pilot judges'
+    labels by machine value, or from the machine's values alone."""
     try:
         base = unit_table(
             collection=collection,
@@ -80,6 +98,20 @@ def _population(
             ).human
             for judge in confidence_judges
         ]
+        pilot = (
+            unit_table(
+                collection=collection,
+                task=task,
+                measure=measure,
+                human=list(pilot_judges),
+                machine=machine_judge,
+                unit=unit,
+                rel_threshold=rel_threshold,
+                gold=gold_judge,
+            ).human
+            if pilot_judges
+            else None
+        )
     except UnitsError as exc:
         raise HybridError(str(exc)) from None
     keys = base.keys
@@ -96,10 +128,14 @@ def _population(
         keys = [k for k, ok in zip(keys, keep, strict=True) if ok]
         others = [o[:, np.array(keep, dtype=bool)] for o in others]
         machine = base.machine[:, np.array(keep, dtype=bool)]
+        pilot = None if pilot is None else pilot[:, np.array(keep, dtype=bool)]
     else:
         machine = base.machine
-    uncertainty = disagreement(machine=machine, others=others) if others else None
-    return keys, uncertainty
+    if others:
+        return keys, disagreement(machine=machine, others=others)
+    if pilot is not None:
+        return keys, correction_from_pilot(human=pilot, machine=machine)
+    return keys, correction_from_machine(machine)
 
 
 def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
@@ -232,31 +268,56 @@ def human_sample_create(
     measure: str | None = None,
     rel_threshold: int = 2,
     confidence_judges: Sequence[Judge] = (),
+    pilot_judges: Sequence[Judge] = (),
     work: WorkSpec | None = None,
+    pilot: HumanSample | None = None,
 ) -> HumanSample:
     """Draw `budget` units (exactly, or on average for the uncertainty strategy) for people to judge,
-    store their inclusion probabilities, and create the work that collects the labels."""
+    store their inclusion probabilities, and create the work that collects the labels. The uncertainty
+    strategy weighs units by the confidence judges' disagreement, else by the correction expected from
+    the pilot judges' labels, else from the machine's values (`_population`)."""
     spec = work or WorkSpec()
     if HumanSample.objects.filter(collection=collection, name=name).exists():
         raise HybridError(f"a sample named {name!r} already exists in {collection.name}")
     measure = measure or DEFAULT_MEASURE.get(task, "")
+    stratified = strategy == HumanSample.Strategy.STRATIFIED
     keys, uncertainty = _population(
         collection=collection,
         task=task,
         unit=unit,
-        measure=measure,
+        # A stratified pair sample may be meant for P@k or AP; its population is the pooled pairs all the same.
+        measure=RELEVANT_SHARE if stratified and unit == "pair" else measure,
         machine_judge=machine_judge,
         confidence_judges=confidence_judges,
         gold_judge=spec.gold_judge,
         rel_threshold=rel_threshold,
         pool=spec.pool,
+        pilot_judges=() if stratified else pilot_judges,
     )
     if not keys:
         raise HybridError("no units to draw from: the machine judge labelled none (in the pool)")
+    strata: list[str] = [""] * budget
     try:
-        chosen, pi = draw(
-            size=len(keys), budget=budget, strategy=strategy, uncertainty=uncertainty, seed=seed
-        )
+        if stratified:
+            chosen, pi, strata = _stratified(
+                collection=collection,
+                keys=keys,
+                task=task,
+                unit=unit,
+                machine_judge=machine_judge,
+                budget=budget,
+                seed=seed,
+                pilot=pilot,
+                pilot_judges=pilot_judges,
+                measure=measure,
+            )
+        else:
+            if pilot is not None:
+                raise HybridError("a pilot sample sets the allocation of a stratified sample only")
+            chosen, pi = draw(
+                size=len(keys), budget=budget, strategy=strategy, uncertainty=uncertainty, seed=seed
+            )
+            strata = [""] * len(chosen)
     except SamplingError as exc:
         raise HybridError(str(exc)) from None
     sample = HumanSample.objects.create(
@@ -274,8 +335,8 @@ def human_sample_create(
     drawn = [keys[i] for i in chosen]
     SampleUnit.objects.bulk_create(
         [
-            SampleUnit(sample=sample, key=k, inclusion_probability=float(p))
-            for k, p in zip(drawn, pi, strict=True)
+            SampleUnit(sample=sample, key=k, inclusion_probability=float(p), stratum=st)
+            for k, p, st in zip(drawn, pi, strata, strict=True)
         ]
     )
     if spec.create_work and drawn:
@@ -288,6 +349,59 @@ def human_sample_create(
         sample.work = made[: HumanSample._meta.get_field("work").max_length]
         sample.save(update_fields=["work"])
     return sample
+
+
+def _stratified(
+    *,
+    collection: Collection,
+    keys: list[str],
+    task: str,
+    unit: str,
+    machine_judge: Judge,
+    budget: int,
+    seed: int | None,
+    pilot: HumanSample | None,
+    pilot_judges: Sequence[Judge],
+    measure: str,
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Pairs drawn within machine-grade strata (`pairs.stratified_draw`), Neyman-allocated from the pilot
+    sample's human grades (the first of `pilot_judges` that graded a pair) when one is given, else
+    proportionally."""
+    if task != "relevance" or unit != "pair":
+        raise HybridError(
+            "the stratified design draws (turn, passage) pairs: use --task relevance --unit pair"
+        )
+    try:
+        population = pair_population_for(collection=collection, human=[], machine=machine_judge)
+    except EstimationError as exc:
+        raise HybridError(str(exc)) from None
+    position = {k: j for j, k in enumerate(population.keys)}
+    at = np.array([position[k] for k in keys])
+    machine = population.machine[at]
+    # For a per-run measure the strata also split the pairs some run ranks within the cutoff from the
+    # rest, and the allocation leans on them: they are the pairs the runs' scores depend on.
+    value = design_value(population, parse_ranked(measure))[at] if is_ranked(measure) else None
+    pilot_grades = None
+    if pilot is not None:
+        if not pilot_judges:
+            raise HybridError("name the judges whose labels on the pilot sample set the allocation")
+        drawn = set(pilot.units.values_list("key", flat=True))
+        human: dict[str, int] = {}
+        for judge in reversed(list(pilot_judges)):
+            human.update(
+                {
+                    f"{t}\t{p}": g
+                    for t, p, g in RelevanceJudgment.objects.filter(
+                        judge=judge, turn__collection=collection
+                    ).values_list("turn__turn_id", "passage_id", "grade")
+                }
+            )
+        pilot_grades = np.array([human.get(k, np.nan) if k in drawn else np.nan for k in keys], dtype=float)
+        if np.isnan(pilot_grades).all():
+            names = ", ".join(j.name for j in pilot_judges)
+            raise HybridError(f"{names} labelled none of the pilot sample {pilot.name}'s pairs")
+    result = stratified_draw(machine=machine, budget=budget, seed=seed, pilot=pilot_grades, value=value)
+    return result.chosen, result.probability, result.stratum
 
 
 def human_sample_get(*, collection: Collection, name: str) -> HumanSample:

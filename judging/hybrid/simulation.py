@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from core.wording import plural
+from judging.hybrid.active import ActiveVerdict, correction_from_machine, correction_from_pilot, verdict
 from judging.hybrid.estimators import METHODS, EstimationError, small_sample_warning
 from judging.hybrid.intervals import Bounds, interval_ends, measure_bounds
 from judging.hybrid.sampling import disagreement, inclusion_probabilities
@@ -357,6 +358,7 @@ class BudgetSimulation:
     result: SimulationResult
     left_out: list[int]  # budgets above the fully labelled units
     active_sampling: str
+    active_verdict: ActiveVerdict | None = None
 
 
 def budget_simulate(
@@ -369,12 +371,15 @@ def budget_simulate(
     confidence: Sequence[UnitTable] = (),
     methods: Sequence[str] = METHODS,
     fpc: bool = False,
+    active_from: str = "machine",
 ) -> BudgetSimulation:
     """Simulate the budgets on the units of `table` that have every value, as the budget page and
     `simulate_budget` both show it.
 
     `confidence` holds the same measure with other judges in the human seat (built like `table`); their
-    disagreement with the machine drives the active method's sampling, uniform without them. Budgets
+    disagreement with the machine drives the active method's sampling; without them the expected size of
+    the human-machine correction does (`active`), predicted from the machine's values (`active_from`
+    "machine") or from a uniform pilot of `PILOT_UNITS` units of the table ("pilot"). Budgets
     above the fully labelled units cannot be drawn: they are left out and named, and only when none is
     left is that an error.
     """
@@ -391,11 +396,13 @@ def budget_simulate(
             f"budgets must lie between 2 and the {plural(complete.size, 'fully labelled unit')}, "
             f"not {sorted(set(budgets))}"
         )
-    uncertainty = None
     if confidence:
         keep = np.isin(table.keys, complete.keys)
         others = [other.human[:, keep] for other in confidence]
         uncertainty = disagreement(machine=complete.machine, others=others)
+        active = "uncertainty"
+    else:
+        uncertainty, active = _expected_correction(complete, active_from, seed)
     result = simulate(
         truth=complete.human,
         machine=complete.machine,
@@ -408,5 +415,30 @@ def budget_simulate(
         fpc=fpc,
         bounds=measure_bounds(table.measure),
     )
-    active = "uncertainty" if uncertainty is not None else "uniform (no confidence judge)"
-    return BudgetSimulation(table=complete, result=result, left_out=left_out, active_sampling=active)
+    return BudgetSimulation(
+        table=complete,
+        result=result,
+        left_out=left_out,
+        active_sampling=active,
+        active_verdict=verdict(budgets=result.budgets, alpha=alpha),
+    )
+
+
+PILOT_UNITS = 30
+ACTIVE_FROM = ("machine", "pilot")
+
+
+def _expected_correction(table: UnitTable, active_from: str, seed: int) -> tuple[np.ndarray, str]:
+    """The active design's per-unit size of the correction, and how it was predicted."""
+    if active_from not in ACTIVE_FROM:
+        raise EstimationError(f"active_from must be one of {', '.join(ACTIVE_FROM)}, not {active_from!r}")
+    if active_from == "machine":
+        return correction_from_machine(table.machine), "expected correction, from the machine's values"
+    size = min(PILOT_UNITS, table.size)
+    pilot = np.random.default_rng(seed).choice(table.size, size=size, replace=False)
+    human = np.full(table.human.shape, np.nan)
+    human[:, pilot] = table.human[:, pilot]
+    return (
+        correction_from_pilot(human=human, machine=table.machine),
+        f"expected correction, from a uniform pilot of {plural(size, 'unit')}",
+    )

@@ -81,8 +81,23 @@ class BudgetForm(HybridForm):
     confidence_judge = forms.ModelChoiceField(
         queryset=Judge.objects.all(), to_field_name="name", required=False
     )
+    design = forms.ChoiceField(
+        choices=[
+            ("default", "as the unit says"),
+            ("stratified", "pairs stratified by the machine's grade (P@k)"),
+        ],
+        initial="default",
+        required=False,
+        help_text="Stratified pairs: unit pair and a P@k measure; the budget counts human pairs.",
+    )
     target_width = forms.FloatField(required=False, min_value=0.0001)
     settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)
+    assurance = forms.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=0.99,
+        help_text="The plan's budget meets the target width in this share of samples (empty: 0.8).",
+    )
 
     def clean_budgets(self) -> list[int]:
         try:
@@ -201,6 +216,7 @@ def _estimate_page(
             else:
                 ranking = result.ranking()
                 context["result"] = result
+                context["settled_count"] = sum(p.settled for p in result.pairs)
                 context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in ranking]
                 context["chart"] = _error_bars(result)
     return render(request, "hybrid/estimate.html", context, status=status)
@@ -281,7 +297,7 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
 
 @organiser_required
 def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
-    from judging.hybrid.planning import plan_budget
+    from judging.hybrid.planning import ASSURANCE, plan_budget
     from judging.hybrid.simulation import budget_simulate
 
     collection = get_object_or_404(Collection, name=name)
@@ -309,19 +325,23 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
         else:
             data = form.cleaned_data
             try:
-                full = _table(collection, data)
-                confidence = data["confidence_judge"]
-                outcome = budget_simulate(
-                    table=full,
-                    budgets=data["budgets"],
-                    repeats=data["repeats"],
-                    alpha=data["alpha"],
-                    confidence=[_table(collection, data, human=confidence)] if confidence else [],
-                    fpc=data["fpc"],
-                )
+                full = None
+                if data["unit"] == "pair" and data.get("design") == "stratified":
+                    outcome = _pair_budget(collection, data)
+                else:
+                    full = _table(collection, data)
+                    confidence = data["confidence_judge"]
+                    outcome = budget_simulate(
+                        table=full,
+                        budgets=data["budgets"],
+                        repeats=data["repeats"],
+                        alpha=data["alpha"],
+                        confidence=[_table(collection, data, human=confidence)] if confidence else [],
+                        fpc=data["fpc"],
+                    )
                 table, simulation = outcome.table, outcome.result
                 plan = None
-                if data["target_width"] or data["settle_share"]:
+                if full is not None and (data["target_width"] or data["settle_share"]):
                     plan = plan_budget(
                         table=full,
                         sample=data["sample"],
@@ -329,11 +349,12 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                         settle_share=data["settle_share"],
                         alpha=data["alpha"],
                         fpc=data["fpc"],
+                        assurance=data["assurance"] or ASSURANCE,
                     ).as_json()
             except (UnitsError, EstimationError) as exc:
                 context["error"], status = str(exc), 400
             else:
-                methods = list(METHODS)
+                methods = list(next(iter(simulation.budgets.values())))
                 rows = [
                     {"budget": b, "figures": [(m, simulation.budgets[b][m]) for m in methods]}
                     for b in simulation.budgets
@@ -351,7 +372,12 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                 context.update(
                     simulation=simulation,
                     rows=rows,
-                    run_rows=_run_widths(table.runs, simulation, data["method"], plan),
+                    run_rows=_run_widths(
+                        table.runs,
+                        simulation,
+                        data["method"] if data["method"] in methods else methods[-1],
+                        plan,
+                    ),
                     constant_runs=[table.runs[i] for i in simulation.constant_runs],
                     confidence=f"{100 * nominal:g}%",
                     units=table.size,
@@ -365,9 +391,25 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
                     width_chart=charts.lines(width, y_min=0.0, y_max=top * 1.05 or 1.0),
                     plan=plan,
                     active_sampling=outcome.active_sampling,
+                    active_verdict=outcome.active_verdict,
                     left_out_budgets=outcome.left_out,
                 )
     return render(request, "hybrid/budget.html", context, status=status)
+
+
+def _pair_budget(collection: Collection, data: dict[str, Any]) -> Any:
+    """The stratified pair design's simulation (`pair_simulation`), shaped as `budget_simulate`'s."""
+    from judging.hybrid.pair_simulation import pair_budget_simulate
+
+    return pair_budget_simulate(
+        collection=collection,
+        human=list(data["human_judge"]),
+        machine=data["machine_judge"],
+        measure=data["measure"] or DEFAULT_MEASURE["relevance"],
+        budgets=data["budgets"],
+        repeats=data["repeats"],
+        alpha=data["alpha"],
+    )
 
 
 def _run_widths(

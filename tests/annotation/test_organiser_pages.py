@@ -78,6 +78,9 @@ NOT_ORGANISER_PAGES = {
     "nuggets-duplicate": "assessors",
     "support-assignments": "assessors",
     "support-unit": "assessors",
+    "rag-nuggets-work": "assessors",
+    "rag-nuggets-page": "assessors",
+    "rag-nuggets-edit": "assessors",
     # crowd workers: accounts, signed links, MTurk's frame, panel participants
     "crowd:home": "crowd workers",
     "crowd:batch-take": "crowd workers",

@@ -99,16 +99,17 @@ def test_the_plan_says_when_no_budget_reaches_the_width(collection):
     plan = plan_budget(table=table, target_width=0.0001, settle_share=1.0)
 
     data = plan.as_json()
-    assert data["labels_for_width"] is None
+    assert data["budget_for_width"] is None
     assert data["width_plan"] == (
-        "no budget up to the 12 units available makes every run's 95% interval at most 0.0001 wide"
+        "no budget up to the 12 turns available makes every run's 95% interval at most 0.0001 wide in 80% of samples"
     )
     assert data["nothing_to_estimate"] == ["response-only"]
     assert set(data["runs"]) == {"ranked-a", "ranked-b"}
     reachable = plan_budget(table=table, target_width=5.0).as_json()
     assert (
         reachable["width_plan"]
-        == f"every run's 95% interval at most 5 wide: {reachable['labels_for_width']} labels in all"
+        == f"every run's 95% interval at most 5 wide in 80% of samples: {reachable['budget_for_width']} turns in all "
+        "(from a pilot of 12 turns: anywhere from 12 to 12 with 90% confidence in its variance)"
     )
 
 
@@ -136,7 +137,7 @@ def test_the_budget_page_shows_widths_per_run_and_a_true_plan(client, collection
     assert table.count("<tr>") == 4  # the header and one row per run
     assert 'response-only</td>\n    <td colspan="2" class="muted">nothing to estimate' in table
     assert (
-        "No budget up to the 12 units available makes every run&#x27;s 95% interval at most 0.0001 wide."
+        "No budget up to the 12 turns available makes every run&#x27;s 95% interval at most 0.0001 wide in 80% of samples."
         in body
     )
     assert "more than the units available" not in body

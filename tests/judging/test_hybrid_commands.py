@@ -229,7 +229,7 @@ def test_plan_budget_gives_labels_for_a_width_and_for_settling_pairs(collection)
         )
     )
     assert data["n_pilot"] == TURNS
-    assert data["labels_for_width"] is not None and data["labels_for_settling"] is not None
+    assert data["budget_for_width"] is not None and data["budget_for_settling"] is not None
     assert set(data["runs"]) == {"run0", "run1", "run2"}
 
 
@@ -239,7 +239,8 @@ def test_plan_budget_gives_labels_for_a_width_and_for_settling_pairs(collection)
         (["--method", "bayes"], "classical, ppi, ppi\\+\\+, active"),
         (["--measure", "nope@5"], "nDCG@5"),
         (["--sample", "missing"], "no sample named 'missing'"),
-        (["--measure", "nDCG@5", "--unit", "pair"], "pair units serve only relevant_share"),
+        (["--measure", "nDCG@5", "--unit", "pair"], "nDCG@k from a pair sample is not offered"),
+        (["--measure", "RR", "--unit", "pair"], "pair units serve only relevant_share"),
     ],
 )
 def test_estimate_rejects_bad_input_naming_the_valid_values(collection, args, message):
@@ -304,7 +305,7 @@ def test_simulate_budget_and_plan_budget_offer_the_finite_population_correction(
     plan = [*BASE, "--human-judge", "nist", "--target-width", "0.2", "--format", "json"]
     plain, corrected = (json.loads(run("plan_budget", *plan, *extra)) for extra in ([], ["--fpc"]))
     assert corrected["fpc"] is True
-    assert corrected["labels_for_width"] <= plain["labels_for_width"]
+    assert corrected["budget_for_width"] <= plain["budget_for_width"]
 
 
 def test_estimate_warns_about_runs_whose_sample_is_below_30_units(collection):

@@ -96,12 +96,26 @@ def test_it_draws_the_sample_the_command_draws_and_assigns_it(client, collection
     assert sorted(by_command.units.values_list("key", flat=True)) == drawn
 
 
+def test_it_draws_an_uncertainty_sample_without_confidence_judges_from_the_machines_own_values(
+    client, collection
+):
+    client.force_login(OrganiserFactory())
+
+    response = client.post(_url(collection), _post(**{"draw-strategy": "uncertainty"}))
+
+    assert response.status_code == 302
+    sample = HumanSample.objects.get(collection=collection, name="pilot")
+    assert sample.strategy == "uncertainty"
+    probabilities = list(sample.units.values_list("inclusion_probability", flat=True))
+    assert all(0 < p <= 1 for p in probabilities)
+    assert len(set(probabilities)) > 1  # not the uniform 4/12: the machine's values weigh the turns
+
+
 @pytest.mark.parametrize(
     ("changes", "reason"),
     [
         ({"draw-budget": "13"}, "the budget must lie between 1 and the 12 units, not 13"),
         ({"draw-assessors": []}, "This field is required."),
-        ({"draw-strategy": "uncertainty"}, "the uncertainty strategy needs at least one other machine judge"),
         ({"draw-name": "has space"}, "Enter a valid “slug”"),
         ({"draw-pool": "nope"}, "Select a valid choice."),
     ],

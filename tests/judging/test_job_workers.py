@@ -233,3 +233,41 @@ def test_a_supervisor_killed_outright_leaves_no_worker_behind(env):
         if supervisor.poll() is None:
             supervisor.kill()
             supervisor.wait()
+
+
+def test_a_job_whose_worker_is_killed_under_the_supervisor_shows_interrupted_at_once(
+    client, twelve_units, env, fake_openai
+):
+    # JOB_STALE_AFTER_S keeps its default (120 s): only the supervisor's word can show the job interrupted.
+    client.force_login(OrganiserFactory())
+    job = _start(client)
+    supervisor = subprocess.Popen(
+        [sys.executable, "manage.py", "task_workers", "--processes", "1", "--grace", "1"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _until(lambda: len(fake_openai.answered) >= 3, what="the worker's first answers")
+        (worker,) = _children(supervisor.pid)
+        os.kill(worker, signal.SIGKILL)
+        _until(
+            lambda: DBTaskResult.objects.get(id=job.task_id).status == "FAILED",
+            seconds=30,
+            what="the dead worker's task marked failed",
+        )
+        page = client.get(reverse("judging:job-list"))
+        row = re.search(rf'<tr data-job="{job.pk}".*?</tr>', page.content.decode(), re.S)
+        assert row is not None
+        assert '<span data-field="status">interrupted</span>' in row.group(0)
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=30) == 0
+        output = supervisor.stdout.read() if supervisor.stdout else ""
+        assert "its 1 running task(s) marked failed" in output, output
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
+    job.refresh_from_db()
+    assert job.status == "running"  # the row itself never got to say otherwise; the page reads both

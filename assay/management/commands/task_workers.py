@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assay.upkeep import upkeep_schedule
 from assay.workers import workers_supervise
+from core.background import worker_tasks_abandon
 
 
 class Command(BaseCommand):
@@ -47,4 +48,9 @@ class Command(BaseCommand):
             worker_args=["--interval", str(options["interval"]), "-v", str(options["verbosity"])],
             grace_s=options["grace"],
             say=lambda text: self.stdout.write(text),
+            on_death=self._abandon,
         )
+
+    def _abandon(self, worker_id: str) -> None:
+        if count := worker_tasks_abandon(worker_id):
+            self.stdout.write(f"its {count} running task(s) marked failed: their jobs show as interrupted")

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimate import estimate_text, hybrid_estimate
 from judging.hybrid.estimators import METHODS, EstimationError
+from judging.hybrid.pair_estimate import is_ranked, pair_hybrid_estimate, pair_population_for
 
 
 class Command(HybridCommand):
@@ -18,25 +19,35 @@ class Command(HybridCommand):
         "share of pooled pairs graded at least --rel-threshold, as one entry named 'pool') from the human "
         "judge's labels on a sample and the machine judge's labels on every unit, with confidence intervals "
         "(classical: humans only; ppi; ppi++: power-tuned; active: inverse-probability weighted), the "
-        "differences between runs, and the ranking with the pairs whose order is settled. Name the sample "
+        "differences between runs, and the ranking with the pairs whose order is settled (under Holm's "
+        "control of the family-wise error at --alpha), with Kendall's tau between the hybrid and the "
+        "human-only ranking and its bootstrap interval. Name the sample "
         "drawn by sample_for_humans with --sample; without it the human labels are treated as a uniform "
         'random sample, which the output says. --format json: {"method", "alpha", "runs": {run: '
         '{"estimate", "ci", "n_human", "n_machine", "effective_n", "interval", "warning"}}, "pairs": [...], '
-        '"ranking": [...], "warnings": [...]}. Intervals are Student t intervals, Wilson intervals for yes/no '
+        '"ranking": [...], "multiple_comparisons": "holm", "rank_agreement": {"kendall_tau", "ci", '
+        '"interval"}, "warnings": [...]}. Intervals are Student t intervals, Wilson intervals for yes/no '
         "labels, clipped to the measure's range; a warning names every run with fewer than 30 human-labelled "
-        "units or 5 labels of the rarer answer, below which their coverage was not shown to hold."
+        "units or 5 labels of the rarer answer, below which their coverage was not shown to hold. With "
+        "--unit pair and P@k or AP, each run's score comes from a pair sample (sample_for_humans "
+        "--unit pair): methods classical, ppi++ and strat-ppi++ (AP: classical, inferred AP)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         self.add_table_arguments(parser)
         parser.add_argument(
-            "--method", default="ppi++", help=f"One of {', '.join(METHODS)} (default: ppi++)."
+            "--method",
+            default="ppi++",
+            help=f"One of {', '.join(METHODS)} (default: ppi++); pair samples: classical, ppi++, strat-ppi++.",
         )
         parser.add_argument("--sample", help="The sample (sample_for_humans --name) the human labels answer.")
         parser.add_argument("--no-pairs", action="store_true", help="Skip the pairwise differences.")
         self.add_method_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["unit"] == "pair" and is_ranked(options["measure"] or ""):
+            self.handle_pairs(options)
+            return
         if options["method"] not in METHODS:
             raise CommandError(f"--method must be one of {', '.join(METHODS)}, not {options['method']!r}")
         alpha = self.check_alpha(options["alpha"])
@@ -58,6 +69,30 @@ class Command(HybridCommand):
             raise CommandError(
                 "no run has an interval: " + "; ".join(f"{r}: {why}" for r, why in result.skipped.items())
             )
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result.as_json(), indent=2))
+        else:
+            self.stdout.write(estimate_text(result), ending="")
+
+    def handle_pairs(self, options: dict[str, Any]) -> None:
+        """nDCG@k, P@k or AP per run from a pair sample (`pair_estimate`)."""
+        alpha = self.check_alpha(options["alpha"])
+        collection = self.get_collection(options["collection"])
+        try:
+            population = pair_population_for(
+                collection=collection,
+                human=[self.get_judge(name) for name in options["human_judge"]],
+                machine=self.get_judge(options["machine_judge"]),
+            )
+            result = pair_hybrid_estimate(
+                population=population,
+                measure=options["measure"],
+                method=options["method"],
+                alpha=alpha,
+                sample=self.sample(collection, options["sample"]),
+            )
+        except EstimationError as exc:
+            raise CommandError(str(exc)) from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(result.as_json(), indent=2))
         else:

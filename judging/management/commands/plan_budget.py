@@ -1,4 +1,4 @@
-"""plan_budget: from a pilot sample, how many human labels reach a target width or settle run pairs."""
+"""plan_budget: from a pilot sample, how many human-labelled units reach a target width or settle run pairs."""
 
 from __future__ import annotations
 
@@ -10,18 +10,20 @@ from django.core.management.base import CommandError, CommandParser
 from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import EstimationError
-from judging.hybrid.planning import plan_budget
+from judging.hybrid.planning import ASSURANCE, plan_budget
 
 
 class Command(HybridCommand):
     help = (
-        "From the human labels of a pilot sample (--sample, or every human-labelled unit), the PPI++ "
-        "labels needed in all for every run's interval to be at most --target-width wide, and for "
-        "--settle-share of the run pairs to be settled (their difference interval excluding 0), assuming "
-        "the pilot's variances and differences hold, with the Student t intervals estimate prints (--fpc: "
-        "with the finite-population correction). Warns where the pilot or the plan is below 30 units, "
-        "where the intervals' coverage was not shown to hold. --format json gives the plan per run and "
-        '"warnings".'
+        "From the human labels of a pilot sample (--sample, or every human-labelled unit), the smallest "
+        "budget, in the table's own unit (turns, or pairs with --unit pair), at which every run's PPI++ "
+        "interval, as estimate prints it (--fpc: with the finite-population correction), is at most "
+        "--target-width wide in at least --assurance of samples (default 0.8; found by resampling the "
+        "pilot), and the budget after which --settle-share of the run pairs is settled, if the pilot's "
+        "differences hold. Never below 30 units (where the intervals' coverage was shown to hold), or every "
+        "unit when there are fewer; says how far off the budget may be when the pilot is small. "
+        '--format json: {"unit", "assurance", "budget_for_width", "budget_for_settling", '
+        '"pilot_variance_range", "runs": {run: {"needed", "more_needed", "width_now"}}, "warnings"}.'
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -30,6 +32,12 @@ class Command(HybridCommand):
         parser.add_argument("--target-width", type=float, help="Wanted width of every run's interval.")
         parser.add_argument(
             "--settle-share", type=float, help="Wanted share of run pairs settled, in (0, 1]."
+        )
+        parser.add_argument(
+            "--assurance",
+            type=float,
+            default=ASSURANCE,
+            help="Share of samples in which the budget's interval must meet --target-width (default: %(default)s).",
         )
         self.add_method_arguments(parser)
 
@@ -46,6 +54,7 @@ class Command(HybridCommand):
                 settle_share=options["settle_share"],
                 alpha=alpha,
                 fpc=options["fpc"],
+                assurance=options["assurance"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
@@ -53,15 +62,16 @@ class Command(HybridCommand):
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
-        self.stdout.write(f"pilot: {plural(data['n_pilot'], f'labelled {table.unit}')} of {data['units']}\n")
+        unit = table.unit
+        self.stdout.write(f"pilot: {plural(data['n_pilot'], f'labelled {unit}')} of {data['units']}\n")
         if data["width_plan"] is not None:
             self.stdout.write(f"{data['width_plan']}\n")
             for run, p in data["runs"].items():
-                needs = p["labels_needed"]
+                needs = p["needed"]
                 self.stdout.write(
                     f"  {run}: width now {p['width_now']:.4f}, "
                     + (
-                        f"needs {plural(round(needs), 'label')}\n"
+                        f"needs {plural(round(needs), unit)}\n"
                         if needs is not None
                         else "no budget reaches the width\n"
                     )
@@ -73,6 +83,6 @@ class Command(HybridCommand):
         if data["nothing_to_estimate"]:
             runs = data["nothing_to_estimate"]
             self.stdout.write(
-                f"{plural(len(runs), 'run')} with the same value on every unit (nothing to estimate) left out: "
+                f"{plural(len(runs), 'run')} with the same value on every {unit} (nothing to estimate) left out: "
                 f"{', '.join(runs)}\n"
             )

@@ -18,9 +18,11 @@ class Command(HybridCommand):
     help = (
         "Draw --budget units for people to judge from the units the machine judge labelled: turns (every "
         "task) or (turn, passage) pairs (relevance, --unit pair). uniform draws exactly --budget units; "
-        "uncertainty draws each unit on its own with a probability that grows with the machine's "
-        "uncertainty (the disagreement of --confidence-judges with the machine judge), never zero, "
-        "--budget units on average. Each unit's inclusion probability is stored under --name, and the work "
+        "uncertainty draws each unit on its own with a probability proportional to the expected size of "
+        "the human-machine correction (the disagreement of --confidence-judges with the machine judge; else "
+        "the mean squared human-machine difference of --pilot-judges' labels at the unit's machine value; else "
+        "the machine's own values), mixed with a uniform floor, --budget units on average; simulate_budget "
+        "says whether it pays on the collection. Each unit's inclusion probability is stored under --name, and the work "
         "is created: a relevance assignment (of the sampled turns of --pool, or of a new pool of the "
         "sampled pairs), support assignments of the sampled topics, or a crowd NtR campaign."
     )
@@ -31,6 +33,17 @@ class Command(HybridCommand):
             "--budget", type=int, required=True, help="Units to draw (expected, for uncertainty)."
         )
         parser.add_argument("--strategy", default="uniform", help=f"One of {', '.join(STRATEGIES)}.")
+        parser.add_argument(
+            "--design",
+            choices=["default", "stratified"],
+            default="default",
+            help="stratified (with --task relevance --unit pair): pairs drawn within strata of the machine "
+            "judge's grade, exactly --budget, each pair's stratum and probability stored; Neyman "
+            "allocation from --pilot, else proportional. Default: --strategy decides, as before.",
+        )
+        parser.add_argument(
+            "--pilot", help="stratified: an earlier sample whose labels by --pilot-judges set the allocation."
+        )
         parser.add_argument("--seed", type=int, help="Random seed, for a sample that can be drawn again.")
         parser.add_argument("--name", required=True, help="Name of the sample, and of the work created.")
         parser.add_argument(
@@ -39,6 +52,14 @@ class Command(HybridCommand):
             default=[],
             metavar="JUDGE",
             help="Other machine judges whose disagreement with --machine-judge is its uncertainty.",
+        )
+        parser.add_argument(
+            "--pilot-judges",
+            nargs="+",
+            default=[],
+            metavar="JUDGE",
+            help="uncertainty: human judges whose labels on a pilot predict the correction by machine value; "
+            "stratified: the judges whose labels on --pilot set the allocation.",
         )
         parser.add_argument("--pool", help="relevance: the pool whose turns or pairs are drawn.")
         parser.add_argument("--assessors", nargs="+", default=[], metavar="USERNAME")
@@ -64,7 +85,9 @@ class Command(HybridCommand):
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["strategy"] not in STRATEGIES:
+        if options["design"] == "stratified":
+            options["strategy"] = "stratified"
+        elif options["strategy"] not in STRATEGIES:
             raise CommandError(
                 f"--strategy must be one of {', '.join(STRATEGIES)}, not {options['strategy']!r}"
             )
@@ -106,7 +129,9 @@ class Command(HybridCommand):
                 measure=options["measure"],
                 rel_threshold=options["rel_threshold"],
                 confidence_judges=[self.get_judge(n) for n in options["confidence_judges"]],
+                pilot_judges=[self.get_judge(n) for n in options["pilot_judges"]],
                 work=work,
+                pilot=self.sample(collection, options["pilot"]),
             )
         except HybridError as exc:
             raise CommandError(str(exc)) from None
@@ -120,8 +145,8 @@ class Command(HybridCommand):
                 "drawn": drawn,
                 "work": sample.work,
                 "units": [
-                    {"key": k, "inclusion_probability": p}
-                    for k, p in sample.units.values_list("key", "inclusion_probability")
+                    {"key": k, "inclusion_probability": p, "stratum": st}
+                    for k, p, st in sample.units.values_list("key", "inclusion_probability", "stratum")
                 ],
             }
             self.stdout.write(json.dumps(payload, indent=2))
@@ -130,3 +155,26 @@ class Command(HybridCommand):
             f"sample {sample.name}: {drawn} of {sample.population} {sample.unit}s drawn ({sample.strategy})\n"
             f"work: {sample.work or 'none created'}\n"
         )
+        if sample.strategy == "stratified":
+            counts: dict[str, int] = {}
+            for stratum in sample.units.values_list("stratum", flat=True):
+                counts[stratum] = counts.get(stratum, 0) + 1
+            rule = (
+                "Neyman allocation from the pilot"
+                if options["pilot"]
+                else "proportional allocation (no pilot)"
+            )
+            self.stdout.write(f"strata: {', '.join(f'{k}: {v}' for k, v in counts.items())}; {rule}\n")
+        if sample.strategy == "uncertainty":
+            source = (
+                "the confidence judges' disagreement"
+                if options["confidence_judges"]
+                else "the pilot's corrections by machine value"
+                if options["pilot_judges"]
+                else "the machine's own values"
+            )
+            self.stdout.write(
+                f"probabilities: proportional to the correction expected from {source}, with a uniform floor; "
+                "run simulate_budget on the collection to see whether this design is narrower than uniform "
+                "PPI++ there, and use the uniform design if it is not\n"
+            )

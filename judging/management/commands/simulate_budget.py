@@ -10,7 +10,10 @@ from django.core.management.base import CommandError, CommandParser
 from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
-from judging.hybrid.simulation import budget_simulate
+from judging.hybrid.pair_estimate import check_offered, is_ranked, pair_population_for
+from judging.hybrid.pair_simulation import simulate_pairs
+from judging.hybrid.ranked import PAIR_METHODS, parse_ranked
+from judging.hybrid.simulation import ACTIVE_FROM, SimulationResult, budget_simulate
 
 
 class Command(HybridCommand):
@@ -20,9 +23,14 @@ class Command(HybridCommand):
         "share of intervals that held the true score (coverage, the mean over runs), the worst run's "
         "coverage, the Monte Carlo error of the coverage, the mean width, and the width relative to the "
         "human-only (classical) interval. The intervals are those estimate prints (--fpc too). The active "
-        "method samples with the uncertainty strategy, from --confidence-judges. Budgets above the fully "
+        "method samples with the uncertainty strategy: probabilities from the disagreement of --confidence-judges, "
+        "else proportional to the expected size of the human-machine correction (--active-from), with a "
+        "floor; active_verdict says whether that design is narrower than uniform PPI++ at valid coverage, "
+        "and suggests the uniform design where it is not. Budgets above the fully "
         "labelled units are left out and named; budgets below the sizes where coverage was shown to hold "
-        "(30 units, 5 labels of the rarer answer) are warned about. "
+        "(30 units, 5 labels of the rarer answer) are warned about. With --unit pair --design stratified "
+        "and P@k the budget counts human pairs, drawn within strata of the machine's grade, and "
+        "the methods are classical, ppi++ and strat-ppi++ (below 30 drawn pairs in a run's top k: warned). "
         '--format json: {"budgets": {"200": '
         '{"ppi++": {"coverage", "worst_run_coverage", "mc_error", "mean_width", "width_ratio", "warning"}, '
         '...}}, "warnings": {"10": "..."}}.'
@@ -37,9 +45,28 @@ class Command(HybridCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--methods", nargs="+", default=list(METHODS), metavar="METHOD")
         parser.add_argument("--confidence-judges", nargs="+", default=[], metavar="JUDGE")
+        parser.add_argument(
+            "--design",
+            choices=["default", "stratified", "uniform"],
+            default="default",
+            help="With --unit pair and P@k: draw pairs within strata of the machine's grade "
+            "(stratified, Neyman allocation from the human grades present) or uniformly, and report "
+            "classical, ppi++ and strat-ppi++. Default: the designs of the other methods, as before.",
+        )
+        parser.add_argument(
+            "--active-from",
+            choices=ACTIVE_FROM,
+            default="machine",
+            help="Without --confidence-judges, what predicts each unit's correction for the active method: "
+            "the machine's own values (sqrt(yhat (1 - yhat))), or a uniform pilot of 30 units' "
+            "|human - machine| by machine value. Default: %(default)s.",
+        )
         self.add_method_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["unit"] == "pair" and is_ranked(options["measure"] or ""):
+            self.handle_pairs(options)
+            return
         alpha = self.check_alpha(options["alpha"])
         unknown = [m for m in options["methods"] if m not in METHODS]
         if unknown:
@@ -60,6 +87,7 @@ class Command(HybridCommand):
                 ],
                 methods=options["methods"],
                 fpc=options["fpc"],
+                active_from=options["active_from"],
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
@@ -67,6 +95,8 @@ class Command(HybridCommand):
         data = result.as_json()
         data["active_sampling"] = simulation.active_sampling
         data["left_out_budgets"] = simulation.left_out
+        active_verdict = simulation.active_verdict
+        data["active_verdict"] = active_verdict.as_dict() if active_verdict else None
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
@@ -87,6 +117,11 @@ class Command(HybridCommand):
                 f"{plural(len(names), 'run')} with the same value on every unit (nothing to estimate) left out of the "
                 f"means: {', '.join(names)}\n"
             )
+        self.write_table(result)
+        if active_verdict is not None:
+            self.stdout.write(f"{active_verdict.sentence}\n")
+
+    def write_table(self, result: SimulationResult) -> None:
         self.stdout.write(
             f"{'budget':>6}  {'method':<9}  coverage  worst_run_coverage  mc_error  mean_width  width_ratio\n"
         )
@@ -98,3 +133,57 @@ class Command(HybridCommand):
                 )
         for budget, warning in result.warnings.items():
             self.stdout.write(f"warning: budget {budget}: {warning}\n")
+
+    def handle_pairs(self, options: dict[str, Any]) -> None:
+        """The pair design's simulation (`pair_simulation`): human pairs as the budget."""
+        alpha = self.check_alpha(options["alpha"])
+        asked = options["methods"]
+        unknown = [m for m in asked if m not in PAIR_METHODS and m not in METHODS]
+        if unknown:
+            raise CommandError(f"--methods must be among {', '.join(PAIR_METHODS)}, not {', '.join(unknown)}")
+        chosen = [m for m in asked if m in PAIR_METHODS]
+        methods = list(PAIR_METHODS) if asked == list(METHODS) or not chosen else chosen
+        design = "uniform" if options["design"] == "uniform" else "stratified"
+        collection = self.get_collection(options["collection"])
+        try:
+            population = pair_population_for(
+                collection=collection,
+                human=[self.get_judge(name) for name in options["human_judge"]],
+                machine=self.get_judge(options["machine_judge"]),
+            ).complete()
+            usable = sorted({b for b in options["budgets"] if 2 <= b <= population.size})
+            left_out = sorted({b for b in options["budgets"] if b > population.size})
+            if not usable:
+                raise EstimationError(
+                    f"budgets must lie between 2 and the {plural(population.size, 'human-graded pair')}"
+                )
+            measure = parse_ranked(options["measure"])
+            check_offered(measure)
+            result = simulate_pairs(
+                population=population,
+                measure=measure,
+                budgets=usable,
+                repeats=options["repeats"],
+                seed=options["seed"],
+                alpha=alpha,
+                design=design,
+                methods=methods,
+            )
+        except EstimationError as exc:
+            raise CommandError(str(exc)) from None
+        data = result.as_json()
+        data["design"] = design
+        data["left_out_budgets"] = left_out
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(data, indent=2))
+            return
+        self.stdout.write(
+            f"{plural(population.size, 'human-graded pair')} in {plural(len(population.turns), 'turn')} x "
+            f"{plural(len(population.runs), 'run')}, {plural(result.repeats, 'repeat')} per budget, "
+            f"{100 * (1 - alpha):g}% intervals; design: {design} pairs\n"
+        )
+        if left_out:
+            self.stdout.write(
+                f"budgets above the human-graded pairs left out: {', '.join(map(str, left_out))}\n"
+            )
+        self.write_table(result)

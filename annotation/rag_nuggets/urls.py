@@ -1,0 +1,10 @@
+from django.urls import path
+
+from annotation.rag_nuggets import views
+
+urlpatterns = [
+    path("rag-nuggets/", views.work_list, name="rag-nuggets-work"),
+    path("rag-nuggets/<int:work_id>/<int:index>/", views.work_page, name="rag-nuggets-page"),
+    path("rag-nuggets/<int:work_id>/<int:index>/edits/", views.edit_apply, name="rag-nuggets-edit"),
+    path("rag-nuggets/organise/<slug:name>/", views.organise, name="rag-nuggets-organise"),
+]

@@ -1,0 +1,203 @@
+"""Each run's nDCG@k, P@k or AP from a pair sample (`sample_for_humans --unit pair`), for `estimate`.
+
+The population is every pair the machine judge graded; the human grades count on the sample's drawn pairs
+only (each with its stratum's probability), or, without a sample, on every human-graded pair treated as a
+uniform sample, which the result says. nDCG@k and P@k come from `ranked` (classical, ppi++ or
+strat-ppi++); AP is inferred AP (`inferred`), human labels only, with a design-bootstrap interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from annotation.models import Collection, Judge, Run
+from annotation.selectors import qrels_dict, runs_dict
+from core.wording import plural
+from judging.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate
+from judging.hybrid.estimators import MIN_UNITS, Estimate, EstimationError
+from judging.hybrid.inferred import inferred_ap_estimate
+from judging.hybrid.intervals import interval_ends
+from judging.hybrid.pairs import PairPopulation, pair_population
+from judging.hybrid.ranked import (
+    PAIR_METHODS,
+    RankedMeasure,
+    coefficients,
+    parse_ranked,
+    ranked_estimates,
+    sample_layout,
+    uniform_layout,
+)
+from judging.models import HumanSample
+
+NDCG_REFUSED = (
+    "nDCG@k from a pair sample is not offered: its ideal DCG is estimated turn by turn from a few drawn "
+    "pairs, and in the tests (iKAT 2024 qrels, synthetic turns) that ran low by more than the interval's "
+    "width, so the intervals did not cover (docs/statistics.md). Estimate P@k or AP from the pair sample, "
+    "or sample whole turns (--unit turn) for nDCG@k"
+)
+
+
+def is_ranked(measure: str) -> bool:
+    """Whether `measure` is one a pair sample estimates per run (nDCG@k, P@k, AP); nDCG is then refused
+    with `NDCG_REFUSED` by `check_offered`."""
+    try:
+        parse_ranked(measure)
+    except EstimationError:
+        return False
+    return True
+
+
+def check_offered(measure: RankedMeasure) -> None:
+    if measure.name == "nDCG":
+        raise EstimationError(NDCG_REFUSED)
+
+
+def pair_population_for(*, collection: Collection, human: Sequence[Judge], machine: Judge) -> PairPopulation:
+    """The pairs the machine graded, the human grades on them (the first judge's where several graded a
+    pair), and every run's ranking."""
+    machine_q = qrels_dict(collection=collection, judge=machine)
+    if not machine_q:
+        raise EstimationError(f"machine judge {machine.name} has no relevance labels on {collection.name}")
+    human_q: dict[str, dict[str, int]] = {}
+    for judge in reversed(list(human)):
+        for turn, grades in qrels_dict(collection=collection, judge=judge).items():
+            human_q.setdefault(turn, {}).update(grades)
+    runs = list(Run.objects.filter(collection=collection).order_by("name"))
+    if not runs:
+        raise EstimationError(f"collection {collection.name} has no runs")
+    by_run = runs_dict(runs=runs, turn_ids=list(machine_q))
+    rankings = {run.name: by_run.get(run.pk, {}) for run in runs}
+    return pair_population(machine=machine_q, human=human_q, rankings=rankings)
+
+
+def _drawn(population: PairPopulation, sample: HumanSample | None) -> tuple[np.ndarray, bool, list[str]]:
+    """(drawn pairs with a human grade, stratified?, notes)."""
+    graded = ~np.isnan(population.human)
+    if sample is None:
+        return np.flatnonzero(graded), False, [UNSAMPLED_NOTE]
+    if sample.unit != "pair":
+        raise EstimationError(
+            f"sample {sample.name} drew {sample.unit}s: a pair estimate needs a pair sample"
+        )
+    keys = set(sample.units.values_list("key", flat=True))
+    drawn = np.array([k in keys for k in population.keys])
+    notes = []
+    missing = int((drawn & ~graded).sum())
+    if missing:
+        notes.append(
+            f"{plural(missing, 'drawn pair')} {'has' if missing == 1 else 'have'} no human grade yet: the "
+            "intervals assume they are missing at random"
+        )
+    return np.flatnonzero(drawn & graded), sample.strategy == HumanSample.Strategy.STRATIFIED, notes
+
+
+def pair_hybrid_estimate(
+    *,
+    population: PairPopulation,
+    measure: str,
+    method: str,
+    alpha: float = 0.05,
+    sample: HumanSample | None = None,
+) -> HybridEstimate:
+    """Every run's interval from the pair sample; no differences between runs (not derived for pairs)."""
+    parsed = parse_ranked(measure)
+    check_offered(parsed)
+    if method not in PAIR_METHODS:
+        raise EstimationError(f"a pair sample's methods are {', '.join(PAIR_METHODS)}, not {method!r}")
+    if parsed.name == "AP" and method != "classical":
+        raise EstimationError(
+            "AP from a pair sample is inferred AP, from the human labels alone: use classical"
+        )
+    drawn, stratified, notes = _drawn(population, sample)
+    if len(drawn) < 2:
+        raise EstimationError(f"an interval needs at least 2 human-graded drawn pairs, got {len(drawn)}")
+    layout, idx = sample_layout(population, drawn) if stratified else uniform_layout(population, drawn)
+    design = (
+        f"sample {sample.name}: {sample.get_strategy_display().lower()}, {plural(len(drawn), 'graded pair')}"
+        if sample is not None
+        else "human-graded pairs, assumed a uniform random sample"
+    )
+    result = HybridEstimate(
+        task="relevance",
+        measure=measure,
+        unit="pair",
+        method=method,
+        alpha=alpha,
+        design=design,
+        notes=list(population.notes) + notes,
+    )
+    y = population.human[idx]
+    if parsed.name == "AP":
+        strata = layout.strata
+        pi = 1.0 / layout.weights()
+        est = np.zeros((len(population.runs), 1))
+        se = np.zeros((len(population.runs), 1))
+        for r in range(len(population.runs)):
+            est[r, 0], se[r, 0] = inferred_ap_estimate(
+                population,
+                run=r,
+                drawn=idx[0],
+                probability=pi,
+                strata=strata,
+                grades=population.human,
+                rel=parsed.rel,
+            )
+        lam = np.zeros(len(population.runs))
+    else:
+        got = ranked_estimates(
+            population=population, measure=parsed, layout=layout, idx=idx, y=y, method=method
+        )
+        est, se, lam = got.estimate, got.se, got.lam[:, 0, :].mean(-1)
+    n, big_n = len(drawn), population.size
+    inside = informative_pairs(population, parsed, idx[0])
+    point, lo, hi, _wilson = interval_ends(
+        estimate=est[:, 0],
+        se=se[:, 0],
+        se_srs=se[:, 0],
+        n=n,
+        binary=False,
+        identical=bool(np.ptp(y) == 0),
+        census=(n == big_n) | ((parsed.name == "P") & (inside == total_inside(population, parsed))),
+        alpha=alpha,
+        bounds=(0.0, 1.0),
+    )
+    for r, run in enumerate(population.runs):
+        result.runs[run] = Estimate(
+            estimate=float(point[r]),
+            lo=float(lo[r]),
+            hi=float(hi[r]),
+            se=float(se[r, 0]),
+            lam=float(lam[r]),
+            n_human=n,
+            n_machine=big_n,
+            effective_n=float("nan"),
+            rule="census" if n == big_n or se[r, 0] == 0 else "t",
+            warning=informative_warning(int(inside[r]), parsed),
+        )
+    result.notes.append("pair estimates: design-weighted within the sample's strata (docs/statistics.md)")
+    return result
+
+
+def informative_pairs(population: PairPopulation, measure: RankedMeasure, drawn: np.ndarray) -> np.ndarray:
+    """(runs,) drawn pairs that fall in each run's ranking within the cutoff: the ones that move its score."""
+    if measure.cutoff is None:
+        return (population.rank[:, drawn] > 0).sum(1)
+    return (coefficients(population, measure)[:, drawn] > 0).sum(1)
+
+
+def total_inside(population: PairPopulation, measure: RankedMeasure) -> np.ndarray:
+    return informative_pairs(population, measure, np.arange(population.size))
+
+
+def informative_warning(count: int, measure: RankedMeasure) -> str | None:
+    """Below `MIN_UNITS` drawn pairs in a run's ranking (within the cutoff) the interval's coverage was not
+    shown to hold: the few pairs that move the score decide it."""
+    if count >= MIN_UNITS:
+        return None
+    where = f"top {measure.cutoff}" if measure.cutoff else "ranking"
+    return (
+        f"coverage not shown to hold at {plural(count, 'drawn pair')} in the run's {where} (fewer than "
+        f"{MIN_UNITS}): treat the interval as a rough guide"
+    )
