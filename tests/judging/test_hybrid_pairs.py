@@ -319,8 +319,10 @@ def test_simulate_budget_reports_the_pair_methods_in_the_usual_shape(collection)
 
 @pytest.mark.django_db
 def test_estimate_refuses_ndcg_from_a_pair_sample_and_says_why(collection):  # noqa: F811
-    with pytest.raises(CommandError, match="ideal DCG"):
+    with pytest.raises(CommandError, match="ideal DCG") as refused:
         run("estimate", *BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "nDCG@5")
+    # It names what was tried and where the measurements are.
+    assert "latent-class" in str(refused.value) and "bench/bench_ndcg_pairs.py" in str(refused.value)
     with pytest.raises(CommandError, match="ideal DCG"):
         run(
             "simulate_budget",
