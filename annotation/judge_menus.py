@@ -18,6 +18,8 @@ from annotation.models import (
     NtnJudgment,
     NtrJudgment,
     Nugget,
+    NuggetAssignment,
+    NuggetImportanceJudgment,
     PtkbJudgment,
     RelevanceJudgment,
     SupportJudgment,
@@ -32,6 +34,8 @@ LABEL_TABLES: dict[str, tuple[type[Model], str]] = {
     "ntr": (NtrJudgment, "response__run__collection"),
     "ntn": (NtnJudgment, "gold_nugget__turn__collection"),
     "support": (SupportJudgment, "sentence__response__run__collection"),
+    "nugget-importance": (NuggetImportanceJudgment, "nugget__turn__collection"),
+    "nugget-assignment": (NuggetAssignment, "response__run__collection"),
 }
 
 

@@ -37,24 +37,35 @@ class ReusingRedisCacheClient(RedisCacheClient):
         return client
 
 
+# Redis runs a script whole, so no other client's command falls between the SET and the INCR: a key that
+# expired in between cannot be raised by INCR into a counter without an expiry.
+_COUNT_SCRIPT = """
+redis.call('SET', KEYS[1], 0, 'EX', ARGV[1], 'NX')
+return redis.call('INCR', KEYS[1])
+"""
+
+
 class ReusingRedisCache(RedisCache):
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = ReusingRedisCacheClient
+        self._scripts: dict[int, Any] = {}  # the count script per client (redis-py's Script, by digest)
 
     def count(self, key: str, *, timeout: int) -> int:
         """Add one to the counter `key` (made at 0, living `timeout` seconds, when missing) and return it.
 
-        One round trip, atomic (a MULTI of SET NX EX and INCR), where `add` then `incr` cost three
-        (Django's incr asks whether the key exists first): the API's throttle counts every request.
+        One round trip of one command, atomic (a script of SET NX EX and INCR, sent by its digest), where
+        `add` then `incr` cost three round trips (Django's incr asks whether the key exists first) and a
+        MULTI of the two four commands to send and answers to read: the API's throttle counts every request
+        of every script.
         """
         full_key = self.make_and_validate_key(key)
         backend: Any = self  # the stubs do not declare RedisCache._cache
         client = backend._cache.get_client(full_key, write=True)
-        pipe = client.pipeline(transaction=True)
-        pipe.set(full_key, 0, ex=timeout, nx=True)
-        pipe.incr(full_key)
-        return int(pipe.execute()[1])
+        script = self._scripts.get(id(client))
+        if script is None:
+            script = self._scripts[id(client)] = client.register_script(_COUNT_SCRIPT)
+        return int(script(keys=[full_key], args=[timeout]))
 
 
 # What an unreachable, restarting, read-only or full Redis raises (BusyLoadingError, while it loads its

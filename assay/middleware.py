@@ -15,8 +15,11 @@ import logging
 from collections.abc import Callable
 
 import redis.exceptions
+from csp.middleware import CSPMiddleware
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.template.loader import render_to_string
 
 from core.api_errors import error_body
@@ -70,3 +73,21 @@ class DatabaseUnavailableMiddleware:
             return None
         logger.warning("database unavailable on %s %s: %s", request.method, request.path, exception)
         return database_unavailable_response(request)
+
+
+class ContentSecurityPolicyMiddleware(CSPMiddleware):
+    """django-csp's middleware, which builds the policies for every response, even one exempt from them.
+
+    The assessor endpoints' JSON (one or two requests per judgment) is exempt: never rendered as a page,
+    it needs no policy. Such a response is returned as it is, unless a report-only policy is configured
+    and the response is not exempt from that one too; every other response gets django-csp's headers.
+    """
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        exempt = getattr(response, "_csp_exempt", False) is True
+        if exempt and (
+            getattr(response, "_csp_exempt_ro", False) is True
+            or not getattr(settings, "CONTENT_SECURITY_POLICY_REPORT_ONLY", None)
+        ):
+            return response
+        return super().process_response(request, response)

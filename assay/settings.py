@@ -89,7 +89,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files from the process itself (compressed, cached), so DEBUG off needs no separate server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, skipping the policies' build for a response exempt from them (the assessor JSON).
+    "assay.middleware.ContentSecurityPolicyMiddleware",
     # Outside everything that reads the database: a database that is down answers 503, not 500.
     "assay.middleware.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

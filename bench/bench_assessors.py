@@ -31,6 +31,7 @@ starts, through its Unix socket when that is there) and drops it at the end.
 
     .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 30] [--trivial-seconds 20]
     BENCH_SECONDS=8 BENCH_TRIVIAL_SECONDS=6 .venv/bin/python bench/bench_assessors.py   # a quick run
+    BENCH_DB_POOL=0 ...   # the server on persistent connections (one per thread) instead of Django's pool
 
 Imported by gunicorn (as `bench_assessors:application`) it serves the project plus /bench/trivial/.
 """
@@ -206,6 +207,8 @@ def _serve(
         LOG_LEVEL="ERROR",
     )
     env.pop("DB_CONN_MAX_AGE", None)
+    if os.environ.get("BENCH_DB_POOL") == "0":  # persistent connections instead, one per thread
+        env.update(DB_POOL="0", DB_CONN_MAX_AGE="600")
     command = [
         str(REPO / ".venv" / "bin" / "gunicorn"),
         "bench_assessors:application",

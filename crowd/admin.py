@@ -12,8 +12,8 @@ class CrowdCampaignAdmin(admin.ModelAdmin):
 
 @admin.register(models.TestQuestion)
 class TestQuestionAdmin(admin.ModelAdmin):
-    list_display = ["id", "nugget_text", "answer", "source", "collection"]
-    list_filter = ["collection", "answer", "source"]
+    list_display = ["id", "nugget_text", "answer", "support", "source", "collection"]
+    list_filter = ["collection", "answer", "support", "source"]
     search_fields = ["nugget_text", "response_text"]
     raw_id_fields = ["origin"]
 
@@ -61,7 +61,7 @@ class BatchItemAdmin(admin.ModelAdmin):
 
 @admin.register(models.CrowdAnswer)
 class CrowdAnswerAdmin(admin.ModelAdmin):
-    list_display = ["assignment", "item", "matched", "time_spent_ms"]
+    list_display = ["assignment", "item", "matched", "support", "time_spent_ms"]
     list_filter = ["matched", "assignment__batch__campaign"]
     search_fields = ["assignment__worker__worker_id"]
     raw_id_fields = ["assignment", "item"]

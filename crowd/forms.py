@@ -39,6 +39,12 @@ class CampaignComposeForm(forms.Form):
     provider = forms.ChoiceField(
         choices=CrowdCampaign.Provider.choices, initial=CrowdCampaign.Provider.PLATFORM
     )
+    kind = forms.ChoiceField(
+        choices=CrowdCampaign.Kind.choices,
+        initial=CrowdCampaign.Kind.NTR,
+        required=False,
+        help_text="Yes/no matching (CONE-RAG), or support / partial / not support (TREC RAG nugget assignment).",
+    )
     nugget_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), to_field_name="name", help_text="Whose gold nuggets are matched."
     )
@@ -99,6 +105,7 @@ class CampaignComposeForm(forms.Form):
             "runs": data["runs"] or self.collection.runs.all(),
             "generate_tests": data["generate_tests"],
             "provider": data["provider"],
+            "kind": data["kind"] or CrowdCampaign.Kind.NTR,
             "seed": data["seed"],
             "batch_size": data["batch_size"],
             "tests_per_batch": data["tests_per_batch"],
@@ -131,6 +138,12 @@ class AggregateForm(forms.Form):
         max_value=50,
         initial=2,
         help_text="Counted votes a pair needs; fewer leaves it unresolved.",
+    )
+    # Nugget-support campaigns only; yes/no campaigns are aggregated by majority vote.
+    method = forms.ChoiceField(
+        choices=[("majority", "majority vote"), ("ds", "Dawid-Skene"), ("mace", "MACE"), ("glad", "GLAD")],
+        initial="majority",
+        required=False,
     )
 
 

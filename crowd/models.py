@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
+from annotation.models import Collection, Judge, Nugget, NuggetSupport, Response, Run, Turn
 
 
 class CrowdCampaign(models.Model):
@@ -24,9 +24,16 @@ class CrowdCampaign(models.Model):
         PLATFORM = "platform", "In-platform"
         MTURK = "mturk", "Amazon Mechanical Turk"
 
+    class Kind(models.TextChoices):
+        # CONE-RAG's question: does the answer contain the fact (yes/no), labels are NtrJudgments.
+        NTR = "ntr", "Nugget matching (yes / no)"
+        # TREC RAG's: support / partial support / not support, labels are NuggetAssignments.
+        NUGGET_SUPPORT = "nugget-support", "Nugget assignment (support / partial / not)"
+
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="crowd_campaigns")
     name = models.SlugField(max_length=100, unique=True)
     provider = models.CharField(max_length=10, choices=Provider.choices, default=Provider.PLATFORM)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NTR)
     nugget_judge = models.ForeignKey(
         Judge, on_delete=models.PROTECT, related_name="+", help_text="Whose gold nuggets are matched."
     )
@@ -54,6 +61,10 @@ class CrowdCampaign(models.Model):
     block_qualification_id = models.CharField(
         max_length=64, blank=True, help_text="MTurk qualification given to workers who failed test questions."
     )
+    # The last fit of the aggregation models (crowd/rag_nuggets): per method its accuracy on the test
+    # questions and each worker's reliability. Fitting takes seconds at a campaign's size, so the campaign
+    # page shows what the last aggregation stored instead of fitting on every view.
+    fit_report = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -83,6 +94,9 @@ class TestQuestion(models.Model):
     response_text = models.TextField()
     nugget_text = models.TextField()
     answer = models.BooleanField()
+    # The known three-way answer of a nugget-support question ('' for a yes/no one); `answer` is then
+    # whether the answer states the nugget at least in part.
+    support = models.CharField(max_length=16, choices=NuggetSupport.choices, blank=True)
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.ORGANISER)
     origin = models.ForeignKey(Nugget, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -92,7 +106,12 @@ class TestQuestion(models.Model):
         ordering = ["id"]
 
     def __str__(self) -> str:
-        return f"test {self.id} ({'yes' if self.answer else 'no'})"
+        return f"test {self.id} ({self.expected})"
+
+    @property
+    def expected(self) -> str:
+        """The known answer as the worker gives it: a NuggetSupport value, or yes / no."""
+        return self.support or ("yes" if self.answer else "no")
 
 
 class CrowdBatch(models.Model):
@@ -258,6 +277,9 @@ class CrowdAnswer(models.Model):
     assignment = models.ForeignKey(CrowdAssignment, on_delete=models.CASCADE, related_name="answers")
     item = models.ForeignKey(BatchItem, on_delete=models.CASCADE, related_name="answers")
     matched = models.BooleanField()
+    # A nugget-support campaign's three-way answer ('' in a yes/no campaign); `matched` then says whether
+    # it is support or partial support, so counts of yes answers mean the same in both kinds.
+    support = models.CharField(max_length=16, choices=NuggetSupport.choices, blank=True)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:

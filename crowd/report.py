@@ -240,7 +240,12 @@ def _worker_rows(campaign: CrowdCampaign, worker_ids: Collection[int] | None) ->
         .annotate(
             n=Count("pk"),
             tests=Count("pk", filter=Q(item__test_question__isnull=False)),
-            right=Count("pk", filter=Q(item__test_question__answer=F("matched"))),
+            # A three-way test question is right only with its exact label (partial support is not support).
+            right=Count(
+                "pk",
+                filter=Q(item__test_question__support="", item__test_question__answer=F("matched"))
+                | Q(item__test_question__support__gt="", item__test_question__support=F("support")),
+            ),
         )
         .order_by()
     }

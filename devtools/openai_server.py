@@ -10,6 +10,7 @@ tried without an API key (`manage.py llm_fake_server`); its labels mean nothing.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -70,9 +71,13 @@ def toy_responder(prompt: str) -> str:
     """An answer in the shape each judge prompt asks for, chosen by a hash of the prompt (stable across runs).
 
     For trying the pipeline end to end only: a relevance grade, Yes/No, a support label; nugget prompts get
-    "No nugget" / "Not found", since copying spans would need the passage parsed out of the prompt.
+    "No nugget" / "Not found", since copying spans would need the passage parsed out of the prompt. TREC
+    RAG nugget prompts get the answers of `rag_nuggets_responder`.
     """
     pick = zlib.crc32(prompt.encode("utf-8"))
+    rag = rag_nuggets_responder(prompt)
+    if rag is not None:
+        return rag
     if "Grade: <0, 1, 2, 3 or 4>" in prompt:
         return f"Grade: {pick % 5}"
     if "Full Support" in prompt and "No Support" in prompt:
@@ -82,6 +87,65 @@ def toy_responder(prompt: str) -> str:
     if "No nugget" in prompt:
         return "No nugget"
     return ("Yes", "No")[pick % 2]
+
+
+# --- TREC RAG nugget prompts (judging/machine/prompts/{nuggets_create,importance,assignment}_v1.txt) ------
+
+_SECTION_END = re.compile(r"\n\s*\n")
+_NUMBERED = re.compile(r"^\s*(?:\d+\.|\[\d+\])\s+(.*)$")
+_MAX_NUGGETS = re.compile(r"keep at most (\d+) nuggets")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _section(prompt: str, heading: str, last: bool = False) -> str:
+    """The text after a heading line up to the next blank line."""
+    at = prompt.rfind(heading) if last else prompt.find(heading)
+    if at < 0:
+        return ""
+    body = prompt[at + len(heading) :]
+    end = _SECTION_END.search(body)
+    return body[: end.start()] if end else body
+
+
+def _items(section: str) -> list[str]:
+    return [m.group(1).strip() for line in section.splitlines() if (m := _NUMBERED.match(line))]
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
+
+
+def rag_nuggets_responder(prompt: str) -> str | None:
+    """Deterministic answers to the TREC RAG nugget prompts, worked out from the prompt (None: another prompt).
+
+    Creation keeps the list so far and adds each new passage's first sentence (at most 12 words) up to the
+    maximum; importance is vital for every other nugget by a hash of its text; assignment compares content
+    words: support when the answer holds 80% of the nugget's, partial_support from 40%, else not_support.
+    """
+    if "Update the nugget list" in prompt:
+        nuggets = _items(_section(prompt, "Nugget list so far:\n"))
+        limit = _MAX_NUGGETS.search(prompt)
+        for passage in _items(_section(prompt, "New passages:\n")):
+            first = " ".join(re.split(r"(?<=[.!?])\s", passage, maxsplit=1)[0].split()[:12]).rstrip(".")
+            if first and first.lower() not in {n.lower() for n in nuggets}:
+                nuggets.append(first)
+        nuggets = nuggets[: int(limit.group(1))] if limit else nuggets
+        return "\n".join(f"{i}. {n}" for i, n in enumerate(nuggets, start=1)) or "No nuggets"
+    if "its label (vital or okay)" in prompt:
+        nuggets = _items(_section(prompt, "Nuggets:\n", last=True))
+        labels = ("vital" if zlib.crc32(n.encode("utf-8")) % 2 == 0 else "okay" for n in nuggets)
+        return "\n".join(f"{i}: {label}" for i, label in enumerate(labels, start=1))
+    if "its label (support, partial_support or not_support)" in prompt:
+        nuggets = _items(_section(prompt, "Nuggets:\n", last=True))
+        answer = _content_words(prompt[prompt.find("Answer:\n") : prompt.rfind("Nuggets:\n")])
+        lines = []
+        for i, nugget in enumerate(nuggets, start=1):
+            words = _content_words(nugget)
+            share = len(words & answer) / len(words) if words else 0.0
+            label = "support" if share >= 0.8 else "partial_support" if share >= 0.4 else "not_support"
+            lines.append(f"{i}: {label}")
+        return "\n".join(lines)
+    return None
 
 
 def count_tokens(text: str) -> int:

@@ -20,6 +20,9 @@ class JudgeJob(models.Model):
         SUPPORT = "support", "Support of answer sentences"
         NTN = "ntn", "Nugget to nugget (NLI)"
         DEDUP = "dedup", "Nugget de-duplication (NLI)"
+        NUGGETS_CREATE = "nuggets-create", "Nugget list creation (TREC RAG)"
+        IMPORTANCE = "importance", "Nugget importance, vital or okay"
+        ASSIGNMENT = "assignment", "Nugget assignment to answers"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

@@ -90,6 +90,29 @@ def test_pages_carry_a_policy_that_allows_only_our_own_scripts(client):
     assert policy["object-src"] == "'none'"
 
 
+@pytest.mark.django_db
+def test_it_sends_no_policy_with_the_assessor_json_but_a_report_only_one_when_configured(client, settings):
+    from rest_framework.authtoken.models import Token
+
+    from tests.factories import relevance_campaign
+
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    headers = {"HTTP_AUTHORIZATION": f"Token {Token.objects.create(user=alice).key}"}
+    url = f"/relevance/api/{assignment.pk}/next/"
+
+    plain = client.post(url, content_type="application/json", **headers)
+    settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = {"DIRECTIVES": {"default-src": ["'self'"]}}
+    reported = client.post(url, content_type="application/json", **headers)
+
+    assert (plain.status_code, reported.status_code) == (200, 200)
+    assert plain.json()["passage_id"] == reported.json()["passage_id"]
+    assert "Content-Security-Policy" not in plain
+    assert "Content-Security-Policy-Report-Only" not in plain
+    assert "Content-Security-Policy" not in reported
+    assert reported["Content-Security-Policy-Report-Only"] == "default-src 'self'"
+
+
 def test_no_template_carries_an_inline_script_or_event_handler():
     """The policy refuses inline scripts; a template that has one would silently stop working."""
     offenders = []

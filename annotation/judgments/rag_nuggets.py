@@ -296,11 +296,18 @@ def importance_judgments_upsert(
 
 @transaction.atomic
 def nugget_assignments_upsert(
-    *, judge: Judge, collection: Collection, rows: Iterable[AssignmentRow], condition: str
+    *,
+    judge: Judge,
+    collection: Collection,
+    rows: Iterable[AssignmentRow],
+    condition: str,
+    remove: Iterable[tuple[int, int]] = (),
 ) -> Written:
     """Make the judge's assignment labels of the given (answer, nugget) pairs of `collection` say what
-    `rows` say (an assignment file, a machine job's window, a crowd aggregate)."""
+    `rows` say (an assignment file, a machine job's window, a crowd aggregate). The (answer id, nugget id)
+    pairs in `remove` lose the judge's label: a crowd pair whose vote became a tie has none any more."""
     wanted = {(row.response_id, row.nugget_id): row for row in rows}
+    dropped = {key for key in remove if key not in wanted}
     for row in wanted.values():
         _label_check(row.label, ASSIGNMENT_LABELS)
     answer_turns = dict(
@@ -319,7 +326,16 @@ def nugget_assignments_upsert(
         if answer_turns[response_id] != nugget_turns[nugget_id]:
             raise JudgmentRefused(f"nugget {nugget_id} is not a nugget of answer {response_id}'s turn")
     stored = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
-    return labels_restate(
+    stale = (
+        [
+            pk
+            for pk, response_id, nugget_id in stored.values_list("id", "response_id", "nugget_id")
+            if (response_id, nugget_id) in dropped
+        ]
+        if dropped
+        else []
+    )
+    written = labels_restate(
         NuggetAssignment,
         stored=(
             (pk, (response_id, nugget_id), label)
@@ -333,3 +349,6 @@ def nugget_assignments_upsert(
             judge=judge, response_id=key[0], nugget_id=key[1], label=label, condition=condition
         ),
     )
+    if stale:
+        written.removed, _ = NuggetAssignment.objects.filter(pk__in=stale).delete()
+    return written

@@ -29,6 +29,11 @@ class ImportJob(models.Model):
         SUPPORT_LABELS = "support-labels", "Support labels (JSONL)"
         CONE_RAG_RESPONSES = "cone-rag-responses", "CONE-RAG participant responses (JSON)"
         CONE_RAG_LABELS = "cone-rag-labels", "CONE-RAG crowd labels (TSV)"
+        NUGGETIZER_NUGGETS = (
+            "nuggetizer-nuggets",
+            "TREC RAG created nuggets with vital/okay (nuggetizer JSONL)",
+        )
+        NUGGET_ASSIGNMENTS = "nugget-assignments", "TREC RAG nugget assignments (nuggetizer JSONL)"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting"

@@ -102,7 +102,10 @@ def results_csv(*, campaign: CrowdCampaign) -> str:
         .order_by("batch__index", "id")
     )
     for a in assignments:
-        votes = {answer.item.position: answer.matched for answer in a.answers.all()}
+        votes = {
+            answer.item.position: answer.support or ("yes" if answer.matched else "no")
+            for answer in a.answers.all()
+        }
         seconds = a.work_seconds
         writer.writerow(
             [
@@ -115,7 +118,7 @@ def results_csv(*, campaign: CrowdCampaign) -> str:
                 format_time(a.submit_time),
                 "" if seconds is None else str(int(seconds)),
                 str(a.batch.index),
-                *[("yes" if votes[p] else "no") if p in votes else "" for p in range(size)],
+                *[votes.get(p, "") for p in range(size)],
             ]
         )
     return out.getvalue()
@@ -146,7 +149,7 @@ def results_csv_import(*, campaign: CrowdCampaign, path: str | Path) -> int:
             continue
         fields = {k[len("Answer.") :]: v for k, v in row.items() if k and k.startswith("Answer.")}
         try:
-            answers, times = answers_from_fields(fields, size=batch.items.count())
+            answers, times = answers_from_fields(fields, size=batch.items.count(), kind=campaign.kind)
             accept, submit = parse_time(row["AcceptTime"]), parse_time(row["SubmitTime"])
         except CrowdError as exc:
             problems.add(line, str(exc))

@@ -18,8 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import NtrRow, ntr_judgments_upsert
-from annotation.models import Judge
+from annotation.judgments import AssignmentRow, NtrRow, ntr_judgments_upsert, nugget_assignments_upsert
+from annotation.models import Judge, LabelCondition, NuggetSupport
 from annotation.services import judge_get_or_create
 from crowd.models import (
     VOTING_STATUSES,
@@ -31,6 +31,10 @@ from crowd.models import (
     CrowdWorker,
 )
 from crowd.services import CrowdError
+
+# A worker's answer to one question: yes / no in a nugget-matching campaign, a NuggetSupport value in a
+# nugget-support one (answers_from_fields parses by the campaign's kind).
+Answer = bool | str
 
 
 class AssignmentRepeated(CrowdError):
@@ -67,7 +71,7 @@ def _batch_locked(batch: CrowdBatch) -> CrowdBatch:
     return CrowdBatch.objects.select_for_update().select_related("campaign").get(id=batch.id)
 
 
-def _items_checked(batch: CrowdBatch, answers: Mapping[int, bool]) -> dict[int, BatchItem]:
+def _items_checked(batch: CrowdBatch, answers: Mapping[int, Answer]) -> dict[int, BatchItem]:
     items = {item.position: item for item in batch.items.select_related("test_question")}
     if set(answers) != set(items):
         missing = sorted(set(items) - set(answers))
@@ -89,27 +93,37 @@ def _answers_store(
     *,
     assignment: CrowdAssignment,
     items: Mapping[int, BatchItem],
-    answers: Mapping[int, bool],
+    answers: Mapping[int, Answer],
     times_ms: Mapping[int, int],
 ) -> None:
     stored = {a.item_id: a for a in assignment.answers.all()}
     created: list[CrowdAnswer] = []
-    for position, matched in answers.items():
+    for position, given in answers.items():
         item = items[position]
         ms = times_ms.get(position)
+        support = given if isinstance(given, str) else ""
+        matched = given != NuggetSupport.NONE if isinstance(given, str) else given
         answer = stored.get(item.id)
         if answer is None:
-            created.append(CrowdAnswer(assignment=assignment, item=item, matched=matched, time_spent_ms=ms))
-        elif answer.matched != matched or (ms is not None and answer.time_spent_ms != ms):
-            answer.matched = matched
+            created.append(
+                CrowdAnswer(
+                    assignment=assignment, item=item, matched=matched, support=support, time_spent_ms=ms
+                )
+            )
+        elif (answer.matched, answer.support) != (matched, support) or (
+            ms is not None and answer.time_spent_ms != ms
+        ):
+            answer.matched, answer.support = matched, support
             answer.time_spent_ms = ms if ms is not None else answer.time_spent_ms
-            answer.save(update_fields=["matched", "time_spent_ms"])
+            answer.save(update_fields=["matched", "support", "time_spent_ms"])
     CrowdAnswer.objects.bulk_create(created)
 
 
-def _passed(items: Mapping[int, BatchItem], answers: Mapping[int, bool]) -> bool:
+def _passed(items: Mapping[int, BatchItem], answers: Mapping[int, Answer]) -> bool:
     return all(
-        answers[p] == item.test_question.answer for p, item in items.items() if item.test_question is not None
+        answers[p] == (item.test_question.support or item.test_question.answer)
+        for p, item in items.items()
+        if item.test_question is not None
     )
 
 
@@ -118,7 +132,7 @@ def assignment_submit(
     *,
     batch: CrowdBatch,
     worker: CrowdWorker,
-    answers: Mapping[int, bool],
+    answers: Mapping[int, Answer],
     times_ms: Mapping[int, int] | None = None,
     assignment_id: str = "",
     status: str = CrowdAssignment.Status.SUBMITTED,
@@ -190,7 +204,7 @@ def assignment_provisional_store(
     batch: CrowdBatch,
     worker_id: str,
     assignment_id: str,
-    answers: Mapping[int, bool],
+    answers: Mapping[int, Answer],
     times_ms: Mapping[int, int] | None = None,
 ) -> CrowdAssignment:
     """Keep answers posted to the MTurk HIT page until MTurk confirms them (`mturk_sync`).
@@ -244,7 +258,7 @@ def assignment_confirm(
     batch: CrowdBatch,
     worker_id: str,
     assignment_id: str,
-    answers: Mapping[int, bool],
+    answers: Mapping[int, Answer],
     times_ms: Mapping[int, int] | None = None,
     status: str = CrowdAssignment.Status.SUBMITTED,
     accept_time: datetime | None = None,
@@ -296,25 +310,37 @@ def _worker_votes_store(
     batch: CrowdBatch,
     worker: CrowdWorker,
     items: Mapping[int, BatchItem],
-    answers: Mapping[int, bool],
+    answers: Mapping[int, Answer],
     times_ms: Mapping[int, int],
 ) -> None:
     # Each worker's votes are also NtR judgments of their own judge, so the agreement capability can
     # compare workers with each other and with machine judges on the pairs they share. All votes are
     # kept, those of workers who failed a test question too: who counts is the majority vote's business.
     judge = worker_judge_get_or_create(worker=worker, provider=batch.campaign.provider)
-    votes: dict[tuple[int, int], tuple[bool, int | None]] = {}
-    for p, matched in answers.items():
+    votes: dict[tuple[int, int], tuple[Answer, int | None]] = {}
+    for p, given in answers.items():
         item = items[p]
         # A pair has both ids and a test question neither (crowd_item_pair_or_test): tests are skipped.
         if item.response_id is not None and item.nugget_id is not None:
-            votes[(item.response_id, item.nugget_id)] = (matched, times_ms.get(p))
+            votes[(item.response_id, item.nugget_id)] = (given, times_ms.get(p))
     if not votes:
+        return
+    if batch.campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
+        # Workers are shown no machine label: their three-way answers are labels from scratch.
+        nugget_assignments_upsert(
+            judge=judge,
+            collection=batch.campaign.collection,
+            rows=[
+                AssignmentRow(response_id=r, nugget_id=n, label=str(given))
+                for (r, n), (given, _) in votes.items()
+            ],
+            condition=LabelCondition.SCRATCH,
+        )
         return
     ntr_judgments_upsert(
         judge=judge,
         rows=[
-            NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched, time_spent_ms=ms)
+            NtrRow(response_id=response_id, nugget_id=nugget_id, matched=bool(matched), time_spent_ms=ms)
             for (response_id, nugget_id), (matched, ms) in votes.items()
         ],
     )
@@ -328,6 +354,16 @@ YES = {"yes", "y", "1", "true"}
 NO = {"no", "n", "0", "false"}
 
 
+# A nugget-support answer by its value or the worker page's key (s / p / n).
+SUPPORT_ANSWERS = {
+    **{value: value for value in NuggetSupport.values},
+    "s": NuggetSupport.SUPPORT.value,
+    "p": NuggetSupport.PARTIAL.value,
+    "partial": NuggetSupport.PARTIAL.value,
+    "n": NuggetSupport.NONE.value,
+}
+
+
 def parse_vote(value: str) -> bool:
     text = value.strip().lower()
     if text in YES:
@@ -337,21 +373,32 @@ def parse_vote(value: str) -> bool:
     raise CrowdError(f"answer must be yes or no, not {value!r}")
 
 
-def answers_from_fields(fields: Mapping[str, str], *, size: int) -> tuple[dict[int, bool], dict[int, int]]:
-    """Answers named q1..qN (yes/no) and optional ms1..msN (milliseconds), as the worker page posts them,
-    MTurk returns them and its results CSV holds them.
+def parse_support(value: str) -> str:
+    text = value.strip().lower()
+    if text in SUPPORT_ANSWERS:
+        return SUPPORT_ANSWERS[text]
+    raise CrowdError(f"answer must be one of {', '.join(NuggetSupport.values)}, not {value!r}")
+
+
+def answers_from_fields(
+    fields: Mapping[str, str], *, size: int, kind: str = CrowdCampaign.Kind.NTR
+) -> tuple[dict[int, Answer], dict[int, int]]:
+    """Answers named q1..qN (yes/no, or support/partial_support/not_support in a campaign of that `kind`)
+    and optional ms1..msN (milliseconds), as the worker page posts them, MTurk returns them and its results
+    CSV holds them.
 
     A time is optional, but one that is sent and is not 0 to a day of milliseconds (`inf`, `nan`, `1e30`,
     `-1`) is not what the page sends: it is refused (CrowdError) on every path, the pages, `mturk_sync`
     and the results CSV alike, rather than stored or clamped.
     """
-    answers: dict[int, bool] = {}
+    answers: dict[int, Answer] = {}
     times: dict[int, int] = {}
+    parse = parse_support if kind == CrowdCampaign.Kind.NUGGET_SUPPORT else parse_vote
     for n in range(1, size + 1):
         value = fields.get(f"q{n}")
         if value is None or value == "":
             raise CrowdError(f"question {n} has no answer")
-        answers[n - 1] = parse_vote(value)
+        answers[n - 1] = parse(value)
         ms = fields.get(f"ms{n}")
         if ms:
             try:

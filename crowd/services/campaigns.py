@@ -19,7 +19,7 @@ from django.db import transaction
 
 from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import NtrRow, ntr_judgments_upsert
-from annotation.models import Collection, Judge, Nugget, Run, Turn
+from annotation.models import Collection, Judge, Nugget, NuggetSupport, Run, Turn
 from annotation.services import judge_get_or_create
 from crowd.client import MTurkClient
 from crowd.models import (
@@ -41,6 +41,18 @@ from crowd.services import CrowdError
 LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
     CrowdCampaign.Provider.PLATFORM: "crowd-majority",
     CrowdCampaign.Provider.MTURK: "mturk-majority",
+}
+# A nugget-support campaign's labels are NuggetAssignments, aggregated by one of several methods
+# (crowd/rag_nuggets): the majority's judge is named after the provider, each model's after that.
+NUGGET_LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
+    CrowdCampaign.Provider.PLATFORM: "crowd-nuggets",
+    CrowdCampaign.Provider.MTURK: "mturk-nuggets",
+}
+# What a worker is asked, by kind, unless the campaign sets its own HIT title and description.
+NUGGET_SUPPORT_HIT = {
+    "title": "Does the answer support this fact?",
+    "description": "Read a short answer and a fact; say whether the answer supports the fact, "
+    "partly supports it, or not.",
 }
 CAMPAIGN_NAME_MAX = CrowdCampaign._meta.get_field("name").max_length or 100
 # /crowd/campaigns/new/ is the compose page.
@@ -70,6 +82,7 @@ def campaign_create(
     turns: Iterable[Turn],
     runs: Iterable[Run],
     provider: str = CrowdCampaign.Provider.PLATFORM,
+    kind: str = CrowdCampaign.Kind.NTR,
     label_judge_name: str | None = None,
     seed: int = 0,
     batch_size: int = 10,
@@ -79,11 +92,21 @@ def campaign_create(
     **hit_settings: Any,
 ) -> CrowdCampaign:
     """A campaign over chosen turns and runs, labelled as the crowd judge `label_judge_name` (by default
-    the provider's: crowd-majority in the platform, mturk-majority on MTurk)."""
+    the provider's: crowd-majority in the platform, mturk-majority on MTurk; crowd-nuggets and
+    mturk-nuggets for a nugget-support campaign, whose questions are three-way)."""
     campaign_name_check(name)
     if provider not in CrowdCampaign.Provider.values:
         raise CrowdError(f"provider {provider!r} is not one of {', '.join(CrowdCampaign.Provider.values)}")
-    label_judge_name = label_judge_name or LABEL_JUDGE_BY_PROVIDER[provider]
+    if kind not in CrowdCampaign.Kind.values:
+        raise CrowdError(f"kind {kind!r} is not one of {', '.join(CrowdCampaign.Kind.values)}")
+    by_provider = (
+        NUGGET_LABEL_JUDGE_BY_PROVIDER
+        if kind == CrowdCampaign.Kind.NUGGET_SUPPORT
+        else LABEL_JUDGE_BY_PROVIDER
+    )
+    label_judge_name = label_judge_name or by_provider[provider]
+    if kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
+        hit_settings = {**NUGGET_SUPPORT_HIT, **hit_settings}
     if CrowdCampaign.objects.filter(name=name).exists():
         raise CrowdError(f"a campaign named {name!r} exists")
     if batch_size < 1 or assignments_per_batch < 1 or tests_per_batch < 0:
@@ -109,6 +132,7 @@ def campaign_create(
         collection=collection,
         name=name,
         provider=provider,
+        kind=kind,
         nugget_judge=nugget_judge,
         label_judge=label_judge,
         seed=seed,
@@ -134,18 +158,27 @@ def test_question_create(
     collection: Collection,
     response_text: str,
     nugget_text: str,
-    answer: bool,
+    answer: bool | None = None,
+    support: str = "",
     origin: Nugget | None = None,
 ) -> TestQuestion:
-    """An organiser-written test question (or a generated one when `origin` is given)."""
+    """An organiser-written test question (or a generated one when `origin` is given): yes/no (`answer`)
+    for nugget matching, or three-way (`support`, a NuggetSupport value) for nugget-support campaigns."""
     if not response_text.strip() or not nugget_text.strip():
         raise CrowdError("a test question needs a response text and a nugget text")
+    if support and support not in NuggetSupport.values:
+        raise CrowdError(f"support must be one of {', '.join(NuggetSupport.values)}, not {support!r}")
+    if (answer is None) == (not support):
+        raise CrowdError("a test question has a yes/no answer or a three-way support answer, one of them")
+    if support:
+        answer = support != NuggetSupport.NONE
     question, _ = TestQuestion.objects.get_or_create(
         collection=collection,
         response_text=response_text,
         nugget_text=nugget_text,
         defaults={
             "answer": answer,
+            "support": support,
             "origin": origin,
             "source": TestQuestion.Source.GENERATED if origin else TestQuestion.Source.ORGANISER,
         },
@@ -159,7 +192,10 @@ def test_questions_generate(*, campaign: CrowdCampaign, count: int) -> list[Test
 
     Yes: a response that states the nugget word for word (among another turn's response text).
     No: a nugget of one conversation against a response of a different conversation.
+    In a nugget-support campaign these are support and not support (partial support is left to organisers:
+    no rule makes an answer that states a nugget only in part).
     """
+    three_way = campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT
     rng = random.Random(campaign.seed)
     pairs = campaign_pairs(campaign=campaign)
     nuggets = sorted({n.id: n for _, n in pairs}.values(), key=lambda n: n.id)
@@ -185,7 +221,8 @@ def test_questions_generate(*, campaign: CrowdCampaign, count: int) -> list[Test
                 collection=campaign.collection,
                 response_text=text,
                 nugget_text=nugget.text,
-                answer=answer,
+                answer=None if three_way else answer,
+                support=(NuggetSupport.SUPPORT if answer else NuggetSupport.NONE) if three_way else "",
                 origin=nugget,
             )
         )
@@ -197,7 +234,9 @@ def batches_compose(*, campaign: CrowdCampaign) -> list[CrowdBatch]:
     """Shuffle the pairs with the campaign's seed, cut them into batches, and put test questions in.
 
     Each batch gets `tests_per_batch` test questions at seeded random positions, drawn so that yes and
-    no answers alternate across the campaign. The same seed and the same data give the same batches.
+    no answers alternate across the campaign (support, not support and, when there are any, partial support
+    in a nugget-support campaign, which takes only three-way questions). The same seed and the same data
+    give the same batches.
     """
     if campaign.batches.exists():
         raise CrowdError(f"campaign {campaign.name} already has batches")
@@ -205,22 +244,31 @@ def batches_compose(*, campaign: CrowdCampaign) -> list[CrowdBatch]:
     if not pairs:
         raise CrowdError("no pairs: the chosen turns have no responses of the chosen runs or no nuggets")
     pool = list(TestQuestion.objects.filter(collection=campaign.collection).order_by("id"))
-    yes = [q for q in pool if q.answer]
-    no = [q for q in pool if not q.answer]
-    if campaign.tests_per_batch and (not yes or not no):
-        raise CrowdError("the test question pool needs at least one yes and one no question")
+    if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
+        groups = [[q for q in pool if q.support == label] for label in NuggetSupport.values]
+        yes, no, partial = groups[0], groups[2], groups[1]
+        if campaign.tests_per_batch and (not yes or not no):
+            raise CrowdError("the test question pool needs at least one support and one not_support question")
+    else:
+        yes = [q for q in pool if not q.support and q.answer]
+        no = [q for q in pool if not q.support and not q.answer]
+        partial = []
+        if campaign.tests_per_batch and (not yes or not no):
+            raise CrowdError("the test question pool needs at least one yes and one no question")
     rng = random.Random(campaign.seed)
     rng.shuffle(pairs)
     rng.shuffle(yes)
     rng.shuffle(no)
+    rng.shuffle(partial)
+    sources = [group for group in (yes, no, partial) if group]
     batches: list[CrowdBatch] = []
     items: list[BatchItem] = []
     test_count = 0
     for index, start in enumerate(range(0, len(pairs), campaign.batch_size)):
         chunk: list[Any] = list(pairs[start : start + campaign.batch_size])
         for _ in range(campaign.tests_per_batch):
-            source = yes if test_count % 2 == 0 else no
-            question = source[(test_count // 2) % len(source)]
+            source = sources[test_count % len(sources)]
+            question = source[(test_count // len(sources)) % len(source)]
             test_count += 1
             chunk.insert(rng.randrange(len(chunk) + 1), question)
         batch = CrowdBatch.objects.create(

@@ -105,7 +105,7 @@ def campaign_sync(*, campaign: CrowdCampaign, client: MTurkClient) -> SyncResult
         for info in infos:
             result.seen += 1
             try:
-                answers, times = answers_from_fields(info.answers(), size=size)
+                answers, times = answers_from_fields(info.answers(), size=size, kind=campaign.kind)
                 assignment_confirm(
                     batch=batch,
                     worker_id=info.worker_id,

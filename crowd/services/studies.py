@@ -23,7 +23,13 @@ from django.utils import timezone
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
 from crowd.selectors import COUNTED_STATUSES
 from crowd.services import CrowdError
-from crowd.services.answers import AssignmentRepeated, BatchFull, assignment_submit, worker_get_or_create
+from crowd.services.answers import (
+    Answer,
+    AssignmentRepeated,
+    BatchFull,
+    assignment_submit,
+    worker_get_or_create,
+)
 
 # Panels' participant ids are short tokens (Prolific's are 24 hex digits); anything else is refused
 # rather than stored as a worker id.
@@ -195,7 +201,7 @@ def study_submit(
     study: CrowdStudy,
     participant: Participant,
     batch: CrowdBatch,
-    answers: Mapping[int, bool],
+    answers: Mapping[int, Answer],
     times_ms: Mapping[int, int] | None = None,
 ) -> CrowdAssignment | None:
     """Store a participant's answers to one batch of the study; None when they had already answered
@@ -220,7 +226,7 @@ def _study_submit(
     study: CrowdStudy,
     participant: Participant,
     batch: CrowdBatch,
-    answers: Mapping[int, bool],
+    answers: Mapping[int, Answer],
     times_ms: Mapping[int, int] | None,
 ) -> CrowdAssignment | None:
     if batch.campaign_id != study.campaign_id or batch.status != CrowdBatch.Status.OPEN:

@@ -43,6 +43,8 @@ from crowd.forms import (
     StudyForm,
 )
 from crowd.models import CrowdCampaign
+from crowd.rag_nuggets.selectors import campaign_fit_report
+from crowd.rag_nuggets.services import method_judge_name, nugget_labels_aggregate
 from crowd.report import campaign_report, campaign_workers
 from crowd.services import CrowdError
 from crowd.services.campaigns import batches_extend, campaign_compose, labels_aggregate
@@ -122,6 +124,10 @@ def _pager(
     return pager
 
 
+# A worker who answered after the last fit has no reliability yet.
+NOT_FITTED: dict[str, None] = {"ds": None, "mace": None, "glad": None}
+
+
 def _mturk_target(client: MTurkClient) -> str:
     if client.live:
         return "live"
@@ -156,9 +162,19 @@ def _campaign_page(
         batch_ids={batch.pk for batch in batches.page},
         worker_ids={worker_pk for worker_pk, _ in workers.page},
     )
+    three_way = campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT
+    fit = campaign_fit_report(campaign=campaign) if three_way else {}
+    reliability = {row["worker"]: row for row in fit.get("workers", [])}
     context: dict[str, Any] = {
         "campaign": campaign,
         "report": report,
+        "three_way": three_way,
+        "fit": fit,
+        "fit_methods": [
+            (method, method_judge_name(campaign=campaign, method=method), score)
+            for method, score in fit.get("methods", {}).items()
+        ],
+        "worker_rows": [(w, reliability.get(w.worker_id, NOT_FITTED)) for w in report.workers],
         "batch_pager": batches,
         "worker_pager": workers,
         "is_mturk": is_mturk,
@@ -267,6 +283,15 @@ def _client_for(campaign: CrowdCampaign) -> MTurkClient:
 
 @_action(AggregateForm, "aggregate")
 def campaign_aggregate(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
+        nuggets = nugget_labels_aggregate(
+            campaign=campaign, method=data.get("method") or "majority", min_votes=data["min_votes"]
+        )
+        counts = ", ".join(f"{n} {label}" for label, n in sorted(nuggets.labels.items())) or "none"
+        return (
+            f"{plural(sum(nuggets.labels.values()), 'label')} as {nuggets.judge.name} by {nuggets.method} "
+            f"({counts}), {len(nuggets.unresolved)} unresolved."
+        )
     result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
     return (
         f"{plural(result.labelled, 'label')} as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "

@@ -30,6 +30,7 @@ from crowd.client import NOT_AVAILABLE, submit_hosts
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
 from crowd.services import CrowdError
 from crowd.services.answers import (
+    Answer,
     AssignmentRepeated,
     BatchFull,
     ProvisionalCapReached,
@@ -68,6 +69,7 @@ def _render_task(
         "error": error,
         "note": note,
         "total": len(items),
+        "three_way": batch.campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT,
         # A study page names the batch in the form: the next visit may be offered another one.
         "batch_field": batch_field,
     }
@@ -78,9 +80,9 @@ def _render_task(
 MAX_MTURK_ID = 128
 
 
-def _answers(request: HttpRequest, batch: CrowdBatch) -> tuple[dict[int, bool], dict[int, int]]:
+def _answers(request: HttpRequest, batch: CrowdBatch) -> tuple[dict[int, Answer], dict[int, int]]:
     """The posted answers and times (CrowdError for a missing answer or an absurd time)."""
-    return answers_from_fields(request.POST, size=batch.items.count())
+    return answers_from_fields(request.POST, size=batch.items.count(), kind=batch.campaign.kind)
 
 
 def _batch_id(value: str) -> int | None:

@@ -10,7 +10,7 @@ from django import forms
 from annotation.judge_menus import judge_menu, judge_names_by_task
 from annotation.models import Collection, Judge, SupportJudgment
 from annotation.typed import choice_field
-from judging.agreement.selectors import RUN_MEASURES, TASKS, judges_with_labels
+from judging.agreement.selectors import HUMAN_CONDITIONS, RUN_MEASURES, TASKS, judges_with_labels
 
 
 class ComparisonForm(forms.Form):
@@ -30,7 +30,7 @@ class ComparisonForm(forms.Form):
             for c in SupportJudgment.Condition
             if c not in {SupportJudgment.Condition.MACHINE, SupportJudgment.Condition.IMPORTED}
         ],
-        help_text="Support: compare only the human labels given in this condition.",
+        help_text="Support and nugget tasks: compare only the human labels given in this condition.",
     )
     topics = forms.CharField(
         required=False, help_text="Topic numbers separated by spaces or commas; empty for all."
@@ -59,8 +59,9 @@ class ComparisonForm(forms.Form):
         data = self.cleaned_data
         if data.get("threshold") is not None and data.get("task") and not TASKS[data["task"]].binarisable:
             self.add_error("threshold", "a binary threshold applies to relevance only")
-        if data.get("condition") and data.get("task") not in (None, "support"):
-            self.add_error("condition", "a condition applies to the support task only")
+        condition, task = data.get("condition"), data.get("task")
+        if condition and task is not None and condition not in HUMAN_CONDITIONS.get(task, set()):
+            self.add_error("condition", f"condition {condition} does not apply to the {task} task")
         return data
 
 

@@ -16,8 +16,12 @@ from django.db.models import QuerySet
 from annotation.models import (
     Collection,
     Judge,
+    LabelCondition,
     NtnJudgment,
     NtrJudgment,
+    NuggetAssignment,
+    NuggetImportanceJudgment,
+    NuggetSupport,
     PtkbJudgment,
     RelevanceGrade,
     RelevanceJudgment,
@@ -47,6 +51,8 @@ class TaskSpec:
     binarisable: bool = False
 
 
+_ASSIGNMENT = (NuggetSupport.NONE.value, NuggetSupport.PARTIAL.value, NuggetSupport.SUPPORT.value)
+
 TASKS: dict[str, TaskSpec] = {
     "relevance": TaskSpec(
         name="relevance",
@@ -74,6 +80,31 @@ TASKS: dict[str, TaskSpec] = {
         True,
         "nominal",
     ),
+    # TREC RAG nugget evaluation: vital/okay of a nugget, and the three-level assignment of (answer,
+    # nugget), ordered like support (not_support 0, partial 0.5, support 1).
+    "nugget-importance": TaskSpec(
+        "nugget-importance", "nugget", ("okay", "vital"), ("Okay", "Vital"), False, "nominal"
+    ),
+    "nugget-assignment": TaskSpec(
+        "nugget-assignment",
+        "(answer, nugget)",
+        _ASSIGNMENT,
+        tuple(NuggetSupport(v).label for v in _ASSIGNMENT),
+        True,
+        "nominal",
+    ),
+}
+
+# Tasks whose human labels were given in a condition (from scratch, post-editing a machine's label, or
+# blind), and those conditions; a comparison may keep one of them.
+HUMAN_CONDITIONS: dict[str, set[str]] = {
+    "support": {
+        SupportJudgment.Condition.SCRATCH,
+        SupportJudgment.Condition.POST_EDIT,
+        SupportJudgment.Condition.BLIND,
+    },
+    "nugget-importance": {LabelCondition.SCRATCH, LabelCondition.POST_EDIT},
+    "nugget-assignment": {LabelCondition.SCRATCH, LabelCondition.POST_EDIT},
 }
 
 
@@ -111,6 +142,16 @@ _ROWS: dict[str, tuple[Callable[[Collection], QuerySet], str, tuple[str, str, st
         "sentence__response__turn__topic__number",
         ("sentence_id", "citation_index", "sentence__response__turn__topic__number", "label"),
     ),
+    "nugget-importance": (
+        lambda c: NuggetImportanceJudgment.objects.filter(nugget__turn__collection=c),
+        "nugget__turn__topic__number",
+        ("nugget_id", "nugget__turn_id", "nugget__turn__topic__number", "importance"),
+    ),
+    "nugget-assignment": (
+        lambda c: NuggetAssignment.objects.filter(response__run__collection=c),
+        "response__turn__topic__number",
+        ("response_id", "nugget_id", "response__turn__topic__number", "label"),
+    ),
 }
 
 
@@ -128,15 +169,11 @@ def _rows(
     if topics:
         rows = rows.filter(**{f"{topic_field}__in": list(topics)})
     if condition:
-        if task != "support":
-            raise ValueError("a condition applies to the support task only")
+        if task not in HUMAN_CONDITIONS:
+            raise ValueError(f"a condition applies to the {', '.join(HUMAN_CONDITIONS)} tasks only")
         # The condition picks which human rows count; rows labelled outside any human condition (machine
         # judges, imported files) are the other side of the comparison and always count.
-        human = {
-            SupportJudgment.Condition.SCRATCH,
-            SupportJudgment.Condition.POST_EDIT,
-            SupportJudgment.Condition.BLIND,
-        }
+        human = HUMAN_CONDITIONS[task]
         if condition not in human:
             raise ValueError(f"unknown condition {condition!r}; choose one of {', '.join(sorted(human))}")
         rows = rows.exclude(condition__in=[c for c in human if c != condition])
@@ -354,6 +391,16 @@ def _ntr_recall(collection: Collection, judge: Judge) -> dict[str, float]:
     return {run.run: run.all.recall for run in report.runs if run.all.recall is not None}
 
 
+def _rag_nuggets(score: str) -> MeasureFunction:
+    def scores(collection: Collection, judge: Judge) -> dict[str, float]:
+        from judging.rag_nuggets.metrics import nugget_scores
+
+        runs = nugget_scores(collection=collection, judge=judge)["runs"]
+        return {run: values[score] for run, values in runs.items()}  # type: ignore[literal-required]
+
+    return scores
+
+
 # Measures a run can be ranked by under a judge, each `(collection, judge) -> {run: score}`. Another
 # measure (nugget recall, ...) joins by `run_measure_register`; rank agreement needs nothing else.
 RUN_MEASURES: dict[str, tuple[str, MeasureFunction]] = {
@@ -361,6 +408,11 @@ RUN_MEASURES: dict[str, tuple[str, MeasureFunction]] = {
     "support-weighted-precision": ("support", _support("weighted_precision")),
     "support-weighted-recall": ("support", _support("weighted_recall")),
     "nugget-recall-ntr": ("ntr", _ntr_recall),
+    # TREC RAG nugget scores under each judge's assignments (importance: each nugget's own judge).
+    **{
+        f"nugget-{score.removesuffix('_score').replace('_', '-')}": ("nugget-assignment", _rag_nuggets(score))
+        for score in ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
+    },
 }
 
 

@@ -23,7 +23,8 @@ class HybridCommand(CollectionCommand):
         parser.add_argument(
             "--measure",
             help="relevance: an ir_measures measure (nDCG@5, P(rel=2)@20, ...) or relevant_share; support: "
-            "weighted_precision or weighted_recall; ntr: ntr_recall (default per task: "
+            "weighted_precision or weighted_recall; ntr: ntr_recall; nugget-assignment: strict_vital_score, "
+            "strict_all_score, vital_score or all_score (default per task: "
             + ", ".join(f"{t} {m}" for t, m in DEFAULT_MEASURE.items())
             + ")",
         )

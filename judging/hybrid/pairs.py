@@ -143,7 +143,7 @@ def neyman_allocation(*, sizes: np.ndarray, spreads: np.ndarray | None, budget: 
     floor = np.minimum(sizes, MIN_PER_STRATUM)
     if budget < floor.sum():
         raise SamplingError(
-            f"a stratified sample of {len(sizes)} strata needs at least {int(floor.sum())} pairs "
+            f"a stratified sample of {len(sizes)} strata needs at least {plural(int(floor.sum()), 'pair')} "
             f"({MIN_PER_STRATUM} per stratum), not {budget}"
         )
     weight = sizes.astype(float) * (np.ones(len(sizes)) if spreads is None else np.asarray(spreads, float))

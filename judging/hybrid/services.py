@@ -36,7 +36,12 @@ from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
 
-DEFAULT_MEASURE = {"relevance": "nDCG@5", "support": "weighted_precision", "ntr": "ntr_recall"}
+DEFAULT_MEASURE = {
+    "relevance": "nDCG@5",
+    "support": "weighted_precision",
+    "ntr": "ntr_recall",
+    "nugget-assignment": "all_score",
+}
 
 
 class HybridError(ValueError):
@@ -344,8 +349,10 @@ def human_sample_create(
             made = _relevance_work(sample=sample, keys=drawn, spec=spec)
         elif task == "support":
             made = _support_work(sample=sample, keys=drawn, spec=spec, machine_judge=machine_judge)
-        else:
+        elif task == "ntr":
             made = _crowd_work(sample=sample, keys=drawn, spec=spec)
+        else:
+            raise HybridError(f"no work is made for {task} here: hand the sampled turns out on its own pages")
         sample.work = made[: HumanSample._meta.get_field("work").max_length]
         sample.save(update_fields=["work"])
     return sample

@@ -28,9 +28,10 @@ from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.selectors import natural_key, qrels_dict, runs_dict
 from core.wording import plural
 
-TASKS = ("relevance", "support", "ntr")
+TASKS = ("relevance", "support", "ntr", "nugget-assignment")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
 NTR_MEASURES = ("ntr_recall",)
+NUGGET_MEASURES = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
 RELEVANT_SHARE = "relevant_share"
 POOL_ROW = "pool"
 UNITS = ("turn", "pair")
@@ -80,6 +81,8 @@ def measures_for(task: str) -> str:
         return f"an ir_measures measure (nDCG@5, P(rel=2)@20, AP(rel=2), ...) or {RELEVANT_SHARE}"
     if task == "support":
         return ", ".join(SUPPORT_MEASURES)
+    if task == "nugget-assignment":
+        return ", ".join(NUGGET_MEASURES)
     return ", ".join(NTR_MEASURES)
 
 
@@ -315,6 +318,32 @@ def ntr_table(
     )
 
 
+def nugget_assignment_table(
+    *, collection: Collection, human: Judge, machine: Judge, measure: str
+) -> UnitTable:
+    """Per (run, turn): the answer's TREC RAG nugget score (`judging.rag_nuggets.metrics`) under each
+    judge's assignments, each nugget's vital/okay from its own judge; a run's score is their mean."""
+    from judging.rag_nuggets.metrics import nugget_scores
+
+    if measure not in NUGGET_MEASURES:
+        raise UnitsError(f"unknown nugget measure {measure!r}; use {measures_for('nugget-assignment')}")
+    machine_answers = nugget_scores(collection=collection, judge=machine)["answers"]
+    if not machine_answers:
+        raise UnitsError(f"machine judge {machine.name} has assigned no nuggets on {collection.name}")
+    human_answers = nugget_scores(collection=collection, judge=human)["answers"]
+    runs = sorted({a["run_id"] for a in machine_answers})
+    turns = sorted({a["qid"] for a in machine_answers}, key=natural_key)
+    return UnitTable(
+        task="nugget-assignment",
+        measure=measure,
+        unit="turn",
+        keys=turns,
+        runs=runs,
+        machine=_matrix(runs, turns, {(a["run_id"], a["qid"]): a[measure] for a in machine_answers}),  # type: ignore[literal-required]
+        human=_matrix(runs, turns, {(a["run_id"], a["qid"]): a[measure] for a in human_answers}),  # type: ignore[literal-required]
+    )
+
+
 def unit_table(
     *,
     collection: Collection,
@@ -363,6 +392,8 @@ def unit_table(
         raise UnitsError(f"{task} is sampled by turn; pair units serve only relevance {RELEVANT_SHARE}")
     if task == "support":
         return support_table(collection=collection, human=human, machine=machine, measure=measure)
+    if task == "nugget-assignment":
+        return nugget_assignment_table(collection=collection, human=human, machine=machine, measure=measure)
     if gold is None:
         raise UnitsError("NtR recall needs the gold nugget judge (--gold-judge)")
     return ntr_table(collection=collection, human=human, machine=machine, gold=gold, measure=measure)

@@ -26,16 +26,23 @@ from judging.tasks import judge_job_queue, judge_job_resume
 
 LLM_TASKS = [t.value for t in JudgeJob.Task if t.value not in NLI_TASKS]
 ALL_TASKS = [t.value for t in JudgeJob.Task]
+# TREC RAG nugget labels: per nugget (importance) or per answer and nugget (assignment) of a nugget judge's lists.
+NUGGET_LABEL_TASKS: list[str] = [JudgeJob.Task.IMPORTANCE, JudgeJob.Task.ASSIGNMENT]
+# Tasks over each turn's passages or nuggets, whatever the runs.
+PER_TURN_TASKS = (JudgeJob.Task.NUGGETS_CREATE, JudgeJob.Task.IMPORTANCE)
 
 # Which fields each task reads; the page shows only these, and the form ignores the rest.
 TASK_FIELDS: dict[str, list[str]] = {
     "model": ALL_TASKS,
     "turns": ALL_TASKS,
-    "runs": [t for t in ALL_TASKS if t != JudgeJob.Task.DEDUP],
+    "runs": [t for t in ALL_TASKS if t not in (JudgeJob.Task.DEDUP, *PER_TURN_TASKS)],
     "depth": [JudgeJob.Task.RELEVANCE],
     "source": [JudgeJob.Task.NUGGETS],
-    "relevance_judge": [JudgeJob.Task.NUGGETS],
-    "min_grade": [JudgeJob.Task.NUGGETS],
+    "relevance_judge": [JudgeJob.Task.NUGGETS, JudgeJob.Task.NUGGETS_CREATE],
+    "min_grade": [JudgeJob.Task.NUGGETS, JudgeJob.Task.NUGGETS_CREATE],
+    "max_nuggets": [JudgeJob.Task.NUGGETS_CREATE],
+    "window": [JudgeJob.Task.NUGGETS_CREATE, *NUGGET_LABEL_TASKS],
+    "nuggets_judge": NUGGET_LABEL_TASKS,
     "gold_judge": [JudgeJob.Task.NTR, JudgeJob.Task.NTN],
     "response_nugget_judge": [JudgeJob.Task.NTN],
     "source_judge": [JudgeJob.Task.DEDUP],
@@ -51,6 +58,8 @@ REQUIRED_JUDGES: dict[str, dict[str, str]] = {
         "response_nugget_judge": "the judge of the response nuggets",
     },
     JudgeJob.Task.DEDUP: {"source_judge": "the judge whose nuggets to de-duplicate"},
+    JudgeJob.Task.IMPORTANCE: {"nuggets_judge": "the judge whose nuggets to label"},
+    JudgeJob.Task.ASSIGNMENT: {"nuggets_judge": "the judge whose nuggets to match the answers against"},
 }
 
 
@@ -128,7 +137,28 @@ class JobStartForm(forms.Form):
         help_text="From passages: whose relevance grades pick the passages.",
     )
     min_grade = forms.IntegerField(
-        min_value=0, max_value=4, initial=2, required=False, help_text="From passages: lowest relevant grade."
+        min_value=0,
+        max_value=4,
+        required=False,
+        # Empty by default: the task's own default applies, as in the judge command.
+        widget=forms.NumberInput(attrs={"placeholder": "2; nuggets-create: 1"}),
+        help_text="From passages: lowest relevant grade (empty: 2, or 1 for nuggets-create).",
+    )
+    max_nuggets = forms.IntegerField(
+        min_value=1, max_value=200, initial=30, required=False, help_text="Longest nugget list of a turn."
+    )
+    window = forms.IntegerField(
+        min_value=1,
+        max_value=100,
+        initial=10,
+        required=False,
+        help_text="nuggets-create: passages read per call; importance, assignment: nuggets labelled per call.",
+    )
+    nuggets_judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        required=False,
+        help_text="Judge of the nugget lists to label (created, or post-edited by an assessor).",
     )
     gold_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(),
@@ -163,7 +193,7 @@ class JobStartForm(forms.Form):
         relevance = _judges_with(RelevanceJudgment.objects.all(), collection)
         nuggets = _judges_with(Nugget.objects.all(), collection)
         choice_field(self, "relevance_judge").queryset = relevance
-        for name in ("gold_judge", "response_nugget_judge", "source_judge"):
+        for name in ("gold_judge", "response_nugget_judge", "source_judge", "nuggets_judge"):
             choice_field(self, name).queryset = nuggets
         task = self.data.get("task") if self.is_bound else None
         if task in ALL_TASKS:
@@ -213,7 +243,13 @@ class JobStartForm(forms.Form):
             "runs": (data["runs"] or "").split(),
             **{
                 name: data[name].name if data.get(name) is not None else ""
-                for name in ("relevance_judge", "gold_judge", "response_nugget_judge", "source_judge")
+                for name in (
+                    "relevance_judge",
+                    "gold_judge",
+                    "response_nugget_judge",
+                    "source_judge",
+                    "nuggets_judge",
+                )
             },
         }
         return job_options(data["task"], values)
@@ -262,7 +298,12 @@ def _page(request: HttpRequest, form: JobStartForm, status: int = 200) -> HttpRe
 def job_list(request: HttpRequest) -> HttpResponse:
     # ?collection=…&task=… (the form's "show" button, or jobs.js when the collection changes) fills the
     # judge lists with that collection's judges; reading the page creates nothing.
-    initial: dict[str, Any] = {"depth": 30, "min_grade": 2, "source": "passages"}
+    initial: dict[str, Any] = {
+        "depth": 30,
+        "source": "passages",
+        "max_nuggets": 30,
+        "window": 10,
+    }
     first = Collection.objects.order_by("name").first()
     name = request.GET.get("collection")
     initial["collection"] = Collection.objects.filter(name=name).first() if name else first

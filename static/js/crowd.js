@@ -1,4 +1,5 @@
-// Crowd nugget matching: one question at a time, keys y / n (b goes back), progress 1..N.
+// Crowd nugget matching: one question at a time, a key per answer (y / n, or s / p / n for three-way
+// nugget support; each choice button names its value and key), b goes back, progress 1..N.
 // Collection text is rendered (escaped) by the server; this module only moves between sections and
 // writes plain values and textContent, never HTML. On a phone the instructions would fill the first
 // screen of every question, so they are folded once the first question is answered (a tap reopens them).
@@ -20,8 +21,7 @@ function task() {
   const bar = document.getElementById("crowd-bar");
   const finish = document.getElementById("crowd-finish");
   const back = document.getElementById("crowd-back");
-  const yes = document.getElementById("crowd-yes");
-  const no = document.getElementById("crowd-no");
+  const choices = Array.from(root.querySelectorAll(".crowd-choice"));
   const instructions = document.getElementById("crowd-instructions");
   let current = 0;
   let shownAt = performance.now();
@@ -35,17 +35,15 @@ function task() {
     items.forEach((item, i) => { item.hidden = i !== current; });
     const done = current >= total;
     finish.hidden = !done;
-    yes.hidden = done;
-    no.hidden = done;
+    choices.forEach((choice) => { choice.hidden = done; });
     back.disabled = current === 0 || preview;
     progress.textContent = done ? `All ${total} answered` : `Question ${current + 1} of ${total}`;
     bar.style.width = `${(100 * answered()) / total}%`;
     if (!done) {
       const value = items[current].querySelector(".crowd-answer").value;
-      yes.setAttribute("aria-pressed", String(value === "yes"));
-      no.setAttribute("aria-pressed", String(value === "no"));
+      choices.forEach((choice) => choice.setAttribute("aria-pressed", String(value === choice.dataset.value)));
       // A tapped button keeps focus (and, on touch screens, its hover look) on the next question.
-      if (document.activeElement === yes || document.activeElement === no) document.activeElement.blur();
+      if (choices.includes(document.activeElement)) document.activeElement.blur();
     } else {
       document.getElementById("crowd-submit").focus();
     }
@@ -62,16 +60,15 @@ function task() {
     show(current + 1);
   }
 
-  yes.addEventListener("click", () => answer("yes"));
-  no.addEventListener("click", () => answer("no"));
+  choices.forEach((choice) => choice.addEventListener("click", () => answer(choice.dataset.value)));
   back.addEventListener("click", () => show(current - 1));
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
     if (target instanceof HTMLElement && target.closest("input, textarea, select")) return;
     const key = event.key.toLowerCase();
-    if (key === "y") { event.preventDefault(); answer("yes"); }
-    else if (key === "n") { event.preventDefault(); answer("no"); }
+    const choice = choices.find((c) => c.dataset.key === key);
+    if (choice) { event.preventDefault(); answer(choice.dataset.value); }
     else if (key === "b" || key === "backspace") { event.preventDefault(); show(current - 1); }
   });
   form.addEventListener("submit", (event) => {

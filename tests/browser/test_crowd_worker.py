@@ -48,3 +48,27 @@ def test_worker_answers_a_batch_with_y_and_n_on_a_phone(page, login):
     answers = {a.item.position: a.matched for a in CrowdAnswer.objects.select_related("item")}
     assert answers == {n: key == "y" for n, key in enumerate(keys)}
     assert all(a.time_spent_ms is not None for a in CrowdAnswer.objects.all())
+
+
+def test_worker_answers_a_three_way_nugget_support_batch_with_s_p_and_n(page, login):
+    from tests.crowd.crowd_helpers import build_nugget_campaign
+
+    campaign = build_nugget_campaign(topics=2, runs=1, nuggets=2, n_tests=3, batch_size=4, tests_per_batch=1)
+    batch = campaign.batches.get()
+    login(UserFactory().username)
+
+    page.goto(f"/crowd/batches/{batch.id}/")
+    page.wait_for_selector("html[data-hotkeys-ready]", state="attached")
+    keys = ["s", "p", "n", "s", "p"]
+    for key in keys:
+        page.keyboard.press(key)
+    assert page.locator("#crowd-progress").text_content() == "All 5 answered"
+    page.keyboard.press("b")
+    assert page.locator("#crowd-partial").get_attribute("aria-pressed") == "true"
+    page.keyboard.press("p")
+    page.click("#crowd-submit")
+    page.wait_for_url("**/crowd/")
+
+    labels = {"s": "support", "p": "partial_support", "n": "not_support"}
+    answers = {a.item.position: a.support for a in CrowdAnswer.objects.select_related("item")}
+    assert answers == {n: labels[key] for n, key in enumerate(keys)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 
 import openai
 import pytest
@@ -21,6 +22,14 @@ from judging.machine.llm_judges import (
     support_parse,
     support_render,
     yes_no_parse,
+)
+from judging.machine.rag_nuggets import (
+    assignment_parse,
+    assignment_render,
+    importance_parse,
+    importance_render,
+    nugget_list_parse,
+    nuggets_create_render,
 )
 from tests.test_readme import free_port
 
@@ -52,6 +61,44 @@ def test_toy_answers_parse_for_every_judge_prompt():
     assert nugget_lines_parse(toy_responder(nuggets_render(query="q", text="Some text."))) == []
     followup = nuggets_followup_render(query="q", text="Some text.", missing=["a nugget"])
     assert followup_lines_parse(toy_responder(followup)) == [None]
+
+
+def test_toy_answers_to_the_trec_rag_nugget_prompts_parse_and_follow_the_prompt():
+    create = nuggets_create_render(
+        query="q", nuggets=["Kept nugget"], passages=["First fact here. More.", "Second fact."], max_nuggets=2
+    )
+    assert nugget_list_parse(toy_responder(create), max_nuggets=30) == ["Kept nugget", "First fact here"]
+    nuggets = ["The river flows north", "The bridge is old", "Cheese"]
+    assert set(importance_parse(toy_responder(importance_render(query="q", nuggets=nuggets)), count=3)) <= {
+        "vital",
+        "okay",
+    }
+    answer = "The river flows north past the station."
+    labels = assignment_parse(
+        toy_responder(assignment_render(query="q", answer=answer, nuggets=nuggets)), count=3
+    )
+    assert labels == ["support", "not_support", "not_support"]
+
+
+def test_the_fake_server_waits_its_latency_before_each_answer():
+    port = free_port()
+    server = threading.Thread(
+        target=call_command,
+        args=("llm_fake_server", "--port", str(port), "--seconds", "3", "--latency", "0.5"),
+        kwargs={"stdout": io.StringIO()},
+    )
+    server.start()
+    try:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="fake", max_retries=5)
+        messages = [{"role": "user", "content": "Yes or no?"}]
+        client.chat.completions.create(model="gpt-4o", messages=messages)  # once it listens
+        started = time.monotonic()
+        client.chat.completions.create(model="gpt-4o", messages=messages)
+        took = time.monotonic() - started
+    finally:
+        server.join()
+
+    assert took >= 0.5
 
 
 def test_llm_fake_server_answers_chat_completions_until_its_time_is_up():

@@ -109,7 +109,9 @@ def test_it_pairs_support_labels_per_citation_and_filters_human_condition(world)
         collection=collection, task="support", judge_a=human, judge_b=llm, condition="scratch"
     )
     assert _decoded(scratch) == [("7", "FS", "FS")]
-    with pytest.raises(ValueError, match="support task only"):
+    with pytest.raises(
+        ValueError, match="applies to the support, nugget-importance, nugget-assignment tasks only"
+    ):
         paired_labels(collection=collection, task="ptkb", judge_a=human, judge_b=llm, condition="scratch")
 
 

@@ -3,10 +3,13 @@ warns when no LLM endpoint is set, and starting a job leads to its page."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
-from annotation.models import Judge
+from annotation.models import Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment
+from devtools.openai_server import toy_responder
 from judging.models import JudgeJob
 from tests.background import IMMEDIATE
 from tests.factories import (
@@ -14,7 +17,9 @@ from tests.factories import (
     JudgeFactory,
     NuggetFactory,
     OrganiserFactory,
+    PassageFactory,
     RelevanceJudgmentFactory,
+    ResponseFactory,
     TurnFactory,
     UserFactory,
 )
@@ -75,8 +80,19 @@ def test_each_field_says_which_tasks_read_it(client, judges):
     assert 'id="field-depth" data-tasks="relevance"' in html
     assert 'id="field-source_judge" data-tasks="dedup"' in html
     assert 'id="field-gold_judge" data-tasks="ntr ntn"' in html
-    assert 'id="field-concurrency" data-tasks="relevance nuggets ntr support"' in html
-    assert 'id="field-judge_name" data-tasks="relevance nuggets ntr support ntn dedup"' in html
+    assert (
+        'id="field-concurrency" data-tasks="relevance nuggets ntr support nuggets-create importance assignment"'
+        in html
+    )
+    assert (
+        'id="field-judge_name" data-tasks="relevance nuggets ntr support ntn dedup nuggets-create importance '
+        'assignment"'
+    ) in html
+    assert 'id="field-runs" data-tasks="relevance nuggets ntr support ntn assignment"' in html
+    assert 'id="field-min_grade" data-tasks="nuggets nuggets-create"' in html
+    assert 'id="field-max_nuggets" data-tasks="nuggets-create"' in html
+    assert 'id="field-window" data-tasks="nuggets-create importance assignment"' in html
+    assert 'id="field-nuggets_judge" data-tasks="importance assignment"' in html
 
 
 def test_a_task_without_its_judge_answers_400_with_what_it_needs(client, judges, no_llm):
@@ -162,3 +178,62 @@ def test_reading_the_job_pages_creates_no_judge(client, judges):
     client.get(reverse("judging:job-list"))
     client.get(reverse("judging:job-list"), {"collection": "mine", "task": "nuggets"})
     assert set(Judge.objects.values_list("name", flat=True)) == before
+
+
+def test_it_starts_each_trec_rag_nugget_job_and_the_worker_runs_it(
+    client, judges, fake_openai, django_capture_on_commit_callbacks, settings
+):
+    settings.TASKS = IMMEDIATE
+    fake_openai.responder = toy_responder
+    turn = judges.turns.get()
+    PassageFactory(collection=judges, passage_id="doc:1", text="Paris is the capital of France. It is old.")
+    RelevanceJudgmentFactory(
+        judge=Judge.objects.get(name="qrels-mine"), turn=turn, passage_id="doc:1", grade=2
+    )
+    ResponseFactory(run__collection=judges, turn=turn, text="Paris is the capital of France.")
+    client.force_login(OrganiserFactory())
+    posts = [
+        {"task": "nuggets-create", "judge_name": "auto", "relevance_judge": "qrels-mine", "min_grade": ""},
+        {"task": "importance", "judge_name": "auto-vital", "nuggets_judge": "auto", "window": "5"},
+        {"task": "assignment", "judge_name": "auto-assign", "nuggets_judge": "auto", "runs": ""},
+    ]
+    for post in posts:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(reverse("judging:job-start"), {"collection": "mine", **post})
+        job = JudgeJob.objects.get(task=post["task"])
+        assert response.status_code == 302
+        assert response["Location"] == reverse("judging:job-detail", args=[job.pk])
+        job.refresh_from_db()
+        assert (job.status, job.units_failed) == ("done", 0)
+
+    options = dict(JudgeJob.objects.values_list("task", "options"))
+    assert options == {
+        "nuggets-create": {"min_grade": 1, "relevance_judge": "qrels-mine", "max_nuggets": 30, "window": 10},
+        "importance": {"nuggets_judge": "auto", "window": 5},
+        "assignment": {"nuggets_judge": "auto", "window": 10},
+    }
+    assert list(Nugget.objects.filter(judge__name="auto").values_list("text", flat=True)) == [
+        "Paris is the capital of France"
+    ]
+    assert NuggetImportanceJudgment.objects.filter(judge__name="auto-vital", condition="machine").count() == 1
+    assert NuggetAssignment.objects.get(judge__name="auto-assign").label == "support"
+
+
+def test_the_lowest_grade_starts_empty_so_each_task_takes_its_own_default(client, judges):
+    client.force_login(OrganiserFactory())
+    html = client.get(reverse("judging:job-list")).content.decode()
+    field = re.search(r'<input[^>]*name="min_grade"[^>]*>', html)
+    assert field is not None
+    assert "value=" not in field.group(0)
+    assert 'placeholder="2; nuggets-create: 1"' in field.group(0)
+
+
+def test_importance_and_assignment_without_a_nuggets_judge_answer_400(client, judges, fake_openai):
+    client.force_login(OrganiserFactory())
+    for task in ("importance", "assignment"):
+        response = client.post(
+            reverse("judging:job-start"), {"collection": "mine", "task": task, "judge_name": "x"}
+        )
+        assert response.status_code == 400
+        assert f"the {task} task needs the judge whose nuggets to" in response.content.decode()
+    assert not JudgeJob.objects.exists()

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
+from crowd.models import CrowdCampaign
+from crowd.rag_nuggets.selectors import METHODS
+from crowd.rag_nuggets.services import nugget_labels_aggregate
 from crowd.services.campaigns import batches_extend, labels_aggregate
 
 
@@ -14,7 +17,10 @@ class Command(CampaignCommand):
         "Aggregate a campaign's answers into NtR labels of its crowd judge: answers of workers who failed the "
         "batch's test question are discarded, the majority of the rest is the label; ties and pairs with fewer "
         "than --min-votes votes are listed as unresolved (no label). --extend N gives their batches N more "
-        "assignments (on MTurk too, with --mturk)."
+        "assignments (on MTurk too, with --mturk). A nugget-support campaign (three-way questions) is aggregated "
+        "into nugget assignments by --method: majority (the same rule), or ds, mace or glad (Dawid-Skene, MACE, "
+        "GLAD from crowd-kit, fitted to every confirmed answer; each writes its own judge, <label judge>-<method>); "
+        "every method's accuracy on the test questions and each worker's reliability are stored for the campaign page."
     )
     uses_mturk = True
 
@@ -28,9 +34,22 @@ class Command(CampaignCommand):
         )
         parser.add_argument("--extend", type=int, default=0, help="More assignments for unresolved batches.")
         parser.add_argument("--mturk", action="store_true", help="With --extend: also add them on MTurk.")
+        parser.add_argument(
+            "--method",
+            choices=METHODS,
+            default="majority",
+            help="Nugget-support campaigns: how answers become labels (default majority).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self.get_campaign(options["campaign"])
+        if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
+            self._nuggets(campaign, options)
+            return
+        if options["method"] != "majority":
+            raise CommandError(
+                f"campaign {campaign.name} asks yes/no questions: only --method majority applies"
+            )
         result = self.run(lambda: labels_aggregate(campaign=campaign, min_votes=options["min_votes"]))
         self.stdout.write(
             f"{plural(result.labelled, 'label')} as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "
@@ -49,4 +68,26 @@ class Command(CampaignCommand):
             )
             self.stdout.write(
                 f"{plural(count, 'batch')} extended by {plural(options['extend'], 'assignment')}"
+            )
+
+    def _nuggets(self, campaign: CrowdCampaign, options: dict[str, Any]) -> None:
+        if options["extend"]:
+            raise CommandError("--extend applies to yes/no campaigns for now, not to nugget-support ones")
+        result = self.run(
+            lambda: nugget_labels_aggregate(
+                campaign=campaign, method=options["method"], min_votes=options["min_votes"]
+            )
+        )
+        counts = ", ".join(f"{n} {label}" for label, n in sorted(result.labels.items())) or "none"
+        w = result.written
+        self.stdout.write(
+            f"{plural(sum(result.labels.values()), 'label')} as {result.judge.name} by {result.method} ({counts}), "
+            f"{len(result.unresolved)} unresolved; {w.created} new, {w.updated} changed, {w.unchanged} unchanged, "
+            f"{w.removed} removed"
+        )
+        campaign.refresh_from_db(fields=["fit_report"])
+        for method, score in campaign.fit_report.get("methods", {}).items():
+            accuracy = "n/a" if score["accuracy"] is None else f"{score['accuracy']:.3f}"
+            self.stdout.write(
+                f"  {method}: {score['correct']} of {score['scored']} test questions right ({accuracy})"
             )

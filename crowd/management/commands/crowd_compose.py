@@ -20,7 +20,9 @@ class Command(CampaignCommand):
     help = (
         "Create a crowd nugget-matching campaign over chosen turns x runs' responses x the turn's gold nuggets, "
         "optionally generate test questions with obvious answers, and compose its batches (seeded, so the same "
-        "seed gives the same batches)."
+        "seed gives the same batches). --kind nugget-support asks TREC RAG's three-way question (support / "
+        "partial support / not support) about each (answer, nugget) pair instead of yes/no, with three-way test "
+        "questions."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -55,6 +57,12 @@ class Command(CampaignCommand):
             "(written by organisers in the admin, or --generate-tests).",
         )
         parser.add_argument("--assignments", type=int, default=3, help="Workers per batch.")
+        parser.add_argument(
+            "--kind",
+            choices=CrowdCampaign.Kind.values,
+            default=CrowdCampaign.Kind.NTR,
+            help="ntr: yes/no nugget matching (CONE-RAG); nugget-support: three-way nugget assignment (TREC RAG).",
+        )
         parser.add_argument("--reward", default="0.50", help="Reward per HIT in USD.")
         parser.add_argument(
             "--keep-duplicates", action="store_true", help="Also match nuggets marked duplicate."
@@ -95,6 +103,7 @@ class Command(CampaignCommand):
                 runs=runs,
                 generate_tests=options["generate_tests"],
                 provider=options["provider"],
+                kind=options["kind"],
                 label_judge_name=options["label_judge"],
                 seed=options["seed"],
                 batch_size=options["batch_size"],

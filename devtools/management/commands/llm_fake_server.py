@@ -19,6 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8011)
         parser.add_argument("--host", default="127.0.0.1", help="A loopback address.")
         parser.add_argument(
+            "--latency", type=float, default=0.0, help="Seconds each answer takes (to try concurrency)."
+        )
+        parser.add_argument(
             "--seconds", type=float, default=0, help="Stop after this long (0: until Ctrl-C)."
         )
         parser.add_argument(
@@ -30,7 +33,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             server = FakeOpenAI(
-                responder=toy_responder, host=options["host"], port=options["port"], keep=100
+                responder=toy_responder,
+                latency=options["latency"],
+                host=options["host"],
+                port=options["port"],
+                keep=100,
             ).start()
         except (ValueError, OSError) as exc:
             raise CommandError(str(exc)) from None

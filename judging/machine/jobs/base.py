@@ -141,14 +141,24 @@ class Task:
     def first_request(self, unit: Unit) -> CallRequest:
         raise NotImplementedError
 
+    def calls_after_first(self, unit: Unit) -> int:
+        """Calls a unit makes after its first whatever the answers say (estimates count them too)."""
+        return 0
+
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         raise NotImplementedError
+
+    def flush(self, ctx: JobContext) -> None:
+        """Write the labels the task's units left in `ctx.pending`; the runner calls it when it saves its
+        progress and at the end. Tasks that write each unit's labels at once leave it empty."""
 
 
 @dataclass
 class JobContext:
     job: JudgeJob
     judge: Judge
+    # Labels of finished units not yet written (tasks whose labels are cheaper to write many at a time).
+    pending: list[Any] = field(default_factory=list)
 
     def fail(self, unit: Unit, reason: str, answer: str = "") -> None:
         LlmFailure.objects.create(job=self.job, unit=unit.name[:500], reason=reason, answer=answer)

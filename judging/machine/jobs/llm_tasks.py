@@ -39,6 +39,7 @@ from judging.machine.jobs.base import (
     _turns,
     no_judge_named,
 )
+from judging.machine.jobs.rag_nuggets import RAG_TASKS
 from judging.models import JudgeJob, UnmatchedSpan
 
 
@@ -337,7 +338,9 @@ class SupportTask(Task):
         )
 
 
-TASKS: dict[str, Task] = {t.name: t for t in (RelevanceTask(), NuggetTask(), NtrTask(), SupportTask())}
+TASKS: dict[str, Task] = {
+    t.name: t for t in (RelevanceTask(), NuggetTask(), NtrTask(), SupportTask(), *RAG_TASKS)
+}
 
 
 def task_for(name: str) -> Task:

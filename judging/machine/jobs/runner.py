@@ -17,6 +17,7 @@ from judging.machine.jobs.base import (
     CallRequest,
     JobContext,
     Steps,
+    Task,
     Unit,
     _job_done,
     _job_failed,
@@ -44,7 +45,8 @@ def judge_job_run(
     client: LlmClient | None = None,
     progress: Callable[[JudgeJob], None] | None = None,
 ) -> JudgeJob:
-    """Run (or resume) a job to its end; every answer and label is saved as it arrives.
+    """Run (or resume) a job to its end; every answer is saved as it arrives, and every label as it
+    arrives or (tasks that buffer them: `Task.flush`) with the job's progress, about once a second.
 
     Units are walked from the start on every run: those answered before come back from the cache at
     no cost, so a resumed job repeats no paid call and ends with the same labels as an unbroken one.
@@ -79,6 +81,7 @@ def judge_job_run(
     def save_when_due() -> None:
         nonlocal last_saved
         if time.monotonic() - last_saved >= PROGRESS_EVERY_S:
+            task.flush(ctx)
             _save_counters(job)
             last_saved = time.monotonic()
 
@@ -140,14 +143,25 @@ def judge_job_run(
         except BaseException as exc:
             # Killed or broken: cancel what has not started, keep what was paid for, stay resumable.
             pool.shutdown(wait=False, cancel_futures=True)
+            _flush_on_failure(task, ctx)
             _job_failed(job, exc)
             raise
+    task.flush(ctx)
     return _job_done(
         job,
         nothing="" if plan.units else plan.nothing_to_judge(),
         skipped=plan.skipped,
         skipped_reason=plan.skipped_reason,
     )
+
+
+def _flush_on_failure(task: Task, ctx: JobContext) -> None:
+    """Keep the labels of the units that finished before the failure, if the database still takes them;
+    if not, a resumed job writes them again from its cached answers."""
+    try:
+        task.flush(ctx)
+    except Exception:  # the failure being handled is the one to report
+        ctx.pending.clear()
 
 
 def _call_save(job: JudgeJob, running: _Running, result: ChatResult, latency: float) -> None:

@@ -50,19 +50,22 @@ class Estimate:
 
 
 def job_estimate(*, collection: Collection, task: str, model: str, options: dict[str, Any]) -> Estimate:
-    """What a job would cost: one call per unit not in the cache (nugget follow-ups come on top)."""
+    """What a job would cost: the calls of each unit not in the cache (nugget follow-ups come on top)."""
     task_obj = task_for(task)
     plan = task_obj.plan(collection, options)
     requests = [task_obj.first_request(u) for u in plan.units]
     keys = [call_key(model, r) for r in requests]
     cached = _cached_keys(keys)
-    todo = [r for r, k in zip(requests, keys, strict=True) if k not in cached]
-    input_tokens = sum(len(r.prompt) // CHARS_PER_TOKEN + 8 for r in todo)
-    output_tokens = task_obj.expected_output_tokens * len(todo)
+    # A unit whose first call is cached is taken to be cached whole (its later prompts hang on answers).
+    counts = [1 + task_obj.calls_after_first(u) for u in plan.units]
+    todo = [(r, n) for r, n, k in zip(requests, counts, keys, strict=True) if k not in cached]
+    calls = sum(n for _, n in todo)
+    input_tokens = sum((len(r.prompt) // CHARS_PER_TOKEN + 8) * n for r, n in todo)
+    output_tokens = task_obj.expected_output_tokens * calls
     return Estimate(
         units=len(plan.units),
-        calls=len(todo),
-        cached=len(requests) - len(todo),
+        calls=calls,
+        cached=sum(counts) - calls,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         cost_usd=cost_usd(model, input_tokens, output_tokens),
@@ -114,6 +117,15 @@ def job_options(task: str, values: Mapping[str, Any]) -> dict[str, Any]:
             options["min_grade"] = 2 if min_grade is None else int(min_grade)
             if values.get("relevance_judge"):
                 options["relevance_judge"] = values["relevance_judge"]
+    elif task == JudgeJob.Task.NUGGETS_CREATE:
+        options["min_grade"] = _number(values, "min_grade", 1)
+        if values.get("relevance_judge"):
+            options["relevance_judge"] = values["relevance_judge"]
+        options["max_nuggets"] = _number(values, "max_nuggets", 30)
+        options["window"] = _number(values, "window", 10)
+    elif task in (JudgeJob.Task.IMPORTANCE, JudgeJob.Task.ASSIGNMENT):
+        options["nuggets_judge"] = values.get("nuggets_judge") or ""
+        options["window"] = _number(values, "window", 10)
     elif task == JudgeJob.Task.NTR:
         options["gold_judge"] = values.get("gold_judge") or ""
     elif task == JudgeJob.Task.NTN:
@@ -130,6 +142,11 @@ def job_options(task: str, values: Mapping[str, Any]) -> dict[str, Any]:
         if values.get("batch_size"):
             options["batch_size"] = int(values["batch_size"])
     return options
+
+
+def _number(values: Mapping[str, Any], name: str, default: int) -> int:
+    value = values.get(name)
+    return default if value is None else int(value)
 
 
 def job_model(task: str, model: str | None, options: Mapping[str, Any]) -> str:

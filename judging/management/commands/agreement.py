@@ -28,7 +28,8 @@ from judging.agreement.selectors import TASKS, labels_by_judge, reliability_matr
 
 class Command(CollectionCommand):
     help = (
-        "Label-level agreement of judge A with judge B on a task (relevance, ptkb, ntr, ntn, support) over the "
+        "Label-level agreement of judge A with judge B on a task (relevance, ptkb, ntr, ntn, support, "
+        "nugget-importance, nugget-assignment) over the "
         "units both labelled: n, exact agreement, Cohen's kappa with a 95% bootstrap interval over topics, "
         "weighted kappas (ordinal tasks), Krippendorff's alpha, the confusion matrix (rows A, columns B) and "
         "per-topic figures. With more than two judges, Krippendorff's alpha over all of them is added."
@@ -48,7 +49,8 @@ class Command(CollectionCommand):
         parser.add_argument("--topics", nargs="+", metavar="TOPIC", help="Only these topic numbers.")
         parser.add_argument(
             "--condition",
-            help="Support only: the human labels of this condition (scratch, post-edit, blind).",
+            help="Support and nugget tasks: the human labels of this condition (scratch, post-edit; blind: "
+            "support only).",
         )
         parser.add_argument(
             "--resamples", type=int, default=DEFAULT_RESAMPLES, help="Bootstrap resamples of topics."

@@ -35,8 +35,8 @@ LLM_TASK_NAMES = list(TASKS)
 class Command(CollectionCommand):
     bar: CommandProgress  # set by handle() at the command's verbosity
     help = (
-        "Run a machine judge over a collection as a resumable job: TASK is relevance, nuggets, ntr or "
-        "support (an LLM through any OpenAI-compatible endpoint: OPENAI_BASE_URL, OPENAI_API_KEY, or "
+        "Run a machine judge over a collection as a resumable job: TASK is relevance, nuggets, ntr, "
+        "support, or TREC RAG's nuggets-create, importance (vital/okay) and assignment (an LLM through any OpenAI-compatible endpoint: OPENAI_BASE_URL, OPENAI_API_KEY, or "
         "Azure via AZURE_OPENAI_ENDPOINT), ntn (NLI matching of response nuggets against gold nuggets) or "
         "dedup (de-duplication of a judge's nuggets, exact then by NLI). Labels land in the same tables as "
         "human labels, under the judge named by --judge. Running the same command again, or after a kill, "
@@ -66,10 +66,31 @@ class Command(CollectionCommand):
             help="nuggets: extract from relevant passages (gold nuggets) or from the runs' responses.",
         )
         parser.add_argument(
-            "--relevance-judge", default="", help="nuggets: whose relevance grades pick passages."
+            "--relevance-judge",
+            "--qrels-judge",
+            dest="relevance_judge",
+            default="",
+            help="nuggets, nuggets-create: whose relevance grades pick passages (default: any judge's).",
         )
         parser.add_argument(
-            "--min-grade", type=int, default=2, help="nuggets: lowest grade of a relevant passage."
+            "--min-grade",
+            type=int,
+            default=None,
+            help="nuggets, nuggets-create: lowest grade of a relevant passage (default 2; nuggets-create 1).",
+        )
+        parser.add_argument(
+            "--max-nuggets", type=int, default=30, help="nuggets-create: longest nugget list per turn."
+        )
+        parser.add_argument(
+            "--window",
+            type=int,
+            default=10,
+            help="nuggets-create: passages read per call; importance, assignment: nuggets labelled per call.",
+        )
+        parser.add_argument(
+            "--nuggets-judge",
+            default="",
+            help="importance, assignment: the judge whose nugget lists to label (created or post-edited).",
         )
         parser.add_argument(
             "--gold-judge", default="", help="ntr, ntn: the judge whose gold nuggets to match."

@@ -10,7 +10,8 @@ from judging.management.commands.judge import Command as JudgeCommand
 
 class Command(JudgeCommand):
     help = (
-        "Label a collection with an LLM judge (relevance, nuggets, ntr or support): the same job as "
+        "Label a collection with an LLM judge (relevance, nuggets, ntr, support, nuggets-create, importance "
+        "or assignment): the same job as "
         "`judge TASK --judge NAME`, spelt `--task TASK --judge-name NAME`. Every call is cached in the "
         "database, so running the same command again, or after a kill, pays for no call twice and resumes "
         "the unfinished job. --dry-run prints how many calls the job would make and what they would cost."

@@ -1,0 +1,372 @@
+"""nuggetizer's files in and out of a TREC RAG collection: created nuggets with their vital/okay labels,
+and the support / partial_support / not_support assignments of answers (all or nothing, idempotent).
+
+Every label lands through the writers of annotation.judgments.rag_nuggets. A question of the file is a
+turn of the collection (its turn id is the qid, as the TREC RAG answer import makes it); an answer is
+the response of the run named `run_id` to that turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.db import transaction
+
+from annotation.formats.base import ImportFailed, Problems, excerpt
+from annotation.formats.rag_nuggets import (
+    AssignedAnswer,
+    CreatedNuggets,
+    FileNugget,
+    assignments_text,
+    created_nuggets_text,
+    parse_assignments,
+    parse_created_nuggets,
+)
+from annotation.judgments import (
+    AssignmentRow,
+    ImportanceRow,
+    JudgmentRefused,
+    NuggetDraft,
+    importance_judgments_upsert,
+    nugget_assignments_upsert,
+    nugget_list_replace,
+)
+from annotation.models import (
+    Collection,
+    Judge,
+    LabelCondition,
+    Nugget,
+    NuggetAssignment,
+    NuggetImportanceJudgment,
+    NuggetSetTurn,
+    Response,
+    ResponseSentence,
+    Turn,
+)
+from annotation.selectors import natural_key
+from annotation.services import ImportResult
+
+NUGGETS, IMPORTANCE, ASSIGNMENTS = "nuggets", "importance labels", "assignments"
+
+
+def _turns(collection: Collection, wanted: dict[str, int], problems: Problems) -> dict[str, Turn]:
+    turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
+    for qid, line in wanted.items():
+        if qid not in turns:
+            problems.add(line, f"qid {qid} is not a question of collection {collection.name}")
+    return turns
+
+
+def _count(result: ImportResult, kind: str, created: int, updated: int, unchanged: int, deleted: int) -> None:
+    for outcome, n in (
+        ("created", created),
+        ("updated", updated),
+        ("unchanged", unchanged),
+        ("deleted", deleted),
+    ):
+        if n:
+            result.count(kind, outcome, n)
+
+
+def _set_order(judge: Judge, collection: Collection, turns: list[Turn]) -> None:
+    """The judge's set covers `turns` in this order (nuggetizer files list questions in their own order,
+    which an export must give back)."""
+    NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).exclude(
+        turn__in=[t.pk for t in turns]
+    ).delete()
+    current = {c.turn_id: c for c in NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection)}
+    for position, turn in enumerate(turns, start=1):
+        cover = current.get(turn.pk)
+        if cover is None:
+            NuggetSetTurn.objects.create(judge=judge, turn=turn, position=position)
+        elif cover.position != position:
+            cover.position = position
+            cover.save(update_fields=["position"])
+
+
+def _list_store(
+    *, judge: Judge, turn: Turn, nuggets: list[FileNugget], result: ImportResult, line: int, path: str
+) -> list[Nugget]:
+    """Make the judge's list of the turn be `nuggets` (keys "1".."n") and return its rows in order."""
+    drafts = [NuggetDraft(key=str(i), text=n.text) for i, n in enumerate(nuggets, start=1)]
+    try:
+        written = nugget_list_replace(judge=judge, turn=turn, nuggets=drafts)
+    except JudgmentRefused as exc:
+        raise ImportFailed([f"{path}:{line}: {exc}"]) from None
+    _count(result, NUGGETS, written.created, written.updated, written.unchanged, written.removed)
+    by_key = {n.key: n for n in Nugget.objects.filter(judge=judge, turn=turn)}
+    return [by_key[d.key] for d in drafts]
+
+
+def _importance_store(
+    *, judge: Judge, collection: Collection, rows: list[ImportanceRow], result: ImportResult
+) -> None:
+    written = importance_judgments_upsert(
+        judge=judge, collection=collection, rows=rows, condition=LabelCondition.IMPORTED
+    )
+    _count(result, IMPORTANCE, written.created, written.updated, written.unchanged, 0)
+
+
+@transaction.atomic
+def created_nuggets_import(*, path: str | Path, collection: Collection, judge: Judge) -> ImportResult:
+    """Load nuggetizer's created nuggets as the judge's ordered nugget lists, and their vital/okay as the
+    same judge's importance labels (condition imported).
+
+    The judge's lists on the collection then equal the file: a question the file leaves out loses the
+    judge's nuggets there. Nuggets are keyed "1".."n" in file order, so the same file twice changes
+    nothing and a changed text keeps its labels.
+    """
+    pathname = str(path)
+    problems = Problems(pathname)
+    records = parse_created_nuggets(path, problems=problems)
+    turns = _turns(collection, {r.qid: r.line for r in records}, problems)
+    problems.raise_if_any()
+    result = ImportResult()
+    rows: list[ImportanceRow] = []
+    listed = [turns[r.qid] for r in records]
+    for record in records:
+        stored = _list_store(
+            judge=judge,
+            turn=turns[record.qid],
+            nuggets=record.nuggets,
+            result=result,
+            line=record.line,
+            path=pathname,
+        )
+        rows += [ImportanceRow(n.pk, f.importance) for n, f in zip(stored, record.nuggets, strict=True)]
+    left_out = Turn.objects.filter(nuggets__judge=judge, collection=collection).exclude(
+        pk__in=[t.pk for t in listed]
+    )
+    for turn in left_out.distinct():
+        written = nugget_list_replace(judge=judge, turn=turn, nuggets=[])
+        _count(result, NUGGETS, 0, 0, 0, written.removed)
+    _importance_store(judge=judge, collection=collection, rows=rows, result=result)
+    _set_order(judge, collection, listed)
+    return result
+
+
+def _ordered_turns(collection: Collection, judge: Judge) -> list[tuple[int, str, str]]:
+    """(turn pk, turn id, question) of the turns the judge's set covers (a question of a nuggetizer file
+    may list no nugget) or where it has nuggets: set order, then natural order."""
+    placed = dict(
+        NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).values_list(
+            "turn_id", "position"
+        )
+    )
+    columns = ("pk", "turn_id", "utterance")
+    rows = set(Turn.objects.filter(pk__in=list(placed)).values_list(*columns)) | set(
+        Turn.objects.filter(nuggets__judge=judge, collection=collection).values_list(*columns)
+    )
+    return sorted(rows, key=lambda r: (r[0] not in placed, placed.get(r[0], 0), natural_key(r[1])))
+
+
+def _importances(judges: Iterable[Judge], nugget_ids: Iterable[int]) -> dict[int, dict[int, str]]:
+    """{judge id: {nugget id: importance}} of the given judges on the given nuggets, in one query."""
+    found: dict[int, dict[int, str]] = {}
+    for judge_id, nugget_id, importance in NuggetImportanceJudgment.objects.filter(
+        judge__in=list(judges), nugget_id__in=list(nugget_ids)
+    ).values_list("judge_id", "nugget_id", "importance"):
+        found.setdefault(judge_id, {})[nugget_id] = importance
+    return found
+
+
+def created_nuggets_export(*, collection: Collection, judge: Judge) -> str:
+    """The judge's nugget lists as nuggetizer's created-nuggets file (a nugget without the judge's own
+    vital/okay label is written as okay: nuggetizer's scores count only "vital" as vital)."""
+    turns = _ordered_turns(collection, judge)
+    nuggets: dict[int, list[tuple[int, str]]] = {}
+    for pk, turn_id, text in Nugget.objects.filter(judge=judge, turn__collection=collection).values_list(
+        "pk", "turn_id", "text"
+    ):
+        nuggets.setdefault(turn_id, []).append((pk, text))
+    importance = _importances([judge], [pk for items in nuggets.values() for pk, _ in items]).get(
+        judge.pk, {}
+    )
+    records = [
+        CreatedNuggets(
+            qid=turn_id,
+            query=question,
+            nuggets=[FileNugget(text, importance.get(pk, "okay")) for pk, text in nuggets.get(pk_turn, [])],
+        )
+        for pk_turn, turn_id, question in turns
+    ]
+    return created_nuggets_text(records)
+
+
+# --- Assignments ---------------------------------------------------------------------------------
+
+
+def _answers(
+    collection: Collection, records: list[AssignedAnswer], problems: Problems
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """{(run_id, qid): (response pk, turn pk)} of the file's answers among the collection's TREC RAG
+    answers; answers the collection lacks, and answers whose text is another, are problems."""
+    found: dict[tuple[str, str], tuple[int, int, str]] = {}
+    for pk, turn_pk, run, qid, text in Response.objects.filter(
+        run__collection=collection, turn__turn_id__in={r.qid for r in records}, rank=1
+    ).values_list("pk", "turn_id", "run__name", "turn__turn_id", "text"):
+        found[run, qid] = (pk, turn_pk, text)
+    answers: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in records:
+        hit = found.get((r.run_id, r.qid))
+        if hit is None:
+            problems.add(r.line, f"run {r.run_id} has no answer to qid {r.qid} in {collection.name}")
+        elif hit[2].split() != r.answer_text.split():
+            problems.add(
+                r.line, f"answer_text is not run {r.run_id}'s answer to qid {r.qid}: {excerpt(r.answer_text)}"
+            )
+        else:
+            answers[r.run_id, r.qid] = hit[:2]
+    return answers
+
+
+def _match(
+    stored: list[Nugget], nuggets: list[FileNugget], line: int, qid: str, owner: str, problems: Problems
+) -> list[Nugget] | None:
+    """The stored nugget of each file nugget, by text (a repeated text takes the next one of that text)."""
+    unused = list(stored)
+    matched: list[Nugget] = []
+    for nugget in nuggets:
+        hit = next((n for n in unused if n.text == nugget.text), None)
+        if hit is None:
+            problems.add(line, f"nugget {excerpt(nugget.text)} is not one of {owner}'s nuggets for qid {qid}")
+            return None
+        unused.remove(hit)
+        matched.append(hit)
+    return matched
+
+
+@transaction.atomic
+def assignments_import(
+    *, path: str | Path, collection: Collection, judge: Judge, nuggets_judge: Judge | None = None
+) -> ImportResult:
+    """Load nuggetizer's assignments of answers as the judge's nugget assignments (condition imported).
+
+    Answers are found by (run_id, qid) among the collection's TREC RAG answers. Nuggets are matched by
+    text within the qid against `nuggets_judge`'s list (default: the assignment judge's own); where the
+    assignment judge has no list for a qid yet, it is created from the file, in the first answer's
+    order. The file's vital/okay labels become the assignment judge's importance labels, so that an
+    export gives back the file. Re-importing the same file changes nothing.
+    """
+    pathname = str(path)
+    owner = nuggets_judge or judge
+    problems = Problems(pathname)
+    records = parse_assignments(path, problems=problems)
+    turns = _turns(collection, {r.qid: r.line for r in reversed(records)}, problems)
+    answers = _answers(collection, records, problems)
+    stored: dict[int, list[Nugget]] = {}
+    for nugget in Nugget.objects.filter(judge=owner, turn__in=[t.pk for t in turns.values()]):
+        stored.setdefault(nugget.turn_id, []).append(nugget)
+    firsts: dict[str, AssignedAnswer] = {}
+    matched: dict[int, list[Nugget] | None] = {}
+    for index, r in enumerate(records):
+        if r.qid not in turns:
+            continue
+        if turns[r.qid].pk in stored:
+            matched[index] = _match(stored[turns[r.qid].pk], r.nuggets, r.line, r.qid, owner.name, problems)
+        elif owner != judge:
+            problems.add(r.line, f"{owner.name} has no nuggets for qid {r.qid}")
+        else:
+            first = firsts.setdefault(r.qid, r)
+            if r.nuggets != first.nuggets and [(n.text, n.importance) for n in r.nuggets] != [
+                (n.text, n.importance) for n in first.nuggets
+            ]:
+                problems.add(
+                    r.line, f"the nuggets of qid {r.qid} (texts or vital/okay) differ from line {first.line}"
+                )
+    importance: dict[int, str] = {}
+    for index, nuggets in matched.items():
+        for nugget, item in zip(nuggets or [], records[index].nuggets, strict=False):
+            if importance.setdefault(nugget.pk, item.importance) != item.importance:
+                problems.add(
+                    records[index].line, f"nugget {excerpt(item.text)} is vital on one line, okay on another"
+                )
+    problems.raise_if_any()
+
+    result = ImportResult()
+    for qid, first in firsts.items():
+        created = _list_store(
+            judge=judge, turn=turns[qid], nuggets=first.nuggets, result=result, line=first.line, path=pathname
+        )
+        for index, r in enumerate(records):
+            if r.qid == qid:
+                matched[index] = created
+                importance.update({n.pk: f.importance for n, f in zip(created, r.nuggets, strict=True)})
+    rows = [
+        AssignmentRow(answers[r.run_id, r.qid][0], nugget.pk, item.assignment)
+        for index, r in enumerate(records)
+        for nugget, item in zip(matched[index] or [], r.nuggets, strict=True)
+    ]
+    try:
+        written = nugget_assignments_upsert(
+            judge=judge, collection=collection, rows=rows, condition=LabelCondition.IMPORTED
+        )
+    except JudgmentRefused as exc:
+        raise ImportFailed([f"{pathname}: {exc}"]) from None
+    _count(result, ASSIGNMENTS, written.created, written.updated, written.unchanged, 0)
+    _importance_store(
+        judge=judge,
+        collection=collection,
+        rows=[ImportanceRow(k, v) for k, v in importance.items()],
+        result=result,
+    )
+    return result
+
+
+def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: Judge | None = None) -> str:
+    """The judge's nugget assignments as nuggetizer's assignments file: an answer a line, runs by name
+    and questions in the nugget set's order, each answer's nuggets in list order.
+
+    A nugget's importance is the assignment judge's vital/okay label of it, else the nugget judge's.
+    `answer_text` is the answer's sentences joined by a space, as nuggetizer joins them; `response_length`
+    is written as the answer's number of words (the answer import keeps no other).
+    """
+    rows = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
+    if nuggets_judge is not None:
+        rows = rows.filter(nugget__judge=nuggets_judge)
+    labels: dict[int, dict[int, str]] = {}
+    for response_pk, nugget_pk, label in rows.values_list("response_id", "nugget_id", "label"):
+        labels.setdefault(response_pk, {})[nugget_pk] = label
+    nuggets = list(
+        Nugget.objects.filter(assignments__in=rows)
+        .distinct()
+        .values_list("pk", "judge_id", "turn_id", "text", "position")
+    )
+    owners = {owner for _, owner, _, _, _ in nuggets}
+    importance = _importances(Judge.objects.filter(pk__in={judge.pk, *owners}), [n[0] for n in nuggets])
+    by_turn: dict[int, list[tuple[int, str, str]]] = {}
+    for pk, owner, turn_pk, text, _position in sorted(nuggets, key=lambda n: (n[4], n[0])):
+        vital = importance.get(judge.pk, {}).get(pk) or importance.get(owner, {}).get(pk, "okay")
+        by_turn.setdefault(turn_pk, []).append((pk, text, vital))
+    order_judge = nuggets_judge or (Judge.objects.get(pk=next(iter(owners))) if len(owners) == 1 else judge)
+    place = {pk: i for i, (pk, _, _) in enumerate(_ordered_turns(collection, order_judge))}
+    answers = sorted(
+        Response.objects.filter(pk__in=list(labels)).values_list(
+            "pk", "run__name", "turn_id", "turn__turn_id", "turn__utterance", "text"
+        ),
+        key=lambda a: (a[1], place.get(a[2], len(place)), natural_key(a[3])),
+    )
+    # nuggetizer joins the answer's sentences as the answer file gives them; the stored answer text has
+    # them stripped first, so it is only the fallback for an answer without sentences.
+    sentences: dict[int, list[str]] = {}
+    for response_pk, sentence in ResponseSentence.objects.filter(response__in=list(labels)).values_list(
+        "response_id", "text"
+    ):
+        sentences.setdefault(response_pk, []).append(sentence)
+    records = [
+        AssignedAnswer(
+            qid=qid,
+            query=question,
+            run_id=run,
+            answer_text=" ".join(sentences[pk]) if pk in sentences else text,
+            response_length=len(text.split()),
+            nuggets=[
+                FileNugget(t, vital, labels[pk][n])
+                for n, t, vital in by_turn.get(turn_pk, [])
+                if n in labels[pk]
+            ],
+        )
+        for pk, run, turn_pk, qid, question, text in answers
+    ]
+    return assignments_text(records)

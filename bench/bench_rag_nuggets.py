@@ -1,0 +1,123 @@
+"""TREC RAG nugget scoring at the track's scale, beside nuggetizer's own scoring in the same invocation.
+
+Generates 45 runs x 36 topics of RAG answers, 30 nuggets per topic with vital/okay, and one assignment
+label per (answer, nugget) (48,600), all written through the bulk writers, then times `nugget_scores`
+end to end (the database read included) against nuggetizer's pure-Python `calculate_nugget_scores` /
+`calculate_global_metrics` over the same records held in memory (no read at all), checks both give the
+same numbers, and fails when Assay's scoring takes 2 s or more.
+
+Usage: python bench/bench_rag_nuggets.py [--runs 45] [--topics 36] [--nuggets 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import django_with_temp_sqlite  # noqa: E402
+
+TARGET_S = 2.0
+LABELS = ("support", "partial_support", "not_support")
+
+
+def answers_file(scratch: Path, runs: int, topics: int) -> Path:
+    path = scratch / "answers.jsonl"
+    with open(path, "w") as out:
+        for r in range(runs):
+            for t in range(topics):
+                answer = [
+                    {"text": f"Sentence {i} of run {r} on topic {t}.", "citations": [0]} for i in range(4)
+                ]
+                record = {"run_id": f"run{r:02d}", "topic_id": f"{t}", "topic": f"question {t}"}
+                out.write(
+                    json.dumps(record | {"references": ["d0"], "response_length": 32, "answer": answer})
+                    + "\n"
+                )
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=45)
+    parser.add_argument("--topics", type=int, default=36)
+    parser.add_argument("--nuggets", type=int, default=30)
+    args = parser.parse_args()
+    scratch = django_with_temp_sqlite()
+
+    from nuggetizer.core.metrics import calculate_global_metrics
+
+    from annotation.io import run_import
+    from annotation.judgments import (
+        AssignmentRow,
+        ImportanceRow,
+        NuggetDraft,
+        importance_judgments_upsert,
+        nugget_assignments_upsert,
+        nugget_list_replace,
+    )
+    from annotation.models import Collection, Judge, Nugget, Response, Turn
+    from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
+
+    rng = random.Random(0)
+    collection = Collection.objects.create(name="rag24-nuggets-bench")
+    start = time.perf_counter()
+    run_import(path=answers_file(scratch, args.runs, args.topics), collection=collection)
+    judge = Judge.objects.create(name="gpt-4o", kind=Judge.Kind.LLM)
+    importance: dict[int, str] = {}
+    for turn in Turn.objects.filter(collection=collection):
+        drafts = [NuggetDraft(str(k + 1), f"nugget {k} of {turn.turn_id}") for k in range(args.nuggets)]
+        nugget_list_replace(judge=judge, turn=turn, nuggets=drafts)
+    nuggets: dict[int, list[int]] = {}
+    for pk, turn_pk in Nugget.objects.filter(judge=judge).values_list("pk", "turn_id"):
+        nuggets.setdefault(turn_pk, []).append(pk)
+        importance[pk] = rng.choice(("vital", "okay"))
+    importance_judgments_upsert(
+        judge=judge,
+        collection=collection,
+        rows=[ImportanceRow(pk, value) for pk, value in importance.items()],
+        condition="machine",
+    )
+    rows: list[AssignmentRow] = []
+    records: dict[str, list[dict]] = {}
+    for response_pk, turn_pk, run, qid in Response.objects.filter(run__collection=collection).values_list(
+        "pk", "turn_id", "run__name", "turn__turn_id"
+    ):
+        labelled = [(pk, rng.choice(LABELS)) for pk in nuggets[turn_pk]]
+        rows += [AssignmentRow(response_pk, pk, label) for pk, label in labelled]
+        records.setdefault(run, []).append(
+            {
+                "qid": qid,
+                "nuggets": [{"importance": importance[pk], "assignment": label} for pk, label in labelled],
+            }
+        )
+    nugget_assignments_upsert(judge=judge, collection=collection, rows=rows, condition="machine")
+    print(
+        f"setup: {args.runs} runs x {args.topics} topics x {args.nuggets} nuggets, {len(rows):,} assignments "
+        f"written through the bulk writers in {time.perf_counter() - start:.1f} s"
+    )
+
+    start = time.perf_counter()
+    scores = nugget_scores(collection=collection, judge=judge)
+    ours = time.perf_counter() - start
+    start = time.perf_counter()
+    reference = {run: calculate_global_metrics(answers) for run, answers in records.items()}
+    baseline = time.perf_counter() - start
+    for run, values in reference.items():
+        assert all(scores["runs"][run][name] == values[name] for name in SCORE_NAMES), run  # type: ignore[literal-required]
+    verdict = "ok" if ours < TARGET_S else "TOO SLOW"
+    print(
+        f"nugget_scores, {len(rows):,} assignments of {args.runs * args.topics:,} answers (DB read included): "
+        f"{ours:.2f} s ({verdict}, target < {TARGET_S:.0f} s); nuggetizer's calculate_global_metrics on the same "
+        f"records in memory {baseline:.2f} s; ratio {ours / baseline:.1f}x"
+    )
+    if ours >= TARGET_S:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

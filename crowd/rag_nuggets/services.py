@@ -1,0 +1,107 @@
+"""Writes for nugget-support campaigns: aggregate the crowd's three-way answers into NuggetAssignments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.judge_access import ImportJudgeRefused
+from annotation.judgments import AssignmentRow, Written, nugget_assignments_upsert
+from annotation.models import Judge, LabelCondition
+from annotation.services import judge_get_or_create
+from crowd.models import CrowdCampaign
+from crowd.rag_nuggets.selectors import (
+    METHODS,
+    campaign_fit,
+    campaign_pair_keys,
+    majority_labels,
+    pair_task,
+)
+from crowd.services import CrowdError
+
+METHOD_DESCRIPTIONS = {
+    "majority": "Majority vote of crowd workers who passed the batch's test questions; a tie gives no label.",
+    "ds": "Dawid-Skene (1979) aggregate of every confirmed crowd answer, via crowd-kit.",
+    "mace": "MACE (Hovy et al. 2013) aggregate of every confirmed crowd answer, via crowd-kit.",
+    "glad": "GLAD (Whitehill et al. 2009) aggregate of every confirmed crowd answer, via crowd-kit.",
+}
+
+
+@dataclass
+class NuggetAggregateResult:
+    method: str
+    judge: Judge
+    labels: dict[str, int] = field(default_factory=dict)
+    unresolved: list[tuple[int, int]] = field(default_factory=list)
+    written: Written = field(default_factory=Written)
+
+
+def method_judge_name(*, campaign: CrowdCampaign, method: str) -> str:
+    """The majority is the campaign's own crowd judge; each model gets its own, named after it, so the
+    methods can be compared with each other and with assessors on the agreement page."""
+    return campaign.label_judge.name if method == "majority" else f"{campaign.label_judge.name}-{method}"
+
+
+def _method_judge(campaign: CrowdCampaign, method: str) -> Judge:
+    name = method_judge_name(campaign=campaign, method=method)
+    try:
+        judge = judge_get_or_create(name=name, kind=Judge.Kind.CROWD, description=METHOD_DESCRIPTIONS[method])
+    except ImportJudgeRefused as exc:
+        raise CrowdError(str(exc)) from None
+    if judge.kind != Judge.Kind.CROWD:
+        raise CrowdError(f"judge {name!r} exists and is not a crowd judge")
+    return judge
+
+
+def nugget_labels_aggregate(
+    *, campaign: CrowdCampaign, method: str, min_votes: int = 1
+) -> NuggetAggregateResult:
+    """Label every (answer, nugget) pair of a nugget-support campaign by `method` and store the fit.
+
+    majority follows CONE-RAG: only workers who passed their batch's test questions vote, and a tie leaves
+    the pair without a label. ds, mace and glad are fitted to every confirmed answer (see
+    crowd/rag_nuggets/selectors.py). A pair with fewer than `min_votes` counted answers gets no label;
+    a label that a pair no longer gets is removed, so aggregating twice changes nothing. Workers saw no
+    machine label, so the labels are stored in the scratch condition. Fitting runs before the write
+    transaction opens: it takes seconds and needs no lock.
+    """
+    if campaign.kind != CrowdCampaign.Kind.NUGGET_SUPPORT:
+        raise CrowdError(f"campaign {campaign.name} asks yes/no questions: aggregate it by majority vote")
+    if method not in METHODS:
+        raise CrowdError(f"method {method!r} is not one of {', '.join(METHODS)}")
+    fit = campaign_fit(campaign=campaign)
+    if method == "majority":
+        voters = [a for a in fit.answers if a.passed_tests]
+        labels = majority_labels(voters)
+    else:
+        voters = fit.answers
+        labels = fit.labels[method]
+    votes: dict[str, int] = {}
+    for a in voters:
+        votes[a.task] = votes.get(a.task, 0) + 1
+    result = NuggetAggregateResult(method=method, judge=_method_judge(campaign, method))
+    rows: list[AssignmentRow] = []
+    unresolved: list[tuple[int, int]] = []
+    for response_id, nugget_id in campaign_pair_keys(campaign=campaign):
+        task = pair_task(response_id, nugget_id)
+        label = labels.get(task)
+        if label is None or votes.get(task, 0) < min_votes:
+            unresolved.append((response_id, nugget_id))
+            continue
+        rows.append(AssignmentRow(response_id=response_id, nugget_id=nugget_id, label=label))
+        result.labels[label] = result.labels.get(label, 0) + 1
+    result.unresolved = unresolved
+    with transaction.atomic():
+        result.written = nugget_assignments_upsert(
+            judge=result.judge,
+            collection=campaign.collection,
+            rows=rows,
+            condition=LabelCondition.SCRATCH,
+            remove=unresolved,
+        )
+        CrowdCampaign.objects.filter(pk=campaign.pk).update(
+            fit_report={**fit.report, "fitted_at": timezone.now().isoformat(timespec="seconds")}
+        )
+    return result

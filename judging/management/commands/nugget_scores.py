@@ -1,0 +1,75 @@
+"""`nugget_scores`: the TREC RAG nugget scores of every answer and run under one judge's assignments."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.commands import CollectionCommand
+from annotation.formats.rag_nuggets import OVERALL_QID, scores_text
+from annotation.formats.rag_nuggets import AnswerScores as FileScores
+from judging.rag_nuggets.metrics import SCORE_NAMES, mean_scores, nugget_scores
+
+
+class Command(CollectionCommand):
+    help = (
+        "The four nuggetizer scores (strict_vital_score, strict_all_score, vital_score, all_score) of every "
+        "answer the judge assigned nuggets to, and per run their mean over topics. --format json gives "
+        '{"runs": {run_id: {...}}, "answers": [...]}; --format nuggetizer writes the per-answer scores file '
+        'nuggetizer\'s calculate_metrics writes (one run with --run), ending in the mean under qid "all".'
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--judge", required=True, help="Judge whose nugget assignments are scored.")
+        parser.add_argument(
+            "--importance-judge",
+            help="Judge whose vital/okay labels count (default: each nugget's own judge).",
+        )
+        parser.add_argument("--nuggets-judge", help="Only the nuggets of this judge's lists.")
+        parser.add_argument(
+            "--run", help="Only this run's answers (--format nuggetizer, as nuggetizer scores a run file)."
+        )
+        parser.add_argument("--format", choices=["text", "json", "nuggetizer"], default="text")
+        parser.add_argument("--output", "-o", help="File to write (default: standard output).")
+
+    def handle(
+        self, *args, collection, judge, importance_judge, nuggets_judge, run, format, output, **options
+    ):
+        scores = nugget_scores(
+            collection=self.get_collection(collection),
+            judge=self.get_judge(judge),
+            importance_judge=self.get_judge(importance_judge) if importance_judge else None,
+            nuggets_judge=self.get_judge(nuggets_judge) if nuggets_judge else None,
+        )
+        answers = [a for a in scores["answers"] if run is None or a["run_id"] == run]
+        if run is not None:
+            scores = {"runs": {k: v for k, v in scores["runs"].items() if k == run}, "answers": answers}
+        if not answers:
+            whose = f"run {run}'s " if run else ""
+            raise CommandError(f"judge {judge} has assigned no nuggets to {whose}answers in {collection}")
+        if format == "json":
+            text = json.dumps(scores, indent=2) + "\n"
+        elif format == "nuggetizer":
+            overall = mean_scores(answers)
+            text = scores_text(
+                [FileScores(a["qid"], *(a[name] for name in SCORE_NAMES)) for a in answers]  # type: ignore[literal-required]
+                + [FileScores(OVERALL_QID, *(overall[name] for name in SCORE_NAMES))]  # type: ignore[literal-required]
+            )
+        else:
+            lines = [
+                f"{'run':<30} {'strict vital':>12} {'strict all':>10} {'vital':>7} {'all':>7} {'topics':>6}"
+            ]
+            for name, values in sorted(scores["runs"].items(), key=lambda item: -item[1]["all_score"]):
+                topics = sum(1 for a in answers if a["run_id"] == name)
+                lines.append(
+                    f"{name:<30} {values['strict_vital_score']:12.4f} {values['strict_all_score']:10.4f} "
+                    f"{values['vital_score']:7.4f} {values['all_score']:7.4f} {topics:>6}"
+                )
+            text = "\n".join(lines) + "\n"
+        if output:
+            with open(output, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        else:
+            self.stdout.write(text, ending="")

@@ -1,0 +1,228 @@
+"""Crowd nugget assignment (TREC RAG): three-way questions in the batch machinery, aggregated by majority
+vote or by Dawid-Skene, MACE and GLAD from crowd-kit into the crowd judge's NuggetAssignments."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import LabelCondition, NuggetAssignment
+from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
+from crowd.rag_nuggets.selectors import counted_answers
+from crowd.services import CrowdError
+from crowd.services.answers import assignment_submit, worker_get_or_create
+from crowd.services.campaigns import test_question_create as question_create
+from tests.crowd.crowd_helpers import build_nugget_campaign, synthetic_crowd_answer
+from tests.factories import OrganiserFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+S, P, N = "support", "partial_support", "not_support"
+
+
+def _small_campaign(**kwargs) -> CrowdCampaign:
+    # 2 questions x 1 answer x 2 nuggets = 4 pairs in one batch, with one test question (known: support).
+    options = {
+        "topics": 2,
+        "runs": 1,
+        "nuggets": 2,
+        "n_tests": 3,
+        "batch_size": 4,
+        "tests_per_batch": 1,
+        "assignments": 4,
+    }
+    return build_nugget_campaign(**{**options, **kwargs})
+
+
+def _answer(batch, worker: str, by_pair: dict[int, str], test: str = S) -> CrowdAssignment:
+    """`by_pair` maps the pair's order in the batch (0-based, tests skipped) to the worker's label."""
+    pairs = [item for item in batch.items.order_by("position") if not item.is_test]
+    answers = {item.position: by_pair[pairs.index(item)] for item in pairs}
+    answers.update({item.position: test for item in batch.items.all() if item.is_test})
+    return assignment_submit(batch=batch, worker=worker_get_or_create(worker_id=worker), answers=answers)
+
+
+def _labels(campaign: CrowdCampaign) -> dict[tuple[int, int], tuple[int, str]]:
+    return {
+        (a.response_id, a.nugget_id): (a.id, a.label)
+        for a in NuggetAssignment.objects.filter(judge=campaign.label_judge)
+    }
+
+
+def test_it_asks_three_way_questions_on_the_worker_page_and_scores_tests_by_exact_label(client):
+    campaign = _small_campaign()
+    batch = campaign.batches.get()
+    client.force_login(UserFactory())
+    url = reverse("crowd:batch-take", args=[batch.id])
+
+    page = client.get(url)
+    wrong_kind = client.post(url, {f"q{n}": "yes" for n in range(1, 6)})
+    test_position = batch.items.get(test_question__isnull=False).position + 1
+    posted = {f"q{n}": "p" if n == test_position else "support" for n in range(1, 6)}
+    taken = client.post(url, posted)
+
+    assert page.status_code == 200
+    assert b'data-value="partial_support" data-key="p">' in page.content
+    assert b"Does the answer support the fact?" in page.content and b'id="crowd-yes"' not in page.content
+    assert wrong_kind.status_code == 400
+    assert b"answer must be one of support, partial_support, not_support" in wrong_kind.content
+    assert taken.status_code == 302
+    assignment = CrowdAssignment.objects.get(batch=batch)
+    # Partial support is not the test question's known support: the test is failed.
+    assert assignment.passed_tests is False
+    assert sorted(assignment.answers.values_list("support", "matched")) == [(P, True)] + [(S, True)] * 4
+    worker_labels = NuggetAssignment.objects.filter(judge__name__startswith="crowd-worker:user:")
+    assert sorted(worker_labels.values_list("label", "condition")) == [(S, LabelCondition.SCRATCH)] * 4
+
+
+def test_it_composes_three_way_campaigns_from_three_way_test_questions_only():
+    campaign = build_nugget_campaign(topics=2, runs=2, nuggets=3, n_tests=6, batch_size=3, tests_per_batch=1)
+
+    tests = [
+        item.test_question for batch in campaign.batches.all() for item in batch.items.all() if item.is_test
+    ]
+
+    assert campaign.label_judge.name == "crowd-nuggets"
+    assert campaign.title == "Does the answer support this fact?"
+    assert [q.support for q in tests] == [S, N, P, S]
+    assert all(q.answer == (q.support != N) for q in tests)
+    with pytest.raises(CrowdError, match="one of them"):
+        question_create(
+            collection=campaign.collection, response_text="a", nugget_text="b", answer=True, support=S
+        )
+
+
+def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliability_escaped(client):
+    campaign = _small_campaign()
+    batch = campaign.batches.get()
+    _answer(batch, "<b>ann<b>", {0: S, 1: S, 2: N, 3: P})
+    _answer(batch, "bob", {0: S, 1: P, 2: N, 3: P})
+    # Fails the test question: left out of the majority, so pair 1 is a tie (support against partial).
+    _answer(batch, "cat", {0: N, 1: S, 2: N, 3: S}, test=N)
+    client.force_login(OrganiserFactory())
+    page_url = reverse("crowd:campaign", args=[campaign.name])
+
+    out = StringIO()
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "majority", stdout=out)
+    first = _labels(campaign)
+    written = {pair: label for pair, (_, label) in first.items()}
+    first_ids = {pair: pk for pair, (pk, _) in first.items()}
+    pairs = [(i.response_id, i.nugget_id) for i in batch.items.order_by("position") if not i.is_test]
+    first_report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
+    with CaptureQueriesContext(connection) as three_workers:
+        first_page = client.get(page_url)
+
+    _answer(batch, "dan", {0: S, 1: P, 2: N, 3: P})
+    call_command("crowd_aggregate", "--campaign", campaign.name, stdout=StringIO())
+    with CaptureQueriesContext(connection) as four_workers:
+        second_page = client.get(page_url)
+    rewritten = _labels(campaign)
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--min-votes", "4", stdout=StringIO())
+
+    assert (
+        "3 labels as crowd-nuggets by majority (1 not_support, 1 partial_support, 1 support), 1 unresolved"
+        in (out.getvalue())
+    )
+    assert written == {pairs[0]: S, pairs[2]: N, pairs[3]: P}
+    assert first_page.status_code == 200
+    html = first_page.content.decode()
+    assert "&lt;b&gt;ann&lt;b&gt;" in html and "<b>ann<b>" not in html
+    assert 'id="crowd-fit-methods"' in html and "crowd-nuggets-mace" in html
+    assert "MACE: competence, the chance the worker is not spamming" in html
+    ann = next(w for w in first_report["workers"] if w["worker"] == "<b>ann<b>")
+    assert f'<td class="crowd-mace">{ann["mace"]:.3f}</td>' in html
+    assert second_page.status_code == 200
+    assert len(four_workers) == len(three_workers)
+    # With dan, pair 1 has 2 partial against 1 support: the tie is resolved; the other labels keep their rows.
+    assert {pair: label for pair, (_, label) in rewritten.items()} == {**written, pairs[1]: P}
+    assert all(rewritten[pair][0] == first_ids[pair] for pair in first_ids)
+    # Only three workers passed: with --min-votes 4 no pair keeps a label.
+    assert not NuggetAssignment.objects.filter(judge=campaign.label_judge).exists()
+
+
+def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_crowdkit_computes_them():
+    # 6 questions x 4 answers x 5 nuggets = 120 pairs in 24 batches of 5, each with 3 of 30 test questions.
+    campaign = build_nugget_campaign(topics=6, runs=4, seed=1)
+    workers: dict[str, float | str] = {
+        "good-1": 0.9,
+        "good-2": 0.85,
+        "good-3": 0.8,
+        "fair-1": 0.6,
+        **{f"random-{i}": 1 / 3 for i in range(1, 6)},
+        "always-support": S,
+    }
+    synthetic_crowd_answer(campaign, workers=workers, seed=1)
+
+    out = StringIO()
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "ds", stdout=out)
+    written = {
+        (a.response_id, a.nugget_id): a.label
+        for a in NuggetAssignment.objects.filter(judge__name="crowd-nuggets-ds")
+    }
+    again = StringIO()
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "ds", stdout=again)
+
+    report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
+    methods = report["methods"]
+    assert methods["majority"]["scored"] == methods["ds"]["scored"] == 30
+    assert methods["ds"]["correct"] > methods["majority"]["correct"]
+    assert methods["mace"]["correct"] > methods["majority"]["correct"]
+    assert "120 labels as crowd-nuggets-ds by ds" in out.getvalue()
+    assert "0 new, 0 changed, 120 unchanged, 0 removed" in again.getvalue()
+    # The same numbers as crowd-kit called directly on the confirmed answers.
+    import pandas as pd
+    from crowdkit.aggregation import GLAD, MACE, DawidSkene
+
+    answers = counted_answers(campaign=campaign)
+    assert len(answers) == CrowdAnswer.objects.filter(item__batch__campaign=campaign).count() == 24 * 8 * 5
+    frame = pd.DataFrame([(a.task, a.worker, a.label) for a in answers], columns=["task", "worker", "label"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = DawidSkene(n_iter=100).fit(frame)
+        mace = MACE(random_state=campaign.seed).fit(frame)
+        glad = GLAD().fit(frame)
+    by_worker = {w["worker"]: w for w in report["workers"]}
+    for worker in workers:
+        # A worker's confusion matrix has rows only for the labels they gave (the constant spammer: one).
+        matrix = ds.errors_.loc[worker]
+        diagonal = sum(
+            ds.priors_[label] * matrix.loc[label, label] for label in (S, P, N) if label in matrix.index
+        )
+        assert by_worker[worker]["ds"] == pytest.approx(diagonal)
+        assert by_worker[worker]["mace"] == pytest.approx(
+            mace.spamming_[list(pd.unique(frame.worker)).index(worker), 1]
+        )
+        assert by_worker[worker]["glad"] == pytest.approx(glad.alphas_[worker])
+    assert written == {
+        (a.response_id, a.nugget_id): ds.labels_[a.task] for a in answers if a.task.startswith("pair:")
+    }
+    assert by_worker["good-1"]["ds"] > by_worker["random-1"]["ds"]
+    assert by_worker["good-1"]["mace"] > by_worker["random-1"]["mace"]
+
+
+def test_it_keeps_crowdkit_out_of_the_pages_and_commands_until_aggregation_runs():
+    code = (
+        "import sys, django; django.setup();"
+        "import assay.urls, crowd.views.console, crowd.rag_nuggets.services;"
+        "import crowd.management.commands.crowd_aggregate;"
+        "print('crowdkit' in sys.modules)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "assay.settings"},
+        check=False,
+    )
+
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"

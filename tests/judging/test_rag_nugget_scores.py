@@ -1,0 +1,137 @@
+"""The four TREC RAG nugget scores, equal to the nuggetizer package's on the same assignments."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection as db
+from django.test.utils import CaptureQueriesContext
+from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
+
+from annotation.models import Judge, NuggetImportanceJudgment
+from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
+from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
+from tests.factories import CollectionFactory
+from tests.rag_nugget_files import (
+    RUNS,
+    assignment_records,
+    assignments_file,
+    created_nuggets_file,
+    nugget_lists,
+    rag_collection,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _lists(size=5):
+    lists = nugget_lists(seed=3, size=size)
+    # A question without a vital nugget: its vital scores are 0 by nuggetizer's rule.
+    lists["2024-10"] = [(text, "okay") for text, _ in lists["2024-10"]]
+    return lists
+
+
+def _loaded(tmp_path, size=5, seed=1):
+    tmp_path.mkdir(exist_ok=True)
+    collection = CollectionFactory()
+    rag_collection(tmp_path, collection)
+    lists = _lists(size)
+    records = assignment_records(lists, seed=seed)
+    judge = Judge.objects.create(name=f"assigner-{size}", kind=Judge.Kind.LLM)
+    assignments_import(
+        path=assignments_file(tmp_path / "a.jsonl", records), collection=collection, judge=judge
+    )
+    return collection, judge, records
+
+
+def test_it_scores_answers_and_runs_exactly_as_nuggetizer(tmp_path):
+    collection, judge, records = _loaded(tmp_path)
+
+    scores = nugget_scores(collection=collection, judge=judge)
+
+    expected_answers = {
+        (r["run_id"], r["qid"]): vars(calculate_nugget_scores(r["qid"], r["nuggets"])) for r in records
+    }
+    assert len(scores["answers"]) == len(records)
+    for answer in scores["answers"]:
+        expected = expected_answers[answer["run_id"], answer["qid"]]
+        assert {name: answer[name] for name in SCORE_NAMES} == {name: expected[name] for name in SCORE_NAMES}
+    for run in RUNS:
+        reference = calculate_global_metrics([r for r in records if r["run_id"] == run])
+        assert scores["runs"][run] == {name: reference[name] for name in SCORE_NAMES}
+    assert any(a["vital_score"] not in (0.0, 1.0) for a in scores["answers"])
+
+
+def test_it_reads_the_same_number_of_queries_whatever_the_size(tmp_path):
+    small, small_judge, _ = _loaded(tmp_path / "s", size=2)
+    large, large_judge, _ = _loaded(tmp_path / "l", size=8)
+
+    with CaptureQueriesContext(db) as few:
+        nugget_scores(collection=small, judge=small_judge)
+    with CaptureQueriesContext(db) as many:
+        nugget_scores(collection=large, judge=large_judge)
+
+    assert len(few) == len(many) == 2
+
+
+def test_it_counts_the_importance_judges_vital_labels(tmp_path):
+    collection, judge, records = _loaded(tmp_path)
+    other = Judge.objects.create(name="assessor-file", kind=Judge.Kind.IMPORTED)
+    lists = {qid: [(t, "vital") for t, _ in nuggets] for qid, nuggets in _lists().items()}
+    created_nuggets_import(
+        path=created_nuggets_file(tmp_path / "n.jsonl", lists), collection=collection, judge=other
+    )
+    # The other judge labels the assigner's nuggets vital, every one of them.
+    for label in NuggetImportanceJudgment.objects.filter(judge=judge):
+        NuggetImportanceJudgment.objects.create(judge=other, nugget=label.nugget, importance="vital")
+
+    scores = nugget_scores(collection=collection, judge=judge, importance_judge=other)
+
+    everything_vital = [
+        {**r, "nuggets": [{**n, "importance": "vital"} for n in r["nuggets"]]}
+        for r in records
+        if r["run_id"] == "run-b"
+    ]
+    reference = calculate_global_metrics(everything_vital)
+    assert scores["runs"]["run-b"] == {name: reference[name] for name in SCORE_NAMES}
+
+
+def test_it_prints_the_scores_as_json_and_as_nuggetizers_metrics_file(tmp_path):
+    collection, judge, records = _loaded(tmp_path)
+    out = StringIO()
+
+    call_command("nugget_scores", collection=collection.name, judge=judge.name, format="json", stdout=out)
+    payload = json.loads(out.getvalue())
+    metrics = tmp_path / "metrics.jsonl"
+    call_command(
+        "nugget_scores",
+        collection=collection.name,
+        judge=judge.name,
+        format="nuggetizer",
+        run="run-c",
+        output=str(metrics),
+    )
+
+    assert set(payload) == {"runs", "answers"}
+    assert set(payload["runs"]["run-a"]) == set(SCORE_NAMES)
+    assert set(payload["answers"][0]) == {"run_id", "qid", *SCORE_NAMES}
+    # What nuggetizer's calculate_metrics script writes for run-c's assignment file.
+    run_records = [r for r in records if r["run_id"] == "run-c"]
+    expected = (
+        "".join(
+            json.dumps({"qid": m.qid, **{n: getattr(m, n) for n in SCORE_NAMES}}) + "\n"
+            for m in (calculate_nugget_scores(r["qid"], r["nuggets"]) for r in run_records)
+        )
+        + json.dumps(calculate_global_metrics(run_records))
+        + "\n"
+    )
+    assert metrics.read_text() == expected
+
+
+def test_it_refuses_a_judge_without_assignments(tmp_path):
+    collection, _judge, _ = _loaded(tmp_path)
+    Judge.objects.create(name="idle", kind=Judge.Kind.LLM)
+
+    with pytest.raises(Exception, match="idle has assigned no nuggets"):
+        call_command("nugget_scores", collection=collection.name, judge="idle")
