@@ -352,10 +352,12 @@ def ranked_estimates(
 
 
 def sample_layout(
-    population: PairPopulation, drawn: np.ndarray, strata_names: list[str] | None = None
+    population: PairPopulation, drawn: np.ndarray, strata: np.ndarray | None = None
 ) -> tuple[Layout, np.ndarray]:
-    """(layout, idx (1, n)) of one sample: `drawn` indices, regrouped by machine-grade stratum."""
-    strata, _names = stratum_of(population.machine)
+    """(layout, idx (1, n)) of one sample: `drawn` indices, regrouped by the stratum each pair was drawn
+    from (`strata` (N,); None: its machine grade's)."""
+    if strata is None:
+        strata, _names = stratum_of(population.machine)
     order = np.argsort(strata[drawn], kind="stable")
     idx = np.asarray(drawn)[order]
     counts = np.bincount(strata[idx], minlength=int(strata.max()) + 1)
