@@ -129,6 +129,12 @@ def rank_text(report: dict[str, Any]) -> str:
         f"Kendall's tau-b   {_fmt(report['kendall_tau_b'])}  (p {_fmt(report['kendall_p'], 4)})",
         f"Spearman's rho    {_fmt(report['spearman_rho'])}  (p {_fmt(report['spearman_p'], 4)})",
     ]
+    if ci := report.get("kendall_tau_ci"):
+        lines.insert(
+            -1,
+            f"  95% interval    [{_fmt(ci['ci'][0])}, {_fmt(ci['ci'][1])}]  ({ci['interval']}: "
+            f"{ci['turns']} turns, {ci['draws']} draws)",
+        )
     lines += [f"note: {note}" for note in report["notes"]]
     if report["only_a"] or report["only_b"]:
         lines.append(
