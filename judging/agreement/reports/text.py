@@ -8,6 +8,7 @@ from typing import Any
 from django.template.defaultfilters import pluralize
 
 from core.csv_safe import csv_writer
+from core.wording import plural
 from judging.agreement.reports.comparison import FIGURE_COLUMNS
 
 # --- Text and CSV ----------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ def rank_text(report: dict[str, Any]) -> str:
         lines.insert(
             -1,
             f"  95% interval    [{_fmt(ci['ci'][0])}, {_fmt(ci['ci'][1])}]  ({ci['interval']}: "
-            f"{ci['turns']} turns, {ci['draws']} draws)",
+            f"{plural(ci['turns'], 'turn')}, {ci['draws']} draws)",
         )
     lines += [f"note: {note}" for note in report["notes"]]
     if report["only_a"] or report["only_b"]:
