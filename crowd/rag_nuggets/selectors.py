@@ -10,9 +10,9 @@ Four ways to turn three-way crowd answers into one label per (answer, nugget) pa
 
 The three models come from crowd-kit (`crowdkit.aggregation`), imported inside `_fit_models` only: it
 brings pandas and scipy, which no page or command but aggregation needs. Nearly all of a fit's time is
-crowd-kit's own (MACE's and GLAD's pandas work per EM iteration, MACE once per restart; building our
-DataFrame is milliseconds), so a fit runs only the models asked for, with the restarts and iterations of
-the CROWD_MACE_* and CROWD_GLAD_ITERATIONS settings. Every model is fitted to every
+crowd-kit's own (pandas work per EM iteration: MACE's for each of its restarts, GLAD's in the optimiser
+of each M-step; building our DataFrame is milliseconds), so a fit runs only the models asked for, with
+the restarts and iterations of the CROWD_DS_*, CROWD_MACE_* and CROWD_GLAD_* settings. Every model is fitted to every
 confirmed answer (the provider confirmed it and the assignment is not rejected), test questions included as
 ordinary questions and workers who failed one too: the models learn whom to trust from the answers
 themselves, and the test questions score each method afterwards. A test question that appears in several
@@ -156,7 +156,9 @@ def _fit_models(
         reliability["mace"] = {str(w): float(mace.spamming_[i, 1]) for i, w in enumerate(workers)}
 
     if "glad" in methods:
-        glad = GLAD(n_iter=settings.CROWD_GLAD_ITERATIONS).fit(frame)
+        glad = GLAD(
+            n_iter=settings.CROWD_GLAD_ITERATIONS, m_step_max_iter=settings.CROWD_GLAD_M_STEP_ITERATIONS
+        ).fit(frame)
         labels["glad"] = _labels(glad.labels_)
         reliability["glad"] = {str(w): float(a) for w, a in glad.alphas_.items()}
     return labels, reliability
