@@ -349,6 +349,8 @@ class CrowdFitJob(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        # The app's tables all carry the name of its first label (see the module's docstring).
+        db_table = "mturk_crowdfitjob"
         ordering = ["-id"]
 
     def __str__(self) -> str:

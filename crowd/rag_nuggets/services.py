@@ -150,10 +150,15 @@ def fit_job_run(*, job_id: int) -> CrowdFitJob:
         message = nugget_aggregate_summary(result)
         campaign_fit_store(campaign=job.campaign)
     except CrowdError as exc:
-        status, message = CrowdFitJob.Status.FAILED, str(exc)
+        status, message = CrowdFitJob.Status.FAILED, _after(message, str(exc))
     except Exception as exc:  # recorded on the job so the page can say it
         log.exception("crowd fit job %s failed", job.pk)
-        status, message = CrowdFitJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
+        status, message = CrowdFitJob.Status.FAILED, _after(message, f"{type(exc).__name__}: {exc}")
     CrowdFitJob.objects.filter(pk=job.pk).update(status=status, message=message, finished_at=timezone.now())
     job.refresh_from_db()
     return job
+
+
+def _after(written: str, error: str) -> str:
+    """A failure's message; when the labels were written before the comparison failed, it says so too."""
+    return f"{written}; then the comparison of the methods failed: {error}" if written else error
