@@ -3,15 +3,25 @@
 1. The official iKAT 2024 qrels (20,575 lines): import + export on SQLite (goal: under 2 s together).
 2. A generated 40-run x 116-turn x 1000-deep TREC run set (4.64 M lines): import_run on SQLite (goal: under
    60 s, and within 3x of a raw `sqlite3` executemany of the same rows, parsing included).
+3. Peak memory (RSS) of importing a generated qrels file of --qrels-mb megabytes (200: 4.5 M lines), each in
+   a process of its own on a copy of the same database: the `import_qrels` command, and the console's
+   upload path (the stored upload, then its job as a task worker runs it); beside them the same Django
+   process reading the file line by line and splitting each line (goal: imports under 300 MB at 200 MB).
 
-Usage: python bench/bench_imports.py [--runs 40] [--turns 116] [--depth 1000]
+Usage: python bench/bench_imports.py [--runs 40] [--turns 116] [--depth 1000] [--qrels-mb 200]
+                                     [--only qrels,runs,memory]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import resource
+import shutil
 import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,6 +109,93 @@ def bench_runs(scratch: Path, n_runs: int, n_turns: int, depth: int) -> None:
     )
 
 
+MEMORY_KINDS = ("read lines", "import_qrels", "console upload")
+
+
+def bench_memory(scratch: Path, megabytes: int) -> None:
+    """Each import in a child process on its own copy of a database holding the turns; its peak RSS."""
+    from django.db import connection
+
+    from annotation.models import Topic, Turn
+    from annotation.services import collection_get_or_create
+
+    collection = collection_get_or_create(name="memory")
+    turn_ids = [f"{t // 7}_{t % 7 + 1}" for t in range(116)]
+    for turn_id in turn_ids:
+        topic, _ = Topic.objects.get_or_create(collection=collection, number=turn_id.split("_")[0])
+        Turn.objects.create(collection=collection, topic=topic, turn_id=turn_id, position=0, utterance="q")
+    connection.close()
+    rng = random.Random(7)
+    path = scratch / "big.qrels"
+    lines = 0
+    with open(path, "w") as handle:
+        while handle.tell() < megabytes * 1024**2:
+            turn_id = turn_ids[lines % len(turn_ids)]
+            doc = f"clueweb22-en{rng.randrange(10000):04d}-{rng.randrange(100):02d}-{lines:08d}:{lines % 30}"
+            handle.write(f"{turn_id} 0 {doc} {rng.randrange(5)}\n")
+            lines += 1
+    size = path.stat().st_size / 1024**2
+    for kind in MEMORY_KINDS:
+        database = scratch / f"memory-{kind.replace(' ', '-')}.sqlite3"
+        shutil.copyfile(scratch / "bench.sqlite3", database)
+        env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}"}
+        child = subprocess.run(
+            [sys.executable, __file__, "--child", kind, str(path)], env=env, capture_output=True, text=True
+        )
+        if child.returncode:
+            print(f"memory, {kind}: failed\n{child.stderr[-2000:]}")
+            continue
+        figures = json.loads(child.stdout.strip().splitlines()[-1])
+        print(
+            f"memory, {kind}: {size:.0f} MB qrels ({lines:,} lines), peak RSS {figures['peak_mb']:.0f} MB, "
+            f"{figures['seconds']:.1f} s{figures.get('note', '')}"
+        )
+
+
+def memory_child(kind: str, path: Path) -> None:
+    """One measured run (the parent set DATABASE_URL); prints its peak RSS and time as JSON."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.files.uploadedfile import UploadedFile
+    from django.core.management import call_command
+
+    from annotation.console.uploads import import_job_create, import_job_run
+    from annotation.models import Collection, RelevanceJudgment
+
+    collection = Collection.objects.get(name="memory")
+    start = time.perf_counter()
+    note = ""
+    if kind == "read lines":
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                line.split()
+    elif kind == "import_qrels":
+        call_command(
+            "import_qrels",
+            str(path),
+            "--collection",
+            "memory",
+            "--judge",
+            "nist",
+            stdout=open(os.devnull, "w"),
+        )
+        note = f", {RelevanceJudgment.objects.count():,} judgments"
+    else:
+        with open(path, "rb") as handle:
+            upload = UploadedFile(handle, name=path.name, size=path.stat().st_size)
+            job = import_job_create(
+                collection=collection, kind="qrels", upload=upload, options={"judge": "nist"}, user=None
+            )
+        job = import_job_run(job_id=job.pk)
+        note = f", job {job.status}, {RelevanceJudgment.objects.count():,} judgments"
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"peak_mb": peak, "seconds": seconds, "note": note}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -106,10 +203,21 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--turns", type=int, default=116)
     parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--qrels-mb", type=int, default=200)
+    parser.add_argument("--only", default="qrels,runs,memory", help="which figures, comma-separated")
+    parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        memory_child(args.child[0], Path(args.child[1]))
+        return
+    only = set(args.only.split(","))
     scratch = django_with_temp_sqlite()
-    bench_qrels(scratch)
-    bench_runs(scratch, args.runs, args.turns, args.depth)
+    if "qrels" in only:
+        bench_qrels(scratch)
+    if "runs" in only:
+        bench_runs(scratch, args.runs, args.turns, args.depth)
+    if "memory" in only:
+        bench_memory(scratch, args.qrels_mb)
 
 
 if __name__ == "__main__":

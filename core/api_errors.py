@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -30,6 +32,22 @@ def error_body(*, detail: str, code: str, fields: dict[str, list[str]] | None = 
     if fields:
         body["fields"] = fields
     return body
+
+
+def error_json(
+    *, detail: str, code: str, status: int, fields: dict[str, list[str]] | None = None
+) -> JsonResponse:
+    """A refusal in the one shape from a plain Django view (the pages' own JSON endpoints)."""
+    return JsonResponse(error_body(detail=detail, code=code, fields=fields), status=status)
+
+
+def form_error_json(form: forms.BaseForm) -> JsonResponse:
+    """A form's errors as the 400 a DRF serializer's would give: `invalid`, field by field."""
+    fields = {
+        "non_field_errors" if name == NON_FIELD_ERRORS else name: [str(m) for m in messages]
+        for name, messages in form.errors.items()
+    }
+    return error_json(detail=_sentence(fields), code="invalid", status=400, fields=fields)
 
 
 def _fields(detail: Any) -> dict[str, list[str]]:

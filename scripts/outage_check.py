@@ -9,7 +9,8 @@ PostgreSQL cluster `make services` starts (PG_PORT, REDIS_PORT as for make; the 
 .tmp/pgdata), with its cache on a Redis server of its own (CACHE_URL), so stopping that Redis stops the
 cache and nothing else. It seeds one relevance campaign and signed-in sessions, then runs that many
 simulated assessors doing what the relevance page's JavaScript does (the unit's page, then one JSON grade
-per passage answered with the next one; after a 503 the same grade again after a pause), and beside them
+per passage answered with the next one, each with a fresh idempotency key; after a 503 the same grade
+with the same key again after a pause), and beside them
 two API scripts with tokens, and an LLM relevance job (against a loopback OpenAI-compatible fake) on the
 task workers. Each fault stops its service for --down seconds and starts it again, with --steady seconds
 of load before, between and after. The `tasks` fault waits until the job has judged some units, kill -9s
@@ -18,7 +19,8 @@ interrupted; the `web` fault kill -9s one gunicorn worker (not the master), whic
 
 It prints the answers per phase and per fault, and checks that no fault gave a 5xx other than 503 (a
 database that is down answers 503 by design; a Redis that is down should give none), and that every grade
-answered 2xx is stored exactly once, and that the job ended done with each of its units judged once. It
+answered 2xx is stored exactly once with its time counted once (a grade stored just before an outage and
+retried must not add its time again), and that the job ended done with each of its units judged once. It
 exits non-zero otherwise.
 """
 
@@ -36,6 +38,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -47,6 +50,7 @@ REDIS_PORT = os.environ.get("REDIS_PORT", "56379")
 DB = "assay_outage_check"
 SECRET_KEY = "outage-check-" + "o" * 60
 PAUSE_AFTER_503_S = 0.5
+GRADE_MS = 1500  # every simulated grade's time: a stored grade holding more had its time counted twice
 _CSRF_INPUT = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
@@ -393,8 +397,20 @@ def _assessor(port: int, username: str, session: str, assignment: int, log: Log)
                 time.sleep(PAUSE_AFTER_503_S)
             continue
         turn_pk, passage_id = unit["step"]
-        body = {"turn_pk": turn_pk, "passage_id": passage_id, "grade": 2, "time_spent_ms": 1500, "next": True}
-        headers = {"Content-Type": "application/json", "X-CSRFToken": unit["csrf"]}
+        body = {
+            "turn_pk": turn_pk,
+            "passage_id": passage_id,
+            "grade": 2,
+            "time_spent_ms": GRADE_MS,
+            "next": True,
+        }
+        if not unit.get("pending"):
+            unit["key"] = str(uuid.uuid4())
+        headers = {
+            "Content-Type": "application/json",
+            "X-CSRFToken": unit["csrf"],
+            "Idempotency-Key": unit["key"],
+        }
         unit["pending"] = True
         status, _h, data = b.request("grade", "POST", unit["grade_url"], json.dumps(body).encode(), headers)
         if status == 503 or status == 0:
@@ -569,16 +585,18 @@ def _report(
     from annotation.models import RelevanceJudgment
 
     connections.close_all()  # the cluster may have been restarted under this process's connection
-    rows = list(
+    timed = list(
         RelevanceJudgment.objects.filter(
             turn__collection__name="outage-check", judge__user__isnull=False
-        ).values_list("judge__user__username", "turn_id", "passage_id")
+        ).values_list("judge__user__username", "turn_id", "passage_id", "time_spent_ms")
     )
+    recounted = sum(time_spent != GRADE_MS for *_pair, time_spent in timed)
+    rows = [(username, turn_pk, passage_id) for username, turn_pk, passage_id, _time in timed]
     stored, acknowledged = collections.Counter(rows), set(log.acknowledged)
     duplicated = sum(c - 1 for c in stored.values()) + len(log.acknowledged) - len(acknowledged)
     lost = len(acknowledged - set(stored))
     unacknowledged = len(set(stored) - acknowledged)
-    ok = duplicated == 0 and lost == 0
+    ok = duplicated == 0 and lost == 0 and recounted == 0
     print(f"before the first fault: {_count(log, started, windows[0][1] if windows else ended)}")
     for fault, down, up, settled in windows:
         during, after = _count(log, down, up), _count(log, up, settled)
@@ -597,8 +615,8 @@ def _report(
         ok = ok and errors == 0 and not (fault in ("redis", "tasks", "web") and unavailable)
     print(
         f"grades: {len(log.acknowledged)} answered 2xx by {n} assessors, {len(rows)} stored; duplicated "
-        f"{duplicated}, lost {lost}, stored without a 2xx {unacknowledged}; client errors {len(log.errors)}"
-        + (f" (first: {log.errors[0]})" if log.errors else "")
+        f"{duplicated}, lost {lost}, stored without a 2xx {unacknowledged}, time counted twice {recounted}; "
+        f"client errors {len(log.errors)}" + (f" (first: {log.errors[0]})" if log.errors else "")
     )
     return ok
 

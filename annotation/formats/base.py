@@ -18,7 +18,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 
@@ -101,6 +101,75 @@ def import_max_bytes() -> int:
     return int(getattr(settings, "IMPORT_MAX_BYTES", DEFAULT_IMPORT_MAX_BYTES))
 
 
+def _open_checked(path: str | Path) -> tuple[IO[bytes], int]:
+    """The file opened for reading bytes, and the import limit; refused when it cannot be imported."""
+    name = str(path)
+    limit = import_max_bytes()
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise ImportFailed([f"{name}: no such file"]) from None
+    except IsADirectoryError:
+        raise ImportFailed([f"{name}: is a directory, not a file"]) from None
+    except PermissionError:
+        raise ImportFailed([f"{name}: permission denied"]) from None
+    info = os.fstat(handle.fileno())
+    problem = ""
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        problem = f"{name}: not a regular file"
+    elif info.st_size > limit:
+        problem = (
+            f"{name}: the file has {megabytes(info.st_size)}, more than the import limit of "
+            f"{megabytes(limit)} (setting IMPORT_MAX_BYTES)"
+        )
+    if problem:
+        handle.close()
+        raise ImportFailed([problem])
+    return handle, limit
+
+
+# A line of a line-based file longer than this is no line of any format read here: refused rather than read
+# whole, so that one line without an end cannot take the file's size in memory.
+MAX_LINE_BYTES = 16 * 1024**2
+
+
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """The file's lines (numbered from 1, without their ends) as `read_text` would split them, read one
+    at a time, so that memory stays the same whatever the file's size; the same refusals, raised when
+    the reading reaches them (the caller's transaction undoes what it wrote meanwhile)."""
+    name = str(path)
+    handle, limit = _open_checked(path)
+    number, offset, blank = 0, 0, True
+    with handle:
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise ImportFailed([f"{name}:{number + 1}: a line longer than {megabytes(MAX_LINE_BYTES)}"])
+            if offset + len(raw) > limit:
+                raise ImportFailed(
+                    [f"{name}: more than the import limit of {megabytes(limit)} (setting IMPORT_MAX_BYTES)"]
+                )
+            try:
+                text = raw.decode("utf-8-sig" if offset == 0 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFailed(
+                    [
+                        f"{name}:{number + 1}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {offset + exc.start})"
+                    ]
+                ) from None
+            if "\x00" in text:
+                raise ImportFailed(
+                    [f"{name}:{number + 1}: a NUL character (byte 0x00); text fields cannot hold it"]
+                )
+            offset += len(raw)
+            # str.splitlines, as read_text splits: a line may hold other line ends than '\n'.
+            for line in text.splitlines():
+                number += 1
+                blank = blank and not line.strip()
+                yield number, line
+    if blank:
+        raise ImportFailed([f"{name}: the file is empty"])
+
+
 def read_text(path: str | Path) -> str:
     """The file's text as UTF-8; a missing, empty, oversized or non-UTF-8 file is rejected with its line.
 
@@ -108,26 +177,9 @@ def read_text(path: str | Path) -> str:
     memory, and a NUL character is refused here for every format: PostgreSQL cannot store it in text.
     """
     name = str(path)
-    limit = import_max_bytes()
-    try:
-        with open(path, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-                raise ImportFailed([f"{name}: not a regular file"])
-            if info.st_size > limit:
-                raise ImportFailed(
-                    [
-                        f"{name}: the file has {megabytes(info.st_size)}, more than the import limit of "
-                        f"{megabytes(limit)} (setting IMPORT_MAX_BYTES)"
-                    ]
-                )
-            data = handle.read(limit + 1)
-    except FileNotFoundError:
-        raise ImportFailed([f"{name}: no such file"]) from None
-    except IsADirectoryError:
-        raise ImportFailed([f"{name}: is a directory, not a file"]) from None
-    except PermissionError:
-        raise ImportFailed([f"{name}: permission denied"]) from None
+    handle, limit = _open_checked(path)
+    with handle:
+        data = handle.read(limit + 1)
     if len(data) > limit:
         raise ImportFailed(
             [f"{name}: more than the import limit of {megabytes(limit)} (setting IMPORT_MAX_BYTES)"]

@@ -3,10 +3,11 @@ machine judges, and a bulk upsert each for qrels files."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db import connections, models, router, transaction
 from django.utils import timezone
@@ -15,6 +16,7 @@ from annotation.judgments.base import JudgmentRefused, Written
 from annotation.models import (
     Collection,
     Judge,
+    Passage,
     PtkbJudgment,
     PtkbStatement,
     RelevanceGrade,
@@ -27,27 +29,43 @@ def relevance_upsert_sql(*, table: str, rows: str) -> str:
     """The one statement that records or revises relevance grades, for the rows `rows` gives.
 
     `rows` is a VALUES list or a SELECT of (judge_id, turn_id, passage_id, grade, time_spent_ms,
-    created_at, updated_at); `table` the quoted table name. relevance_judgment_submit runs it, and the
-    assessor page's grade statement (annotation/relevance/grade_sql.py) embeds it, so that what a
+    created_at, updated_at, grade_key); `table` the quoted table name. relevance_judgment_submit runs it,
+    and the assessor page's grade statement (annotation/relevance/grade_sql.py) embeds it, so that what a
     revision keeps and adds up is written down once.
+
+    A row whose stored `grade_key` equals the incoming one is a retry of the grade that wrote it (its
+    client never got the answer): it is left as it is, time included, yet still returned, so the retry
+    answers what the first attempt did without a second statement. A grade without a key keeps the
+    stored key, so a late retry of that keyed grade still changes nothing.
     """
+    replay = f"{table}.grade_key = excluded.grade_key"  # NULL, so false, when either has no key
     return (
-        f"INSERT INTO {table} (judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at) "
+        f"INSERT INTO {table} "
+        "(judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at, grade_key) "
         f"{rows} "
-        "ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET grade = excluded.grade, "
-        f"time_spent_ms = CASE WHEN excluded.time_spent_ms IS NULL THEN {table}.time_spent_ms "
+        "ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET "
+        f"grade = CASE WHEN {replay} THEN {table}.grade ELSE excluded.grade END, "
+        f"time_spent_ms = CASE WHEN {replay} OR excluded.time_spent_ms IS NULL THEN {table}.time_spent_ms "
         f"ELSE COALESCE({table}.time_spent_ms, 0) + excluded.time_spent_ms END, "
-        "updated_at = excluded.updated_at"
+        f"updated_at = CASE WHEN {replay} THEN {table}.updated_at ELSE excluded.updated_at END, "
+        f"grade_key = COALESCE(excluded.grade_key, {table}.grade_key)"
     )
 
 
 def relevance_judgment_submit(
-    *, judge: Judge | int, turn: Turn | int, passage_id: str, grade: int, time_spent_ms: int | None = None
+    *,
+    judge: Judge | int,
+    turn: Turn | int,
+    passage_id: str,
+    grade: int,
+    time_spent_ms: int | None = None,
+    key: uuid.UUID | None = None,
 ) -> RelevanceJudgment:
     """Record or revise a judge's grade for (turn, passage); time spent adds up over revisions.
 
     `judge` and `turn` are the objects or, from a caller that has checked them already, their primary
-    keys (the assessor API reads them with its ownership check and saves a query each).
+    keys (the assessor API reads them with its ownership check and saves a query each). `key`, the
+    client's idempotency key for this grade: given again (a retry), the stored row is answered unchanged.
 
     One `INSERT ... ON CONFLICT (judge, turn, passage_id) DO UPDATE` statement (PostgreSQL and SQLite
     speak it alike): it is atomic by itself, so it needs no transaction, and two submits of the same
@@ -58,27 +76,30 @@ def relevance_judgment_submit(
     db = router.db_for_write(RelevanceJudgment)
     connection = connections[db]
     table = connection.ops.quote_name(RelevanceJudgment._meta.db_table)
-    sql = relevance_upsert_sql(table=table, rows="VALUES (%s, %s, %s, %s, %s, %s, %s)")
+    sql = relevance_upsert_sql(table=table, rows="VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
     now = timezone.now()
     turn_pk = turn.pk if isinstance(turn, Turn) else turn
     judge_pk = judge.pk if isinstance(judge, Judge) else judge
+    key_value = _GRADE_KEY.get_db_prep_value(key, connection)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"{sql} RETURNING id, time_spent_ms, created_at",
-            (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now),
+            f"{sql} RETURNING id, grade, time_spent_ms, created_at, updated_at",
+            (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now, key_value),
         )
-        pk, time_spent, created_at = cursor.fetchone()
+        pk, stored_grade, time_spent, created_at, updated_at = cursor.fetchone()
     if not isinstance(created_at, datetime):  # SQLite answers text
-        created_at = connection.ops.convert_datetimefield_value(created_at, None, connection)  # type: ignore[attr-defined]
+        convert = connection.ops.convert_datetimefield_value  # type: ignore[attr-defined]
+        created_at, updated_at = (convert(value, None, connection) for value in (created_at, updated_at))
     judgment = RelevanceJudgment(
         id=pk,
         judge_id=judge_pk,
         turn_id=turn_pk,
         passage_id=passage_id,
-        grade=grade,
+        grade=stored_grade,
         time_spent_ms=time_spent,
         created_at=created_at,
-        updated_at=now,
+        updated_at=updated_at,
+        grade_key=key,
     )
     judgment._state.adding = False
     judgment._state.db = db
@@ -87,6 +108,10 @@ def relevance_judgment_submit(
     if isinstance(turn, Turn):
         judgment.turn = turn
     return judgment
+
+
+_GRADE_KEY = RelevanceJudgment._meta.get_field("grade_key")
+assert isinstance(_GRADE_KEY, models.UUIDField)  # PostgreSQL's uuid, SQLite's 32 hex digits
 
 
 @transaction.atomic
@@ -130,72 +155,160 @@ class RelevanceRow:
     grade: int
 
 
+class RelevanceStage:
+    """A relevance file's rows (line, turn pk, passage id, grade) in a temporary table of the writer's
+    connection, so that a file of millions of grades is checked and written in the database (the pairs
+    judged twice, the passages missing, the upsert) with the same memory whatever its size.
+
+    Made by `relevance_stage`, filled in batches by `add`, then `seal`ed (indexed) before it is read.
+    """
+
+    def __init__(self, db: str) -> None:
+        self.connection = connections[db]
+        self.name = f"relevance_stage_{uuid.uuid4().hex[:12]}"
+        self.table = self.connection.ops.quote_name(self.name)
+        self.rows = 0
+
+    def add(self, rows: Sequence[tuple[int, int, str, int]]) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO {self.table} VALUES (%s, %s, %s, %s)", rows)
+        self.rows += len(rows)
+
+    def seal(self) -> None:
+        index = self.connection.ops.quote_name(f"{self.name}_pair")
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"CREATE INDEX {index} ON {self.table} (turn_id, passage_id)")
+            if self.connection.vendor == "postgresql":  # its planner knows nothing of a fresh temporary table
+                cursor.execute(f"ANALYZE {self.table}")
+
+    def repeated(self, *, limit: int) -> tuple[int, list[tuple[int, int, str, int]]]:
+        """How many rows repeat a pair of an earlier line, and the first `limit` of them by line, each as
+        (line, turn pk, passage id, the pair's first line)."""
+        first = (
+            f"SELECT turn_id, passage_id, MIN(line) AS first FROM {self.table} GROUP BY turn_id, passage_id"
+        )
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM {self.table}")
+            (count,) = cursor.fetchone()
+            cursor.execute(f"SELECT COUNT(*) FROM ({first}) f")
+            count -= cursor.fetchone()[0]
+            if not count:
+                return 0, []
+            cursor.execute(
+                f"SELECT s.line, s.turn_id, s.passage_id, f.first FROM {self.table} s JOIN ({first}) f "
+                "ON f.turn_id = s.turn_id AND f.passage_id = s.passage_id WHERE s.line > f.first "
+                "ORDER BY s.line LIMIT %s",
+                [limit],
+            )
+            return count, cursor.fetchall()
+
+    def without_passage(self, *, collection: Collection, limit: int) -> tuple[int, list[tuple[int, str]]]:
+        """How many rows name a passage the collection lacks, and the first `limit` (line, passage id)."""
+        missing = (
+            f"FROM {self.table} s WHERE NOT EXISTS (SELECT 1 FROM {_table(Passage)} p "
+            "WHERE p.collection_id = %s AND p.passage_id = s.passage_id)"
+        )
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) {missing}", [collection.pk])
+            (count,) = cursor.fetchone()
+            if not count:
+                return 0, []
+            cursor.execute(
+                f"SELECT s.line, s.passage_id {missing} ORDER BY s.line LIMIT %s", [collection.pk, limit]
+            )
+            return count, cursor.fetchall()
+
+
+@contextmanager
+def relevance_stage() -> Iterator[RelevanceStage]:
+    """A fresh stage for one file, inside the caller's transaction (its rollback drops the table too)."""
+    stage = RelevanceStage(router.db_for_write(RelevanceJudgment))
+    if not stage.connection.in_atomic_block:
+        raise RuntimeError("a relevance stage lives inside the transaction of its import")
+    with stage.connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {stage.table} "
+            "(line integer NOT NULL, turn_id bigint NOT NULL, passage_id varchar(255) NOT NULL, grade smallint NOT NULL)"
+        )
+    yield stage
+    # Only after success: after an error, PostgreSQL refuses every statement until the rollback, which
+    # drops the table anyway.
+    with stage.connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE {stage.table}")
+
+
 @transaction.atomic
 def relevance_judgments_upsert(
     *, judge: Judge, collection: Collection, rows: Sequence[RelevanceRow], replace: bool = False
 ) -> Written:
-    """Make the judge's relevance grades on `collection` say what `rows` say (a qrels file).
-
-    Idempotent: a row equal to what is stored changes nothing. With `replace`, the judge's grades on
-    the collection that `rows` do not hold are removed, so its labels equal the file. New rows go in
-    with one executemany per chunk: for files of tens of thousands of grades, bulk_create spends most
-    of an import preparing values field by field, and these rows are already checked.
-    """
-    written = Written()
+    """Make the judge's relevance grades on `collection` say what `rows` say (a qrels file): the rows
+    go through a stage (`relevance_judgments_upsert_stage`); a file too large to hold as rows streams
+    into the stage itself (annotation/relevance/io.py)."""
     for row in rows:
         if row.grade not in RelevanceGrade.values:
             raise JudgmentRefused(f"grade {row.grade} is outside the scale 0-4")
-    stored = {
-        (turn_id, passage_id): (pk, grade)
-        for pk, turn_id, passage_id, grade in RelevanceJudgment.objects.filter(
-            judge=judge, turn__collection=collection
+    with relevance_stage() as stage:
+        for start in range(0, len(rows), _BULK_CHUNK):
+            chunk = rows[start : start + _BULK_CHUNK]
+            stage.add([(start + i, r.turn_id, r.passage_id, r.grade) for i, r in enumerate(chunk)])
+        stage.seal()
+        return relevance_judgments_upsert_stage(
+            judge=judge, collection=collection, stage=stage, replace=replace
         )
-        .values_list("id", "turn_id", "passage_id", "grade")
-        .iterator(chunk_size=5000)
-    }
-    db = router.db_for_write(RelevanceJudgment)
-    now = connections[db].ops.adapt_datetimefield_value(timezone.now())
-    created: list[tuple[Any, ...]] = []
-    changed: list[RelevanceJudgment] = []
-    seen: set[tuple[int, str]] = set()
-    for row in rows:
-        key = (row.turn_id, row.passage_id)
-        seen.add(key)
-        current = stored.get(key)
-        if current is None:
-            created.append((judge.pk, row.turn_id, row.passage_id, row.grade, now, now))
-        elif current[1] != row.grade:
-            changed.append(RelevanceJudgment(id=current[0], grade=row.grade))
-        else:
-            written.unchanged += 1
-    if created:
-        quote = connections[db].ops.quote_name
-        columns = ", ".join(quote(_column(RelevanceJudgment, name)) for name in _RELEVANCE_INSERT_FIELDS)
-        sql = (
-            f"INSERT INTO {quote(RelevanceJudgment._meta.db_table)} ({columns}) "
-            f"VALUES ({', '.join(['%s'] * len(_RELEVANCE_INSERT_FIELDS))})"
+
+
+@transaction.atomic
+def relevance_judgments_upsert_stage(
+    *, judge: Judge, collection: Collection, stage: RelevanceStage, replace: bool = False
+) -> Written:
+    """Make the judge's relevance grades on `collection` say what the sealed `stage` says, its pairs
+    unique and its grades on the scale (the caller checked them).
+
+    Idempotent: a row equal to what is stored changes nothing. With `replace`, the judge's grades on
+    the collection that the stage does not hold are removed, so its labels equal the file. Each step is
+    one statement over the whole stage (counts, update, insert, delete), so neither the file nor the
+    judge's stored grades pass through Python.
+    """
+    table, stage_table = _table(RelevanceJudgment), stage.table
+    same_pair = "r.judge_id = %s AND r.turn_id = s.turn_id AND r.passage_id = s.passage_id"
+    now = stage.connection.ops.adapt_datetimefield_value(timezone.now())
+    written = Written()
+    with stage.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*), COUNT(r.id), COALESCE(SUM(CASE WHEN r.grade <> s.grade THEN 1 ELSE 0 END), 0) "
+            f"FROM {stage_table} s LEFT JOIN {table} r ON {same_pair}",
+            [judge.pk],
         )
-        with connections[db].cursor() as cursor:
-            for start in range(0, len(created), _BULK_CHUNK):
-                cursor.executemany(sql, created[start : start + _BULK_CHUNK])
-    RelevanceJudgment.objects.bulk_update(changed, ["grade"], batch_size=2000)
-    written.created, written.updated = len(created), len(changed)
-    if replace:
-        stale = [pk for key, (pk, _grade) in stored.items() if key not in seen]
-        for start in range(0, len(stale), 2000):
-            RelevanceJudgment.objects.filter(id__in=stale[start : start + 2000]).delete()
-        written.removed = len(stale)
+        total, stored, changed = cursor.fetchone()
+        written.created, written.updated, written.unchanged = total - stored, changed, stored - changed
+        if changed:
+            cursor.execute(
+                f"UPDATE {table} SET grade = s.grade FROM {stage_table} s WHERE {table}.judge_id = %s "
+                f"AND {table}.turn_id = s.turn_id AND {table}.passage_id = s.passage_id AND {table}.grade <> s.grade",
+                [judge.pk],
+            )
+        if written.created:
+            cursor.execute(
+                f"INSERT INTO {table} (judge_id, turn_id, passage_id, grade, created_at, updated_at) "
+                f"SELECT %s, s.turn_id, s.passage_id, s.grade, %s, %s FROM {stage_table} s "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {table} r WHERE {same_pair})",
+                [judge.pk, now, now, judge.pk],
+            )
+        if replace:
+            cursor.execute(
+                f"DELETE FROM {table} WHERE judge_id = %s AND turn_id IN "
+                f"(SELECT id FROM {_table(Turn)} WHERE collection_id = %s) AND NOT EXISTS (SELECT 1 FROM "
+                f"{stage_table} s WHERE s.turn_id = {table}.turn_id AND s.passage_id = {table}.passage_id)",
+                [judge.pk, collection.pk],
+            )
+            written.removed = cursor.rowcount
     return written
 
 
-def _column(model: type[models.Model], name: str) -> str:
-    field = model._meta.get_field(name)
-    if not isinstance(field, models.Field) or not field.column:
-        raise ValueError(f"{model.__name__}.{name} is not a column")
-    return field.column
+def _table(model: type[models.Model]) -> str:
+    return connections[router.db_for_write(model)].ops.quote_name(model._meta.db_table)
 
 
-_RELEVANCE_INSERT_FIELDS = ("judge", "turn", "passage_id", "grade", "created_at", "updated_at")
 _BULK_CHUNK = 20_000
 
 

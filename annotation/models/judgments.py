@@ -41,6 +41,9 @@ class RelevanceJudgment(TimedJudgment):
     )
     passage_id = models.CharField(max_length=255)
     grade = models.SmallIntegerField(choices=RelevanceGrade.choices)
+    # The idempotency key of the last grade applied to the row: a client retrying a grade whose answer it
+    # never got (an outage after the commit) sends the same key, and the writer then changes nothing.
+    grade_key = models.UUIDField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["turn_id", "passage_id"]

@@ -44,6 +44,7 @@ from annotation.permissions import is_organiser
 from annotation.selectors import assessor_judge, collection_counts, turn_key
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
+from core.api_errors import error_json, form_error_json
 from core.form_fields import ModelMultipleChoiceField
 from core.json_body import BadJsonBody, read_json_body
 from core.names import assessor_judge_name
@@ -149,13 +150,8 @@ def _bad_page_request(exc: BadRequest) -> HttpResponse:
     return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
 
 
-def _refused(reason: str, status: int = 400) -> JsonResponse:
-    return JsonResponse({"error": reason}, status=status)
-
-
-def _form_error(form: forms.Form) -> JsonResponse:
-    reasons = [f"{field}: {' '.join(map(str, errors))}" for field, errors in form.errors.items()]
-    return _refused("; ".join(reasons))
+def _refused(reason: str, code: str = "invalid", status: int = 400) -> JsonResponse:
+    return error_json(detail=reason, code=code, status=status)
 
 
 def _json_form(request: HttpRequest, form_class: type[_F]) -> _F | JsonResponse:
@@ -163,8 +159,8 @@ def _json_form(request: HttpRequest, form_class: type[_F]) -> _F | JsonResponse:
     try:
         form = form_class(read_json_body(request))
     except BadJsonBody as exc:
-        return _refused(exc.reason, exc.status)
-    return form if form.is_valid() else _form_error(form)
+        return _refused(exc.reason, exc.code, exc.status)
+    return form if form.is_valid() else form_error_json(form)
 
 
 @login_required
@@ -296,7 +292,7 @@ def nugget_create_view(request: AuthenticatedRequest, name: str, turn_id: str) -
     try:
         relevance_judge = _chosen_judge(request, form.cleaned_data["relevance_judge"])
     except PermissionDenied as exc:
-        return JsonResponse({"error": str(exc)}, status=403)
+        return _refused(str(exc), "permission_denied", 403)
     except BadRequest as exc:
         return _refused(str(exc))
     try:
@@ -403,7 +399,7 @@ def gold_response(request: AuthenticatedRequest, name: str, turn_id: str) -> Htt
         form = GoldResponseForm(request.POST, nuggets=own)
         if not form.is_valid():
             if wants_json:
-                return _form_error(form)
+                return form_error_json(form)
         else:
             final = request.POST.get("action") == "submit"
             current = gold_response_save(

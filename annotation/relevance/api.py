@@ -12,11 +12,13 @@ core/lean_api.py (input serializers, the session's user read by one prepared sta
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -77,6 +79,29 @@ class RelevanceGradeOutput(serializers.Serializer):
         required=False,
         help_text='With "next": the unit is closed (false while a passage or PTKB step is left).',
     )
+
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.UUID,
+    OpenApiParameter.HEADER,
+    description=(
+        "A fresh UUID per grade, sent again unchanged on its retries. A retry whose grade was already "
+        "stored (its answer lost to an outage, say) changes nothing, its time is not added again, and it "
+        "answers what the first attempt did. Only the last key applied to a (turn, passage) is kept."
+    ),
+)
+
+
+def _idempotency_key(request: Request) -> uuid.UUID | None:
+    value = request.headers.get("Idempotency-Key")
+    if value is None:
+        return None
+    field = serializers.UUIDField()
+    try:
+        return field.to_internal_value(value)
+    except exceptions.ValidationError as refused:
+        raise exceptions.ValidationError({"Idempotency-Key": refused.detail}) from None
 
 
 class PtkbLeft(exceptions.APIException):
@@ -166,6 +191,7 @@ class GradeApi(_AssessorView):
     @extend_schema(
         operation_id="relevance_grade",
         request=RelevanceGradeInput,
+        parameters=[IDEMPOTENCY_KEY],
         responses={
             201: RelevanceGradeOutput,
             400: OpenApiResponse(description="The reason, per field (a pair not pooled for your unit too)."),
@@ -182,6 +208,7 @@ class GradeApi(_AssessorView):
         script then asks the next call for the next unit. Without it the unit is not closed here: the
         next call closes it when it finds nothing left, which saves that check on every grade.
         """
+        key = _idempotency_key(request)
         payload = RelevanceGradeInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
@@ -193,6 +220,7 @@ class GradeApi(_AssessorView):
             passage_id=data["passage_id"],
             grade=data["grade"],
             time_spent_ms=data.get("time_spent_ms"),
+            key=key,
             then_next=data["next"],
         )
         judgment = graded.judgment

@@ -24,6 +24,7 @@ The rules, as both forms state them:
 from __future__ import annotations
 
 import functools
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -71,8 +72,10 @@ class GradeWritten:
     judge_pk: int | None
     pooled: bool
     judgment_pk: int | None
+    grade: int | None  # as stored: a retry's own is ignored
     time_spent_ms: int | None
     created_at: datetime | None
+    updated_at: datetime | None
     next: NextPassage | None
 
 
@@ -171,7 +174,7 @@ def _grade_statement(with_next: bool) -> str:
     upsert = relevance_upsert_sql(
         table=t["judgment"],
         rows="SELECT c.judge_id, %(turn)s, %(passage)s, %(grade)s::smallint, %(time)s::integer, "
-        "%(now)s::timestamptz, %(now)s::timestamptz FROM c WHERE c.pooled AND c.judge_id IS NOT NULL",
+        "%(now)s::timestamptz, %(now)s::timestamptz, %(key)s::uuid FROM c WHERE c.pooled AND c.judge_id IS NOT NULL",
     )
     # The pair must be pooled for a turn of this copy's unit: a pool's other turns may be other units'.
     pooled = f""",
@@ -190,10 +193,10 @@ def _grade_statement(with_next: bool) -> str:
 WITH c AS ({copy}
 ), w AS (
     {upsert}
-    RETURNING id, time_spent_ms, created_at
+    RETURNING id, grade, time_spent_ms, created_at, updated_at
 )
-SELECT c.leased_until, c.lease_minutes, c.label, c.judge_id, c.pooled, w.id, w.time_spent_ms, w.created_at,
-       {columns}
+SELECT c.leased_until, c.lease_minutes, c.label, c.judge_id, c.pooled, w.id, w.grade, w.time_spent_ms,
+       w.created_at, w.updated_at, {columns}
 FROM c
 LEFT JOIN w ON TRUE
 {joins}
@@ -237,17 +240,22 @@ def grade_write(
     passage_id: str,
     grade: int,
     time_spent_ms: int | None,
+    key: uuid.UUID | None,
     now: datetime,
     with_next: bool,
 ) -> GradeWritten | None:
-    """Grade (turn_pk, passage_id) in the copy `slot_pk` as its holder `user_pk`; None if not theirs."""
-    params: dict[str, int | str | datetime | None] = {
+    """Grade (turn_pk, passage_id) in the copy `slot_pk` as its holder `user_pk`; None if not theirs.
+
+    `key`: the grade's idempotency key; a retry with the key the row holds writes nothing and answers
+    the row as the first attempt left it (relevance_upsert_sql)."""
+    params: dict[str, int | str | datetime | uuid.UUID | None] = {
         "slot": slot_pk,
         "user": user_pk,
         "turn": turn_pk,
         "passage": passage_id,
         "grade": grade,
         "time": time_spent_ms,
+        "key": key,
         "now": now,
     }
     with connection.cursor() as cursor:
@@ -255,7 +263,8 @@ def grade_write(
         row = cursor.fetchone()
     if row is None:
         return None
-    leased_until, lease_minutes, label, judge_pk, pooled, judgment_pk, time_spent_ms, created_at = row[:8]
+    leased_until, lease_minutes, label, judge_pk, pooled, judgment_pk = row[:6]
+    grade_stored, time_stored, created_at, updated_at = row[6:10]
     return GradeWritten(
         leased_until,
         lease_minutes,
@@ -263,9 +272,11 @@ def grade_write(
         judge_pk,
         pooled,
         judgment_pk,
-        time_spent_ms,
+        grade_stored,
+        time_stored,
         created_at,
-        next=_next_row(slot_pk, label, row[8:]),
+        updated_at,
+        next=_next_row(slot_pk, label, row[10:]),
     )
 
 

@@ -15,23 +15,28 @@ from typing import IO, Any, TypedDict
 from django.db import transaction
 from django.db.models import QuerySet
 
-from annotation.formats.base import Problems
-from annotation.formats.qrels import parse_ptkb_qrels, parse_qrels
-from annotation.judgments import PtkbRow, RelevanceRow, ptkb_judgments_upsert, relevance_judgments_upsert
+from annotation.formats.base import MAX_PROBLEMS, Problems
+from annotation.formats.qrels import parse_ptkb_qrels, qrels_records
+from annotation.judgments import PtkbRow, ptkb_judgments_upsert
+from annotation.judgments.relevance import relevance_judgments_upsert_stage, relevance_stage
 from annotation.models import (
     Collection,
     Judge,
-    Passage,
     PtkbJudgment,
     PtkbStatement,
     RelevanceJudgment,
     Turn,
 )
 from annotation.selectors import natural_key
-from annotation.services import JUDGMENTS, ImportResult, turns_for
+from annotation.services import JUDGMENTS, ImportResult
 from core.csv_safe import SafeDictWriter
 
 # --- Passage qrels ---------------------------------------------------------------------------------
+
+
+# Rows sent to the stage per statement; unknown turn ids remembered (each reported at its first line) at most.
+_STAGE_BATCH = 10_000
+_UNKNOWN_TURNS = 10_000
 
 
 @transaction.atomic
@@ -51,37 +56,56 @@ def qrels_import(
     does not hold are deleted, so the judge's labels equal the file. Every problem of the file, its
     syntax and its turns (and passages) alike, is reported in one pass. `progress(done, total)` counts
     the file's grades stored: none once the file is checked, all once they are written (one upsert).
+
+    The file is read a line at a time into a stage in the database (RelevanceStage), in batches, and
+    checked and written there, so a file of any size takes the same memory; the transaction keeps the
+    import all or nothing.
     """
     pathname = str(path)
     problems = Problems(pathname)
-    records = parse_qrels(path, problems=problems)
-    wanted: dict[str, int] = {}
-    for record in records:
-        wanted.setdefault(record.turn_id, record.line)
-    turns = turns_for(collection, pathname, wanted, problems=problems)
-    if require_passages:
-        known = set(
-            Passage.objects.filter(
-                collection=collection, passage_id__in={r.passage_id for r in records}
-            ).values_list("passage_id", flat=True)
-        )
-        for record in records:
-            if record.passage_id not in known:
+    turns = dict(Turn.objects.filter(collection=collection).values_list("turn_id", "id"))
+    # A row of an unknown turn is staged under a stand-in (negative) id so that the checks below
+    # still see it; nothing is written once a problem is found.
+    unknown: dict[str, int] = {}
+    with relevance_stage() as stage:
+        batch: list[tuple[int, int, str, int]] = []
+        for record in qrels_records(path, problems=problems):
+            turn_pk = turns.get(record.turn_id) or unknown.get(record.turn_id)
+            if turn_pk is None:  # each unknown turn is a problem at its first line
                 problems.add(
-                    record.line, f"passage {record.passage_id} is not in collection {collection.name}"
+                    record.line,
+                    f"turn {record.turn_id} is not in collection {collection.name} (import its topics first)",
                 )
-    problems.raise_if_any()
+                if len(unknown) >= _UNKNOWN_TURNS:
+                    continue
+                turn_pk = unknown[record.turn_id] = -1 - len(unknown)
+            batch.append((record.line, turn_pk, record.passage_id, record.grade))
+            if len(batch) == _STAGE_BATCH:
+                stage.add(batch)
+                batch = []
+        if batch:
+            stage.add(batch)
+        stage.seal()
+        names = {pk: turn_id for turn_id, pk in unknown.items()}
+        count, repeated = stage.repeated(limit=MAX_PROBLEMS)
+        for line, turn_pk, passage_id, first in repeated:
+            turn_id = names.get(turn_pk) or _turn_name(turns, turn_pk)
+            problems.add(line, f"{turn_id} {passage_id} is judged twice (first on line {first})")
+        problems.more += count - len(repeated)
+        if require_passages:
+            count, missing = stage.without_passage(collection=collection, limit=MAX_PROBLEMS)
+            for line, passage_id in missing:
+                problems.add(line, f"passage {passage_id} is not in collection {collection.name}")
+            problems.more += count - len(missing)
+        problems.raise_if_any()
 
-    if progress is not None:
-        progress(0, len(records))
-    written = relevance_judgments_upsert(
-        judge=judge,
-        collection=collection,
-        rows=[RelevanceRow(turns[r.turn_id].id, r.passage_id, r.grade) for r in records],
-        replace=replace,
-    )
-    if progress is not None:
-        progress(len(records), len(records))
+        if progress is not None:
+            progress(0, stage.rows)
+        written = relevance_judgments_upsert_stage(
+            judge=judge, collection=collection, stage=stage, replace=replace
+        )
+        if progress is not None:
+            progress(stage.rows, stage.rows)
     result = ImportResult()
     result.count(JUDGMENTS, "created", written.created)
     result.count(JUDGMENTS, "updated", written.updated)
@@ -89,6 +113,11 @@ def qrels_import(
     if replace:
         result.count(JUDGMENTS, "deleted", written.removed)
     return result
+
+
+def _turn_name(turns: dict[str, int], pk: int) -> str:
+    # Only for a pair judged twice: a scan of the collection's turns, at most MAX_PROBLEMS times.
+    return next(turn_id for turn_id, turn_pk in turns.items() if turn_pk == pk)
 
 
 def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:

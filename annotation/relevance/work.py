@@ -20,6 +20,7 @@ the settings' IMMEDIATE transactions serialise the claim on the write lock.
 from __future__ import annotations
 
 import enum
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -283,9 +284,14 @@ def work_grade(
     passage_id: str,
     grade: int,
     time_spent_ms: int | None = None,
+    key: uuid.UUID | None = None,
     then_next: bool = False,
 ) -> Graded:
     """Record or revise `user`'s grade of a pooled passage of the copy `slot_pk` they hold.
+
+    `key` names this grade attempt: a client that got no answer (an outage after the commit) retries
+    with the same key, and the grade is applied once, its time counted once; the retry's answer is what
+    the first attempt's was (the stored grade and time, the same next passage).
 
     Ownership (holder and member), the pair (pooled for a turn of this unit), the judge and what the
     next passage needs are read in one query, the grade written by one upsert (relevance_judgment_submit)
@@ -304,6 +310,7 @@ def work_grade(
             passage_id=passage_id,
             grade=grade,
             time_spent_ms=time_spent_ms,
+            key=key,
             then_next=then_next,
         )
     entry = PoolEntry.objects.filter(
@@ -336,6 +343,7 @@ def work_grade(
         passage_id=passage_id,
         grade=grade,
         time_spent_ms=time_spent_ms,
+        key=key,
     )
     if not then_next:
         return Graded(judgment)
@@ -358,6 +366,7 @@ def _work_grade_statement(
     passage_id: str,
     grade: int,
     time_spent_ms: int | None,
+    key: uuid.UUID | None,
     then_next: bool,
 ) -> Graded:
     """work_grade through the one statement; the same checks, writes and answer."""
@@ -371,6 +380,7 @@ def _work_grade_statement(
             passage_id=passage_id,
             grade=grade,
             time_spent_ms=time_spent_ms,
+            key=key,
             now=now,
             with_next=then_next,
         )
@@ -386,16 +396,18 @@ def _work_grade_statement(
     if not written.pooled:
         raise NotPooled("this passage is not pooled for a turn of your unit")
     _lease_renew_pk(slot_pk, written.leased_until, written.lease_minutes, now)
-    assert written.judge_pk is not None and written.judgment_pk is not None and written.created_at
+    assert written.judge_pk is not None and written.judgment_pk is not None and written.grade is not None
+    assert written.created_at is not None and written.updated_at is not None
     judgment = RelevanceJudgment(
         id=written.judgment_pk,
         judge_id=written.judge_pk,
         turn_id=turn_pk,
         passage_id=passage_id,
-        grade=grade,
+        grade=written.grade,
         time_spent_ms=written.time_spent_ms,
         created_at=written.created_at,
-        updated_at=now,
+        updated_at=written.updated_at,
+        grade_key=key,
     )
     judgment._state.adding = False
     if not then_next:

@@ -356,8 +356,15 @@ def rank_agreement(
     scores_a: Mapping[str, float],
     scores_b: Mapping[str, float],
     left_out: Mapping[str, str] | None = None,
+    per_turn_a: Mapping[str, Mapping[str, float]] | None = None,
+    per_turn_b: Mapping[str, Mapping[str, float]] | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Kendall's tau-b and Spearman's rho between the run scores under two judges.
+
+    Given each run's per-turn scores under both judges (where a run's score is their mean), tau-b also
+    gets a 95% percentile interval from a bootstrap over turns (`kendall_tau_ci`): how far the agreement
+    could move with other turns of the same kind. Without them it is None.
 
     Runs scored under only one judge are listed, not compared. `left_out` names runs the measure cannot
     rank at all (a run that ranks no passage scores 0 under every judge) with the reason, e.g. "without a
@@ -393,6 +400,13 @@ def rank_agreement(
         rho_result = stats.spearmanr(x, y)
         tau, tau_p = _finite(tau_result.statistic), _finite(tau_result.pvalue)
         rho, rho_p = _finite(rho_result.statistic), _finite(rho_result.pvalue)
+    tau_ci = None
+    if tau is not None and per_turn_a is not None and per_turn_b is not None:
+        from judging.hybrid.rankings import tau_over_turns
+
+        tau_ci = tau_over_turns(runs=runs, x=x, y=y, per_turn_a=per_turn_a, per_turn_b=per_turn_b, seed=seed)
+        if tau_ci is None:
+            notes.append("No interval for Kendall's tau: the measure has no per-turn scores for every run.")
     rank_a = stats.rankdata(-x, method="min") if runs else np.zeros(0)
     rank_b = stats.rankdata(-y, method="min") if runs else np.zeros(0)
     rows = [
@@ -410,6 +424,7 @@ def rank_agreement(
         "n_runs": len(runs),
         "kendall_tau_b": tau,
         "kendall_p": tau_p,
+        "kendall_tau_ci": tau_ci,
         "spearman_rho": rho,
         "spearman_p": rho_p,
         "runs": rows,

@@ -279,11 +279,12 @@ NO_RANKING = "without a ranking"
 
 @dataclass(frozen=True)
 class RunScores:
-    """{run: score} of the runs a measure scores under one judge, and {run: reason} of the runs it cannot
-    rank at all (left out of rank correlations rather than tied at 0)."""
+    """{run: score} of the runs a measure scores under one judge, {run: reason} of those it cannot rank at
+    all (left out of rank correlations, not tied at 0), and {run: {turn: score}} where a score is a mean."""
 
     scores: dict[str, float]
     left_out: dict[str, str] = field(default_factory=dict)
+    per_turn: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 MeasureFunction = Callable[[Collection, Judge], RunScores | dict[str, float]]
@@ -322,12 +323,11 @@ def _ndcg5_by_judge(
             continue
         # A run that ranks no passage on any turn the judge assessed (a response-only run) scores 0 by
         # the trec_eval -c convention; that 0 is no place in a ranking, so it is named instead of scored.
-        unranked = {
-            run for run, missing in evaluation.missing.items() if len(missing) == len(evaluation.turns)
-        }
+        unranked = {r for r, missing in evaluation.missing.items() if len(missing) == len(evaluation.turns)}
         result[judge.id] = RunScores(
             scores={run: values["nDCG@5"] for run, values in evaluation.runs.items() if run not in unranked},
             left_out=dict.fromkeys(sorted(unranked), NO_RANKING),
+            per_turn={r: {t: v["nDCG@5"] for t, v in ts.items()} for r, ts in evaluation.per_turn.items()},
         )
     return result
 

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection
 from annotation.permissions import organiser_required
+from core.api_errors import error_json, form_error_json
 from judging.agreement.forms import ComparisonForm, RankingForm
 from judging.agreement.metrics import AgreementUndefined
 from judging.agreement.reports import (
@@ -114,10 +115,10 @@ def agreement_download(request: HttpRequest, name: str, kind: str) -> HttpRespon
     collection = get_object_or_404(Collection, name=name)
     form = ComparisonForm(request.GET, collection=collection)
     if not form.is_valid():
-        return JsonResponse({"error": _errors(form)}, status=400)
+        return form_error_json(form)
     report, error = _comparison(collection, form)
     if report is None:
-        return JsonResponse({"error": error}, status=400)
+        return error_json(detail=error, code="invalid", status=400)
     return _download(
         kind,
         report,
@@ -176,10 +177,10 @@ def ranking_download(request: HttpRequest, name: str, kind: str) -> HttpResponse
     collection = get_object_or_404(Collection, name=name)
     form = RankingForm(request.GET)
     if not form.is_valid():
-        return JsonResponse({"error": _errors(form)}, status=400)
+        return form_error_json(form)
     report, error = _ranking(collection, form)
     if report is None:
-        return JsonResponse({"error": error}, status=400)
+        return error_json(detail=error, code="invalid", status=400)
     return _download(
         kind,
         report,
@@ -236,5 +237,10 @@ def live_data(request: HttpRequest, name: str) -> JsonResponse:
     collection = get_object_or_404(Collection, name=name)
     task = request.GET.get("task", "relevance")
     if task not in TASKS:
-        return JsonResponse({"error": f"unknown task {task!r}; choose one of {', '.join(TASKS)}"}, status=400)
+        return error_json(
+            detail=f"unknown task {task!r}; choose one of {', '.join(TASKS)}",
+            code="invalid",
+            status=400,
+            fields={"task": [f"choose one of {', '.join(TASKS)}"]},
+        )
     return JsonResponse(live_agreement(collection=collection, task=task))

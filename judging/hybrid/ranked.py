@@ -23,8 +23,9 @@ stratum and weighted by the stratum's inverse sampling fraction):
 * **strat-ppi++**: a lam per stratum, each tuned within its stratum (stratified PPI, Fisch et al. 2024);
   never wider than ppi++, whose single lam is one of its choices.
 
-nDCG's ratio makes the estimate consistent rather than unbiased (tests show the bias small against the
-interval). The standard error is the delta method's: the score's gradient turns every drawn pair into one
+nDCG's ratio makes the estimate consistent rather than unbiased, and at the budgets people afford its
+per-turn ideal DCG runs low by more than the interval's width, so `pair_estimate` does not offer it
+(bench/bench_ndcg_pairs.py measures this and the alternatives tried). The standard error is the delta method's: the score's gradient turns every drawn pair into one
 number u (its linearised contribution), and the variance is the stratified sample's,
 sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h, of u(human) - lam_h u(machine). Everything is vectorised over
 repeated samples, so `estimate` and the budget simulation run the same code.
@@ -351,10 +352,12 @@ def ranked_estimates(
 
 
 def sample_layout(
-    population: PairPopulation, drawn: np.ndarray, strata_names: list[str] | None = None
+    population: PairPopulation, drawn: np.ndarray, strata: np.ndarray | None = None
 ) -> tuple[Layout, np.ndarray]:
-    """(layout, idx (1, n)) of one sample: `drawn` indices, regrouped by machine-grade stratum."""
-    strata, _names = stratum_of(population.machine)
+    """(layout, idx (1, n)) of one sample: `drawn` indices, regrouped by the stratum each pair was drawn
+    from (`strata` (N,); None: its machine grade's)."""
+    if strata is None:
+        strata, _names = stratum_of(population.machine)
     order = np.argsort(strata[drawn], kind="stable")
     idx = np.asarray(drawn)[order]
     counts = np.bincount(strata[idx], minlength=int(strata.max()) + 1)

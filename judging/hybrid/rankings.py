@@ -16,6 +16,7 @@ that can produce those (whole turns today, pairs within turns tomorrow) gets the
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,3 +188,58 @@ def unit_bootstrap(
         np.array([p[0] for p in pairs]),
         np.array([p[1] for p in pairs]),
     )
+
+
+def turn_bootstrap(
+    *, a: np.ndarray, b: np.ndarray, draws: int = BOOTSTRAP_DRAWS, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """(draws, runs) bootstrap draws of every run's mean score under two judges, the turns resampled with
+    replacement and the same resample for both (so the two rankings move together, as `tau_interval`
+    needs). `a`, `b` (runs, turns): per-turn scores, NaN where that judge did not assess the turn; a run's
+    mean is over the judge's turns in the resample, as its score is over the judge's turns."""
+    turns = a.shape[1]
+    index = np.random.default_rng(seed).integers(0, turns, size=(draws, turns))
+    weight = np.zeros((draws, turns))
+    np.add.at(weight, (np.repeat(np.arange(draws), turns), index.ravel()), 1.0)
+
+    def means(scores: np.ndarray) -> np.ndarray:
+        present = ~np.isnan(scores)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (weight @ np.where(present, scores, 0.0).T) / (weight @ present.T)
+
+    return means(a), means(b)
+
+
+def tau_over_turns(
+    *,
+    runs: list[str],
+    x: np.ndarray,
+    y: np.ndarray,
+    per_turn_a: Mapping[str, Mapping[str, float]],
+    per_turn_b: Mapping[str, Mapping[str, float]],
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, Any] | None:
+    """Tau-b between run scores `x` and `y` (each run's mean over its judge's turns) with its percentile
+    interval from `turn_bootstrap`, for `rank_agreement`; None where a run lacks per-turn scores under
+    either judge (the measure is not a mean over turns) or the interval is undefined."""
+    if not all(run in per_turn_a and run in per_turn_b for run in runs):
+        return None
+    turns = sorted({t for scores in (per_turn_a, per_turn_b) for run in runs for t in scores[run]})
+    if not turns:
+        return None
+    a, b = (
+        np.array([[s[run].get(t, np.nan) for t in turns] for run in runs]) for s in (per_turn_a, per_turn_b)
+    )
+    draws_a, draws_b = turn_bootstrap(a=a, b=b, seed=seed)
+    found = tau_interval(hybrid=x, human=y, hybrid_draws=draws_a, human_draws=draws_b, alpha=alpha)
+    if found is None:
+        return None
+    return {
+        "ci": [found.lo, found.hi],
+        "confidence": 1 - alpha,
+        "interval": "percentile bootstrap over turns",
+        "turns": len(turns),
+        "draws": found.draws,
+        "seed": seed,
+    }

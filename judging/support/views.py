@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, SupportJudgment
 from annotation.permissions import organiser_required
+from core.api_errors import error_json, form_error_json
 from judging.support.forms import DisagreementReportForm
 from judging.support.metrics import (
     SupportMeasure,
@@ -75,10 +76,9 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
     form = DisagreementReportForm(params, collection=collection)
     if not form.is_bound and request.GET.get("format") == "json":
         # Nothing to report yet and no judges named: a JSON client gets the reason, not the HTML form.
-        return JsonResponse(
-            {
-                "error": "name the judges (?human=…&llm=…&blind=…): this collection has no blind re-assessment yet"
-            },
+        return error_json(
+            detail="name the judges (?human=…&llm=…&blind=…): this collection has no blind re-assessment yet",
+            code="invalid",
             status=400,
         )
     rows: list[dict] = []
@@ -102,8 +102,7 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
         else:
             status = 400
             if request.GET.get("format") == "json":
-                reason = "; ".join(f"{f}: {' '.join(map(str, m))}" for f, m in form.errors.items())
-                return JsonResponse({"error": reason}, status=400)
+                return form_error_json(form)
     return render(
         request,
         "evaluation/support_disagreements.html",

@@ -52,7 +52,7 @@ async function poll() {
   try {
     const response = await fetch(table.dataset.url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
     const data = await response.json();
-    if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+    if (!response.ok) throw new Error(data.detail || `HTTP ${response.status}`);
     render(data);
     error.hidden = true;
   } catch (exc) {

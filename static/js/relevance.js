@@ -26,11 +26,26 @@ function csrfToken(form) {
   return input ? input.value : "";
 }
 
-async function postJson(form, url, body) {
+// A random (version 4) UUID. crypto.randomUUID exists only on HTTPS and localhost pages; getRandomValues
+// everywhere, plain-HTTP intranet deployments included.
+function newKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+async function postJson(form, url, body, headers = {}) {
   const response = await fetch(url, {
     method: "POST",
     credentials: "same-origin",
-    headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(form) },
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json",
+      "X-CSRFToken": csrfToken(form),
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
   const data = response.status === 204 ? null : await response.json().catch(() => null);
@@ -65,6 +80,10 @@ function gradePage(form) {
   ];
   let at = 0;
   let busy = false;
+  // The grade sent and not yet answered for sure. A retry sends it again as it was, with its idempotency
+  // key: if the first attempt was stored and only its answer lost (the server or the network failed just
+  // after the commit), the server stores nothing more and adds no time.
+  let pending = null;
   history.replaceState({ shownAt: 0 }, "", shown[0].url);
 
   function draw(i, { push }) {
@@ -91,15 +110,25 @@ function gradePage(form) {
   async function submit() {
     const item = shown[at];
     const grade = Number(radios.find((r) => r.checked).value);
-    busy = true;
-    try {
-      const graded = await postJson(form, form.dataset.gradeUrl, {
+    if (!pending || pending.item !== item || pending.body.grade !== grade) {
+      const body = {
         turn_pk: item.turn_pk,
         passage_id: item.passage_id,
         grade,
         time_spent_ms: elapsed(),
         next: true,
-      });
+      };
+      pending = { item, body, key: newKey() };
+    }
+    busy = true;
+    try {
+      const graded = await postJson(form, form.dataset.gradeUrl, pending.body, { "Idempotency-Key": pending.key });
+      if (graded.status >= 500) {
+        // Stored or not, the server cannot say now (an outage answers 503): the retry is safe.
+        say("The server did not answer; press Enter to try again.");
+        return;
+      }
+      pending = null;
       if (graded.status !== 201) {
         // Signed out, the lease passed to someone else, a bad value: the server's page says which.
         if (graded.status === 400) say((graded.data && graded.data.detail) || "Not saved.");
@@ -111,7 +140,7 @@ function gradePage(form) {
         counts.judged += 1;
         counts.turnJudged += 1;
       }
-      item.grade = grade;
+      item.grade = graded.data.grade;
       // The grade's answer carries the unit's next passage (null: the unit is done, or its PTKB step is
       // left); another turn's passage needs that turn's conversation, which the server's page shows.
       const step = graded.data.next;

@@ -24,9 +24,9 @@ async function post(url, body) {
   try {
     payload = await response.json();
   } catch (_error) {
-    payload = { error: `the server answered ${response.status}` };
+    payload = { detail: `the server answered ${response.status}` };
   }
-  if (!response.ok) throw new Error(payload.error || `the server answered ${response.status}`);
+  if (!response.ok) throw new Error(payload.detail || `the server answered ${response.status}`);
   return payload;
 }
 
@@ -393,7 +393,7 @@ function startGoldResponse() {
         credentials: "same-origin",
       });
       const payload = await response.json();
-      if (!response.ok) throw new Error(payload.error || `the server answered ${response.status}`);
+      if (!response.ok) throw new Error(payload.detail || `the server answered ${response.status}`);
       status.textContent = `Draft saved ${new Date(payload.saved).toLocaleTimeString()}`;
     } catch (error) {
       status.textContent = `Draft not saved: ${error.message}`;

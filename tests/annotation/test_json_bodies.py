@@ -56,7 +56,7 @@ def _nuggets(client: Client) -> Endpoint:
     client.force_login(UserFactory())
     url = reverse("nuggets-create", args=[collection.name, turn.turn_id])
     valid = {"passage_id": passage.passage_id, "start": 0, "end": 6, "text": "Knobby"}
-    return Endpoint(client, url, valid, "text", "end", "error")
+    return Endpoint(client, url, valid, "text", "end", "detail")
 
 
 def _drf_relevance(client: Client) -> Endpoint:

@@ -101,7 +101,8 @@ def test_a_nugget_post_naming_another_assessors_judge_is_refused_and_saves_nothi
     response = create(client, turn, passage, judges[who].pk)
 
     assert response.status_code == 403
-    assert "machine (LLM, NLI) and imported-file judges" in response.json()["error"]
+    assert response.json()["code"] == "permission_denied"
+    assert "machine (LLM, NLI) and imported-file judges" in response.json()["detail"]
     assert "relevance" not in response.json()
     assert Nugget.objects.count() == 0
 

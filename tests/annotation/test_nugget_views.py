@@ -96,7 +96,8 @@ def test_it_rejects_spans_out_of_range_or_not_matching_and_saves_nothing(
     )
 
     assert response.status_code == 400
-    assert reason in response.json()["error"]
+    assert response.json()["code"] == "invalid"
+    assert reason in response.json()["detail"]
     assert not Nugget.objects.exists()
     assert not NuggetSetTurn.objects.exists()
 
@@ -111,7 +112,7 @@ def test_it_rejects_a_passage_outside_the_collection(client, setup):
     )
 
     assert response.status_code == 400
-    assert "is not in collection" in response.json()["error"]
+    assert "is not in collection" in response.json()["detail"]
     assert not Nugget.objects.exists()
 
 
@@ -176,7 +177,7 @@ def test_it_moves_boundaries_deletes_and_marks_duplicates_of_the_owners_nuggets(
     assert marked.status_code == 200 and marked.json()["changed"][0]["duplicate_of"] == made[0]["id"]
     # a duplicate of a duplicate points at the original
     assert chained.status_code == 200 and chained.json()["changed"][0]["duplicate_of"] == made[0]["id"]
-    assert self_mark.status_code == 400 and "itself" in self_mark.json()["error"]
+    assert self_mark.status_code == 400 and "itself" in self_mark.json()["detail"]
     assert deleted.status_code == 200
     assert [n["duplicate_of"] for n in deleted.json()["changed"]] == [None, None]
     assert list(Nugget.objects.order_by("key").values_list("key", "duplicate_of")) == [
@@ -233,7 +234,7 @@ def test_it_refuses_ticking_another_assessors_nugget_in_a_gold_response(client, 
     )
 
     assert response.status_code == 400
-    assert "nuggets" in response.json()["error"]
+    assert "nuggets" in response.json()["detail"]
     assert not GoldResponse.objects.exists()
 
 

@@ -63,8 +63,11 @@ class Campaign:
             self.slot_pk = response.json()["slot"]
         return self._seen("next", who, response)
 
-    def grade(self, who: str, where: tuple[int, int], grade, passage_id: str | None = None, then_next=True):
+    def grade(
+        self, who: str, where: tuple[int, int], grade, passage_id: str | None = None, then_next=True, key=None
+    ):
         entry = self.passage[where]
+        headers = {} if key is None else {"HTTP_IDEMPOTENCY_KEY": key}
         body = {
             "turn_pk": entry.turn_id,
             "passage_id": entry.passage_id if passage_id is None else passage_id,
@@ -73,7 +76,10 @@ class Campaign:
             "next": then_next,
         }
         response = self.clients[who].post(
-            reverse("relevance-api-grade", args=[self.slot_pk]), body, content_type="application/json"
+            reverse("relevance-api-grade", args=[self.slot_pk]),
+            body,
+            content_type="application/json",
+            **headers,
         )
         return self._seen("grade", who, response)
 
@@ -170,6 +176,12 @@ def _script(campaign: Campaign) -> list:
     seen.append(campaign.page_grade("bob", (2, 0), 3))  # the page's form, without JavaScript
     seen.append(campaign.grade("bob", (2, 2), 4))  # the last one: no next, the copy is closed
     seen.append(campaign.next("bob"))
+    # A regrade retried with its key after its commit (its answer lost), then a retry saying otherwise.
+    key = "0b9f2c1e-7a44-4c55-9d2e-3f1a6b8c0d21"
+    seen.append(campaign.grade("bob", (1, 0), 1, key=key))
+    seen.append(campaign.grade("bob", (1, 0), 1, key=key))
+    seen.append(campaign.grade("bob", (1, 0), 2, key=key, then_next=False))
+    seen.append(campaign.grade("bob", (1, 0), 0, key="not a key"))
     return [seen, state, campaign.state()]
 
 
@@ -191,7 +203,9 @@ def test_the_statement_and_the_orm_answer_and_store_the_same_on_postgresql(setti
     assert sql == orm
     seen, midway, end = orm
     assert [s[2] for s in seen[:13]] == [200, 201, 201, 201, 404, 404, 400, 400, 201, 201, 201, 200, 404]
-    assert [s[2] for s in seen[13:]] == [201] * 4 + [302, 201, 204]
+    assert [s[2] for s in seen[13:]] == [201] * 4 + [302, 201, 204] + [201, 201, 201, 400]
+    assert seen[-4][3] == seen[-3][3]  # the retry answers as the grade did
+    assert seen[-2][3]["grade"] == 1
     assert seen[2][3]["next"]["passage"] == "t1.p1"
     assert seen[9][3]["next"]["text"] == "missing" and seen[9][3]["next"]["empty when missing"]
     assert seen[10][3]["next"] is None and seen[10][3]["unit_complete"] is None  # no next asked for
@@ -200,10 +214,11 @@ def test_the_statement_and_the_orm_answer_and_store_the_same_on_postgresql(setti
     assert end["slots"] == [("bob", True, "fresh")]
     assert ("alice", "t1.p0", 4, 200) in end["judgments"]  # the regrade: revised, its time added up
     assert ("alice", "t1.p2", 2, 200) in end["judgments"]
+    assert ("bob", "t1.p0", 1, 200) in end["judgments"]  # the keyed regrade's time counted once
     assert len(end["judgments"]) == 4 + 6
     # Every grade on the ORM path is relevance_judgment_submit's upsert; the statements write them all
     # themselves (an assessor's first grade too: the judge is made, then the statement runs again).
-    assert upserts == {False: 6 + 6, True: 0}
+    assert upserts == {False: 6 + 6 + 3, True: 0}
 
 
 @pytest.mark.django_db(transaction=True)

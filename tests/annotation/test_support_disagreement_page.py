@@ -144,7 +144,7 @@ def test_it_answers_400_with_the_reason_for_an_unknown_judge(client, reassessed)
     assert "Select a valid choice" in page.content.decode()
     assert page.context["rows"] == []
     assert data.status_code == 400
-    assert data.json()["error"].startswith("llm: Select a valid choice")
+    assert data.json()["detail"].startswith("llm: Select a valid choice")
 
 
 def test_it_refuses_an_independent_assessor_who_is_also_a_human_judge(client, reassessed):
@@ -172,7 +172,7 @@ def test_it_refuses_an_independent_assessor_who_is_also_a_human_judge(client, re
     )
 
     assert response.status_code == 400
-    assert response.json()["error"] == (
+    assert response.json()["detail"] == (
         "blind: the independent assessor is one of the human judges, so not independent"
     )
 
@@ -207,4 +207,4 @@ def test_json_without_judges_or_a_reassessment_answers_400_with_the_reason(clien
 
     assert response.status_code == 400
     assert response["Content-Type"] == "application/json"
-    assert "name the judges" in response.json()["error"]
+    assert "name the judges" in response.json()["detail"]

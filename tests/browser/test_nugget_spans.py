@@ -140,7 +140,7 @@ def test_it_rejects_a_span_whose_text_was_tampered_with_and_says_why(page, login
               method: 'POST', headers: {'Content-Type': 'application/json',
               'X-CSRFToken': document.getElementById('nugget-app').dataset.csrf},
               body: JSON.stringify({passage_id: pid, start: 0, end: 5, text: 'Fancy'})});
-            return [r.status, (await r.json()).error];
+            return [r.status, (await r.json()).detail];
         }""",
         passage.passage_id,
     )

@@ -2,6 +2,7 @@
 
 import io
 import re
+import uuid
 
 import pytest
 from django.core.management import call_command
@@ -124,3 +125,38 @@ def test_without_javascript_the_passage_forms_post_and_move_on(browser, live_ser
     grades = dict(RelevanceJudgment.objects.values_list("passage_id", "grade"))
     assert grades == {entries[0].passage_id: 2, entries[1].passage_id: 4}
     assert WorkSlot.objects.get(assessor=alice).completed_at is not None
+
+
+def test_a_grade_answered_503_after_its_commit_is_retried_with_its_key_and_stored_once(page, login):
+    alice = UserFactory(username="alice")
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    entries = list(PoolEntry.objects.filter(pool=assignment.pool).order_by("order"))
+    sent = []
+
+    def lose_the_first_answer(route):
+        # Every attempt reaches the server; the first one's answer is replaced by an outage's 503.
+        sent.append((route.request.headers.get("idempotency-key"), route.request.post_data_json))
+        answer = route.fetch()
+        if len(sent) == 1:
+            route.fulfill(status=503, json={"detail": "The database is unavailable.", "code": "unavailable"})
+        else:
+            route.fulfill(response=answer)
+
+    page.route("**/grade/", lose_the_first_answer)
+    login("alice")
+    page.goto("/relevance/")
+    expect(page.locator("button[id^=start-]")).to_be_focused()
+    page.keyboard.press("Enter")
+    _ready(page, r"/relevance/work/\d+/")
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    expect(page.locator("#hint")).to_contain_text("press Enter to try again")
+    page.keyboard.press("Enter")
+    expect(page.locator("#passage-id")).to_have_text(entries[1].passage_id)
+
+    assert len(sent) == 2
+    assert sent[0] == sent[1]  # the same key and the same body, time spent included
+    assert uuid.UUID(sent[0][0]).version == 4
+    judgment = RelevanceJudgment.objects.get()
+    assert (judgment.passage_id, judgment.grade) == (entries[0].passage_id, 3)
+    assert judgment.time_spent_ms == sent[0][1]["time_spent_ms"] > 0  # counted once

@@ -116,12 +116,14 @@ def test_it_answers_400_with_the_reason_for_bad_input(client, comparison):
     client.force_login(OrganiserFactory())
     url = reverse("judging:agreement-download", args=[collection.name, "report.json"])
     response = client.get(url, {**query, "a": "ghost"})
-    assert response.status_code == 400 and "a:" in response.json()["error"]
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid" and "a:" in response.json()["detail"]
+    assert list(response.json()["fields"]) == ["a"]
     response = client.get(url, {**query, "task": "ptkb"})
-    assert response.status_code == 400 and "relevance only" in response.json()["error"]
+    assert response.status_code == 400 and "relevance only" in response.json()["detail"]
     lonely = JudgeFactory()
     response = client.get(url, {**query, "b": lonely.name})
-    assert response.status_code == 400 and "share no labelled relevance units" in response.json()["error"]
+    assert response.status_code == 400 and "share no labelled relevance units" in response.json()["detail"]
     page = client.get(
         reverse("judging:agreement-report", args=[collection.name]), {**query, "b": lonely.name}
     )
@@ -171,7 +173,8 @@ def test_it_gives_live_agreement_of_each_assessor_with_the_llm_and_the_others(cl
     assert rows[first.name]["assessors"]["n"] == 1 and rows[first.name]["assessors"]["exact_agreement"] == 0.0
     assert rows[second.name]["assessors"]["n"] == 1
     bad = client.get(reverse("judging:agreement-live-data", args=[collection.name]), {"task": "vibes"})
-    assert bad.status_code == 400 and "unknown task" in bad.json()["error"]
+    assert bad.status_code == 400 and "unknown task" in bad.json()["detail"]
+    assert bad.json()["code"] == "invalid" and list(bad.json()["fields"]) == ["task"]
 
 
 @pytest.mark.django_db

@@ -10,9 +10,19 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from judging.hybrid.inferred import inferred_ap
+from judging.hybrid.pair_estimate import sample_strata
 from judging.hybrid.pair_simulation import allocation_for, draw_block, simulate_pairs
 from judging.hybrid.pairs import neyman_allocation, stratified_draw
-from judging.hybrid.ranked import coefficients, gain, layout_for, parse_ranked, ranked_estimates, true_scores
+from judging.hybrid.ranked import (
+    coefficients,
+    design_value,
+    gain,
+    layout_for,
+    parse_ranked,
+    ranked_estimates,
+    sample_layout,
+    true_scores,
+)
 from judging.hybrid.sampling import SamplingError
 from judging.hybrid.simulation import simulate
 from judging.models import HumanSample
@@ -128,6 +138,24 @@ def test_pair_stratified_p_at_5_is_three_times_narrower_than_whole_turns_for_the
         methods=["classical", "ppi++"],
     )
     assert strat.budgets[pairs]["strat-ppi++"].mean_width * 3 <= whole.budgets[turns]["ppi++"].mean_width
+
+
+def test_an_estimate_weights_a_stratified_samples_pairs_by_the_rank_band_they_were_drawn_in(ikat):
+    _qrels, pop, _runs = ikat
+    measure = parse_ranked("P(rel=2)@5")
+    truth = true_scores(pop, measure, pop.human)
+    strata = sample_strata(pop, "P(rel=2)@5")
+    estimates = []
+    for seed in range(60):
+        draw = stratified_draw(machine=pop.machine, budget=1000, seed=seed, value=design_value(pop, measure))
+        layout, idx = sample_layout(pop, draw.chosen, strata)
+        got = ranked_estimates(
+            population=pop, measure=measure, layout=layout, idx=idx, y=pop.human[idx], method="strat-ppi++"
+        )
+        estimates.append(got.estimate[:, 0])
+    found = np.array(estimates)
+    # Weighted by machine grade alone, the top-band pairs (drawn far more often) ran off by -2.0 to +1.6.
+    assert np.all(np.abs(found.mean(0) - truth) < 4 * found.std(0) / np.sqrt(60))
 
 
 @pytest.mark.django_db
@@ -319,8 +347,10 @@ def test_simulate_budget_reports_the_pair_methods_in_the_usual_shape(collection)
 
 @pytest.mark.django_db
 def test_estimate_refuses_ndcg_from_a_pair_sample_and_says_why(collection):  # noqa: F811
-    with pytest.raises(CommandError, match="ideal DCG"):
+    with pytest.raises(CommandError, match="ideal DCG") as refused:
         run("estimate", *BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "nDCG@5")
+    # It names what was tried and where the measurements are.
+    assert "latent-class" in str(refused.value) and "bench/bench_ndcg_pairs.py" in str(refused.value)
     with pytest.raises(CommandError, match="ideal DCG"):
         run(
             "simulate_budget",

@@ -92,5 +92,5 @@ class Command(CampaignCommand):
         for method, score in report.get("methods", {}).items():
             accuracy = "n/a" if score["accuracy"] is None else f"{score['accuracy']:.3f}"
             self.stdout.write(
-                f"  {method}: {score['correct']} of {score['scored']} test questions right ({accuracy})"
+                f"  {method}: {score['correct']} of {plural(score['scored'], 'test question')} right ({accuracy})"
             )

@@ -102,8 +102,9 @@ def comparison_report(
 
 
 def rank_report(*, collection: Collection, measure: str, judge_a: Judge, judge_b: Judge) -> dict[str, Any]:
-    """Runs scored by `measure` under judge A and judge B, with Kendall's tau-b and Spearman's rho; runs
-    the measure cannot rank under either judge are left out and listed."""
+    """Runs scored by `measure` under judge A and judge B, with Kendall's tau-b (and its interval over
+    turns where the measure has per-turn scores) and Spearman's rho; runs the measure cannot rank under
+    either judge are left out and listed."""
     scores_a = run_scores(collection=collection, measure=measure, judge=judge_a)
     scores_b = run_scores(collection=collection, measure=measure, judge=judge_b)
     return {
@@ -115,6 +116,8 @@ def rank_report(*, collection: Collection, measure: str, judge_a: Judge, judge_b
             scores_a=scores_a.scores,
             scores_b=scores_b.scores,
             left_out={**scores_a.left_out, **scores_b.left_out},
+            per_turn_a=scores_a.per_turn,
+            per_turn_b=scores_b.per_turn,
         ),
     }
 

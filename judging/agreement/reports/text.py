@@ -8,6 +8,7 @@ from typing import Any
 from django.template.defaultfilters import pluralize
 
 from core.csv_safe import csv_writer
+from core.wording import plural
 from judging.agreement.reports.comparison import FIGURE_COLUMNS
 
 # --- Text and CSV ----------------------------------------------------------------------------------
@@ -129,6 +130,12 @@ def rank_text(report: dict[str, Any]) -> str:
         f"Kendall's tau-b   {_fmt(report['kendall_tau_b'])}  (p {_fmt(report['kendall_p'], 4)})",
         f"Spearman's rho    {_fmt(report['spearman_rho'])}  (p {_fmt(report['spearman_p'], 4)})",
     ]
+    if ci := report.get("kendall_tau_ci"):
+        lines.insert(
+            -1,
+            f"  95% interval    [{_fmt(ci['ci'][0])}, {_fmt(ci['ci'][1])}]  ({ci['interval']}: "
+            f"{plural(ci['turns'], 'turn')}, {ci['draws']} draws)",
+        )
     lines += [f"note: {note}" for note in report["notes"]]
     if report["only_a"] or report["only_b"]:
         lines.append(
