@@ -357,6 +357,13 @@ MTURK_EXTERNAL_URL = env_str("MTURK_EXTERNAL_URL", ASSAY_BASE_URL)
 LOCAL_FAKES = env_list("LOCAL_FAKES", [])
 # Anonymous crowd links (crowd_links) are taken for this many seconds after they are printed.
 CROWD_LINK_MAX_AGE = env_int("CROWD_LINK_MAX_AGE", 14 * 24 * 3600)
+# Nugget-support aggregation models (crowd-kit): their EM iterations, MACE's random restarts (it keeps the
+# best) and GLAD's optimiser steps per M-step. crowd-kit's defaults; each costs time, so tests lower them.
+CROWD_DS_ITERATIONS = env_int("CROWD_DS_ITERATIONS", 100)
+CROWD_MACE_RESTARTS = env_int("CROWD_MACE_RESTARTS", 10)
+CROWD_MACE_ITERATIONS = env_int("CROWD_MACE_ITERATIONS", 50)
+CROWD_GLAD_ITERATIONS = env_int("CROWD_GLAD_ITERATIONS", 100)
+CROWD_GLAD_M_STEP_ITERATIONS = env_int("CROWD_GLAD_M_STEP_ITERATIONS", 25)
 
 # One JSON object per line (LOG_FORMAT=json, the default with DEBUG off) for a log collector; text otherwise.
 LOGGING = {

@@ -8,8 +8,11 @@ Four ways to turn three-way crowd answers into one label per (answer, nugget) pa
   ("spams") from a distribution of their own.
 - `glad`: Whitehill et al. (2009), a worker's ability (alpha) against a question's difficulty.
 
-The three models come from crowd-kit (`crowdkit.aggregation`), imported inside `campaign_fit` only: it
-brings pandas and scipy, which no page or command but aggregation needs. Every model is fitted to every
+The three models come from crowd-kit (`crowdkit.aggregation`), imported inside `_fit_models` only: it
+brings pandas and scipy, which no page or command but aggregation needs. Nearly all of a fit's time is
+crowd-kit's own (pandas work per EM iteration: MACE's for each of its restarts, GLAD's in the optimiser
+of each M-step; building our DataFrame is milliseconds), so a fit runs only the models asked for, with
+the restarts and iterations of the CROWD_DS_*, CROWD_MACE_* and CROWD_GLAD_* settings. Every model is fitted to every
 confirmed answer (the provider confirmed it and the assignment is not rejected), test questions included as
 ordinary questions and workers who failed one too: the models learn whom to trust from the answers
 themselves, and the test questions score each method afterwards. A test question that appears in several
@@ -22,7 +25,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdCampaign
+from django.conf import settings
+
+from core.background import tasks_unfinished
+from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdCampaign, CrowdFitJob
 
 METHODS = ("majority", "ds", "mace", "glad")
 MODEL_METHODS = ("ds", "mace", "glad")
@@ -119,9 +125,9 @@ def majority_labels(answers: list[CountedAnswer]) -> dict[str, str]:
 
 
 def _fit_models(
-    answers: list[CountedAnswer], *, seed: int
+    answers: list[CountedAnswer], *, methods: tuple[str, ...], seed: int
 ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]]]:
-    """Labels per task and reliability per worker from each crowd-kit model."""
+    """Labels per task and reliability per worker from each crowd-kit model in `methods`."""
     import pandas as pd
     from crowdkit.aggregation import GLAD, MACE, DawidSkene
 
@@ -135,19 +141,26 @@ def _fit_models(
     labels: dict[str, dict[str, str]] = {}
     reliability: dict[str, dict[str, float]] = {}
 
-    ds = DawidSkene(n_iter=100).fit(frame)
-    labels["ds"] = _labels(ds.labels_)
-    reliability["ds"] = ds_reliability(ds.errors_, ds.priors_)
+    if "ds" in methods:
+        ds = DawidSkene(n_iter=settings.CROWD_DS_ITERATIONS).fit(frame)
+        labels["ds"] = _labels(ds.labels_)
+        reliability["ds"] = ds_reliability(ds.errors_, ds.priors_)
 
-    mace = MACE(random_state=seed).fit(frame)
-    labels["mace"] = _labels(mace.labels_)
-    _, workers = pd.factorize(frame["worker"])
-    # spamming_[:, 1] is the chance of not spamming: crowd-kit's E-step gives it to the true label.
-    reliability["mace"] = {str(w): float(mace.spamming_[i, 1]) for i, w in enumerate(workers)}
+    if "mace" in methods:
+        mace = MACE(
+            n_restarts=settings.CROWD_MACE_RESTARTS, n_iter=settings.CROWD_MACE_ITERATIONS, random_state=seed
+        ).fit(frame)
+        labels["mace"] = _labels(mace.labels_)
+        _, workers = pd.factorize(frame["worker"])
+        # spamming_[:, 1] is the chance of not spamming: crowd-kit's E-step gives it to the true label.
+        reliability["mace"] = {str(w): float(mace.spamming_[i, 1]) for i, w in enumerate(workers)}
 
-    glad = GLAD().fit(frame)
-    labels["glad"] = _labels(glad.labels_)
-    reliability["glad"] = {str(w): float(a) for w, a in glad.alphas_.items()}
+    if "glad" in methods:
+        glad = GLAD(
+            n_iter=settings.CROWD_GLAD_ITERATIONS, m_step_max_iter=settings.CROWD_GLAD_M_STEP_ITERATIONS
+        ).fit(frame)
+        labels["glad"] = _labels(glad.labels_)
+        reliability["glad"] = {str(w): float(a) for w, a in glad.alphas_.items()}
     return labels, reliability
 
 
@@ -178,8 +191,9 @@ def _score(labels: dict[str, str], gold: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def campaign_fit(*, campaign: CrowdCampaign) -> CampaignFit:
-    """Fit every method to the campaign's confirmed answers and score each on the test questions.
+def campaign_fit(*, campaign: CrowdCampaign, methods: tuple[str, ...] = METHODS) -> CampaignFit:
+    """Fit `methods` (majority, a count, always) to the campaign's confirmed answers and score each on the
+    test questions.
 
     Majority here counts every confirmed answer, as the models do: the written majority (CONE-RAG's)
     leaves out workers who failed a test question, so on the test questions it would be right by
@@ -191,8 +205,9 @@ def campaign_fit(*, campaign: CrowdCampaign) -> CampaignFit:
     gold = {a.task: a.gold for a in answers if a.task.startswith("test:")}
     fit.labels["majority"] = majority_labels(answers)
     reliability: dict[str, dict[str, float]] = {}
-    if answers:
-        model_labels, reliability = _fit_models(answers, seed=campaign.seed)
+    wanted = tuple(method for method in MODEL_METHODS if method in methods)
+    if answers and wanted:
+        model_labels, reliability = _fit_models(answers, methods=wanted, seed=campaign.seed)
         fit.labels.update(model_labels)
     per_worker: dict[str, Counter[str]] = defaultdict(Counter)
     for a in answers:
@@ -232,3 +247,22 @@ def campaign_fit_report(*, campaign: CrowdCampaign) -> dict[str, Any]:
     ).count()
     report["meaning"] = RELIABILITY_MEANING
     return report
+
+
+@dataclass(frozen=True)
+class FitJobState:
+    job: CrowdFitJob
+    # Unfinished, yet its task no longer waits or runs: its worker died.
+    interrupted: bool
+
+
+def fit_job_state(*, campaign: CrowdCampaign) -> FitJobState | None:
+    """The campaign's latest aggregation job and whether it was interrupted (two queries), or None."""
+    job = CrowdFitJob.objects.filter(campaign=campaign).first()
+    if job is None:
+        return None
+    interrupted = False
+    if not job.finished:
+        alive = tasks_unfinished([job.task_id])
+        interrupted = alive is not None and job.task_id not in alive
+    return FitJobState(job=job, interrupted=interrupted)

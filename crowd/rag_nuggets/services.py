@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -11,7 +13,8 @@ from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import AssignmentRow, Written, nugget_assignments_upsert
 from annotation.models import Judge, LabelCondition
 from annotation.services import judge_get_or_create
-from crowd.models import CrowdCampaign
+from core.wording import plural
+from crowd.models import CrowdCampaign, CrowdFitJob
 from crowd.rag_nuggets.selectors import (
     METHODS,
     campaign_fit,
@@ -20,6 +23,8 @@ from crowd.rag_nuggets.selectors import (
     pair_task,
 )
 from crowd.services import CrowdError
+
+log = logging.getLogger(__name__)
 
 METHOD_DESCRIPTIONS = {
     "majority": "Majority vote of crowd workers who passed the batch's test questions; a tie gives no label.",
@@ -58,20 +63,21 @@ def _method_judge(campaign: CrowdCampaign, method: str) -> Judge:
 def nugget_labels_aggregate(
     *, campaign: CrowdCampaign, method: str, min_votes: int = 1
 ) -> NuggetAggregateResult:
-    """Label every (answer, nugget) pair of a nugget-support campaign by `method` and store the fit.
+    """Label every (answer, nugget) pair of a nugget-support campaign by `method`.
 
     majority follows CONE-RAG: only workers who passed their batch's test questions vote, and a tie leaves
     the pair without a label. ds, mace and glad are fitted to every confirmed answer (see
     crowd/rag_nuggets/selectors.py). A pair with fewer than `min_votes` counted answers gets no label;
     a label that a pair no longer gets is removed, so aggregating twice changes nothing. Workers saw no
-    machine label, so the labels are stored in the scratch condition. Fitting runs before the write
+    machine label, so the labels are stored in the scratch condition. Only `method` is fitted (majority
+    fits no model); `campaign_fit_store` fits all four for the campaign page. Fitting runs before the write
     transaction opens: it takes seconds and needs no lock.
     """
     if campaign.kind != CrowdCampaign.Kind.NUGGET_SUPPORT:
         raise CrowdError(f"campaign {campaign.name} asks yes/no questions: aggregate it by majority vote")
     if method not in METHODS:
         raise CrowdError(f"method {method!r} is not one of {', '.join(METHODS)}")
-    fit = campaign_fit(campaign=campaign)
+    fit = campaign_fit(campaign=campaign, methods=(method,))
     if method == "majority":
         voters = [a for a in fit.answers if a.passed_tests]
         labels = majority_labels(voters)
@@ -102,7 +108,58 @@ def nugget_labels_aggregate(
             condition=LabelCondition.SCRATCH,
             remove=unresolved,
         )
-        CrowdCampaign.objects.filter(pk=campaign.pk).update(
-            fit_report={**fit.report, "fitted_at": timezone.now().isoformat(timespec="seconds")}
-        )
     return result
+
+
+def nugget_aggregate_summary(result: NuggetAggregateResult) -> str:
+    """What an aggregation wrote, in one sentence, for the campaign page and the command."""
+    counts = ", ".join(f"{n} {label}" for label, n in sorted(result.labels.items())) or "none"
+    w = result.written
+    return (
+        f"{plural(sum(result.labels.values()), 'label')} as {result.judge.name} by {result.method} ({counts}), "
+        f"{len(result.unresolved)} unresolved; {w.created} new, {w.updated} changed, {w.unchanged} unchanged, "
+        f"{w.removed} removed"
+    )
+
+
+def campaign_fit_store(*, campaign: CrowdCampaign) -> dict[str, Any]:
+    """Fit all four methods and store what the campaign page shows of them (`fit_report`): each method's
+    accuracy on the test questions and each worker's reliability under each model. Apart from the
+    aggregation itself, which fits only the method it writes, because fitting MACE and GLAD is most of
+    the time and only this comparison needs them all."""
+    if campaign.kind != CrowdCampaign.Kind.NUGGET_SUPPORT:
+        raise CrowdError(f"campaign {campaign.name} asks yes/no questions: there are no models to compare")
+    fit = campaign_fit(campaign=campaign)
+    report = {**fit.report, "fitted_at": timezone.now().isoformat(timespec="seconds")}
+    with transaction.atomic():
+        CrowdCampaign.objects.filter(pk=campaign.pk).update(fit_report=report)
+    return report
+
+
+def fit_job_run(*, job_id: int) -> CrowdFitJob:
+    """Run one aggregation job from the campaign page: write the asked method's labels, then refit the
+    comparison of all four methods; the outcome (or the error) is recorded on the job. A job already
+    finished is left as it is, so a task delivered twice aggregates once; run again after an
+    interruption it writes the same labels (the write is idempotent)."""
+    job = CrowdFitJob.objects.select_related("campaign__collection", "campaign__label_judge").get(pk=job_id)
+    if job.finished:
+        return job
+    CrowdFitJob.objects.filter(pk=job.pk).update(status=CrowdFitJob.Status.RUNNING, started_at=timezone.now())
+    status, message = CrowdFitJob.Status.DONE, ""
+    try:
+        result = nugget_labels_aggregate(campaign=job.campaign, method=job.method, min_votes=job.min_votes)
+        message = nugget_aggregate_summary(result)
+        campaign_fit_store(campaign=job.campaign)
+    except CrowdError as exc:
+        status, message = CrowdFitJob.Status.FAILED, _after(message, str(exc))
+    except Exception as exc:  # recorded on the job so the page can say it
+        log.exception("crowd fit job %s failed", job.pk)
+        status, message = CrowdFitJob.Status.FAILED, _after(message, f"{type(exc).__name__}: {exc}")
+    CrowdFitJob.objects.filter(pk=job.pk).update(status=status, message=message, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job
+
+
+def _after(written: str, error: str) -> str:
+    """A failure's message; when the labels were written before the comparison failed, it says so too."""
+    return f"{written}; then the comparison of the methods failed: {error}" if written else error

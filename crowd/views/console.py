@@ -43,8 +43,9 @@ from crowd.forms import (
     StudyForm,
 )
 from crowd.models import CrowdCampaign
-from crowd.rag_nuggets.selectors import campaign_fit_report
-from crowd.rag_nuggets.services import method_judge_name, nugget_labels_aggregate
+from crowd.rag_nuggets.selectors import campaign_fit_report, fit_job_state
+from crowd.rag_nuggets.services import method_judge_name
+from crowd.rag_nuggets.tasks import fit_job_start
 from crowd.report import campaign_report, campaign_workers
 from crowd.services import CrowdError
 from crowd.services.campaigns import batches_extend, campaign_compose, labels_aggregate
@@ -170,6 +171,7 @@ def _campaign_page(
         "report": report,
         "three_way": three_way,
         "fit": fit,
+        "fit_job": fit_job_state(campaign=campaign) if three_way else None,
         "fit_methods": [
             (method, method_judge_name(campaign=campaign, method=method), score)
             for method, score in fit.get("methods", {}).items()
@@ -284,14 +286,11 @@ def _client_for(campaign: CrowdCampaign) -> MTurkClient:
 @_action(AggregateForm, "aggregate")
 def campaign_aggregate(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
-        nuggets = nugget_labels_aggregate(
+        # Fitting takes seconds to minutes: a task worker does it, and this page shows how it stands.
+        job = fit_job_start(
             campaign=campaign, method=data.get("method") or "majority", min_votes=data["min_votes"]
         )
-        counts = ", ".join(f"{n} {label}" for label, n in sorted(nuggets.labels.items())) or "none"
-        return (
-            f"{plural(sum(nuggets.labels.values()), 'label')} as {nuggets.judge.name} by {nuggets.method} "
-            f"({counts}), {len(nuggets.unresolved)} unresolved."
-        )
+        return f"Aggregation by {job.method} queued: this page shows when it is done."
     result = labels_aggregate(campaign=campaign, min_votes=data["min_votes"])
     return (
         f"{plural(result.labelled, 'label')} as {campaign.label_judge.name} ({result.yes} yes, {result.no} no), "

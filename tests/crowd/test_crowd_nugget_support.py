@@ -16,17 +16,30 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import LabelCondition, NuggetAssignment
-from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
-from crowd.rag_nuggets.selectors import counted_answers
+from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdFitJob
+from crowd.rag_nuggets.selectors import campaign_fit, counted_answers
+from crowd.rag_nuggets.services import fit_job_run
 from crowd.services import CrowdError
 from crowd.services.answers import assignment_submit, worker_get_or_create
 from crowd.services.campaigns import test_question_create as question_create
+from tests.background import tasks_run_ready
 from tests.crowd.crowd_helpers import build_nugget_campaign, synthetic_crowd_answer
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 S, P, N = "support", "partial_support", "not_support"
+
+
+@pytest.fixture(autouse=True)
+def _quick_models(settings):
+    # crowd-kit's defaults (MACE: 10 restarts of 50 iterations; GLAD: 100 iterations, each an optimiser of up
+    # to 25 steps) take minutes on the synthetic crowd on a loaded machine; fewer keep what these tests show.
+    settings.CROWD_MACE_RESTARTS = 1
+    settings.CROWD_MACE_ITERATIONS = 20
+    settings.CROWD_GLAD_ITERATIONS = 10
+    settings.CROWD_GLAD_M_STEP_ITERATIONS = 5
+    settings.CROWD_DS_ITERATIONS = 50
 
 
 def _small_campaign(**kwargs) -> CrowdCampaign:
@@ -101,6 +114,18 @@ def test_it_composes_three_way_campaigns_from_three_way_test_questions_only():
         )
 
 
+def _glad_alphas(answers) -> dict[str, float]:
+    """GLAD's abilities from crowd-kit called directly, with the settings of `_quick_models`."""
+    import pandas as pd
+    from crowdkit.aggregation import GLAD
+
+    frame = pd.DataFrame([(a.task, a.worker, a.label) for a in answers], columns=["task", "worker", "label"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        glad = GLAD(n_iter=10, m_step_max_iter=5).fit(frame)
+    return {str(w): float(a) for w, a in glad.alphas_.items()}
+
+
 def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliability_escaped(client):
     campaign = _small_campaign()
     batch = campaign.batches.get()
@@ -112,17 +137,20 @@ def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliabi
     page_url = reverse("crowd:campaign", args=[campaign.name])
 
     out = StringIO()
-    call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "majority", stdout=out)
+    call_command(
+        "crowd_aggregate", "--campaign", campaign.name, "--method", "majority", "--compare", stdout=out
+    )
     first = _labels(campaign)
     written = {pair: label for pair, (_, label) in first.items()}
     first_ids = {pair: pk for pair, (pk, _) in first.items()}
     pairs = [(i.response_id, i.nugget_id) for i in batch.items.order_by("position") if not i.is_test]
     first_report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
+    campaign_answers = counted_answers(campaign=campaign)
     with CaptureQueriesContext(connection) as three_workers:
         first_page = client.get(page_url)
 
     _answer(batch, "dan", {0: S, 1: P, 2: N, 3: P})
-    call_command("crowd_aggregate", "--campaign", campaign.name, stdout=StringIO())
+    call_command("crowd_aggregate", "--campaign", campaign.name, "--compare", stdout=StringIO())
     with CaptureQueriesContext(connection) as four_workers:
         second_page = client.get(page_url)
     rewritten = _labels(campaign)
@@ -140,6 +168,9 @@ def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliabi
     assert "MACE: competence, the chance the worker is not spamming" in html
     ann = next(w for w in first_report["workers"] if w["worker"] == "<b>ann<b>")
     assert f'<td class="crowd-mace">{ann["mace"]:.3f}</td>' in html
+    assert {w["worker"]: w["glad"] for w in first_report["workers"]} == pytest.approx(
+        _glad_alphas(campaign_answers)
+    )
     assert second_page.status_code == 200
     assert len(four_workers) == len(three_workers)
     # With dan, pair 1 has 2 partial against 1 support: the tie is resolved; the other labels keep their rows.
@@ -147,6 +178,93 @@ def test_it_writes_the_majority_once_leaves_out_failed_workers_and_shows_reliabi
     assert all(rewritten[pair][0] == first_ids[pair] for pair in first_ids)
     # Only three workers passed: with --min-votes 4 no pair keeps a label.
     assert not NuggetAssignment.objects.filter(judge=campaign.label_judge).exists()
+
+
+def test_it_fits_only_the_methods_asked_for():
+    campaign = _small_campaign()
+    batch = campaign.batches.get()
+    _answer(batch, "ann", {0: S, 1: S, 2: N, 3: P})
+    _answer(batch, "bob", {0: S, 1: P, 2: N, 3: P})
+
+    ds_only = campaign_fit(campaign=campaign, methods=("ds",))
+    majority_only = campaign_fit(campaign=campaign, methods=("majority",))
+
+    assert set(ds_only.labels) == {"majority", "ds"}
+    assert set(ds_only.report["methods"]) == {"majority", "ds"}
+    assert all(
+        w["ds"] is not None and w["mace"] is None and w["glad"] is None for w in ds_only.report["workers"]
+    )
+    assert set(majority_only.labels) == {"majority"}
+    assert all(w["ds"] is None for w in majority_only.report["workers"])
+
+
+def _page_fit_job(client, campaign: CrowdCampaign) -> str:
+    html = client.get(reverse("crowd:campaign", args=[campaign.name])).content.decode()
+    start = html.index('<p id="crowd-fit-job"')
+    return html[start : html.index("</p>", start)]
+
+
+def test_it_aggregates_from_the_page_on_a_task_worker_and_shows_waiting_then_done(client):
+    campaign = _small_campaign()
+    batch = campaign.batches.get()
+    _answer(batch, "ann", {0: S, 1: S, 2: N, 3: P})
+    _answer(batch, "bob", {0: S, 1: P, 2: N, 3: P})
+    client.force_login(OrganiserFactory())
+    url = reverse("crowd:campaign-aggregate", args=[campaign.name])
+
+    queued = client.post(url, {"method": "ds", "min_votes": 1})
+    waiting = _page_fit_job(client, campaign)
+    twice = client.post(url, {"method": "mace", "min_votes": 1}, follow=True)
+    labels_before = NuggetAssignment.objects.filter(judge__name="crowd-nuggets-ds").count()
+    ran = tasks_run_ready()
+    done = _page_fit_job(client, campaign)
+
+    assert queued.status_code == 302
+    assert 'data-status="pending"' in waiting and "waiting for a task worker" in waiting
+    assert twice.status_code == 200
+    assert "an aggregation by ds is waiting for a worker: wait for it to finish" in twice.content.decode()
+    assert labels_before == 0  # the request fitted nothing: the task did
+    assert ran == 1
+    assert 'data-status="done"' in done
+    assert "4 labels as crowd-nuggets-ds by ds" in done
+    job = CrowdFitJob.objects.get()
+    assert (job.method, job.status, job.min_votes) == ("ds", CrowdFitJob.Status.DONE, 1)
+    assert NuggetAssignment.objects.filter(judge__name="crowd-nuggets-ds").count() == 4
+    report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
+    assert set(report["methods"]) == {"majority", "ds", "mace", "glad"}
+
+
+def test_it_shows_an_aggregation_whose_worker_died_as_interrupted_and_starts_it_anew(client):
+    from core.background import task_abandon
+
+    campaign = _small_campaign()
+    _answer(campaign.batches.get(), "ann", {0: S, 1: S, 2: N, 3: P})
+    client.force_login(OrganiserFactory())
+    url = reverse("crowd:campaign-aggregate", args=[campaign.name])
+    client.post(url, {"method": "majority", "min_votes": 1})
+    lost = CrowdFitJob.objects.get()
+    task_abandon(lost.task_id)  # what the worker's supervisor does when the worker is killed
+
+    shown = _page_fit_job(client, campaign)
+    again = client.post(url, {"method": "majority", "min_votes": 1})
+
+    assert 'data-status="interrupted"' in shown and "aggregate again" in shown
+    assert again.status_code == 302
+    lost.refresh_from_db()
+    assert lost.status == CrowdFitJob.Status.FAILED
+    assert CrowdFitJob.objects.exclude(pk=lost.pk).get().status == CrowdFitJob.Status.PENDING
+
+
+def test_it_records_a_failed_aggregation_on_its_job():
+    campaign = _small_campaign()
+    job = CrowdFitJob.objects.create(campaign=campaign, method="nonsense", min_votes=1)
+
+    fit_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == CrowdFitJob.Status.FAILED
+    assert job.message == "method 'nonsense' is not one of majority, ds, mace, glad"
+    assert job.finished_at is not None
 
 
 def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_crowdkit_computes_them():
@@ -168,11 +286,15 @@ def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_cro
         (a.response_id, a.nugget_id): a.label
         for a in NuggetAssignment.objects.filter(judge__name="crowd-nuggets-ds")
     }
+    only_ds = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
     again = StringIO()
     call_command("crowd_aggregate", "--campaign", campaign.name, "--method", "ds", stdout=again)
+    # GLAD, the slowest to fit, is checked against crowd-kit on the small campaign (the majority test).
+    fit = campaign_fit(campaign=campaign, methods=("ds", "mace"))
 
-    report = CrowdCampaign.objects.get(pk=campaign.pk).fit_report
-    methods = report["methods"]
+    methods = fit.report["methods"]
+    # Aggregating fits only its own method and stores no comparison (--compare or the page's job does).
+    assert only_ds == {}
     assert methods["majority"]["scored"] == methods["ds"]["scored"] == 30
     assert methods["ds"]["correct"] > methods["majority"]["correct"]
     assert methods["mace"]["correct"] > methods["majority"]["correct"]
@@ -180,17 +302,16 @@ def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_cro
     assert "0 new, 0 changed, 120 unchanged, 0 removed" in again.getvalue()
     # The same numbers as crowd-kit called directly on the confirmed answers.
     import pandas as pd
-    from crowdkit.aggregation import GLAD, MACE, DawidSkene
+    from crowdkit.aggregation import MACE, DawidSkene
 
     answers = counted_answers(campaign=campaign)
     assert len(answers) == CrowdAnswer.objects.filter(item__batch__campaign=campaign).count() == 24 * 8 * 5
     frame = pd.DataFrame([(a.task, a.worker, a.label) for a in answers], columns=["task", "worker", "label"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ds = DawidSkene(n_iter=100).fit(frame)
-        mace = MACE(random_state=campaign.seed).fit(frame)
-        glad = GLAD().fit(frame)
-    by_worker = {w["worker"]: w for w in report["workers"]}
+        ds = DawidSkene(n_iter=50).fit(frame)
+        mace = MACE(n_restarts=1, n_iter=20, random_state=campaign.seed).fit(frame)
+    by_worker = {w["worker"]: w for w in fit.report["workers"]}
     for worker in workers:
         # A worker's confusion matrix has rows only for the labels they gave (the constant spammer: one).
         matrix = ds.errors_.loc[worker]
@@ -201,7 +322,6 @@ def test_it_beats_majority_with_dawid_skene_and_mace_on_a_synthetic_crowd_as_cro
         assert by_worker[worker]["mace"] == pytest.approx(
             mace.spamming_[list(pd.unique(frame.worker)).index(worker), 1]
         )
-        assert by_worker[worker]["glad"] == pytest.approx(glad.alphas_[worker])
     assert written == {
         (a.response_id, a.nugget_id): ds.labels_[a.task] for a in answers if a.task.startswith("pair:")
     }

@@ -27,7 +27,9 @@ CROWD_MIGRATIONS = [
     "0004_crowd_studies",
 ]
 # Migrations made after the app was relabelled: a database made under the old label takes them on upgrade.
-CROWD_MIGRATIONS_SINCE = ["0005_nugget_support_campaigns"]
+CROWD_MIGRATIONS_SINCE = ["0005_nugget_support_campaigns", "0006_fit_jobs"]
+# Models those migrations added: their content types are new, after the relabelled ones.
+CROWD_MODELS_SINCE = ["crowdfitjob"]
 CROWD_TABLES = {
     "mturk_batchitem",
     "mturk_crowdanswer",
@@ -36,6 +38,7 @@ CROWD_TABLES = {
     "mturk_crowdcampaign",
     "mturk_crowdcampaign_runs",
     "mturk_crowdcampaign_turns",
+    "mturk_crowdfitjob",
     "mturk_crowdstudy",
     "mturk_crowdworker",
     "mturk_testquestion",
@@ -131,9 +134,11 @@ def test_it_moves_a_database_made_under_the_mturk_label(tmp_path: Path) -> None:
     applied = _rows(database, "SELECT app, name FROM django_migrations WHERE app IN ('crowd', 'mturk')")
     assert sorted(applied) == [("crowd", name) for name in CROWD_MIGRATIONS + CROWD_MIGRATIONS_SINCE]
     # The same content type rows, relabelled: whatever points at them by id (permissions, admin log) follows.
-    assert _rows(
+    crowd_types = _rows(
         database, "SELECT id, model FROM django_content_type WHERE app_label = 'crowd' ORDER BY id"
-    ) == (old_types)
+    )
+    assert crowd_types[: len(old_types)] == old_types
+    assert [model for _, model in crowd_types[len(old_types) :]] == CROWD_MODELS_SINCE
     assert _rows(database, "SELECT COUNT(*) FROM django_content_type WHERE app_label = 'mturk'") == [(0,)]
 
 

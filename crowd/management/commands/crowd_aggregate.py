@@ -8,7 +8,7 @@ from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
 from crowd.rag_nuggets.selectors import METHODS
-from crowd.rag_nuggets.services import nugget_labels_aggregate
+from crowd.rag_nuggets.services import campaign_fit_store, nugget_aggregate_summary, nugget_labels_aggregate
 from crowd.services.campaigns import batches_extend, labels_aggregate
 
 
@@ -20,7 +20,9 @@ class Command(CampaignCommand):
         "assignments (on MTurk too, with --mturk). A nugget-support campaign (three-way questions) is aggregated "
         "into nugget assignments by --method: majority (the same rule), or ds, mace or glad (Dawid-Skene, MACE, "
         "GLAD from crowd-kit, fitted to every confirmed answer; each writes its own judge, <label judge>-<method>); "
-        "every method's accuracy on the test questions and each worker's reliability are stored for the campaign page."
+        "only that method is fitted. --compare also fits all four and stores every method's accuracy on the test "
+        "questions and each worker's reliability for the campaign page (CROWD_MACE_RESTARTS and the other "
+        "CROWD_*_ITERATIONS settings bound its time)."
     )
     uses_mturk = True
 
@@ -39,6 +41,11 @@ class Command(CampaignCommand):
             choices=METHODS,
             default="majority",
             help="Nugget-support campaigns: how answers become labels (default majority).",
+        )
+        parser.add_argument(
+            "--compare",
+            action="store_true",
+            help="Nugget-support campaigns: also fit every method and store their comparison for the page.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -78,15 +85,11 @@ class Command(CampaignCommand):
                 campaign=campaign, method=options["method"], min_votes=options["min_votes"]
             )
         )
-        counts = ", ".join(f"{n} {label}" for label, n in sorted(result.labels.items())) or "none"
-        w = result.written
-        self.stdout.write(
-            f"{plural(sum(result.labels.values()), 'label')} as {result.judge.name} by {result.method} ({counts}), "
-            f"{len(result.unresolved)} unresolved; {w.created} new, {w.updated} changed, {w.unchanged} unchanged, "
-            f"{w.removed} removed"
-        )
-        campaign.refresh_from_db(fields=["fit_report"])
-        for method, score in campaign.fit_report.get("methods", {}).items():
+        self.stdout.write(nugget_aggregate_summary(result))
+        if not options["compare"]:
+            return
+        report = self.run(lambda: campaign_fit_store(campaign=campaign))
+        for method, score in report.get("methods", {}).items():
             accuracy = "n/a" if score["accuracy"] is None else f"{score['accuracy']:.3f}"
             self.stdout.write(
                 f"  {method}: {score['correct']} of {plural(score['scored'], 'test question')} right ({accuracy})"
