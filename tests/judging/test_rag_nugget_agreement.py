@@ -254,7 +254,10 @@ def test_it_answers_400_for_a_condition_the_nugget_task_has_not(client, study):
     )
 
     assert response.status_code == 400
-    assert "condition blind does not apply to the nugget-importance task" in response.json()["error"]
+    body = response.json()
+    assert body[
+        "code"
+    ] == "invalid" and "condition blind does not apply to the nugget-importance task" in str(body)
     assert kept.status_code == 200
     assert kept.json()["n"] == 9
 
