@@ -72,3 +72,11 @@ class CrowdStudyAdmin(admin.ModelAdmin):
     list_display = ["key", "campaign", "panel", "external_study_id"]
     list_filter = ["panel", "campaign"]
     search_fields = ["key", "external_study_id"]
+
+
+@admin.register(models.CrowdFitJob)
+class CrowdFitJobAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "method", "min_votes", "status", "created_at", "finished_at"]
+    list_filter = ["status", "method"]
+    raw_id_fields = ["campaign"]
+    readonly_fields = ["created_at", "started_at", "finished_at"]
