@@ -300,7 +300,13 @@ def _responses_store(
                 and current.references == record.references
                 and stored == sentences
             ):
-                result.count(RESPONSES, "unchanged")
+                # The length alone is updated in place: the answer's labels point at this row.
+                if current.response_length != record.response_length:
+                    current.response_length = record.response_length
+                    current.save(update_fields=["response_length"])
+                    result.count(RESPONSES, "updated")
+                else:
+                    result.count(RESPONSES, "unchanged")
                 step(1)
                 continue
             current.delete()
@@ -308,7 +314,12 @@ def _responses_store(
         else:
             result.count(RESPONSES, "created")
         response = Response.objects.create(
-            run=run, turn=turn, rank=record.rank, text=record.text, references=record.references
+            run=run,
+            turn=turn,
+            rank=record.rank,
+            text=record.text,
+            references=record.references,
+            response_length=record.response_length,
         )
         ResponseSentence.objects.bulk_create(
             [

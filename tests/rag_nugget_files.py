@@ -21,6 +21,12 @@ def answer_sentences(run: str, qid: str) -> list[str]:
     return [f"{run} says {qid} first. ", f"Then {run} adds more about {qid}."]
 
 
+def reported_length(run: str, qid: str) -> int:
+    """The answer's length as its run reports it; runs count differently (here: characters), so it is
+    not the word count an export could make up."""
+    return len(" ".join(answer_sentences(run, qid)))
+
+
 def rag_collection(tmp_path: Path, collection: Collection, runs: tuple[str, ...] = RUNS) -> None:
     """Import TREC RAG answers of RUNS to QUESTIONS into the collection (creating its topics)."""
     lines = []
@@ -34,7 +40,7 @@ def rag_collection(tmp_path: Path, collection: Collection, runs: tuple[str, ...]
                         "topic_id": qid,
                         "topic": question,
                         "references": ["d1", "d2"],
-                        "response_length": len(" ".join(sentences).split()),
+                        "response_length": reported_length(run, qid),
                         "answer": [{"text": s, "citations": [0]} for s in sentences],
                     }
                 )
@@ -82,7 +88,7 @@ def assignment_records(
                     "query": QUESTIONS[qid],
                     "qid": qid,
                     "answer_text": text,
-                    "response_length": len(text.split()),
+                    "response_length": reported_length(run, qid),
                     "run_id": run,
                     "nuggets": [
                         {"text": t, "importance": i, "assignment": rng.choice(LABELS)} for t, i in nuggets

@@ -43,6 +43,9 @@ class ResponseRecord:
     sentences: list[SentenceRecord] = field(default_factory=list)
     line: int = 0
     topic_title: str = ""
+    # TREC RAG answers carry the answer's length as the run reported it; nuggetizer's assignment files
+    # repeat it, so it is kept to give those files back unchanged.
+    response_length: int | None = None
 
 
 @dataclass
@@ -288,6 +291,10 @@ def _parse_rag_answers(text: str, path: str, name: str | None, problems: Problem
         references = [_text(r).strip() for r in raw_references]
         if any(problems.bad_id(line, r, "passage id", MAX_PASSAGE_ID) for r in references):
             continue
+        length = obj.get("response_length")
+        if length is not None and (not isinstance(length, int) or isinstance(length, bool) or length < 0):
+            problems.add(line, f"'response_length' must be a count of words, not {excerpt(length, 20)}")
+            continue
         answer = obj.get("answer")
         if not isinstance(answer, list):
             problems.add(line, "'answer' must be a list of {text, citations}")
@@ -321,6 +328,7 @@ def _parse_rag_answers(text: str, path: str, name: str | None, problems: Problem
                 sentences=sentences,
                 line=line,
                 topic_title=_text(obj.get("topic")),
+                response_length=length,
             )
         )
     if not runs and not problems.items:

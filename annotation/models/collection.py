@@ -144,6 +144,9 @@ class Response(models.Model):
     rank = models.PositiveIntegerField(default=1)
     text = models.TextField()
     references = models.JSONField(default=list, blank=True, help_text="Passage ids the citations index into.")
+    response_length = models.PositiveIntegerField(
+        null=True, blank=True, help_text="TREC RAG answers: the length the run reported."
+    )
 
     class Meta:
         ordering = ["run", "turn", "rank"]

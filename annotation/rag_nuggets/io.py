@@ -320,7 +320,7 @@ def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: J
 
     A nugget's importance is the assignment judge's vital/okay label of it, else the nugget judge's.
     `answer_text` is the answer's sentences joined by a space, as nuggetizer joins them; `response_length`
-    is written as the answer's number of words (the answer import keeps no other).
+    is the one the answer file gave, else the answer's number of words.
     """
     rows = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
     if nuggets_judge is not None:
@@ -343,7 +343,7 @@ def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: J
     place = {pk: i for i, (pk, _, _) in enumerate(_ordered_turns(collection, order_judge))}
     answers = sorted(
         Response.objects.filter(pk__in=list(labels)).values_list(
-            "pk", "run__name", "turn_id", "turn__turn_id", "turn__utterance", "text"
+            "pk", "run__name", "turn_id", "turn__turn_id", "turn__utterance", "text", "response_length"
         ),
         key=lambda a: (a[1], place.get(a[2], len(place)), natural_key(a[3])),
     )
@@ -360,13 +360,13 @@ def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: J
             query=question,
             run_id=run,
             answer_text=" ".join(sentences[pk]) if pk in sentences else text,
-            response_length=len(text.split()),
+            response_length=len(text.split()) if length is None else length,
             nuggets=[
                 FileNugget(t, vital, labels[pk][n])
                 for n, t, vital in by_turn.get(turn_pk, [])
                 if n in labels[pk]
             ],
         )
-        for pk, run, turn_pk, qid, question, text in answers
+        for pk, run, turn_pk, qid, question, text, length in answers
     ]
     return assignments_text(records)

@@ -11,7 +11,15 @@ from django.urls import reverse
 
 from annotation.formats.base import ImportFailed, Problems
 from annotation.formats.rag_nuggets import OVERALL_QID, AnswerScores, parse_scores, scores_text
-from annotation.models import ImportJob, Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment, Turn
+from annotation.models import (
+    ImportJob,
+    Judge,
+    Nugget,
+    NuggetAssignment,
+    NuggetImportanceJudgment,
+    Response,
+    Turn,
+)
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_export, created_nuggets_import
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
@@ -248,3 +256,23 @@ def test_it_reads_back_the_scores_file_it_writes(tmp_path):
         '{"qid": "2024-1", "strict_vital_score": 0.5, "strict_all_score": 0.25, "vital_score": 0.75, '
         '"all_score": 0.3333333333333333}'
     )
+
+
+def test_a_reimport_that_changes_only_the_reported_length_keeps_the_answers_and_their_labels(
+    collection, tmp_path
+):
+    path = assignments_file(tmp_path / "assignments.jsonl", assignment_records(nugget_lists()))
+    call_command("import_nugget_assignments", str(path), collection=collection.name, judge="gpt-4o-assign")
+    labels = NuggetAssignment.objects.count()
+    answers = tmp_path / "answers.jsonl"
+    lines = [json.loads(line) for line in answers.read_text().splitlines()]
+    for line in lines:
+        line["response_length"] += 1
+    answers.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    call_command("import_run", str(answers), collection=collection.name)
+
+    assert NuggetAssignment.objects.count() == labels
+    first = lines[0]
+    stored = Response.objects.get(run__name=first["run_id"], turn__turn_id=first["topic_id"])
+    assert stored.response_length == first["response_length"]
