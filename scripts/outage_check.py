@@ -480,7 +480,12 @@ def main() -> int:
     )
     parser.add_argument("--down", type=float, default=5, help="seconds each service stays stopped")
     parser.add_argument("--steady", type=float, default=5, help="seconds of load before, between and after")
-    parser.add_argument("--per-turn", type=int, default=30, help="passages per turn (one unit each)")
+    parser.add_argument(
+        "--per-turn",
+        type=int,
+        default=100,
+        help="passages per turn (one unit each): enough that grading spans every fault",
+    )
     args = parser.parse_args()
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
     if set(faults) - {"tasks", "web", "redis", "postgres"}:
@@ -496,8 +501,8 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     from devtools.openai_server import FakeOpenAI, toy_responder
 
-    # Slow enough that the job still runs when its worker is killed.
-    llm = FakeOpenAI(responder=toy_responder, latency=0.05).start()
+    # Slow enough that the job still runs when its worker is killed, on a quiet machine too.
+    llm = FakeOpenAI(responder=toy_responder, latency=0.5).start()
     port = _free_port()
     log_path = TMP / "outage-check.log"
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TEST_DATABASE_NAME", "DEBUG"}}
