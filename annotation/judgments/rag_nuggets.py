@@ -282,7 +282,13 @@ def importance_judgments_upsert(
     wanted = {row.nugget_id: row for row in rows}
     for row in wanted.values():
         _label_check(row.importance, IMPORTANCE_LABELS)
-    stored = NuggetImportanceJudgment.objects.filter(judge=judge, nugget__turn__collection=collection)
+    known = set(
+        Nugget.objects.filter(turn__collection=collection, pk__in=list(wanted)).values_list("pk", flat=True)
+    )
+    if outside := sorted(set(wanted) - known):
+        raise JudgmentRefused(f"nugget {outside[0]} is not of this collection")
+    # Only the nuggets at hand, as in nugget_assignments_upsert.
+    stored = NuggetImportanceJudgment.objects.filter(judge=judge, nugget_id__in=list(wanted))
     return labels_restate(
         NuggetImportanceJudgment,
         stored=stored.values_list("id", "nugget_id", "importance"),
@@ -325,24 +331,18 @@ def nugget_assignments_upsert(
             raise JudgmentRefused(f"answer {response_id} or nugget {nugget_id} is not of this collection")
         if answer_turns[response_id] != nugget_turns[nugget_id]:
             raise JudgmentRefused(f"nugget {nugget_id} is not a nugget of answer {response_id}'s turn")
-    stored = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
-    stale = (
-        [
-            pk
-            for pk, response_id, nugget_id in stored.values_list("id", "response_id", "nugget_id")
-            if (response_id, nugget_id) in dropped
-        ]
-        if dropped
-        else []
+    # Only the answers at hand: a machine job writes a few windows at a time, and reading every label
+    # the judge has in the collection on each write made a job's writes grow with what it had written.
+    answers = {response_id for response_id, _ in wanted} | {response_id for response_id, _ in dropped}
+    stored = list(
+        NuggetAssignment.objects.filter(judge=judge, response_id__in=answers).values_list(
+            "id", "response_id", "nugget_id", "label"
+        )
     )
+    stale = [pk for pk, response_id, nugget_id, _ in stored if (response_id, nugget_id) in dropped]
     written = labels_restate(
         NuggetAssignment,
-        stored=(
-            (pk, (response_id, nugget_id), label)
-            for pk, response_id, nugget_id, label in stored.values_list(
-                "id", "response_id", "nugget_id", "label"
-            )
-        ),
+        stored=((pk, (response_id, nugget_id), label) for pk, response_id, nugget_id, label in stored),
         wanted={key: row.label for key, row in wanted.items()},
         field="label",
         build=lambda key, label: NuggetAssignment(

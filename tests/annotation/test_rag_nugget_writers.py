@@ -115,3 +115,16 @@ def test_bulk_labels_are_idempotent():
         condition="imported",
     )
     assert (changed.updated, NuggetImportanceJudgment.objects.filter(importance="vital").count()) == (1, 2)
+
+
+def test_bulk_importance_refuses_a_nugget_of_another_collection():
+    run = RunFactory()
+    elsewhere = NuggetFactory()
+    with pytest.raises(JudgmentRefused, match="not of this collection"):
+        importance_judgments_upsert(
+            judge=JudgeFactory(),
+            collection=run.collection,
+            rows=[ImportanceRow(elsewhere.pk, "vital")],
+            condition="imported",
+        )
+    assert not NuggetImportanceJudgment.objects.exists()
