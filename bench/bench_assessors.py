@@ -124,48 +124,10 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
     from django.contrib.auth.hashers import make_password
     from rest_framework.authtoken.models import Token
 
-    from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
     from annotation.relevance.assignments import assignment_create
-    from annotation.relevance.pooling import pool_build
+    from devtools.load_data import load_pool_build
 
-    collection = Collection.objects.create(name="bench")
-    run = Run.objects.create(collection=collection, name="bm25")
-    topics = Topic.objects.bulk_create(
-        [Topic(collection=collection, number=str(t)) for t in range((n_turns + 9) // 10)]
-    )
-    turns = Turn.objects.bulk_create(
-        [
-            Turn(
-                collection=collection,
-                topic=topics[i // 10],
-                turn_id=f"{topics[i // 10].number}_{i % 10 + 1}",
-                position=i % 10 + 1,
-                utterance=f"question {i}",
-            )
-            for i in range(n_turns)
-        ]
-    )
-    text = "A passage of moderate length about the topic at hand. " * 8
-    Passage.objects.bulk_create(
-        [
-            Passage(collection=collection, passage_id=f"d{i}:{j}", text=text)
-            for i in range(n_turns)
-            for j in range(per_turn)
-        ],
-        batch_size=5000,
-    )
-    Ranking.objects.bulk_create(
-        [
-            Ranking(
-                run=run,
-                turn=turn,
-                passage_ids=[f"d{i}:{j}" for j in range(per_turn)],
-                scores=[float(per_turn - j) for j in range(per_turn)],
-            )
-            for i, turn in enumerate(turns)
-        ]
-    )
-    pool = pool_build(collection=collection, name="bench", depth=per_turn).pool
+    pool = load_pool_build(name="bench", n_turns=n_turns, per_turn=per_turn)
     # One password hash for everyone: hashing is deliberately slow, and it is not what is measured.
     hashed = make_password(PASSWORD)
     user_model = get_user_model()

@@ -133,67 +133,24 @@ def _seed(n_assessors: int, per_turn: int) -> tuple[int, list[tuple[str, str]], 
     import django
 
     django.setup()
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+    from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
-    from django.contrib.sessions.backends.db import SessionStore
     from rest_framework.authtoken.models import Token
 
-    from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
     from annotation.relevance.assignments import assignment_create
-    from annotation.relevance.pooling import pool_build
+    from devtools.load_data import load_pool_build, signed_in_sessions
 
-    n_turns = n_assessors * 4
-    collection = Collection.objects.create(name="outage-check")
-    run = Run.objects.create(collection=collection, name="bm25")
-    topics = Topic.objects.bulk_create(
-        [Topic(collection=collection, number=str(t)) for t in range((n_turns + 9) // 10)]
+    pool = load_pool_build(
+        name="outage-check",
+        n_turns=n_assessors * 4,
+        per_turn=per_turn,
+        passage_text="A passage about the topic. " * 20,
     )
-    turns = Turn.objects.bulk_create(
-        [
-            Turn(
-                collection=collection,
-                topic=topics[i // 10],
-                turn_id=f"{topics[i // 10].number}_{i % 10 + 1}",
-                position=i % 10 + 1,
-                utterance=f"question {i}",
-            )
-            for i in range(n_turns)
-        ]
-    )
-    Passage.objects.bulk_create(
-        [
-            Passage(collection=collection, passage_id=f"d{i}:{j}", text="A passage about the topic. " * 20)
-            for i in range(n_turns)
-            for j in range(per_turn)
-        ],
-        batch_size=5000,
-    )
-    Ranking.objects.bulk_create(
-        [
-            Ranking(
-                run=run,
-                turn=turn,
-                passage_ids=[f"d{i}:{j}" for j in range(per_turn)],
-                scores=list(range(per_turn, 0, -1)),
-            )
-            for i, turn in enumerate(turns)
-        ]
-    )
-    pool = pool_build(collection=collection, name="outage", depth=per_turn).pool
     users = get_user_model().objects.bulk_create(
         [get_user_model()(username=f"o{i}", password=make_password(None)) for i in range(n_assessors)]
     )
     assignment = assignment_create(pool=pool, name="outage-check", assessors=users, with_ptkb=False)
-    sessions = []
-    for user in users:
-        store = SessionStore()
-        store[SESSION_KEY], store[BACKEND_SESSION_KEY] = (
-            str(user.pk),
-            "django.contrib.auth.backends.ModelBackend",
-        )
-        store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-        store.create()
-        sessions.append((user.username, store.session_key or ""))
+    sessions = list(zip([user.username for user in users], signed_in_sessions(users), strict=True))
     tokens = [Token.objects.create(user=user).key for user in users[:2]]
     return assignment.pk, sessions, tokens
 
