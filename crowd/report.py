@@ -13,6 +13,7 @@ import numpy as np
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
+from annotation.models import NuggetSupport
 from crowd.models import (
     VOTING_STATUSES,
     CrowdAnswer,
@@ -278,8 +279,13 @@ def _work_seconds(
 
 
 def _alpha(campaign: CrowdCampaign) -> float | None:
-    # Per pair, how many passing workers said no and yes: Krippendorff's value counts, counted in the
+    # Per pair, how many passing workers gave each answer: Krippendorff's value counts, counted in the
     # database. A worker answers a pair once (one assignment per batch), so these are the workers' votes.
+    # A three-way campaign counts its three answers, not the yes/no they collapse to.
+    if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
+        values = [Q(support=label) for label in NuggetSupport.values]
+    else:
+        values = [Q(matched=False), Q(matched=True)]
     votes = (
         CrowdAnswer.objects.filter(
             item__batch__campaign=campaign,
@@ -288,15 +294,19 @@ def _alpha(campaign: CrowdCampaign) -> float | None:
             assignment__status__in=VOTING_STATUSES,
         )
         .values("item_id")
-        .annotate(no=Count("pk", filter=Q(matched=False)), yes=Count("pk", filter=Q(matched=True)))
+        .annotate(**{f"v{i}": Count("pk", filter=value) for i, value in enumerate(values)})
         # Pairs in a fixed order (batch, position): the same answers always give the same float.
         .order_by("item__batch__index", "item__position")
-        .values_list("no", "yes")
+        .values_list(*(f"v{i}" for i in range(len(values))))
     )
-    # Only pairs with two votes or more carry agreement; alpha needs both answers among them.
-    counts = np.array([(no, yes) for no, yes in votes if no + yes >= 2], dtype=int).reshape(-1, 2)
-    if not counts.size or not counts[:, 0].any() or not counts[:, 1].any():
+    # Only pairs with two votes or more carry agreement; alpha needs two different answers among them.
+    counts = np.array([row for row in votes if sum(row) >= 2], dtype=int).reshape(-1, len(values))
+    if (counts.sum(axis=0) > 0).sum() < 2:
         return None
     return float(
-        krippendorff.alpha(value_counts=counts, value_domain=[0.0, 1.0], level_of_measurement="nominal")
+        krippendorff.alpha(
+            value_counts=counts,
+            value_domain=[float(i) for i in range(len(values))],
+            level_of_measurement="nominal",
+        )
     )

@@ -357,3 +357,27 @@ def test_it_keeps_crowdkit_out_of_the_pages_and_commands_until_aggregation_runs(
 
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "False"
+
+
+def test_the_campaign_alpha_counts_three_way_answers_not_their_yes_no():
+    import krippendorff
+    import numpy as np
+
+    from crowd.report import campaign_report
+
+    campaign = _small_campaign()
+    batch = campaign.batches.get()
+    # Support and partial support collapse to "yes": over yes/no, these workers would agree on every pair.
+    _answer(batch, "w1", {0: S, 1: S, 2: P, 3: N})
+    _answer(batch, "w2", {0: P, 1: S, 2: S, 3: N})
+    _answer(batch, "w3", {0: S, 1: P, 2: P, 3: N})
+
+    report = campaign_report(campaign=campaign)
+
+    # The votes above per pair, as counts of (not, partial, support).
+    counts = np.array([[0, 1, 2], [0, 1, 2], [0, 2, 1], [3, 0, 0]])
+    expected = krippendorff.alpha(
+        value_counts=counts, value_domain=[0.0, 1.0, 2.0], level_of_measurement="nominal"
+    )
+    assert report.alpha == pytest.approx(expected)
+    assert report.alpha < 1
