@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connections, router, transaction
 
-from annotation.formats.base import Problems
+from annotation.formats.base import MAX_PROBLEMS, Problems
 from annotation.formats.runs import parse_run
-from annotation.formats.topics import parse_passages, parse_topics
+from annotation.formats.topics import parse_topics, passage_records
 from annotation.models import (
     Collection,
     Passage,
@@ -34,8 +34,9 @@ from annotation.services import (
     sync_fields,
     turns_for,
 )
+from core.staging import Stage, staged
 
-# Passages are written this many at a time, so that an import's progress is told between batches.
+# Passages are written this many lines at a time, so that an import's progress is told between batches.
 BATCH = 2000
 
 
@@ -125,45 +126,69 @@ def passages_import(
 ) -> ImportResult:
     """Load passages JSONL (iKAT `doc_id:passage_id` or generic `{id, text|contents, title}`).
 
-    `progress(done, total)` counts the file's passages: the unchanged ones once compared, then the new
-    and changed ones as each batch is written.
+    A passage file can hold gigabytes: it is read a line at a time into a stage in the database
+    (core/staging.py), checked there (a passage given twice) and compared with the stored passages
+    there, so neither the file nor the collection's passages pass through memory whole; the transaction
+    keeps the import all or nothing. `progress(done, total)` counts the file's passages: the unchanged
+    ones once compared, then the new and changed ones as each batch of lines is written.
     """
-    records = parse_passages(path)
-    result = ImportResult()
-    existing = {
-        pid: (pk, title, text)
-        for pk, pid, title, text in collection.passages.values_list("id", "passage_id", "title", "text")
-    }
-    to_create: list[Passage] = []
-    to_update: list[Passage] = []
-    for record in records:
-        current = existing.get(record.passage_id)
-        if current is None:
-            to_create.append(
-                Passage(
-                    collection=collection, passage_id=record.passage_id, title=record.title, text=record.text
-                )
+    problems = Problems(str(path))
+    columns = [("passage_id", "varchar(255) NOT NULL"), ("title", "text NOT NULL"), ("body", "text NOT NULL")]
+    with staged(Stage(router.db_for_write(Passage), "passage_stage", columns, key=("passage_id",))) as stage:
+        stage.fill((r.line, r.passage_id, r.title, r.text) for r in passage_records(path, problems=problems))
+        stage.seal(("line",))
+        count, repeated = stage.repeated(limit=MAX_PROBLEMS)
+        for line, passage_id, first in repeated:
+            problems.add(line, f"passage {passage_id} appears twice (first on line {first})")
+        problems.more += count - len(repeated)
+        problems.raise_if_any()
+        return _passages_store(stage, collection, progress)
+
+
+def _passages_store(
+    stage: Stage, collection: Collection, progress: Callable[[int, int], None] | None
+) -> ImportResult:
+    table, rows = (
+        connections[router.db_for_write(Passage)].ops.quote_name(Passage._meta.db_table),
+        stage.table,
+    )
+    stored = f"{table}.collection_id = %s AND {table}.passage_id = s.passage_id"
+    differs = f"({table}.title <> s.title OR {table}.text <> s.body)"
+    lines = "s.line BETWEEN %s AND %s"
+    with stage.connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {differs} THEN 1 ELSE 0 END), 0) "
+            f"FROM {rows} s JOIN {table} ON {stored}",
+            [collection.pk],
+        )
+        existing, changed = cursor.fetchone()
+        cursor.execute(f"SELECT MAX(line) FROM {rows}")
+        (last,) = cursor.fetchone()
+        result = ImportResult()
+        result.count(PASSAGES, "unchanged", existing - changed)
+        done = existing - changed
+        if progress is not None:
+            progress(done, stage.rows)
+        # Written in batches of lines (a statement each), in file order, so that progress is told between.
+        for start in range(1, last + 1 if done < stage.rows else 1, BATCH):
+            cursor.execute(
+                f"UPDATE {table} SET title = s.title, text = s.body FROM {rows} s "
+                f"WHERE {stored} AND {lines} AND {differs}",
+                [collection.pk, start, start + BATCH - 1],
             )
-        elif current[1:] != (record.title, record.text):
-            to_update.append(Passage(id=current[0], title=record.title, text=record.text))
-        else:
-            result.count(PASSAGES, "unchanged")
-    done = len(records) - len(to_create) - len(to_update)
-    if progress is not None:
-        progress(done, len(records))
-    # Written batch by batch (as bulk_create and bulk_update would batch them) so that progress is told.
-    for start in range(0, len(to_create), BATCH):
-        Passage.objects.bulk_create(to_create[start : start + BATCH])
-        done += len(to_create[start : start + BATCH])
-        if progress is not None:
-            progress(done, len(records))
-    for start in range(0, len(to_update), BATCH):
-        Passage.objects.bulk_update(to_update[start : start + BATCH], ["title", "text"])
-        done += len(to_update[start : start + BATCH])
-        if progress is not None:
-            progress(done, len(records))
-    result.count(PASSAGES, "created", len(to_create))
-    result.count(PASSAGES, "updated", len(to_update))
+            updated = cursor.rowcount
+            cursor.execute(
+                f"INSERT INTO {table} (collection_id, passage_id, title, text) "
+                f"SELECT %s, s.passage_id, s.title, s.body FROM {rows} s WHERE {lines} AND NOT EXISTS "
+                f"(SELECT 1 FROM {table} WHERE {stored}) ORDER BY s.line",
+                [collection.pk, start, start + BATCH - 1, collection.pk],
+            )
+            created = cursor.rowcount
+            result.count(PASSAGES, "updated", updated)
+            result.count(PASSAGES, "created", created)
+            done += updated + created
+            if progress is not None and updated + created:
+                progress(done, stage.rows)
     return result
 
 

@@ -194,3 +194,40 @@ def turns_for(
 
 
 # --- Judgments -------------------------------------------------------------------------------------
+
+
+# Unknown turn ids remembered while a file streams (each reported at its first line), at most.
+UNKNOWN_TURNS = 10_000
+
+
+class TurnPks:
+    """The collection's turn pks by turn id, for a file read a line at a time: a turn the collection lacks
+    is a problem at its first line and gets a stand-in (negative) pk, so that the checks made on the
+    staged rows (a pair given twice) still see its rows; beyond UNKNOWN_TURNS of them, their rows are
+    only reported."""
+
+    def __init__(self, collection: Collection, problems: Problems) -> None:
+        self.collection = collection
+        self.problems = problems
+        self.pks: dict[str, int] = dict(
+            Turn.objects.filter(collection=collection).values_list("turn_id", "id")
+        )
+        self.unknown: dict[str, int] = {}
+
+    def get(self, turn_id: str, line: int) -> int | None:
+        """The pk (or stand-in) of `turn_id`, named at `line`; None for a row that cannot be staged."""
+        pk = self.pks.get(turn_id) or self.unknown.get(turn_id)
+        if pk is not None:
+            return pk
+        self.problems.add(
+            line, f"turn {turn_id} is not in collection {self.collection.name} (import its topics first)"
+        )
+        if len(self.unknown) >= UNKNOWN_TURNS:
+            return None
+        pk = self.unknown[turn_id] = -1 - len(self.unknown)
+        return pk
+
+    def name(self, pk: int) -> str:
+        """The turn id of a pk or stand-in; a scan, made only for the few rows a problem names."""
+        names = self.unknown if pk < 0 else self.pks
+        return next(turn_id for turn_id, turn_pk in names.items() if turn_pk == pk)

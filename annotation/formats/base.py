@@ -15,7 +15,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -133,10 +133,12 @@ def _open_checked(path: str | Path) -> tuple[IO[bytes], int]:
 MAX_LINE_BYTES = 16 * 1024**2
 
 
-def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+def read_lines(path: str | Path, *, json_lines: bool = False) -> Iterator[tuple[int, str]]:
     """The file's lines (numbered from 1, without their ends) as `read_text` would split them, read one
     at a time, so that memory stays the same whatever the file's size; the same refusals, raised when
-    the reading reaches them (the caller's transaction undoes what it wrote meanwhile)."""
+    the reading reaches them (the caller's transaction undoes what it wrote meanwhile).
+
+    With `json_lines`, lines end at '\\n' only, as `iter_jsonl` splits them."""
     name = str(path)
     handle, limit = _open_checked(path)
     number, offset, blank = 0, 0, True
@@ -161,6 +163,12 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                     [f"{name}:{number + 1}: a NUL character (byte 0x00); text fields cannot hold it"]
                 )
             offset += len(raw)
+            if json_lines:
+                number += 1
+                line = text[:-1] if text.endswith("\n") else text
+                blank = blank and not line.strip()
+                yield number, line
+                continue
             # str.splitlines, as read_text splits: a line may hold other line ends than '\n'.
             for line in text.splitlines():
                 number += 1
@@ -372,7 +380,18 @@ def iter_jsonl(text: str, path: str, problems: Problems) -> Iterator[tuple[int, 
     Lines end at '\\n' only: str.splitlines would also split at U+2028 and other separators that web
     text holds inside JSON strings, and would then count lines differently from every editor.
     """
-    for number, line in enumerate(text.split("\n"), start=1):
+    return _jsonl_objects(enumerate(text.split("\n"), start=1), problems)
+
+
+def read_jsonl(path: str | Path, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`iter_jsonl` of the file, read a line at a time (see `read_lines`)."""
+    return _jsonl_objects(read_lines(path, json_lines=True), problems)
+
+
+def _jsonl_objects(
+    lines: Iterable[tuple[int, str]], problems: Problems
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in lines:
         if not line.strip():
             continue
         escape = _bad_escape(line) if "\\u" in line else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,8 @@ from annotation.formats.base import (
     Problems,
     _line,
     _text,
-    iter_jsonl,
     load_json,
+    read_jsonl,
     read_text,
 )
 
@@ -173,21 +174,19 @@ def _parse_tsv_topics(text: str, path: str, problems: Problems) -> list[TopicRec
 # --- Passages --------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class PassageRecord:
     passage_id: str
     title: str
     text: str
+    line: int
 
 
-def parse_passages(path: str | Path) -> list[PassageRecord]:
-    """Passages JSONL: iKAT `{doc_id, passage_id, passage_text}` or `{id, text|contents, title?}`."""
-    name = str(path)
-    text = read_text(path)
-    problems = Problems(name)
-    seen: dict[str, int] = {}
-    records: list[PassageRecord] = []
-    for line, obj in iter_jsonl(text, name, problems):
+def passage_records(path: str | Path, *, problems: Problems) -> Iterator[PassageRecord]:
+    """The well-formed passages of a passages JSONL file, read a line at a time; each bad line's problem
+    goes to `problems`. A passage given twice is not looked for here: that needs the whole file, which
+    an import checks where it holds it (annotation/io.py stages it in the database)."""
+    for line, obj in read_jsonl(path, problems):
         if "doc_id" in obj and "passage_id" in obj:
             pid = f"{_text(obj['doc_id']).strip()}:{_text(obj['passage_id']).strip()}"
             body = obj.get("passage_text", obj.get("text", obj.get("contents")))
@@ -205,10 +204,4 @@ def parse_passages(path: str | Path) -> list[PassageRecord]:
         if not isinstance(body, str):
             problems.add(line, f"passage {pid} has no text ('passage_text', 'text' or 'contents')")
             continue
-        if pid in seen:
-            problems.add(line, f"passage {pid} appears twice (first on line {seen[pid]})")
-            continue
-        seen[pid] = line
-        records.append(PassageRecord(pid, _text(obj.get("title")), body))
-    problems.raise_if_any()
-    return records
+        yield PassageRecord(pid, _text(obj.get("title")), body, line)

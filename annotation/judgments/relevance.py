@@ -23,6 +23,7 @@ from annotation.models import (
     RelevanceJudgment,
     Turn,
 )
+from core.staging import Stage, staged
 
 
 def relevance_upsert_sql(*, table: str, rows: str) -> str:
@@ -155,52 +156,24 @@ class RelevanceRow:
     grade: int
 
 
-class RelevanceStage:
-    """A relevance file's rows (line, turn pk, passage id, grade) in a temporary table of the writer's
-    connection, so that a file of millions of grades is checked and written in the database (the pairs
-    judged twice, the passages missing, the upsert) with the same memory whatever its size.
+class RelevanceStage(Stage):
+    """A relevance file's rows (line, turn pk, passage id, grade) staged (core/staging.py), so that a file of
+    millions of grades is checked and written in the database with the same memory whatever its size.
 
     Made by `relevance_stage`, filled in batches by `add`, then `seal`ed (indexed) before it is read.
     """
 
     def __init__(self, db: str) -> None:
-        self.connection = connections[db]
-        self.name = f"relevance_stage_{uuid.uuid4().hex[:12]}"
-        self.table = self.connection.ops.quote_name(self.name)
-        self.rows = 0
-
-    def add(self, rows: Sequence[tuple[int, int, str, int]]) -> None:
-        with self.connection.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {self.table} VALUES (%s, %s, %s, %s)", rows)
-        self.rows += len(rows)
-
-    def seal(self) -> None:
-        index = self.connection.ops.quote_name(f"{self.name}_pair")
-        with self.connection.cursor() as cursor:
-            cursor.execute(f"CREATE INDEX {index} ON {self.table} (turn_id, passage_id)")
-            if self.connection.vendor == "postgresql":  # its planner knows nothing of a fresh temporary table
-                cursor.execute(f"ANALYZE {self.table}")
-
-    def repeated(self, *, limit: int) -> tuple[int, list[tuple[int, int, str, int]]]:
-        """How many rows repeat a pair of an earlier line, and the first `limit` of them by line, each as
-        (line, turn pk, passage id, the pair's first line)."""
-        first = (
-            f"SELECT turn_id, passage_id, MIN(line) AS first FROM {self.table} GROUP BY turn_id, passage_id"
+        super().__init__(
+            db,
+            "relevance_stage",
+            [
+                ("turn_id", "bigint NOT NULL"),
+                ("passage_id", "varchar(255) NOT NULL"),
+                ("grade", "smallint NOT NULL"),
+            ],
+            key=("turn_id", "passage_id"),
         )
-        with self.connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM {self.table}")
-            (count,) = cursor.fetchone()
-            cursor.execute(f"SELECT COUNT(*) FROM ({first}) f")
-            count -= cursor.fetchone()[0]
-            if not count:
-                return 0, []
-            cursor.execute(
-                f"SELECT s.line, s.turn_id, s.passage_id, f.first FROM {self.table} s JOIN ({first}) f "
-                "ON f.turn_id = s.turn_id AND f.passage_id = s.passage_id WHERE s.line > f.first "
-                "ORDER BY s.line LIMIT %s",
-                [limit],
-            )
-            return count, cursor.fetchall()
 
     def without_passage(self, *, collection: Collection, limit: int) -> tuple[int, list[tuple[int, str]]]:
         """How many rows name a passage the collection lacks, and the first `limit` (line, passage id)."""
@@ -222,19 +195,8 @@ class RelevanceStage:
 @contextmanager
 def relevance_stage() -> Iterator[RelevanceStage]:
     """A fresh stage for one file, inside the caller's transaction (its rollback drops the table too)."""
-    stage = RelevanceStage(router.db_for_write(RelevanceJudgment))
-    if not stage.connection.in_atomic_block:
-        raise RuntimeError("a relevance stage lives inside the transaction of its import")
-    with stage.connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE TEMPORARY TABLE {stage.table} "
-            "(line integer NOT NULL, turn_id bigint NOT NULL, passage_id varchar(255) NOT NULL, grade smallint NOT NULL)"
-        )
-    yield stage
-    # Only after success: after an error, PostgreSQL refuses every statement until the rollback, which
-    # drops the table anyway.
-    with stage.connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE {stage.table}")
+    with staged(RelevanceStage(router.db_for_write(RelevanceJudgment))) as stage:
+        yield stage
 
 
 @transaction.atomic

@@ -28,15 +28,10 @@ from annotation.models import (
     Turn,
 )
 from annotation.selectors import natural_key
-from annotation.services import JUDGMENTS, ImportResult
+from annotation.services import JUDGMENTS, ImportResult, TurnPks
 from core.csv_safe import SafeDictWriter
 
 # --- Passage qrels ---------------------------------------------------------------------------------
-
-
-# Rows sent to the stage per statement; unknown turn ids remembered (each reported at its first line) at most.
-_STAGE_BATCH = 10_000
-_UNKNOWN_TURNS = 10_000
 
 
 @transaction.atomic
@@ -63,34 +58,17 @@ def qrels_import(
     """
     pathname = str(path)
     problems = Problems(pathname)
-    turns = dict(Turn.objects.filter(collection=collection).values_list("turn_id", "id"))
-    # A row of an unknown turn is staged under a stand-in (negative) id so that the checks below
-    # still see it; nothing is written once a problem is found.
-    unknown: dict[str, int] = {}
+    turns = TurnPks(collection, problems)
     with relevance_stage() as stage:
-        batch: list[tuple[int, int, str, int]] = []
-        for record in qrels_records(path, problems=problems):
-            turn_pk = turns.get(record.turn_id) or unknown.get(record.turn_id)
-            if turn_pk is None:  # each unknown turn is a problem at its first line
-                problems.add(
-                    record.line,
-                    f"turn {record.turn_id} is not in collection {collection.name} (import its topics first)",
-                )
-                if len(unknown) >= _UNKNOWN_TURNS:
-                    continue
-                turn_pk = unknown[record.turn_id] = -1 - len(unknown)
-            batch.append((record.line, turn_pk, record.passage_id, record.grade))
-            if len(batch) == _STAGE_BATCH:
-                stage.add(batch)
-                batch = []
-        if batch:
-            stage.add(batch)
+        stage.fill(
+            (record.line, turn_pk, record.passage_id, record.grade)
+            for record in qrels_records(path, problems=problems)
+            if (turn_pk := turns.get(record.turn_id, record.line)) is not None
+        )
         stage.seal()
-        names = {pk: turn_id for turn_id, pk in unknown.items()}
         count, repeated = stage.repeated(limit=MAX_PROBLEMS)
         for line, turn_pk, passage_id, first in repeated:
-            turn_id = names.get(turn_pk) or _turn_name(turns, turn_pk)
-            problems.add(line, f"{turn_id} {passage_id} is judged twice (first on line {first})")
+            problems.add(line, f"{turns.name(turn_pk)} {passage_id} is judged twice (first on line {first})")
         problems.more += count - len(repeated)
         if require_passages:
             count, missing = stage.without_passage(collection=collection, limit=MAX_PROBLEMS)
@@ -113,11 +91,6 @@ def qrels_import(
     if replace:
         result.count(JUDGMENTS, "deleted", written.removed)
     return result
-
-
-def _turn_name(turns: dict[str, int], pk: int) -> str:
-    # Only for a pair judged twice: a scan of the collection's turns, at most MAX_PROBLEMS times.
-    return next(turn_id for turn_id, turn_pk in turns.items() if turn_pk == pk)
 
 
 def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:

@@ -1,0 +1,96 @@
+"""A stage: a temporary table holding one import's rows, so that a file of any size is checked and written in
+the database (pairs given twice, references missing, the upsert) with the same memory whatever its size.
+
+Every stage has a `line` column first (the file's line of the row), so that what its checks find is said
+at its line. The table lives in the caller's transaction: a rollback drops it with everything else.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from django.db import connections
+
+
+class Stage:
+    """Rows (line, ...columns) in a temporary table of the connection `db`, each file's row one of a `key`
+    that no two lines may share; created by `staged`, filled in batches by `add`, then `seal`ed (indexed)
+    before it is read."""
+
+    def __init__(
+        self, db: str, prefix: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str]
+    ) -> None:
+        self.connection = connections[db]
+        self.key = tuple(key)
+        self.name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+        self.table = self.connection.ops.quote_name(self.name)
+        self.columns = [("line", "integer NOT NULL"), *columns]
+        self.rows = 0
+
+    def add(self, rows: Sequence[Sequence[Any]]) -> None:
+        marks = ", ".join(["%s"] * len(self.columns))
+        with self.connection.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO {self.table} VALUES ({marks})", rows)
+        self.rows += len(rows)
+
+    def fill(self, rows: Iterable[Sequence[Any]], *, batch: int = 10_000) -> None:
+        """Add `rows` as they come, `batch` at a time: the caller streams them from its file."""
+        chunk: list[Sequence[Any]] = []
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) == batch:
+                self.add(chunk)
+                chunk = []
+        if chunk:
+            self.add(chunk)
+
+    def seal(self, *indexes: Sequence[str]) -> None:
+        """Index the filled stage on its key and on each column list of `indexes`."""
+        with self.connection.cursor() as cursor:
+            for number, columns in enumerate([self.key, *indexes]):
+                index = self.connection.ops.quote_name(f"{self.name}_{number}")
+                cursor.execute(f"CREATE INDEX {index} ON {self.table} ({', '.join(columns)})")
+            if self.connection.vendor == "postgresql":  # its planner knows nothing of a fresh temporary table
+                cursor.execute(f"ANALYZE {self.table}")
+
+    def repeated(self, *, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
+        """How many rows repeat the key of an earlier line, and the first `limit` of them by line, each as
+        (line, *key, the key's first line)."""
+        key = self.key
+        columns = ", ".join(key)
+        same = " AND ".join(f"f.{column} = s.{column}" for column in key)
+        first = f"SELECT {columns}, MIN(line) AS first FROM {self.table} GROUP BY {columns}"
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM ({first}) f")
+            count = self.rows - cursor.fetchone()[0]
+            if not count:
+                return 0, []
+            picked = ", ".join(f"s.{column}" for column in key)
+            cursor.execute(
+                f"SELECT s.line, {picked}, f.first FROM {self.table} s JOIN ({first}) f ON {same} "
+                "WHERE s.line > f.first ORDER BY s.line LIMIT %s",
+                [limit],
+            )
+            return count, [tuple(row) for row in cursor.fetchall()]
+
+
+S = TypeVar("S", bound=Stage)
+
+
+@contextmanager
+def staged(made: S) -> Iterator[S]:
+    """`made`'s table created for one file, inside the caller's transaction (its rollback drops the table
+    too), and dropped after."""
+    if not made.connection.in_atomic_block:
+        raise RuntimeError("a stage lives inside the transaction of its import")
+    definition = ", ".join(f"{name} {kind}" for name, kind in made.columns)
+    with made.connection.cursor() as cursor:
+        cursor.execute(f"CREATE TEMPORARY TABLE {made.table} ({definition})")
+    yield made
+    # Only after success: after an error, PostgreSQL refuses every statement until the rollback, which
+    # drops the table anyway.
+    with made.connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE {made.table}")
