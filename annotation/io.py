@@ -8,24 +8,23 @@ from pathlib import Path
 
 from django.db import connections, router, transaction
 
-from annotation.formats.base import MAX_PROBLEMS, Problems
-from annotation.formats.runs import parse_run
+from annotation.formats.base import MAX_PROBLEMS, MAX_RUN_NAME, Problems, check_name
+from annotation.formats.runs import parse_run, run_format
 from annotation.formats.topics import parse_topics, passage_records
 from annotation.models import (
     Collection,
     Passage,
     PtkbStatement,
-    Ranking,
     Response,
     ResponseSentence,
     Run,
     Topic,
     Turn,
 )
+from annotation.rankings import rankings_store, trec_run_import
 from annotation.services import (
     PASSAGES,
     PTKB_STATEMENTS,
-    RANKINGS,
     RESPONSES,
     TOPICS,
     TURNS,
@@ -214,10 +213,6 @@ def _rag_topics_create(collection: Collection, records: Iterable) -> None:
         known.add(response.turn_id)
 
 
-# Rankings are written this many at a time, and an import's progress is told after each chunk.
-RANKING_CHUNK = 200
-
-
 @transaction.atomic
 def run_import(
     *,
@@ -234,6 +229,25 @@ def run_import(
     rankings and responses of the file stored so far, told after each chunk of rankings and each response.
     """
     pathname = str(path)
+    if name is not None:
+        check_name(name, "run name", MAX_RUN_NAME)
+
+    def run_for(run_name: str, kind: str = "automatic", source_format: str = "trec") -> Run:
+        run, created = Run.objects.get_or_create(
+            collection=collection,
+            name=run_name,
+            defaults={"kind": kind, "source_format": source_format, "group": group},
+        )
+        if not created and sync_fields(run, {"kind": kind, "source_format": source_format}):
+            run.save(update_fields=["kind", "source_format"])
+        return run
+
+    if run_format(path) == "trec":
+        return [
+            trec_run_import(
+                path=path, collection=collection, name=name, group=group, run_for=run_for, progress=progress
+            )
+        ]
     problems = Problems(pathname)
     records = parse_run(path, name, problems=problems)
     wanted: dict[str, int] = {}
@@ -259,53 +273,13 @@ def run_import(
         turns = turns_for(collection, pathname, wanted)
     results: list[tuple[Run, ImportResult]] = []
     for record in records:
-        run, created = Run.objects.get_or_create(
-            collection=collection,
-            name=record.name,
-            defaults={"kind": record.kind, "source_format": record.source_format, "group": group},
-        )
-        if not created and sync_fields(run, {"kind": record.kind, "source_format": record.source_format}):
-            run.save(update_fields=["kind", "source_format"])
+        run = run_for(record.name, record.kind, record.source_format)
         result = ImportResult()
-        _rankings_store(run, turns, record.rankings, result, step)
+        rankings = {turns[turn_id].id: ranking for turn_id, ranking in record.rankings.items()}
+        rankings_store(run, rankings, result, step)
         _responses_store(run, turns, record.responses, result, step)
         results.append((run, result))
     return results
-
-
-def _rankings_store(
-    run: Run,
-    turns: dict[str, Turn],
-    rankings: dict[str, tuple[list[str], list[float]]],
-    result: ImportResult,
-    step: Callable[[int], None],
-) -> None:
-    existing = {
-        r.turn_id: r for r in Ranking.objects.filter(run=run).only("id", "turn_id", "passage_ids", "scores")
-    }
-    to_create: list[Ranking] = []
-    to_update: list[Ranking] = []
-    for turn_id, (passage_ids, scores) in rankings.items():
-        turn = turns[turn_id]
-        current = existing.get(turn.id)
-        if current is None:
-            to_create.append(Ranking(run=run, turn=turn, passage_ids=passage_ids, scores=scores))
-        elif current.passage_ids != passage_ids or current.scores != scores:
-            current.passage_ids, current.scores = passage_ids, scores
-            to_update.append(current)
-        else:
-            result.count(RANKINGS, "unchanged")
-    step(len(rankings) - len(to_create) - len(to_update))
-    for start in range(0, len(to_create), RANKING_CHUNK):
-        chunk = to_create[start : start + RANKING_CHUNK]
-        Ranking.objects.bulk_create(chunk)
-        step(len(chunk))
-    for start in range(0, len(to_update), RANKING_CHUNK):
-        chunk = to_update[start : start + RANKING_CHUNK]
-        Ranking.objects.bulk_update(chunk, ["passage_ids", "scores"])
-        step(len(chunk))
-    result.count(RANKINGS, "created", len(to_create))
-    result.count(RANKINGS, "updated", len(to_update))
 
 
 def _responses_store(

@@ -178,6 +178,21 @@ def read_lines(path: str | Path, *, json_lines: bool = False) -> Iterator[tuple[
         raise ImportFailed([f"{name}: the file is empty"])
 
 
+def first_line(path: str | Path) -> str:
+    """The file's first line that is not blank, without its leading whitespace (at most MAX_LINE_BYTES of
+    it), for telling formats apart without reading the file; the file's own problems are left to the
+    reading that follows, and an undecodable start reads as empty."""
+    handle, _limit = _open_checked(path)
+    encoding = "utf-8-sig"
+    with handle:
+        while raw := handle.readline(MAX_LINE_BYTES):
+            text = raw.decode(encoding, errors="replace").strip()
+            if text:
+                return text
+            encoding = "utf-8"
+    return ""
+
+
 def read_text(path: str | Path) -> str:
     """The file's text as UTF-8; a missing, empty, oversized or non-UTF-8 file is rejected with its line.
 

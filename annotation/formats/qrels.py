@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.formats.base import MAX_PASSAGE_ID, MAX_TURN_ID, Problems, excerpt, read_lines, read_text
+from annotation.formats.base import MAX_PASSAGE_ID, MAX_TURN_ID, Problems, excerpt, read_lines
 
 # --- Qrels -----------------------------------------------------------------------------------------
 
@@ -79,7 +79,7 @@ def parse_qrels(
 # --- PTKB qrels ------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class PtkbQrelRecord:
     turn_id: str
     statement_id: str
@@ -87,16 +87,10 @@ class PtkbQrelRecord:
     line: int
 
 
-def parse_ptkb_qrels(path: str | Path, *, problems: Problems | None = None) -> list[PtkbQrelRecord]:
-    """PTKB qrels `turn 0 statement_id 0|1`, any whitespace; every bad line is reported with its number
-    (added to `problems` when given, with the good lines returned, else raised here)."""
-    name = str(path)
-    text = read_text(path)
-    own = problems is None
-    problems = Problems(name) if problems is None else problems
-    records: list[PtkbQrelRecord] = []
-    seen: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+def ptkb_qrels_records(path: str | Path, *, problems: Problems) -> Iterator[PtkbQrelRecord]:
+    """The well-formed lines of PTKB qrels `turn 0 statement_id 0|1` (any whitespace), read one at a time;
+    each bad line's problem goes to `problems`. A pair labelled twice is looked for by the caller."""
+    for number, line in read_lines(path):
         parts = line.split()
         if not parts:
             continue
@@ -104,13 +98,5 @@ def parse_ptkb_qrels(path: str | Path, *, problems: Problems | None = None) -> l
             problems.add(number, f"expected 4 columns 'turn 0 statement_id 0|1', found {len(parts)}")
         elif parts[3] not in {"0", "1"}:
             problems.add(number, f"label {parts[3]!r} is not 0 or 1")
-        elif (parts[0], parts[2]) in seen:
-            problems.add(
-                number, f"{parts[0]} {parts[2]} is labelled twice (first on line {seen[parts[0], parts[2]]})"
-            )
         else:
-            seen[parts[0], parts[2]] = number
-            records.append(PtkbQrelRecord(parts[0], parts[2], parts[3] == "1", number))
-    if own:
-        problems.raise_if_any()
-    return records
+            yield PtkbQrelRecord(parts[0], parts[2], parts[3] == "1", number)

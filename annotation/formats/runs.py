@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,9 +19,11 @@ from annotation.formats.base import (
     _text,
     check_name,
     excerpt,
+    first_line,
     iter_jsonl,
     load_json,
     plain_line,
+    read_lines,
     read_text,
 )
 from core.wording import plural
@@ -60,6 +63,18 @@ class RunRecord:
     turn_lines: dict[str, int] = field(default_factory=dict)
 
 
+def run_format(path: str | Path) -> str:
+    """ "trec", "ikat-json" or "rag-jsonl": what kind of run file `path` is, from its first line alone."""
+    head = first_line(path)
+    if head[:1] not in ("{", "["):
+        return "trec"
+    try:
+        first = json.loads(head)
+    except (ValueError, RecursionError):
+        first = None
+    return "rag-jsonl" if isinstance(first, dict) and "answer" in first else "ikat-json"
+
+
 def parse_run(
     path: str | Path, name: str | None = None, *, problems: Problems | None = None
 ) -> list[RunRecord]:
@@ -67,52 +82,66 @@ def parse_run(
 
     Given `problems`, the file's problems are added there and the good records returned, so that an
     import can check their turns against the database and report everything wrong in one pass;
-    otherwise they are raised here.
+    otherwise they are raised here. (An import streams a TREC run through `TrecRunLines` instead.)
     """
     pathname = str(path)
     if name is not None:
         check_name(name, "run name", MAX_RUN_NAME)
-    text = read_text(path)
+    kind = run_format(path)
     own = problems is None
     problems = Problems(pathname) if problems is None else problems
-    head = text.lstrip()[:1]
-    if head in ("{", "["):
-        try:
-            first = json.loads(text.lstrip().split("\n", 1)[0])
-        except (ValueError, RecursionError):
-            first = None
-        if isinstance(first, dict) and "answer" in first:
-            records = _parse_rag_answers(text, pathname, name, problems)
-        else:
-            records = [_parse_ikat_json_run(text, pathname, name, problems)]
+    if kind == "trec":
+        records = _parse_trec_run(TrecRunLines(path, name, problems))
+    elif kind == "rag-jsonl":
+        records = _parse_rag_answers(read_text(path), pathname, name, problems)
     else:
-        records = _parse_trec_run(text, pathname, name, problems)
+        records = [_parse_ikat_json_run(read_text(path), pathname, name, problems)]
     if own:
         problems.raise_if_any()
     return records
 
 
 _DOTS = frozenset({".", ".."})
+# Distinct run tags remembered while a TREC run streams: one is the rule, several a problem (with --name
+# they are not looked at), so past this many a file's further tags are no longer listed.
+_TAGS = 1000
 
 
-def _parse_trec_run(text: str, path: str, name: str | None, problems: Problems) -> list[RunRecord]:
-    lists: dict[str, list[tuple[int, float, str]]] = {}
-    turn_lines: dict[str, int] = {}
-    tags: set[str] = set()
-    seen: set[tuple[str, str]] = set()
-    # One scan of the whole file instead of one per id: most run files hold no '/' or control character.
-    hostile_free = plain_line(text)
-    for number, line in enumerate(text.splitlines(), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 6:
-            problems.add(number, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(parts)}")
-        else:
+@dataclass(slots=True)
+class TrecLine:
+    turn_id: str
+    passage_id: str
+    rank: int
+    score: float
+    line: int
+
+
+class TrecRunLines:
+    """The well-formed lines of a TREC run `qid Q0 docid rank score tag`, read one at a time; each bad
+    line's problem goes to `problems`. A document ranked twice for a turn is looked for by the caller
+    (it needs the whole file). Once read, `name` is the run's name: `name` if given, else its one tag
+    (several tags are a problem, added at the end of the reading, as is a file without run lines)."""
+
+    def __init__(self, path: str | Path, name: str | None, problems: Problems) -> None:
+        self.path, self.given, self.problems = str(path), name, problems
+        self.name = name or ""
+        self.tags: set[str] = set()
+
+    def __iter__(self) -> Iterator[TrecLine]:
+        problems, name, tags = self.problems, self.given, self.tags
+        count = 0
+        for number, line in read_lines(self.path):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                problems.add(number, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(parts)}")
+                continue
             qid, _q0, docid, rank_s, score_s, tag = parts
-            # Only a line that might break a rule is checked id by id.
+            # Only a line that might break a rule is checked id by id (most run files hold no '/' or
+            # control character).
             plain = (
-                hostile_free
+                plain_line(line)
                 and len(qid) <= MAX_TURN_ID
                 and len(docid) <= MAX_PASSAGE_ID
                 and len(tag) <= MAX_RUN_NAME
@@ -145,35 +174,47 @@ def _parse_trec_run(text: str, path: str, name: str | None, problems: Problems) 
             if not math.isfinite(score):
                 problems.add(number, f"score {excerpt(score_s, 20)} is not a finite number")
                 continue
-            if (qid, docid) in seen:
-                problems.add(number, f"document {docid} ranked twice for {qid}")
-                continue
-            seen.add((qid, docid))
-            if qid not in lists:
-                lists[qid] = []
-                turn_lines[qid] = number
-            lists[qid].append((rank, -score, docid))
-            tags.add(tag)
-    if not lists:
-        if not problems.items:
-            raise ImportFailed([f"{path}: no run lines"])
+            if name is None and len(tags) < _TAGS:
+                tags.add(tag)
+            count += 1
+            yield TrecLine(qid, docid, rank, score, number)
+        if not count:
+            if not problems.items:
+                raise ImportFailed([f"{self.path}: no run lines"])
+        elif name is None and len(tags) > 1:
+            # Named with the file's other problems; its turns are still checked (nothing is stored).
+            problems.add(None, f"the file holds several run tags ({', '.join(sorted(tags))}); pass --name")
+        self.name = name or next(iter(tags), "")
+
+
+def _parse_trec_run(lines: TrecRunLines) -> list[RunRecord]:
+    rankings_of: dict[str, list[tuple[int, float, str]]] = {}
+    turn_lines: dict[str, int] = {}
+    seen: set[tuple[str, str]] = set()
+    for row in lines:
+        if (row.turn_id, row.passage_id) in seen:
+            lines.problems.add(row.line, f"document {row.passage_id} ranked twice for {row.turn_id}")
+            continue
+        seen.add((row.turn_id, row.passage_id))
+        if row.turn_id not in rankings_of:
+            rankings_of[row.turn_id] = []
+            turn_lines[row.turn_id] = row.line
+        rankings_of[row.turn_id].append((row.rank, -row.score, row.passage_id))
+    if not rankings_of:
         return []
-    if name is None and len(tags) > 1:
-        # Named with the file's other problems; its turns are still checked (nothing is stored).
-        problems.add(None, f"the file holds several run tags ({', '.join(sorted(tags))}); pass --name")
-    rankings: dict[str, tuple[list[str], list[float]]] = {}
-    for qid, rows in lists.items():
-        rows.sort()
-        rankings[qid] = ([r[2] for r in rows], [-r[1] for r in rows])
+    rankings = {turn_id: ranked(rows) for turn_id, rows in rankings_of.items()}
     return [
         RunRecord(
-            name=name or next(iter(tags)),
-            kind="automatic",
-            source_format="trec",
-            rankings=rankings,
-            turn_lines=turn_lines,
+            name=lines.name, kind="automatic", source_format="trec", rankings=rankings, turn_lines=turn_lines
         )
     ]
+
+
+def ranked(rows: list[tuple[int, float, str]]) -> tuple[list[str], list[float]]:
+    """A turn's (rank, -score, passage id) rows as its passage ids and scores in rank order: by rank, ties
+    by higher score, then by passage id."""
+    rows.sort()
+    return [r[2] for r in rows], [-r[1] for r in rows]
 
 
 def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Problems) -> RunRecord:

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotation.formats.base import MAX_PROBLEMS, Problems
-from annotation.formats.qrels import parse_ptkb_qrels, qrels_records
+from annotation.formats.qrels import ptkb_qrels_records, qrels_records
 from annotation.judgments import PtkbRow, ptkb_judgments_upsert
 from annotation.judgments.relevance import relevance_judgments_upsert_stage, relevance_stage
 from annotation.models import (
@@ -28,7 +28,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.selectors import natural_key
-from annotation.services import JUDGMENTS, ImportResult, TurnPks
+from annotation.services import JUDGMENTS, UNKNOWN_TURNS, ImportResult, TurnPks
 from core.csv_safe import SafeDictWriter
 
 # --- Passage qrels ---------------------------------------------------------------------------------
@@ -130,39 +130,54 @@ def ptkb_qrels_import(
     the file's syntax and these are checked in one pass, so every problem is reported at once.
     With `replace`, the judge's PTKB labels on this collection that the file lacks are deleted.
     """
-    pathname = str(path)
-    problems = Problems(pathname)
-    records = parse_ptkb_qrels(path, problems=problems)
+    problems = Problems(str(path))
     turns = {
-        t.turn_id: t
-        for t in Turn.objects.filter(collection=collection, turn_id__in={r.turn_id for r in records})
+        turn_id: (pk, topic_id)
+        for pk, turn_id, topic_id in Turn.objects.filter(collection=collection).values_list(
+            "id", "turn_id", "topic_id"
+        )
     }
     statements = {
         (topic_id, statement_id): pk
         for pk, topic_id, statement_id in PtkbStatement.objects.filter(
-            topic_id__in={t.topic_id for t in turns.values()}
+            topic__collection=collection
         ).values_list("id", "topic_id", "statement_id")
     }
-    units: list[tuple[int, int, bool]] = []
-    for record in records:
+    # The file is read a line at a time, and what is kept is bounded by the collection, not by the file:
+    # the pairs of its turns and statements (by pk), and at most UNKNOWN_TURNS other pairs, beyond which a
+    # pair labelled twice is told only as unknown.
+    firsts: dict[tuple[int, int], int] = {}
+    unknown: dict[tuple[str, str], int] = {}
+    rows: list[PtkbRow] = []
+    for record in ptkb_qrels_records(path, problems=problems):
         turn = turns.get(record.turn_id)
-        if turn is None:
+        statement = statements.get((turn[1], record.statement_id)) if turn is not None else None
+        if turn is not None and statement is not None:
+            first = firsts.setdefault((turn[0], statement), record.line)
+        elif len(unknown) < UNKNOWN_TURNS:
+            first = unknown.setdefault((record.turn_id, record.statement_id), record.line)
+        else:
+            first = unknown.get((record.turn_id, record.statement_id), record.line)
+        if first != record.line:
+            problems.add(
+                record.line,
+                f"{record.turn_id} {record.statement_id} is labelled twice (first on line {first})",
+            )
+        elif turn is None:
             problems.add(record.line, f"turn {record.turn_id} is not in collection {collection.name}")
-            continue
-        statement = statements.get((turn.topic_id, record.statement_id))
-        if statement is None:
+        elif statement is None:
             problems.add(
                 record.line,
                 f"conversation of turn {record.turn_id} has no PTKB statement {record.statement_id}",
             )
-            continue
-        units.append((turn.id, statement, record.relevant))
+        else:
+            rows.append(PtkbRow(turn[0], statement, record.relevant))
     problems.raise_if_any()
 
     written = ptkb_judgments_upsert(
         judge=judge,
         collection=collection,
-        rows=[PtkbRow(turn_id, statement_id, relevant) for turn_id, statement_id, relevant in units],
+        rows=rows,
         replace=replace,
     )
     result = ImportResult()

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import OutputWrapper
 
-from annotation import io as collection_io
+from annotation import rankings as collection_rankings
 from annotation.models import PoolEntry, Ranking
 from core.progress import CommandProgress
 from tests.factories import CollectionFactory, RankingFactory, RunFactory, TopicFactory, TurnFactory
@@ -54,7 +54,7 @@ def import_run(path, verbosity: int) -> tuple[str, str]:
 def test_import_run_shows_a_line_per_chunk_of_rankings_at_verbosity_2(
     collection, run_file, every_step, monkeypatch
 ):
-    monkeypatch.setattr(collection_io, "RANKING_CHUNK", 2)
+    monkeypatch.setattr(collection_rankings, "RANKING_CHUNK", 2)
 
     out, err = import_run(run_file, verbosity=2)
 
