@@ -227,6 +227,8 @@ def run_import(
     Every problem of the file, its syntax and its turns the collection lacks alike, is reported in one
     pass (TREC RAG answers create the topics they name instead). `progress(done, total)` counts the
     rankings and responses of the file stored so far, told after each chunk of rankings and each response.
+    A TREC run streams (annotation/rankings.py); the JSON shapes, one record per turn or answer, are
+    read whole.
     """
     pathname = str(path)
     if name is not None:
@@ -244,9 +246,7 @@ def run_import(
 
     if run_format(path) == "trec":
         return [
-            trec_run_import(
-                path=path, collection=collection, name=name, group=group, run_for=run_for, progress=progress
-            )
+            trec_run_import(path=path, collection=collection, name=name, run_for=run_for, progress=progress)
         ]
     problems = Problems(pathname)
     records = parse_run(path, name, problems=problems)

@@ -10,7 +10,6 @@ all or nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from itertools import islice
 from pathlib import Path
 
 from django.db import router
@@ -32,7 +31,6 @@ def trec_run_import(
     path: str | Path,
     collection: Collection,
     name: str | None,
-    group: str,
     run_for: Callable[[str], Run],
     progress: Callable[[int, int], None] | None,
 ) -> tuple[Run, ImportResult]:
@@ -44,6 +42,17 @@ def trec_run_import(
     problems = Problems(str(path))
     lines = TrecRunLines(path, name, problems)
     turns = TurnPks(collection, problems)
+    # Each turn's first line: its rankings are stored in the order the file first names the turns.
+    firsts: dict[int, int] = {}
+
+    def staged_rows() -> Iterator[tuple[int, int, str, int, float]]:
+        known = turns.pks
+        for number, turn_id, passage_id, rank, score in lines:
+            pk = known.get(turn_id) or turns.get(turn_id, number)
+            if pk is not None:
+                firsts.setdefault(pk, number)
+                yield number, pk, passage_id, rank, score
+
     columns = [
         ("turn_id", "bigint NOT NULL"),
         ("passage_id", "varchar(255) NOT NULL"),
@@ -52,11 +61,7 @@ def trec_run_import(
     ]
     stage = Stage(router.db_for_write(Ranking), "run_stage", columns, key=("turn_id", "passage_id"))
     with staged(stage):
-        stage.fill(
-            (row.line, pk, row.passage_id, row.rank, row.score)
-            for row in lines
-            if (pk := turns.get(row.turn_id, row.line)) is not None
-        )
+        stage.fill(staged_rows())
         stage.seal()
         count, repeated = stage.repeated(limit=MAX_PROBLEMS)
         for line, turn_pk, passage_id, _first in repeated:
@@ -65,47 +70,38 @@ def trec_run_import(
         problems.raise_if_any()
 
         run = run_for(lines.name)
-        with stage.connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(DISTINCT turn_id) FROM {stage.table}")
-            (total,) = cursor.fetchone()
+        order = sorted(firsts, key=firsts.__getitem__)
         done = 0
 
         def step(count: int) -> None:
             nonlocal done
             done += count
             if progress is not None and count:
-                progress(done, total)
+                progress(done, len(order))
 
         result = ImportResult()
-        staged_rankings = _staged_rankings(stage)
-        while chunk := dict(islice(staged_rankings, RANKING_CHUNK)):
-            rankings_store(run, chunk, result, step)
+        for start in range(0, len(order), RANKING_CHUNK):
+            rankings_store(run, _staged_rankings(stage, order[start : start + RANKING_CHUNK]), result, step)
     return run, result
 
 
-def _staged_rankings(stage: Stage) -> Iterator[tuple[int, tuple[list[str], list[float]]]]:
-    """(turn pk, its ranking) for each turn of the stage, turns in the order the file first names them."""
-    first = f"SELECT turn_id, MIN(line) AS first FROM {stage.table} GROUP BY turn_id"
-    # A server-side cursor on PostgreSQL: the stage's rows come a batch at a time, not all at once.
+def _staged_rankings(stage: Stage, turn_pks: list[int]) -> dict[int, tuple[list[str], list[float]]]:
+    """The rankings of the stage's turns `turn_pks`, read through the stage's (turn, passage) index."""
+    rows: dict[int, list[tuple[int, float, str]]] = {pk: [] for pk in turn_pks}
+    marks = ", ".join(["%s"] * len(turn_pks))
+    # A server-side cursor on PostgreSQL: the rows come a batch at a time, not all at once.
     cursor = stage.connection.chunked_cursor()
     try:
         cursor.execute(
-            f"SELECT s.turn_id, s.rank_no, s.score, s.passage_id FROM {stage.table} s "
-            f"JOIN ({first}) f ON f.turn_id = s.turn_id ORDER BY f.first, s.line"
+            f"SELECT turn_id, rank_no, score, passage_id FROM {stage.table} WHERE turn_id IN ({marks})",
+            turn_pks,
         )
-        turn: int | None = None
-        rows: list[tuple[int, float, str]] = []
         while batch := cursor.fetchmany(_FETCH):
             for turn_pk, rank, score, passage_id in batch:
-                if turn_pk != turn:
-                    if turn is not None:
-                        yield turn, ranked(rows)
-                    turn, rows = turn_pk, []
-                rows.append((rank, -score, passage_id))
-        if turn is not None:
-            yield turn, ranked(rows)
+                rows[turn_pk].append((rank, -score, passage_id))
     finally:
         cursor.close()
+    return {pk: ranked(turn_rows) for pk, turn_rows in rows.items()}
 
 
 def rankings_store(

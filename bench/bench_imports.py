@@ -3,13 +3,15 @@
 1. The official iKAT 2024 qrels (20,575 lines): import + export on SQLite (goal: under 2 s together).
 2. A generated 40-run x 116-turn x 1000-deep TREC run set (4.64 M lines): import_run on SQLite (goal: under
    60 s, and within 3x of a raw `sqlite3` executemany of the same rows, parsing included).
-3. Peak memory (RSS) of importing a generated qrels file of --qrels-mb megabytes (200: 4.5 M lines), each in
-   a process of its own on a copy of the same database: the `import_qrels` command, and the console's
-   upload path (the stored upload, then its job as a task worker runs it); beside them the same Django
-   process reading the file line by line and splitting each line (goal: imports under 300 MB at 200 MB).
+3. Peak memory (RSS) and time of importing generated files of --qrels-mb, --run-mb and --passages-mb
+   megabytes (200 MB: 4.5 M qrels lines; a 3.3 M-line run of 1000 documents per turn; 200,000 passages of
+   about 150 words), each in a process of its own on a copy of the same database: the import command, and
+   the console's upload path (the stored upload, then its job as a task worker runs it); beside them the
+   same Django process reading the file line by line and splitting each line, whose time the imports'
+   are told against (goal: imports under 300 MB at 200 MB).
 
 Usage: python bench/bench_imports.py [--runs 40] [--turns 116] [--depth 1000] [--qrels-mb 200]
-                                     [--only qrels,runs,memory]
+                                     [--run-mb 200] [--passages-mb 200] [--only qrels,runs,memory]
 """
 
 from __future__ import annotations
@@ -109,50 +111,130 @@ def bench_runs(scratch: Path, n_runs: int, n_turns: int, depth: int) -> None:
     )
 
 
-MEMORY_KINDS = ("read lines", "import_qrels", "console upload")
+MEMORY_KINDS = ("read lines", "command", "console upload")
+# The file kinds measured: (import command, console upload kind, its options, the command's options).
+FILE_KINDS: dict[str, tuple[str, str, dict[str, str], list[str]]] = {
+    "qrels": ("import_qrels", "qrels", {"judge": "nist"}, ["--judge", "nist"]),
+    "run": ("import_run", "run", {}, []),
+    "passages": ("import_passages", "passages", {}, []),
+}
+WORDS = "the of and to in a is that for on with as by at from search passage retrieval query answer".split()
 
 
-def bench_memory(scratch: Path, megabytes: int) -> None:
-    """Each import in a child process on its own copy of a database holding the turns; its peak RSS."""
+def _turn_id(index: int) -> str:
+    return f"{index // 7}_{index % 7 + 1}"
+
+
+def _write_qrels(path: Path, megabytes: int) -> tuple[int, int]:
+    """(lines, turns): grades over the first 116 turns."""
+    rng = random.Random(7)
+    lines = 0
+    with open(path, "w") as handle:
+        while handle.tell() < megabytes * 1024**2:
+            doc = f"clueweb22-en{rng.randrange(10000):04d}-{rng.randrange(100):02d}-{lines:08d}:{lines % 30}"
+            handle.write(f"{_turn_id(lines % 116)} 0 {doc} {rng.randrange(5)}\n")
+            lines += 1
+    return lines, 116
+
+
+def _write_run(path: Path, megabytes: int) -> tuple[int, int]:
+    """(lines, turns): one run, 1000 documents per turn, as many turns as the size takes."""
+    rng = random.Random(8)
+    lines = turns = 0
+    with open(path, "w") as handle:
+        while handle.tell() < megabytes * 1024**2:
+            for rank in range(1, 1001):
+                doc = f"clueweb22-en{rng.randrange(10000):04d}-{rng.randrange(100):02d}-{rng.randrange(100000):05d}:{rank % 30}"
+                handle.write(f"{_turn_id(turns)} Q0 {doc} {rank} {1000 - rank + rng.random():.4f} bm25\n")
+            lines += 1000
+            turns += 1
+    return lines, turns
+
+
+def _write_passages(path: Path, megabytes: int) -> tuple[int, int]:
+    """(lines, 0): iKAT-shaped passages of about 150 words."""
+    rng = random.Random(9)
+    lines = 0
+    with open(path, "w") as handle:
+        while handle.tell() < megabytes * 1024**2:
+            text = " ".join(rng.choices(WORDS, k=150))
+            handle.write(
+                json.dumps(
+                    {
+                        "doc_id": f"clueweb22-en{lines:08d}",
+                        "passage_id": str(lines % 30),
+                        "passage_text": text,
+                    }
+                )
+            )
+            handle.write("\n")
+            lines += 1
+    return lines, 0
+
+
+WRITERS = {"qrels": _write_qrels, "run": _write_run, "passages": _write_passages}
+
+
+def bench_memory(scratch: Path, sizes: dict[str, int]) -> None:
+    """Each import in a child process on its own copy of a database holding the turns; its peak RSS and
+    time beside the same Django process reading the file's lines alone."""
     from django.db import connection
 
     from annotation.models import Topic, Turn
     from annotation.services import collection_get_or_create
 
+    files: dict[str, tuple[Path, int]] = {}
+    needed = 0
+    for kind, megabytes in sizes.items():
+        if megabytes:
+            path = scratch / f"big-{kind}"
+            lines, turns = WRITERS[kind](path, megabytes)
+            files[kind] = (path, lines)
+            needed = max(needed, turns)
     collection = collection_get_or_create(name="memory")
-    turn_ids = [f"{t // 7}_{t % 7 + 1}" for t in range(116)]
-    for turn_id in turn_ids:
-        topic, _ = Topic.objects.get_or_create(collection=collection, number=turn_id.split("_")[0])
-        Turn.objects.create(collection=collection, topic=topic, turn_id=turn_id, position=0, utterance="q")
+    topics = {
+        number: Topic.objects.create(collection=collection, number=number)
+        for number in {_turn_id(t).split("_")[0] for t in range(needed)}
+    }
+    Turn.objects.bulk_create(
+        Turn(
+            collection=collection,
+            topic=topics[_turn_id(t).split("_")[0]],
+            turn_id=_turn_id(t),
+            position=t % 7 + 1,
+            utterance="q",
+        )
+        for t in range(needed)
+    )
     connection.close()
-    rng = random.Random(7)
-    path = scratch / "big.qrels"
-    lines = 0
-    with open(path, "w") as handle:
-        while handle.tell() < megabytes * 1024**2:
-            turn_id = turn_ids[lines % len(turn_ids)]
-            doc = f"clueweb22-en{rng.randrange(10000):04d}-{rng.randrange(100):02d}-{lines:08d}:{lines % 30}"
-            handle.write(f"{turn_id} 0 {doc} {rng.randrange(5)}\n")
-            lines += 1
-    size = path.stat().st_size / 1024**2
-    for kind in MEMORY_KINDS:
-        database = scratch / f"memory-{kind.replace(' ', '-')}.sqlite3"
-        shutil.copyfile(scratch / "bench.sqlite3", database)
-        env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}"}
-        child = subprocess.run(
-            [sys.executable, __file__, "--child", kind, str(path)], env=env, capture_output=True, text=True
-        )
-        if child.returncode:
-            print(f"memory, {kind}: failed\n{child.stderr[-2000:]}")
-            continue
-        figures = json.loads(child.stdout.strip().splitlines()[-1])
-        print(
-            f"memory, {kind}: {size:.0f} MB qrels ({lines:,} lines), peak RSS {figures['peak_mb']:.0f} MB, "
-            f"{figures['seconds']:.1f} s{figures.get('note', '')}"
-        )
+    for kind, (path, lines) in files.items():
+        size = path.stat().st_size / 1024**2
+        baseline = 0.0
+        for measured in MEMORY_KINDS:
+            database = scratch / f"memory-{kind}-{measured.replace(' ', '-')}.sqlite3"
+            shutil.copyfile(scratch / "bench.sqlite3", database)
+            env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}"}
+            child = subprocess.run(
+                [sys.executable, __file__, "--child", measured, kind, str(path)],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            database.unlink()
+            label = FILE_KINDS[kind][0] if measured == "command" else measured
+            if child.returncode:
+                print(f"memory, {kind}, {label}: failed\n{child.stderr[-2000:]}")
+                continue
+            figures = json.loads(child.stdout.strip().splitlines()[-1])
+            baseline = baseline or figures["seconds"]
+            print(
+                f"memory, {kind}, {label}: {size:.0f} MB ({lines:,} lines), peak RSS {figures['peak_mb']:.0f} MB, "
+                f"{figures['seconds']:.1f} s ({figures['seconds'] / baseline:.1f}x reading the lines)"
+                f"{figures.get('note', '')}"
+            )
 
 
-def memory_child(kind: str, path: Path) -> None:
+def memory_child(measured: str, kind: str, path: Path) -> None:
     """One measured run (the parent set DATABASE_URL); prints its peak RSS and time as JSON."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
     sys.path.insert(0, str(ROOT))
@@ -163,34 +245,36 @@ def memory_child(kind: str, path: Path) -> None:
     from django.core.management import call_command
 
     from annotation.console.uploads import import_job_create, import_job_run
-    from annotation.models import Collection, RelevanceJudgment
+    from annotation.models import Collection, Passage, Ranking, RelevanceJudgment
 
     collection = Collection.objects.get(name="memory")
+    command, upload_kind, options, command_options = FILE_KINDS[kind]
     start = time.perf_counter()
     note = ""
-    if kind == "read lines":
+    if measured == "read lines":
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 line.split()
-    elif kind == "import_qrels":
+    elif measured == "command":
         call_command(
-            "import_qrels",
-            str(path),
-            "--collection",
-            "memory",
-            "--judge",
-            "nist",
-            stdout=open(os.devnull, "w"),
+            command, str(path), "--collection", "memory", *command_options, stdout=open(os.devnull, "w")
         )
-        note = f", {RelevanceJudgment.objects.count():,} judgments"
     else:
         with open(path, "rb") as handle:
             upload = UploadedFile(handle, name=path.name, size=path.stat().st_size)
             job = import_job_create(
-                collection=collection, kind="qrels", upload=upload, options={"judge": "nist"}, user=None
+                collection=collection, kind=upload_kind, upload=upload, options=options, user=None
             )
         job = import_job_run(job_id=job.pk)
-        note = f", job {job.status}, {RelevanceJudgment.objects.count():,} judgments"
+        note = f", job {job.status}"
+    if measured != "read lines":
+        counts = {
+            "qrels": (RelevanceJudgment, "judgments"),
+            "run": (Ranking, "rankings"),
+            "passages": (Passage, "passages"),
+        }
+        model, what = counts[kind]
+        note += f", {model.objects.count():,} {what}"
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"peak_mb": peak, "seconds": seconds, "note": note}))
@@ -203,12 +287,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--turns", type=int, default=116)
     parser.add_argument("--depth", type=int, default=1000)
-    parser.add_argument("--qrels-mb", type=int, default=200)
+    parser.add_argument("--qrels-mb", type=int, default=200, help="memory: qrels file size (0: skip)")
+    parser.add_argument("--run-mb", type=int, default=200, help="memory: TREC run file size (0: skip)")
+    parser.add_argument("--passages-mb", type=int, default=200, help="memory: passages file size (0: skip)")
     parser.add_argument("--only", default="qrels,runs,memory", help="which figures, comma-separated")
-    parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, metavar=("MEASURED", "KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        memory_child(args.child[0], Path(args.child[1]))
+        memory_child(args.child[0], args.child[1], Path(args.child[2]))
         return
     only = set(args.only.split(","))
     scratch = django_with_temp_sqlite()
@@ -217,7 +303,7 @@ def main() -> None:
     if "runs" in only:
         bench_runs(scratch, args.runs, args.turns, args.depth)
     if "memory" in only:
-        bench_memory(scratch, args.qrels_mb)
+        bench_memory(scratch, {"qrels": args.qrels_mb, "run": args.run_mb, "passages": args.passages_mb})
 
 
 if __name__ == "__main__":

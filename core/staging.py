@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from django.db import connections
+from django.db import IntegrityError, connections, transaction
 
 
 class Stage:
@@ -29,6 +29,7 @@ class Stage:
         self.table = self.connection.ops.quote_name(self.name)
         self.columns = [("line", "integer NOT NULL"), *columns]
         self.rows = 0
+        self.unique = False
 
     def add(self, rows: Sequence[Sequence[Any]]) -> None:
         marks = ", ".join(["%s"] * len(self.columns))
@@ -48,17 +49,30 @@ class Stage:
             self.add(chunk)
 
     def seal(self, *indexes: Sequence[str]) -> None:
-        """Index the filled stage on its key and on each column list of `indexes`."""
+        """Index the filled stage on its key and on each column list of `indexes`.
+
+        The key's index is made unique if it can be: a file without a repeated key, the rule, then needs
+        no search for repeats (`repeated`)."""
+        key = self.connection.ops.quote_name(f"{self.name}_key")
+        columns = ", ".join(self.key)
         with self.connection.cursor() as cursor:
-            for number, columns in enumerate([self.key, *indexes]):
+            try:
+                with transaction.atomic(using=self.connection.alias):
+                    cursor.execute(f"CREATE UNIQUE INDEX {key} ON {self.table} ({columns})")
+                self.unique = True
+            except IntegrityError:
+                cursor.execute(f"CREATE INDEX {key} ON {self.table} ({columns})")
+            for number, columns_of in enumerate(indexes):
                 index = self.connection.ops.quote_name(f"{self.name}_{number}")
-                cursor.execute(f"CREATE INDEX {index} ON {self.table} ({', '.join(columns)})")
+                cursor.execute(f"CREATE INDEX {index} ON {self.table} ({', '.join(columns_of)})")
             if self.connection.vendor == "postgresql":  # its planner knows nothing of a fresh temporary table
                 cursor.execute(f"ANALYZE {self.table}")
 
     def repeated(self, *, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
         """How many rows repeat the key of an earlier line, and the first `limit` of them by line, each as
         (line, *key, the key's first line)."""
+        if self.unique:
+            return 0, []
         key = self.key
         columns = ", ".join(key)
         same = " AND ".join(f"f.{column} = s.{column}" for column in key)

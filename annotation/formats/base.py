@@ -133,8 +133,12 @@ def _open_checked(path: str | Path) -> tuple[IO[bytes], int]:
 MAX_LINE_BYTES = 16 * 1024**2
 
 
+# Bytes read at a time by `read_lines`: lines are split and checked a block at a time, not one by one.
+_BLOCK = 256 * 1024
+
+
 def read_lines(path: str | Path, *, json_lines: bool = False) -> Iterator[tuple[int, str]]:
-    """The file's lines (numbered from 1, without their ends) as `read_text` would split them, read one
+    """The file's lines (numbered from 1, without their ends) as `read_text` would split them, read a block
     at a time, so that memory stays the same whatever the file's size; the same refusals, raised when
     the reading reaches them (the caller's transaction undoes what it wrote meanwhile).
 
@@ -142,38 +146,54 @@ def read_lines(path: str | Path, *, json_lines: bool = False) -> Iterator[tuple[
     name = str(path)
     handle, limit = _open_checked(path)
     number, offset, blank = 0, 0, True
+    pending = b""
     with handle:
-        while raw := handle.readline(MAX_LINE_BYTES + 1):
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                raise ImportFailed([f"{name}:{number + 1}: a line longer than {megabytes(MAX_LINE_BYTES)}"])
-            if offset + len(raw) > limit:
+        while True:
+            data = handle.read(_BLOCK)
+            if offset + len(pending) + len(data) > limit:
                 raise ImportFailed(
                     [f"{name}: more than the import limit of {megabytes(limit)} (setting IMPORT_MAX_BYTES)"]
                 )
+            if data:
+                data = pending + data if pending else data
+                end = data.rfind(b"\n") + 1
+                if len(data) - end > MAX_LINE_BYTES:
+                    line = number + data.count(b"\n", 0, end) + 1
+                    raise ImportFailed([f"{name}:{line}: a line longer than {megabytes(MAX_LINE_BYTES)}"])
+                block, pending = data[:end], data[end:]
+                if not block:
+                    continue
+            elif pending:  # the last line, without its end
+                block, pending = pending, b""
+            else:
+                break
             try:
-                text = raw.decode("utf-8-sig" if offset == 0 else "utf-8")
+                text = block.decode("utf-8-sig" if offset == 0 else "utf-8")
             except UnicodeDecodeError as exc:
+                line = number + block.count(b"\n", 0, exc.start) + 1
                 raise ImportFailed(
                     [
-                        f"{name}:{number + 1}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {offset + exc.start})"
+                        f"{name}:{line}: not UTF-8 (byte 0x{block[exc.start]:02x} at offset {offset + exc.start})"
                     ]
                 ) from None
-            if "\x00" in text:
+            nul = text.find("\x00")
+            if nul != -1:
+                line = number + text.count("\n", 0, nul) + 1
                 raise ImportFailed(
-                    [f"{name}:{number + 1}: a NUL character (byte 0x00); text fields cannot hold it"]
+                    [f"{name}:{line}: a NUL character (byte 0x00); text fields cannot hold it"]
                 )
-            offset += len(raw)
+            offset += len(block)
+            blank = blank and not text.strip()
             if json_lines:
+                lines = text.split("\n")
+                if text.endswith("\n"):
+                    lines.pop()  # the empty piece after the block's last line end
+            else:
+                # str.splitlines, as read_text splits: a line may hold other line ends than '\n'.
+                lines = text.splitlines()
+            for line_text in lines:
                 number += 1
-                line = text[:-1] if text.endswith("\n") else text
-                blank = blank and not line.strip()
-                yield number, line
-                continue
-            # str.splitlines, as read_text splits: a line may hold other line ends than '\n'.
-            for line in text.splitlines():
-                number += 1
-                blank = blank and not line.strip()
-                yield number, line
+                yield number, line_text
     if blank:
         raise ImportFailed([f"{name}: the file is empty"])
 
