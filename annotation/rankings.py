@@ -1,20 +1,22 @@
 """Rankings of runs in: a run's ranked lists stored by turn, and TREC run files streamed through a stage.
 
 A TREC run is the largest file a collection takes in (1000 lines per turn, tens of turns, tens of runs in
-a campaign), so it is read a line at a time into a stage in the database (core/staging.py), checked
-there (a document ranked twice for a turn), and read back a turn at a time to be stored as one Ranking
-row per turn: a file of any size takes the same memory, and the caller's transaction keeps the import
-all or nothing.
+a campaign), so it is read a line at a time into a stage in the database (core/staging.py), a group of a
+turn's consecutive lines per row, and read back a chunk of turns at a time to be stored as one Ranking row
+per turn: a file of any size takes the same memory, and the caller's transaction keeps the import all or
+nothing. A document ranked twice for a turn is found in its group while the file is read, and across the
+groups of a turn the file names more than once (rare: runs are written turn by turn) once it is staged.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from django.db import router
+from django.db import connections, router
 
-from annotation.formats.base import MAX_PROBLEMS, Problems
+from annotation.formats.base import Problems
 from annotation.formats.runs import TrecRunLines, ranked
 from annotation.models import Collection, Ranking, Run
 from annotation.services import RANKINGS, ImportResult, TurnPks
@@ -22,8 +24,11 @@ from core.staging import Stage, staged
 
 # Rankings are written this many at a time, and an import's progress is told after each chunk.
 RANKING_CHUNK = 200
-# Rows fetched from the stage at a time while its rankings are read back.
-_FETCH = 10_000
+# A turn's lines that follow one another are staged as one group of at most _GROUP lines (a JSON row), so a
+# run file, grouped by turn as runs are written, is a few rows per turn; groups go to the stage and come back
+# _GROUP_BATCH at a time.
+_GROUP = 10_000
+_GROUP_BATCH = 20
 
 
 def trec_run_import(
@@ -42,31 +47,51 @@ def trec_run_import(
     problems = Problems(str(path))
     lines = TrecRunLines(path, name, problems)
     turns = TurnPks(collection, problems)
-    # Each turn's first line: its rankings are stored in the order the file first names the turns.
+    # Per turn: its first line (rankings are stored in the order the file first names turns) and its
+    # number of groups (a turn of several groups is looked at whole for documents ranked twice).
     firsts: dict[int, int] = {}
+    groups: dict[int, int] = {}
 
-    def staged_rows() -> Iterator[tuple[int, int, str, int, float]]:
+    def staged_groups() -> Iterator[tuple[int, int, bytes, bytes, bytes, str]]:
         known = turns.pks
+        turn_pk: int | None = None
+        group: tuple[list[int], list[int], list[float], list[str]] = ([], [], [], [])
+        seen: set[str] = set()
         for number, turn_id, passage_id, rank, score in lines:
             pk = known.get(turn_id) or turns.get(turn_id, number)
-            if pk is not None:
+            if pk is None:
+                continue
+            if pk != turn_pk or len(seen) == _GROUP:
+                if turn_pk is not None:
+                    yield _packed(turn_pk, group)
+                turn_pk, group, seen = pk, ([], [], [], []), set()
                 firsts.setdefault(pk, number)
-                yield number, pk, passage_id, rank, score
+                groups[pk] = groups.get(pk, 0) + 1
+            if passage_id in seen:
+                problems.add(number, f"document {passage_id} ranked twice for {turn_id}")
+                continue
+            seen.add(passage_id)
+            group[0].append(number)
+            group[1].append(rank)
+            group[2].append(score)
+            group[3].append(passage_id)
+        if turn_pk is not None and group[0]:
+            yield _packed(turn_pk, group)
 
-    columns = [
-        ("turn_id", "bigint NOT NULL"),
-        ("passage_id", "varchar(255) NOT NULL"),
-        ("rank_no", "bigint NOT NULL"),
-        ("score", "double precision NOT NULL"),
-    ]
-    stage = Stage(router.db_for_write(Ranking), "run_stage", columns, key=("turn_id", "passage_id"))
+    db = router.db_for_write(Ranking)
+    blob = connections[db].data_types["BinaryField"]
+    columns = [("turn_id", "bigint NOT NULL"), ("lines", blob), ("ranks", blob), ("scores", blob)]
+    stage = Stage(db, "run_stage", [*columns, ("passage_ids", "text NOT NULL")])
     with staged(stage):
-        stage.fill(staged_rows())
-        stage.seal()
-        count, repeated = stage.repeated(limit=MAX_PROBLEMS)
-        for line, turn_pk, passage_id, _first in repeated:
-            problems.add(line, f"document {passage_id} ranked twice for {turns.name(turn_pk)}")
-        problems.more += count - len(repeated)
+        stage.fill(staged_groups(), batch=_GROUP_BATCH)
+        stage.seal(("turn_id",))
+        for turn_pk in (pk for pk, count in groups.items() if count > 1):
+            seen_at: dict[str, int] = {}
+            for number, _rank, _score, passage_id in _staged_rows(stage, [turn_pk]):
+                if passage_id in seen_at:
+                    problems.add(number, f"document {passage_id} ranked twice for {turns.name(turn_pk)}")
+                else:
+                    seen_at[passage_id] = number
         problems.raise_if_any()
 
         run = run_for(lines.name)
@@ -81,27 +106,48 @@ def trec_run_import(
 
         result = ImportResult()
         for start in range(0, len(order), RANKING_CHUNK):
-            rankings_store(run, _staged_rankings(stage, order[start : start + RANKING_CHUNK]), result, step)
+            chunk = order[start : start + RANKING_CHUNK]
+            rows: dict[int, list[tuple[int, float, str]]] = {pk: [] for pk in chunk}
+            for turn_pk, rank, score, passage_id in _staged_rows(stage, chunk, by_turn=True):
+                rows[turn_pk].append((rank, -score, passage_id))
+            rankings_store(run, {pk: ranked(turn_rows) for pk, turn_rows in rows.items()}, result, step)
     return run, result
 
 
-def _staged_rankings(stage: Stage, turn_pks: list[int]) -> dict[int, tuple[list[str], list[float]]]:
-    """The rankings of the stage's turns `turn_pks`, read through the stage's (turn, passage) index."""
-    rows: dict[int, list[tuple[int, float, str]]] = {pk: [] for pk in turn_pks}
+def _staged_rows(
+    stage: Stage, turn_pks: list[int], *, by_turn: bool = False
+) -> Iterator[tuple[int, int, float, str]]:
+    """The staged rows of the turns `turn_pks` in line order, each as (line, rank, score, passage id), or
+    with `by_turn` as (turn pk, rank, score, passage id)."""
     marks = ", ".join(["%s"] * len(turn_pks))
-    # A server-side cursor on PostgreSQL: the rows come a batch at a time, not all at once.
+    # A server-side cursor on PostgreSQL: the groups come a batch at a time, not all at once.
     cursor = stage.connection.chunked_cursor()
     try:
         cursor.execute(
-            f"SELECT turn_id, rank_no, score, passage_id FROM {stage.table} WHERE turn_id IN ({marks})",
+            f"SELECT turn_id, lines, ranks, scores, passage_ids FROM {stage.table} "
+            f"WHERE turn_id IN ({marks}) ORDER BY line",
             turn_pks,
         )
-        while batch := cursor.fetchmany(_FETCH):
-            for turn_pk, rank, score, passage_id in batch:
-                rows[turn_pk].append((rank, -score, passage_id))
+        while batch := cursor.fetchmany(_GROUP_BATCH):
+            for turn_pk, lines, ranks, scores, passage_ids in batch:
+                numbers = array("q", lines).tolist()
+                keys = [turn_pk] * len(numbers) if by_turn else numbers
+                yield from zip(
+                    keys, array("q", ranks), array("d", scores), passage_ids.split("\t"), strict=True
+                )
     finally:
         cursor.close()
-    return {pk: ranked(turn_rows) for pk, turn_rows in rows.items()}
+
+
+def _packed(
+    turn_pk: int, group: tuple[list[int], list[int], list[float], list[str]]
+) -> tuple[int, int, bytes, bytes, bytes, str]:
+    """A group as a stage row: its first line, its turn, its lines, ranks and scores as machine numbers
+    (exact, and quicker to write and read than text), its passage ids tab-separated (ids hold no
+    whitespace: the columns of a run line are split at it)."""
+    lines, ranks, scores, passage_ids = group
+    packed = array("q", lines).tobytes(), array("q", ranks).tobytes(), array("d", scores).tobytes()
+    return lines[0], turn_pk, *packed, "\t".join(passage_ids)
 
 
 def rankings_store(

@@ -17,11 +17,11 @@ from django.db import IntegrityError, connections, transaction
 
 class Stage:
     """Rows (line, ...columns) in a temporary table of the connection `db`, each file's row one of a `key`
-    that no two lines may share; created by `staged`, filled in batches by `add`, then `seal`ed (indexed)
+    (if any) that no two lines may share; created by `staged`, filled in batches by `add`, then `seal`ed (indexed)
     before it is read."""
 
     def __init__(
-        self, db: str, prefix: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str]
+        self, db: str, prefix: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = ()
     ) -> None:
         self.connection = connections[db]
         self.key = tuple(key)
@@ -56,12 +56,15 @@ class Stage:
         key = self.connection.ops.quote_name(f"{self.name}_key")
         columns = ", ".join(self.key)
         with self.connection.cursor() as cursor:
-            try:
-                with transaction.atomic(using=self.connection.alias):
-                    cursor.execute(f"CREATE UNIQUE INDEX {key} ON {self.table} ({columns})")
+            if not self.key:
                 self.unique = True
-            except IntegrityError:
-                cursor.execute(f"CREATE INDEX {key} ON {self.table} ({columns})")
+            else:
+                try:
+                    with transaction.atomic(using=self.connection.alias):
+                        cursor.execute(f"CREATE UNIQUE INDEX {key} ON {self.table} ({columns})")
+                    self.unique = True
+                except IntegrityError:
+                    cursor.execute(f"CREATE INDEX {key} ON {self.table} ({columns})")
             for number, columns_of in enumerate(indexes):
                 index = self.connection.ops.quote_name(f"{self.name}_{number}")
                 cursor.execute(f"CREATE INDEX {index} ON {self.table} ({', '.join(columns_of)})")

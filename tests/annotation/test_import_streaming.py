@@ -115,6 +115,23 @@ def test_it_names_documents_ranked_twice_and_unknown_turns_in_line_order(collect
     assert not Run.objects.exists()
 
 
+@pytest.mark.parametrize("group", [10_000, 2])
+def test_it_finds_a_document_ranked_twice_where_the_file_names_its_turn_again(
+    collection, tmp_path, monkeypatch, group
+):
+    monkeypatch.setattr(rankings, "_GROUP", group)  # the lines of a turn staged in groups of 2 too
+    path = tmp_path / "apart.run"
+    path.write_text(
+        "0_1 Q0 a 1 3 r\n0_1 Q0 b 2 2 r\n0_1 Q0 c 3 1 r\n0_2 Q0 a 1 1 r\n0_1 Q0 b 4 0 r\n", encoding="utf-8"
+    )
+
+    with pytest.raises(ImportFailed) as failed:
+        run_import(path=path, collection=collection)
+
+    assert failed.value.problems == [f"{path}:5: document b ranked twice for 0_1"]
+    assert not Ranking.objects.exists()
+
+
 def test_it_ranks_each_turn_by_rank_then_score_then_id_in_the_order_the_file_names_turns(
     collection, tmp_path
 ):
