@@ -168,21 +168,31 @@ def _passages_store(
         done = existing - changed
         if progress is not None:
             progress(done, stage.rows)
-        # Written in batches of lines (a statement each), in file order, so that progress is told between.
+        # Written in batches of lines (a statement each), in file order, so that progress is told between;
+        # once a kind's rows are all written, its statements stop.
+        to_update, to_create = changed, stage.rows - existing
         for start in range(1, last + 1 if done < stage.rows else 1, BATCH):
-            cursor.execute(
-                f"UPDATE {table} SET title = s.title, text = s.body FROM {rows} s "
-                f"WHERE {stored} AND {lines} AND {differs}",
-                [collection.pk, start, start + BATCH - 1],
-            )
-            updated = cursor.rowcount
-            cursor.execute(
-                f"INSERT INTO {table} (collection_id, passage_id, title, text) "
-                f"SELECT %s, s.passage_id, s.title, s.body FROM {rows} s WHERE {lines} AND NOT EXISTS "
-                f"(SELECT 1 FROM {table} WHERE {stored}) ORDER BY s.line",
-                [collection.pk, start, start + BATCH - 1, collection.pk],
-            )
-            created = cursor.rowcount
+            updated = created = 0
+            if to_update:
+                # The batch's passage ids first (their line index), then the passages' unique index: an
+                # UPDATE ... FROM or a join may be planned as a scan of the collection's passages per batch.
+                own = f"FROM {rows} s WHERE s.passage_id = {table}.passage_id"
+                cursor.execute(
+                    f"UPDATE {table} SET title = (SELECT s.title {own}), text = (SELECT s.body {own}) "
+                    f"WHERE collection_id = %s AND passage_id IN (SELECT s.passage_id FROM {rows} s WHERE "
+                    f"{lines}) AND EXISTS (SELECT 1 {own} AND (s.title <> {table}.title OR s.body <> {table}.text))",
+                    [collection.pk, start, start + BATCH - 1],
+                )
+                updated = cursor.rowcount
+            if to_create:
+                cursor.execute(
+                    f"INSERT INTO {table} (collection_id, passage_id, title, text) "
+                    f"SELECT %s, s.passage_id, s.title, s.body FROM {rows} s WHERE {lines} AND NOT EXISTS "
+                    f"(SELECT 1 FROM {table} WHERE {stored}) ORDER BY s.line",
+                    [collection.pk, start, start + BATCH - 1, collection.pk],
+                )
+                created = cursor.rowcount
+            to_update, to_create = to_update - updated, to_create - created
             result.count(PASSAGES, "updated", updated)
             result.count(PASSAGES, "created", created)
             done += updated + created
