@@ -396,9 +396,8 @@ def _rag_nuggets(score: str) -> MeasureFunction:
         from judging.rag_nuggets.metrics import nugget_scores
 
         found = nugget_scores(collection=collection, judge=judge)
-        if "vital" in score and found["unlabelled_nuggets"] == found["nuggets"]:
-            return {}  # no vital/okay label at all: every run's 0 would rank nothing, so none is scored
-        return {run: values[score] for run, values in found["runs"].items()}  # type: ignore[literal-required]
+        unscored = "vital" in score and found["unlabelled_nuggets"] == found["nuggets"]  # no vital/okay label
+        return {} if unscored else {r: v[score] for r, v in found["runs"].items()}  # type: ignore[literal-required]
 
     return scores
 
