@@ -360,6 +360,30 @@ def _budget_page(
         "simulation": None,
         "plan": None,
     }
-    if simulation is not None and simulation.status == BudgetSimulation.Status.DONE:
-        context.update(budget_shown(stored=simulation.result or {}, params=simulation.params))
+    if simulation is not None:
+        context["estimate_query"] = _estimate_query(simulation.params)
+        if simulation.status == BudgetSimulation.Status.DONE:
+            context.update(budget_shown(stored=simulation.result or {}, params=simulation.params))
     return render(request, "hybrid/budget.html", context, status=status)
+
+
+def _estimate_query(params: dict[str, Any]) -> str:
+    """The estimate page's address for the choices a simulation was asked with."""
+    query = QueryDict(mutable=True)
+    for key in (
+        "task",
+        "measure",
+        "unit",
+        "machine_judge",
+        "gold_judge",
+        "method",
+        "alpha",
+        "sample",
+        "rel_threshold",
+    ):
+        if params.get(key) not in (None, ""):
+            query[key] = str(params[key])
+    query.setlist("human_judge", params.get("human_judge", []))
+    if params.get("fpc"):
+        query["fpc"] = "on"
+    return query.urlencode()

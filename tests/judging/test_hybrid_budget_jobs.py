@@ -6,6 +6,8 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Judge, RelevanceJudgment
@@ -240,3 +242,40 @@ def test_it_stores_figures_json_cannot_hold_and_shows_them_as_computed():
     f = shown["simulation"].budgets[4]["ppi++"]
     assert f.width_ratio != f.width_ratio and f.worst_run_coverage == float("inf")
     assert _decoded(encoded)["budgets"]["4"]["ppi++"]["coverage"] == 0.9
+
+
+def test_the_simulation_page_links_the_estimates_of_its_choices(client, collection):  # noqa: F811
+    client.force_login(OrganiserFactory())
+
+    page = budget_simulated(client, "views", ASKED)
+
+    body = page.content.decode()
+    start = body.index('id="hybrid-estimate-link"') - 200
+    link = body[start : body.index('id="hybrid-estimate-link"')]
+    assert (
+        "task=relevance&amp;measure=nDCG%405" in link
+        and "human_judge=nist" in link
+        and "machine_judge=llm" in link
+    )
+
+
+def _queries(client, url):
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(queries)
+
+
+def test_the_simulation_page_makes_as_many_queries_with_many_simulations_listed(client, collection):  # noqa: F811
+    client.force_login(OrganiserFactory())
+    shown = budget_simulated(client, "views", ASKED)
+    url = shown.request["PATH_INFO"]
+    few = _queries(client, url)
+    for n in range(2, 8):
+        client.force_login(OrganiserFactory())
+        client.post(_url(), {**ASKED, "repeats": str(10 * n + 1)})
+
+    many = _queries(client, url)
+
+    assert BudgetSimulation.objects.count() == 7
+    assert few == many
