@@ -80,6 +80,7 @@ def test_it_shows_the_figures_budget_simulate_computes_and_escapes_run_names(cli
     assert page.context["active_verdict"] == expected.active_verdict
     assert f"{expected.result.budgets[8]['ppi++'].mean_width:.4f}" in body
     assert "&lt;b&gt;bold&lt;/b&gt;" in body and "<b>bold</b>" not in body
+    assert 'name="budgets" value="4 8"' in body and 'name="repeats" value="20"' in body  # as it was asked
     assert BudgetSimulation.objects.get().status == BudgetSimulation.Status.DONE
 
 
@@ -279,3 +280,16 @@ def test_the_simulation_page_makes_as_many_queries_with_many_simulations_listed(
 
     assert BudgetSimulation.objects.count() == 7
     assert few == many
+
+
+def test_a_form_in_the_address_fills_the_form_in_and_computes_nothing(client, collection):  # noqa: F811
+    client.force_login(OrganiserFactory())
+
+    filled = client.get(_url(), {**QUERY, "budgets": "4 8", "repeats": "20"})
+    bad = client.get(_url(), {**QUERY, "budgets": "four"})
+
+    assert filled.status_code == 200
+    assert 'name="budgets" value="4 8"' in filled.content.decode()
+    assert 'id="hybrid-simulation"' not in filled.content.decode()
+    assert bad.status_code == 400
+    assert not BudgetSimulation.objects.exists()
