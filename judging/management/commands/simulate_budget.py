@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from core.wording import plural
+from judging.hybrid.budget import DEFAULT_REPEATS, simulation_json
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.pair_estimate import check_offered, is_ranked, pair_population_for
@@ -40,7 +41,7 @@ class Command(HybridCommand):
         self.add_table_arguments(parser)
         parser.add_argument("--budgets", type=int, nargs="+", required=True, metavar="N")
         parser.add_argument(
-            "--repeats", type=int, default=500, help="Samples per budget (default: %(default)s)."
+            "--repeats", type=int, default=DEFAULT_REPEATS, help="Samples per budget (default: %(default)s)."
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--methods", nargs="+", default=list(METHODS), metavar="METHOD")
@@ -92,11 +93,8 @@ class Command(HybridCommand):
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
         table, result = simulation.table, simulation.result
-        data = result.as_json()
-        data["active_sampling"] = simulation.active_sampling
-        data["left_out_budgets"] = simulation.left_out
+        data = simulation_json(simulation)
         active_verdict = simulation.active_verdict
-        data["active_verdict"] = active_verdict.as_dict() if active_verdict else None
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
