@@ -150,11 +150,16 @@ def true_scores(population: PairPopulation, measure: RankedMeasure, grades: np.n
                 for r in range(len(population.runs))
             ]
         )
+    return turn_scores(population, measure, grades).mean(-1)
+
+
+def turn_scores(population: PairPopulation, measure: RankedMeasure, grades: np.ndarray) -> np.ndarray:
+    """(runs, turns) each run's nDCG@k or P@k on each turn with `grades` on every pair."""
     t_count = len(population.turns)
     c = coefficients(population, measure)
     dcg = np.stack([np.bincount(population.turn, c_r * gain(grades, measure), t_count) for c_r in c])
     if measure.name == "P":
-        return dcg.mean(-1)
+        return dcg
     levels = int(max(np.nanmax(grades), 1))
     counts = np.stack(
         [np.bincount(population.turn, (grades >= lv).astype(float), t_count) for lv in range(1, levels + 1)],
@@ -162,7 +167,7 @@ def true_scores(population: PairPopulation, measure: RankedMeasure, grades: np.n
     )
     ideal = ideal_curve(counts, measure.cutoff or 1)[0].sum(-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(ideal > 0, dcg / ideal, 0.0).mean(-1)
+        return np.where(ideal > 0, dcg / ideal, 0.0)
 
 
 @dataclass

@@ -85,10 +85,12 @@ class BudgetForm(HybridForm):
         choices=[
             ("default", "as the unit says"),
             ("stratified", "pairs stratified by the machine's grade (P@k)"),
+            ("two-stage", "turns, then pairs within each drawn turn (nDCG@k, P@k)"),
         ],
         initial="default",
         required=False,
-        help_text="Stratified pairs: unit pair and a P@k measure; the budget counts human pairs.",
+        help_text="Pair designs: unit pair and an nDCG@k (two-stage only) or P@k measure; the budget "
+        "counts human pairs.",
     )
     target_width = forms.FloatField(required=False, min_value=0.0001)
     settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)
@@ -326,7 +328,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
             data = form.cleaned_data
             try:
                 full = None
-                if data["unit"] == "pair" and data.get("design") == "stratified":
+                if data["unit"] == "pair" and data.get("design") in ("stratified", "two-stage"):
                     outcome = _pair_budget(collection, data)
                 else:
                     full = _table(collection, data)
@@ -398,7 +400,7 @@ def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _pair_budget(collection: Collection, data: dict[str, Any]) -> Any:
-    """The stratified pair design's simulation (`pair_simulation`), shaped as `budget_simulate`'s."""
+    """A pair design's simulation (`pair_simulation`), shaped as `budget_simulate`'s."""
     from judging.hybrid.pair_simulation import pair_budget_simulate
 
     return pair_budget_simulate(
@@ -409,6 +411,7 @@ def _pair_budget(collection: Collection, data: dict[str, Any]) -> Any:
         budgets=data["budgets"],
         repeats=data["repeats"],
         alpha=data["alpha"],
+        design=data["design"],
     )
 
 
