@@ -3,7 +3,8 @@
 The population is every pair the machine judge graded; the human grades count on the sample's drawn pairs
 only (each with its stratum's probability), or, without a sample, on every human-graded pair treated as a
 uniform sample, which the result says. nDCG@k and P@k come from `ranked` (classical, ppi++ or
-strat-ppi++); AP is inferred AP (`inferred`), human labels only, with a design-bootstrap interval.
+strat-ppi++); AP is inferred AP (`inferred`), human labels only, with a design-bootstrap interval. A
+two-stage sample (turns, then pairs) is estimated by `two_stage` at the turn level, nDCG@k included.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ from judging.hybrid.two_stage import (
 from judging.models import HumanSample
 
 NDCG_REFUSED = (
-    "nDCG@k from a single-stage pair sample is not offered: its ideal DCG needs each turn's count of highly "
-    "graded pairs, which a few drawn pairs per turn do not pin down, and every estimator of it tried ran low "
+    "nDCG@k from a pair sample is not offered by a single-stage design: its ideal DCG needs each turn's "
+    "count of highly graded pairs, which a few drawn pairs per turn do not pin down, and every estimator of it tried ran low "
     "by more than its own spread on the iKAT 2024 qrels (bench/bench_ndcg_pairs.py, docs/statistics.md): at "
     "1,000 pairs the ideal from the strata's prediction by up to 0.10, with an empirical-Bayes turn richness "
     "by 0.09, the shipped one-step estimator by 0.07 (0.06 after a jackknife correction); a latent-class "
@@ -214,6 +215,19 @@ def two_stage_estimate(
     if method not in TWO_STAGE_METHODS:
         raise EstimationError(
             f"a two-stage sample's methods are {', '.join(TWO_STAGE_METHODS)}, not {method!r}"
+        )
+    drawn_for = parse_ranked(sample.measure) if is_ranked(sample.measure) else None
+    if (
+        drawn_for is None
+        or (drawn_for.cutoff or 0) < (measure.cutoff or 0)
+        or (measure.name == "nDCG" and drawn_for.name != "nDCG")
+    ):
+        # The census holds the pairs within the cutoff the sample was drawn for, and only an nDCG sample
+        # draws the other pairs the ideal DCG needs: anything else would weight a non-random part.
+        raise EstimationError(
+            f"sample {sample.name} was drawn for {sample.measure or 'no measure'}: a two-stage sample "
+            f"estimates {measure.text} when drawn for nDCG@k (P@k: either) with a cutoff of at least "
+            f"{measure.cutoff}"
         )
     sampled, _stratified, notes = _drawn(population, sample)
     keys = set(sample.units.values_list("key", flat=True))

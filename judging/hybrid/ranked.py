@@ -25,7 +25,8 @@ stratum and weighted by the stratum's inverse sampling fraction):
 
 nDCG's ratio makes the estimate consistent rather than unbiased, and at the budgets people afford its
 per-turn ideal DCG runs low by more than the interval's width, so `pair_estimate` does not offer it
-(bench/bench_ndcg_pairs.py measures this and the alternatives tried). The standard error is the delta method's: the score's gradient turns every drawn pair into one
+from these designs (bench/bench_ndcg_pairs.py measures this and the alternatives tried; `two_stage`
+serves nDCG@k instead). The standard error is the delta method's: the score's gradient turns every drawn pair into one
 number u (its linearised contribution), and the variance is the stratified sample's,
 sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h, of u(human) - lam_h u(machine). Everything is vectorised over
 repeated samples, so `estimate` and the budget simulation run the same code.

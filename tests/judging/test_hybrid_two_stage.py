@@ -184,6 +184,9 @@ def test_estimate_gives_every_run_ndcg_at_5_from_a_two_stage_sample(collection):
     assert best["run0"]["estimate"] > max(best["run1"]["estimate"], best["run2"]["estimate"])
     with pytest.raises(CommandError, match="classical, ppi\\+\\+"):
         estimate("nDCG@5", "strat-ppi++")
+    # The census holds the pairs within the cutoff the sample was drawn for: a deeper cutoff is refused.
+    with pytest.raises(CommandError, match="drawn for nDCG@5"):
+        estimate("nDCG@10", "ppi++")
 
 
 @pytest.mark.django_db

@@ -31,7 +31,9 @@ class Command(HybridCommand):
         "labelled units are left out and named; budgets below the sizes where coverage was shown to hold "
         "(30 units, 5 labels of the rarer answer) are warned about. With --unit pair --design stratified "
         "and P@k the budget counts human pairs, drawn within strata of the machine's grade, and "
-        "the methods are classical, ppi++ and strat-ppi++ (below 30 drawn pairs in a run's top k: warned). "
+        "the methods are classical, ppi++ and strat-ppi++ (below 30 drawn pairs in a run's top k: warned); "
+        "with --design two-stage and nDCG@k or P@k, turns then pairs within them, classical and ppi++ over "
+        "the drawn turns (below 20 drawn turns: warned; JSON draws: turns and mean pairs per budget). "
         '--format json: {"budgets": {"200": '
         '{"ppi++": {"coverage", "worst_run_coverage", "mc_error", "mean_width", "width_ratio", "warning"}, '
         '...}}, "warnings": {"10": "..."}}.'
