@@ -395,8 +395,10 @@ def _rag_nuggets(score: str) -> MeasureFunction:
     def scores(collection: Collection, judge: Judge) -> dict[str, float]:
         from judging.rag_nuggets.metrics import nugget_scores
 
-        runs = nugget_scores(collection=collection, judge=judge)["runs"]
-        return {run: values[score] for run, values in runs.items()}  # type: ignore[literal-required]
+        found = nugget_scores(collection=collection, judge=judge)
+        if "vital" in score and found["unlabelled_nuggets"] == found["nuggets"]:
+            return {}  # no vital/okay label at all: every run's 0 would rank nothing, so none is scored
+        return {run: values[score] for run, values in found["runs"].items()}  # type: ignore[literal-required]
 
     return scores
 
