@@ -152,6 +152,7 @@ class HumanSample(models.Model):
         UNIFORM = "uniform", "Uniform, fixed size"
         UNCERTAINTY = "uncertainty", "Where the machine is least sure (unit by unit)"
         STRATIFIED = "stratified", "Stratified by the machine's label"
+        TWO_STAGE = "two-stage", "Turns, then pairs within each drawn turn"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="human_samples")
     name = models.SlugField(max_length=100)

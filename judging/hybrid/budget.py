@@ -108,7 +108,7 @@ def table_for(collection: Collection, data: dict[str, Any], human: Any = None) -
     )
 
 
-def _stratified_pairs(collection: Collection, data: dict[str, Any]) -> BudgetSimulation:
+def _pairs(collection: Collection, data: dict[str, Any]) -> BudgetSimulation:
     from judging.hybrid.pair_simulation import pair_budget_simulate
 
     return pair_budget_simulate(
@@ -119,13 +119,15 @@ def _stratified_pairs(collection: Collection, data: dict[str, Any]) -> BudgetSim
         budgets=data["budgets"],
         repeats=data["repeats"],
         alpha=data["alpha"],
+        design=data["design"],
     )
 
 
 # The pair designs of the form's `design` choice, each simulated by its own function; "default" (and
 # every turn unit) goes to `budget_simulate`. A new design is one line here and one choice in the form.
 PAIR_DESIGNS: dict[str, Callable[[Collection, dict[str, Any]], BudgetSimulation]] = {
-    "stratified": _stratified_pairs,
+    "stratified": _pairs,
+    "two-stage": _pairs,
 }
 
 

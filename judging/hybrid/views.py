@@ -88,10 +88,12 @@ class BudgetForm(HybridForm):
         choices=[
             ("default", "as the unit says"),
             ("stratified", "pairs stratified by the machine's grade (P@k)"),
+            ("two-stage", "turns, then pairs within each drawn turn (nDCG@k, P@k)"),
         ],
         initial="default",
         required=False,
-        help_text="Stratified pairs: unit pair and a P@k measure; the budget counts human pairs.",
+        help_text="Pair designs: unit pair and an nDCG@k (two-stage only) or P@k measure; the budget "
+        "counts human pairs.",
     )
     target_width = forms.FloatField(required=False, min_value=0.0001)
     settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)

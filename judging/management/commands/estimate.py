@@ -30,7 +30,9 @@ class Command(HybridCommand):
         "labels, clipped to the measure's range; a warning names every run with fewer than 30 human-labelled "
         "units or 5 labels of the rarer answer, below which their coverage was not shown to hold. With "
         "--unit pair and P@k or AP, each run's score comes from a pair sample (sample_for_humans "
-        "--unit pair): methods classical, ppi++ and strat-ppi++ (AP: classical, inferred AP)."
+        "--unit pair): methods classical, ppi++ and strat-ppi++ (AP: classical, inferred AP). nDCG@k needs "
+        "a two-stage pair sample (sample_for_humans --design two-stage), estimated with classical or ppi++ "
+        "over the drawn turns."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
