@@ -257,7 +257,7 @@ def two_stage_estimate(
         design=f"sample {sample.name}: two-stage, {plural(len(turns), 'turn')}, {plural(len(sampled), 'graded pair')}",
         notes=list(population.notes) + notes,
     )
-    warning = few_turns_warning(len(turns))
+    warning = few_turns_warning(len(turns), len(population.turns))
     for r, run in enumerate(population.runs):
         result.runs[run] = Estimate(
             estimate=float(est[r]),
