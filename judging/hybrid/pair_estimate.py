@@ -202,6 +202,9 @@ def pair_hybrid_estimate(
             warning=informative_warning(int(inside[r]), parsed),
         )
     result.notes.append("pair estimates: design-weighted within the sample's strata (docs/statistics.md)")
+    # P@k's and nDCG@k's variance is the stratified sample's without replacement, (1 - n_h/N_h) included;
+    # inferred AP's bootstrap resamples with replacement and has no such correction.
+    result.fpc = parsed.name != "AP"
     return result
 
 

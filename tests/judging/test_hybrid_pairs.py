@@ -250,6 +250,7 @@ def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(collectio
             )
         )
         assert data["unit"] == "pair" and set(data["runs"]) == {"run0", "run1", "run2"}
+        assert data["fpc"] is True  # the stratified variance's (1 - n_h/N_h), said as applied
         for row in data["runs"].values():
             assert row["ci"][0] <= row["estimate"] <= row["ci"][1]
             assert row["n_human"] == 120 and row["n_machine"] == 240
@@ -272,6 +273,9 @@ def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(collectio
         )
     )
     assert all(0 <= r["ci"][0] <= r["estimate"] <= r["ci"][1] <= 1 for r in ap["runs"].values())
+    assert ap["fpc"] is False  # inferred AP's bootstrap has no finite-population correction
+    with pytest.raises(CommandError, match="--fpc is not an option for a pair sample"):
+        run("estimate", *BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "P(rel=2)@5", "--fpc")
     with pytest.raises(CommandError, match="use classical"):
         run(
             "estimate",
