@@ -41,7 +41,7 @@ class ReusingRedisCacheClient(RedisCacheClient):
 # expired in between cannot be raised by INCR into a counter without an expiry.
 _COUNT_SCRIPT = """
 redis.call('SET', KEYS[1], 0, 'EX', ARGV[1], 'NX')
-return redis.call('INCR', KEYS[1])
+return redis.call('INCRBY', KEYS[1], ARGV[2])
 """
 
 
@@ -51,8 +51,8 @@ class ReusingRedisCache(RedisCache):
         self._class = ReusingRedisCacheClient
         self._scripts: dict[int, Any] = {}  # the count script per client (redis-py's Script, by digest)
 
-    def count(self, key: str, *, timeout: int) -> int:
-        """Add one to the counter `key` (made at 0, living `timeout` seconds, when missing) and return it.
+    def count(self, key: str, *, timeout: int, by: int = 1) -> int:
+        """Add `by` to the counter `key` (made at 0, living `timeout` seconds, when missing) and return it.
 
         One round trip of one command, atomic (a script of SET NX EX and INCR, sent by its digest), where
         `add` then `incr` cost three round trips (Django's incr asks whether the key exists first) and a
@@ -65,7 +65,7 @@ class ReusingRedisCache(RedisCache):
         script = self._scripts.get(id(client))
         if script is None:
             script = self._scripts[id(client)] = client.register_script(_COUNT_SCRIPT)
-        return int(script(keys=[full_key], args=[timeout]))
+        return int(script(keys=[full_key], args=[timeout, by]))
 
 
 # What an unreachable, restarting, read-only or full Redis raises (BusyLoadingError, while it loads its
@@ -231,10 +231,10 @@ class OutageTolerantRedisCache(ReusingRedisCache):
         super().__init__(server, params)
         self._class = OutageTolerantRedisCacheClient
 
-    def count(self, key: str, *, timeout: int) -> int:
+    def count(self, key: str, *, timeout: int, by: int = 1) -> int:
         """As ReusingRedisCache.count, and like `incr` it raises while Redis is unavailable."""
         backend: Any = self  # the stubs do not declare RedisCache._cache
-        return int(backend._cache._run(functools.partial(super().count, key, timeout=timeout)))
+        return int(backend._cache._run(functools.partial(super().count, key, timeout=timeout, by=by)))
 
 
 def redis_cache_settings(url: str, *, timeout_s: float) -> dict[str, Any]:

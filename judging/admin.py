@@ -62,3 +62,11 @@ class SampleUnitAdmin(admin.ModelAdmin):
     list_display = ["sample", "key", "inclusion_probability"]
     list_filter = ["sample"]
     search_fields = ["key"]
+
+
+@admin.register(models.BudgetSimulation)
+class BudgetSimulationAdmin(admin.ModelAdmin):
+    list_display = ["id", "collection", "status", "created_by", "created_at", "finished_at"]
+    list_filter = ["status", "collection"]
+    raw_id_fields = ["collection", "created_by"]
+    readonly_fields = ["params_key", "fingerprint", "task_id", "created_at", "started_at", "finished_at"]

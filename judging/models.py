@@ -152,6 +152,7 @@ class HumanSample(models.Model):
         UNIFORM = "uniform", "Uniform, fixed size"
         UNCERTAINTY = "uncertainty", "Where the machine is least sure (unit by unit)"
         STRATIFIED = "stratified", "Stratified by the machine's label"
+        TWO_STAGE = "two-stage", "Turns, then pairs within each drawn turn"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="human_samples")
     name = models.SlugField(max_length=100)
@@ -199,3 +200,52 @@ class SampleUnit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sample_id} {self.key} (pi={self.inclusion_probability:.3g})"
+
+
+# --- Budget simulations started from the hybrid budget page ----------------------------------------------
+
+
+class BudgetSimulation(models.Model):
+    """One run of the budget page's simulation (and plan): thousands of drawn samples take seconds to
+    minutes on a collection of real size, so a task worker computes it (judging/hybrid/tasks.py) and the
+    page shows this row, then the stored figures."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="budget_simulations")
+    # The form's cleaned choices with judges and samples by name, as `judging.hybrid.budget` reads them.
+    params = models.JSONField()
+    # sha256 of the canonical params, and of the labels and runs they read when it was asked (or run):
+    # an identical request on unchanged labels is answered by this row instead of a new simulation.
+    params_key = models.CharField(max_length=64)
+    fingerprint = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    task_id = models.CharField(max_length=64, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    # Why it failed (the page shows it as it is).
+    message = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="budget_simulations",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["collection", "params_key"], name="budget_sim_params")]
+
+    def __str__(self) -> str:
+        return f"{self.collection.name} budget simulation {self.pk} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -129,3 +129,82 @@ def test_it_answers_429_past_the_limit_with_the_seconds_left_in_the_window(monke
     assert limited["Retry-After"] == "45"  # 44.75 s left of the minute, rounded up
     assert "throttled" in limited.json()["detail"].lower()
     assert again.status_code == 200
+
+
+LEASED = 3210  # per day: counted in leases of 16 requests, the last one cut to 10
+
+
+@pytest.fixture
+def leased_rates(monkeypatch):
+    monkeypatch.setattr(
+        SimpleRateThrottle, "THROTTLE_RATES", {"user": f"{LEASED}/day", "anon": f"{LEASED}/day"}
+    )
+
+
+def _burst(request, threads: int, tries: int) -> int:
+    allowed: list[bool] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(threads)
+
+    def client() -> None:
+        barrier.wait()
+        for _ in range(tries):
+            answer = UserFixedWindowThrottle().allow_request(request, None)
+            with lock:
+                allowed.append(answer)
+
+    workers = [threading.Thread(target=client) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return sum(allowed)
+
+
+@pytest.mark.django_db
+def test_a_high_rate_counted_in_leases_still_lets_exactly_the_limit_through_in_parallel(
+    real_cache, leased_rates
+):
+    request = RequestFactory().get("/api/collections/")
+    request.user = UserFactory()
+
+    assert _burst(request, threads=20, tries=200) == LEASED  # of 4,000 tries
+
+
+@pytest.mark.django_db
+def test_processes_leasing_apart_never_pass_the_limit_and_stop_at_most_a_lease_early(
+    real_cache, leased_rates, monkeypatch
+):
+    import core.throttling as throttling
+
+    request = RequestFactory().get("/api/collections/")
+    request.user = UserFactory()
+    processes = [throttling._Leases(), throttling._Leases(), throttling._Leases()]
+    allowed = 0
+    for attempt in range(4000):  # each request served by the next process in turn
+        monkeypatch.setattr(throttling, "_LEASES", processes[attempt % 3])
+        allowed += UserFixedWindowThrottle().allow_request(request, None)
+
+    lease = throttling.LEASE_MAX
+    assert LEASED - (lease - 1) * 2 <= allowed <= LEASED
+
+
+@pytest.mark.django_db
+def test_leases_left_over_from_past_windows_are_let_go(real_cache, leased_rates, monkeypatch):
+    import core.throttling as throttling
+
+    leases = throttling._Leases()
+    monkeypatch.setattr(throttling, "_LEASES", leases)
+    clock = {"now": 86_400 * 20_000 + 10.0}
+    monkeypatch.setattr(FixedWindowThrottle, "timer", staticmethod(lambda: clock["now"]))
+    users = [UserFactory() for _ in range(3)]
+    allowed = []
+    for _day in range(30):
+        for user in users:  # each leaves 15 of its lease of 16 unused at the day's end
+            request = RequestFactory().get("/api/collections/")
+            request.user = user
+            allowed.append(UserFixedWindowThrottle().allow_request(request, None))
+        clock["now"] += 86_400
+
+    assert all(allowed)
+    assert sorted(leases.left.values()) == [15, 15, 15]  # today's only: memory does not grow by the day

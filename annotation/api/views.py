@@ -36,6 +36,7 @@ from annotation.permissions import IsOrganiser
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
+from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies
 from core.wording import plural
 
@@ -171,6 +172,7 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
 
     @extend_schema(
         request=s.RelevanceJudgmentInput,
+        parameters=[IDEMPOTENCY_KEY],
         responses={
             201: s.RelevanceJudgmentOutput,
             400: OpenApiResponse(description="The reason, per field."),
@@ -182,6 +184,7 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
         data["collection"] = collection
         payload = s.RelevanceJudgmentInput(data=data)
         payload.is_valid(raise_exception=True)
+        key = idempotency_key(request)
         target = get_object_or_404(Collection, name=collection)
         turn = Turn.objects.filter(collection=target, turn_id=payload.validated_data["turn_id"]).first()
         if turn is None:
@@ -199,6 +202,7 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
             passage_id=payload.validated_data["passage_id"],
             grade=payload.validated_data["grade"],
             time_spent_ms=payload.validated_data.get("time_spent_ms"),
+            key=key,
         )
         return ApiResponse(s.RelevanceJudgmentOutput(judgment).data, status=status.HTTP_201_CREATED)
 

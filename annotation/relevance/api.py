@@ -12,13 +12,11 @@ core/lean_api.py (input serializers, the session's user read by one prepared sta
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -29,6 +27,7 @@ from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.grade_sql import NextPassage
 from annotation.relevance.work import NextKind, NotPooled, WorkRefused, work_grade, work_next
+from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies
 from core.lean_api import JsonNegotiation, LeanSerializer, SessionUserAuthentication
 from core.throttling import ScriptFixedWindowThrottle
@@ -79,29 +78,6 @@ class RelevanceGradeOutput(serializers.Serializer):
         required=False,
         help_text='With "next": the unit is closed (false while a passage or PTKB step is left).',
     )
-
-
-IDEMPOTENCY_KEY = OpenApiParameter(
-    "Idempotency-Key",
-    OpenApiTypes.UUID,
-    OpenApiParameter.HEADER,
-    description=(
-        "A fresh UUID per grade, sent again unchanged on its retries. A retry whose grade was already "
-        "stored (its answer lost to an outage, say) changes nothing, its time is not added again, and it "
-        "answers what the first attempt did. Only the last key applied to a (turn, passage) is kept."
-    ),
-)
-
-
-def _idempotency_key(request: Request) -> uuid.UUID | None:
-    value = request.headers.get("Idempotency-Key")
-    if value is None:
-        return None
-    field = serializers.UUIDField()
-    try:
-        return field.to_internal_value(value)
-    except exceptions.ValidationError as refused:
-        raise exceptions.ValidationError({"Idempotency-Key": refused.detail}) from None
 
 
 class PtkbLeft(exceptions.APIException):
@@ -208,7 +184,7 @@ class GradeApi(_AssessorView):
         script then asks the next call for the next unit. Without it the unit is not closed here: the
         next call closes it when it finds nothing left, which saves that check on every grade.
         """
-        key = _idempotency_key(request)
+        key = idempotency_key(request)
         payload = RelevanceGradeInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data

@@ -15,6 +15,9 @@ MAX_TIME_SPENT_MS = 86_400_000
 class GradeForm(forms.Form):
     grade = forms.TypedChoiceField(choices=RelevanceGrade.choices, coerce=int, widget=forms.RadioSelect)
     time_spent_ms = forms.IntegerField(required=False, min_value=0, max_value=MAX_TIME_SPENT_MS)
+    # A key per page shown: a browser that resends the form (a reload after no answer) sends the same one,
+    # and the grade is applied once, its time counted once, as the JSON endpoint's Idempotency-Key does.
+    grade_key = forms.UUIDField(required=False, widget=forms.HiddenInput)
 
 
 class PtkbForm(forms.Form):

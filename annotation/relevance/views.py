@@ -8,6 +8,8 @@ endpoints (annotation.relevance.api). Both call the same rules (annotation.relev
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseRedirect
@@ -171,6 +173,7 @@ def passage(request: AuthenticatedRequest, slot_pk: int, turn_pk: int, index: in
             passage_id=step.entry.passage_id,
             grade=form.cleaned_data["grade"],
             time_spent_ms=form.cleaned_data["time_spent_ms"],
+            key=form.cleaned_data["grade_key"],
         )
     except WorkRefused:  # the lease passed to someone else since the unit was read
         raise Http404("no such unit of yours") from None
@@ -195,7 +198,7 @@ def _passage_page(
     context = _context(slot, steps, position)
     context.update(
         {
-            "form": form or GradeForm(initial={"grade": step.grade} if step.grade is not None else None),
+            "form": form or GradeForm(initial={"grade": step.grade, "grade_key": uuid.uuid4()}),
             "entry": step.entry,
             "index": step.index,
             "passage": Passage.objects.filter(

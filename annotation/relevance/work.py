@@ -181,6 +181,7 @@ def work_next(
     next passage), two queries on SQLite. Raises WorkRefused for a non-member, or a copy they do not hold.
     """
     now = now or timezone.now()
+    found = None
     if _statements():
         found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk)
         if found is None and slot_pk is not None:
@@ -191,6 +192,8 @@ def work_next(
             _lease_renew_pk(found.slot_pk, found.leased_until, found.lease_minutes, now)
             return NextStep(NextKind.PASSAGE, found.slot_pk, found.next)
         # No open copy held, or nothing left to grade in it: close it, lease the next, as below.
+    # The statement has just read that they hold no open copy here (a non-member is refused by the lease).
+    read_none = _statements() and slot_pk is None and found is None
     held = WorkSlot.objects.filter(assessor=user, assignment__assessors=user)
     if slot_pk is not None:
         held = held.filter(pk=slot_pk)
@@ -198,7 +201,7 @@ def work_next(
             held = held.filter(assignment_id=assignment_pk)
     else:
         held = held.filter(assignment_id=assignment_pk, completed_at__isnull=True).order_by("position")
-    slot = held.select_related("unit", "unit__assignment", "unit__assignment__pool").first()
+    slot = None if read_none else held.select_related("unit", "unit__assignment__pool").first()
     if slot_pk is not None:
         if slot is None:
             raise WorkRefused("no such unit of yours")

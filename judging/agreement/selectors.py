@@ -395,8 +395,9 @@ def _rag_nuggets(score: str) -> MeasureFunction:
     def scores(collection: Collection, judge: Judge) -> dict[str, float]:
         from judging.rag_nuggets.metrics import nugget_scores
 
-        runs = nugget_scores(collection=collection, judge=judge)["runs"]
-        return {run: values[score] for run, values in runs.items()}  # type: ignore[literal-required]
+        found = nugget_scores(collection=collection, judge=judge)
+        unscored = "vital" in score and found["unlabelled_nuggets"] == found["nuggets"]  # no vital/okay label
+        return {} if unscored else {r: v[score] for r, v in found["runs"].items()}  # type: ignore[literal-required]
 
     return scores
 

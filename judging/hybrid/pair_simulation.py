@@ -31,6 +31,7 @@ from judging.hybrid.ranked import (
     true_scores,
 )
 from judging.hybrid.simulation import BudgetSimulation, MethodFigures, SimulationResult
+from judging.hybrid.two_stage import simulate_two_stage
 from judging.hybrid.units import UnitTable
 
 BLOCK = 4_000_000  # elements of (repeats x pairs) per block of draws
@@ -174,20 +175,22 @@ def pair_budget_simulate(
     budgets: Sequence[int],
     repeats: int,
     alpha: float = 0.05,
+    design: str = "stratified",
 ) -> BudgetSimulation:
-    """`simulate_pairs` over a collection's human-graded pairs, shaped as `simulation.budget_simulate`'s
-    result for the budget page: budgets above the graded pairs are left out and named."""
+    """`simulate_pairs` (or, for `design` two-stage, `two_stage.simulate_two_stage`) over a collection's
+    human-graded pairs, shaped as `simulation.budget_simulate`'s result for the budget page: budgets above
+    the graded pairs are left out and named."""
     parsed = parse_ranked(measure)
-    check_offered(parsed)
+    two_stage = design == "two-stage"
+    check_offered(parsed, two_stage=two_stage)
     population = pair_population_for(collection=collection, human=human, machine=machine).complete()
     usable = sorted({b for b in budgets if 2 <= b <= population.size})
     if not usable:
         raise EstimationError(
             f"budgets must lie between 2 and the {plural(population.size, 'human-graded pair')}"
         )
-    result = simulate_pairs(
-        population=population, measure=parsed, budgets=usable, repeats=repeats, alpha=alpha
-    )
+    simulate = simulate_two_stage if two_stage else simulate_pairs
+    result = simulate(population=population, measure=parsed, budgets=usable, repeats=repeats, alpha=alpha)
     empty = np.zeros((len(population.runs), population.size))
     table = UnitTable(
         task="relevance",
@@ -202,5 +205,7 @@ def pair_budget_simulate(
         table=table,
         result=result,
         left_out=sorted({b for b in budgets if b > population.size}),
-        active_sampling="none: stratified pairs (machine grade x rank band, Neyman allocation)",
+        active_sampling="none: two-stage pairs (turns, then each drawn turn's top-k census and a few others)"
+        if two_stage
+        else "none: stratified pairs (machine grade x rank band, Neyman allocation)",
     )

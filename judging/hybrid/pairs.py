@@ -56,7 +56,10 @@ class PairPopulation:
 
     def complete(self) -> PairPopulation:
         """Only the pairs with a human grade (the simulation's population), turns renumbered."""
-        keep = ~np.isnan(self.human)
+        return self.only(~np.isnan(self.human))
+
+    def only(self, keep: np.ndarray) -> PairPopulation:
+        """Only the pairs `keep` (N,) marks, turns renumbered."""
         used = np.unique(self.turn[keep])
         renumber = np.full(len(self.turns), -1)
         renumber[used] = np.arange(len(used))

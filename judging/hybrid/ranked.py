@@ -25,7 +25,8 @@ stratum and weighted by the stratum's inverse sampling fraction):
 
 nDCG's ratio makes the estimate consistent rather than unbiased, and at the budgets people afford its
 per-turn ideal DCG runs low by more than the interval's width, so `pair_estimate` does not offer it
-(bench/bench_ndcg_pairs.py measures this and the alternatives tried). The standard error is the delta method's: the score's gradient turns every drawn pair into one
+from these designs (bench/bench_ndcg_pairs.py measures this and the alternatives tried; `two_stage`
+serves nDCG@k instead). The standard error is the delta method's: the score's gradient turns every drawn pair into one
 number u (its linearised contribution), and the variance is the stratified sample's,
 sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h, of u(human) - lam_h u(machine). Everything is vectorised over
 repeated samples, so `estimate` and the budget simulation run the same code.
@@ -150,11 +151,16 @@ def true_scores(population: PairPopulation, measure: RankedMeasure, grades: np.n
                 for r in range(len(population.runs))
             ]
         )
+    return turn_scores(population, measure, grades).mean(-1)
+
+
+def turn_scores(population: PairPopulation, measure: RankedMeasure, grades: np.ndarray) -> np.ndarray:
+    """(runs, turns) each run's nDCG@k or P@k on each turn with `grades` on every pair."""
     t_count = len(population.turns)
     c = coefficients(population, measure)
     dcg = np.stack([np.bincount(population.turn, c_r * gain(grades, measure), t_count) for c_r in c])
     if measure.name == "P":
-        return dcg.mean(-1)
+        return dcg
     levels = int(max(np.nanmax(grades), 1))
     counts = np.stack(
         [np.bincount(population.turn, (grades >= lv).astype(float), t_count) for lv in range(1, levels + 1)],
@@ -162,7 +168,7 @@ def true_scores(population: PairPopulation, measure: RankedMeasure, grades: np.n
     )
     ideal = ideal_curve(counts, measure.cutoff or 1)[0].sum(-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(ideal > 0, dcg / ideal, 0.0).mean(-1)
+        return np.where(ideal > 0, dcg / ideal, 0.0)
 
 
 @dataclass

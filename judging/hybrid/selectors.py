@@ -8,7 +8,8 @@ from django.db.models import Exists, OuterRef
 from django.http import QueryDict
 
 from annotation.models import Assignment, Judge, PoolEntry, RelevanceJudgment
-from judging.models import HumanSample
+from core.background import tasks_unfinished
+from judging.models import BudgetSimulation, HumanSample
 
 SAMPLES_SHOWN = 10
 
@@ -85,3 +86,20 @@ def samples_progress(*, collection_id: int) -> list[SampleProgress]:
             )
         )
     return rows
+
+
+RECENT_SIMULATIONS = 10
+
+
+def simulation_interrupted(simulation: BudgetSimulation) -> bool:
+    """Unfinished, yet its task no longer waits or runs: its worker died (one query)."""
+    if simulation.finished:
+        return False
+    alive = tasks_unfinished([simulation.task_id])
+    return alive is not None and simulation.task_id not in alive
+
+
+def simulations_recent(*, collection_id: int) -> list[BudgetSimulation]:
+    """The collection's latest budget simulations, newest first, with who asked."""
+    rows = BudgetSimulation.objects.filter(collection_id=collection_id).select_related("created_by")
+    return list(rows[:RECENT_SIMULATIONS])

@@ -33,6 +33,7 @@ from judging.hybrid.pair_estimate import is_ranked, pair_population_for
 from judging.hybrid.pairs import stratified_draw
 from judging.hybrid.ranked import design_value, parse_ranked
 from judging.hybrid.sampling import SamplingError, disagreement, draw
+from judging.hybrid.two_stage import two_stage_keys
 from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
 
@@ -285,7 +286,7 @@ def human_sample_create(
     if HumanSample.objects.filter(collection=collection, name=name).exists():
         raise HybridError(f"a sample named {name!r} already exists in {collection.name}")
     measure = measure or DEFAULT_MEASURE.get(task, "")
-    stratified = strategy == HumanSample.Strategy.STRATIFIED
+    stratified = strategy in (HumanSample.Strategy.STRATIFIED, HumanSample.Strategy.TWO_STAGE)
     keys, uncertainty = _population(
         collection=collection,
         task=task,
@@ -303,7 +304,20 @@ def human_sample_create(
         raise HybridError("no units to draw from: the machine judge labelled none (in the pool)")
     strata: list[str] = [""] * budget
     try:
-        if stratified:
+        if strategy == HumanSample.Strategy.TWO_STAGE:
+            if task != "relevance" or unit != "pair" or pilot is not None:
+                raise HybridError(
+                    "the two-stage design draws (turn, passage) pairs, with no pilot: use --task relevance "
+                    "--unit pair"
+                )
+            chosen, pi, strata = two_stage_keys(
+                population=pair_population_for(collection=collection, human=[], machine=machine_judge),
+                keys=keys,
+                measure=measure,
+                budget=budget,
+                seed=seed,
+            )
+        elif stratified:
             chosen, pi, strata = _stratified(
                 collection=collection,
                 keys=keys,
@@ -323,7 +337,7 @@ def human_sample_create(
                 size=len(keys), budget=budget, strategy=strategy, uncertainty=uncertainty, seed=seed
             )
             strata = [""] * len(chosen)
-    except SamplingError as exc:
+    except (SamplingError, EstimationError) as exc:
         raise HybridError(str(exc)) from None
     sample = HumanSample.objects.create(
         collection=collection,

@@ -74,13 +74,16 @@ class SimulationResult:
     constant_runs: list[int] = field(default_factory=list)
     fpc: bool = False
     warnings: dict[int, str] = field(default_factory=dict)  # budget: why its coverage is not shown to hold
+    # budget: what the draws held when the design does not fix it (two-stage: turns, mean pairs drawn)
+    draws: dict[int, dict[str, float]] = field(default_factory=dict)
 
     @property
     def estimated_runs(self) -> int:
         return self.runs - len(self.constant_runs)
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        extra = {"draws": {str(b): d for b, d in self.draws.items()}} if self.draws else {}
+        return extra | {
             "units": self.units,
             "runs": self.runs,
             "constant_runs": self.constant_runs,

@@ -7,5 +7,7 @@ from judging.hybrid import views
 urlpatterns = [
     path("", views.hybrid_estimate_page, name="hybrid-estimate"),
     path("budget/", views.hybrid_budget_page, name="hybrid-budget"),
+    path("budget/<int:pk>/", views.hybrid_budget_simulation, name="hybrid-budget-simulation"),
+    path("budget/<int:pk>/again/", views.hybrid_budget_again, name="hybrid-budget-again"),
     path("sample/", views.hybrid_sample_draw, name="hybrid-sample"),
 ]

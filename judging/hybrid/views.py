@@ -1,7 +1,8 @@
 """Organiser pages: each run's hybrid estimate as an error bar, and the budget page (simulation and plan).
 
-Thin views over `units`, `estimate`, `simulation` and `planning`; the choices come from the query string
-so a page can be bookmarked. Charts are SVG drawn by the template from numbers, so every collection text
+Thin views over `units` and `estimate`; the budget page's simulation and plan run on a task worker
+(`tasks`, `budget`) and its page shows the stored figures. The estimate's choices come from the query
+string so a page can be bookmarked. Charts are SVG drawn by the template from numbers, so every collection text
 shown (run and judge names) goes through Django's autoescaping.
 """
 
@@ -21,12 +22,14 @@ from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
 from core.wording import plural
 from judging.hybrid import charts
+from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial, table_for
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.forms import SampleDrawForm
-from judging.hybrid.selectors import samples_progress
+from judging.hybrid.selectors import samples_progress, simulation_interrupted, simulations_recent
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
-from judging.hybrid.units import TASKS, UNITS, UnitsError, UnitTable, unit_table
-from judging.models import HumanSample
+from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
+from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
+from judging.models import BudgetSimulation, HumanSample
 
 MAX_REPEATS = 2000
 
@@ -77,7 +80,7 @@ class HybridForm(forms.Form):
 
 class BudgetForm(HybridForm):
     budgets = forms.CharField(initial="10 20 50 100", help_text="Budgets separated by spaces.")
-    repeats = forms.IntegerField(min_value=10, max_value=MAX_REPEATS, initial=200)
+    repeats = forms.IntegerField(min_value=10, max_value=MAX_REPEATS, initial=DEFAULT_REPEATS)
     confidence_judge = forms.ModelChoiceField(
         queryset=Judge.objects.all(), to_field_name="name", required=False
     )
@@ -85,10 +88,12 @@ class BudgetForm(HybridForm):
         choices=[
             ("default", "as the unit says"),
             ("stratified", "pairs stratified by the machine's grade (P@k)"),
+            ("two-stage", "turns, then pairs within each drawn turn (nDCG@k, P@k)"),
         ],
         initial="default",
         required=False,
-        help_text="Stratified pairs: unit pair and a P@k measure; the budget counts human pairs.",
+        help_text="Pair designs: unit pair and an nDCG@k (two-stage only) or P@k measure; the budget "
+        "counts human pairs.",
     )
     target_width = forms.FloatField(required=False, min_value=0.0001)
     settle_share = forms.FloatField(required=False, min_value=0.01, max_value=1)
@@ -116,19 +121,6 @@ def _defaults(request: HttpRequest, initial: dict[str, Any]) -> Any:
     for key, value in initial.items():
         data.setdefault(key, str(value))
     return data
-
-
-def _table(collection: Collection, data: dict[str, Any], human: Judge | None = None) -> UnitTable:
-    return unit_table(
-        collection=collection,
-        task=data["task"],
-        measure=data["measure"] or DEFAULT_MEASURE[data["task"]],
-        human=human or data["human_judge"],
-        machine=data["machine_judge"],
-        unit=data["unit"],
-        rel_threshold=data["rel_threshold"],
-        gold=data["gold_judge"],
-    )
 
 
 @organiser_required
@@ -205,7 +197,7 @@ def _estimate_page(
             data = form.cleaned_data
             try:
                 result = hybrid_estimate(
-                    table=_table(collection, data),
+                    table=table_for(collection, data),
                     method=data["method"],
                     alpha=data["alpha"],
                     sample=data["sample"],
@@ -295,136 +287,105 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
     return context, 200
 
 
+BUDGET_INITIAL: dict[str, Any] = {
+    "unit": "turn",
+    "method": "ppi++",
+    "alpha": 0.05,
+    "rel_threshold": 2,
+    "task": "relevance",
+    "budgets": "10 20 50 100",
+    "repeats": DEFAULT_REPEATS,
+}
+
+
 @organiser_required
 def hybrid_budget_page(request: HttpRequest, name: str) -> HttpResponse:
-    from judging.hybrid.planning import ASSURANCE, plan_budget
-    from judging.hybrid.simulation import budget_simulate
-
+    """The budget form. Submitted, it queues the simulation on a task worker (or finds the same one done
+    on the same labels) and goes to its page; a form in the address (a bookmark, the estimate page's
+    link) only fills the form in."""
     collection = get_object_or_404(Collection, name=name)
-    initial = {
-        "unit": "turn",
-        "method": "ppi++",
-        "alpha": 0.05,
-        "rel_threshold": 2,
-        "task": "relevance",
-        "budgets": "10 20 50 100",
-        "repeats": 200,
-    }
-    form = BudgetForm(_defaults(request, initial), collection=collection, initial=initial)
-    context: dict[str, Any] = {
-        "collection": collection,
-        "form": form,
-        "simulation": None,
-        "plan": None,
-        "error": "",
-    }
-    status = 200
-    if form.is_bound:
+    if request.method == "POST":
+        form = BudgetForm(request.POST, collection=collection, initial=BUDGET_INITIAL)
         if not form.is_valid():
-            status = 400
-        else:
-            data = form.cleaned_data
-            try:
-                full = None
-                if data["unit"] == "pair" and data.get("design") == "stratified":
-                    outcome = _pair_budget(collection, data)
-                else:
-                    full = _table(collection, data)
-                    confidence = data["confidence_judge"]
-                    outcome = budget_simulate(
-                        table=full,
-                        budgets=data["budgets"],
-                        repeats=data["repeats"],
-                        alpha=data["alpha"],
-                        confidence=[_table(collection, data, human=confidence)] if confidence else [],
-                        fpc=data["fpc"],
-                    )
-                table, simulation = outcome.table, outcome.result
-                plan = None
-                if full is not None and (data["target_width"] or data["settle_share"]):
-                    plan = plan_budget(
-                        table=full,
-                        sample=data["sample"],
-                        target_width=data["target_width"],
-                        settle_share=data["settle_share"],
-                        alpha=data["alpha"],
-                        fpc=data["fpc"],
-                        assurance=data["assurance"] or ASSURANCE,
-                    ).as_json()
-            except (UnitsError, EstimationError) as exc:
-                context["error"], status = str(exc), 400
-            else:
-                methods = list(next(iter(simulation.budgets.values())))
-                rows = [
-                    {"budget": b, "figures": [(m, simulation.budgets[b][m]) for m in methods]}
-                    for b in simulation.budgets
-                ]
-                coverage = {
-                    m: [(float(b), simulation.budgets[b][m].coverage) for b in simulation.budgets]
-                    for m in methods
-                }
-                width = {
-                    m: [(float(b), simulation.budgets[b][m].mean_width) for b in simulation.budgets]
-                    for m in methods
-                }
-                top = max(v for pts in width.values() for _b, v in pts)
-                nominal = 1 - data["alpha"]
-                context.update(
-                    simulation=simulation,
-                    rows=rows,
-                    run_rows=_run_widths(
-                        table.runs,
-                        simulation,
-                        data["method"] if data["method"] in methods else methods[-1],
-                        plan,
-                    ),
-                    constant_runs=[table.runs[i] for i in simulation.constant_runs],
-                    confidence=f"{100 * nominal:g}%",
-                    units=table.size,
-                    fpc=data["fpc"],
-                    coverage_chart=charts.lines(
-                        coverage,
-                        y_min=max(0.0, nominal - 0.15),
-                        y_max=1.0,
-                        marks=(nominal - 0.02, nominal, nominal + 0.02),
-                    ),
-                    width_chart=charts.lines(width, y_min=0.0, y_max=top * 1.05 or 1.0),
-                    plan=plan,
-                    active_sampling=outcome.active_sampling,
-                    active_verdict=outcome.active_verdict,
-                    left_out_budgets=outcome.left_out,
-                )
-    return render(request, "hybrid/budget.html", context, status=status)
-
-
-def _pair_budget(collection: Collection, data: dict[str, Any]) -> Any:
-    """The stratified pair design's simulation (`pair_simulation`), shaped as `budget_simulate`'s."""
-    from judging.hybrid.pair_simulation import pair_budget_simulate
-
-    return pair_budget_simulate(
-        collection=collection,
-        human=list(data["human_judge"]),
-        machine=data["machine_judge"],
-        measure=data["measure"] or DEFAULT_MEASURE["relevance"],
-        budgets=data["budgets"],
-        repeats=data["repeats"],
-        alpha=data["alpha"],
+            return _budget_page(request, collection, form, None, 400)
+        simulation, reused = budget_simulation_start(
+            collection=collection, params=budget_params(form.cleaned_data), user=request.user
+        )
+        if reused:
+            messages.info(request, "The same simulation on the same labels: shown again, not run twice.")
+        return redirect("judging:hybrid-budget-simulation", collection.name, simulation.pk)
+    form = BudgetForm(_defaults(request, BUDGET_INITIAL), collection=collection, initial=BUDGET_INITIAL)
+    return _budget_page(
+        request, collection, form, None, 400 if form.is_bound and not form.is_valid() else 200
     )
 
 
-def _run_widths(
-    runs: list[str], simulation: Any, method: str, plan: dict[str, Any] | None
-) -> list[dict[str, Any]]:
-    """One row per run: its simulated mean width at each budget under `method`, and its plan if there is one;
-    runs with nothing to estimate are marked instead of showing widths of 0."""
-    constant = set(simulation.constant_runs)
-    plans = plan["runs"] if plan else {}
-    return [
-        {
-            "run": run,
-            "constant": i in constant,
-            "widths": [simulation.budgets[b][method].run_widths[i] for b in simulation.budgets],
-            "plan": plans.get(run),
-        }
-        for i, run in enumerate(runs)
-    ]
+@organiser_required
+def hybrid_budget_simulation(request: HttpRequest, name: str, pk: int) -> HttpResponse:
+    """One simulation, reached through its collection: the form as it was asked, how the work stands,
+    and once done the stored figures."""
+    simulation = get_object_or_404(
+        BudgetSimulation.objects.select_related("collection", "created_by"), pk=pk, collection__name=name
+    )
+    form = BudgetForm(
+        collection=simulation.collection, initial={**BUDGET_INITIAL, **form_initial(simulation.params)}
+    )
+    return _budget_page(request, simulation.collection, form, simulation, 200)
+
+
+@organiser_required
+@require_POST
+def hybrid_budget_again(request: HttpRequest, name: str, pk: int) -> HttpResponse:
+    """Queue again a simulation whose worker died."""
+    simulation = get_object_or_404(BudgetSimulation, pk=pk, collection__name=name)
+    try:
+        budget_simulation_again(simulation=simulation)
+    except HybridError as exc:
+        messages.error(request, str(exc))
+    return redirect("judging:hybrid-budget-simulation", name, simulation.pk)
+
+
+def _budget_page(
+    request: HttpRequest,
+    collection: Collection,
+    form: BudgetForm,
+    simulation: BudgetSimulation | None,
+    status: int,
+) -> HttpResponse:
+    interrupted = simulation is not None and simulation_interrupted(simulation)
+    context: dict[str, Any] = {
+        "collection": collection,
+        "form": form,
+        "job": simulation,
+        "interrupted": interrupted,
+        "recent": simulations_recent(collection_id=collection.id),
+        "simulation": None,
+        "plan": None,
+    }
+    if simulation is not None:
+        context["estimate_query"] = _estimate_query(simulation.params)
+        if simulation.status == BudgetSimulation.Status.DONE:
+            context.update(budget_shown(stored=simulation.result or {}, params=simulation.params))
+    return render(request, "hybrid/budget.html", context, status=status)
+
+
+def _estimate_query(params: dict[str, Any]) -> str:
+    """The estimate page's address for the choices a simulation was asked with."""
+    query = QueryDict(mutable=True)
+    for key in (
+        "task",
+        "measure",
+        "unit",
+        "machine_judge",
+        "gold_judge",
+        "method",
+        "alpha",
+        "sample",
+        "rel_threshold",
+    ):
+        if params.get(key) not in (None, ""):
+            query[key] = str(params[key])
+    query.setlist("human_judge", params.get("human_judge", []))
+    if params.get("fpc"):
+        query["fpc"] = "on"
+    return query.urlencode()

@@ -48,6 +48,11 @@ class AnswerScores(Scores):
 class NuggetScores(TypedDict):
     runs: dict[str, Scores]
     answers: list[AnswerScores]
+    # Distinct nuggets scored, and how many of them the importance judge left without a vital/okay label:
+    # those count as okay (as in nuggetizer), so with none labelled the vital scores are 0 for want of
+    # labels, not of support, and the command says so.
+    nuggets: int
+    unlabelled_nuggets: int
 
 
 @dataclass
@@ -104,22 +109,22 @@ def nugget_scores(
     """The four scores of every answer the judge assigned nuggets to, and their mean per run.
 
     Two queries whatever the size: the judge's assignments with their answers' run and question, and
-    the vital labels of the nuggets concerned. `nuggets_judge` keeps only the nuggets of that judge's
+    the vital/okay labels of the nuggets concerned. `nuggets_judge` keeps only the nuggets of that judge's
     lists (a judge who assigned two judges' nuggets); `importance_judge` says whose vital/okay counts.
     """
     assignments = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
     if nuggets_judge is not None:
         assignments = assignments.filter(nugget__judge=nuggets_judge)
-    importance = NuggetImportanceJudgment.objects.filter(
-        nugget__turn__collection=collection, importance=NuggetImportance.VITAL
-    )
+    importance = NuggetImportanceJudgment.objects.filter(nugget__turn__collection=collection)
     if importance_judge is not None:
         importance = importance.filter(judge=importance_judge)
     else:
         importance = importance.filter(judge=F("nugget__judge"))
     if nuggets_judge is not None:
         importance = importance.filter(nugget__judge=nuggets_judge)
-    vital = set(importance.values_list("nugget_id", flat=True))
+    labels = dict(importance.values_list("nugget_id", "importance"))
+    vital = {nugget_id for nugget_id, label in labels.items() if label == NuggetImportance.VITAL}
+    scored: set[int] = set()
     counts: dict[tuple[str, str], _Counts] = {}
     for run, qid, nugget_id, label in assignments.values_list(
         "response__run__name", "response__turn__turn_id", "nugget_id", "label"
@@ -128,6 +133,7 @@ def nugget_scores(
         if answer is None:
             answer = counts[run, qid] = _Counts()
         answer.add(vital=nugget_id in vital, label=label)
+        scored.add(nugget_id)
     answers = [
         AnswerScores(run_id=run, qid=qid, **counts[run, qid].scores())
         for run, qid in sorted(counts, key=lambda key: (key[0], natural_key(key[1])))
@@ -135,4 +141,9 @@ def nugget_scores(
     by_run: dict[str, list[AnswerScores]] = {}
     for row in answers:
         by_run.setdefault(row["run_id"], []).append(row)
-    return NuggetScores(runs={run: mean_scores(rows) for run, rows in by_run.items()}, answers=answers)
+    return NuggetScores(
+        runs={run: mean_scores(rows) for run, rows in by_run.items()},
+        answers=answers,
+        nuggets=len(scored),
+        unlabelled_nuggets=len(scored - labels.keys()),
+    )

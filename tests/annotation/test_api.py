@@ -93,6 +93,24 @@ def test_organisers_import_a_grade_as_themselves_or_as_a_named_judge(turn):
     assert rows == {(organiser.judge, 3, 1200), (nist, 1, None)}
 
 
+def test_an_organisers_grade_retried_with_its_idempotency_key_counts_once(turn):
+    client = APIClient()
+    client.force_authenticate(OrganiserFactory())
+    grade = {"turn_id": "7_1", "passage_id": "d1", "grade": 3, "time_spent_ms": 1200}
+    key = {"HTTP_IDEMPOTENCY_KEY": "3f2c1a9e-8d1b-4b7a-9c55-0a1e2b3c4d5e"}
+
+    first = client.post("/api/collections/c1/judgments/relevance/", grade, format="json", **key)
+    retry = client.post("/api/collections/c1/judgments/relevance/", grade, format="json", **key)
+    bad = client.post(
+        "/api/collections/c1/judgments/relevance/", grade, format="json", HTTP_IDEMPOTENCY_KEY="x"
+    )
+
+    assert (first.status_code, retry.status_code, bad.status_code) == (201, 201, 400)
+    assert retry.json() == first.json()
+    assert list(bad.json()["fields"]) == ["Idempotency-Key"]
+    assert list(RelevanceJudgment.objects.values_list("grade", "time_spent_ms")) == [(3, 1200)]
+
+
 @pytest.mark.parametrize(
     ("payload", "field"),
     [

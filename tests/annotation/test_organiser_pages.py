@@ -25,7 +25,7 @@ from annotation.relevance.pooling import pool_build
 from crowd.models import CrowdCampaign, CrowdWorker
 from devtools.pagewalk import Route
 from devtools.pagewalk import routes as _routes
-from judging.models import JudgeJob
+from judging.models import BudgetSimulation, JudgeJob
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import JudgeFactory, OrganiserFactory, PassageFactory, RankingFactory, UserFactory
 
@@ -112,6 +112,7 @@ ORGANISER_GET_STATUS = {
     "console-import-resume": 405,
     "judging:job-resume": 405,
     "judging:hybrid-sample": 405,
+    "judging:hybrid-budget-again": 405,
     "relevance-organise": 302,  # the old address of the relevance work form
     **{
         f"crowd:campaign-{action}": 405
@@ -150,6 +151,12 @@ def world():
         "pool": pool,
         "upload": upload,
         "job": job,
+        "simulation": BudgetSimulation.objects.create(
+            collection=collection,
+            params={"task": "relevance", "budgets": [10, 20]},
+            params_key="",
+            fingerprint="",
+        ),
         "assessor": UserFactory(username="assessor-a"),
         "invited": person_create(username="invited-i"),
     }
@@ -164,6 +171,8 @@ def _argument(route: str, param: str, world: dict[str, Any]) -> str:
             return str(world["upload"].pk)
         if route.startswith("judging:job-"):
             return str(world["job"].pk)
+        if route.startswith("judging:hybrid-budget-"):
+            return str(world["simulation"].pk)
     if param == "pool":
         return world["pool"].name
     if param == "run":

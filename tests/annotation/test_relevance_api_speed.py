@@ -321,6 +321,29 @@ def test_moving_to_the_next_unit_closes_the_finished_one_and_leases_the_next(
     assert claimed.leased_until > timezone.now() + timedelta(minutes=assignment.lease_minutes * 0.9)
 
 
+def test_opening_the_next_unit_after_a_grade_closed_the_last_one_reads_the_held_copy_once(
+    client, django_assert_max_num_queries
+):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=1, n_ptkb=0)
+    client = _token_client(client, alice)
+    first = _next(client, assignment).json()
+    done = client.post(
+        reverse("relevance-api-grade", args=[first["slot"]]),
+        {"turn_pk": first["turn_pk"], "passage_id": first["passage_id"], "grade": 2, "next": True},
+        content_type="application/json",
+    )
+    assert done.json()["unit_complete"] is True
+
+    # On PostgreSQL the statement (no open copy held), the assignment, the claim in a transaction, the
+    # next entry: the held copy is not read again by the ORM after the statement found none (10 before).
+    with django_assert_max_num_queries(9):
+        step = _next(client, assignment)
+
+    assert step.status_code == 200
+    assert step.json()["slot"] != first["slot"]
+
+
 def test_a_unit_with_its_ptkb_step_left_stays_open_and_the_api_says_where_to_do_it(client):
     alice = UserFactory()
     assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=1, n_ptkb=2)

@@ -202,3 +202,38 @@ def test_a_grade_and_its_retries_at_the_same_instant_are_stored_once_on_postgres
     assert {answer.status_code for answer in answers} == {201}
     assert len({answer.content for answer in answers}) == 1
     assert (alice.entries[0].passage_id, 3, 1000) in alice.stored()
+
+
+def test_the_form_without_javascript_carries_a_key_per_page_so_a_resent_form_counts_once():
+    alice = Assessor()
+    page = Client()
+    page.force_login(alice.user)
+    entry = alice.entries[0]
+    url = reverse("relevance-passage", args=[alice.slot.pk, entry.turn_id, 0])
+    shown = page.get(url)
+    key = shown.context["form"]["grade_key"].value()
+    other = page.get(url).context["form"]["grade_key"].value()
+    form = {"grade": 3, "time_spent_ms": 1200, "grade_key": str(key)}
+
+    first = page.post(url, form)
+    resent = page.post(url, form)  # the browser sends the form again: its answer never arrived
+
+    assert (shown.status_code, first.status_code, resent.status_code) == (200, 302, 302)
+    assert f'name="grade_key" value="{key}"' in shown.content.decode()
+    assert key != other
+    assert alice.stored() == [(entry.passage_id, 3, 1200)]
+    assert RelevanceJudgment.objects.get().grade_key == uuid.UUID(str(key))
+
+
+def test_the_form_without_javascript_refuses_a_malformed_key_and_stores_nothing():
+    alice = Assessor()
+    page = Client()
+    page.force_login(alice.user)
+    entry = alice.entries[0]
+    url = reverse("relevance-passage", args=[alice.slot.pk, entry.turn_id, 0])
+
+    answer = page.post(url, {"grade": 3, "time_spent_ms": 1200, "grade_key": "not-a-uuid"})
+
+    assert answer.status_code == 400
+    assert "valid UUID" in answer.content.decode()
+    assert alice.stored() == []

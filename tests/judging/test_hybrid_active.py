@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from django.urls import reverse
 
 from judging.hybrid.active import (
     correction_from_machine,
@@ -18,6 +17,7 @@ from judging.hybrid.estimators import mean_interval
 from judging.hybrid.sampling import inclusion_probabilities
 from judging.hybrid.simulation import simulate
 from tests.factories import OrganiserFactory
+from tests.judging.budget_page import budget_simulated
 from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (the fixture)
 
 
@@ -120,8 +120,9 @@ def test_it_gives_simulate_budgets_verdict_in_json_and_text(collection):  # noqa
 @pytest.mark.django_db
 def test_it_shows_the_verdict_on_the_budget_page(client, collection):  # noqa: F811
     client.force_login(OrganiserFactory())
-    response = client.get(
-        reverse("judging:hybrid-budget", args=["hybrid"]),
+    response = budget_simulated(
+        client,
+        "hybrid",
         {
             "task": "relevance",
             "human_judge": "nist",

@@ -23,6 +23,7 @@ from tests.factories import (
     TopicFactory,
     TurnFactory,
 )
+from tests.judging.budget_page import budget_simulated
 
 
 def _varying(units: int, runs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -125,7 +126,7 @@ def test_the_budget_page_shows_widths_per_run_and_a_true_plan(client, collection
         "target_width": "0.0001",
     }
 
-    response = client.get(reverse("judging:hybrid-budget", args=[collection.name]), query)
+    response = budget_simulated(client, collection.name, query)
 
     assert response.status_code == 200
     body = response.content.decode()
@@ -182,7 +183,7 @@ def test_the_budget_page_and_simulate_budget_give_the_same_numbers(client, colle
     }
     out = StringIO()
 
-    page = client.get(reverse("judging:hybrid-budget", args=[collection.name]), query)
+    page = budget_simulated(client, collection.name, query)
     call_command(
         "simulate_budget",
         *["--collection", collection.name, "--task", "relevance", "--measure", "nDCG@5"],
@@ -212,7 +213,7 @@ def test_a_methods_figures_do_not_depend_on_the_other_methods_asked(client, coll
     }
     out = StringIO()
 
-    page = client.get(reverse("judging:hybrid-budget", args=[collection.name]), query)
+    page = budget_simulated(client, collection.name, query)
     call_command(
         "simulate_budget",
         *["--collection", collection.name, "--task", "relevance", "--human-judge", "nist"],

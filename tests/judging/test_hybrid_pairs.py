@@ -27,6 +27,7 @@ from judging.hybrid.sampling import SamplingError
 from judging.hybrid.simulation import simulate
 from judging.models import HumanSample
 from tests.factories import OrganiserFactory
+from tests.judging.budget_page import budget_simulated
 from tests.judging.pair_data import ikat_qrels, population, runs_for, synthetic_qrels
 from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (fixture)
 
@@ -249,6 +250,7 @@ def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(collectio
             )
         )
         assert data["unit"] == "pair" and set(data["runs"]) == {"run0", "run1", "run2"}
+        assert data["fpc"] is True  # the stratified variance's (1 - n_h/N_h), said as applied
         for row in data["runs"].values():
             assert row["ci"][0] <= row["estimate"] <= row["ci"][1]
             assert row["n_human"] == 120 and row["n_machine"] == 240
@@ -271,6 +273,9 @@ def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(collectio
         )
     )
     assert all(0 <= r["ci"][0] <= r["estimate"] <= r["ci"][1] <= 1 for r in ap["runs"].values())
+    assert ap["fpc"] is False  # inferred AP's bootstrap has no finite-population correction
+    with pytest.raises(CommandError, match="--fpc is not an option for a pair sample"):
+        run("estimate", *BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "P(rel=2)@5", "--fpc")
     with pytest.raises(CommandError, match="use classical"):
         run(
             "estimate",
@@ -401,12 +406,13 @@ def test_the_budget_page_offers_and_runs_the_stratified_pair_design(client, coll
         "budgets": "60 120",
         "repeats": "20",
     }
-    response = client.get(url, query)
+    response = budget_simulated(client, "hybrid", query)
     assert response.status_code == 200
     body = response.content.decode()
     assert "strat-ppi++" in body and "stratified pairs" in body
-    refused = client.get(url, {**query, "measure": "nDCG@5"})
-    assert refused.status_code == 400
+    refused = budget_simulated(client, "hybrid", {**query, "measure": "nDCG@5"})
+    assert refused.status_code == 200
+    assert 'data-status="failed"' in refused.content.decode()
     assert "ideal DCG" in refused.content.decode()
 
 

@@ -14,6 +14,7 @@ from tests.factories import (
     TurnFactory,
     UserFactory,
 )
+from tests.judging.budget_page import budget_simulated
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +72,7 @@ def test_the_estimate_page_says_what_is_wrong_with_a_bad_measure(client, collect
 def test_the_budget_page_plots_coverage_and_width_and_gives_the_plan(client, collection):
     client.force_login(OrganiserFactory())
     query = {**QUERY, "budgets": "4 8", "repeats": "20", "target_width": "0.3", "settle_share": "0.5"}
-    response = client.get(reverse("judging:hybrid-budget", args=["views"]), query)
+    response = budget_simulated(client, "views", query)
     assert response.status_code == 200
     body = response.content.decode()
     assert 'id="hybrid-coverage"' in body and 'id="hybrid-width"' in body
@@ -159,7 +160,7 @@ def test_the_budget_page_shows_the_worst_run_the_monte_carlo_error_warnings_and_
 ):
     client.force_login(OrganiserFactory())
     query = {**QUERY, "budgets": "4 12", "repeats": "20", "fpc": "on"}
-    response = client.get(reverse("judging:hybrid-budget", args=["views"]), query)
+    response = budget_simulated(client, "views", query)
     assert response.status_code == 200
     body = response.content.decode()
     assert 'name="fpc"' in body and "Finite-population correction: the intervals are for" in body

@@ -245,6 +245,29 @@ def test_support_job_labels_sentences_against_their_first_cited_passage(fake_ope
 # --- Cache, cost, failures, resume ------------------------------------------------------------------
 
 
+def test_units_asking_the_same_prompt_at_once_share_one_paid_call(fake_openai, conversation):
+    # The same sentence citing the same passage in two runs' answers: one prompt, two units.
+    other = RunFactory(collection=conversation["collection"], name="copy")
+    for run in (conversation["run"], other):
+        response = ResponseFactory(run=run, turn=conversation["turns"][0], text="...")
+        ResponseSentenceFactory(
+            response=response, index=0, text="Paris has 2.1 million people.", citations=["paris:1"]
+        )
+    fake_openai.responder = lambda prompt: "Full Support"
+
+    job = judge_job_run(job=start(conversation["collection"], "support", {}, concurrency=4))
+
+    assert (job.units_total, job.units_done, job.units_failed) == (2, 2, 0)
+    assert (job.calls_made, job.cache_hits) == (1, 1)
+    assert len(fake_openai.received) == 1
+    (read,) = jobs_read([JudgeJob.objects.get(pk=job.pk)])
+    assert read.calls_made == LlmCall.objects.count() == 1
+    labels = SupportJudgment.objects.filter(judge__name="gpt-judge").values_list(
+        "sentence__response__run__name", "label"
+    )
+    assert sorted(labels) == [("bm25", "FS"), ("copy", "FS")]
+
+
 def test_a_rerun_makes_no_calls_and_counts_cache_hits(fake_openai, conversation):
     fake_openai.responder = grade_by_topic
     first = judge_job_run(job=start(conversation["collection"], "relevance", {}))

@@ -187,6 +187,19 @@ def test_it_correlates_run_rankings_by_nugget_scores_as_scipy(study, measure, sc
     )
 
 
+def test_it_ranks_no_run_by_a_vital_score_when_no_nugget_has_an_importance_label(study):
+    collection, _llm, _human = study
+    NuggetImportanceJudgment.objects.all().delete()
+    args = ["rank_agreement", "--collection", collection.name, "--judges", "assessor", "gpt-4o"]
+
+    with pytest.raises(Exception, match="no run of collection .* has a nugget-vital score"):
+        call_command(*args, "--measure", "nugget-vital", stdout=StringIO())
+    out = StringIO()
+    call_command(*args, "--measure", "nugget-all", "--format", "json", stdout=out)
+
+    assert json.loads(out.getvalue())["n_runs"] == len(RUNS)
+
+
 def test_it_shows_nugget_assignment_agreement_and_the_ranking_on_the_page(client, study):
     collection, llm, human = study
     client.force_login(OrganiserFactory())

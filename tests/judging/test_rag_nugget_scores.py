@@ -113,7 +113,9 @@ def test_it_prints_the_scores_as_json_and_as_nuggetizers_metrics_file(tmp_path):
         output=str(metrics),
     )
 
-    assert set(payload) == {"runs", "answers"}
+    assert set(payload) == {"runs", "answers", "nuggets", "unlabelled_nuggets", "importance_warning"}
+    assert (payload["unlabelled_nuggets"], payload["importance_warning"]) == (0, "")
+    assert payload["nuggets"] == len({n["text"] for r in records for n in r["nuggets"]})
     assert set(payload["runs"]["run-a"]) == set(SCORE_NAMES)
     assert set(payload["answers"][0]) == {"run_id", "qid", *SCORE_NAMES}
     # What nuggetizer's calculate_metrics script writes for run-c's assignment file.
@@ -135,3 +137,25 @@ def test_it_refuses_a_judge_without_assignments(tmp_path):
 
     with pytest.raises(Exception, match="idle has assigned no nuggets"):
         call_command("nugget_scores", collection=collection.name, judge="idle")
+
+
+def test_it_says_when_the_vital_scores_lack_importance_labels_instead_of_reading_them_as_zero(tmp_path):
+    collection, judge, records = _loaded(tmp_path)
+    labels = NuggetImportanceJudgment.objects.filter(judge=judge).order_by("id")
+    labels.filter(pk=labels[0].pk).delete()
+    some, some_err = StringIO(), StringIO()
+    call_command("nugget_scores", collection=collection.name, judge=judge.name, stdout=some, stderr=some_err)
+    labels.delete()  # a post-edited list, say, that nobody has labelled vital or okay yet
+    none, none_err, as_json = StringIO(), StringIO(), StringIO()
+    call_command("nugget_scores", collection=collection.name, judge=judge.name, stdout=none, stderr=none_err)
+    call_command("nugget_scores", collection=collection.name, judge=judge.name, format="json", stdout=as_json)
+
+    total = len({n["text"] for r in records for n in r["nuggets"]})
+    assert f"1 nugget of {total} scored has no vital/okay label from their own judge" in some_err.getvalue()
+    assert "n/a" not in some.getvalue()
+    assert f"none of the {total} nuggets scored has a vital/okay label" in none_err.getvalue()
+    rows = none.getvalue().splitlines()[1:]
+    assert rows and all(row.split()[1] == "n/a" and row.split()[3] == "n/a" for row in rows)
+    payload = json.loads(as_json.getvalue())
+    assert (payload["nuggets"], payload["unlabelled_nuggets"]) == (total, total)
+    assert "--importance-judge" in payload["importance_warning"]

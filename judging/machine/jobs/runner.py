@@ -66,6 +66,10 @@ def judge_job_run(
 
     units = iter(plan.units)
     in_flight: dict[Future[tuple[ChatResult, float]], _Running] = {}
+    # Units whose next call is one already in flight (the same prompt from another unit: the same
+    # sentence citing the same passage in two runs, say), by its key: they take its answer when it comes,
+    # as from the cache, rather than pay for a second call whose row get_or_create would then drop.
+    waiting: dict[str, list[tuple[Unit, Steps]]] = {}
     last_saved = time.monotonic()
 
     def call(request: CallRequest) -> tuple[ChatResult, float]:
@@ -97,8 +101,12 @@ def judge_job_run(
             request = next(steps) if answer is None else steps.send(answer)
             while True:
                 key = call_key(job.model, request)
+                if key in waiting:
+                    waiting[key].append((unit, steps))
+                    return
                 cached = LlmCall.objects.filter(key=key).values_list("answer", flat=True).first()
                 if cached is None:
+                    waiting[key] = []
                     in_flight[pool.submit(call, request)] = _Running(unit, steps, request, key)
                     return
                 job.cache_hits += 1
@@ -129,17 +137,20 @@ def judge_job_run(
                 save_when_due()
                 for future in done:
                     running = in_flight.pop(future)
+                    sharing = waiting.pop(running.key, [])
                     try:
                         result, latency = future.result()
                     except LlmError as exc:
-                        ctx.fail(
-                            running.unit, f"LLM call failed after {plural(exc.attempts, 'attempt')}: {exc}"
-                        )
-                        job.units_failed += 1
-                        finish_unit()
+                        for unit, _steps in [(running.unit, running.steps), *sharing]:
+                            ctx.fail(unit, f"LLM call failed after {plural(exc.attempts, 'attempt')}: {exc}")
+                            job.units_failed += 1
+                            finish_unit()
                         continue
                     _call_save(job, running, result, latency)
                     advance(running.unit, running.steps, result.text)
+                    for unit, steps in sharing:
+                        job.cache_hits += 1
+                        advance(unit, steps, result.text)
         except BaseException as exc:
             # Killed or broken: cancel what has not started, keep what was paid for, stay resumable.
             pool.shutdown(wait=False, cancel_futures=True)

@@ -30,7 +30,9 @@ class Command(HybridCommand):
         "labels, clipped to the measure's range; a warning names every run with fewer than 30 human-labelled "
         "units or 5 labels of the rarer answer, below which their coverage was not shown to hold. With "
         "--unit pair and P@k or AP, each run's score comes from a pair sample (sample_for_humans "
-        "--unit pair): methods classical, ppi++ and strat-ppi++ (AP: classical, inferred AP)."
+        "--unit pair): methods classical, ppi++ and strat-ppi++ (AP: classical, inferred AP). nDCG@k needs "
+        "a two-stage pair sample (sample_for_humans --design two-stage), estimated with classical or ppi++ "
+        "over the drawn turns."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -76,6 +78,13 @@ class Command(HybridCommand):
 
     def handle_pairs(self, options: dict[str, Any]) -> None:
         """nDCG@k, P@k or AP per run from a pair sample (`pair_estimate`)."""
+        if options["fpc"]:
+            # Said rather than ignored: P@k's stratified variance always has it, AP's bootstrap and the
+            # two-stage interval have none (docs/statistics.md); the JSON's "fpc" says which applied.
+            raise CommandError(
+                "--fpc is not an option for a pair sample: P@k and nDCG@k from a stratified or uniform "
+                "pair sample always have the finite-population correction, AP and the two-stage design none"
+            )
         alpha = self.check_alpha(options["alpha"])
         collection = self.get_collection(options["collection"])
         try:

@@ -9,7 +9,8 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.commands import CollectionCommand
 from annotation.formats.rag_nuggets import OVERALL_QID, scores_text
 from annotation.formats.rag_nuggets import AnswerScores as FileScores
-from judging.rag_nuggets.metrics import SCORE_NAMES, mean_scores, nugget_scores
+from core.wording import plural
+from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, mean_scores, nugget_scores
 
 
 class Command(CollectionCommand):
@@ -45,12 +46,20 @@ class Command(CollectionCommand):
         )
         answers = [a for a in scores["answers"] if run is None or a["run_id"] == run]
         if run is not None:
-            scores = {"runs": {k: v for k, v in scores["runs"].items() if k == run}, "answers": answers}
+            scores = {
+                **scores,
+                "runs": {k: v for k, v in scores["runs"].items() if k == run},
+                "answers": answers,
+            }
         if not answers:
             whose = f"run {run}'s " if run else ""
             raise CommandError(f"judge {judge} has assigned no nuggets to {whose}answers in {collection}")
+        warning = _importance_warning(scores, importance_judge)
+        if warning:
+            self.stderr.write(f"warning: {warning}")
+        no_vital = scores["unlabelled_nuggets"] == scores["nuggets"]
         if format == "json":
-            text = json.dumps(scores, indent=2) + "\n"
+            text = json.dumps({**scores, "importance_warning": warning}, indent=2) + "\n"
         elif format == "nuggetizer":
             overall = mean_scores(answers)
             text = scores_text(
@@ -63,9 +72,12 @@ class Command(CollectionCommand):
             ]
             for name, values in sorted(scores["runs"].items(), key=lambda item: -item[1]["all_score"]):
                 topics = sum(1 for a in answers if a["run_id"] == name)
+                # With no vital/okay label at all the vital scores measure nothing: not shown as 0.
+                strict_vital = "n/a" if no_vital else f"{values['strict_vital_score']:.4f}"
+                vital = "n/a" if no_vital else f"{values['vital_score']:.4f}"
                 lines.append(
-                    f"{name:<30} {values['strict_vital_score']:12.4f} {values['strict_all_score']:10.4f} "
-                    f"{values['vital_score']:7.4f} {values['all_score']:7.4f} {topics:>6}"
+                    f"{name:<30} {strict_vital:>12} {values['strict_all_score']:10.4f} "
+                    f"{vital:>7} {values['all_score']:7.4f} {topics:>6}"
                 )
             text = "\n".join(lines) + "\n"
         if output:
@@ -73,3 +85,18 @@ class Command(CollectionCommand):
                 handle.write(text)
         else:
             self.stdout.write(text, ending="")
+
+
+def _importance_warning(scores: NuggetScores, importance_judge: str | None) -> str:
+    """What the vital scores lack: nuggets without a vital/okay label count as okay, as in nuggetizer."""
+    missing, total = scores["unlabelled_nuggets"], scores["nuggets"]
+    if not missing:
+        return ""
+    whose = f"judge {importance_judge}" if importance_judge else "their own judge"
+    if missing == total:
+        return (
+            f"none of the {plural(total, 'nugget')} scored has a vital/okay label from {whose}, so the vital scores "
+            "measure nothing (text: n/a; json and nuggetizer: 0, as nuggetizer counts them); "
+            "name the judge that labelled them with --importance-judge"
+        )
+    return f"{plural(missing, 'nugget')} of {total} scored {'has' if missing == 1 else 'have'} no vital/okay label from {whose} and count as okay"

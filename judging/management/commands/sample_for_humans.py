@@ -35,11 +35,14 @@ class Command(HybridCommand):
         parser.add_argument("--strategy", default="uniform", help=f"One of {', '.join(STRATEGIES)}.")
         parser.add_argument(
             "--design",
-            choices=["default", "stratified"],
+            choices=["default", "stratified", "two-stage"],
             default="default",
             help="stratified (with --task relevance --unit pair): pairs drawn within strata of the machine "
             "judge's grade, exactly --budget, each pair's stratum and probability stored; Neyman "
-            "allocation from --pilot, else proportional. Default: --strategy decides, as before.",
+            "allocation from --pilot, else proportional. two-stage (--unit pair, --measure nDCG@k or "
+            "P@k): turns drawn uniformly, then every pair some run ranks within the cutoff in each drawn "
+            "turn and, for nDCG, a few of its other pairs per machine grade; about --budget pairs, each "
+            "with P(turn) x P(pair | turn). Default: --strategy decides, as before.",
         )
         parser.add_argument(
             "--pilot", help="stratified: an earlier sample whose labels by --pilot-judges set the allocation."
@@ -85,8 +88,8 @@ class Command(HybridCommand):
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["design"] == "stratified":
-            options["strategy"] = "stratified"
+        if options["design"] in ("stratified", "two-stage"):
+            options["strategy"] = options["design"]
         elif options["strategy"] not in STRATEGIES:
             raise CommandError(
                 f"--strategy must be one of {', '.join(STRATEGIES)}, not {options['strategy']!r}"
@@ -165,6 +168,14 @@ class Command(HybridCommand):
                 else "proportional allocation (no pilot)"
             )
             self.stdout.write(f"strata: {', '.join(f'{k}: {v}' for k, v in counts.items())}; {rule}\n")
+        if sample.strategy == "two-stage":
+            keys = list(sample.units.values_list("key", "stratum"))
+            turns = len({k.split("\t")[0] for k, _st in keys})
+            census = sum(1 for _k, st in keys if st == "census")
+            self.stdout.write(
+                f"turns: {turns} drawn; {census} pairs within some run's cutoff (census), "
+                f"{len(keys) - census} others by machine grade\n"
+            )
         if sample.strategy == "uncertainty":
             source = (
                 "the confidence judges' disagreement"

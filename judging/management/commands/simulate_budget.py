@@ -8,12 +8,14 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from core.wording import plural
+from judging.hybrid.budget import DEFAULT_REPEATS, simulation_json
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.pair_estimate import check_offered, is_ranked, pair_population_for
 from judging.hybrid.pair_simulation import simulate_pairs
 from judging.hybrid.ranked import PAIR_METHODS, parse_ranked
 from judging.hybrid.simulation import ACTIVE_FROM, SimulationResult, budget_simulate
+from judging.hybrid.two_stage import TWO_STAGE_METHODS, simulate_two_stage
 
 
 class Command(HybridCommand):
@@ -30,7 +32,9 @@ class Command(HybridCommand):
         "labelled units are left out and named; budgets below the sizes where coverage was shown to hold "
         "(30 units, 5 labels of the rarer answer) are warned about. With --unit pair --design stratified "
         "and P@k the budget counts human pairs, drawn within strata of the machine's grade, and "
-        "the methods are classical, ppi++ and strat-ppi++ (below 30 drawn pairs in a run's top k: warned). "
+        "the methods are classical, ppi++ and strat-ppi++ (below 30 drawn pairs in a run's top k: warned); "
+        "with --design two-stage and nDCG@k or P@k, turns then pairs within them, classical and ppi++ over "
+        "the drawn turns (below 20 drawn turns: warned; JSON draws: turns and mean pairs per budget). "
         '--format json: {"budgets": {"200": '
         '{"ppi++": {"coverage", "worst_run_coverage", "mc_error", "mean_width", "width_ratio", "warning"}, '
         '...}}, "warnings": {"10": "..."}}.'
@@ -40,18 +44,20 @@ class Command(HybridCommand):
         self.add_table_arguments(parser)
         parser.add_argument("--budgets", type=int, nargs="+", required=True, metavar="N")
         parser.add_argument(
-            "--repeats", type=int, default=500, help="Samples per budget (default: %(default)s)."
+            "--repeats", type=int, default=DEFAULT_REPEATS, help="Samples per budget (default: %(default)s)."
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--methods", nargs="+", default=list(METHODS), metavar="METHOD")
         parser.add_argument("--confidence-judges", nargs="+", default=[], metavar="JUDGE")
         parser.add_argument(
             "--design",
-            choices=["default", "stratified", "uniform"],
+            choices=["default", "stratified", "uniform", "two-stage"],
             default="default",
             help="With --unit pair and P@k: draw pairs within strata of the machine's grade "
             "(stratified, Neyman allocation from the human grades present) or uniformly, and report "
-            "classical, ppi++ and strat-ppi++. Default: the designs of the other methods, as before.",
+            "classical, ppi++ and strat-ppi++; two-stage (nDCG@k or P@k): turns, then pairs within each "
+            "drawn turn, as sample_for_humans --design two-stage draws them, classical and ppi++ at the "
+            "turn level. Default: the designs of the other methods, as before.",
         )
         parser.add_argument(
             "--active-from",
@@ -92,11 +98,8 @@ class Command(HybridCommand):
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
         table, result = simulation.table, simulation.result
-        data = result.as_json()
-        data["active_sampling"] = simulation.active_sampling
-        data["left_out_budgets"] = simulation.left_out
+        data = simulation_json(simulation)
         active_verdict = simulation.active_verdict
-        data["active_verdict"] = active_verdict.as_dict() if active_verdict else None
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return
@@ -141,9 +144,15 @@ class Command(HybridCommand):
         unknown = [m for m in asked if m not in PAIR_METHODS and m not in METHODS]
         if unknown:
             raise CommandError(f"--methods must be among {', '.join(PAIR_METHODS)}, not {', '.join(unknown)}")
-        chosen = [m for m in asked if m in PAIR_METHODS]
-        methods = list(PAIR_METHODS) if asked == list(METHODS) or not chosen else chosen
-        design = "uniform" if options["design"] == "uniform" else "stratified"
+        design = {"uniform": "uniform", "two-stage": "two-stage"}.get(options["design"], "stratified")
+        offered = TWO_STAGE_METHODS if design == "two-stage" else PAIR_METHODS
+        chosen = [m for m in asked if m in offered]
+        methods = list(offered) if asked == list(METHODS) or not chosen else chosen
+        if design == "two-stage" and options["fpc"]:
+            raise CommandError(
+                "--fpc is not offered for the two-stage design: its interval is the drawn turns' spread "
+                "without the correction (docs/statistics.md)"
+            )
         collection = self.get_collection(options["collection"])
         try:
             population = pair_population_for(
@@ -158,16 +167,20 @@ class Command(HybridCommand):
                     f"budgets must lie between 2 and the {plural(population.size, 'human-graded pair')}"
                 )
             measure = parse_ranked(options["measure"])
-            check_offered(measure)
-            result = simulate_pairs(
-                population=population,
-                measure=measure,
-                budgets=usable,
-                repeats=options["repeats"],
-                seed=options["seed"],
-                alpha=alpha,
-                design=design,
-                methods=methods,
+            check_offered(measure, two_stage=design == "two-stage")
+            shared: dict[str, Any] = {
+                "population": population,
+                "measure": measure,
+                "budgets": usable,
+                "repeats": options["repeats"],
+                "seed": options["seed"],
+                "alpha": alpha,
+                "methods": methods,
+            }
+            result = (
+                simulate_two_stage(**shared)
+                if design == "two-stage"
+                else simulate_pairs(**shared, design=design)
             )
         except EstimationError as exc:
             raise CommandError(str(exc)) from None
@@ -185,5 +198,10 @@ class Command(HybridCommand):
         if left_out:
             self.stdout.write(
                 f"budgets above the human-graded pairs left out: {', '.join(map(str, left_out))}\n"
+            )
+        for budget, drew in result.draws.items():
+            self.stdout.write(
+                f"budget {budget}: {plural(int(drew['turns']), 'turn')} drawn, {drew['pairs']:.0f} pairs "
+                "on average\n"
             )
         self.write_table(result)
