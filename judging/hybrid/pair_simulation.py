@@ -30,7 +30,7 @@ from judging.hybrid.ranked import (
     ranked_estimates,
     true_scores,
 )
-from judging.hybrid.simulation import BudgetSimulation, MethodFigures, SimulationResult
+from judging.hybrid.simulation import BudgetSimulation, SimulationResult, method_figures
 from judging.hybrid.two_stage import simulate_two_stage
 from judging.hybrid.units import UnitTable
 
@@ -147,22 +147,9 @@ def simulate_pairs(
         warning = small_sample_warning(n=budget) or _informative_warning(population, measure, strata, counts)
         if warning:
             result.warnings[budget] = warning
-        base = float((widths["classical"] / repeats).mean())
-        figures = {}
-        for method in methods:
-            per_run = hits[method] / repeats
-            coverage = float(per_run.mean())
-            mean_width = float((widths[method] / repeats).mean())
-            figures[method] = MethodFigures(
-                coverage=coverage,
-                mean_width=mean_width,
-                width_ratio=mean_width / base if base else math.nan,
-                coverage_mc_se=math.sqrt(max(coverage * (1 - coverage), 1e-12) / repeats),
-                worst_run_coverage=float(per_run.min()),
-                run_widths=[float(w) for w in widths[method] / repeats],
-                warning=warning,
-            )
-        result.budgets[budget] = figures
+        result.budgets[budget] = method_figures(
+            hits={m: hits[m] for m in methods}, widths=widths, repeats=repeats, warning=warning
+        )
     return result
 
 

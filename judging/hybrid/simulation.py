@@ -331,25 +331,45 @@ def simulate(
     }
     result.warnings = {b: warnings[b] for b in ordered if b in warnings}
     for b in ordered:
-        figures: dict[str, MethodFigures] = {}
-        base = widths.get((b, "classical"))
-        for method in methods:
-            per_run = hits[(b, method)][varies] / repeats
-            run_widths = widths[(b, method)] / repeats
-            coverage = float(per_run.mean())
-            mean_width = float(run_widths[varies].mean())
-            base_width = float((base / repeats)[varies].mean()) if base is not None else 0.0
-            figures[method] = MethodFigures(
-                coverage=coverage,
-                mean_width=mean_width,
-                width_ratio=mean_width / base_width if base_width else math.nan,
-                coverage_mc_se=math.sqrt(max(coverage * (1 - coverage), 1e-12) / repeats),
-                worst_run_coverage=float(per_run.min()),
-                run_widths=[float(w) for w in run_widths],
-                warning=warnings.get(b),
-            )
-        result.budgets[b] = figures
+        result.budgets[b] = method_figures(
+            hits={m: hits[(b, m)] for m in methods},
+            widths={m: widths[(b, m)] for m in dict.fromkeys(["classical", *methods]) if (b, m) in widths},
+            repeats=repeats,
+            warning=warnings.get(b),
+            varies=varies,
+        )
     return result
+
+
+def method_figures(
+    *,
+    hits: dict[str, np.ndarray],
+    widths: dict[str, np.ndarray],
+    repeats: int,
+    warning: str | None,
+    varies: np.ndarray | None = None,
+) -> dict[str, MethodFigures]:
+    """Each method's figures at one budget from its per-run counts of covering draws and summed widths;
+    `varies` keeps the runs with something to estimate in the means (all by default)."""
+    keep = slice(None) if varies is None else varies
+    base = widths.get("classical")
+    base_width = float((base / repeats)[keep].mean()) if base is not None else 0.0
+    figures = {}
+    for method, covered in hits.items():
+        per_run = covered[keep] / repeats
+        run_widths = widths[method] / repeats
+        coverage = float(per_run.mean())
+        mean_width = float(run_widths[keep].mean())
+        figures[method] = MethodFigures(
+            coverage=coverage,
+            mean_width=mean_width,
+            width_ratio=mean_width / base_width if base_width else math.nan,
+            coverage_mc_se=math.sqrt(max(coverage * (1 - coverage), 1e-12) / repeats),
+            worst_run_coverage=float(per_run.min()),
+            run_widths=[float(w) for w in run_widths],
+            warning=warning,
+        )
+    return figures
 
 
 @dataclass

@@ -43,7 +43,7 @@ from judging.hybrid.intervals import interval_ends
 from judging.hybrid.pairs import PairPopulation
 from judging.hybrid.ranked import RankedMeasure, coefficients, gain, ideal_curve, true_scores, turn_scores
 from judging.hybrid.sampling import SamplingError
-from judging.hybrid.simulation import MethodFigures, SimulationResult
+from judging.hybrid.simulation import SimulationResult, method_figures
 
 TWO_STAGE_METHODS = ("classical", "ppi++")
 MIN_TURNS = 20  # below this many drawn turns, the interval's coverage was not shown to hold
@@ -367,20 +367,7 @@ def simulate_two_stage(
         if warning:
             result.warnings[budget] = warning
         result.draws[budget] = {"turns": n_t, "pairs": labelled / repeats}
-        base = float((widths["classical"] / repeats).mean())
-        figures = {}
-        for method in methods:
-            per_run = hits[method] / repeats
-            coverage = float(per_run.mean())
-            mean_width = float((widths[method] / repeats).mean())
-            figures[method] = MethodFigures(
-                coverage=coverage,
-                mean_width=mean_width,
-                width_ratio=mean_width / base if base else math.nan,
-                coverage_mc_se=math.sqrt(max(coverage * (1 - coverage), 1e-12) / repeats),
-                worst_run_coverage=float(per_run.min()),
-                run_widths=[float(w) for w in widths[method] / repeats],
-                warning=warning,
-            )
-        result.budgets[budget] = figures
+        result.budgets[budget] = method_figures(
+            hits={m: hits[m] for m in methods}, widths=widths, repeats=repeats, warning=warning
+        )
     return result
