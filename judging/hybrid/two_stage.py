@@ -123,7 +123,9 @@ def two_stage_draw(
     t_count = len(population.turns)
     n_t = turns_for(population, measure, budget) if turns is None else turns
     if not 2 <= n_t <= t_count:
-        raise SamplingError(f"a two-stage sample needs between 2 and {t_count} turns, not {n_t}")
+        raise SamplingError(
+            f"a two-stage sample needs between 2 turns and the {plural(t_count, 'turn')}, not {n_t}"
+        )
     frame = frame or frame_for(population, measure)
     strata = frame.strata
     drawn_turns = np.sort(rng.choice(t_count, n_t, replace=False))

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Pool
+from core.wording import plural
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.sampling import STRATEGIES
 from judging.hybrid.services import HybridError, WorkSpec, human_sample_create
@@ -173,7 +174,7 @@ class Command(HybridCommand):
             turns = len({k.split("\t")[0] for k, _st in keys})
             census = sum(1 for _k, st in keys if st == "census")
             self.stdout.write(
-                f"turns: {turns} drawn; {census} pairs within some run's cutoff (census), "
+                f"turns: {turns} drawn; {plural(census, 'pair')} within some run's cutoff (census), "
                 f"{len(keys) - census} others by machine grade\n"
             )
         if sample.strategy == "uncertainty":

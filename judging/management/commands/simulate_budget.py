@@ -201,7 +201,7 @@ class Command(HybridCommand):
             )
         for budget, drew in result.draws.items():
             self.stdout.write(
-                f"budget {budget}: {plural(int(drew['turns']), 'turn')} drawn, {drew['pairs']:.0f} pairs "
-                "on average\n"
+                f"budget {budget}: {plural(int(drew['turns']), 'turn')} drawn, a mean of "
+                f"{plural(round(drew['pairs']), 'pair')} a draw\n"
             )
         self.write_table(result)
