@@ -31,8 +31,9 @@ from annotation.models import (
 )
 from judging.hybrid import charts
 from judging.hybrid.active import ActiveVerdict
+from judging.hybrid.figures import MethodFigures
 from judging.hybrid.services import DEFAULT_MEASURE
-from judging.hybrid.simulation import BudgetSimulation, MethodFigures, SimulationResult
+from judging.hybrid.simulation import BudgetSimulation, SimulationResult
 from judging.hybrid.units import UnitsError, UnitTable, unit_table
 from judging.models import HumanSample
 

@@ -17,6 +17,7 @@ import numpy as np
 from annotation.models import Collection, Judge
 from core.wording import plural
 from judging.hybrid.estimators import EstimationError, small_sample_warning
+from judging.hybrid.figures import method_figures
 from judging.hybrid.intervals import interval_ends
 from judging.hybrid.pair_estimate import check_offered, informative_warning, pair_population_for
 from judging.hybrid.pairs import PairPopulation, design_strata, neyman_allocation, pilot_spreads
@@ -30,7 +31,7 @@ from judging.hybrid.ranked import (
     ranked_estimates,
     true_scores,
 )
-from judging.hybrid.simulation import BudgetSimulation, SimulationResult, method_figures
+from judging.hybrid.simulation import BudgetSimulation, SimulationResult
 from judging.hybrid.two_stage import simulate_two_stage
 from judging.hybrid.units import UnitTable
 

@@ -39,11 +39,12 @@ import numpy as np
 
 from core.wording import plural
 from judging.hybrid.estimators import EstimationError
+from judging.hybrid.figures import method_figures
 from judging.hybrid.intervals import interval_ends
 from judging.hybrid.pairs import PairPopulation
 from judging.hybrid.ranked import RankedMeasure, coefficients, gain, ideal_curve, true_scores, turn_scores
 from judging.hybrid.sampling import SamplingError
-from judging.hybrid.simulation import SimulationResult, method_figures
+from judging.hybrid.simulation import SimulationResult
 
 TWO_STAGE_METHODS = ("classical", "ppi++")
 MIN_TURNS = 20  # below this many drawn turns, the interval's coverage was not shown to hold
