@@ -107,11 +107,11 @@ class FixedWindowThrottle(SimpleRateThrottle):
         try:
             count = self._count(self.cache, counter, self.duration, lease)
         except redis.exceptions.RedisError:
-            # The shared cache is down. Each process counts on its own until it is back: a runaway script
-            # is still slowed (by as many limits as there are processes), and no request fails for it.
-            # Failed log-ins are not counted here but by axes in the database, whole through an outage.
-            where = "in-process"
-            count = self._count(_IN_PROCESS, counter, self.duration, lease)
+            # The shared cache is down. Each process counts on its own until it is back, one by one (its
+            # memory is as near as a lease): a runaway script is still slowed (by as many limits as there
+            # are processes), and no request fails for it. Failed log-ins are not counted here but by axes
+            # in the database, whole through an outage.
+            return self._count(_IN_PROCESS, counter, self.duration, 1) <= self.num_requests
         # This lease holds requests count - lease + 1 .. count of the window; those past the limit are not
         # granted. The first granted one is this request, the rest wait in memory for the next ones.
         granted = max(0, min(lease, self.num_requests - (count - lease)))
