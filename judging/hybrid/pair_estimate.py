@@ -35,9 +35,9 @@ from judging.hybrid.ranked import (
 from judging.hybrid.two_stage import (
     TWO_STAGE_METHODS,
     drawn_turn_scores,
-    few_turns_warning,
     turn_level,
     two_stage_intervals,
+    two_stage_warning,
 )
 from judging.models import HumanSample
 
@@ -260,7 +260,7 @@ def two_stage_estimate(
         design=f"sample {sample.name}: two-stage, {plural(len(turns), 'turn')}, {plural(len(sampled), 'graded pair')}",
         notes=list(population.notes) + notes,
     )
-    warning = few_turns_warning(len(turns), len(population.turns))
+    warning = two_stage_warning(len(turns), len(population.turns))
     for r, run in enumerate(population.runs):
         result.runs[run] = Estimate(
             estimate=float(est[r]),

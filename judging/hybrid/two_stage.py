@@ -272,9 +272,9 @@ def machine_turn_scores(population: PairPopulation, measure: RankedMeasure) -> n
     return turn_scores(population, measure, population.machine)
 
 
-def few_turns_warning(turns: int, total: int) -> str | None:
-    """Below `MIN_TURNS` drawn turns the turn-level interval's coverage was not shown to hold; above half
-    the turns it holds with room to spare, having no finite-population correction."""
+def two_stage_warning(turns: int, total: int) -> str | None:
+    """What the turn-level interval needs said: below `MIN_TURNS` drawn turns its coverage was not shown
+    to hold; above half the turns it holds with room to spare, having no finite-population correction."""
     if turns > total / 2:
         return (
             f"conservative: {turns} of {plural(total, 'turn')} drawn, and the interval has no "
@@ -366,7 +366,7 @@ def simulate_two_stage(
                 _est, lo, hi = two_stage_intervals(got=got, alpha=alpha, census=len(draw.chosen) == big_n)
                 hits[method] += (lo - 1e-12 <= truth) & (truth <= hi + 1e-12)
                 widths[method] += hi - lo
-        warning = few_turns_warning(n_t, len(population.turns))
+        warning = two_stage_warning(n_t, len(population.turns))
         if warning:
             result.warnings[budget] = warning
         result.draws[budget] = {"turns": n_t, "pairs": labelled / repeats}

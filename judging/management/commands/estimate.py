@@ -82,8 +82,8 @@ class Command(HybridCommand):
             # Said rather than ignored: P@k's stratified variance always has it, AP's bootstrap and the
             # two-stage interval have none (docs/statistics.md); the JSON's "fpc" says which applied.
             raise CommandError(
-                "--fpc is not an option for a pair sample: P@k and nDCG@k from a stratified or uniform "
-                "pair sample always have the finite-population correction, AP and the two-stage design none"
+                "--fpc is not an option for a pair sample: P@k from a stratified or uniform pair sample "
+                "always has the finite-population correction; AP and the two-stage design have none"
             )
         alpha = self.check_alpha(options["alpha"])
         collection = self.get_collection(options["collection"])
