@@ -145,10 +145,15 @@ class FixedWindowThrottle(SimpleRateThrottle):
 
 def _cache_name(cache: BaseCache) -> str:
     """The same for every thread's object of one configured cache: its servers (Redis) or its store (the
-    in-memory caches of one location share one dict), and its key prefix."""
-    servers = getattr(cache, "_servers", None)
-    where = ",".join(servers) if servers else f"{id(getattr(cache, '_cache', cache)):x}"
-    return f"{type(cache).__qualname__}:{where}:{cache.key_prefix}"
+    in-memory caches of one location share one dict), and its key prefix. Kept on the object: every
+    throttled request asks."""
+    name: str | None = getattr(cache, "_assay_throttle_name", None)
+    if name is None:
+        servers = getattr(cache, "_servers", None)
+        where = ",".join(servers) if servers else f"{id(getattr(cache, '_cache', cache)):x}"
+        name = f"{type(cache).__qualname__}:{where}:{cache.key_prefix}"
+        setattr(cache, "_assay_throttle_name", name)  # noqa: B010  # not a declared attribute
+    return name
 
 
 class AnonFixedWindowThrottle(FixedWindowThrottle, AnonRateThrottle):
