@@ -132,10 +132,12 @@ def _copy(t: dict[str, str], where: str, *, held: bool, also: str = "") -> str:
 def _next_passage(t: dict[str, str], *, leave_out_graded: bool) -> str:
     """The next passage of copy `c` with its text, as a LATERAL subquery `n` and its passage `ps`.
 
-    Per unit turn its entries are walked along the pool_entry_in_order index, each probed in the
-    (judge, turn, passage) unique index, and the walk stops at the first one not graded, so a call
-    probes only what was graded before it. OFFSET 0 keeps that probe a probe: as an anti-join, a
-    generic plan prepared while the judgments table was small merges the whole table on every call.
+    Per unit turn its entries are walked along the pool_entry_in_order index up to the first one the
+    judge has not graded, against the judge's grades of that turn, read once (a range of the (judge,
+    turn, passage) unique index) as a hashed set. Read once per turn rather than probed once per entry:
+    a generic plan prepared while the judgments table was small scans the table instead of the index
+    until autovacuum's next ANALYZE replans it, and once per entry that scan made every call cost as
+    much as the table is large.
     """
     graded_now = "AND NOT (e.turn_id = %(turn)s AND e.passage_id = %(passage)s)" if leave_out_graded else ""
     return f"""LATERAL (
@@ -146,10 +148,8 @@ def _next_passage(t: dict[str, str], *, leave_out_graded: bool) -> str:
         SELECT e.turn_id, e.passage_id, e."order", e.id
         FROM {t["entry"]} e
         WHERE e.pool_id = c.pool_id AND e.turn_id = tt.id {graded_now}
-          AND NOT EXISTS (
-              SELECT 1 FROM {t["judgment"]} r
-              WHERE r.judge_id = c.judge_id AND r.turn_id = e.turn_id AND r.passage_id = e.passage_id
-              OFFSET 0
+          AND e.passage_id NOT IN (
+              SELECT r.passage_id FROM {t["judgment"]} r WHERE r.judge_id = c.judge_id AND r.turn_id = tt.id
           )
         ORDER BY e."order", e.id
         LIMIT 1

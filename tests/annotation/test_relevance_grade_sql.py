@@ -7,6 +7,7 @@ run through the ORM form (SQLite's) and through the statements (RELEVANCE_GRADE_
 copy of the same campaign; every answer, every stored judgment and every copy's state must be the same.
 """
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -17,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Passage, PoolEntry, PtkbJudgment, PtkbStatement, RelevanceJudgment, WorkSlot
+from annotation.relevance import grade_sql
 from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 
@@ -235,6 +237,54 @@ def test_the_statement_is_prepared_on_the_connection_that_runs_it_often_on_postg
         prepared = [statement for (statement,) in cursor.fetchall()]
 
     assert any("jsonb_array_elements_text" in statement for statement in prepared)
+
+
+def _loops_over(plan: dict, table: str) -> int:
+    """How many times a plan (EXPLAIN ANALYZE's JSON) read `table`, over all its nodes."""
+    own = plan["Actual Loops"] if plan.get("Relation Name") == table else 0
+    return own + sum(_loops_over(child, table) for child in plan.get("Plans", []))
+
+
+def test_the_next_passage_reads_the_judges_grades_once_per_turn_not_once_per_passage_on_postgresql():
+    # A generic plan prepared while the judgments table was small scans the table for each read of it
+    # until the next ANALYZE: read once per passage walked, such a plan made each call as slow as the
+    # table is large, so the walk reads the grades of each unit turn once.
+    assert connection.vendor == "postgresql"
+    alice = UserFactory()
+    assignment = relevance_campaign(
+        assessors=[alice], n_turns=2, n_passages=10, n_ptkb=0, unit_kind="conversation"
+    )
+    client = Client()
+    client.force_login(alice)
+    step = client.post(reverse("relevance-api-next", args=[assignment.pk]), content_type="application/json")
+    for _ in range(15):  # the first turn, and half of the second
+        body = {"turn_pk": step.json()["turn_pk"], "passage_id": step.json()["passage_id"], "grade": 1}
+        assert (
+            client.post(reverse("relevance-api-grade", args=[step.json()["slot"]]), body).status_code == 201
+        )
+        step = client.post(
+            reverse("relevance-api-next", args=[assignment.pk]), content_type="application/json"
+        )
+    names: list[str] = []
+
+    def placeholder(match: re.Match) -> str:
+        if match[1] not in names:
+            names.append(match[1])
+        return f"${names.index(match[1]) + 1}"
+
+    statement = re.sub(r"%\((\w+)\)s", placeholder, grade_sql._next_statement("held"))
+    params = {"user": alice.pk, "assignment": assignment.pk}
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"PREPARE next_held AS {statement}")
+        cursor.execute(
+            f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE next_held({', '.join(str(params[n]) for n in names)})"
+        )
+        (plan,) = cursor.fetchone()[0]
+        cursor.execute("DEALLOCATE next_held")
+
+    assert step.json()["index"] == 5  # the sixth passage of the second turn
+    assert _loops_over(plan["Plan"], RelevanceJudgment._meta.db_table) <= 2
 
 
 class PtkbCampaign:
