@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -26,12 +27,24 @@ from rest_framework.response import Response
 from annotation.models import RelevanceGrade
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.grade_sql import NextPassage
-from annotation.relevance.work import NextKind, NotPooled, WorkRefused, work_grade, work_next
+from annotation.relevance.work import (
+    NextKind,
+    NotPooled,
+    WorkRefused,
+    work_by_statements,
+    work_grade,
+    work_next,
+)
 from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies
 from core.lean_api import JsonNegotiation, LeanSerializer, SessionUserAuthentication
 from core.throttling import ScriptFixedWindowThrottle
-from core.token_auth import FastTokenAuthentication
+from core.token_auth import (
+    FastTokenAuthentication,
+    RecheckedTokenAuthentication,
+    TokenRefused,
+    token_recheck,
+)
 
 
 class RelevanceNextInput(LeanSerializer):
@@ -115,13 +128,37 @@ class _AssessorView(StrictBodies):
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JsonNegotiation
 
+    def get_authenticators(self) -> list[BaseAuthentication]:
+        # Where the work statements run they check a script's token themselves, in the same round trip.
+        # To the schema (drf-spectacular's fake view) it is the API's token authentication, as it is to a client.
+        if work_by_statements() and not getattr(self, "swagger_fake_view", False):
+            return [RecheckedTokenAuthentication(), SessionUserAuthentication()]
+        return super().get_authenticators()
+
+    def token(self, request: Request) -> str | None:
+        """The script's key, when its user came from RecheckedTokenAuthentication: the work checks it."""
+        # What authenticated the request, if that has been done: the property would authenticate now.
+        if isinstance(getattr(request, "_authenticator", None), RecheckedTokenAuthentication):
+            return request.auth.key
+        return None
+
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
         response._csp_exempt = True  # JSON is never rendered as a page: no policy header (django-csp)
         return response
 
     def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, WorkRefused):
+        key = self.token(self.request) if not isinstance(exc, exceptions.AuthenticationFailed) else None
+        if key is not None and not isinstance(exc, TokenRefused):
+            # A refusal reached before the statement ran: a key revoked since its user was remembered is
+            # still answered 401 first, as without the memory.
+            try:
+                token_recheck(key)
+            except TokenRefused as refused:
+                exc = refused
+        if isinstance(exc, TokenRefused):
+            exc = exceptions.AuthenticationFailed(str(exc))
+        elif isinstance(exc, WorkRefused):
             exc = exceptions.NotFound(str(exc))
         elif isinstance(exc, NotPooled):
             exc = exceptions.ValidationError({"passage_id": [str(exc)]})
@@ -153,7 +190,12 @@ class NextPassageApi(_AssessorView):
         payload = RelevanceNextInput(data=request.data)
         payload.is_valid(raise_exception=True)
         user: User = request.user  # type: ignore[assignment]  # IsAuthenticated
-        step = work_next(user=user, assignment_pk=assignment_pk, slot_pk=payload.validated_data.get("slot"))
+        step = work_next(
+            user=user,
+            assignment_pk=assignment_pk,
+            slot_pk=payload.validated_data.get("slot"),
+            token=self.token(request),
+        )
         if step.kind in (NextKind.NO_WORK, NextKind.UNIT_DONE):
             return Response(status=status.HTTP_204_NO_CONTENT)
         assert step.slot_pk is not None
@@ -198,6 +240,7 @@ class GradeApi(_AssessorView):
             time_spent_ms=data.get("time_spent_ms"),
             key=key,
             then_next=data["next"],
+            token=self.token(request),
         )
         judgment = graded.judgment
         output: dict[str, Any] = {

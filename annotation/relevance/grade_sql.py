@@ -42,6 +42,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
+from core.token_auth import token_check_sql, token_recheck
 
 
 @dataclass(frozen=True)
@@ -111,10 +112,12 @@ def _tables() -> dict[str, str]:
 def _copy(t: dict[str, str], where: str, *, held: bool, also: str = "") -> str:
     """The copy and what its rules need, as CTE `c`; `held`: only if the user holds it and is still a
     member of its assignment."""
+    # A script's token, when given, is checked here too: its user came from the memory of
+    # core.token_auth.RecheckedTokenAuthentication, so nothing is read or written unless it still holds.
     holder = (
         f"""s.assessor_id = %(user)s AND EXISTS (
           SELECT 1 FROM {t["member"]} m WHERE m.assignment_id = s.assignment_id AND m.user_id = %(user)s
-      ) AND """
+      ) AND (%(token)s::text IS NULL OR {token_check_sql(key="%(token)s", user="%(user)s")}) AND """
         if held
         else ""
     )
@@ -243,14 +246,17 @@ def grade_write(
     key: uuid.UUID | None,
     now: datetime,
     with_next: bool,
+    token: str | None = None,
 ) -> GradeWritten | None:
     """Grade (turn_pk, passage_id) in the copy `slot_pk` as its holder `user_pk`; None if not theirs.
 
     `key`: the grade's idempotency key; a retry with the key the row holds writes nothing and answers
-    the row as the first attempt left it (relevance_upsert_sql)."""
+    the row as the first attempt left it (relevance_upsert_sql). `token`: a script's key, checked by the
+    statement (core.token_auth.TokenRefused when it no longer names the active user)."""
     params: dict[str, int | str | datetime | uuid.UUID | None] = {
         "slot": slot_pk,
         "user": user_pk,
+        "token": token,
         "turn": turn_pk,
         "passage": passage_id,
         "grade": grade,
@@ -262,6 +268,8 @@ def grade_write(
         cursor.execute(_grade_statement(with_next), params)
         row = cursor.fetchone()
     if row is None:
+        if token is not None:
+            token_recheck(token)
         return None
     leased_until, lease_minutes, label, judge_pk, pooled, judgment_pk = row[:6]
     grade_stored, time_stored, created_at, updated_at = row[6:10]
@@ -280,13 +288,19 @@ def grade_write(
     )
 
 
-def next_read(*, user_pk: int, assignment_pk: int, slot_pk: int | None) -> HeldCopy | None:
+def next_read(
+    *, user_pk: int, assignment_pk: int, slot_pk: int | None, token: str | None = None
+) -> HeldCopy | None:
     """The copy the user holds (`slot_pk`, or their first open one in the assignment) and its next
-    passage; None when they hold no such copy (or are no longer a member)."""
-    params = {"user": user_pk, "assignment": assignment_pk}
+    passage; None when they hold no such copy (or are no longer a member). `token` as for grade_write:
+    None is answered only once the key is known good."""
+    params: dict[str, int | str | None] = {"user": user_pk, "assignment": assignment_pk, "token": token}
     if slot_pk is not None:
         params["slot"] = slot_pk
-    return _read(_next_statement("held slot" if slot_pk is not None else "held"), params)
+    held = _read(_next_statement("held slot" if slot_pk is not None else "held"), params)
+    if held is None and token is not None:
+        token_recheck(token)
+    return held
 
 
 def next_of_copy(*, user_pk: int, slot_pk: int, label: str) -> NextPassage | None:
@@ -295,7 +309,7 @@ def next_of_copy(*, user_pk: int, slot_pk: int, label: str) -> NextPassage | Non
     return held.next if held is not None else None
 
 
-def _read(statement: str, params: dict[str, int]) -> HeldCopy | None:
+def _read(statement: str, params: dict[str, int | str | None]) -> HeldCopy | None:
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         row = cursor.fetchone()

@@ -27,14 +27,13 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.judgments import ptkb_judgments_submit, relevance_judgment_submit
 from annotation.models import (
     Assignment,
     Judge,
-    Passage,
     PoolEntry,
     PtkbJudgment,
     RelevanceJudgment,
@@ -42,7 +41,7 @@ from annotation.models import (
     WorkSlot,
 )
 from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
-from annotation.relevance.selectors import ptkb_steps_done
+from annotation.relevance.selectors import next_passage_orm, ptkb_steps_done
 from annotation.services import judge_for_assessor
 
 # --- Assessors: leasing work -----------------------------------------------------------------------
@@ -162,7 +161,7 @@ class NextStep:
     passage: NextPassage | None = None
 
 
-def _statements() -> bool:
+def work_by_statements() -> bool:
     """Whether the rules run as grade_sql's prepared statements (PostgreSQL) rather than the ORM (SQLite).
 
     The setting exists for the test that runs both forms on PostgreSQL and compares them."""
@@ -170,7 +169,12 @@ def _statements() -> bool:
 
 
 def work_next(
-    *, user: User, assignment_pk: int, slot_pk: int | None = None, now: datetime | None = None
+    *,
+    user: User,
+    assignment_pk: int,
+    slot_pk: int | None = None,
+    now: datetime | None = None,
+    token: str | None = None,
 ) -> NextStep:
     """The next passage for `user` to grade in an assignment, with its text.
 
@@ -182,8 +186,8 @@ def work_next(
     """
     now = now or timezone.now()
     found = None
-    if _statements():
-        found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk)
+    if work_by_statements():
+        found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk, token=token)
         if found is None and slot_pk is not None:
             raise WorkRefused("no such unit of yours")
         if found is not None and found.completed:
@@ -193,7 +197,7 @@ def work_next(
             return NextStep(NextKind.PASSAGE, found.slot_pk, found.next)
         # No open copy held, or nothing left to grade in it: close it, lease the next, as below.
     # The statement has just read that they hold no open copy here (a non-member is refused by the lease).
-    read_none = _statements() and slot_pk is None and found is None
+    read_none = work_by_statements() and slot_pk is None and found is None
     held = WorkSlot.objects.filter(assessor=user, assignment__assessors=user)
     if slot_pk is not None:
         held = held.filter(pk=slot_pk)
@@ -230,10 +234,10 @@ def work_next(
 
 
 def _next_slot_passage(slot: WorkSlot, user_pk: int) -> NextPassage | None:
-    if _statements():
+    if work_by_statements():
         return next_of_copy(user_pk=user_pk, slot_pk=slot.pk, label=slot.unit.label)
     assignment = slot.unit.assignment
-    return _next_passage(
+    return next_passage_orm(
         slot_pk=slot.pk,
         unit=slot.unit.label,
         pool_pk=assignment.pool_id,
@@ -241,33 +245,6 @@ def _next_slot_passage(slot: WorkSlot, user_pk: int) -> NextPassage | None:
         turn_pks=slot.unit.turn_pks,
         user_pk=user_pk,
     )
-
-
-def _next_passage(
-    *, slot_pk: int, unit: str, pool_pk: int, collection_pk: int, turn_pks: list[int], user_pk: int
-) -> NextPassage | None:
-    """The first pooled passage of the turns the user has not graded, with its text and title, in one query
-    (SQLite; grade_sql's `_next_passage` on PostgreSQL)."""
-    judged = RelevanceJudgment.objects.filter(
-        judge__user_id=user_pk, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
-    )
-    text = Passage.objects.filter(collection_id=collection_pk, passage_id=OuterRef("passage_id")).order_by()
-    row = (
-        PoolEntry.objects.filter(pool_id=pool_pk, turn_id__in=turn_pks)
-        .filter(~Exists(judged))
-        .order_by("turn__position", "order", "id")
-        .values_list(
-            "turn_id",
-            "turn__turn_id",
-            "passage_id",
-            "order",
-            Subquery(text.values("title")[:1]),
-            Subquery(text.values("text")[:1]),
-        )[:1]
-    )
-    for turn_pk, turn_id, passage_id, order, title, body in row:
-        return NextPassage(slot_pk, unit, turn_pk, turn_id, passage_id, order, title or "", body or "")
-    return None
 
 
 # --- Assessors: grading, closing, the PTKB step ----------------------------------------------------
@@ -289,6 +266,7 @@ def work_grade(
     time_spent_ms: int | None = None,
     key: uuid.UUID | None = None,
     then_next: bool = False,
+    token: str | None = None,
 ) -> Graded:
     """Record or revise `user`'s grade of a pooled passage of the copy `slot_pk` they hold.
 
@@ -305,7 +283,7 @@ def work_grade(
     here: `work_next` closes it, the page calls `work_close` itself. Raises WorkRefused (not your copy)
     or NotPooled.
     """
-    if _statements():
+    if work_by_statements():
         return _work_grade_statement(
             user=user,
             slot_pk=slot_pk,
@@ -315,6 +293,7 @@ def work_grade(
             time_spent_ms=time_spent_ms,
             key=key,
             then_next=then_next,
+            token=token,
         )
     entry = PoolEntry.objects.filter(
         pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
@@ -350,7 +329,7 @@ def work_grade(
     )
     if not then_next:
         return Graded(judgment)
-    passage = _next_passage(
+    passage = next_passage_orm(
         slot_pk=slot_pk,
         unit=label,
         pool_pk=pool_pk,
@@ -371,6 +350,7 @@ def _work_grade_statement(
     time_spent_ms: int | None,
     key: uuid.UUID | None,
     then_next: bool,
+    token: str | None,
 ) -> Graded:
     """work_grade through the one statement; the same checks, writes and answer."""
     now = timezone.now()
@@ -386,6 +366,7 @@ def _work_grade_statement(
             key=key,
             now=now,
             with_next=then_next,
+            token=token,
         )
 
     written = write()
@@ -415,16 +396,21 @@ def _work_grade_statement(
     judgment._state.adding = False
     if not then_next:
         return Graded(judgment)
-    return _graded_then(judgment, written.next, user=user, slot_pk=slot_pk)
+    return _graded_then(judgment, written.next, user=user, slot_pk=slot_pk, token=token)
 
 
 def _graded_then(
-    judgment: RelevanceJudgment, passage: NextPassage | None, *, user: User, slot_pk: int
+    judgment: RelevanceJudgment,
+    passage: NextPassage | None,
+    *,
+    user: User,
+    slot_pk: int,
+    token: str | None = None,
 ) -> Graded:
     if passage is not None:
         return Graded(judgment, NextStep(NextKind.PASSAGE, slot_pk, passage))
     # Once per copy: the same answer as the next-passage call, which closes the copy when it is done.
-    return Graded(judgment, work_next(user=user, assignment_pk=0, slot_pk=slot_pk))
+    return Graded(judgment, work_next(user=user, assignment_pk=0, slot_pk=slot_pk, token=token))
 
 
 def work_close(*, slot: WorkSlot, judge: Judge, passages_done: bool = False) -> bool:
