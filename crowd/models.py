@@ -17,6 +17,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Collection, Judge, Nugget, NuggetSupport, Response, Run, Turn
+from core.jobs import BackgroundJob, JobStatus
 
 
 class CrowdCampaign(models.Model):
@@ -327,35 +328,22 @@ class CrowdStudy(models.Model):
         return f"{self.campaign.name} on {self.panel}"
 
 
-class CrowdFitJob(models.Model):
+class CrowdFitJob(BackgroundJob):
     """One aggregation of a nugget-support campaign started from its page: fitting crowd-kit's models takes
     seconds to minutes, so a task worker runs it (crowd/rag_nuggets/tasks.py) and the page follows this row."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     campaign = models.ForeignKey(CrowdCampaign, on_delete=models.CASCADE, related_name="fit_jobs")
     method = models.CharField(max_length=16)
     min_votes = models.PositiveSmallIntegerField(default=1)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    task_id = models.CharField(max_length=64, blank=True)
     # What the aggregation wrote, or why it failed: the page shows it as it is.
     message = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
+    class Meta(BackgroundJob.Meta):
         # The app's tables all carry the name of its first label (see the module's docstring).
         db_table = "mturk_crowdfitjob"
         ordering = ["-id"]
 
     def __str__(self) -> str:
         return f"{self.campaign.name} by {self.method} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -6,11 +6,12 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models import Collection, Judge, Turn
+from core.jobs import BackgroundJob, JobStatus, status_field
 
 # --- LLM judge jobs and the call cache -------------------------------------------------------------
 
 
-class JudgeJob(models.Model):
+class JudgeJob(BackgroundJob):
     """One run of a machine judge over a collection: what it was asked, how far it got, what it cost."""
 
     class Task(models.TextChoices):
@@ -24,6 +25,7 @@ class JudgeJob(models.Model):
         IMPORTANCE = "importance", "Nugget importance, vital or okay"
         ASSIGNMENT = "assignment", "Nugget assignment to answers"
 
+    # The Jobs page's words for the job states (core.jobs.JobStatus).
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         RUNNING = "running", "Running"
@@ -37,7 +39,7 @@ class JudgeJob(models.Model):
     prompt_version = models.CharField(max_length=100)
     options = models.JSONField(default=dict, blank=True, help_text="Turns, runs and task options of the job.")
     concurrency = models.PositiveSmallIntegerField(default=8)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = status_field(Status)
     units_total = models.PositiveIntegerField(default=0)
     units_done = models.PositiveIntegerField(default=0)
     units_failed = models.PositiveIntegerField(default=0)
@@ -52,19 +54,11 @@ class JudgeJob(models.Model):
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     error = models.TextField(blank=True)
     summary = models.TextField(blank=True, help_text="What the last run found, in words (NLI jobs).")
-    task_id = models.CharField(
-        max_length=64, blank=True, help_text="The background task last queued to run the job (empty: none)."
-    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_jobs"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
+    # Saved with every progress report: a running job whose row stops moving lost its worker.
     updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.task} job {self.pk} ({self.judge.name})"
@@ -205,16 +199,12 @@ class SampleUnit(models.Model):
 # --- Budget simulations started from the hybrid budget page ----------------------------------------------
 
 
-class BudgetSimulation(models.Model):
+class BudgetSimulation(BackgroundJob):
     """One run of the budget page's simulation (and plan): thousands of drawn samples take seconds to
     minutes on a collection of real size, so a task worker computes it (judging/hybrid/tasks.py) and the
     page shows this row, then the stored figures."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="budget_simulations")
     # The form's cleaned choices with judges and samples by name, as `judging.hybrid.budget` reads them.
@@ -223,8 +213,6 @@ class BudgetSimulation(models.Model):
     # an identical request on unchanged labels is answered by this row instead of a new simulation.
     params_key = models.CharField(max_length=64)
     fingerprint = models.CharField(max_length=64)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    task_id = models.CharField(max_length=64, blank=True)
     result = models.JSONField(null=True, blank=True)
     # Why it failed (the page shows it as it is).
     message = models.TextField(blank=True)
@@ -235,17 +223,9 @@ class BudgetSimulation(models.Model):
         on_delete=models.SET_NULL,
         related_name="budget_simulations",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(BackgroundJob.Meta):
         indexes = [models.Index(fields=["collection", "params_key"], name="budget_sim_params")]
 
     def __str__(self) -> str:
         return f"{self.collection.name} budget simulation {self.pk} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -6,7 +6,8 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
-from core.background import requeue_on_shutdown, task_abandon, tasks_unfinished
+from core.background import requeue_on_shutdown, tasks_unfinished
+from core.jobs import job_queue
 from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.machine.jobs import JobError, judge_job_run
@@ -54,12 +55,7 @@ def judge_job_queue(*, job: JudgeJob, replacing_its_task: bool = False) -> Judge
     live = job.task_id and unfinished and job_state(job, unfinished) != INTERRUPTED
     if live and not replacing_its_task:
         return job
-    task_abandon(job.task_id)
-    JudgeJob.objects.filter(pk=job.pk).update(
-        status=JudgeJob.Status.PENDING, error="", updated_at=timezone.now()
-    )
-    result = judge_job_run_task.enqueue(job.pk)
-    JudgeJob.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job_queue(job=job, task=judge_job_run_task, error="", updated_at=timezone.now())
     job.refresh_from_db()
     return job
 

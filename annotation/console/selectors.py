@@ -32,7 +32,7 @@ from annotation.models import (
 )
 from annotation.relevance.pooling import PoolSummary, PoolTurn
 from annotation.selectors import natural_key
-from core.background import tasks_unfinished
+from core.jobs import job_interrupted
 from core.registry import COLLECTION_LINKS, HOME_SECTIONS, JobLine, Link, job_lines
 
 # Two judgments further apart than this belong to two sittings; the pause is not working time.
@@ -89,10 +89,8 @@ def import_job_state(*, job: ImportJob) -> ImportJobState:
     """
     done, total, percent = job.done, job.total, job.percent
     interrupted = ImportJobState("interrupted", "Interrupted", percent, done, total, True, INTERRUPTED_REASON)
-    if not job.finished and job.task_id:
-        unfinished = tasks_unfinished([job.task_id])
-        if unfinished is not None and job.task_id not in unfinished:
-            return interrupted
+    if job_interrupted(job):
+        return interrupted
     if job.status != ImportJob.Status.RUNNING:
         return ImportJobState(job.status, job.get_status_display(), percent, done, total, job.finished)
     beats = [at for at in (job.heartbeat_at, job.started_at) if at is not None]

@@ -11,7 +11,8 @@ from django_tasks import task
 from annotation.console.selectors import import_job_state
 from annotation.console.uploads import UploadRefused, import_job_run, inline_limit
 from annotation.models import ImportJob
-from core.background import requeue_on_shutdown, task_abandon
+from core.background import requeue_on_shutdown
+from core.jobs import job_queue
 
 
 @task()
@@ -38,13 +39,7 @@ def import_job_start(*, job: ImportJob) -> bool:
 def import_job_queue(*, job: ImportJob) -> None:
     """Mark the job waiting and enqueue its import, in one transaction with the caller's: the queue lives
     in the same database, so no worker sees the task before the job's row is committed."""
-    previous = ImportJob.objects.filter(pk=job.pk).values_list("task_id", flat=True).first() or ""
-    task_abandon(previous)
-    ImportJob.objects.filter(pk=job.pk).update(
-        status=ImportJob.Status.PENDING, percent=0, done=0, total=0, heartbeat_at=None
-    )
-    result = import_job_run_task.enqueue(job.pk)
-    ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job_queue(job=job, task=import_job_run_task, percent=0, done=0, total=0, heartbeat_at=None)
 
 
 def import_job_resumable(*, job: ImportJob) -> bool:

@@ -36,6 +36,7 @@ from annotation.nuggets.io import gold_responses_import, nuggets_import
 from annotation.relevance.io import ptkb_qrels_import, qrels_import
 from annotation.services import ImportResult, import_judge_get_or_create
 from annotation.support.io import support_labels_import
+from core.jobs import FINISHED, job_end, job_start
 from core.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ def _import_job_twin(
 ) -> ImportJob | None:
     """An unfinished job of the same file, kind and options in this collection, if any."""
     unfinished = ImportJob.objects.filter(collection=collection, kind=kind, size=path.stat().st_size).exclude(
-        status__in=[ImportJob.Status.DONE, ImportJob.Status.FAILED]
+        status__in=FINISHED
     )
     for job in unfinished:
         stored = Path(job.stored_path)
@@ -149,10 +150,7 @@ def import_job_run(*, job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("collection").get(pk=job_id)
     if job.finished:
         return job
-    now = timezone.now()
-    ImportJob.objects.filter(pk=job.pk).update(
-        status=ImportJob.Status.RUNNING, percent=0, done=0, total=0, started_at=now, heartbeat_at=now
-    )
+    job_start(job=job, percent=0, done=0, total=0, heartbeat_at=timezone.now())
     path = Path(job.stored_path)
     status, rows, problems, error = ImportJob.Status.DONE, [], [], ""
     progress = ImportProgress(job.pk, to_database=_progress_in_database())
@@ -175,7 +173,8 @@ def import_job_run(*, job_id: int) -> ImportJob:
         status, error = ImportJob.Status.FAILED, f"{type(exc).__name__}: {exc}"
     # Not in a `finally`: a worker stopped in the middle keeps the file for the run that resumes the job.
     shutil.rmtree(path.parent, ignore_errors=True)
-    ImportJob.objects.filter(pk=job.pk).update(
+    job_end(
+        job=job,
         status=status,
         percent=100,
         result=[vars(row) for row in rows],
@@ -183,7 +182,6 @@ def import_job_run(*, job_id: int) -> ImportJob:
         error=error,
         done=progress.latest[0],
         total=progress.latest[1],
-        finished_at=timezone.now(),
         heartbeat_at=timezone.now(),
     )
     cache.delete(progress_cache_key(job.pk))

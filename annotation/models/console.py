@@ -6,9 +6,10 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models.collection import Collection
+from core.jobs import BackgroundJob, status_field
 
 
-class ImportJob(models.Model):
+class ImportJob(BackgroundJob):
     """One uploaded file and its import into a collection through the same service the command uses.
 
     The page that received the file only stores it and this row; the import itself runs on a task
@@ -35,6 +36,7 @@ class ImportJob(models.Model):
         )
         NUGGET_ASSIGNMENTS = "nugget-assignments", "TREC RAG nugget assignments (nuggetizer JSONL)"
 
+    # The console's words for the job states (core.jobs.JobStatus): a failed import is a rejected file.
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting"
         RUNNING = "running", "Importing"
@@ -47,7 +49,7 @@ class ImportJob(models.Model):
     stored_path = models.CharField(max_length=1024, help_text="Where the upload waits for its import.")
     size = models.PositiveBigIntegerField(default=0)
     options = models.JSONField(default=dict, blank=True, help_text="Judge, format and the other choices.")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = status_field(Status)
     percent = models.PositiveSmallIntegerField(default=0)
     done = models.PositiveBigIntegerField(default=0, help_text="Records of the file stored so far.")
     total = models.PositiveBigIntegerField(default=0, help_text="Records of the file (0 until known).")
@@ -57,20 +59,11 @@ class ImportJob(models.Model):
     result = models.JSONField(default=list, blank=True, help_text="Counts by kind of record.")
     problems = models.JSONField(default=list, blank=True, help_text="file:line messages of a rejected file.")
     error = models.TextField(blank=True)
-    task_id = models.CharField(
-        max_length=64,
-        blank=True,
-        help_text="The background task last queued to import the file (empty: none).",
-    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(BackgroundJob.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(percent__lte=100), name="import_job_percent_at_most_100"
@@ -79,10 +72,6 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.file_name} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
     @property
     def unchanged(self) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.conf import settings
 
-from core.background import tasks_unfinished
+from core.jobs import job_interrupted
 from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdCampaign, CrowdFitJob
 
 METHODS = ("majority", "ds", "mace", "glad")
@@ -261,8 +261,4 @@ def fit_job_state(*, campaign: CrowdCampaign) -> FitJobState | None:
     job = CrowdFitJob.objects.filter(campaign=campaign).first()
     if job is None:
         return None
-    interrupted = False
-    if not job.finished:
-        alive = tasks_unfinished([job.task_id])
-        interrupted = alive is not None and job.task_id not in alive
-    return FitJobState(job=job, interrupted=interrupted)
+    return FitJobState(job=job, interrupted=job_interrupted(job))

@@ -13,6 +13,7 @@ from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import AssignmentRow, Written, nugget_assignments_upsert
 from annotation.models import Judge, LabelCondition
 from annotation.services import judge_get_or_create
+from core.jobs import job_end, job_start
 from core.wording import plural
 from crowd.models import CrowdCampaign, CrowdFitJob
 from crowd.rag_nuggets.selectors import (
@@ -144,7 +145,7 @@ def fit_job_run(*, job_id: int) -> CrowdFitJob:
     job = CrowdFitJob.objects.select_related("campaign__collection", "campaign__label_judge").get(pk=job_id)
     if job.finished:
         return job
-    CrowdFitJob.objects.filter(pk=job.pk).update(status=CrowdFitJob.Status.RUNNING, started_at=timezone.now())
+    job_start(job=job)
     status, message = CrowdFitJob.Status.DONE, ""
     try:
         result = nugget_labels_aggregate(campaign=job.campaign, method=job.method, min_votes=job.min_votes)
@@ -155,7 +156,7 @@ def fit_job_run(*, job_id: int) -> CrowdFitJob:
     except Exception as exc:  # recorded on the job so the page can say it
         log.exception("crowd fit job %s failed", job.pk)
         status, message = CrowdFitJob.Status.FAILED, _after(message, f"{type(exc).__name__}: {exc}")
-    CrowdFitJob.objects.filter(pk=job.pk).update(status=status, message=message, finished_at=timezone.now())
+    job_end(job=job, status=status, message=message)
     job.refresh_from_db()
     return job
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from django_tasks import task
 
 from core.background import requeue_on_shutdown, task_abandon
+from core.jobs import job_end, job_queue
 from crowd.models import CrowdCampaign, CrowdFitJob
 from crowd.rag_nuggets.selectors import METHODS, fit_job_state
 from crowd.rag_nuggets.services import fit_job_run
@@ -44,9 +45,7 @@ def fit_job_start(*, campaign: CrowdCampaign, method: str, min_votes: int) -> Cr
                 "wait for it to finish"
             )
         task_abandon(state.job.task_id)
-        CrowdFitJob.objects.filter(pk=state.job.pk).update(
-            status=CrowdFitJob.Status.FAILED, message="interrupted: its worker stopped"
-        )
+        job_end(job=state.job, status=CrowdFitJob.Status.FAILED, message="interrupted: its worker stopped")
     job = CrowdFitJob.objects.create(campaign=campaign, method=method, min_votes=min_votes)
     fit_job_queue(job=job)
     job.refresh_from_db()
@@ -57,6 +56,4 @@ def fit_job_start(*, campaign: CrowdCampaign, method: str, min_votes: int) -> Cr
 def fit_job_queue(*, job: CrowdFitJob) -> None:
     """Mark the job waiting and enqueue it in the caller's transaction: the queue lives in the same
     database, so no worker sees the task before the job's row is committed."""
-    CrowdFitJob.objects.filter(pk=job.pk).update(status=CrowdFitJob.Status.PENDING)
-    result = fit_job_run_task.enqueue(job.pk)
-    CrowdFitJob.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job_queue(job=job, task=fit_job_run_task)

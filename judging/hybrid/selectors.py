@@ -8,7 +8,6 @@ from django.db.models import Exists, OuterRef
 from django.http import QueryDict
 
 from annotation.models import Assignment, Judge, PoolEntry, RelevanceJudgment
-from core.background import tasks_unfinished
 from judging.models import BudgetSimulation, HumanSample
 
 SAMPLES_SHOWN = 10
@@ -89,14 +88,6 @@ def samples_progress(*, collection_id: int) -> list[SampleProgress]:
 
 
 RECENT_SIMULATIONS = 10
-
-
-def simulation_interrupted(simulation: BudgetSimulation) -> bool:
-    """Unfinished, yet its task no longer waits or runs: its worker died (one query)."""
-    if simulation.finished:
-        return False
-    alive = tasks_unfinished([simulation.task_id])
-    return alive is not None and simulation.task_id not in alive
 
 
 def simulations_recent(*, collection_id: int) -> list[BudgetSimulation]:

@@ -11,14 +11,13 @@ import logging
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 from django_tasks import task
 
 from annotation.models import Collection
-from core.background import requeue_on_shutdown, task_abandon
+from core.background import requeue_on_shutdown
+from core.jobs import job_end, job_interrupted, job_queue, job_start
 from judging.hybrid.budget import budget_compute, labels_fingerprint, params_key
 from judging.hybrid.estimators import EstimationError
-from judging.hybrid.selectors import simulation_interrupted
 from judging.hybrid.services import HybridError
 from judging.hybrid.units import UnitsError
 from judging.models import BudgetSimulation
@@ -46,11 +45,7 @@ def budget_simulation_run(*, simulation_id: int) -> BudgetSimulation:
     if simulation.finished:
         return simulation
     collection, params = simulation.collection, simulation.params
-    BudgetSimulation.objects.filter(pk=simulation.pk).update(
-        status=BudgetSimulation.Status.RUNNING,
-        started_at=timezone.now(),
-        fingerprint=labels_fingerprint(collection=collection, params=params),
-    )
+    job_start(job=simulation, fingerprint=labels_fingerprint(collection=collection, params=params))
     status, result, message = BudgetSimulation.Status.DONE, None, ""
     try:
         result = budget_compute(collection=collection, params=params)
@@ -59,9 +54,7 @@ def budget_simulation_run(*, simulation_id: int) -> BudgetSimulation:
     except Exception as exc:  # recorded on the row so the page can say it
         log.exception("budget simulation %s failed", simulation.pk)
         status, message = BudgetSimulation.Status.FAILED, f"{type(exc).__name__}: {exc}"
-    BudgetSimulation.objects.filter(pk=simulation.pk).update(
-        status=status, result=result, message=message, finished_at=timezone.now()
-    )
+    job_end(job=simulation, status=status, result=result, message=message)
     simulation.refresh_from_db()
     return simulation
 
@@ -77,7 +70,7 @@ def budget_simulation_start(
     fingerprint = labels_fingerprint(collection=collection, params=params)
     same = BudgetSimulation.objects.filter(collection=collection, params_key=key, fingerprint=fingerprint)
     for earlier in same.exclude(status=BudgetSimulation.Status.FAILED)[:3]:
-        if not simulation_interrupted(earlier):
+        if not job_interrupted(earlier):
             return earlier, True
     simulation = BudgetSimulation.objects.create(
         collection=collection,
@@ -95,23 +88,19 @@ def budget_simulation_start(
 def budget_simulation_queue(*, simulation: BudgetSimulation) -> None:
     """Mark the simulation waiting and enqueue it in the caller's transaction: the queue lives in the
     same database, so no worker sees the task before the row is committed."""
-    BudgetSimulation.objects.filter(pk=simulation.pk).update(
-        status=BudgetSimulation.Status.PENDING, message="", started_at=None, finished_at=None
-    )
-    result = budget_simulation_run_task.enqueue(simulation.pk)
-    BudgetSimulation.objects.filter(pk=simulation.pk).update(task_id=str(result.id))
+    job_queue(job=simulation, task=budget_simulation_run_task, message="", started_at=None, finished_at=None)
 
 
 @transaction.atomic
 def budget_simulation_again(*, simulation: BudgetSimulation) -> BudgetSimulation:
     """Queue again a simulation whose worker died. One that waits, runs or finished is refused (two runs
-    of one row would race); the row is locked first, so two clicks queue it once."""
+    of one row would race); the row is locked first, so two clicks queue it once. Its dead task is marked
+    failed as the new one is queued."""
     simulation = BudgetSimulation.objects.select_for_update().get(pk=simulation.pk)
-    if not simulation_interrupted(simulation):
+    if not job_interrupted(simulation):
         raise HybridError(
             f"simulation {simulation.pk} is {simulation.get_status_display().lower()}: not interrupted"
         )
-    task_abandon(simulation.task_id)
     budget_simulation_queue(simulation=simulation)
     simulation.refresh_from_db()
     return simulation

@@ -20,12 +20,13 @@ from django.views.decorators.http import require_POST
 from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
+from core.jobs import job_interrupted
 from core.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial, table_for
 from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.forms import SampleDrawForm
-from judging.hybrid.selectors import samples_progress, simulation_interrupted, simulations_recent
+from judging.hybrid.selectors import samples_progress, simulations_recent
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
 from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
 from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
@@ -352,7 +353,7 @@ def _budget_page(
     simulation: BudgetSimulation | None,
     status: int,
 ) -> HttpResponse:
-    interrupted = simulation is not None and simulation_interrupted(simulation)
+    interrupted = simulation is not None and job_interrupted(simulation)
     context: dict[str, Any] = {
         "collection": collection,
         "form": form,

@@ -27,7 +27,7 @@ CROWD_MIGRATIONS = [
     "0004_crowd_studies",
 ]
 # Migrations made after the app was relabelled: a database made under the old label takes them on upgrade.
-CROWD_MIGRATIONS_SINCE = ["0005_nugget_support_campaigns", "0006_fit_jobs"]
+CROWD_MIGRATIONS_SINCE = ["0005_nugget_support_campaigns", "0006_fit_jobs", "0007_crowdfitjob_task_id_help"]
 # Models those migrations added: their content types are new, after the relabelled ones.
 CROWD_MODELS_SINCE = ["crowdfitjob"]
 CROWD_TABLES = {

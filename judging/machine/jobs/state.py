@@ -21,6 +21,7 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 
 from core.background import tasks_unfinished
+from core.jobs import job_task_gone
 from core.wording import plural
 from judging.models import JudgeJob, LlmCall
 
@@ -70,8 +71,7 @@ def job_state(job: JudgeJob, unfinished_tasks: set[str] | None = None) -> str:
     or waiting for a task that is no longer among `unfinished_tasks` (None: not known)."""
     if job.status == JudgeJob.Status.RUNNING and job.updated_at < timezone.now() - _stale_after():
         return INTERRUPTED
-    waits = job.status in (JudgeJob.Status.PENDING, JudgeJob.Status.RUNNING)
-    if waits and job.task_id and unfinished_tasks is not None and job.task_id not in unfinished_tasks:
+    if job_task_gone(job, unfinished_tasks):
         return INTERRUPTED
     return job.status
 
@@ -102,10 +102,7 @@ def jobs_read(jobs: Iterable[JudgeJob]) -> list[JudgeJob]:
     """The jobs with their call totals from the rows and `state`, `status_text` set, for pages."""
     jobs = list(jobs)
     totals = call_totals(job.pk for job in jobs if not job.is_nli)
-    waiting = [
-        job.task_id for job in jobs if job.status in (JudgeJob.Status.PENDING, JudgeJob.Status.RUNNING)
-    ]
-    unfinished = tasks_unfinished(waiting)
+    unfinished = tasks_unfinished([job.task_id for job in jobs if not job.finished])
     for job in jobs:
         totals_apply(job, totals.get(job.pk))
         job.state = job_state(job, unfinished)  # type: ignore[attr-defined]
