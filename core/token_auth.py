@@ -141,8 +141,9 @@ def token_check_sql(*, key: str, user: str) -> str:
     """A SQL condition: the key (a placeholder or expression) names the user (one too), who is active."""
     user_model = get_user_model()
     quote = connection.ops.quote_name
+    active = quote(user_model._meta.get_field("is_active").column)
     return (
         f"EXISTS (SELECT 1 FROM {quote(Token._meta.db_table)} tk "
         f"JOIN {quote(user_model._meta.db_table)} tu ON tu.{quote(user_model._meta.pk.column)} = tk.user_id "
-        f"WHERE tk.key = {key} AND tk.user_id = {user} AND tu.is_active)"
+        f"WHERE tk.key = {key} AND tk.user_id = {user} AND tu.{active})"
     )
