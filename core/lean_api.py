@@ -32,9 +32,12 @@ from django.utils.functional import empty
 from drf_spectacular.authentication import SessionScheme
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
+
+from core.remembered import Remembered, RememberRefused, Rows
 
 _MODEL_BACKEND = f"{ModelBackend.__module__}.{ModelBackend.__qualname__}"
 
@@ -66,8 +69,8 @@ def _user_by_pk() -> tuple[str, list[str]]:
     return sql, [f.attname for f in fields]
 
 
-def _session_user(request: HttpRequest) -> User | None:
-    """The signed-in user of a session Django's model backend signed in, if Django would accept it."""
+def _session_claims(request: HttpRequest) -> tuple[int, str] | None:
+    """The user pk and hash of a session Django's model backend signed in (None: leave it to Django)."""
     session = request.session
     user_id = session.get(SESSION_KEY)
     session_hash = session.get(HASH_SESSION_KEY)
@@ -76,14 +79,21 @@ def _session_user(request: HttpRequest) -> User | None:
         return None
     if backend not in settings.AUTHENTICATION_BACKENDS:
         return None
-    user_model = get_user_model()
-    sql, names = _user_by_pk()
+    return get_user_model()._meta.pk.to_python(user_id), session_hash
+
+
+def _user_row(user_pk: int) -> tuple | None:
+    sql, _names = _user_by_pk()
     with connection.cursor() as cursor:
-        cursor.execute(sql, [user_model._meta.pk.to_python(user_id)])
-        row = cursor.fetchone()
+        cursor.execute(sql, [user_pk])
+        return cursor.fetchone()
+
+
+def _accepted(row: tuple | None, session_hash: str) -> User | None:
+    """The row's user if Django would accept the session's hash for them."""
     if row is None:
         return None
-    user: User = user_model.from_db(connection.alias, names, row)
+    user: User = get_user_model().from_db(connection.alias, _user_by_pk()[1], row)
     # ModelBackend.get_user refuses inactive users; a hash that does not match the current password may
     # still match under SECRET_KEY_FALLBACKS, which Django checks (and rotates) itself.
     if not user.is_active or not constant_time_compare(session_hash, user.get_session_auth_hash()):
@@ -91,15 +101,66 @@ def _session_user(request: HttpRequest) -> User | None:
     return user
 
 
+def _session_user(request: HttpRequest) -> User | None:
+    """The signed-in user of a session Django's model backend signed in, if Django would accept it."""
+    claims = _session_claims(request)
+    return None if claims is None else _accepted(_user_row(claims[0]), claims[1])
+
+
 class SessionUserAuthentication(SessionAuthentication):
     def authenticate(self, request: Request) -> tuple[Any, None] | None:
         django_request = request._request
         lazy = getattr(django_request, "user", None)
         if getattr(lazy, "_wrapped", None) is empty and hasattr(django_request, "session"):
-            user = _session_user(django_request)
+            user = self.session_user(django_request)
             if user is not None:
                 django_request.user = user  # what AuthenticationMiddleware's lazy user would have become
         return super().authenticate(request)
+
+    def session_user(self, request: HttpRequest) -> User | None:
+        return _session_user(request)
+
+
+_SEEN = Rows()
+
+
+class RecheckedSessionAuthentication(SessionUserAuthentication):
+    """SessionUserAuthentication whose user's row, read in the last minute, comes from memory: for views
+    that hand `remembered` to a statement that checks it (core.remembered), and call its `recheck` before
+    they refuse a request. The session itself is read on every request, so a signed-out one is refused."""
+
+    remembered: Remembered | None = None
+
+    def session_user(self, request: HttpRequest) -> User | None:
+        claims = _session_claims(request)
+        if claims is None:
+            return None
+        user_pk, session_hash = claims
+        row = _SEEN.get(user_pk)
+        if row is None:
+            row = _user_row(user_pk)
+            user = _accepted(row, session_hash)
+            if user is not None:
+                assert row is not None
+                _SEEN.keep(user_pk, row)
+            return user
+        user = _accepted(row, session_hash)
+        if user is not None:
+            self.remembered = Remembered(
+                user_pk=user_pk,
+                password=user.password,
+                recheck_by=lambda: _session_recheck(user_pk, session_hash),
+            )
+        return user
+
+
+def _session_recheck(user_pk: int, session_hash: str) -> None:
+    row = _user_row(user_pk)
+    if _accepted(row, session_hash) is None:
+        _SEEN.forget(user_pk)
+        raise RememberRefused(str(NotAuthenticated.default_detail), token=False)
+    assert row is not None
+    _SEEN.keep(user_pk, row)
 
 
 class SessionUserScheme(SessionScheme):

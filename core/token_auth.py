@@ -6,20 +6,14 @@ judgment) building and compiling DRF's `Token.objects.select_related("user").get
 server CPU than the grade itself. The statement reads the same row; the answers are DRF's: 401 "Invalid
 token." for an unknown key, "User inactive or deleted." for an inactive user.
 
-`RecheckedTokenAuthentication` goes one step further for the views whose one statement does their work
-(annotation/relevance/grade_sql.py): the user of a key this process has read in the last minute is taken
-from memory, and the statement checks in the same round trip that the key still names that user and the
-user is active, writing nothing otherwise. Then `token_recheck` tells a revoked key (401) from work that
-is not the user's (404). That saves a round trip on each of a script's requests, and a key revoked or a
-user deactivated is refused from the next request on, as without the memory.
+`RecheckedTokenAuthentication` goes one step further for the views whose one statement does their work:
+the user of a key read in the last minute comes from memory, and the statement checks the key again in
+the same round trip (core.remembered).
 """
 
 from __future__ import annotations
 
 import functools
-import threading
-import time
-from collections import OrderedDict
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -28,6 +22,9 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
+from rest_framework.request import Request
+
+from core.remembered import Remembered, RememberRefused, Rows
 
 
 @functools.cache
@@ -74,76 +71,39 @@ class FastTokenAuthentication(TokenAuthentication):
         return user, token
 
 
-class TokenRefused(Exception):
-    """The key a view's statement was given no longer names an active user: DRF's 401, with its words."""
-
-
-class _Seen:
-    """Users' rows by the keys this process read them for, the last minute's, at most `size` of them."""
-
-    TTL = 60.0
-
-    def __init__(self, size: int = 10_000) -> None:
-        self.size = size
-        self.lock = threading.Lock()
-        self.rows: OrderedDict[str, tuple[tuple, float]] = OrderedDict()
-
-    def get(self, key: str) -> tuple | None:
-        with self.lock:
-            found = self.rows.get(key)
-            if found is None or found[1] < time.monotonic():
-                return None
-            self.rows.move_to_end(key)
-            return found[0]
-
-    def keep(self, key: str, row: tuple) -> None:
-        with self.lock:
-            self.rows[key] = (row, time.monotonic() + self.TTL)
-            self.rows.move_to_end(key)
-            while len(self.rows) > self.size:
-                self.rows.popitem(last=False)
-
-    def forget(self, key: str) -> None:
-        with self.lock:
-            self.rows.pop(key, None)
-
-
-_SEEN = _Seen()
+_SEEN = Rows()
 
 
 class RecheckedTokenAuthentication(FastTokenAuthentication):
-    """Only for views that give the key (`request.auth.key`) to a statement that checks it, and call
-    `token_recheck` before any work outside such a statement and when they refuse a request."""
+    """For views that hand `remembered` (set when the user came from memory) to a statement that checks it
+    (core.remembered), and call its `recheck` before they refuse a request."""
+
+    def authenticate(self, request: Request) -> tuple[AbstractBaseUser, Token] | None:
+        self.remembered: Remembered | None = None
+        return super().authenticate(request)
 
     def authenticate_credentials(self, key: str) -> tuple[AbstractBaseUser, Token]:
         row = _SEEN.get(key)
+        remembered = row is not None
         if row is None:
             row = _user_row(key)
-            authenticated = self._authenticated(key, row)
+        authenticated = self._authenticated(key, row)  # refuses a key its row refuses
+        if remembered:
+            self.remembered = Remembered(
+                user_pk=authenticated[0].pk, token=key, recheck_by=lambda: token_recheck(key)
+            )
+        else:
             assert row is not None
             _SEEN.keep(key, row)
-            return authenticated
-        return self._authenticated(key, row)
+        return authenticated
 
 
 def token_recheck(key: str) -> None:
-    """Read the key's user again: raises TokenRefused if the key is unknown or its user inactive now."""
+    """Read the key's user again: RememberRefused if the key is unknown or its user inactive now."""
     row = _user_row(key)
     refusal = _refusal(row)
     if refusal is not None:
         _SEEN.forget(key)
-        raise TokenRefused(refusal)
+        raise RememberRefused(refusal, token=True)
     assert row is not None
     _SEEN.keep(key, row)
-
-
-def token_check_sql(*, key: str, user: str) -> str:
-    """A SQL condition: the key (a placeholder or expression) names the user (one too), who is active."""
-    user_model = get_user_model()
-    quote = connection.ops.quote_name
-    active = quote(user_model._meta.get_field("is_active").column)
-    return (
-        f"EXISTS (SELECT 1 FROM {quote(Token._meta.db_table)} tk "
-        f"JOIN {quote(user_model._meta.db_table)} tu ON tu.{quote(user_model._meta.pk.column)} = tk.user_id "
-        f"WHERE tk.key = {key} AND tk.user_id = {user} AND tu.{active})"
-    )

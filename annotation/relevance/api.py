@@ -37,14 +37,15 @@ from annotation.relevance.work import (
 )
 from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies
-from core.lean_api import JsonNegotiation, LeanSerializer, SessionUserAuthentication
-from core.throttling import ScriptFixedWindowThrottle
-from core.token_auth import (
-    FastTokenAuthentication,
-    RecheckedTokenAuthentication,
-    TokenRefused,
-    token_recheck,
+from core.lean_api import (
+    JsonNegotiation,
+    LeanSerializer,
+    RecheckedSessionAuthentication,
+    SessionUserAuthentication,
 )
+from core.remembered import Remembered, RememberRefused
+from core.throttling import ScriptFixedWindowThrottle
+from core.token_auth import FastTokenAuthentication, RecheckedTokenAuthentication
 
 
 class RelevanceNextInput(LeanSerializer):
@@ -129,18 +130,17 @@ class _AssessorView(StrictBodies):
     content_negotiation_class = JsonNegotiation
 
     def get_authenticators(self) -> list[BaseAuthentication]:
-        # Where the work statements run they check a script's token themselves, in the same round trip.
-        # To the schema (drf-spectacular's fake view) it is the API's token authentication, as it is to a client.
+        # Where the work statements run they check a user taken from memory themselves, in the same round
+        # trip (core.remembered). To the schema (drf-spectacular's fake view) these are the API's usual two.
         if work_by_statements() and not getattr(self, "swagger_fake_view", False):
-            return [RecheckedTokenAuthentication(), SessionUserAuthentication()]
+            return [RecheckedTokenAuthentication(), RecheckedSessionAuthentication()]
         return super().get_authenticators()
 
-    def token(self, request: Request) -> str | None:
-        """The script's key, when its user came from RecheckedTokenAuthentication: the work checks it."""
+    def remembered(self, request: Request) -> Remembered | None:
+        """The user as remembered, when the request's user came from memory: the work checks it."""
         # What authenticated the request, if that has been done: the property would authenticate now.
-        if isinstance(getattr(request, "_authenticator", None), RecheckedTokenAuthentication):
-            return request.auth.key
-        return None
+        authenticator = getattr(request, "_authenticator", None)
+        return getattr(authenticator, "remembered", None)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
@@ -148,16 +148,18 @@ class _AssessorView(StrictBodies):
         return response
 
     def handle_exception(self, exc: Exception) -> Response:
-        key = self.token(self.request) if not isinstance(exc, exceptions.AuthenticationFailed) else None
-        if key is not None and not isinstance(exc, TokenRefused):
-            # A refusal reached before the statement ran: a key revoked since its user was remembered is
-            # still answered 401 first, as without the memory.
+        remembered = self.remembered(self.request)
+        if remembered is not None and not isinstance(
+            exc, RememberRefused | exceptions.NotAuthenticated | exceptions.AuthenticationFailed
+        ):
+            # A refusal reached before the statement ran: a key revoked or a session voided since its user
+            # was remembered is still answered first, as without the memory.
             try:
-                token_recheck(key)
-            except TokenRefused as refused:
+                remembered.recheck()
+            except RememberRefused as refused:
                 exc = refused
-        if isinstance(exc, TokenRefused):
-            exc = exceptions.AuthenticationFailed(str(exc))
+        if isinstance(exc, RememberRefused):
+            exc = exceptions.AuthenticationFailed(str(exc)) if exc.token else exceptions.NotAuthenticated()
         elif isinstance(exc, WorkRefused):
             exc = exceptions.NotFound(str(exc))
         elif isinstance(exc, NotPooled):
@@ -194,7 +196,7 @@ class NextPassageApi(_AssessorView):
             user=user,
             assignment_pk=assignment_pk,
             slot_pk=payload.validated_data.get("slot"),
-            token=self.token(request),
+            check=self.remembered(request),
         )
         if step.kind in (NextKind.NO_WORK, NextKind.UNIT_DONE):
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -240,7 +242,7 @@ class GradeApi(_AssessorView):
             time_spent_ms=data.get("time_spent_ms"),
             key=key,
             then_next=data["next"],
-            token=self.token(request),
+            check=self.remembered(request),
         )
         judgment = graded.judgment
         output: dict[str, Any] = {

@@ -42,7 +42,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
-from core.token_auth import token_check_sql, token_recheck
+from core.remembered import Remembered, remembered_sql
 
 
 @dataclass(frozen=True)
@@ -112,12 +112,13 @@ def _tables() -> dict[str, str]:
 def _copy(t: dict[str, str], where: str, *, held: bool, also: str = "") -> str:
     """The copy and what its rules need, as CTE `c`; `held`: only if the user holds it and is still a
     member of its assignment."""
-    # A script's token, when given, is checked here too: its user came from the memory of
-    # core.token_auth.RecheckedTokenAuthentication, so nothing is read or written unless it still holds.
+    # A user taken from memory (core.remembered) is checked here too: nothing is read or written unless
+    # their key, or their session's password, still holds.
+    check = remembered_sql(user="%(user)s", token="%(token)s", password="%(password)s")
     holder = (
         f"""s.assessor_id = %(user)s AND EXISTS (
           SELECT 1 FROM {t["member"]} m WHERE m.assignment_id = s.assignment_id AND m.user_id = %(user)s
-      ) AND (%(token)s::text IS NULL OR {token_check_sql(key="%(token)s", user="%(user)s")}) AND """
+      ) AND {check} AND """
         if held
         else ""
     )
@@ -246,17 +247,17 @@ def grade_write(
     key: uuid.UUID | None,
     now: datetime,
     with_next: bool,
-    token: str | None = None,
+    check: Remembered | None = None,
 ) -> GradeWritten | None:
     """Grade (turn_pk, passage_id) in the copy `slot_pk` as its holder `user_pk`; None if not theirs.
 
     `key`: the grade's idempotency key; a retry with the key the row holds writes nothing and answers
-    the row as the first attempt left it (relevance_upsert_sql). `token`: a script's key, checked by the
-    statement (core.token_auth.TokenRefused when it no longer names the active user)."""
+    the row as the first attempt left it (relevance_upsert_sql). `check`: a user taken from memory, checked by
+    the statement (core.remembered.RememberRefused when it no longer holds)."""
     params: dict[str, int | str | datetime | uuid.UUID | None] = {
         "slot": slot_pk,
         "user": user_pk,
-        "token": token,
+        **_checked(check),
         "turn": turn_pk,
         "passage": passage_id,
         "grade": grade,
@@ -268,8 +269,8 @@ def grade_write(
         cursor.execute(_grade_statement(with_next), params)
         row = cursor.fetchone()
     if row is None:
-        if token is not None:
-            token_recheck(token)
+        if check is not None:
+            check.recheck()
         return None
     leased_until, lease_minutes, label, judge_pk, pooled, judgment_pk = row[:6]
     grade_stored, time_stored, created_at, updated_at = row[6:10]
@@ -289,18 +290,22 @@ def grade_write(
 
 
 def next_read(
-    *, user_pk: int, assignment_pk: int, slot_pk: int | None, token: str | None = None
+    *, user_pk: int, assignment_pk: int, slot_pk: int | None, check: Remembered | None = None
 ) -> HeldCopy | None:
     """The copy the user holds (`slot_pk`, or their first open one in the assignment) and its next
-    passage; None when they hold no such copy (or are no longer a member). `token` as for grade_write:
-    None is answered only once the key is known good."""
-    params: dict[str, int | str | None] = {"user": user_pk, "assignment": assignment_pk, "token": token}
+    passage; None when they hold no such copy (or are no longer a member). `check` as for grade_write:
+    None is answered only once the user is known good."""
+    params: dict[str, int | str | None] = {"user": user_pk, "assignment": assignment_pk, **_checked(check)}
     if slot_pk is not None:
         params["slot"] = slot_pk
     held = _read(_next_statement("held slot" if slot_pk is not None else "held"), params)
-    if held is None and token is not None:
-        token_recheck(token)
+    if held is None and check is not None:
+        check.recheck()
     return held
+
+
+def _checked(check: Remembered | None) -> dict[str, str | None]:
+    return {"token": check.token, "password": check.password} if check else {"token": None, "password": None}
 
 
 def next_of_copy(*, user_pk: int, slot_pk: int, label: str) -> NextPassage | None:

@@ -43,6 +43,7 @@ from annotation.models import (
 from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
 from annotation.relevance.selectors import next_passage_orm, ptkb_steps_done
 from annotation.services import judge_for_assessor
+from core.remembered import Remembered
 
 # --- Assessors: leasing work -----------------------------------------------------------------------
 
@@ -174,7 +175,7 @@ def work_next(
     assignment_pk: int,
     slot_pk: int | None = None,
     now: datetime | None = None,
-    token: str | None = None,
+    check: Remembered | None = None,
 ) -> NextStep:
     """The next passage for `user` to grade in an assignment, with its text.
 
@@ -187,7 +188,7 @@ def work_next(
     now = now or timezone.now()
     found = None
     if work_by_statements():
-        found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk, token=token)
+        found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk, check=check)
         if found is None and slot_pk is not None:
             raise WorkRefused("no such unit of yours")
         if found is not None and found.completed:
@@ -266,7 +267,7 @@ def work_grade(
     time_spent_ms: int | None = None,
     key: uuid.UUID | None = None,
     then_next: bool = False,
-    token: str | None = None,
+    check: Remembered | None = None,
 ) -> Graded:
     """Record or revise `user`'s grade of a pooled passage of the copy `slot_pk` they hold.
 
@@ -293,7 +294,7 @@ def work_grade(
             time_spent_ms=time_spent_ms,
             key=key,
             then_next=then_next,
-            token=token,
+            check=check,
         )
     entry = PoolEntry.objects.filter(
         pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
@@ -350,7 +351,7 @@ def _work_grade_statement(
     time_spent_ms: int | None,
     key: uuid.UUID | None,
     then_next: bool,
-    token: str | None,
+    check: Remembered | None,
 ) -> Graded:
     """work_grade through the one statement; the same checks, writes and answer."""
     now = timezone.now()
@@ -366,7 +367,7 @@ def _work_grade_statement(
             key=key,
             now=now,
             with_next=then_next,
-            token=token,
+            check=check,
         )
 
     written = write()
@@ -396,7 +397,7 @@ def _work_grade_statement(
     judgment._state.adding = False
     if not then_next:
         return Graded(judgment)
-    return _graded_then(judgment, written.next, user=user, slot_pk=slot_pk, token=token)
+    return _graded_then(judgment, written.next, user=user, slot_pk=slot_pk, check=check)
 
 
 def _graded_then(
@@ -405,12 +406,12 @@ def _graded_then(
     *,
     user: User,
     slot_pk: int,
-    token: str | None = None,
+    check: Remembered | None = None,
 ) -> Graded:
     if passage is not None:
         return Graded(judgment, NextStep(NextKind.PASSAGE, slot_pk, passage))
     # Once per copy: the same answer as the next-passage call, which closes the copy when it is done.
-    return Graded(judgment, work_next(user=user, assignment_pk=0, slot_pk=slot_pk, token=token))
+    return Graded(judgment, work_next(user=user, assignment_pk=0, slot_pk=slot_pk, check=check))
 
 
 def work_close(*, slot: WorkSlot, judge: Judge, passages_done: bool = False) -> bool:

@@ -273,7 +273,7 @@ def test_the_next_passage_reads_the_judges_grades_once_per_turn_not_once_per_pas
         return f"${names.index(match[1]) + 1}"
 
     statement = re.sub(r"%\((\w+)\)s", placeholder, grade_sql._next_statement("held"))
-    params = {"user": alice.pk, "assignment": assignment.pk, "token": "NULL"}
+    params = {"user": alice.pk, "assignment": assignment.pk, "token": "NULL", "password": "NULL"}
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         cursor.execute(f"PREPARE next_held AS {statement}")

@@ -1,13 +1,15 @@
-"""On PostgreSQL a script's token is checked by the work statement itself: a steady request is one
-statement, and a key revoked or a user deactivated is refused from the next request on, nothing written.
+"""On PostgreSQL the work statement checks the user the assessor endpoints took from memory: a steady
+request is its session read (the page) and one statement, and a key revoked, a user deactivated or a
+password changed is refused from the next request on, nothing written.
 
-The user of a key seen lately comes from the process's memory (core.token_auth.RecheckedTokenAuthentication);
-these tests revoke and deactivate behind that memory's back, as an organiser's admin page or another
-process would.
+The user's row, read in the last minute, comes from the process's memory (core.remembered); these tests
+revoke, deactivate and change passwords behind that memory's back, as an organiser's admin page or
+another process would.
 """
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
@@ -101,3 +103,52 @@ def test_work_that_is_not_the_users_is_still_404_with_a_good_key(script):
 
     assert _next(script).status_code == 404
     assert _grade(script, script.step | {"slot": 10**9}).status_code == 404
+
+
+@pytest.fixture
+def page():
+    """Alice on the assessor page, signed in by session, warmed up like `script`."""
+    assert connection.vendor == "postgresql"
+    alice = UserFactory()
+    browser = Client()
+    browser.force_login(alice)
+    browser.assignment, browser.alice = (
+        relevance_campaign(assessors=[alice], n_turns=1, n_passages=6, n_ptkb=0),
+        alice,
+    )
+    browser.step = _next(browser).json()
+    browser.step = _grade(browser, browser.step, next_=True).json()["next"]
+    return browser
+
+
+def test_the_pages_steady_grade_is_its_session_and_one_statement(page, django_assert_num_queries):
+    with django_assert_num_queries(2):  # the session (in the database here; Redis with CACHE_URL)
+        graded = _grade(page, page.step, next_=True)
+
+    assert graded.status_code == 201 and graded.json()["next"]["index"] == 2
+
+
+def test_a_password_changed_behind_the_memory_voids_the_session_at_once(page):
+    page.alice.set_password("a new one, elsewhere")
+    page.alice.save(update_fields=["password"])
+
+    graded = _grade(page, page.step)
+
+    assert graded.status_code == 401  # as DRF answers a request without credentials here
+    assert graded.json()["code"] == "not_authenticated"
+    assert RelevanceJudgment.objects.filter(judge__user=page.alice).count() == 1
+
+
+def test_a_session_user_deactivated_behind_the_memory_is_refused_before_a_bad_request(page):
+    page.alice.is_active = False
+    page.alice.save(update_fields=["is_active"])
+
+    bad = page.post(
+        reverse("relevance-api-grade", args=[page.step["slot"]]),
+        {"grade": 9},
+        content_type="application/json",
+    )
+    following = _next(page)
+
+    assert (bad.status_code, bad.json()["code"]) == (401, "not_authenticated")
+    assert (following.status_code, following.json()["code"]) == (401, "not_authenticated")
