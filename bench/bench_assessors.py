@@ -14,7 +14,8 @@ One invocation, four kinds of client, each through the same closed-loop harness:
   and closes units on the way) and a `grade` without `next`.
 - api with next: the same client saving a request: one grade with `"next": true` per judgment, and a
   next call per unit (to lease it).
-- trivial: two JSON POSTs to a view that does nothing, as the baseline (half before, half after).
+- trivial: two JSON POSTs to a view that does nothing, as the baseline, measured beside each path: each
+  path's run is cut into slices (--slices), each after a slice of the trivial view.
 
 Each kind has its own assessors and assignment over the same pool, and all run against one server in
 its default configuration; the goals are checked on each path.
@@ -578,6 +579,16 @@ class Phase:
         return [e for r in self.results for e in r.errors]
 
 
+def _merged(phases: list[Phase]) -> Phase:
+    return Phase(
+        [r for p in phases for r in p.results],
+        sum(p.elapsed for p in phases),
+        sum(p.web_cpu for p in phases),
+        sum(p.db_cpu for p in phases),
+        sum(p.cache_cpu for p in phases),
+    )
+
+
 def _load(
     kind: str,
     credentials: list[Any],
@@ -646,7 +657,7 @@ def main() -> int:
         "--trivial-seconds",
         type=float,
         default=float(os.environ.get("BENCH_TRIVIAL_SECONDS", "20")),
-        help="Length of the trivial view's runs, half before and half after (env BENCH_TRIVIAL_SECONDS).",
+        help="Length of the trivial view's run beside each path, cut into as many slices (env BENCH_TRIVIAL_SECONDS).",
     )
     # 1000 turns x 40 = 40,000 pooled pairs per assignment: more than 50 assessors grade in the runs.
     parser.add_argument("--turns", type=int, default=1000)
@@ -686,6 +697,12 @@ def main() -> int:
         type=float,
         default=float(os.environ.get("BENCH_PACED_SECONDS", "15")),
         help="Length of each path's paced run (env BENCH_PACED_SECONDS).",
+    )
+    parser.add_argument(
+        "--slices",
+        type=int,
+        default=int(os.environ.get("BENCH_SLICES", "2")),
+        help="Slices each path's run is cut into, each after a slice of the trivial view (env BENCH_SLICES).",
     )
     parser.add_argument(
         "--warmup-seconds",
@@ -736,7 +753,6 @@ def main() -> int:
             assert server is not None
             return _server_cpu(server.pid, db_name, redis_title)
 
-        half = args.trivial_seconds / 2
         procs = args.client_processes
         # Steady state, as 50 assessors meet it an hour into a campaign: each path first runs unmeasured
         # (templates, URL and prepared-statement caches of every server thread), then the planner's
@@ -755,11 +771,24 @@ def main() -> int:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
             connection.close()
-        before = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
-        browser = _load("browser", cookies, seeded.browser_assignment, args.seconds, procs, cpu_of)
-        pair = _load("pair", seeded.pair_tokens, seeded.pair_assignment, args.seconds, procs, cpu_of)
-        api = _load("api", seeded.tokens, seeded.api_assignment, args.seconds, procs, cpu_of)
-        after = _load("trivial", seeded.tokens, 0, half, procs, cpu_of)
+        # Each path's measured run is cut into slices, each after a slice of the trivial view: the machine is
+        # shared, its speed drifts within a run, and a path is compared with the baseline measured beside it.
+        slices = max(1, args.slices)
+        measured: dict[str, Phase] = {}
+        baseline: dict[str, Phase] = {}
+        for kind, creds, pk in (
+            ("browser", cookies, seeded.browser_assignment),
+            ("pair", seeded.pair_tokens, seeded.pair_assignment),
+            ("api", seeded.tokens, seeded.api_assignment),
+        ):
+            trivial_runs, path_runs = [], []
+            for _ in range(slices):
+                trivial_runs.append(
+                    _load("trivial", seeded.tokens, 0, args.trivial_seconds / slices, procs, cpu_of)
+                )
+                path_runs.append(_load(kind, creds, pk, args.seconds / slices, procs, cpu_of))
+            baseline[kind], measured[kind] = _merged(trivial_runs), _merged(path_runs)
+        browser, pair, api = measured["browser"], measured["pair"], measured["api"]
         # The same assessors at a person's pace, faster than any on record: where latency is what they feel.
         paced = {
             kind: _load(kind, creds, pk, args.paced_seconds, procs, cpu_of, think_s=args.think_s)
@@ -769,13 +798,7 @@ def main() -> int:
                 ("api", seeded.tokens, seeded.api_assignment),
             )
         }
-        trivial = Phase(
-            before.results + after.results,
-            before.elapsed + after.elapsed,
-            before.web_cpu + after.web_cpu,
-            before.db_cpu + after.db_cpu,
-            before.cache_cpu + after.cache_cpu,
-        )
+        trivial = _merged(list(baseline.values()))
 
         from annotation.models import RelevanceJudgment
 
@@ -818,7 +841,11 @@ def main() -> int:
             )
 
         print(line("trivial view (2 JSON POSTs per loop)", trivial, "loops"))
-        print(f"  ({before.per_s:.0f} loops/s before the assessors, {after.per_s:.0f} after)")
+        print(
+            "  (beside the page, the API pair and the API with next: "
+            + ", ".join(f"{baseline[k].per_s:.0f}" for k in ("browser", "pair", "api"))
+            + " loops/s)"
+        )
         for name, (phase, prefix) in paths.items():
             print(line(name, phase, "judgments"))
             if phase is browser:
@@ -835,7 +862,8 @@ def main() -> int:
 
         met = True
         for name, (phase, prefix) in paths.items():
-            ratio = phase.per_s / trivial.per_s if trivial.per_s else 0.0
+            beside = baseline[prefix]
+            ratio = phase.per_s / beside.per_s if beside.per_s else 0.0
             p95 = _p(paced[prefix].latencies, 95) * 1000
             ok = ratio >= 0.35 and p95 < 200 and stored[name][0]
             met = met and ok
