@@ -52,8 +52,7 @@ def _refusal(row: tuple | None) -> str | None:
     """DRF's reason to refuse a key whose user's row this is (None: the key is good)."""
     if row is None:
         return str(_("Invalid token."))
-    user = get_user_model().from_db(connection.alias, _statement()[1], row)
-    return None if user.is_active else str(_("User inactive or deleted."))
+    return None if row[_statement()[1].index("is_active")] else str(_("User inactive or deleted."))
 
 
 class FastTokenAuthentication(TokenAuthentication):
