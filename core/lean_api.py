@@ -137,20 +137,21 @@ class RecheckedSessionAuthentication(SessionUserAuthentication):
             return None
         user_pk, session_hash = claims
         row = _SEEN.get(user_pk)
-        if row is None:
-            row = _user_row(user_pk)
-            user = _accepted(row, session_hash)
-            if user is not None:
-                assert row is not None
-                _SEEN.keep(user_pk, row)
-            return user
-        user = _accepted(row, session_hash)
+        user = _accepted(row, session_hash) if row is not None else None
         if user is not None:
             self.remembered = Remembered(
                 user_pk=user_pk,
                 password=user.password,
                 recheck_by=lambda: _session_recheck(user_pk, session_hash),
             )
+            return user
+        # Not remembered, or remembered before a change this session may have followed (a new password
+        # signs in anew): read the row.
+        row = _user_row(user_pk)
+        user = _accepted(row, session_hash)
+        if user is not None:
+            assert row is not None
+            _SEEN.keep(user_pk, row)
         return user
 
 

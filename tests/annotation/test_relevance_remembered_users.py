@@ -134,9 +134,13 @@ def test_a_password_changed_behind_the_memory_voids_the_session_at_once(page):
 
     graded = _grade(page, page.step)
 
+    page.force_login(page.alice)  # signed in anew, with the new password
+    again = _grade(page, page.step)
+
     assert graded.status_code == 401  # as DRF answers a request without credentials here
     assert graded.json()["code"] == "not_authenticated"
-    assert RelevanceJudgment.objects.filter(judge__user=page.alice).count() == 1
+    assert again.status_code == 201
+    assert RelevanceJudgment.objects.filter(judge__user=page.alice).count() == 2
 
 
 def test_a_session_user_deactivated_behind_the_memory_is_refused_before_a_bad_request(page):
