@@ -12,7 +12,8 @@ neither a parse nor a plan. tests/annotation/test_relevance_grade_sql.py runs on
 every stored row.
 
 The rules, as both forms state them:
-- the copy: held by the user, who is still a member of its assignment;
+- the copy: held by the user, who is still a member of its assignment (and, for a user the view took
+  from memory, whose key or session still holds: core.remembered);
 - the grade: written only when the pair is pooled for a turn of the copy's unit, by the one writer's
   statement (relevance_upsert_sql, as relevance_judgment_submit runs it on SQLite), as a
   data-modifying step that runs only when the checks pass; the caller makes the assessor's judge first;
