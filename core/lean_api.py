@@ -37,7 +37,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
-from core.remembered import Remembered, RememberRefused, Rows
+from core.remembered import SEEN, Remembered, RememberRefused
 
 _MODEL_BACKEND = f"{ModelBackend.__module__}.{ModelBackend.__qualname__}"
 
@@ -121,9 +121,6 @@ class SessionUserAuthentication(SessionAuthentication):
         return _session_user(request)
 
 
-_SEEN = Rows()
-
-
 class RecheckedSessionAuthentication(SessionUserAuthentication):
     """SessionUserAuthentication whose user's row, read in the last minute, comes from memory: for views
     that hand `remembered` to a statement that checks it (core.remembered), and call its `recheck` before
@@ -136,13 +133,13 @@ class RecheckedSessionAuthentication(SessionUserAuthentication):
         if claims is None:
             return None
         user_pk, session_hash = claims
-        row = _SEEN.get(user_pk)
+        row = SEEN.get(f"user:{user_pk}")
         user = _accepted(row, session_hash) if row is not None else None
         if user is not None:
             self.remembered = Remembered(
                 user_pk=user_pk,
                 password=user.password,
-                recheck_by=lambda: _session_recheck(user_pk, session_hash),
+                recheck=lambda: _session_recheck(user_pk, session_hash),
             )
             return user
         # Not remembered, or remembered before a change this session may have followed (a new password
@@ -151,17 +148,17 @@ class RecheckedSessionAuthentication(SessionUserAuthentication):
         user = _accepted(row, session_hash)
         if user is not None:
             assert row is not None
-            _SEEN.keep(user_pk, row)
+            SEEN.set(f"user:{user_pk}", row)
         return user
 
 
 def _session_recheck(user_pk: int, session_hash: str) -> None:
     row = _user_row(user_pk)
     if _accepted(row, session_hash) is None:
-        _SEEN.forget(user_pk)
+        SEEN.delete(f"user:{user_pk}")
         raise RememberRefused(str(NotAuthenticated.default_detail), token=False)
     assert row is not None
-    _SEEN.keep(user_pk, row)
+    SEEN.set(f"user:{user_pk}", row)
 
 
 class SessionUserScheme(SessionScheme):

@@ -18,13 +18,11 @@ a user deactivated or a password changed is therefore refused from the next requ
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.core.cache.backends.locmem import LocMemCache
 from django.db import connection
 from rest_framework.authtoken.models import Token
 
@@ -43,42 +41,14 @@ class Remembered:
     remembered password hash (exactly one of the two)."""
 
     user_pk: int
+    recheck: Callable[[], None]  # reads the row again: raises RememberRefused when it no longer holds
     token: str | None = None
     password: str | None = None
-    recheck_by: Callable[[], None] | None = None  # raises RememberRefused when it no longer holds
-
-    def recheck(self) -> None:
-        if self.recheck_by is not None:
-            self.recheck_by()
 
 
-class Rows:
-    """Rows by key, each kept for `ttl` seconds, at most `size` of them (the least recently used go)."""
-
-    def __init__(self, ttl: float = 60.0, size: int = 10_000) -> None:
-        self.ttl = ttl
-        self.size = size
-        self.lock = threading.Lock()
-        self.rows: OrderedDict[object, tuple[tuple, float]] = OrderedDict()
-
-    def get(self, key: object) -> tuple | None:
-        with self.lock:
-            found = self.rows.get(key)
-            if found is None or found[1] < time.monotonic():
-                return None
-            self.rows.move_to_end(key)
-            return found[0]
-
-    def keep(self, key: object, row: tuple) -> None:
-        with self.lock:
-            self.rows[key] = (row, time.monotonic() + self.ttl)
-            self.rows.move_to_end(key)
-            while len(self.rows) > self.size:
-                self.rows.popitem(last=False)
-
-    def forget(self, key: object) -> None:
-        with self.lock:
-            self.rows.pop(key, None)
+# The rows, by "token:<key>" or "user:<pk>": Django's in-memory cache, one store per process shared by its
+# threads, each row kept a minute; past 10,000 rows the least recently used third is dropped.
+SEEN = LocMemCache("assay-remembered-users", {"TIMEOUT": 60, "OPTIONS": {"MAX_ENTRIES": 10_000}})
 
 
 def remembered_sql(*, user: str, token: str, password: str) -> str:

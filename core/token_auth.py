@@ -22,9 +22,8 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
-from rest_framework.request import Request
 
-from core.remembered import Remembered, RememberRefused, Rows
+from core.remembered import SEEN, Remembered, RememberRefused
 
 
 @functools.cache
@@ -70,30 +69,25 @@ class FastTokenAuthentication(TokenAuthentication):
         return user, token
 
 
-_SEEN = Rows()
-
-
 class RecheckedTokenAuthentication(FastTokenAuthentication):
     """For views that hand `remembered` (set when the user came from memory) to a statement that checks it
     (core.remembered), and call its `recheck` before they refuse a request."""
 
-    def authenticate(self, request: Request) -> tuple[AbstractBaseUser, Token] | None:
-        self.remembered: Remembered | None = None
-        return super().authenticate(request)
+    remembered: Remembered | None = None  # set when the user came from memory (one instance a request)
 
     def authenticate_credentials(self, key: str) -> tuple[AbstractBaseUser, Token]:
-        row = _SEEN.get(key)
+        row = SEEN.get(f"token:{key}")
         remembered = row is not None
         if row is None:
             row = _user_row(key)
         authenticated = self._authenticated(key, row)  # refuses a key its row refuses
         if remembered:
             self.remembered = Remembered(
-                user_pk=authenticated[0].pk, token=key, recheck_by=lambda: token_recheck(key)
+                user_pk=authenticated[0].pk, token=key, recheck=lambda: token_recheck(key)
             )
         else:
             assert row is not None
-            _SEEN.keep(key, row)
+            SEEN.set(f"token:{key}", row)
         return authenticated
 
 
@@ -102,7 +96,7 @@ def token_recheck(key: str) -> None:
     row = _user_row(key)
     refusal = _refusal(row)
     if refusal is not None:
-        _SEEN.forget(key)
+        SEEN.delete(f"token:{key}")
         raise RememberRefused(refusal, token=True)
     assert row is not None
-    _SEEN.keep(key, row)
+    SEEN.set(f"token:{key}", row)
