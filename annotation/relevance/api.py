@@ -149,11 +149,13 @@ class _AssessorView(StrictBodies):
 
     def handle_exception(self, exc: Exception) -> Response:
         remembered = self.remembered(self.request)
+        # Refusals the work raised come after its statement checked the user (or rechecked them when it
+        # found nothing); the rest come before it, where a key revoked or a session voided since its user
+        # was remembered must still be answered first, as without the memory.
+        checked = RememberRefused | WorkRefused | NotPooled | PtkbLeft
         if remembered is not None and not isinstance(
-            exc, RememberRefused | exceptions.NotAuthenticated | exceptions.AuthenticationFailed
+            exc, checked | exceptions.NotAuthenticated | exceptions.AuthenticationFailed
         ):
-            # A refusal reached before the statement ran: a key revoked or a session voided since its user
-            # was remembered is still answered first, as without the memory.
             try:
                 remembered.recheck()
             except RememberRefused as refused:
