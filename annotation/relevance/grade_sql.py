@@ -143,12 +143,19 @@ def _next_passage(t: dict[str, str], *, leave_out_graded: bool) -> str:
     a generic plan prepared while the judgments table was small scans the table instead of the index
     until autovacuum's next ANALYZE replans it, and once per entry that scan made every call cost as
     much as the table is large.
+
+    Each unit turn is looked up by its key, one probe per element of `turn_pks` (the LIMIT keeps the
+    planner from turning the lookup back into a join): joined as a set, the planner's guess of a
+    hundred elements made it hash the whole turns table on every call, a cost that grew with the
+    collection.
     """
     graded_now = "AND NOT (e.turn_id = %(turn)s AND e.passage_id = %(passage)s)" if leave_out_graded else ""
     return f"""LATERAL (
     SELECT first.turn_id, tt.turn_id AS turn_name, first.passage_id, first."order"
     FROM jsonb_array_elements_text(c.turn_pks) ut
-    JOIN {t["turn"]} tt ON tt.id = ut.value::bigint
+    CROSS JOIN LATERAL (
+        SELECT ot.id, ot.turn_id, ot.position FROM {t["turn"]} ot WHERE ot.id = ut.value::bigint LIMIT 1
+    ) tt
     CROSS JOIN LATERAL (
         SELECT e.turn_id, e.passage_id, e."order", e.id
         FROM {t["entry"]} e

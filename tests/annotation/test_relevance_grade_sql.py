@@ -17,10 +17,18 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Passage, PoolEntry, PtkbJudgment, PtkbStatement, RelevanceJudgment, WorkSlot
+from annotation.models import (
+    Passage,
+    PoolEntry,
+    PtkbJudgment,
+    PtkbStatement,
+    RelevanceJudgment,
+    Turn,
+    WorkSlot,
+)
 from annotation.relevance import grade_sql
 from tests.concurrency import at_the_same_instant
-from tests.factories import UserFactory, relevance_campaign
+from tests.factories import TopicFactory, UserFactory, relevance_campaign
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -245,6 +253,29 @@ def _loops_over(plan: dict, table: str) -> int:
     return own + sum(_loops_over(child, table) for child in plan.get("Plans", []))
 
 
+def _generic_plan_of_next(user_pk: int, assignment_pk: int) -> dict:
+    """EXPLAIN ANALYZE's JSON plan of the next-passage statement as a generic plan (the kind psycopg's
+    prepared statement runs on), for the user's open copy in the assignment."""
+    names: list[str] = []
+
+    def placeholder(match: re.Match) -> str:
+        if match[1] not in names:
+            names.append(match[1])
+        return f"${names.index(match[1]) + 1}"
+
+    statement = re.sub(r"%\((\w+)\)s", placeholder, grade_sql._next_statement("held"))
+    params = {"user": user_pk, "assignment": assignment_pk, "token": "NULL", "password": "NULL"}
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"PREPARE next_held AS {statement}")
+        cursor.execute(
+            f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE next_held({', '.join(str(params[n]) for n in names)})"
+        )
+        (plan,) = cursor.fetchone()[0]
+        cursor.execute("DEALLOCATE next_held")
+    return plan["Plan"]
+
+
 def test_the_next_passage_reads_the_judges_grades_once_per_turn_not_once_per_passage_on_postgresql():
     # A generic plan prepared while the judgments table was small scans the table for each read of it
     # until the next ANALYZE: read once per passage walked, such a plan made each call as slow as the
@@ -265,26 +296,46 @@ def test_the_next_passage_reads_the_judges_grades_once_per_turn_not_once_per_pas
         step = client.post(
             reverse("relevance-api-next", args=[assignment.pk]), content_type="application/json"
         )
-    names: list[str] = []
 
-    def placeholder(match: re.Match) -> str:
-        if match[1] not in names:
-            names.append(match[1])
-        return f"${names.index(match[1]) + 1}"
-
-    statement = re.sub(r"%\((\w+)\)s", placeholder, grade_sql._next_statement("held"))
-    params = {"user": alice.pk, "assignment": assignment.pk, "token": "NULL", "password": "NULL"}
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-        cursor.execute(f"PREPARE next_held AS {statement}")
-        cursor.execute(
-            f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE next_held({', '.join(str(params[n]) for n in names)})"
-        )
-        (plan,) = cursor.fetchone()[0]
-        cursor.execute("DEALLOCATE next_held")
+    plan = _generic_plan_of_next(alice.pk, assignment.pk)
 
     assert step.json()["index"] == 5  # the sixth passage of the second turn
-    assert _loops_over(plan["Plan"], RelevanceJudgment._meta.db_table) <= 2
+    assert _loops_over(plan, RelevanceJudgment._meta.db_table) <= 2
+
+
+def _reads_of(plan: dict, table: str) -> list[tuple[str, int]]:
+    """Each node of a plan that reads `table`: its kind and the rows it returned over all its loops."""
+    own = (
+        [(plan["Node Type"], plan["Actual Rows"] * plan["Actual Loops"])]
+        if plan.get("Relation Name") == table
+        else []
+    )
+    return own + [read for child in plan.get("Plans", []) for read in _reads_of(child, table)]
+
+
+def test_the_next_passage_looks_up_the_units_turns_by_key_not_the_whole_turns_table_on_postgresql():
+    # Joined as a set, the unit's turns made the planner hash the whole turns table on every call (its
+    # guess for a JSON array is a hundred elements): a cost that grew with the collection.
+    assert connection.vendor == "postgresql"
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    # The rest of a collection of real size: turns of other conversations, many pages of the table.
+    other = TopicFactory(collection=assignment.pool.collection)
+    Turn.objects.bulk_create(
+        Turn(collection=other.collection, topic=other, turn_id=f"other_{i}", position=i, utterance="?")
+        for i in range(1, 3001)
+    )
+    client = Client()
+    client.force_login(alice)
+    step = client.post(reverse("relevance-api-next", args=[assignment.pk]), content_type="application/json")
+    assert step.status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Turn._meta.db_table}")
+
+    reads = _reads_of(_generic_plan_of_next(alice.pk, assignment.pk), Turn._meta.db_table)
+
+    assert reads and all(kind in ("Index Scan", "Index Only Scan") for kind, _rows in reads), reads
+    assert sum(rows for _kind, rows in reads) == 1  # the one turn of the unit
 
 
 class PtkbCampaign:
