@@ -56,6 +56,7 @@ import multiprocessing
 import os
 import random
 import re
+import runpy
 import secrets
 import signal
 import socket
@@ -662,23 +663,25 @@ def main() -> int:
     # 1000 turns x 40 = 40,000 pooled pairs per assignment: more than 50 assessors grade in the runs.
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--per-turn", type=int, default=40)
+    # The server's shape defaults to the production one (deploy/gunicorn.conf.py, as `make serve` runs it).
+    served = runpy.run_path(str(REPO / "deploy" / "gunicorn.conf.py"))
     parser.add_argument(
         "--workers",
         type=int,
-        default=int(os.environ.get("BENCH_WORKERS", cores)),
-        help="gunicorn gthread workers: one per core, since PostgreSQL and the clients share the cores.",
+        default=int(os.environ.get("BENCH_WORKERS", served["workers"])),
+        help="gunicorn gthread workers (deploy/gunicorn.conf.py's by default; env BENCH_WORKERS).",
     )
     parser.add_argument(
         "--threads",
         type=int,
-        default=int(os.environ.get("BENCH_THREADS", "8")),
-        help="Threads per worker (and Django pool connections per worker).",
+        default=int(os.environ.get("BENCH_THREADS", served["threads"])),
+        help="Threads per worker, and Django pool connections per worker (the same; env BENCH_THREADS).",
     )
     parser.add_argument(
         "--keep-alive",
         type=int,
-        default=int(os.environ.get("BENCH_KEEP_ALIVE", "0")),
-        help="gthread keep-alive seconds; 0 closes after each response so any idle worker takes the next.",
+        default=int(os.environ.get("BENCH_KEEP_ALIVE", served["keepalive"])),
+        help="gthread keep-alive seconds (the same; env BENCH_KEEP_ALIVE).",
     )
     parser.add_argument(
         "--client-processes",

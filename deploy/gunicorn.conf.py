@@ -1,8 +1,10 @@
 """gunicorn settings for Assay (deploy/Procfile, the systemd unit, make serve); flags override them.
 
 Threads wait on the database while PostgreSQL uses the cores, so one worker per core with a few threads
-each; as many connections per worker as threads; no keep-alive, so any idle worker takes the next
-request (README, Running it at scale, says what each measured). Logs are JSON lines like the app's.
+each: four, which served the assessors' requests faster than eight (fewer threads contending for the
+interpreter, fewer PostgreSQL backends contending for the cores); as many connections per worker as
+threads; no keep-alive, so any idle worker takes the next request (docs/performance.md and
+docs/operations, Scaling out, say what each measured). Logs are JSON lines like the app's.
 """
 
 import multiprocessing
@@ -11,7 +13,7 @@ import os
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", min(4, multiprocessing.cpu_count())))
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", 8))
+threads = int(os.environ.get("GUNICORN_THREADS", 4))
 worker_connections = threads
 keepalive = 0
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", 60))
