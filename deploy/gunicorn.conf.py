@@ -1,8 +1,8 @@
 """gunicorn settings for Assay (deploy/Procfile, the systemd unit, make serve); flags override them.
 
 Threads wait on the database while PostgreSQL uses the cores, so one worker per core with a few threads
-each: four, which served the assessors' requests faster than eight (fewer threads contending for the
-interpreter, fewer PostgreSQL backends contending for the cores); as many connections per worker as
+each: four, which served the assessors' requests as fast as eight or faster, on less PostgreSQL CPU (fewer
+threads contending for the interpreter, fewer backends for the cores); as many connections per worker as
 threads; no keep-alive, so any idle worker takes the next request (docs/performance.md and
 docs/operations, Scaling out, say what each measured). Logs are JSON lines like the app's.
 """
