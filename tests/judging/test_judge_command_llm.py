@@ -78,29 +78,16 @@ def test_judge_relevance_prints_calls_cache_and_cost_and_a_rerun_calls_nothing(f
     assert RelevanceJudgment.objects.filter(judge__name="llm-rel").count() == 6
 
 
-def test_llm_judge_and_judge_describe_the_same_work_alike(fake_openai, ranked):
-    """The older spelling resumes what the new one started: same options, so same job and same cache."""
+def test_judge_run_again_with_the_same_options_answers_from_the_cache(fake_openai, ranked):
+    """The options a job records are only those that change its work, so the same command finds them."""
     fake_openai.responder = lambda prompt: "Grade: 1"
-    collection, turns = ranked
-    judge(
-        "relevance", "--collection", "bikes", "--judge", "both", "--turns", turns[0].turn_id, "--depth", "2"
-    )
-    out = StringIO()
-    call_command(
-        "llm_judge",
-        "--collection",
-        "bikes",
-        "--task",
-        "relevance",
-        "--judge-name",
-        "both",
-        "--turns",
-        turns[0].turn_id,
-        "--depth",
-        "2",
-        stdout=out,
-    )
-    assert "2 units (0 failed), 0 calls made, 2 from the cache" in out.getvalue()
+    _, turns = ranked
+    args = ("relevance", "--collection", "bikes", "--judge", "both", "--turns", turns[0].turn_id)
+    judge(*args, "--depth", "2")
+
+    again = judge(*args, "--depth", "2")
+
+    assert "2 units (0 failed), 0 calls made, 2 from the cache" in again
     first, second = JudgeJob.objects.order_by("id")
     assert first.options == second.options == {"turns": [turns[0].turn_id], "depth": 2}
     assert len(fake_openai.received) == 2

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Judge
+from annotation.models import Judge, Nugget
 from judging.models import JudgeJob
 from tests.factories import (
     AssessorJudgeFactory,
@@ -90,16 +90,21 @@ def test_judge_refuses_to_write_as_a_persons_judge(collection, request, args, ju
 
     assert JudgeJob.objects.count() == 0
     assert labels_of(person) == 0
+    assert not Nugget.objects.filter(duplicate_of__isnull=False).exists()  # the source set is untouched
     person.refresh_from_db()
     assert person.kind in (Judge.Kind.ASSESSOR, Judge.Kind.CROWD)
 
 
-def test_judge_refuses_a_new_name_kept_for_assessors(collection):
+@pytest.mark.parametrize(
+    "task", [["relevance"], ["dedup", "--source-judge", "gold", "--exact-only"]], ids=["llm", "nli"]
+)
+def test_judge_refuses_a_new_name_kept_for_assessors(collection, task):
     with pytest.raises(CommandError, match="kept for assessors; 'assessor:carol' is not one"):
-        run("judge", "relevance", "--collection", "cone", "--judge", "assessor:carol")
+        run("judge", *task, "--collection", "cone", "--judge", "assessor:carol")
 
     assert not Judge.objects.filter(name="assessor:carol").exists()
     assert JudgeJob.objects.count() == 0
+    assert not Nugget.objects.filter(duplicate_of__isnull=False).exists()
 
 
 @pytest.mark.parametrize("name", ["crowd-worker:w1", "mturk-worker:A1B2"])
@@ -116,58 +121,6 @@ def test_judge_refuses_a_name_pages_cannot_address(collection):
         run("judge", "relevance", "--collection", "cone", "--judge", "llm/rel")
 
     assert not Judge.objects.filter(name="llm/rel").exists()
-
-
-def test_nli_match_refuses_to_write_as_an_assessor(collection, bob):
-    with pytest.raises(CommandError, match="judge 'assessor:bob' is an assessor"):
-        run(
-            "nli_match",
-            "--collection",
-            "cone",
-            "--gold-judge",
-            "gold",
-            "--response-nugget-judge",
-            "extractor",
-            "--judge",
-            "assessor:bob",
-            "--model",
-            "m",
-        )
-
-    assert labels_of(bob) == 0
-
-
-def test_dedup_nuggets_refuses_a_crowd_target(collection, crowd):
-    with pytest.raises(CommandError, match="judge 'mturk-majority' is a crowd aggregate"):
-        run(
-            "dedup_nuggets",
-            "--collection",
-            "cone",
-            "--judge",
-            "gold",
-            "--target",
-            "mturk-majority",
-            "--exact-only",
-        )
-
-    assert labels_of(crowd) == 0
-    assert not Judge.objects.get(name="gold").nuggets.filter(duplicate_of__isnull=False).exists()
-
-
-def test_dedup_nuggets_refuses_a_new_target_kept_for_assessors(collection):
-    with pytest.raises(CommandError, match="kept for assessors"):
-        run(
-            "dedup_nuggets",
-            "--collection",
-            "cone",
-            "--judge",
-            "gold",
-            "--target",
-            "assessor:x",
-            "--exact-only",
-        )
-
-    assert not Judge.objects.filter(name="assessor:x").exists()
 
 
 # --- Bad names of what a job reads -----------------------------------------------------------------

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import Judge, NtnJudgment, Nugget
 from judging.clients import nli as nli_client
 from judging.machine.jobs import judge_job_run, judge_job_start
+from judging.machine.nli import nugget_duplicates_find, nuggets_dedup
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
@@ -113,6 +114,24 @@ def test_judge_ntn_scores_every_pair_once_and_a_second_run_scores_nothing(
     assert JudgeJob.objects.filter(status="done").count() == 2
 
 
+def test_judge_ntn_scores_in_batches_of_the_size_asked(nuggets, tiny_model_dir, monkeypatch):
+    sizes: list[int] = []
+    original = nli_client.NliModel.entailment_probs
+
+    def spy(self, pairs, **kwargs):
+        sizes.append(self.batch_size)
+        return original(self, pairs, **kwargs)
+
+    monkeypatch.setattr(nli_client.NliModel, "entailment_probs", spy)
+
+    out = judge(*ntn_args(tiny_model_dir, "--batch-size", "3"))
+
+    assert "2 turns, 7 pairs scored" in out
+    assert sizes and set(sizes) == {3}
+    assert JudgeJob.objects.get().options["batch_size"] == 3
+    assert NtnJudgment.objects.filter(judge__name="nli:tiny").count() == 7
+
+
 def test_a_killed_ntn_job_resumes_where_it_stopped(nuggets, tiny_model_dir, scored_pairs):
     collection, (first_turn, second_turn) = nuggets
     job = judge_job_start(
@@ -186,6 +205,46 @@ def test_judge_dedup_marks_duplicates_and_a_second_run_scores_nothing(tiny_model
     assert Nugget.objects.filter(judge__name="llm-gold-dedup").count() == 2
 
 
+def test_judge_dedup_with_the_model_keeps_the_pairs_that_entail_each_other(tiny_model_dir):
+    collection = CollectionFactory(name="paris")
+    turn = TurnFactory(topic=TopicFactory(collection=collection))
+    source = JudgeFactory(name="llm-nuggets")
+    texts = [
+        "Paris is the capital of France.",
+        "The capital of France is Paris.",
+        "The Eiffel Tower is in Paris.",
+        "The museum opens at nine.",
+        "Paris is the capital of France!",
+    ]
+    nuggets = [NuggetFactory(judge=source, turn=turn, key=f"[{i + 1}]", text=t) for i, t in enumerate(texts)]
+    model = nli_client.nli_model(str(tiny_model_dir))
+    # Any threshold that splits the probabilities makes the greedy rule's outcome depend on the model.
+    probs = model.entailment_probs([(a, b) for a in texts[:4] for b in texts[:4] if a != b])
+    threshold = sorted(probs)[len(probs) // 2]
+    model.threshold = threshold
+    expected, _ = nugget_duplicates_find(nuggets, entails=model.entails)
+
+    out = judge(
+        *("dedup", "--collection", "paris", "--judge", "llm-nuggets-dedup", "--source-judge", "llm-nuggets"),
+        *("--model", str(tiny_model_dir), "--threshold", str(threshold)),
+    )
+
+    assert f"job {JudgeJob.objects.get().pk} done: 1 turn," in out
+    assert dict(Nugget.objects.filter(judge=source).values_list("id", "duplicate_of_id")) == expected
+    assert expected[nuggets[4].id] is not None  # the exact duplicate of the first is always folded
+    kept = Nugget.objects.filter(judge__name="llm-nuggets-dedup")
+    assert sorted(kept.values_list("original_id", flat=True)) == sorted(
+        k for k, v in expected.items() if v is None
+    )
+    # Run again: the target already holds the turn, nothing is redone.
+    again = nuggets_dedup(
+        collection=collection, source_judge=source, target_name="llm-nuggets-dedup", model=str(tiny_model_dir),
+        threshold=threshold,
+    )  # fmt: skip
+    assert (again.turns, again.skipped_turns) == (0, 1)
+    assert kept.count() == sum(1 for v in expected.values() if v is None)
+
+
 def test_judge_dedup_exact_only_needs_no_model(scored_pairs):
     dedup_setup()
     out = judge(
@@ -205,6 +264,10 @@ def test_judge_refuses_nli_jobs_it_cannot_run(nuggets, tmp_path):
         judge("ntn", "--collection", "cone", "--judge", "n", "--gold-judge", "nobody")
     with pytest.raises(CommandError, match="threshold must be between 0 and 1"):
         judge(*ntn_args(tmp_path, "--threshold", "1.5"))
+    with pytest.raises(CommandError, match="batch size must be at least 1"):
+        judge(*ntn_args(tmp_path, "--batch-size", "0"))
+    with pytest.raises(CommandError, match="no turn 99_99 in collection cone"):
+        judge(*ntn_args(tmp_path, "--turns", "99_99"))
     with pytest.raises(CommandError, match="runs do not apply"):
         judge("dedup", "--collection", "cone", "--judge", "d", "--source-judge", "gold", "--runs", "A")
     with pytest.raises(CommandError, match="needs its own judge"):
@@ -212,6 +275,8 @@ def test_judge_refuses_nli_jobs_it_cannot_run(nuggets, tmp_path):
     with pytest.raises(CommandError, match="already exists as kind 'llm'"):
         judge(*ntn_args(tmp_path)[:3], "--judge", "extractor", *ntn_args(tmp_path)[5:])
     assert not JudgeJob.objects.exists()
+    assert not Judge.objects.filter(name__in=["n", "d", "nli:tiny"]).exists()
+    assert not NtnJudgment.objects.exists()
 
 
 def test_an_nli_model_that_does_not_load_fails_the_job_with_the_reason(nuggets, tmp_path):

@@ -98,19 +98,3 @@ def test_an_nli_job_shows_a_line_per_turn_only_at_verbosity_2(nuggets, verbosity
     assert "3 turns" in out
     assert [line.split(" pairs ")[0] for line in err.splitlines()] == expected
     assert Nugget.objects.filter(judge__name="dedup-exact").count() == 3
-
-
-@pytest.mark.parametrize(("verbosity", "expected"), [(2, ["1/3 turns", "2/3 turns", "3/3 turns"]), (0, [])])
-def test_dedup_nuggets_shows_a_line_per_turn_only_at_verbosity_2(nuggets, verbosity, expected):
-    out, err = StringIO(), StringIO()
-    call_command(
-        *("dedup_nuggets", "--collection", "cone", "--judge", "extracted", "--target", "dedup-exact"),
-        "--exact-only",
-        verbosity=verbosity,
-        stdout=out,
-        stderr=err,
-    )
-
-    assert out.getvalue().startswith("dedup-exact: ")
-    assert err.getvalue().splitlines() == expected
-    assert Nugget.objects.filter(judge__name="dedup-exact").count() == 3

@@ -362,36 +362,29 @@ def test_a_judge_name_keeps_one_model_and_prompt(fake_openai, conversation):
 # --- The command -----------------------------------------------------------------------------------
 
 
-def test_llm_judge_command_runs_and_reports_calls_cache_and_cost(fake_openai, conversation, settings):
+def test_judge_command_runs_and_reports_calls_cache_and_cost(fake_openai, conversation, settings):
     settings.LLM_PRICES = {"gpt-4o-mini": (0.15, 0.60)}
     fake_openai.responder = grade_by_topic
     name = conversation["collection"].name
     out = StringIO()
-    call_command(
-        "llm_judge", "--collection", name, "--task", "relevance", "--judge-name", "cmd-judge", stdout=out
-    )
+    call_command("judge", "relevance", "--collection", name, "--judge", "cmd-judge", stdout=out)
     assert "4 units (0 failed), 4 calls made, 0 from the cache" in out.getvalue()
     assert RelevanceJudgment.objects.filter(judge__name="cmd-judge").count() == 4
     out = StringIO()
-    call_command(
-        "llm_judge", "--collection", name, "--task", "relevance", "--judge-name", "cmd-judge", stdout=out
-    )
+    call_command("judge", "relevance", "--collection", name, "--judge", "cmd-judge", stdout=out)
     assert "0 calls made, 4 from the cache" in out.getvalue()
     assert "cost $0.0000" in out.getvalue()
 
 
-def test_llm_judge_dry_run_prints_calls_and_estimated_cost_and_calls_nothing(
-    fake_openai, conversation, settings
-):
+def test_judge_dry_run_prints_calls_and_estimated_cost_and_calls_nothing(fake_openai, conversation, settings):
     settings.LLM_PRICES = {"gpt-4o": (2.5, 10.0)}
     out = StringIO()
     call_command(
-        "llm_judge",
+        "judge",
+        "relevance",
         "--collection",
         conversation["collection"].name,
-        "--task",
-        "relevance",
-        "--judge-name",
+        "--judge",
         "dry",
         "--model",
         "gpt-4o",
@@ -407,33 +400,32 @@ def test_llm_judge_dry_run_prints_calls_and_estimated_cost_and_calls_nothing(
     assert not JudgeJob.objects.exists()
 
 
-def test_llm_judge_command_rejects_unknown_collection_and_turns(fake_openai, conversation):
+def test_judge_command_rejects_unknown_collection_and_turns(fake_openai, conversation):
     with pytest.raises(CommandError, match="no collection"):
-        call_command("llm_judge", "--collection", "nope", "--task", "relevance", "--judge-name", "j")
+        call_command("judge", "relevance", "--collection", "nope", "--judge", "j")
     with pytest.raises(CommandError, match="no turn 77_1"):
         call_command(
-            "llm_judge",
+            "judge",
+            "relevance",
             "--collection",
             conversation["collection"].name,
-            "--task",
-            "relevance",
-            "--judge-name",
+            "--judge",
             "j",
             "--turns",
             "77_1",
         )
+    assert not JudgeJob.objects.exists()
 
 
-def test_llm_judge_queue_hands_the_job_to_the_task_workers(fake_openai, conversation):
+def test_judge_queue_hands_the_job_to_the_task_workers(fake_openai, conversation):
     fake_openai.responder = grade_by_topic
     out = StringIO()
     call_command(
-        "llm_judge",
+        "judge",
+        "relevance",
         "--collection",
         conversation["collection"].name,
-        "--task",
-        "relevance",
-        "--judge-name",
+        "--judge",
         "queued",
         "--queue",
         stdout=out,
@@ -446,7 +438,6 @@ def test_llm_judge_queue_hands_the_job_to_the_task_workers(fake_openai, conversa
     assert (job.status, job.units_done, job.calls_made) == ("done", 4, 4)
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_job_killed_with_sigkill_resumes_without_repeating_paid_calls(fake_openai, conversation):
     """A real kill: the command runs in another process on the same (PostgreSQL) database and gets SIGKILL."""
@@ -467,18 +458,8 @@ def test_a_job_killed_with_sigkill_resumes_without_repeating_paid_calls(fake_ope
         "LLM_CONCURRENCY": "1",
     }
     env.pop("TEST_DATABASE_NAME", None)
-    command = [
-        sys.executable,
-        "manage.py",
-        "llm_judge",
-        "--collection",
-        collection.name,
-        "--task",
-        "relevance",
-    ]
-    process = subprocess.Popen(
-        [*command, "--judge-name", "killed"], cwd=REPO, env=env, stdout=subprocess.DEVNULL
-    )
+    command = [sys.executable, "manage.py", "judge", "relevance", "--collection", collection.name]
+    process = subprocess.Popen([*command, "--judge", "killed"], cwd=REPO, env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while len(fake_openai.answered) < 4 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)

@@ -1,11 +1,9 @@
-"""NtN matching and nugget de-duplication services and their commands, on the tiny NLI model."""
+"""NtN matching and nugget de-duplication services, on the tiny NLI model (the `judge` command that runs them as
+jobs: test_judge_command_nli.py)."""
 
 from __future__ import annotations
 
-from io import StringIO
-
 import pytest
-from django.core.management import CommandError, call_command
 
 from annotation.models import Judge, NtnJudgment, Nugget
 from judging.clients import nli as nli_client
@@ -184,52 +182,6 @@ def test_entailment_duplicates_need_both_directions_and_point_at_the_earliest_su
         assert how == {2: "nli", 4: "exact", 5: "nli"}
 
 
-def test_dedup_with_the_model_keeps_the_pairs_that_entail_each_other(turns, tiny_model_dir):
-    collection, turn, _ = turns
-    source = JudgeFactory(name="llm-nuggets")
-    texts = [
-        "Paris is the capital of France.",
-        "The capital of France is Paris.",
-        "The Eiffel Tower is in Paris.",
-        "The museum opens at nine.",
-        "Paris is the capital of France!",
-    ]
-    nuggets = [NuggetFactory(judge=source, turn=turn, key=f"[{i + 1}]", text=t) for i, t in enumerate(texts)]
-    model = nli_client.nli_model(str(tiny_model_dir))
-    # Any threshold that splits the probabilities makes the greedy rule's outcome depend on the model.
-    probs = model.entailment_probs([(a, b) for a in texts[:4] for b in texts[:4] if a != b])
-    threshold = sorted(probs)[len(probs) // 2]
-    model.threshold = threshold
-    expected, _ = nugget_duplicates_find(nuggets, entails=model.entails)
-
-    out = StringIO()
-    call_command(
-        "dedup_nuggets",
-        "--collection", collection.name,
-        "--judge", "llm-nuggets",
-        "--target", "llm-nuggets-dedup",
-        "--model", str(tiny_model_dir),
-        "--threshold", str(threshold),
-        stdout=out,
-        stderr=StringIO(),
-    )  # fmt: skip
-
-    assert "llm-nuggets-dedup:" in out.getvalue()
-    assert dict(Nugget.objects.filter(judge=source).values_list("id", "duplicate_of_id")) == expected
-    assert expected[nuggets[4].id] is not None  # the exact duplicate of the first is always folded
-    kept = Nugget.objects.filter(judge__name="llm-nuggets-dedup")
-    assert sorted(kept.values_list("original_id", flat=True)) == sorted(
-        k for k, v in expected.items() if v is None
-    )
-    # Run again: the target already holds the turn, nothing is redone.
-    again = nuggets_dedup(
-        collection=collection, source_judge=source, target_name="llm-nuggets-dedup", model=str(tiny_model_dir),
-        threshold=threshold,
-    )  # fmt: skip
-    assert (again.turns, again.skipped_turns) == (0, 1)
-    assert kept.count() == sum(1 for v in expected.values() if v is None)
-
-
 def test_dedup_refuses_the_source_judge_as_its_target(turns):
     collection, turn, _ = turns
     source = JudgeFactory(name="human")
@@ -237,52 +189,6 @@ def test_dedup_refuses_the_source_judge_as_its_target(turns):
 
     with pytest.raises(NliJobError, match="own judge"):
         nuggets_dedup(collection=collection, source_judge=source, target_name="human", exact_only=True)
-
-
-def test_nli_match_command_stores_judgments_and_reports(turns, tiny_model_dir):
-    collection, *_ = _ntn_setup(turns)
-    out = StringIO()
-
-    call_command(
-        "nli_match",
-        "--collection", collection.name,
-        "--gold-judge", "gold",
-        "--response-nugget-judge", "extractor",
-        "--judge", "nli:cmd",
-        "--model", str(tiny_model_dir),
-        "--batch-size", "3",
-        stdout=out,
-        stderr=StringIO(),
-    )  # fmt: skip
-
-    assert "7 scored" in out.getvalue()
-    assert NtnJudgment.objects.filter(judge__name="nli:cmd").count() == 7
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--gold-judge", "nobody"], "no judge named 'nobody'"),
-        (["--gold-judge", "gold", "--threshold", "2"], "--threshold"),
-        (["--gold-judge", "gold", "--turns", "99_99"], "no such turns"),
-    ],
-)
-def test_nli_match_command_rejects_bad_input(turns, tiny_model_dir, args, message):
-    collection, *_ = _ntn_setup(turns)
-
-    with pytest.raises(CommandError, match=message):
-        call_command(
-            "nli_match",
-            "--collection", collection.name,
-            "--response-nugget-judge", "extractor",
-            "--judge", "nli:bad",
-            "--model", str(tiny_model_dir),
-            *args,
-            stdout=StringIO(),
-            stderr=StringIO(),
-        )  # fmt: skip
-    assert NtnJudgment.objects.count() == 0
-    assert not Judge.objects.filter(name="nli:bad").exists()
 
 
 def test_survival_order_compares_the_numbers_in_keys_as_numbers():

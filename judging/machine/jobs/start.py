@@ -139,7 +139,8 @@ def job_options(task: str, values: Mapping[str, Any]) -> dict[str, Any]:
         # The threshold decides the labels, so the job records the one in force when it started.
         threshold = values.get("threshold")
         options["threshold"] = nli_client.default_threshold() if threshold is None else float(threshold)
-        if values.get("batch_size"):
+        # Kept when 0 too, so that the start refuses it instead of running at the default size.
+        if values.get("batch_size") is not None:
             options["batch_size"] = int(values["batch_size"])
     return options
 

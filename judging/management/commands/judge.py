@@ -15,7 +15,6 @@ from judging.clients.llm import LlmError
 from judging.clients.nli import NliError
 from judging.machine.jobs import (
     NLI_TASKS,
-    TASKS,
     JobError,
     job_estimate,
     job_model,
@@ -27,9 +26,6 @@ from judging.machine.jobs.state import job_status_text, jobs_read
 from judging.machine.nli import NliJobError
 from judging.models import JudgeJob
 from judging.tasks import judge_job_queue
-
-# The LLM tasks, for the older spelling of this command (llm_judge).
-LLM_TASK_NAMES = list(TASKS)
 
 
 class Command(CollectionCommand):
@@ -49,7 +45,13 @@ class Command(CollectionCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
-        self.add_task_arguments(parser)
+        parser.add_argument("task", choices=[t.value for t in JudgeJob.Task], help="What to judge.")
+        parser.add_argument(
+            "--judge",
+            dest="judge_name",
+            required=True,
+            help="Name of the machine judge whose labels to write.",
+        )
         parser.add_argument(
             "--model",
             default=None,
@@ -57,7 +59,12 @@ class Command(CollectionCommand):
             "default NLI_MODEL.",
         )
         parser.add_argument("--turns", nargs="+", default=None, help="Only these turn ids (default: all).")
-        parser.add_argument("--runs", nargs="+", default=None, help="Only these runs (default: all).")
+        parser.add_argument(
+            "--runs",
+            nargs="+",
+            default=None,
+            help="Only these runs (default: all); ntn: only the nuggets of their responses.",
+        )
         parser.add_argument("--depth", type=int, default=30, help="relevance: judge each run's top DEPTH.")
         parser.add_argument(
             "--source",
@@ -98,28 +105,6 @@ class Command(CollectionCommand):
         parser.add_argument(
             "--concurrency", type=int, default=None, help="LLM calls in flight (default LLM_CONCURRENCY)."
         )
-        self.add_nli_arguments(parser)
-        parser.add_argument(
-            "--dry-run",
-            action="store_true",
-            help="LLM tasks: print the calls and estimated cost; call nothing.",
-        )
-        parser.add_argument(
-            "--queue",
-            action="store_true",
-            help="Hand the job to the task workers (manage.py task_workers) and return at once.",
-        )
-
-    def add_task_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("task", choices=[t.value for t in JudgeJob.Task], help="What to judge.")
-        parser.add_argument(
-            "--judge",
-            dest="judge_name",
-            required=True,
-            help="Name of the machine judge whose labels to write.",
-        )
-
-    def add_nli_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--response-nugget-judge", default="", help="ntn: the judge of the nuggets of the responses."
         )
@@ -137,6 +122,16 @@ class Command(CollectionCommand):
         )
         parser.add_argument(
             "--exact-only", action="store_true", help="dedup: exact duplicates only, no NLI model."
+        )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="LLM tasks: print the calls and estimated cost; call nothing.",
+        )
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="Hand the job to the task workers (manage.py task_workers) and return at once.",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
