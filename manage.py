@@ -11,6 +11,15 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
     if len(sys.argv) > 1 and sys.argv[1] in NEEDS_NO_SECRET and not os.environ.get("SECRET_KEY"):
         os.environ["DEBUG"] = "1"
+    elif not os.environ.get("DATABASE_URL"):
+        # No server named: the project's embedded PostgreSQL, started here when it is not running, so a
+        # command works on a fresh checkout as `make run` does.
+        from assay import embedded_db
+
+        try:
+            os.environ["DATABASE_URL"] = embedded_db.ensure_default()
+        except embedded_db.EmbeddedDatabaseError as error:
+            sys.exit(f"embedded PostgreSQL: {error}")
     from django.core.management import execute_from_command_line
 
     try:

@@ -13,6 +13,7 @@ from django.core.checks.security.base import (
 )
 from django.core.exceptions import ImproperlyConfigured
 
+from assay import embedded_db
 from assay.cache import redis_cache_settings
 from assay.env import env_bool, env_float, env_int, env_list, env_networks, env_str
 
@@ -122,44 +123,38 @@ TEMPLATES = [
     },
 ]
 
+# PostgreSQL is the one database. Without DATABASE_URL, the project's embedded cluster (assay/embedded_db.py,
+# which manage.py and `make run` start when it is not running).
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        env_str("DATABASE_URL") or embedded_db.url(),
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must name a PostgreSQL database (postgres://…), not {DATABASES['default']['ENGINE']}"
+    )
 # Lets parallel test runs on one PostgreSQL server keep apart (pytest-django adds its own suffix too).
 if env_str("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME")}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL and a busy timeout let the dev server and a management command share the file.
-    DATABASES["default"]["OPTIONS"] = {
-        "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        "transaction_mode": "IMMEDIATE",
+options = DATABASES["default"].setdefault("OPTIONS", {})
+# Server-side binding lets psycopg prepare a query once it has run `prepare_threshold` times on a
+# connection; the assessor loop's few queries then skip PostgreSQL's parse and plan on every request.
+# DB_PREPARE_THRESHOLD=0 goes back to Django's default (client-side binding, nothing prepared), as a
+# pooler in transaction mode (PgBouncer) in front needs.
+threshold = env_int("DB_PREPARE_THRESHOLD", 5)
+if threshold > 0:
+    options["server_side_binding"] = True
+    options["prepare_threshold"] = threshold
+# Django's own pool (psycopg_pool): connections, and their prepared statements, outlive a request
+# without one connection per thread. It replaces persistent connections (DB_CONN_MAX_AGE).
+if env_bool("DB_POOL", True):
+    options["pool"] = {
+        "min_size": env_int("DB_POOL_MIN_SIZE", 2),
+        "max_size": env_int("DB_POOL_MAX_SIZE", 8),
+        "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
     }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    options = DATABASES["default"].setdefault("OPTIONS", {})
-    # Server-side binding lets psycopg prepare a query once it has run `prepare_threshold` times on a
-    # connection; the assessor loop's few queries then skip PostgreSQL's parse and plan on every request.
-    # DB_PREPARE_THRESHOLD=0 goes back to Django's default (client-side binding, nothing prepared), as a
-    # pooler in transaction mode (PgBouncer) in front needs.
-    threshold = env_int("DB_PREPARE_THRESHOLD", 5)
-    if threshold > 0:
-        options["server_side_binding"] = True
-        options["prepare_threshold"] = threshold
-    # Django's own pool (psycopg_pool): connections, and their prepared statements, outlive a request
-    # without one connection per thread. It replaces persistent connections (DB_CONN_MAX_AGE).
-    if env_bool("DB_POOL", True):
-        options["pool"] = {
-            "min_size": env_int("DB_POOL_MIN_SIZE", 2),
-            "max_size": env_int("DB_POOL_MAX_SIZE", 8),
-            "timeout": env_float("DB_POOL_TIMEOUT", 10.0),
-        }
-# On PostgreSQL the relevance work rules (a grade, the next passage) run as prepared statements
-# (annotation/relevance/grade_sql.py), the only writer of assessors' grades there. Not read from the
-# environment: only the test that compares them with the ORM form (SQLite's) turns them off.
-RELEVANCE_GRADE_SQL = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

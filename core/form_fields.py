@@ -2,7 +2,7 @@
 
 Django's ModelMultipleChoiceField looks the chosen primary keys up with one `pk__in` query. Django keeps an
 out-of-range integer out of an `exact` lookup, but not out of `in`: a posted `999999999999999999999999999999`
-reached SQLite, which cannot bind it (OverflowError), and every form with such a field answered 500.
+reached the database driver, which cannot bind it (OverflowError), and every form with such a field answered 500.
 """
 
 from __future__ import annotations

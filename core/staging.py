@@ -68,8 +68,7 @@ class Stage:
             for number, columns_of in enumerate(indexes):
                 index = self.connection.ops.quote_name(f"{self.name}_{number}")
                 cursor.execute(f"CREATE INDEX {index} ON {self.table} ({', '.join(columns_of)})")
-            if self.connection.vendor == "postgresql":  # its planner knows nothing of a fresh temporary table
-                cursor.execute(f"ANALYZE {self.table}")
+            cursor.execute(f"ANALYZE {self.table}")  # the planner knows nothing of a fresh temporary table
 
     def repeated(self, *, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
         """How many rows repeat the key of an earlier line, and the first `limit` of them by line, each as

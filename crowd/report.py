@@ -136,7 +136,7 @@ def campaign_report(
     )
     report.reward_total = Decimal(str(campaign.reward)) * paid["n"]
     if paid["bonus"] is not None:
-        # SQLite sums decimals as floats: back to cents, which every bonus is paid in.
+        # Back to cents, which every bonus is paid in.
         report.bonus_total = Decimal(paid["bonus"]).quantize(CENT)
     if campaign.provider == CrowdCampaign.Provider.MTURK:
         report.has_fee = True

@@ -15,6 +15,19 @@ tmp=${TMP:-$PWD/.tmp}
 mkdir -p "$tmp"
 export DEBUG=1
 
+# The database: the server DATABASE_URL names, or the project's embedded PostgreSQL (assay/embedded_db.py, in
+# .data/postgres on EMBEDDED_PG_PORT, default 55433), started here and stopped with the rest if it was not
+# already running (manage.py commands start it on demand too).
+started_db=0
+if [ -z "${DATABASE_URL:-}" ]; then
+  if ! "$py" -m assay.embedded_db status >/dev/null; then started_db=1; fi
+  DATABASE_URL=$("$py" -m assay.embedded_db start)
+  export DATABASE_URL
+  database="the embedded PostgreSQL at $DATABASE_URL (data in ${EMBEDDED_PG_DIR:-.data/postgres})"
+else
+  database="the server DATABASE_URL names"
+fi
+
 "$py" manage.py migrate --noinput
 "$py" manage.py load_demo
 
@@ -25,6 +38,7 @@ stop_children() {
     kill "${children[@]}" 2>/dev/null || true
     wait "${children[@]}" 2>/dev/null || true
   fi
+  if [ "$started_db" = 1 ]; then "$py" -m assay.embedded_db stop >/dev/null || true; fi
 }
 trap stop_children EXIT
 trap 'exit 130' INT
@@ -86,6 +100,7 @@ export LOCAL_FAKES
 echo ""
 echo "  Assay is at http://$host:$port/"
 echo "  Log in as organiser / organiser-demo (organiser), or alice / alice-demo and bob / bob-demo (assessors)."
+echo "  Database: $database."
 echo "  LLM judges: $llm."
 echo "  MTurk campaigns: $mturk."
 echo "  Judge jobs and large uploads: one task worker (its log: $tmp/run-task-workers-$port.log)."

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make serve: the production shape on one machine. PostgreSQL and Redis (scripts/services.sh), then
+# make serve: the production shape on one machine. PostgreSQL (the embedded cluster unless DATABASE_URL names
+# a server) and Redis (scripts/services.sh), then
 # migrate, collectstatic and `check --deploy`, then gunicorn (web) and the task workers (TASK_WORKERS of
 # them, default 2, supervised by `manage.py task_workers`, on the queue kept in PostgreSQL), both in the
 # foreground; Ctrl-C (or SIGTERM) stops them, and the database and Redis (the shared cache) keep running.
@@ -23,10 +24,8 @@ if [ "${SERVE_SERVICES:-1}" = 1 ]; then
   bash scripts/services.sh start "$tmp" "$pg_port" "$redis_port"
   [ -f "$tmp/pg.ok" ] || { echo "PostgreSQL is not running: see $tmp/pg.log" >&2; exit 1; }
 fi
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-if [ -z "${DATABASE_URL:-}" ] && [ -n "$pgbin" ]; then
-  "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U assay -d assay -tAc "select 1 from pg_database where datname='$db'" |
-    grep -q 1 || "$pgbin/createdb" -h 127.0.0.1 -p "$pg_port" -U assay "$db"
+if [ -z "${DATABASE_URL:-}" ]; then
+  "$bin/python" -m assay.embedded_db start --data "$tmp/pgdata" --port "$pg_port" --database "$db" >/dev/null
 fi
 
 export DEBUG=0

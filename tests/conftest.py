@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -36,38 +35,14 @@ def _cache_cleared():
 
 
 def pytest_configure(config):
+    # Without DATABASE_URL (pytest run by hand, not by make test) the tests use the project's embedded
+    # PostgreSQL, as manage.py does, started here when it is not running.
+    if not os.environ.get("DATABASE_URL"):
+        from assay import embedded_db
+
+        embedded_db.ensure_default()
     # PBKDF2 is slow on purpose, and every test that makes a user or logs in would pay for it; the tests
     # check who may do what, not how strong the stored hash is (production keeps Django's default).
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def on_postgres() -> bool:
-    return connection.vendor == "postgresql"
-
-
-def touches_database(item: pytest.Item) -> bool:
-    """Whether a test reaches the test database: the django_db mark, a fixture built on pytest-django's
-    database access (db, transactional_db, admin_client, ...), or the postgres mark. pytest-django refuses
-    database access to every other test, so a test counted out here cannot depend on the database."""
-    return (
-        item.get_closest_marker("django_db") is not None
-        or item.get_closest_marker("postgres") is not None
-        or "_django_db_helper" in getattr(item, "fixturenames", ())
-    )
-
-
-# First, so that `-m database` / `-m "not database"` select on the mark added here.
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if touches_database(item):
-            item.add_marker(pytest.mark.database)
-    skip_pg = pytest.mark.skip(reason="needs PostgreSQL (make test runs these on PostgreSQL)")
-    from django.conf import settings
-
-    is_pg = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
-    for item in items:
-        if "postgres" in item.keywords and not is_pg:
-            item.add_marker(skip_pg)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from assay import embedded_db
 from crowd.client import MTurkClient
 from tests.conftest import REPO
 from tests.test_readme import free_port
@@ -29,7 +30,7 @@ from tests.test_readme import free_port
 # What a user may have set that would point the site elsewhere, and what the test run itself sets.
 NOT_INHERITED = re.compile(
     r"^(OPENAI_|AZURE_|MTURK_|AWS_|LOCAL_FAKES$|DEBUG$|SECRET_KEY$|DATABASE_URL$|TEST_DATABASE_NAME$|CACHE_URL$"
-    r"|TASK_WORKERS$|ASSAY_BASE_URL$|DJANGO_|FAKES$|HOST$|RUNSERVER_ARGS$)"
+    r"|TASK_WORKERS$|ASSAY_BASE_URL$|DJANGO_|FAKES$|HOST$|RUNSERVER_ARGS$|EMBEDDED_PG_)"
 )
 
 
@@ -77,7 +78,14 @@ def _listening(port: int) -> bool:
 def make_run(tmp_path: Path) -> Iterator[dict[str, object]]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not NOT_INHERITED.match(k)}
-    env |= {"PORT": str(port), "TMP": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    # No DATABASE_URL: run.sh starts the embedded PostgreSQL, here in a folder and on a port of the test's.
+    pg_data, pg_port = tmp_path / "postgres", free_port()
+    env |= {
+        "PORT": str(port),
+        "TMP": str(tmp_path),
+        "EMBEDDED_PG_DIR": str(pg_data),
+        "EMBEDDED_PG_PORT": str(pg_port),
+    }
     # A reloading server restarts when any file of the checkout changes, which would cut the job short.
     env["RUNSERVER_ARGS"] = "--noreload"
     log = (tmp_path / "run.log").open("w+")
@@ -100,12 +108,13 @@ def make_run(tmp_path: Path) -> Iterator[dict[str, object]]:
             assert script.poll() is None, f"run.sh ended:\n{output()[-3000:]}"
             assert time.monotonic() < deadline, f"the server did not come up:\n{output()[-3000:]}"
             time.sleep(0.5)
-        yield {"script": script, "port": port, "output": output, "tmp": tmp_path}
+        yield {"script": script, "port": port, "output": output, "tmp": tmp_path, "pg_port": pg_port}
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(script.pid, signal.SIGKILL)
         script.wait()
         log.close()
+        embedded_db.stop(data=pg_data)
 
 
 def test_make_run_serves_beside_the_fakes_runs_an_llm_job_from_the_pages_and_stops_them(make_run):
@@ -156,6 +165,12 @@ def test_make_run_serves_beside_the_fakes_runs_an_llm_job_from_the_pages_and_sto
     while any(_listening(p) for p in ports) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [p for p in ports if _listening(p)] == []
+    # run.sh started the embedded PostgreSQL, so it stopped it too.
+    assert "Database: the embedded PostgreSQL at postgres://" in text
+    deadline = time.monotonic() + 20
+    while _listening(make_run["pg_port"]) and time.monotonic() < deadline:  # type: ignore[arg-type]
+        time.sleep(0.2)
+    assert not _listening(make_run["pg_port"])  # type: ignore[arg-type]
     deadline = time.monotonic() + 30
     while _task_workers(make_run["tmp"]) and time.monotonic() < deadline:  # type: ignore[arg-type]
         time.sleep(0.2)

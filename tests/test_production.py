@@ -27,7 +27,7 @@ import pytest
 
 from tests.judging.fake_openai import FakeOpenAI
 
-pytestmark = [pytest.mark.stack, pytest.mark.postgres]
+pytestmark = [pytest.mark.stack]
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "smoke-password-1"

@@ -35,7 +35,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from tests.conftest import REPO, on_postgres
+from tests.conftest import REPO
 
 README = REPO / "README.md"
 CAMPAIGN = REPO / "docs" / "campaign.md"
@@ -197,8 +197,6 @@ def report(tour: Tour, capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.django_db
 def test_every_readme_command_runs_as_written(tmp_path, monkeypatch, capsys):
-    if on_postgres():
-        pytest.skip("the README's campaign runs on SQLite only: on PostgreSQL it adds time, not checks")
     monkeypatch.chdir(tmp_path)
 
     # The README's campaign reads only the demo collection, never ../shared/data.
@@ -213,10 +211,6 @@ def test_every_readme_command_runs_as_written(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.django_db
 def test_every_campaign_page_command_runs_as_written(shared_data, tmp_path, monkeypatch, capsys):
-    if on_postgres():
-        pytest.skip(
-            "the campaign tour runs on SQLite only: the same commands on PostgreSQL add time, not checks"
-        )
     monkeypatch.chdir(tmp_path)
 
     tour = run_document(CAMPAIGN, shared_data, monkeypatch)

@@ -82,8 +82,8 @@ class ImportJobState:
 def import_job_state(*, job: ImportJob) -> ImportJobState:
     """A job's status and progress, from its row and the latest value its runner published.
 
-    A running import may publish only to the cache (on SQLite its transaction keeps every other writer
-    out), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S,
+    A running import may publish only to the cache (an import run inside its caller's transaction cannot
+    write its row from a second connection), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S,
     or an unfinished one whose task has ended or is gone, lost its worker: its transaction never
     committed, so nothing was imported.
     """

@@ -204,12 +204,10 @@ def progress_percent(done: int, total: int) -> int:
 def _progress_in_database() -> bool:
     """Whether a second connection may write the job's row while the import's transaction is open.
 
-    Not on SQLite, whose transactions here take the write lock when they begin (the second writer would
-    wait for the import to end), nor when the caller's own transaction holds the row (an import run
-    before the page answers, where nobody polls).
+    Not when the caller's own transaction holds the row (an import run before the page answers, where
+    nobody polls).
     """
-    db = router.db_for_write(ImportJob)
-    return connections[db].vendor != "sqlite" and not connections[db].in_atomic_block
+    return not connections[router.db_for_write(ImportJob)].in_atomic_block
 
 
 def _progress_store(job_id: int, done: int, total: int, *, to_database: bool) -> None:

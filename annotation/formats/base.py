@@ -25,8 +25,7 @@ from django.conf import settings
 MAX_PROBLEMS = 50
 # Error messages quote at most this much of a bad value: one bad line must not make a message of megabytes.
 EXCERPT = 60
-# Integers beyond a 64-bit column fail in both databases at insert time (SQLite's driver with an overflow),
-# so JSON files may not hold them; ranks, offsets and indices stored in integer columns stop at MAX_INT.
+# Integers beyond a 64-bit column fail at insert time, so JSON files may not hold them; ranks, offsets and indices stored in integer columns stop at MAX_INT.
 MAX_JSON_INT = 2**63 - 1
 MAX_INT = 2**31 - 1
 DEFAULT_IMPORT_MAX_BYTES = 2 * 1024**3
@@ -245,7 +244,7 @@ def read_text(path: str | Path) -> str:
 
 # --- Names and ids ---------------------------------------------------------------------------------
 
-# The columns the ids are stored in; PostgreSQL refuses longer values where SQLite would keep them.
+# The columns the ids are stored in; PostgreSQL refuses longer values.
 MAX_TOPIC_NUMBER = 64
 MAX_TURN_ID = 64
 MAX_STATEMENT_ID = 32
@@ -274,7 +273,7 @@ def id_problem(value: str, what: str, max_length: int) -> str | None:
     """Why `value` cannot be a `what` (a turn id, passage id, run name, ...), or None when it can.
 
     Ids and names end up in URL paths, page titles and file names: they must be non-empty, at most
-    `max_length` characters (the database column; SQLite would store more, PostgreSQL refuses it), free
+    `max_length` characters (the database column, which refuses more), free
     of '/' (a path separator: the page of a turn id with '/' cannot be addressed), of control characters,
     and not '.' or '..' (which browsers resolve away in a URL).
     """

@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 
 from django.db import connections, models, router, transaction
 from django.utils import timezone
@@ -68,8 +67,7 @@ def relevance_judgment_submit(
     keys (the assessor API reads them with its ownership check and saves a query each). `key`, the
     client's idempotency key for this grade: given again (a retry), the stored row is answered unchanged.
 
-    One `INSERT ... ON CONFLICT (judge, turn, passage_id) DO UPDATE` statement (PostgreSQL and SQLite
-    speak it alike): it is atomic by itself, so it needs no transaction, and two submits of the same
+    One `INSERT ... ON CONFLICT (judge, turn, passage_id) DO UPDATE` statement: it is atomic by itself, so it needs no transaction, and two submits of the same
     pair at the same instant end in one row instead of a lost update or a unique-constraint error.
     It replaces a locked read, a savepoint and an insert: this is the assessors' hot path, so the row
     comes back through a plain cursor rather than a raw queryset.
@@ -88,9 +86,6 @@ def relevance_judgment_submit(
             (judge_pk, turn_pk, passage_id, grade, time_spent_ms, now, now, key_value),
         )
         pk, stored_grade, time_spent, created_at, updated_at = cursor.fetchone()
-    if not isinstance(created_at, datetime):  # SQLite answers text
-        convert = connection.ops.convert_datetimefield_value  # type: ignore[attr-defined]
-        created_at, updated_at = (convert(value, None, connection) for value in (created_at, updated_at))
     judgment = RelevanceJudgment(
         id=pk,
         judge_id=judge_pk,
@@ -112,7 +107,7 @@ def relevance_judgment_submit(
 
 
 _GRADE_KEY = RelevanceJudgment._meta.get_field("grade_key")
-assert isinstance(_GRADE_KEY, models.UUIDField)  # PostgreSQL's uuid, SQLite's 32 hex digits
+assert isinstance(_GRADE_KEY, models.UUIDField)
 
 
 @transaction.atomic

@@ -31,7 +31,6 @@ from annotation.relevance.work import (
     NextKind,
     NotPooled,
     WorkRefused,
-    work_by_statements,
     work_grade,
     work_next,
 )
@@ -130,9 +129,9 @@ class _AssessorView(StrictBodies):
     content_negotiation_class = JsonNegotiation
 
     def get_authenticators(self) -> list[BaseAuthentication]:
-        # Where the work statements run they check a user taken from memory themselves, in the same round
-        # trip (core.remembered). To the schema (drf-spectacular's fake view) these are the API's usual two.
-        if work_by_statements() and not getattr(self, "swagger_fake_view", False):
+        # The work statements check a user taken from memory themselves, in the same round trip
+        # (core.remembered). To the schema (drf-spectacular's fake view) these are the API's usual two.
+        if not getattr(self, "swagger_fake_view", False):
             return [RecheckedTokenAuthentication(), RecheckedSessionAuthentication()]
         return super().get_authenticators()
 

@@ -1,21 +1,20 @@
-"""The relevance work rules on PostgreSQL as two prepared statements: a grade, and the next passage.
+"""The relevance work rules as two prepared statements: a grade, and the next passage.
 
 Every grade an assessor gives (the page's form, the JSON `grade` with or without `next`) is checked,
 written and answered by `grade_write`, one statement; every read of "the next passage of this copy" (the
 JSON `next`, the page closing a copy, the grade's `next`) by `next_read`, one statement. work.py calls
-them on PostgreSQL and nothing else there: they are the only writer and reader of that path. On SQLite
-the same functions in work.py run their ORM form. The statements exist for speed: building and
-compiling the ORM's queries and their round trips cost more server CPU than everything else an assessor's
-request does, while a statement psycopg has prepared (settings: server-side binding) costs PostgreSQL
-neither a parse nor a plan. tests/annotation/test_relevance_grade_sql.py runs one scripted campaign
-(several assessors, a PTKB step, a lease taken over) through both forms and compares every answer and
-every stored row.
+them and nothing else: they are the only writer and reader of that path, the rules' one form. They are
+statements for speed: an ORM form of the same rules cost four queries and about 20 times the time per
+grade with next (docs/performance.md), while a statement psycopg has prepared (settings: server-side
+binding) costs PostgreSQL neither a parse nor a plan. tests/annotation/test_relevance_grade_sql.py runs
+scripted campaigns (several assessors, a PTKB step, a lease taken over) and checks every answer and every
+stored row.
 
-The rules, as both forms state them:
+The rules:
 - the copy: held by the user, who is still a member of its assignment (and, for a user the view took
   from memory, whose key or session still holds: core.remembered);
 - the grade: written only when the pair is pooled for a turn of the copy's unit, by the one writer's
-  statement (relevance_upsert_sql, as relevance_judgment_submit runs it on SQLite), as a
+  statement (relevance_upsert_sql, which relevance_judgment_submit runs too), as a
   data-modifying step that runs only when the checks pass; the caller makes the assessor's judge first;
 - the next passage: the unit's first pooled passage, in turn position then presentation order, that the
   user's judge has not graded. A grade's statement sees the tables as they were when it started, so it

@@ -6,13 +6,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
     Assignment,
     Judge,
-    Passage,
     PoolEntry,
     PtkbJudgment,
     PtkbStatement,
@@ -21,7 +20,6 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
-from annotation.relevance.grade_sql import NextPassage
 
 # --- Assessors: the screens of a unit --------------------------------------------------------------
 
@@ -344,33 +342,3 @@ def assignments_progress(
             )
         )
     return result
-
-
-# --- Assessors: the next passage as SQLite reads it (grade_sql's statement on PostgreSQL) ---------
-
-
-def next_passage_orm(
-    *, slot_pk: int, unit: str, pool_pk: int, collection_pk: int, turn_pks: list[int], user_pk: int
-) -> NextPassage | None:
-    """The first pooled passage of the turns the user has not graded, with its text and title, in one query
-    (SQLite; grade_sql's `_next_passage` on PostgreSQL)."""
-    judged = RelevanceJudgment.objects.filter(
-        judge__user_id=user_pk, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
-    )
-    text = Passage.objects.filter(collection_id=collection_pk, passage_id=OuterRef("passage_id")).order_by()
-    row = (
-        PoolEntry.objects.filter(pool_id=pool_pk, turn_id__in=turn_pks)
-        .filter(~Exists(judged))
-        .order_by("turn__position", "order", "id")
-        .values_list(
-            "turn_id",
-            "turn__turn_id",
-            "passage_id",
-            "order",
-            Subquery(text.values("title")[:1]),
-            Subquery(text.values("text")[:1]),
-        )[:1]
-    )
-    for turn_pk, turn_id, passage_id, order, title, body in row:
-        return NextPassage(slot_pk, unit, turn_pk, turn_id, passage_id, order, title or "", body or "")
-    return None

@@ -12,9 +12,12 @@ copies (WorkSlot rows; annotation.relevance.assignments). An assessor then goes 
 
 Only members of an assignment may do any of this: an assessor removed from it can no longer grade or
 renew the copy they hold, and the copy is free for the next assessor at once. Copies are claimed under
-row locks that skip rows another transaction holds (`SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL),
-so assessors asking at the same instant get different copies without waiting on each other; on SQLite
-the settings' IMMEDIATE transactions serialise the claim on the write lock.
+row locks that skip rows another transaction holds (`SELECT ... FOR UPDATE SKIP LOCKED`), so assessors
+asking at the same instant get different copies without waiting on each other.
+
+The hot rules (the next passage, a grade, a grade with the next passage) run as grade_sql's prepared
+statements, their one form: a statement costs one round trip where an ORM form of the same rules cost four
+queries and grew with the judgments table.
 """
 
 from __future__ import annotations
@@ -24,24 +27,22 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from annotation.judgments import ptkb_judgments_submit, relevance_judgment_submit
+from annotation.judgments import ptkb_judgments_submit
 from annotation.models import (
     Assignment,
     Judge,
-    PoolEntry,
     PtkbJudgment,
     RelevanceJudgment,
     Turn,
     WorkSlot,
 )
 from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
-from annotation.relevance.selectors import next_passage_orm, ptkb_steps_done
+from annotation.relevance.selectors import ptkb_steps_done
 from annotation.services import judge_for_assessor
 from core.remembered import Remembered
 
@@ -162,13 +163,6 @@ class NextStep:
     passage: NextPassage | None = None
 
 
-def work_by_statements() -> bool:
-    """Whether the rules run as grade_sql's prepared statements (PostgreSQL) rather than the ORM (SQLite).
-
-    The setting exists for the test that runs both forms on PostgreSQL and compares them."""
-    return connection.vendor == "postgresql" and settings.RELEVANCE_GRADE_SQL
-
-
 def work_next(
     *,
     user: User,
@@ -182,23 +176,21 @@ def work_next(
     Without `slot_pk` (scripted clients): in the copy they hold, else in a newly leased one; a held copy
     whose screens are all answered is closed on the way and the next one leased. With `slot_pk` (the
     assessor page, which stays on its unit): in that copy only, UNIT_DONE once it is complete.
-    One statement in the steady state on PostgreSQL (the held copy with the membership check and its
-    next passage), two queries on SQLite. Raises WorkRefused for a non-member, or a copy they do not hold.
+    One statement in the steady state (the held copy with the membership check and its next passage).
+    Raises WorkRefused for a non-member, or a copy they do not hold.
     """
     now = now or timezone.now()
-    found = None
-    if work_by_statements():
-        found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk, check=check)
-        if found is None and slot_pk is not None:
-            raise WorkRefused("no such unit of yours")
-        if found is not None and found.completed:
-            return NextStep(NextKind.UNIT_DONE, found.slot_pk)
-        if found is not None and found.next is not None:
-            _lease_renew_pk(found.slot_pk, found.leased_until, found.lease_minutes, now)
-            return NextStep(NextKind.PASSAGE, found.slot_pk, found.next)
-        # No open copy held, or nothing left to grade in it: close it, lease the next, as below.
-    # The statement has just read that they hold no open copy here (a non-member is refused by the lease).
-    read_none = work_by_statements() and slot_pk is None and found is None
+    found = next_read(user_pk=user.pk, assignment_pk=assignment_pk, slot_pk=slot_pk, check=check)
+    if found is None and slot_pk is not None:
+        raise WorkRefused("no such unit of yours")
+    if found is not None and found.completed:
+        return NextStep(NextKind.UNIT_DONE, found.slot_pk)
+    if found is not None and found.next is not None:
+        _lease_renew_pk(found.slot_pk, found.leased_until, found.lease_minutes, now)
+        return NextStep(NextKind.PASSAGE, found.slot_pk, found.next)
+    # No open copy held, or nothing left to grade in it: close it, lease the next, as below. The statement
+    # has just read that they hold no open copy here (a non-member is refused by the lease).
+    read_none = slot_pk is None and found is None
     held = WorkSlot.objects.filter(assessor=user, assignment__assessors=user)
     if slot_pk is not None:
         held = held.filter(pk=slot_pk)
@@ -235,17 +227,7 @@ def work_next(
 
 
 def _next_slot_passage(slot: WorkSlot, user_pk: int) -> NextPassage | None:
-    if work_by_statements():
-        return next_of_copy(user_pk=user_pk, slot_pk=slot.pk, label=slot.unit.label)
-    assignment = slot.unit.assignment
-    return next_passage_orm(
-        slot_pk=slot.pk,
-        unit=slot.unit.label,
-        pool_pk=assignment.pool_id,
-        collection_pk=assignment.pool.collection_id,
-        turn_pks=slot.unit.turn_pks,
-        user_pk=user_pk,
-    )
+    return next_of_copy(user_pk=user_pk, slot_pk=slot.pk, label=slot.unit.label)
 
 
 # --- Assessors: grading, closing, the PTKB step ----------------------------------------------------
@@ -275,85 +257,13 @@ def work_grade(
     with the same key, and the grade is applied once, its time counted once; the retry's answer is what
     the first attempt's was (the stored grade and time, the same next passage).
 
-    Ownership (holder and member), the pair (pooled for a turn of this unit), the judge and what the
-    next passage needs are read in one query, the grade written by one upsert (relevance_judgment_submit)
-    on SQLite; on PostgreSQL the checks, the upsert and the next passage are one prepared statement
-    (grade_sql.grade_write), the only writer of assessors' grades there. With `then_next`, the answer
-    carries the copy's next passage as `work_next(slot_pk=...)` would give it, saving the assessor page
-    a request per judgment; the copy is closed when nothing is left. Without it the copy is not closed
-    here: `work_next` closes it, the page calls `work_close` itself. Raises WorkRefused (not your copy)
-    or NotPooled.
+    Ownership (holder and member), the pair (pooled for a turn of this unit), the judge, the upsert
+    (relevance_upsert_sql, the relevance writer's own statement) and the next passage are one prepared
+    statement (grade_sql.grade_write). With `then_next`, the answer carries the copy's next passage as
+    `work_next(slot_pk=...)` would give it, saving the assessor page a request per judgment; the copy is
+    closed when nothing is left. Without it the copy is not closed here: `work_next` closes it, the page
+    calls `work_close` itself. Raises WorkRefused (not your copy) or NotPooled.
     """
-    if work_by_statements():
-        return _work_grade_statement(
-            user=user,
-            slot_pk=slot_pk,
-            turn_pk=turn_pk,
-            passage_id=passage_id,
-            grade=grade,
-            time_spent_ms=time_spent_ms,
-            key=key,
-            then_next=then_next,
-            check=check,
-        )
-    entry = PoolEntry.objects.filter(
-        pool_id=OuterRef("unit__assignment__pool_id"), turn_id=turn_pk, passage_id=passage_id
-    ).order_by()
-    row = (
-        WorkSlot.objects.filter(pk=slot_pk, assessor=user, assignment__assessors=user)
-        .values_list(
-            "unit__turn_pks",
-            "unit__label",
-            Exists(entry),
-            "assessor__judge__id",
-            "unit__assignment__pool_id",
-            "unit__assignment__pool__collection_id",
-            "leased_until",
-            "unit__assignment__lease_minutes",
-        )
-        .first()
-    )
-    if row is None:
-        raise WorkRefused("no such unit of yours")
-    turn_pks, label, pooled, judge_pk, pool_pk, collection_pk, leased_until, lease_minutes = row
-    # A pool's other turns may be cut into other units: the pair must be in this copy's unit.
-    if not pooled or turn_pk not in turn_pks:
-        raise NotPooled("this passage is not pooled for a turn of your unit")
-    _lease_renew_pk(slot_pk, leased_until, lease_minutes, timezone.now())
-    judgment = relevance_judgment_submit(
-        judge=judge_pk if judge_pk is not None else judge_for_assessor(user=user),
-        turn=turn_pk,
-        passage_id=passage_id,
-        grade=grade,
-        time_spent_ms=time_spent_ms,
-        key=key,
-    )
-    if not then_next:
-        return Graded(judgment)
-    passage = next_passage_orm(
-        slot_pk=slot_pk,
-        unit=label,
-        pool_pk=pool_pk,
-        collection_pk=collection_pk,
-        turn_pks=turn_pks,
-        user_pk=user.pk,
-    )
-    return _graded_then(judgment, passage, user=user, slot_pk=slot_pk)
-
-
-def _work_grade_statement(
-    *,
-    user: User,
-    slot_pk: int,
-    turn_pk: int,
-    passage_id: str,
-    grade: int,
-    time_spent_ms: int | None,
-    key: uuid.UUID | None,
-    then_next: bool,
-    check: Remembered | None,
-) -> Graded:
-    """work_grade through the one statement; the same checks, writes and answer."""
     now = timezone.now()
 
     def write() -> GradeWritten | None:

@@ -18,18 +18,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _drop_every_table() -> None:
     tables = connection.introspection.table_names()
     quoted = ", ".join(connection.ops.quote_name(table) for table in tables)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP TABLE {quoted} CASCADE")
-        return
-    # SQLite drops one table per statement, and checks foreign keys on each unless told not to.
-    connection.disable_constraint_checking()
-    try:
-        with connection.cursor() as cursor:
-            for table in tables:
-                cursor.execute(f"DROP TABLE {connection.ops.quote_name(table)}")
-    finally:
-        connection.enable_constraint_checking()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE {quoted} CASCADE")
 
 
 def _migrate_to_latest() -> None:

@@ -82,7 +82,7 @@ def test_a_scripted_loop_grading_with_next_is_one_request_of_three_or_four_queri
     step = grade(step).json()["next"]  # creates the judge: not the steady state
     # The token with its user and judge, the copy + membership + pooled pair + judge, the upsert, the
     # next passage; on PostgreSQL the copy and the next passage are one statement.
-    with django_assert_max_num_queries(3 if connection.vendor == "postgresql" else 4):
+    with django_assert_max_num_queries(3):
         graded = grade(step)
     last = grade(graded.json()["next"])
     following = _next(client, assignment).json()  # the unit is closed: the next one is leased
@@ -124,7 +124,7 @@ def test_the_assessor_pages_judgment_is_one_request_of_four_or_five_queries_with
     # The session, its user, the copy + membership + pooled pair + judge, the upsert, the next passage;
     # on PostgreSQL the copy, the upsert and the next passage are one statement (relevance/grade_sql.py),
     # which checks the user taken from memory too (core.remembered).
-    with django_assert_max_num_queries(2 if connection.vendor == "postgresql" else 5):
+    with django_assert_max_num_queries(2):
         graded = grade(second["turn_pk"], second["passage_id"], 3)
     third = graded.json()["next"]
     last = grade(third["turn_pk"], third["passage_id"], 4)
@@ -308,7 +308,7 @@ def test_moving_to_the_next_unit_closes_the_finished_one_and_leases_the_next(
 
     # Once per unit: the walk over its screens, the close, the claim in a transaction, the next entry;
     # on PostgreSQL the steady state's one statement first, which finds nothing left in the held unit.
-    with django_assert_max_num_queries(13 if connection.vendor == "postgresql" else 12):
+    with django_assert_max_num_queries(13):
         step = _next(client, assignment)
 
     assert step.status_code == 200
@@ -391,10 +391,8 @@ def test_with_redundancy_an_assessor_never_gets_a_second_copy_of_a_unit_they_fin
     assert WorkSlot.objects.filter(unit__assignment=assignment, assessor__isnull=True).count() == 2
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_assessors_moving_on_at_the_same_instant_never_claim_the_same_unit_on_postgresql():
-    assert connection.vendor == "postgresql"
     users = [UserFactory() for _ in range(12)]
     assignment = relevance_campaign(assessors=users, n_turns=8, n_passages=1, n_ptkb=0, redundancy=1)
     for user in users:
@@ -417,10 +415,8 @@ def test_assessors_moving_on_at_the_same_instant_never_claim_the_same_unit_on_po
     assert {results[s.assessor_id] for s in holders} == set(granted)
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_claim_skips_a_copy_another_transaction_has_locked_instead_of_waiting_on_postgresql():
-    assert connection.vendor == "postgresql"
     alice, bob = UserFactory(), UserFactory()
     assignment = relevance_campaign(assessors=[alice, bob], n_turns=2, n_passages=1, n_ptkb=0)
     first, second = WorkSlot.objects.filter(unit__assignment=assignment).order_by("unit__position")
@@ -455,10 +451,8 @@ def test_a_claim_skips_a_copy_another_transaction_has_locked_instead_of_waiting_
     assert WorkSlot.objects.get(pk=first.pk).assessor is None
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_same_grade_submitted_at_the_same_instant_ends_in_one_row_on_postgresql():
-    assert connection.vendor == "postgresql"
     alice = UserFactory()
     assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=1, n_ptkb=0)
     entry = PoolEntry.objects.select_related("turn").get(pool=assignment.pool)
@@ -554,10 +548,8 @@ def alice_client_with_csrf_checks():
     return client, assignment
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_loop_runs_on_prepared_statements_and_leaves_the_planner_alone_on_postgresql(client):
-    assert connection.vendor == "postgresql"
     alice = UserFactory()
     assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=8, n_ptkb=0)
     client = _token_client(client, alice)

@@ -9,7 +9,6 @@ with DATABASE_URL for the second.
 import uuid
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -172,7 +171,7 @@ def test_a_keyed_grade_with_its_retry_keeps_the_pages_query_budget(django_assert
     key = uuid.uuid4()
 
     # The same budget as a grade without a key (test_relevance_api_speed.py): the key rides in the upsert.
-    budget = 3 if connection.vendor == "postgresql" else 5
+    budget = 3
     with django_assert_max_num_queries(budget):
         first = alice.grade(1, 2, key=key, client=browser)
     with django_assert_max_num_queries(budget):
@@ -183,10 +182,8 @@ def test_a_keyed_grade_with_its_retry_keeps_the_pages_query_budget(django_assert
     assert (alice.entries[1].passage_id, 2, 1000) in alice.stored()
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_grade_and_its_retries_at_the_same_instant_are_stored_once_on_postgresql():
-    assert connection.vendor == "postgresql"
     alice = Assessor()
     alice.grade(1, 0)  # the judge exists: every attempt below takes the one statement's path
     key = uuid.uuid4()

@@ -1,23 +1,12 @@
 """Crowd submits at the same instant: a batch never takes more than its places, a repeat is a repeat.
 
 Each submit runs in its own thread with its own connection. The batch row is locked while a submit
-counts the places and looks up the worker's assignment (SELECT ... FOR UPDATE on PostgreSQL; SQLite's
-IMMEDIATE transactions let one writer in at a time).
-
-On SQLite the test database lives in memory with a shared cache, where a second writer fails at once
-("database table is locked") instead of waiting its turn as it does on the database file a server
-uses; the threads there work on a file copy of the test database, copied back when they are done.
+counts the places and looks up the worker's assignment (SELECT ... FOR UPDATE).
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
-from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
 
@@ -27,28 +16,6 @@ from tests.concurrency import at_the_same_instant
 from tests.crowd.crowd_helpers import build_campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@contextmanager
-def _threads_database(tmp_path: Path) -> Iterator[None]:
-    if connection.vendor != "sqlite" or not connection.is_in_memory_db():
-        yield
-        return
-    path = tmp_path / "crowd.sqlite3"
-    connection.ensure_connection()
-    copy = sqlite3.connect(path)
-    connection.connection.backup(copy)
-    copy.close()
-    settings_dict = connections.settings["default"]
-    memory = settings_dict["NAME"]
-    settings_dict["NAME"] = str(path)  # read by each thread's new connection
-    try:
-        yield
-    finally:
-        settings_dict["NAME"] = memory
-        copy = sqlite3.connect(path)
-        copy.backup(connection.connection)
-        copy.close()
 
 
 def _post(url: str, fields: dict[str, str]) -> tuple[int, str]:
@@ -69,8 +36,7 @@ def test_eight_links_submitted_at_once_fill_a_batch_of_two_and_no_more(tmp_path)
     batch, answers = _batch_and_answers(assignments=2)
     urls = [reverse("crowd:link-take", args=[link_token(batch=batch, label=f"anon-{n}")]) for n in range(8)]
 
-    with _threads_database(tmp_path):
-        results, errors = at_the_same_instant(lambda url: _post(url, answers), urls)
+    results, errors = at_the_same_instant(lambda url: _post(url, answers), urls)
 
     assert errors == []
     statuses = sorted(status for status, _ in results)
@@ -84,8 +50,7 @@ def test_ten_submits_of_one_link_at_once_store_it_once_and_answer_the_rest_as_re
     batch, answers = _batch_and_answers(assignments=3)
     url = reverse("crowd:link-take", args=[link_token(batch=batch, label="anon-1")])
 
-    with _threads_database(tmp_path):
-        results, errors = at_the_same_instant(lambda _: _post(url, answers), range(10))
+    results, errors = at_the_same_instant(lambda _: _post(url, answers), range(10))
 
     assert errors == []
     statuses = sorted(status for status, _ in results)

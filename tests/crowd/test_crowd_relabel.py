@@ -1,18 +1,20 @@
 """The crowd app's label moved from "mturk" to "crowd": fresh and old databases both migrate.
 
-Each database is a SQLite file in tmp_path, migrated by a separate process so that the old label's app
-registry (tests/crowd/mturk_label) and today's never meet in one interpreter.
+Each database is a scratch database on the test run's PostgreSQL server, migrated by a separate process so
+that the old label's app registry (tests/crowd/mturk_label) and today's never meet in one interpreter.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
@@ -81,9 +83,27 @@ print(json.dumps({
 """
 
 
-def _run(script: str, *, database: Path, settings: str = "assay.settings") -> str:
+def _server_url(name: str) -> str:
+    server = connection.settings_dict
+    return f"postgres://{server['USER']}@{server['HOST']}:{server['PORT']}/{name}"
+
+
+@pytest.fixture
+def scratch_database() -> Iterator[str]:
+    """The URL of an empty database of its own on the test server, dropped afterwards."""
+    name = f"relabel_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(_server_url("postgres"), autocommit=True) as server:
+        server.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _server_url(name)
+    finally:
+        with psycopg.connect(_server_url("postgres"), autocommit=True) as server:
+            server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _run(script: str, *, database: str, settings: str = "assay.settings") -> str:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TEST_DATABASE_NAME"}}
-    env |= {"DEBUG": "1", "DATABASE_URL": f"sqlite:///{database}", "DJANGO_SETTINGS_MODULE": settings}
+    env |= {"DEBUG": "1", "DATABASE_URL": database, "DJANGO_SETTINGS_MODULE": settings}
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
     )
@@ -91,13 +111,16 @@ def _run(script: str, *, database: Path, settings: str = "assay.settings") -> st
     return done.stdout
 
 
-def _rows(database: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(database) as db:
-        return db.execute(sql).fetchall()
+def _rows(database: str, sql: str) -> list[tuple]:
+    with psycopg.connect(database) as db:
+        return db.execute(sql).fetchall()  # type: ignore[arg-type]
 
 
-def test_it_migrates_a_fresh_database_under_the_crowd_label_to_the_old_table_names(tmp_path: Path) -> None:
-    database = tmp_path / "fresh.sqlite3"
+@pytest.mark.django_db
+def test_it_migrates_a_fresh_database_under_the_crowd_label_to_the_old_table_names(
+    scratch_database: str,
+) -> None:
+    database = scratch_database
     _run(
         "import django; django.setup(); from django.core.management import call_command; "
         "call_command('migrate', 'crowd', verbosity=0)",
@@ -106,15 +129,21 @@ def test_it_migrates_a_fresh_database_under_the_crowd_label_to_the_old_table_nam
 
     applied = _rows(database, "SELECT app, name FROM django_migrations WHERE app IN ('crowd', 'mturk')")
     assert sorted(applied) == [("crowd", name) for name in CROWD_MIGRATIONS + CROWD_MIGRATIONS_SINCE]
-    tables = {name for (name,) in _rows(database, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {
+        name
+        for (name,) in _rows(
+            database, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+        )
+    }
     assert CROWD_TABLES <= tables
     assert not {name for name in tables if name.startswith("crowd_")}
     labels = {label for (label,) in _rows(database, "SELECT DISTINCT app_label FROM django_content_type")}
     assert "crowd" in labels and "mturk" not in labels
 
 
-def test_it_moves_a_database_made_under_the_mturk_label(tmp_path: Path) -> None:
-    database = tmp_path / "old.sqlite3"
+@pytest.mark.django_db
+def test_it_moves_a_database_made_under_the_mturk_label(scratch_database: str) -> None:
+    database = scratch_database
     _run(BUILD_UNDER_OLD_LABEL, database=database, settings="tests.crowd.mturk_label.settings")
     old_types = _rows(
         database, "SELECT id, model FROM django_content_type WHERE app_label = 'mturk' ORDER BY id"
@@ -142,7 +171,7 @@ def test_it_moves_a_database_made_under_the_mturk_label(tmp_path: Path) -> None:
     assert _rows(database, "SELECT COUNT(*) FROM django_content_type WHERE app_label = 'mturk'") == [(0,)]
 
 
-@pytest.mark.django_db(transaction=True)  # SQLite makes the history table only outside a transaction
+@pytest.mark.django_db
 def test_it_keeps_rows_already_under_the_crowd_label() -> None:
     # The test database may be built from the models (make test's --nomigrations), with no history yet.
     recorder = MigrationRecorder(connection)

@@ -30,7 +30,7 @@ from tests.factories import (
     TurnFactory,
 )
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 UNITS = 12
 
