@@ -5,9 +5,9 @@ shape (core/api_errors.py). Both call the relevance work rules (annotation.relev
 else. The page signs in with its session (and sends the CSRF token in the X-CSRFToken header); scripts
 send `Authorization: Token <key>`, tried first so that a script's request never touches the session.
 They are most of the requests of a campaign, one or two per judgment, so each view keeps to what it
-needs: JSON only (no content negotiation among renderers), the per-user throttle for scripts only,
-since the page's pace is a person's, like every other page of the site, and the leaner DRF parts of
-core/lean_api.py (input serializers, the session's user read by one prepared statement).
+needs: JSON only, the per-user throttle for scripts only, since the page's pace is a person's, like every
+other page of the site, and the user of a recent request taken from memory and checked by the work's
+own statement (core.remembered), which docs/performance.md measures.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
-from rest_framework.authentication import BaseAuthentication
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication, TokenAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.models import RelevanceGrade
+from annotation.models import RelevanceGrade, Turn, WorkSlot
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.grade_sql import NextPassage
 from annotation.relevance.work import (
@@ -34,21 +34,21 @@ from annotation.relevance.work import (
     work_grade,
     work_next,
 )
+from core.api_input import IntegerField
 from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies
-from core.lean_api import (
-    JsonNegotiation,
-    LeanSerializer,
+from core.remembered import (
     RecheckedSessionAuthentication,
-    SessionUserAuthentication,
+    RecheckedTokenAuthentication,
+    Remembered,
+    RememberRefused,
 )
-from core.remembered import Remembered, RememberRefused
 from core.throttling import ScriptFixedWindowThrottle
-from core.token_auth import FastTokenAuthentication, RecheckedTokenAuthentication
 
 
-class RelevanceNextInput(LeanSerializer):
-    slot = serializers.IntegerField(
+class RelevanceNextInput(serializers.Serializer):
+    slot = IntegerField(
+        column=WorkSlot._meta.pk,
         min_value=1,
         required=False,
         allow_null=True,
@@ -68,8 +68,8 @@ class RelevancePassageOutput(serializers.Serializer):
     url = serializers.CharField(help_text="The same passage on the assessor page.")
 
 
-class RelevanceGradeInput(LeanSerializer):
-    turn_pk = serializers.IntegerField()
+class RelevanceGradeInput(serializers.Serializer):
+    turn_pk = IntegerField(column=Turn._meta.pk)
     passage_id = serializers.CharField(max_length=255)
     grade = serializers.ChoiceField(choices=RelevanceGrade.choices)
     time_spent_ms = serializers.IntegerField(
@@ -122,16 +122,18 @@ def _passage(passage: NextPassage) -> dict[str, Any]:
 
 
 class _AssessorView(StrictBodies):
-    authentication_classes = [FastTokenAuthentication, SessionUserAuthentication]
+    # A script's token is tried first, so that its request never touches the session.
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
     throttle_classes = [ScriptFixedWindowThrottle]
     renderer_classes = [JSONRenderer]
-    content_negotiation_class = JsonNegotiation
+    # Users taken from memory (core.remembered); bench/bench_assessors.py measures the views without it.
+    remember_users = True
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         # The work statements check a user taken from memory themselves, in the same round trip
-        # (core.remembered). To the schema (drf-spectacular's fake view) these are the API's usual two.
-        if not getattr(self, "swagger_fake_view", False):
+        # (core.remembered). To the schema (drf-spectacular's fake view) these are DRF's usual two.
+        if self.remember_users and not getattr(self, "swagger_fake_view", False):
             return [RecheckedTokenAuthentication(), RecheckedSessionAuthentication()]
         return super().get_authenticators()
 
