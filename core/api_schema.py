@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 BODY_METHODS = {"POST", "PUT", "PATCH"}
@@ -24,6 +25,8 @@ class RefusalsAutoSchema(AutoSchema):
             refusals["400"] = "The reason the input was refused."
             refusals["413"] = "The request body is larger than the server accepts."
             refusals["415"] = "A body in a media type this operation does not read."
+        elif self._reads_query_input():
+            refusals["400"] = "The reason a query parameter was refused."
         if any(not isinstance(p, AllowAny) for p in self.view.get_permissions()):
             refusals["403"] = "Not signed in (no session, no valid token), or not allowed."
         if "{" in self.path:
@@ -31,6 +34,14 @@ class RefusalsAutoSchema(AutoSchema):
         if self.view.get_throttles():
             refusals["429"] = "Too many requests; Retry-After says when to try again."
         return refusals
+
+    def _reads_query_input(self) -> bool:
+        """The operation's query parameters are read through a serializer (core.api_input.query_input)."""
+        return any(
+            isinstance(p, serializers.Serializer)
+            or (isinstance(p, type) and issubclass(p, serializers.Serializer))
+            for p in self.get_override_parameters()
+        )
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)

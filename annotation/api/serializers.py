@@ -17,6 +17,7 @@ from annotation.models import (
     Topic,
     Turn,
 )
+from core.api_input import IntegerField
 
 
 class CollectionOutput(serializers.ModelSerializer):
@@ -66,6 +67,14 @@ class PassageOutput(serializers.ModelSerializer):
     class Meta:
         model = Passage
         fields = ["id", "passage_id", "title", "text"]
+
+
+class PassageQuery(serializers.Serializer):
+    id = serializers.ListField(
+        child=serializers.CharField(allow_blank=True),
+        required=False,
+        help_text="Only these passages (by passage id; the parameter may repeat).",
+    )
 
 
 class RunOutput(serializers.ModelSerializer):
@@ -124,7 +133,15 @@ class RelevanceJudgmentInput(serializers.Serializer):
     turn_id = serializers.CharField()
     passage_id = serializers.CharField(max_length=255)
     grade = serializers.ChoiceField(choices=RelevanceGrade.choices)
-    time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    time_spent_ms = IntegerField(
+        column=RelevanceJudgment._meta.get_field("time_spent_ms"), required=False, allow_null=True
+    )
+
+
+class RelevanceJudgmentQuery(serializers.Serializer):
+    judge = serializers.CharField(
+        required=False, allow_blank=True, help_text="Organisers: only this judge's grades (by name)."
+    )
 
 
 # --- Support labels ----------------------------------------------------------------------
@@ -167,9 +184,11 @@ class SupportJudgmentOutput(serializers.ModelSerializer):
 class SupportJudgmentInput(serializers.Serializer):
     run_id = serializers.CharField()
     topic_id = serializers.CharField()
-    sentence_index = serializers.IntegerField(min_value=0)
-    citation_index = serializers.IntegerField(
-        min_value=0, required=False, help_text="Which citation of the sentence; 0 (the first) by default."
+    sentence_index = IntegerField(column=ResponseSentence._meta.get_field("index"))
+    citation_index = IntegerField(
+        column=SupportJudgment._meta.get_field("citation_index"),
+        required=False,
+        help_text="Which citation of the sentence; 0 (the first) by default.",
     )
     passage_id = serializers.CharField(
         required=False, help_text="Instead of citation_index: the cited passage (its first position counts)."
@@ -177,7 +196,20 @@ class SupportJudgmentInput(serializers.Serializer):
     # The serializer's metaclass moves declared fields off the class, so this never shadows Field.label;
     # the stubs cannot know that, and the field keeps the name the label files and clients use.
     label = serializers.ChoiceField(choices=SupportLabel.choices)  # type: ignore[assignment]
-    time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    time_spent_ms = IntegerField(
+        column=SupportJudgment._meta.get_field("time_spent_ms"), required=False, allow_null=True
+    )
+
+
+class SupportJudgmentQuery(serializers.Serializer):
+    judge = serializers.CharField(
+        required=False, allow_blank=True, help_text="Organisers: only this judge's labels (by name)."
+    )
+    run = serializers.CharField(required=False, allow_blank=True, help_text="Only labels of this run.")
+    topic = serializers.CharField(required=False, allow_blank=True, help_text="Only labels of this topic id.")
+    condition = serializers.ChoiceField(
+        choices=SupportJudgment.Condition.choices, required=False, allow_blank=True
+    )
 
 
 class TokenInput(serializers.Serializer):

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth import authenticate
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
@@ -36,6 +36,7 @@ from annotation.permissions import IsOrganiser
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
+from core.api_input import query_input
 from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies
 from core.wording import plural
@@ -112,8 +113,12 @@ class PassageList(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Passage]:
         queryset = Passage.objects.filter(collection=_collection(self))
-        ids = self.request.query_params.getlist("id")
+        ids = query_input(self.request, s.PassageQuery).get("id")
         return queryset.filter(passage_id__in=ids) if ids else queryset
+
+    @extend_schema(parameters=[s.PassageQuery])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> ApiResponse:
+        return super().get(request, *args, **kwargs)
 
 
 class RunList(generics.ListAPIView):
@@ -127,7 +132,10 @@ class ResponseList(generics.ListAPIView):
     serializer_class = s.ResponseOutput
 
     def get_queryset(self) -> QuerySet[Response]:
-        run = get_object_or_404(Run, collection=_collection(self), name=self.kwargs["run"])
+        name = self.kwargs["run"]
+        if "\x00" in name:  # PostgreSQL's text cannot hold NUL, so no run has it in its name
+            raise NotFound(f"No run {name!r}.")
+        run = get_object_or_404(Run, collection=_collection(self), name=name)
         return Response.objects.filter(run=run).select_related("run", "turn").prefetch_related("sentences")
 
 
@@ -157,12 +165,13 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
             return [IsAuthenticated(), IsOrganiser()]
         return super().get_permissions()
 
-    @extend_schema(responses=s.RelevanceJudgmentOutput(many=True))
+    @extend_schema(parameters=[s.RelevanceJudgmentQuery], responses=s.RelevanceJudgmentOutput(many=True))
     def get(self, request: Request, collection: str) -> ApiResponse:
+        query = query_input(request, s.RelevanceJudgmentQuery)
         target = get_object_or_404(Collection, name=collection)
         queryset = RelevanceJudgment.objects.filter(turn__collection=target).select_related("judge", "turn")
         if request.user.is_staff:
-            judge_name = request.query_params.get("judge")
+            judge_name = query.get("judge")
             if judge_name:
                 queryset = queryset.filter(judge__name=judge_name)
         else:
@@ -209,13 +218,6 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
 
 # --- Support labels ----------------------------------------------------------------------
 
-SUPPORT_LIST_PARAMETERS = [
-    OpenApiParameter("judge", str, description="Organisers: only this judge's labels (by name)."),
-    OpenApiParameter("run", str, description="Only labels of this run."),
-    OpenApiParameter("topic", str, description="Only labels of this topic id."),
-    OpenApiParameter("condition", str, enum=[c.value for c in SupportJudgment.Condition]),
-]
-
 
 def _refused(field: str, reason: str) -> ValidationError:
     """A 400 about one field, answered in the API's one error shape (core/api_errors.py)."""
@@ -235,7 +237,7 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
         queryset = SupportJudgment.objects.filter(
             sentence__response__run__collection=_collection(self)
         ).select_related("judge", "sentence__response__run", "sentence__response__turn")
-        params = self.request.query_params
+        params = query_input(self.request, s.SupportJudgmentQuery)
         if self.request.user.is_staff:
             if params.get("judge"):
                 queryset = queryset.filter(judge__name=params["judge"])
@@ -249,7 +251,7 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
             queryset = queryset.filter(condition=params["condition"])
         return queryset.order_by("id")
 
-    @extend_schema(parameters=SUPPORT_LIST_PARAMETERS)
+    @extend_schema(parameters=[s.SupportJudgmentQuery])
     def get(self, request: Request, *args: Any, **kwargs: Any) -> ApiResponse:
         return super().get(request, *args, **kwargs)
 
