@@ -33,8 +33,13 @@ class Written:
     removed: int = 0
 
 
+# The time_spent_ms columns are PostgreSQL integers. Each submission's time is within them, but their
+# sum over many revisions need not be: it stops at the largest (24.8 days on one label says enough).
+TIME_SPENT_MAX_MS = 2**31 - 1
+
+
 def time_added(stored: int | None, spent: int | None) -> int | None:
-    return stored if spent is None else (stored or 0) + spent
+    return stored if spent is None else min((stored or 0) + spent, TIME_SPENT_MAX_MS)
 
 
 M = TypeVar("M", bound=models.Model)

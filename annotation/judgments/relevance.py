@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import connections, models, router, transaction
 from django.utils import timezone
 
-from annotation.judgments.base import JudgmentRefused, Written
+from annotation.judgments.base import TIME_SPENT_MAX_MS, JudgmentRefused, Written
 from annotation.models import (
     Collection,
     Judge,
@@ -46,7 +46,7 @@ def relevance_upsert_sql(*, table: str, rows: str) -> str:
         "ON CONFLICT (judge_id, turn_id, passage_id) DO UPDATE SET "
         f"grade = CASE WHEN {replay} THEN {table}.grade ELSE excluded.grade END, "
         f"time_spent_ms = CASE WHEN {replay} OR excluded.time_spent_ms IS NULL THEN {table}.time_spent_ms "
-        f"ELSE COALESCE({table}.time_spent_ms, 0) + excluded.time_spent_ms END, "
+        f"ELSE LEAST(COALESCE({table}.time_spent_ms, 0)::bigint + excluded.time_spent_ms, {TIME_SPENT_MAX_MS}) END, "
         f"updated_at = CASE WHEN {replay} THEN {table}.updated_at ELSE excluded.updated_at END, "
         f"grade_key = COALESCE(excluded.grade_key, {table}.grade_key)"
     )

@@ -13,11 +13,13 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import F
+from django.db.models import BigIntegerField, F
+from django.db.models.functions import Cast, Least
 from django.utils import timezone
 
 from annotation import judgments
 from annotation.judgments import NuggetDraft
+from annotation.judgments.base import TIME_SPENT_MAX_MS
 from annotation.models import (
     Judge,
     Nugget,
@@ -136,13 +138,15 @@ def _clock(work: NuggetWork, time_spent_ms: int | None, *, complete: bool = Fals
     """Add a page's time to the work (and start its clock); complete it if asked. One UPDATE."""
     now = timezone.now()
     spent = min(max(time_spent_ms or 0, 0), MAX_TIME_MS)
-    changes: dict[str, Any] = {"time_spent_ms": F("time_spent_ms") + spent}
+    # Summed as bigint, then held to the integer column (annotation.judgments.base.TIME_SPENT_MAX_MS).
+    total = Least(Cast(F("time_spent_ms"), BigIntegerField()) + spent, TIME_SPENT_MAX_MS)
+    changes: dict[str, Any] = {"time_spent_ms": total}
     if work.started_at is None:
         changes["started_at"] = work.started_at = now
     if complete and work.completed_at is None:
         changes["completed_at"] = work.completed_at = now
     NuggetWork.objects.filter(pk=work.pk).update(**changes)
-    work.time_spent_ms += spent
+    work.time_spent_ms = min(work.time_spent_ms + spent, TIME_SPENT_MAX_MS)
 
 
 def nugget_work_start(*, work: NuggetWork) -> None:
