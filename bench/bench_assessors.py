@@ -80,6 +80,8 @@ PG_URL = os.environ.get("BENCH_PG_URL") or (
     else f"postgres://assay@127.0.0.1:{_PG_PORT}/assay"
 )
 HOST, PORT = "127.0.0.1", int(os.environ.get("BENCH_PORT", "58123"))
+# Where the bench's server answers the assessor endpoints without remembered users ("plain" kinds).
+PLAIN = "bench/plain"
 PASSWORD = "bench-password-1"
 
 if os.environ.get("BENCH_ASSESSORS_SERVE") == "1":
@@ -99,7 +101,22 @@ if os.environ.get("BENCH_ASSESSORS_SERVE") == "1":
     def trivial(request: HttpRequest) -> HttpResponse:
         return HttpResponse(b'{"ok": true}', content_type="application/json")
 
-    urlpatterns = [path("bench/trivial/", trivial), path("", include("assay.urls"))]
+    from annotation.relevance.api import GradeApi, NextPassageApi
+
+    # The same two assessor endpoints with every request's user read from the database, as DRF does by
+    # itself: what the users remembered between requests (core.remembered) are measured against.
+    class PlainNextPassageApi(NextPassageApi):
+        remember_users = False
+
+    class PlainGradeApi(GradeApi):
+        remember_users = False
+
+    urlpatterns = [
+        path("bench/trivial/", trivial),
+        path(f"{PLAIN}/relevance/api/<int:assignment_pk>/next/", PlainNextPassageApi.as_view()),
+        path(f"{PLAIN}/relevance/api/work/<int:slot_pk>/grade/", PlainGradeApi.as_view()),
+        path("", include("assay.urls")),
+    ]
     settings.ROOT_URLCONF = __name__
     application = get_wsgi_application()
 
@@ -128,11 +145,14 @@ class Seeded:
     pair_tokens: list[str]
     tokens: list[str]
     browser_users: list[int]
+    # The same three kinds of assessor on the endpoints without remembered users: kind -> (credentials or
+    # user pks, assignment), empty unless compared.
+    plain: dict[str, tuple[list[Any], int]] = field(default_factory=dict)
 
 
-def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
+def _seed(n_assessors: int, n_turns: int, per_turn: int, plain: bool) -> Seeded:
     """One pool of n_turns x per_turn pairs, handed by turn to three groups of n_assessors: the API pair,
-    the API with next, and the browser."""
+    the API with next, and the browser (and three more for the endpoints without remembered users)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
     from rest_framework.authtoken.models import Token
@@ -156,7 +176,7 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
     api = assignment_create(pool=pool, name="bench-api", assessors=api_users, with_ptkb=False)
     browser = assignment_create(pool=pool, name="bench-browser", assessors=browser_users, with_ptkb=False)
     pair = assignment_create(pool=pool, name="bench-api-pair", assessors=pair_users, with_ptkb=False)
-    return Seeded(
+    seeded = Seeded(
         pair.pk,
         api.pk,
         browser.pk,
@@ -164,6 +184,18 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int) -> Seeded:
         [Token.objects.create(user=user).key for user in api_users],
         [u.pk for u in browser_users],
     )
+    for kind in ("browser", "pair", "api") if plain else ():
+        users = user_model.objects.bulk_create(
+            [user_model(username=f"plain{kind}{i}", password=hashed) for i in range(n_assessors)]
+        )
+        work = assignment_create(pool=pool, name=f"bench-plain-{kind}", assessors=users, with_ptkb=False)
+        credentials: list[Any] = (
+            [u.pk for u in users]
+            if kind == "browser"
+            else [Token.objects.create(user=user).key for user in users]
+        )
+        seeded.plain[f"plain{kind}"] = (credentials, work.pk)
+    return seeded
 
 
 def _serve(
@@ -348,6 +380,7 @@ class BrowserState:
     resume_url: str = ""
     step: tuple[int, str] | None = None  # (turn_pk, passage_id) on screen
     done: bool = False
+    prefix: str = ""  # before the grade URL: "/bench/plain" for the endpoint without remembered users
 
 
 def _browser_unit(state: BrowserState, out: ClientResult) -> None:
@@ -370,7 +403,7 @@ def _browser_unit(state: BrowserState, out: ClientResult) -> None:
         raise ValueError(f"unit page {status}")
     state.csrf = _CSRF_INPUT.search(page).group(1).decode()  # type: ignore[union-attr]
     state.slot = int(_attr(page, "slot"))
-    state.grade_url = _attr(page, "grade-url")
+    state.grade_url = state.prefix + _attr(page, "grade-url")
     state.resume_url = _attr(page, "resume-url")
     state.step = (int(_attr(page, "turn-pk")), _attr(page, "passage-id"))
     out.unit_loads.append(time.perf_counter() - started)
@@ -423,13 +456,18 @@ class ApiState:
 
 
 def _api_loop(
-    conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, state: ApiState, out: ClientResult
+    conn: http.client.HTTPConnection,
+    headers: dict,
+    assignment_pk: int,
+    state: ApiState,
+    out: ClientResult,
+    prefix: str = "",
 ) -> bool:
     """One judgment of a scripted client: a grade whose answer carries the next passage, after a next
     call when the unit is new (it leases the unit; the last grade of the previous one closed it)."""
     started = time.perf_counter()
     if state.step is None:
-        status, body = _post(conn, f"/relevance/api/{assignment_pk}/next/", {}, headers)
+        status, body = _post(conn, f"{prefix}/relevance/api/{assignment_pk}/next/", {}, headers)
         if status == 204:
             return False
         if status != 200:
@@ -444,7 +482,7 @@ def _api_loop(
         "time_spent_ms": 1,
         "next": True,
     }
-    status, body = _post(conn, f"/relevance/api/work/{step['slot']}/grade/", grade, headers)
+    status, body = _post(conn, f"{prefix}/relevance/api/work/{step['slot']}/grade/", grade, headers)
     answer = json.loads(body)
     out.latencies.append(time.perf_counter() - started)
     if 200 <= status < 300:
@@ -458,11 +496,11 @@ def _api_loop(
 
 
 def _pair_loop(
-    conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, out: ClientResult
+    conn: http.client.HTTPConnection, headers: dict, assignment_pk: int, out: ClientResult, prefix: str = ""
 ) -> bool:
-    """One judgment of the plain scripted client: the next call, then the grade without next."""
+    """One judgment of the simplest scripted client: the next call, then the grade without next."""
     started = time.perf_counter()
-    status, body = _post(conn, f"/relevance/api/{assignment_pk}/next/", {}, headers)
+    status, body = _post(conn, f"{prefix}/relevance/api/{assignment_pk}/next/", {}, headers)
     if status == 204:
         return False
     if status != 200:
@@ -470,7 +508,7 @@ def _pair_loop(
         return False
     step = json.loads(body)
     grade = {"turn_pk": step["turn_pk"], "passage_id": step["passage_id"], "grade": 2, "time_spent_ms": 1}
-    status, body = _post(conn, f"/relevance/api/work/{step['slot']}/grade/", grade, headers)
+    status, body = _post(conn, f"{prefix}/relevance/api/work/{step['slot']}/grade/", grade, headers)
     json.loads(body)
     out.latencies.append(time.perf_counter() - started)
     if status != 201:
@@ -506,6 +544,8 @@ def _client_process(
     """A client process: one thread per simulated client, each looping until `stop_at` (wall clock),
     pausing after each judgment for an exponential think time of mean `think_s` (0: none)."""
     results = [ClientResult() for _ in credentials]
+    prefix = f"/{PLAIN}" if kind.startswith("plain") else ""
+    kind = kind.removeprefix("plain")
 
     def run(credential: Any, out: ClientResult) -> None:
         pace = random.Random(hash(str(credential)))
@@ -515,7 +555,7 @@ def _client_process(
         if kind == "browser":
             browser = Browser()
             browser.cookies = dict(credential)
-            state = BrowserState(assignment_pk=assignment_pk, browser=browser)
+            state = BrowserState(assignment_pk=assignment_pk, browser=browser, prefix=prefix)
         headers = {"Authorization": f"Token {credential}", "Content-Type": "application/json"}
         # Paced, people arrive at their own moments, not all at the first instant.
         time.sleep(max(0.0, start_at - time.time()) + (pace.uniform(0, 2 * think_s) if think_s else 0.0))
@@ -524,9 +564,9 @@ def _client_process(
                 if state is not None:
                     going = _browser_loop(state, out)
                 elif kind == "api":
-                    going = _api_loop(conn, headers, assignment_pk, api_state, out)
+                    going = _api_loop(conn, headers, assignment_pk, api_state, out, prefix)
                 elif kind == "pair":
-                    going = _pair_loop(conn, headers, assignment_pk, out)
+                    going = _pair_loop(conn, headers, assignment_pk, out, prefix)
                 else:
                     going = _trivial_loop(conn, headers, out)
             except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -708,6 +748,13 @@ def main() -> int:
         help="Slices each path's run is cut into, each after a slice of the trivial view (env BENCH_SLICES).",
     )
     parser.add_argument(
+        "--compare-remembered",
+        type=int,
+        choices=(0, 1),
+        default=int(os.environ.get("BENCH_COMPARE_REMEMBERED", "1")),
+        help="Also run each path on the endpoints without remembered users, for the gain they bring (1).",
+    )
+    parser.add_argument(
         "--warmup-seconds",
         type=float,
         default=float(os.environ.get("BENCH_WARMUP_SECONDS", "3")),
@@ -734,7 +781,7 @@ def main() -> int:
     try:
         cache.clear()
         call_command("migrate", verbosity=0)
-        seeded = _seed(args.assessors, args.turns, args.per_turn)
+        seeded = _seed(args.assessors, args.turns, args.per_turn, plain=bool(args.compare_remembered))
         # Planner statistics, as autovacuum keeps them on a database in use; a freshly loaded one has none.
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
@@ -750,7 +797,15 @@ def main() -> int:
         )
         with ThreadPoolExecutor(8) as pool:
             cookies = list(pool.map(_browser_session, seeded.browser_users))
+            if "plainbrowser" in seeded.plain:
+                users, work = seeded.plain["plainbrowser"]
+                seeded.plain["plainbrowser"] = (list(pool.map(_browser_session, users)), work)
         connection.close()
+        kinds = [
+            ("browser", cookies, seeded.browser_assignment),
+            ("pair", seeded.pair_tokens, seeded.pair_assignment),
+            ("api", seeded.tokens, seeded.api_assignment),
+        ] + [(kind, creds, pk) for kind, (creds, pk) in seeded.plain.items()]
 
         def cpu_of() -> dict[tuple[str, int], float]:
             assert server is not None
@@ -764,12 +819,7 @@ def main() -> int:
         # empty judgments table.
         warm: dict[str, Phase] = {}
         if args.warmup_seconds > 0:
-            for kind, creds, pk in (
-                ("trivial", seeded.tokens, 0),
-                ("browser", cookies, seeded.browser_assignment),
-                ("pair", seeded.pair_tokens, seeded.pair_assignment),
-                ("api", seeded.tokens, seeded.api_assignment),
-            ):
+            for kind, creds, pk in [("trivial", seeded.tokens, 0), *kinds]:
                 warm[kind] = _load(kind, creds, pk, args.warmup_seconds, procs, cpu_of)
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
@@ -779,11 +829,7 @@ def main() -> int:
         slices = max(1, args.slices)
         measured: dict[str, Phase] = {}
         baseline: dict[str, Phase] = {}
-        for kind, creds, pk in (
-            ("browser", cookies, seeded.browser_assignment),
-            ("pair", seeded.pair_tokens, seeded.pair_assignment),
-            ("api", seeded.tokens, seeded.api_assignment),
-        ):
+        for kind, creds, pk in kinds:
             trivial_runs, path_runs = [], []
             for _ in range(slices):
                 trivial_runs.append(
@@ -801,7 +847,7 @@ def main() -> int:
                 ("api", seeded.tokens, seeded.api_assignment),
             )
         }
-        trivial = _merged(list(baseline.values()))
+        trivial = _merged([baseline[kind] for kind in ("browser", "pair", "api")])
 
         from annotation.models import RelevanceJudgment
 
@@ -810,10 +856,17 @@ def main() -> int:
             "API next + grade": (pair, "pair"),
             "API grade with next (next per unit)": (api, "api"),
         }
+        plain_paths = {
+            f"{name}, users not remembered": (measured[f"plain{prefix}"], f"plain{prefix}")
+            for name, (_phase, prefix) in paths.items()
+            if f"plain{prefix}" in measured
+        }
         stored = {
             name: _stored_once(
                 Phase(
-                    phase.results + paced[prefix].results + (warm[prefix].results if prefix in warm else []),
+                    phase.results
+                    + (paced[prefix].results if prefix in paced else [])
+                    + (warm[prefix].results if prefix in warm else []),
                     0.0,
                     0.0,
                     0.0,
@@ -821,7 +874,7 @@ def main() -> int:
                 ),
                 RelevanceJudgment.objects.filter(judge__user__username__startswith=prefix),
             )
-            for name, (phase, prefix) in paths.items()
+            for name, (phase, prefix) in (paths | plain_paths).items()
         }
 
         def line(name: str, phase: Phase, unit: str) -> str:
@@ -859,7 +912,24 @@ def main() -> int:
                 f"judgments/s, p50 {_p(lat, 50) * 1000:.1f} ms, p95 {_p(lat, 95) * 1000:.1f} ms"
             )
             print(f"  stored: {stored[name][1]}")
-        errors = browser.errors + pair.errors + api.errors + trivial.errors
+        # What remembering users between requests (core.remembered) brings each path: both runs beside the
+        # trivial view, slice by slice, in this one invocation.
+        for name, (phase, prefix) in paths.items():
+            if f"plain{prefix}" not in measured:
+                continue
+            plain = measured[f"plain{prefix}"]
+            with_ratio = phase.per_s / baseline[prefix].per_s if baseline[prefix].per_s else 0.0
+            without = (
+                plain.per_s / baseline[f"plain{prefix}"].per_s if baseline[f"plain{prefix}"].per_s else 0.0
+            )
+            print(line(f"{name}, users not remembered", plain, "judgments"))
+            print(f"  stored: {stored[f'{name}, users not remembered'][1]}")
+            gain = with_ratio / without - 1 if without else 0.0
+            print(
+                f"remembered users, {name}: {with_ratio:.3f} x trivial with, {without:.3f} x without: "
+                f"{gain:+.1%} judgments/s (kept where >= +10%)"
+            )
+        errors = [e for phase in measured.values() for e in phase.errors] + trivial.errors
         errors += [e for phase in [*paced.values(), *warm.values()] for e in phase.errors]
         print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
 
