@@ -3,7 +3,9 @@
 Pages, the JSON API, imports, crowd aggregation and machine judges all record a label through the
 function here for its table, so that the rules of a label (its scale, how time spent adds up over
 revisions, what a revision replaces) live in one place. One module per family of labels; callers import
-from this package.
+from this package. The assessor's relevance grade is the one write made in a statement of its own
+(annotation/relevance/grade_sql.py, checks and next passage in one round trip), and that statement embeds
+this package's upsert (`relevance_upsert_sql`), so a grade's rules are still written down once.
 """
 
 from annotation.judgments.base import JudgmentRefused, Outcome, Written
