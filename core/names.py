@@ -8,11 +8,11 @@ refuse the same names with the same reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 # An assessor's own labels are held by the judge "assessor:<username>", created on the assessor's first
 # label; a file or machine writing as a new judge of that shape would take the name from the account.
@@ -65,6 +65,18 @@ def collection_name_problem(name: str) -> str | None:
             "(e.g. 'ikat-2024')"
         )
     return None
+
+
+M = TypeVar("M", bound=Model)
+
+
+def named(queryset: QuerySet[M], name: str, *, field: str = "name") -> QuerySet[M]:
+    """The rows of `queryset` called `name`, for a name a page reads from its address: one with a NUL
+    character matches nothing (PostgreSQL's text cannot hold NUL, so no row has it) instead of failing
+    in the database."""
+    if "\x00" in name:
+        return queryset.none()
+    return queryset.filter(**{field: name})
 
 
 def known_names(queryset: QuerySet[Any], *, kind: str, field: str = "name") -> str:

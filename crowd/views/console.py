@@ -29,6 +29,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.csv_safe import csv_writer
+from core.names import named
 from core.wording import plural
 from crowd import selectors
 from crowd.client import MTurkClient, MTurkError
@@ -210,7 +211,7 @@ def _campaign_page(
 
 
 def _campaign(name: str) -> CrowdCampaign:
-    return get_object_or_404(CrowdCampaign.objects.select_related("collection", "label_judge"), name=name)
+    return get_object_or_404(named(CrowdCampaign.objects.select_related("collection", "label_judge"), name))
 
 
 @organiser_required

@@ -21,6 +21,7 @@ from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
 from core.jobs import job_interrupted
+from core.names import named
 from core.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial, table_for
@@ -178,7 +179,7 @@ def _estimate_page(
         "rel_threshold": 2,
         "task": "relevance",
     }
-    chosen = HumanSample.objects.filter(collection=collection, name=request.GET.get("sample", "")).first()
+    chosen = named(HumanSample.objects.filter(collection=collection), request.GET.get("sample", "")).first()
     if chosen is not None:
         # A sample named in the address (as after drawing one) is preselected with its machine judge.
         initial.update(sample=chosen.name, machine_judge=chosen.machine_judge.name, measure=chosen.measure)

@@ -11,6 +11,7 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, SupportJudgment
 from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
+from core.names import named
 from judging.support.forms import DisagreementReportForm
 from judging.support.metrics import (
     SupportMeasure,
@@ -27,11 +28,11 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     judges = judges_with_labels(collection=collection, task="support")
     asked = request.GET.get("judge", "")
-    judge = judges.filter(name=asked).first() or judges.first()
+    judge = named(judges, asked).first() or judges.first()
     # A judge named in the link but without labels here (a typo, another collection's judge) is said out
     # loud, rather than silently showing another judge's leaderboard under the name the user asked for.
     unknown_judge = asked if asked and (judge is None or judge.name != asked) else ""
-    compare = judges.filter(name=request.GET.get("compare", "")).first()
+    compare = named(judges, request.GET.get("compare", "")).first()
     by: SupportMeasure = (
         "weighted_precision" if request.GET.get("by") == "weighted_precision" else "weighted_recall"
     )

@@ -1,5 +1,5 @@
 """Crowd pages refuse bad parameters with a 400 and a short reason, never a 500: absurd answer times,
-HIT page ids no MTurk id looks like, and an "I mean it" box that was not ticked."""
+HIT page ids no MTurk id looks like, an "I mean it" box that was not ticked, a campaign name with NUL."""
 
 from __future__ import annotations
 
@@ -172,3 +172,12 @@ def test_publish_without_a_real_tick_publishes_nothing(client, fake_mturk, value
     assert "This field is required." in response.content.decode()
     assert not fake_mturk.state.hits
     assert not campaign.batches.exclude(hit_id="").exists()
+
+
+@pytest.mark.parametrize("page", ["crowd:campaign", "crowd:campaign-links"])
+def test_a_campaign_name_with_a_nul_is_no_campaign(client, page):
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse(page, args=["c\x00"]))
+
+    assert response.status_code == 404
