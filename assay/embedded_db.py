@@ -95,7 +95,7 @@ def _run(
         kwargs |= {"user": owner.pw_uid, "group": owner.pw_gid, "extra_groups": []}
     # The server inherits nothing that would point it elsewhere (PGDATA, PGPORT of another cluster).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-    return subprocess.run(args, env=env, text=True, capture_output=True, **kwargs)  # type: ignore[call-overload, no-any-return]
+    return subprocess.run(args, env=env, text=True, capture_output=True, **kwargs)  # type: ignore[call-overload]
 
 
 def accepts_connections(at_port: int) -> bool:
