@@ -29,11 +29,19 @@ class RefusalsAutoSchema(AutoSchema):
             refusals["400"] = "The reason a query parameter was refused."
         if any(not isinstance(p, AllowAny) for p in self.view.get_permissions()):
             refusals["403"] = "Not signed in (no session, no valid token), or not allowed."
+            if self._challenges():
+                refusals["401"] = "Not signed in: no valid token (WWW-Authenticate names the scheme)."
         if "{" in self.path:
             refusals["404"] = "Nothing of that name here (or nothing you may see)."
         if self.view.get_throttles():
             refusals["429"] = "Too many requests; Retry-After says when to try again."
         return refusals
+
+    def _challenges(self) -> bool:
+        """DRF answers a request without credentials 401, not 403, when the view's first authentication
+        names a scheme for the WWW-Authenticate header (a token tried before the session)."""
+        authenticators = self.view.get_authenticators()
+        return bool(authenticators) and authenticators[0].authenticate_header(self.view.request) is not None
 
     def _reads_query_input(self) -> bool:
         """The operation's query parameters are read through a serializer (core.api_input.query_input)."""

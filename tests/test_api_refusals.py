@@ -90,3 +90,10 @@ def test_it_answers_a_missing_collection_with_a_documented_404(client):
 
     assert response.status_code == 404
     assert "No Collection matches" in response.json()["detail"]
+
+
+def test_it_documents_the_401_of_an_operation_that_tries_a_token_first():
+    operations = _operations()
+
+    assert "401" in operations[("POST", "/relevance/api/work/{slot_pk}/grade/")]["responses"]
+    assert "401" not in operations[("GET", "/api/collections/")]["responses"]
