@@ -1,136 +1,125 @@
-"""Supervision of the background task workers: `manage.py task_workers` (`make run` starts one worker,
-`make serve` several).
+"""The task worker: one `db_worker` loop (django-tasks-db's) that says it lives (`manage.py task_worker`).
 
-Each worker is a `manage.py db_worker` process taking one task at a time from the queue in the database;
-several share the queue safely (a task is claimed under a row lock). A worker that ends, whatever the
-reason, is started again, after a pause that grows while it keeps dying young (a database that is down
-must not be hammered). Stopping the supervisor (SIGTERM, Ctrl-C) stops the workers in two steps: first
-they are asked to finish the task in hand and take no other; those still busy after `grace_s` are told
-again, which stops their task, and the task queues its job again for the next worker (the judge jobs and
-uploads do: core.background.requeue_on_shutdown); what is left after that is killed. A worker killed
-outright (kill -9, the OOM killer) cannot say what it was doing; the supervisor says it for it through
-`on_death`, so the pages show its job as interrupted at once instead of after a silence.
+Exactly one layer keeps the workers running: a process manager starts each worker process and starts it
+again when it ends (scripts/serve.sh's and scripts/run.sh's keep loop, systemd's template unit
+deploy/systemd/assay-worker@.service in production). Nothing here restarts anything.
+
+While it runs, a worker holds a PostgreSQL advisory lock keyed by its id, on a connection of its own. The
+queue's table records which worker claimed each task, and PostgreSQL frees a session's locks the moment
+its connection ends, so a task marked running whose worker's lock is free has lost its worker: killed
+outright (SIGKILL, the OOM killer), its job reads as interrupted at once, from any machine
+(core.background.tasks_unfinished). A worker whose lock connection breaks (PostgreSQL restarted, the
+network lost) can no longer vouch for its task, and its other connections are as broken: it exits at
+once, and its manager starts a fresh process, which connects anew.
+
+Stopped (SIGTERM, Ctrl-C), a worker finishes the task in hand and takes no other; still busy after
+`grace_s`, it stops the task, which queues its job again for the next worker
+(core.background.requeue_on_shutdown). A second signal stops the task at once.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
+import select
 import signal
 import socket
-import subprocess
-import sys
 import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
+from typing import Any
+
+import psycopg
+from django.db import connections
+from django_tasks_db.management.commands.db_worker import Worker
+
+from assay.upkeep import upkeep_schedule
+from core.background import WORKER_LOCK_CLASS
 
 log = logging.getLogger(__name__)
 
-YOUNG_S = 10.0  # a worker that ends sooner than this after its start is restarted after a growing pause
-MAX_PAUSE_S = 30.0
-KILL_AFTER_S = 10.0  # after the second signal
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+CHECK_EVERY_S = 5.0  # the lock's connection is also checked this often, besides whenever its socket wakes
+EXIT_LOST_DATABASE = 75  # EX_TEMPFAIL: the manager starts the worker again
 
 
-@dataclass
-class _Worker:
-    index: int
-    process: subprocess.Popen[bytes] | None = None
-    started: float = 0.0
-    due: float = 0.0  # when to start it (again)
-    deaths: int = 0  # in a row, each young
-    generation: int = field(default=0)
-    worker_id: str = ""
+class WorkerLockError(Exception):
+    """The worker cannot take its lock: another live worker has its id, or the database does not answer."""
 
 
-def _end_with_parent() -> None:
-    """In the child before it runs: ask Linux to send it SIGTERM when the supervisor dies, so a supervisor
-    killed outright (kill -9, the OOM killer) leaves no worker behind beside the one started after it."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+def worker_id_default() -> str:
+    """Readable in the queue's table and unique among live workers: the host, then the process."""
+    return f"{socket.gethostname()[:50]}-{os.getpid()}"[:64]
 
 
-def _worker_id(index: int, generation: int) -> str:
-    """Unique across the pool (db_worker asks for it), and readable in the task table: host, supervisor,
-    slot and restart."""
-    return f"{socket.gethostname()[:30]}-{os.getpid()}-{index}-{generation}"[:64]
+class TaskWorker(Worker):
+    """db_worker's loop, stopping within `grace_s` of the first signal."""
+
+    def __init__(self, *, grace_s: float, **options: Any) -> None:
+        super().__init__(**options)
+        self.grace_s = grace_s
+
+    def shutdown(self, signum: int, frame: FrameType | None) -> None:
+        busy = self.running and self.running_task
+        super().shutdown(signum, frame)  # idle: exits here; busy: finishes its task, then stops
+        if busy:
+            # At the end of the grace, the alarm is the second signal: the task stops and queues its job.
+            signal.signal(signal.SIGALRM, self.shutdown)
+            signal.setitimer(signal.ITIMER_REAL, self.grace_s)
 
 
-def workers_supervise(
-    *,
-    processes: int,
-    manage_py: Path,
-    worker_args: Sequence[str] = (),
-    grace_s: float = 10.0,
-    say: Callable[[str], None] = print,
-    on_death: Callable[[str], None] | None = None,
-) -> None:
-    """Run `processes` workers until SIGTERM or SIGINT, starting again any that ends; then stop them.
-
-    `on_death` is told the id of each worker that ends of its own accord, before it is started again.
-    """
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    workers = [_Worker(index=i) for i in range(processes)]
+def worker_lock_take(worker_id: str) -> psycopg.Connection[Any]:
+    """A connection of its own (outside Django's pool, which hands connections from thread to thread)
+    holding the worker's advisory lock for as long as it lasts."""
+    params = connections["default"].get_connection_params()
+    for django_only in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(django_only, None)
     try:
-        while not stopping.is_set():
-            now = time.monotonic()
-            for worker in workers:
-                if worker.process is not None and worker.process.poll() is not None:
-                    code = worker.process.returncode
-                    young = now - worker.started < YOUNG_S
-                    worker.deaths = worker.deaths + 1 if young else 0
-                    worker.due = now + min(MAX_PAUSE_S, 2.0**worker.deaths - 1)
-                    worker.process = None
-                    say(f"worker {worker.index} ended (exit status {code}); starting it again")
-                    if on_death is not None:
-                        on_death(worker.worker_id)
-                if worker.process is None and now >= worker.due:
-                    worker.generation += 1
-                    worker.worker_id = _worker_id(worker.index, worker.generation)
-                    command = [
-                        sys.executable,
-                        str(manage_py),
-                        "db_worker",
-                        "--no-reload",
-                        "--worker-id",
-                        worker.worker_id,
-                        *worker_args,
-                    ]
-                    worker.process = subprocess.Popen(command, preexec_fn=_end_with_parent)
-                    worker.started = time.monotonic()
-            stopping.wait(0.5)
+        lock = psycopg.connect(
+            **params,
+            autocommit=True,
+            application_name=f"assay task worker {worker_id}"[:63],
+            # Either side notices a vanished peer in about 30 s instead of the system's two hours.
+            keepalives=1,
+            keepalives_idle=15,
+            keepalives_interval=5,
+            keepalives_count=3,
+        )
+        row = lock.execute(
+            "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (WORKER_LOCK_CLASS, worker_id)
+        ).fetchone()
+    except psycopg.Error as exc:
+        raise WorkerLockError(f"the database does not answer: {exc}".strip()) from exc
+    if not (row and row[0]):
+        lock.close()
+        raise WorkerLockError(f"worker id {worker_id} is taken by a live worker; give each its own")
+    return lock
+
+
+def _watch(lock: psycopg.Connection[Any], worker_id: str, stopping: threading.Event) -> None:
+    """Exit the process the moment the lock's connection breaks (a closed socket wakes `select`)."""
+    while not stopping.is_set():
+        try:
+            select.select([lock.fileno()], [], [], CHECK_EVERY_S)
+            if not stopping.is_set():
+                lock.execute("SELECT 1")
+        except (psycopg.Error, OSError, ValueError) as exc:
+            if stopping.is_set():  # closed by worker_run on the way out
+                return
+            log.error("task worker %s lost its database connection (%s): exiting", worker_id, exc)
+            logging.shutdown()
+            os._exit(EXIT_LOST_DATABASE)
+
+
+def worker_run(*, worker: TaskWorker) -> None:
+    """Take the worker's lock, queue the daily upkeep unless it waits already, then run db_worker's loop
+    until it is stopped (or, with `batch`, the queue is empty)."""
+    lock = worker_lock_take(worker.worker_id)
+    stopping = threading.Event()
+    threading.Thread(target=_watch, args=(lock, worker.worker_id, stopping), daemon=True).start()
+    try:
+        upkeep_schedule()
+        worker.configure_signals()
+        worker.run()
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        _stop_all([w.process for w in workers if w.process is not None], grace_s, say)
-
-
-def _stop_all(processes: list[subprocess.Popen[bytes]], grace_s: float, say: Callable[[str], None]) -> None:
-    def alive() -> list[subprocess.Popen[bytes]]:
-        return [p for p in processes if p.poll() is None]
-
-    def wait(seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while alive() and time.monotonic() < deadline:
-            time.sleep(0.1)
-
-    for process in alive():
-        process.send_signal(signal.SIGTERM)  # finish the task in hand, take no other
-    wait(grace_s)
-    if alive():
-        say(f"{len(alive())} worker(s) still busy after {grace_s:g} s: their tasks stop and queue again")
-        for process in alive():
-            process.send_signal(signal.SIGTERM)
-        wait(KILL_AFTER_S)
-    for process in alive():
-        process.kill()
-        process.wait()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        stopping.set()
+        lock.close()

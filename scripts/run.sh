@@ -107,7 +107,8 @@ echo "  Judge jobs and large uploads: one task worker (its log: $tmp/run-task-wo
 echo ""
 # The task worker runs judge jobs and large uploads apart from the server, so a restart of the server (a
 # file of the checkout changed) does not cut them short; stopped with the rest, it queues its job again.
-"$py" manage.py task_workers --processes 1 >"$tmp/run-task-workers-$port.log" 2>&1 &
+bash scripts/keep.sh "task worker" "$tmp/run-task-worker-$port.pid" "$py" manage.py task_worker \
+  >"$tmp/run-task-workers-$port.log" 2>&1 &
 children+=("$!")
 # RUNSERVER_ARGS adds options, e.g. --noreload (no restart when a file of the checkout changes).
 # shellcheck disable=SC2086

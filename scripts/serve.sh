@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make serve: the production shape on one machine. PostgreSQL (the embedded cluster unless DATABASE_URL names
 # a server) and Redis (scripts/services.sh), then
-# migrate, collectstatic and `check --deploy`, then gunicorn (web) and the task workers (TASK_WORKERS of
-# them, default 2, supervised by `manage.py task_workers`, on the queue kept in PostgreSQL), both in the
-# foreground; Ctrl-C (or SIGTERM) stops them, and the database and Redis (the shared cache) keep running.
+# migrate, collectstatic and `check --deploy`, then gunicorn (web) and the task workers (TASK_WORKERS
+# `manage.py task_worker` processes, default 2, on the queue kept in PostgreSQL), each kept running by
+# scripts/keep.sh, all in the foreground; Ctrl-C (or SIGTERM) stops them, and the database and Redis (the
+# shared cache) keep running.
 #
 # Settings come from the environment as in production (README, Configuration); what is not set gets the
 # one-machine value below. SERVE_HTTP=1 serves plain HTTP without a TLS proxy in front (cookies not
@@ -58,35 +59,23 @@ else
   "$bin/python" manage.py check --deploy --fail-level WARNING
 fi
 
-# Each process runs under its own keeper, which starts it again when it ends (a crash, an OOM kill):
-# one process dying neither takes the others down nor stays down. gunicorn already keeps its workers,
-# and task_workers its task workers; the keepers watch those two supervisors. Each keeper writes its
-# process's pid to $tmp/serve-$port-<name>.pid.
-keep() {
-  local name=$1 child status
-  shift
-  trap '[ -n "${child:-}" ] && kill -TERM "$child" 2>/dev/null; wait "${child:-}" 2>/dev/null; exit 0' TERM INT
-  while :; do
-    "$@" &
-    child=$!
-    echo "$child" >"$tmp/serve-$port-$name.pid"
-    wait "$child" && status=0 || status=$?
-    echo "serve.sh: $name ended with status $status; starting it again in 2 s" >&2
-    sleep 2
-  done
-}
-
+# One process manager: each process runs under scripts/keep.sh, which starts it again when it ends (a
+# crash, an OOM kill, a task worker that lost the database), so one process dying neither takes the others
+# down nor stays down. gunicorn keeps its own workers; each task worker is a keeper's process of its own.
+# Each keeper writes its process's pid to $tmp/serve-$port-<name>.pid (web, tasks-1, tasks-2, ...).
 pids=()
 stop() {
   trap - INT TERM EXIT
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait
-  rm -f "$tmp/serve-$port-web.pid" "$tmp/serve-$port-tasks.pid"
 }
 trap stop INT TERM EXIT
-keep web "$bin/gunicorn" assay.wsgi -c deploy/gunicorn.conf.py --bind "$host:$port" &
+bash scripts/keep.sh web "$tmp/serve-$port-web.pid" \
+  "$bin/gunicorn" assay.wsgi -c deploy/gunicorn.conf.py --bind "$host:$port" &
 pids+=($!)
-keep tasks "$bin/python" manage.py task_workers --processes "${TASK_WORKERS:-2}" &
-pids+=($!)
+for i in $(seq "${TASK_WORKERS:-2}"); do
+  bash scripts/keep.sh "task worker $i" "$tmp/serve-$port-tasks-$i.pid" "$bin/python" manage.py task_worker &
+  pids+=($!)
+done
 echo "Assay (production shape) at http://$host:$port/ : web and task workers; Ctrl-C stops them" >&2
 wait

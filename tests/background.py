@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
+from assay.workers import worker_lock_take
 from tests.conftest import REPO
 
 IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
@@ -18,7 +19,8 @@ IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBa
 def tasks_run_ready() -> int:
     """Run every task waiting in the database queue, here and in order, through db_worker's own Worker
     (its loop opens an exclusive transaction of its own, which a test's transaction cannot hold); the
-    number of tasks run."""
+    number of tasks run. It holds a worker's lock meanwhile, as a task worker does: without it, a
+    running task's job reads as interrupted."""
     worker = Worker(
         queue_names=["*"],
         interval=0,
@@ -26,17 +28,27 @@ def tasks_run_ready() -> int:
         backend_name="default",
         startup_delay=False,
         max_tasks=None,
-        worker_id="tests",
+        worker_id=f"tests-{os.getpid()}",
     )
     ran = 0
-    while True:
-        with transaction.atomic():
-            result = DBTaskResult.objects.ready().get_locked()
-            if result is None:
-                return ran
-            result.claim(worker.worker_id)
-        worker.run_task(result)
-        ran += 1
+    lock = worker_lock_take(worker.worker_id)
+    try:
+        while True:
+            with transaction.atomic():
+                result = DBTaskResult.objects.ready().get_locked()
+                if result is None:
+                    return ran
+                result.claim(worker.worker_id)
+            worker.run_task(result)
+            ran += 1
+    finally:
+        lock.close()
+
+
+def task_left_by_a_dead_worker(task_id: str) -> None:
+    """What a worker killed in the middle of a task leaves: the task running, claimed by a worker whose
+    lock PostgreSQL freed with its connection."""
+    DBTaskResult.objects.get(id=task_id).claim("dead-worker")
 
 
 def worker_env(**extra: str) -> dict[str, str]:
@@ -53,12 +65,11 @@ def worker_env(**extra: str) -> dict[str, str]:
 
 
 def worker_start(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
-    """A real `manage.py db_worker` process on the test database."""
+    """A real `manage.py task_worker` process on the test database."""
     command = [
         sys.executable,
         "manage.py",
-        "db_worker",
-        "--no-reload",
+        "task_worker",
         "--no-startup-delay",
         "--interval",
         "0.1",

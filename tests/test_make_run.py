@@ -55,7 +55,7 @@ class Browser:
 
 
 def _task_workers(tmp: Path) -> list[int]:
-    """The task worker processes (the supervisor and its db_workers) this run.sh started: their TMP."""
+    """The task worker's processes (its keeper and the worker) this run.sh started: their TMP."""
     found = []
     for proc in Path("/proc").iterdir():
         try:
@@ -63,7 +63,7 @@ def _task_workers(tmp: Path) -> list[int]:
             environ = (proc / "environ").read_bytes().split(b"\0")
         except OSError:  # not a process, gone, or not ours
             continue
-        if (b"task_workers" in command or b"db_worker" in command) and f"TMP={tmp}".encode() in environ:
+        if b"task_worker" in command and f"TMP={tmp}".encode() in environ:
             found.append(int(proc.name))
     return found
 
@@ -156,7 +156,7 @@ def test_make_run_serves_beside_the_fakes_runs_an_llm_job_from_the_pages_and_sto
     assert progress["calls_made"] > 0 and progress["units_failed"] == 0
     assert MTurkClient(endpoint_url=mturk_url.group(1)).account_balance()
     workers = _task_workers(make_run["tmp"])  # type: ignore[arg-type]
-    assert len(workers) == 2, workers  # the supervisor and its one db_worker
+    assert len(workers) == 2, workers  # scripts/keep.sh and the one task worker it keeps
 
     script.send_signal(signal.SIGTERM)  # the script alone, as `make` passes on a SIGTERM
     assert script.wait(timeout=60) != 0

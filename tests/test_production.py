@@ -279,7 +279,7 @@ def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(s
     assert any("path=judging.tasks.judge_job_run_task state=SUCCESSFUL" in line["message"] for line in lines)
 
     # Every process of the stack is kept: killed outright, it comes back, and the rest goes on serving.
-    for name in ("tasks", "web"):
+    for name in ("tasks-1", "web"):
         pid_file = REPO / ".tmp" / f"serve-{port}-{name}.pid"
         killed = int(pid_file.read_text())
         os.kill(killed, signal.SIGKILL)

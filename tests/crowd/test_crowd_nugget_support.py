@@ -22,7 +22,7 @@ from crowd.rag_nuggets.services import fit_job_run
 from crowd.services import CrowdError
 from crowd.services.answers import assignment_submit, worker_get_or_create
 from crowd.services.campaigns import test_question_create as question_create
-from tests.background import tasks_run_ready
+from tests.background import task_left_by_a_dead_worker, tasks_run_ready
 from tests.crowd.crowd_helpers import build_nugget_campaign, synthetic_crowd_answer
 from tests.factories import OrganiserFactory, UserFactory
 
@@ -235,15 +235,13 @@ def test_it_aggregates_from_the_page_on_a_task_worker_and_shows_waiting_then_don
 
 
 def test_it_shows_an_aggregation_whose_worker_died_as_interrupted_and_starts_it_anew(client):
-    from core.background import task_abandon
-
     campaign = _small_campaign()
     _answer(campaign.batches.get(), "ann", {0: S, 1: S, 2: N, 3: P})
     client.force_login(OrganiserFactory())
     url = reverse("crowd:campaign-aggregate", args=[campaign.name])
     client.post(url, {"method": "majority", "min_votes": 1})
     lost = CrowdFitJob.objects.get()
-    task_abandon(lost.task_id)  # what the worker's supervisor does when the worker is killed
+    task_left_by_a_dead_worker(lost.task_id)
 
     shown = _page_fit_job(client, campaign)
     again = client.post(url, {"method": "majority", "min_votes": 1})

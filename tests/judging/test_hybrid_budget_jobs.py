@@ -11,14 +11,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Judge, RelevanceJudgment
-from core.background import task_abandon
 from judging.hybrid.budget import DEFAULT_REPEATS, _decoded, _encoded, budget_shown
 from judging.hybrid.planning import plan_budget
 from judging.hybrid.simulation import budget_simulate
 from judging.hybrid.units import unit_table
 from judging.hybrid.views import BUDGET_INITIAL, BudgetForm
 from judging.models import BudgetSimulation
-from tests.background import tasks_run_ready
+from tests.background import task_left_by_a_dead_worker, tasks_run_ready
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 from tests.judging.budget_page import budget_simulated
 from tests.judging.test_hybrid_views import QUERY, collection  # noqa: F401 (the fixture)
@@ -139,7 +138,7 @@ def test_it_shows_an_interrupted_simulation_and_queues_it_again(client, collecti
     client.force_login(OrganiserFactory())
     queued = client.post(_url(), ASKED)
     lost = BudgetSimulation.objects.get()
-    task_abandon(lost.task_id)  # what the worker's supervisor does when the worker is killed
+    task_left_by_a_dead_worker(lost.task_id)
 
     shown = client.get(queued["Location"]).content.decode()
     same = client.post(_url(), ASKED)

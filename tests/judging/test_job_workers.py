@@ -1,17 +1,15 @@
-"""Judge jobs on real task worker processes (PostgreSQL: a worker process reaches the test database):
-killed in the middle, a job shows as interrupted and resumes from the Jobs page; a worker told to stop
-queues its job again; the supervisor starts again a worker that dies."""
+"""Judge jobs on real task worker processes (`manage.py task_worker` on the test database): killed in the
+middle, a job shows as interrupted at once and resumes from the Jobs page; a worker told to stop queues its
+job again; a worker id a live worker holds is refused."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -74,15 +72,24 @@ def _start(client) -> JudgeJob:
     return JudgeJob.objects.get()
 
 
-def test_a_job_whose_worker_is_killed_shows_interrupted_and_resumes_from_the_page(
-    client, twelve_units, env, fake_openai, settings
+def _row(client, job: JudgeJob) -> str:
+    page = client.get(reverse("judging:job-list"))
+    assert page.status_code == 200
+    row = re.search(rf'<tr data-job="{job.pk}".*?</tr>', page.content.decode(), re.S)
+    assert row is not None
+    return row.group(0)
+
+
+def test_a_job_whose_worker_is_killed_shows_interrupted_at_once_and_resumes_from_the_page(
+    client, twelve_units, env, fake_openai
 ):
-    settings.JOB_STALE_AFTER_S = 2
+    # JOB_STALE_AFTER_S keeps its default (120 s): only the worker's lock, gone with it, can tell.
     client.force_login(OrganiserFactory())
     job = _start(client)
     worker = worker_start(env)
     try:
         _until(lambda: len(fake_openai.answered) >= 4, what="the worker's first answers")
+        assert '<span data-field="status">running</span>' in _row(client, job)  # alive: running
     finally:
         worker.kill()  # SIGKILL, in the middle of the job
         worker.wait(timeout=10)
@@ -92,15 +99,14 @@ def test_a_job_whose_worker_is_killed_shows_interrupted_and_resumes_from_the_pag
     paid = set(LlmCall.objects.filter(job=job).values_list("prompt", flat=True))
     assert 3 <= len(paid) < UNITS
 
-    # Silent for longer than JOB_STALE_AFTER_S: the Jobs page shows it interrupted, with a resume button.
-    time.sleep(2.5)
-    page = client.get(reverse("judging:job-list"))
-    assert page.status_code == 200
-    row = re.search(rf'<tr data-job="{job.pk}".*?</tr>', page.content.decode(), re.S)
-    assert row is not None
-    assert '<span data-field="status">interrupted</span>' in row.group(0)
+    # PostgreSQL ends the dead worker's session, and its lock, as soon as it sees the socket closed.
+    _until(
+        lambda: '<span data-field="status">interrupted</span>' in _row(client, job),
+        seconds=5,
+        what="the job shown interrupted",
+    )
     resume = reverse("judging:job-resume", args=[job.pk])
-    assert f'action="{resume}"' in row.group(0)
+    assert f'action="{resume}"' in _row(client, job)
 
     response = client.post(resume)
     assert response.status_code == 302
@@ -108,7 +114,7 @@ def test_a_job_whose_worker_is_killed_shows_interrupted_and_resumes_from_the_pag
     assert job.status == "pending"
     asked_before = len(fake_openai.received)
     finished = subprocess.run(
-        [sys.executable, "manage.py", "db_worker", "--no-reload", "--batch", "--no-startup-delay"],
+        [sys.executable, "manage.py", "task_worker", "--batch", "--no-startup-delay"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -144,12 +150,16 @@ def test_a_worker_told_to_stop_in_the_middle_queues_its_job_again(client, twelve
         if worker.poll() is None:
             worker.kill()
     job.refresh_from_db()
-    first = DBTaskResult.objects.exclude(id=job.task_id).get()
+    first = (
+        DBTaskResult.objects.filter(task_path="judging.tasks.judge_job_run_task")
+        .exclude(id=job.task_id)
+        .get()
+    )
     assert first.status == "FAILED"  # the stopped run's task
     assert (job.status, DBTaskResult.objects.get(id=job.task_id).status) == ("pending", "READY")
 
     finished = subprocess.run(
-        [sys.executable, "manage.py", "db_worker", "--no-reload", "--batch", "--no-startup-delay"],
+        [sys.executable, "manage.py", "task_worker", "--batch", "--no-startup-delay"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -161,113 +171,47 @@ def test_a_worker_told_to_stop_in_the_middle_queues_its_job_again(client, twelve
     assert RelevanceJudgment.objects.filter(judge__name="killed").count() == UNITS
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            stat = (proc / "stat").read_text()
-        except OSError:
-            continue
-        # pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(proc.name))
-    return found
-
-
-def test_the_supervisor_starts_again_a_worker_that_dies_and_stops_them_all(env):
-    supervisor = subprocess.Popen(
-        [sys.executable, "manage.py", "task_workers", "--processes", "2", "--grace", "1"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        _until(lambda: len(_children(supervisor.pid)) == 2, seconds=30, what="two workers")
-        first = sorted(_children(supervisor.pid))
-        os.kill(first[0], signal.SIGKILL)
-        _until(
-            lambda: len(_children(supervisor.pid)) == 2 and first[0] not in _children(supervisor.pid),
-            seconds=30,
-            what="the dead worker started again",
-        )
-        assert first[1] in _children(supervisor.pid)  # the other went on
-        workers = _children(supervisor.pid)
-        supervisor.send_signal(signal.SIGTERM)
-        assert supervisor.wait(timeout=30) == 0
-        output = supervisor.stdout.read() if supervisor.stdout else ""
-        assert re.search(r"worker \d ended \(exit status -9\); starting it again", output), output
-        for pid in workers:  # reaped: no process left behind
-            assert (
-                not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
-            )
-    finally:
-        if supervisor.poll() is None:
-            supervisor.kill()
-            supervisor.wait()
-    # Starting the workers queued the daily upkeep once.
-    assert DBTaskResult.objects.filter(task_path="assay.upkeep.upkeep_daily").count() >= 1
-
-
-def test_a_supervisor_killed_outright_leaves_no_worker_behind(env):
-    supervisor = subprocess.Popen(
-        [sys.executable, "manage.py", "task_workers", "--processes", "1", "--grace", "1"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        _until(lambda: len(_children(supervisor.pid)) == 1, seconds=30, what="a worker")
-        (worker,) = _children(supervisor.pid)
-        supervisor.kill()
-        supervisor.wait()
-        _until(
-            lambda: (
-                not Path(f"/proc/{worker}").exists()
-                or "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2]
-            ),
-            seconds=30,
-            what="the orphaned worker gone",
-        )
-    finally:
-        if supervisor.poll() is None:
-            supervisor.kill()
-            supervisor.wait()
-
-
-def test_a_job_whose_worker_is_killed_under_the_supervisor_shows_interrupted_at_once(
+def test_a_worker_told_to_stop_once_stops_its_task_after_the_grace_and_queues_its_job_again(
     client, twelve_units, env, fake_openai
 ):
-    # JOB_STALE_AFTER_S keeps its default (120 s): only the supervisor's word can show the job interrupted.
+    fake_openai.latency = 1.0  # twelve units: longer than the grace
     client.force_login(OrganiserFactory())
     job = _start(client)
-    supervisor = subprocess.Popen(
-        [sys.executable, "manage.py", "task_workers", "--processes", "1", "--grace", "1"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    worker = worker_start(env, "--grace", "0.5")
     try:
-        _until(lambda: len(fake_openai.answered) >= 3, what="the worker's first answers")
-        (worker,) = _children(supervisor.pid)
-        os.kill(worker, signal.SIGKILL)
-        _until(
-            lambda: DBTaskResult.objects.get(id=job.task_id).status == "FAILED",
-            seconds=30,
-            what="the dead worker's task marked failed",
-        )
-        page = client.get(reverse("judging:job-list"))
-        row = re.search(rf'<tr data-job="{job.pk}".*?</tr>', page.content.decode(), re.S)
-        assert row is not None
-        assert '<span data-field="status">interrupted</span>' in row.group(0)
-        supervisor.send_signal(signal.SIGTERM)
-        assert supervisor.wait(timeout=30) == 0
-        output = supervisor.stdout.read() if supervisor.stdout else ""
-        assert "its 1 running task(s) marked failed" in output, output
+        _until(lambda: len(fake_openai.answered) >= 1, what="the worker's first answer")
+        worker.send_signal(signal.SIGTERM)  # as a process manager stops it: once
+        asked = time.monotonic()
+        worker.wait(timeout=30)
+        assert time.monotonic() - asked < 5  # not the ten seconds the rest of the job takes
     finally:
-        if supervisor.poll() is None:
-            supervisor.kill()
-            supervisor.wait()
+        if worker.poll() is None:
+            worker.kill()
     job.refresh_from_db()
-    assert job.status == "running"  # the row itself never got to say otherwise; the page reads both
+    runs = DBTaskResult.objects.filter(task_path="judging.tasks.judge_job_run_task")
+    assert runs.exclude(id=job.task_id).get().status == "FAILED"  # the stopped run's task
+    assert (job.status, DBTaskResult.objects.get(id=job.task_id).status) == ("pending", "READY")
+
+
+def test_a_worker_refuses_the_id_of_a_live_worker(env):
+    first = worker_start(env, "--worker-id", "twin")
+    try:
+        _until(
+            lambda: DBTaskResult.objects.filter(task_path="assay.upkeep.upkeep_daily").exists(),
+            seconds=30,
+            what="the first worker up (it queues the daily upkeep)",
+        )
+        second = subprocess.run(
+            [sys.executable, "manage.py", "task_worker", "--worker-id", "twin", "--batch"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 1
+        assert "worker id twin is taken by a live worker" in second.stderr
+        assert first.poll() is None
+    finally:
+        first.kill()
+        first.wait()
