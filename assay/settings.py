@@ -77,7 +77,7 @@ INSTALLED_APPS = [
     "csp",
     "django_tasks",
     "django_tasks_db",
-    # The project package itself: its management commands (task_workers).
+    # The project package itself: its management commands (task_worker).
     "assay",
     "axes",
     "annotation",
@@ -291,12 +291,12 @@ SPECTACULAR_SETTINGS = {
 
 # Background work (judge jobs, large uploads) goes through Django's tasks API onto a queue kept in the
 # database itself: the job's row and its task commit together, and the queue needs no other service.
-# `manage.py task_workers` runs the workers (`make run` starts one, `make serve` several).
+# `manage.py task_worker` runs one worker, kept running by a process manager (`make run` starts one,
+# `make serve` TASK_WORKERS of them, systemd's deploy/systemd/assay-worker@.service one per instance).
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
-# Workers `manage.py task_workers` runs on this machine (each takes one task at a time).
-TASK_WORKERS = env_int("TASK_WORKERS", 1)
 # A running job whose row has not moved for this long (its runner saves about every second) is shown as
-# interrupted: its worker was killed or lost.
+# interrupted: its worker hangs, or its machine was lost without PostgreSQL noticing yet. A worker that
+# dies shows its job interrupted at once (its lock is gone: core/background.py).
 JOB_STALE_AFTER_S = env_int("JOB_STALE_AFTER_S", 120)
 
 # LLM judges: any OpenAI-compatible endpoint, or Azure OpenAI.

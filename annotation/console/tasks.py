@@ -1,5 +1,5 @@
 """Uploads as background tasks: a small file is imported before its page answers, a larger one by a task
-worker (manage.py task_workers) while the page follows it."""
+worker (manage.py task_worker) while the page follows it."""
 
 from __future__ import annotations
 

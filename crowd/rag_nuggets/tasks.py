@@ -1,5 +1,5 @@
 """Aggregation of nugget-support campaigns as background tasks: the campaign page's button records a job
-and a task worker (manage.py task_workers) fits and writes it while the page shows how it stands.
+and a task worker (manage.py task_worker) fits and writes it while the page shows how it stands.
 
 Every aggregation goes to a worker, however small the campaign: its time is the models' (MACE's ten
 restarts take seconds on twenty answers), not the campaign's size, so no size makes it safe in a request.

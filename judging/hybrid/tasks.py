@@ -1,5 +1,5 @@
 """Budget simulations as background tasks: the budget page records what was asked and a task worker
-(manage.py task_workers) simulates it while the page shows how it stands, then the stored figures.
+(manage.py task_worker) simulates it while the page shows how it stands, then the stored figures.
 
 Every simulation goes to a worker, however small the collection: its time grows with repeats x budgets x
 units, and a page of real size (20,000 pairs, 500 repeats) takes seconds, too long to hold a request.

@@ -2,11 +2,11 @@
 
 A job's counters are saved about once a second, so a worker killed with SIGKILL leaves them a little
 behind and its status at "running" for good. The paid calls themselves are saved as each answer arrives:
-their rows are the totals. A job is shown as interrupted when it is running but its row has not been
-touched for JOB_STALE_AFTER_S seconds (runners save at least every PROGRESS_EVERY_S), or when it waits or
-runs but the task queued for it has ended or is gone (its worker died and its supervisor said so, or the
-queue lost it); resuming it (the Jobs page's button, or starting the same work again) goes on from what
-is stored.
+their rows are the totals. A job is shown as interrupted when it waits or runs but the task queued for it
+has ended, is gone, or runs on a worker that no longer holds its lock (it died: core/background.py), or,
+for a worker that hangs or a machine lost unnoticed, when it is running but its row has not been touched
+for JOB_STALE_AFTER_S seconds (runners save at least every PROGRESS_EVERY_S); resuming it (the Jobs page's
+button, or starting the same work again) goes on from what is stored.
 """
 
 from __future__ import annotations

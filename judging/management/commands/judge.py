@@ -131,7 +131,7 @@ class Command(CollectionCommand):
         parser.add_argument(
             "--queue",
             action="store_true",
-            help="Hand the job to the task workers (manage.py task_workers) and return at once.",
+            help="Hand the job to the task workers (manage.py task_worker) and return at once.",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
