@@ -3,7 +3,7 @@
 The collection: the iKAT 2024 test qrels (about 20,000 graded pairs over 116 turns, read from
 ASSAY_SHARED_DATA, never copied) as the human judge, the tests' noisy, miscalibrated machine judge
 (tests/judging/pair_data.py) grading every pair, and five synthetic runs of 30 passages per turn. Timed
-with Django's test client on a throwaway SQLite database:
+with Django's test client on a throwaway PostgreSQL database (bench/_setup.py):
 
 - the budget page's submit (a POST that queues the simulation and redirects), then the task the worker
   runs, then the page that shows the finished simulation, for three designs (turn units with nDCG@5, pair
@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import django_with_temp_sqlite  # noqa: E402
+from _setup import django_with_temp_database  # noqa: E402
 
-django_with_temp_sqlite()
+django_with_temp_database()
 
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402

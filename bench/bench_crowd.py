@@ -6,7 +6,7 @@ answered by 3 of 60 simulated workers (seeded; about 1 in 10 fails the test ques
 votes as judgments of their own crowd judge), and of `labels_aggregate`, the majority vote that writes
 the `mturk-majority` labels; the last is set against a plain-Python baseline doing the same majority vote
 in the same invocation: one raw SQL read of the counted votes, a dict tally, and one executemany of the
-labels. The baseline's labels must equal ours. Own temporary SQLite database; about a minute.
+labels. The baseline's labels must equal ours. Own throwaway PostgreSQL database; about a minute.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import django_with_temp_sqlite  # noqa: E402
+from _setup import django_with_temp_database  # noqa: E402
 
-django_with_temp_sqlite()
+django_with_temp_database()
 
 from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402

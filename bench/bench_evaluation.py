@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, django_with_temp_sqlite  # noqa: E402
+from _setup import ROOT, django_with_temp_database  # noqa: E402
 
 RUNS, DEPTH, TURNS, JUDGED, REPEAT = 20, 1000, 218, 116, 3
 
 
 def main() -> None:
-    django_with_temp_sqlite()
+    django_with_temp_database()
     import ir_measures
     from django.db import transaction
 

@@ -3,7 +3,7 @@ each turn) costs against calling the ntn_match service once over every turn, on 
 and what a re-run of the finished work costs (it must score zero pairs).
 
 Target: the job reaches at least 80% of the direct service's pairs/s. Runs on the tiny randomly
-initialised DeBERTa-v2 built here, on a throwaway SQLite database.
+initialised DeBERTa-v2 built here, on a throwaway PostgreSQL database.
 
     .venv/bin/python bench/bench_judge_jobs.py
 """
@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import django_with_temp_sqlite  # noqa: E402
+from _setup import django_with_temp_database  # noqa: E402
 
-SCRATCH = django_with_temp_sqlite()
+SCRATCH = django_with_temp_database()
 
 from annotation.models import Judge, NtnJudgment, Nugget, Turn  # noqa: E402
 from judging.machine.jobs import judge_job_run, judge_job_start  # noqa: E402

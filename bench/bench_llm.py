@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import django_with_temp_database  # noqa: E402  (puts the project on the path too)
 
 from tests.judging.fake_openai import FakeOpenAI  # noqa: E402  (needs the path above, not Django)
 
@@ -25,22 +24,15 @@ BASELINE_UNITS = 30
 
 
 def main() -> int:
-    tmp = tempfile.mkdtemp(prefix="bench-llm-")
     server = FakeOpenAI(latency=LATENCY, responder=lambda prompt: "Grade: 2").start()
-    os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
     os.environ["OPENAI_BASE_URL"] = server.url
     os.environ["OPENAI_API_KEY"] = "sk-bench"
     os.environ.pop("AZURE_OPENAI_ENDPOINT", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    django_with_temp_database()
 
     from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
     from judging.machine.jobs import judge_job_run, judge_job_start
 
-    call_command("migrate", verbosity=0)
     collection = Collection.objects.create(name="bench")
     topic = Topic.objects.create(collection=collection, number="1", title="bench")
     run = Run.objects.create(collection=collection, name="run")

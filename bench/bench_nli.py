@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 _tmp = tempfile.mkdtemp(prefix="bench-nli-")
-os.environ["DATABASE_URL"] = f"sqlite:///{_tmp}/bench.sqlite3"
+# Django set up for its settings alone (the NLI client reads NLI_MODEL there): no database is opened.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
 
 import django  # noqa: E402

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import django_with_temp_sqlite  # noqa: E402
+from _setup import django_with_temp_database  # noqa: E402
 
-scratch = django_with_temp_sqlite()
+scratch = django_with_temp_database()
 
 from annotation.models import Collection, Judge, Nugget, Passage, Topic, Turn  # noqa: E402
 from annotation.nuggets.io import nuggets_export, nuggets_import  # noqa: E402

@@ -2,7 +2,7 @@
 
 Builds the real-size collection (devtools/realsize.py: the iKAT 2024 conversations and official qrels
 when ../shared/data is present, 45 runs, 3 pools of 17-25k pairs, 5 machine judges, 10 assessors with
-work in progress, support work and 2 crowd campaigns) in a throwaway SQLite database, then reads every
+work in progress, support work and 2 crowd campaigns) in a throwaway PostgreSQL database, then reads every
 page of the URL configuration as an organiser and as an assessor through Django's test client: the
 request a browser sends, through every middleware, with the session and the permission checks.
 
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, django_with_temp_sqlite  # noqa: E402
+from _setup import ROOT, django_with_temp_database  # noqa: E402
 
 BEST_OF = int(os.environ.get("BENCH_BEST_OF", "3"))
 GOAL_MS, FAST_GOAL_MS = 300.0, 100.0
@@ -29,7 +29,7 @@ FAST_PAGES = ("home", "console-collection")
 
 
 def main() -> int:
-    django_with_temp_sqlite()
+    django_with_temp_database()
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.test import Client

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import django_with_temp_sqlite  # noqa: E402
+from _setup import django_with_temp_database  # noqa: E402
 
 TARGET_S = 2.0
 LABELS = ("support", "partial_support", "not_support")
@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=36)
     parser.add_argument("--nuggets", type=int, default=30)
     args = parser.parse_args()
-    scratch = django_with_temp_sqlite()
+    scratch = django_with_temp_database()
 
     from nuggetizer.core.metrics import calculate_global_metrics
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import django_with_temp_database  # noqa: E402  (puts the project on the path too)
 
 from devtools.openai_server import FakeOpenAI, toy_responder  # noqa: E402  (needs the path above, not Django)
 
@@ -30,22 +29,15 @@ WORDS = "capital river bridge museum tower market harbour station garden palace 
 
 
 def main() -> int:
-    tmp = tempfile.mkdtemp(prefix="bench-rag-llm-")
     server = FakeOpenAI(latency=LATENCY, responder=toy_responder).start()
-    os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
     os.environ["OPENAI_BASE_URL"] = server.url
     os.environ["OPENAI_API_KEY"] = "sk-bench"
     os.environ.pop("AZURE_OPENAI_ENDPOINT", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    django_with_temp_database()
 
     from annotation.models import Collection, Judge, Nugget, NuggetAssignment, Response, Run, Topic, Turn
     from judging.machine.jobs import judge_job_run, judge_job_start
 
-    call_command("migrate", verbosity=0)
     collection = Collection.objects.create(name="bench")
     topic = Topic.objects.create(collection=collection, number="2024", title="bench")
     gold = Judge.objects.create(name="gold", kind=Judge.Kind.IMPORTED)

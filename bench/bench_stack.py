@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import database_create, database_drop, django_disconnect  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 PG_PORT = os.environ.get("PG_PORT", "55432")
 REDIS_PORT = os.environ.get("REDIS_PORT", "56379")
@@ -55,15 +58,6 @@ def _env(port: int) -> dict[str, str]:
         "SECRET_KEY": SECRET_KEY,
         "LOG_LEVEL": "WARNING",
     }
-
-
-def _pg(*args: str) -> None:
-    pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
-    subprocess.run(
-        [str(pgbin / args[0]), "-h", "127.0.0.1", "-p", PG_PORT, "-U", "assay", *args[1:]],
-        check=False,
-        capture_output=True,
-    )
 
 
 def _seed(n_assessors: int, n_turns: int, per_turn: int) -> tuple[int, list[str]]:
@@ -252,8 +246,7 @@ def main() -> int:
         cwd=REPO,
         check=True,
     )
-    _pg("dropdb", "--if-exists", "--force", DB)
-    _pg("createdb", DB)
+    database_create(DB)
     port = _free_port()
     log = open(REPO / ".tmp" / "bench-stack.log", "w")  # noqa: SIM115
     server = subprocess.Popen(
@@ -317,10 +310,9 @@ def main() -> int:
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
-        from django.db import connections
-
-        connections.close_all()
-        _pg("dropdb", "--if-exists", "--force", DB)
+        if "django.db" in sys.modules:  # Django was set up to seed: its connections hold the database
+            django_disconnect()
+        database_drop(DB)
         log.close()
 
 

@@ -2,8 +2,8 @@
 
 Generates 30 runs x 100 topics of RAG answers (6-10 sentences, 0-3 citations each, about 10% uncited)
 and one LLM label per (sentence, first cited passage), then times:
-1. import_support_labels of every label (JSONL), beside a raw sqlite3 executemany of the same lines
-   (JSON parsing included) into a plain table;
+1. import_support_labels of every label (JSONL), beside a raw psycopg COPY of the same lines (JSON
+   parsing included) into a plain table of the same PostgreSQL database;
 2. support_scores (weighted precision and recall per run and topic), beside a straightforward per-answer
    ORM loop (one query for the sentences and one for the labels of each answer) computing the same numbers.
 
@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sqlite3
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import django_with_temp_sqlite  # noqa: E402
+from _setup import django_with_temp_database, raw_copy  # noqa: E402
 
 
 def generate(scratch: Path, runs: int, topics: int) -> tuple[Path, Path, int]:
@@ -61,19 +60,15 @@ def generate(scratch: Path, runs: int, topics: int) -> tuple[Path, Path, int]:
     return answers, labels, n_labels
 
 
-def raw_baseline(db: Path, labels: Path) -> float:
-    start = time.perf_counter()
-    conn = sqlite3.connect(db)
-    conn.execute("create table raw_labels (run, topic, sentence, passage, label)")
+def raw_baseline(labels: Path) -> float:
     with open(labels) as handle:
-        rows = [
-            (o["run_id"], o["topic_id"], o["sentence_index"], o["passage_id"], o["label"])
-            for o in map(json.loads, handle)
-        ]
-    conn.executemany("insert into raw_labels values (?, ?, ?, ?, ?)", rows)
-    conn.commit()
-    conn.close()
-    return time.perf_counter() - start
+        return raw_copy(
+            5,
+            (
+                (o["run_id"], o["topic_id"], o["sentence_index"], o["passage_id"], o["label"])
+                for o in map(json.loads, handle)
+            ),
+        )
 
 
 def naive_scores(collection, judge) -> dict:
@@ -102,7 +97,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--topics", type=int, default=100)
     args = parser.parse_args()
-    scratch = django_with_temp_sqlite()
+    scratch = django_with_temp_database()
 
     from annotation.io import run_import
     from annotation.models import Collection, Judge
@@ -121,9 +116,9 @@ def main() -> None:
     result = support_labels_import(path=labels, collection=collection, judge=judge)
     ours = time.perf_counter() - start
     assert result.created == n_labels, result
-    baseline = raw_baseline(scratch / "raw.sqlite3", labels)
+    baseline = raw_baseline(labels)
     print(
-        f"import_support_labels, {n_labels:,} labels: {ours:.2f} s; raw sqlite3 executemany {baseline:.2f} s; "
+        f"import_support_labels, {n_labels:,} labels: {ours:.2f} s; raw COPY {baseline:.2f} s; "
         f"ratio {ours / baseline:.1f}x"
     )
 

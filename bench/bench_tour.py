@@ -5,6 +5,8 @@ and with ASSAY_TOUR_REAL_SIZE=1, which first builds the real-size collection (de
 the same database, so that the pages every organiser passes through (home, people, jobs, organise pages,
 judge menus) carry 45 runs, 3 pools and tens of thousands of pairs. Prints the seconds of each step
 under both and their ratio. Needs Chromium and the public iKAT data beside the checkout, as the test does.
+The test's database is made by pytest-django on the bench cluster (bench/_setup.py), under a name of this
+run's own, and dropped when the test ends.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import ROOT, bench_database_name, cluster_url  # noqa: E402
+
 TEST = "tests/browser/test_organiser_tour.py"
 
 
@@ -28,7 +32,8 @@ def _tour(real_size: bool) -> dict[str, float]:
             "ASSAY_TOUR_TIMINGS": str(timings),
             "ASSAY_TOUR_REAL_SIZE": "1" if real_size else "0",
         }
-        env.pop("DATABASE_URL", None)
+        env["DATABASE_URL"] = cluster_url()
+        env["TEST_DATABASE_NAME"] = bench_database_name()
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", TEST],
             cwd=ROOT,
