@@ -37,8 +37,8 @@ server CPU per judgment (the gunicorn processes, the PostgreSQL backends of the 
 Redis server, from /proc), the ratios the goals are stated in, and checks that every 2xx submit was
 stored exactly once.
 
-It creates its own database on the PostgreSQL server (BENCH_PG_URL; by default the cluster `make services`
-starts, through its Unix socket when that is there) and drops it at the end.
+It creates its own database on the PostgreSQL server (BENCH_PG_URL; by default the embedded cluster `make
+services` starts, over loopback TCP) and drops it at the end.
 
     .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 30] [--trivial-seconds 20]
     BENCH_SECONDS=8 BENCH_TRIVIAL_SECONDS=6 .venv/bin/python bench/bench_assessors.py   # a quick run
@@ -69,16 +69,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parent.parent
 _PG_PORT = os.environ.get("PG_PORT", "55432")
-_PG_SOCKET_DIR = REPO / ".tmp" / "pgdata"
-PG_URL = os.environ.get("BENCH_PG_URL") or (
-    f"postgres://assay@{quote(str(_PG_SOCKET_DIR), safe='')}:{_PG_PORT}/assay"
-    if (_PG_SOCKET_DIR / f".s.PGSQL.{_PG_PORT}").exists()
-    else f"postgres://assay@127.0.0.1:{_PG_PORT}/assay"
-)
+PG_URL = os.environ.get("BENCH_PG_URL") or f"postgres://assay@127.0.0.1:{_PG_PORT}/assay"
 HOST, PORT = "127.0.0.1", int(os.environ.get("BENCH_PORT", "58123"))
 # Where the bench's server answers the assessor endpoints without remembered users ("plain" kinds).
 PLAIN = "bench/plain"
@@ -789,7 +784,7 @@ def main() -> int:
         print(
             f"server: gunicorn gthread, {args.workers} workers x {args.threads} threads "
             f"({args.threads} connections each, keep-alive {args.keep_alive} s), Django's PostgreSQL pool "
-            f"(max {args.threads} per worker) over {'a Unix socket' if '%2F' in PG_URL else 'TCP'}; "
+            f"(max {args.threads} per worker) over {'a Unix socket' if '%2F' in PG_URL else 'loopback TCP'}; "
             f"sessions {'cached in Redis' if cache_url else 'in the database'} ({settings.SESSION_ENGINE}); "
             f"{cores} cores shared with the clients: {args.assessors} closed loops per kind in "
             f"{args.client_processes} processes, no think time; each path warmed up for "
