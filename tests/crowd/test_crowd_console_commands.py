@@ -1,5 +1,5 @@
-"""The crowd commands an organiser met first: crowd_links' default address, crowd_csv's rows and cells,
-crowd_report's table titles."""
+"""The crowd commands an organiser met first: crowd_links' default address and formula-safe cells,
+crowd_csv's rows and cells, crowd_report's table titles."""
 
 from __future__ import annotations
 
@@ -34,6 +34,21 @@ def test_crowd_links_defaults_to_assay_base_url_and_its_links_open(settings):
     out = io.StringIO()
     call_command("crowd_links", campaign=campaign.name, stdout=out, stderr=io.StringIO())
     assert out.getvalue().split("\t")[2].startswith("https://assay.example.org/crowd/take/")
+
+
+@pytest.mark.parametrize("prefix", ["=cmd", "+cmd", "-cmd", "@cmd"])
+def test_crowd_links_writes_a_formula_like_label_as_text(settings, prefix):
+    settings.ASSAY_BASE_URL = "http://127.0.0.1:8000"
+    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, assignments=1)
+    out = io.StringIO()
+
+    call_command("crowd_links", campaign=campaign.name, prefix=prefix, stdout=out, stderr=io.StringIO())
+
+    rows = list(csv.reader(io.StringIO(out.getvalue()), delimiter="\t"))
+    assert [label for _, label, _ in rows] == [f"'{prefix}-0-1", f"'{prefix}-1-1"]
+    # The link itself still carries the label as given: it is only the spreadsheet cell that is escaped.
+    path = rows[0][2].removeprefix("http://127.0.0.1:8000")
+    assert Client().get(path).status_code == 200
 
 
 def test_crowd_links_explains_base_url_in_its_help(capsys):

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.management.base import CommandParser
 from django.utils import timezone
 
+from core.csv_safe import csv_writer
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.selectors import campaign_links
 
@@ -18,7 +19,8 @@ class Command(CampaignCommand):
     help = (
         "Print signed anonymous links for an in-platform campaign: one per batch and worker slot, so people "
         "without an account can take batches. The link carries the batch and a worker label, signed with SECRET_KEY, "
-        "and is taken for CROWD_LINK_MAX_AGE seconds from now. The campaign page makes the same links."
+        "and is taken for CROWD_LINK_MAX_AGE seconds from now. The campaign page makes the same links. "
+        "Tab-separated, with a label a spreadsheet would read as a formula written as text ('=cmd-0-1)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,5 +44,6 @@ class Command(CampaignCommand):
             )
         expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
         self.stderr.write(f"links expire at {expires:%Y-%m-%d %H:%M} UTC (CROWD_LINK_MAX_AGE)")
-        for index, label, url in campaign_links(campaign=campaign, base_url=base, prefix=options["prefix"]):
-            self.stdout.write(f"{index}\t{label}\t{url}")
+        # Pasted into a spreadsheet like every other file Assay writes, so written the same formula-safe way.
+        writer = csv_writer(self.stdout, delimiter="\t", lineterminator="\n")
+        writer.writerows(campaign_links(campaign=campaign, base_url=base, prefix=options["prefix"]))
