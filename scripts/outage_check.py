@@ -3,19 +3,25 @@ and count what the stack answered.
 
     .venv/bin/python scripts/outage_check.py          # 50 assessors; tasks, web, Redis, then PostgreSQL
     .venv/bin/python scripts/outage_check.py --faults redis --assessors 20 --down 6
+    TMP=/tmp/mine PG_PORT=55700 REDIS_PORT=56700 .venv/bin/python scripts/outage_check.py  # own cluster
 
 It runs the production stack (`scripts/serve.sh`, DEBUG off, plain HTTP) on a database of its own in the
 PostgreSQL cluster `make services` starts (PG_PORT, REDIS_PORT as for make; the cluster's data folder is
-.tmp/pgdata), with its cache on a Redis server of its own (CACHE_URL), so stopping that Redis stops the
-cache and nothing else. It seeds one relevance campaign and signed-in sessions, then runs that many
-simulated assessors doing what the relevance page's JavaScript does (the unit's page, then one JSON grade
-per passage answered with the next one, each with a fresh idempotency key; after a 503 the same grade
-with the same key again after a pause), and beside them
-two API scripts with tokens, and an LLM relevance job (against a loopback OpenAI-compatible fake) on the
-task workers. Each fault stops its service for --down seconds and starts it again, with --steady seconds
-of load before, between and after. The `tasks` fault waits until the job has judged some units, kill -9s
-the db_worker running it, and resumes the job as the Jobs page's button does once the job reads as
-interrupted; the `web` fault kill -9s one gunicorn worker (not the master), which the master replaces.
+$TMP/pgdata, TMP defaulting to .tmp), with its cache on a Redis server of its own (CACHE_URL), so stopping
+that Redis stops the cache and nothing else. It seeds one relevance campaign and signed-in sessions, then runs
+that many simulated assessors doing what the relevance page's JavaScript does (the unit's page, then one JSON
+grade per passage answered with the next one, each with a fresh idempotency key; after a 503 the same grade
+with the same key again after a pause), and beside them two API scripts with tokens, and an LLM relevance job
+(against a loopback OpenAI-compatible fake) on the task workers. Its units are long enough (the fake answers
+each call after half a second until the last fault is over, then at once) that every fault lands while the job
+runs and the assessors grade, which the check prints and requires. Each fault stops its service for --down
+seconds and starts it again, with --steady seconds of load before, between and after. The `tasks` fault waits
+until the job has judged some units, kill -9s the task worker running it, and resumes the job as the Jobs
+page's button does once the job reads as interrupted, which it must within seconds (the worker's lock is gone
+with it; nothing waits for JOB_STALE_AFTER_S); the `web` fault kill -9s one gunicorn worker (not the master),
+which the master replaces. Stopping PostgreSQL interrupts the job too (its worker exits when its connection
+dies and is started again by its keeper): once the database is back it must read as interrupted at once, and
+is resumed the same way, which a new worker takes.
 
 It prints the answers per phase and per fault, and checks that no fault gave a 5xx other than 503 (a
 database that is down answers 503 by design; a Redis that is down should give none), and that every grade
@@ -44,7 +50,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 REPO = Path(__file__).resolve().parent.parent
-TMP = REPO / ".tmp"
+TMP = Path(os.environ.get("TMP") or REPO / ".tmp").resolve()
 PG_PORT = os.environ.get("PG_PORT", "55432")
 REDIS_PORT = os.environ.get("REDIS_PORT", "56379")
 DB = "assay_outage_check"
@@ -61,32 +67,30 @@ def _free_port() -> int:
 
 
 def _pg(*args: str) -> None:
-    pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
+    from assay import embedded_db
+
     subprocess.run(
-        [str(pgbin / args[0]), "-h", "127.0.0.1", "-p", PG_PORT, "-U", "assay", *args[1:]],
+        [str(embedded_db.binaries() / args[0]), "-h", "127.0.0.1", "-p", PG_PORT, "-U", "assay", *args[1:]],
         check=False,
         capture_output=True,
     )
 
 
 class Postgres:
-    """The cluster of `make services`, stopped and started again as scripts/services.sh starts it."""
+    """The cluster of `make services` (scripts/services.sh: assay.embedded_db in $TMP/pgdata), stopped
+    (fast: every session ended) and started again."""
 
     def __init__(self) -> None:
-        self.pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
-        self.pgdata = TMP / "pgdata"
-        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        from assay import embedded_db
+
+        self.db, self.pgdata = embedded_db, TMP / "pgdata"
 
     def stop(self) -> None:
-        ctl = [*self.as_pg, str(self.pgbin / "pg_ctl"), "-D", str(self.pgdata)]
-        subprocess.run([*ctl, "-m", "fast", "stop"], capture_output=True, check=True)
+        if not self.db.stop(data=self.pgdata):
+            raise SystemExit(f"PostgreSQL in {self.pgdata} did not stop")
 
     def start(self) -> None:
-        options = (
-            f"-p {PG_PORT} -k {self.pgdata} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-        )
-        ctl = [*self.as_pg, str(self.pgbin / "pg_ctl"), "-D", str(self.pgdata)]
-        subprocess.run([*ctl, "-l", str(TMP / "pg.log"), "-w", "-o", options, "start"], capture_output=True)
+        self.db.start(data=self.pgdata, at_port=int(PG_PORT), database=DB)
 
 
 class Redis:
@@ -125,8 +129,6 @@ def _seed(n_assessors: int, per_turn: int) -> tuple[int, list[tuple[str, str]], 
         DEBUG="0",
         SECRET_KEY=SECRET_KEY,
         DB_POOL="0",
-        # The resume below reads a killed worker's job as interrupted once it has been silent this long.
-        JOB_STALE_AFTER_S="3",
     )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
     sys.path.insert(0, str(REPO))
@@ -156,25 +158,79 @@ def _seed(n_assessors: int, per_turn: int) -> tuple[int, list[tuple[str, str]], 
 
 
 JOB_TURNS = 4  # the judge job's turns, each judged to --per-turn depth: one unit per passage
+LLM_LATENCY_S = 0.5  # each answer of the fake while the faults last: the job outlasts them
 
 
-def _job_start(llm_url: str) -> int:
-    """An LLM relevance job on the first turns, queued for the stack's task workers."""
-    from annotation.models import Collection, Turn
+def _job_start(per_turn: int) -> int:
+    """An LLM relevance job on the first turns, queued for the stack's task workers. Their passages get
+    texts of their own first: with the seed's one text, a turn's units share one prompt, and the job
+    would end from the LLM cache after a call per turn, before any fault."""
+    from django.db.models import F, Value
+    from django.db.models.functions import Concat
+
+    from annotation.models import Collection, Passage, Turn
     from judging.machine.jobs import judge_job_start
     from judging.tasks import judge_job_queue
 
     collection = Collection.objects.get(name="outage-check")
-    turns = list(Turn.objects.filter(collection=collection).order_by("id").values_list("turn_id", flat=True))
+    turns = list(Turn.objects.filter(collection=collection).order_by("id")[:JOB_TURNS])
+    for turn in turns:
+        ranked = turn.rankings.values_list("passage_ids", flat=True).first() or []
+        Passage.objects.filter(collection=collection, passage_id__in=ranked).update(
+            text=Concat(F("text"), Value(" Passage "), F("passage_id"))
+        )
     job = judge_job_start(
         collection=collection,
         task="relevance",
         judge_name="outage-llm",
         model="toy",
-        options={"turns": sorted(turns[:JOB_TURNS]), "depth": 30},
+        options={"turns": sorted(turn.turn_id for turn in turns), "depth": per_turn},
         concurrency=1,
     )
     return judge_job_queue(job=job).pk
+
+
+def _job_running(job_id: int, fault: str) -> tuple[int, int]:
+    """The job's units done and total as a fault lands; it must be running, or the fault proves nothing
+    about work in flight."""
+    from django.db import connections
+
+    from judging.models import JudgeJob
+
+    connections.close_all()
+    job = JudgeJob.objects.get(pk=job_id)
+    if job.status != "running" or job.units_done >= job.units_total:
+        raise SystemExit(
+            f"the {fault} fault would land with the judge job {job.status} ({job.units_done} units)"
+        )
+    return job.units_done, job.units_total
+
+
+def _job_resume_once_interrupted(job_id: int, since: float, within_s: float) -> float:
+    """Wait until the job reads as interrupted, as the Jobs page reads it, then resume it as its button
+    does; how long after `since` it read so. Too long fails the check: a dead worker's job must read as
+    interrupted at once, not after JOB_STALE_AFTER_S."""
+    from django.db import OperationalError, connections
+
+    from judging.machine.jobs.state import INTERRUPTED, jobs_read
+    from judging.models import JudgeJob
+    from judging.tasks import judge_job_resume
+
+    while True:
+        connections.close_all()  # a connection from before a restart of PostgreSQL is dead
+        try:
+            (read,) = jobs_read([JudgeJob.objects.get(pk=job_id)])
+        except OperationalError:
+            read = None
+        if read is not None and read.state == INTERRUPTED:  # type: ignore[attr-defined]
+            break
+        if time.monotonic() - since > within_s:
+            state = "unknown" if read is None else read.state  # type: ignore[attr-defined]
+            raise SystemExit(f"the judge job still read {state} {within_s:g} s after its worker went")
+        time.sleep(0.1)
+    took = time.monotonic() - since
+    judge_job_resume(job=read)
+    return took
 
 
 def _children(pid: int) -> list[int]:
@@ -200,14 +256,12 @@ def _kill_web_worker(port: int) -> str:
 
 
 def _kill_task_worker(port: int, job_id: int, deadline: float) -> str:
-    """Once the job has judged some units, kill -9 the db_worker running it; then resume the job, as an
+    """Once the job has judged some units, kill -9 the task worker running it; then resume the job, as an
     organiser does with the Jobs page's button once the job reads as interrupted."""
     from django.db import connections
     from django_tasks_db.models import DBTaskResult
 
-    from judging.machine.jobs.state import INTERRUPTED, jobs_read
     from judging.models import JudgeJob
-    from judging.tasks import judge_job_resume
 
     while True:
         connections.close_all()
@@ -218,21 +272,18 @@ def _kill_task_worker(port: int, job_id: int, deadline: float) -> str:
             raise SystemExit(f"the judge job was {job.status} with {job.units_done} units before the kill")
         time.sleep(0.1)
     worker_id = DBTaskResult.objects.get(id=job.task_id).worker_ids[-1]
-    supervisor = int((TMP / f"serve-{port}-tasks.pid").read_text())
-    for child in _children(supervisor):
-        if worker_id in (Path("/proc") / str(child) / "cmdline").read_bytes().decode().split("\0"):
-            os.kill(child, signal.SIGKILL)
-            break
-    else:
-        raise SystemExit(f"no db_worker {worker_id} under task_workers {supervisor}")
-    killed_at = job.units_done
-    while True:
-        (read,) = jobs_read([JudgeJob.objects.get(pk=job_id)])
-        if read.state == INTERRUPTED:  # type: ignore[attr-defined]
-            break
-        time.sleep(0.2)
-    judge_job_resume(job=read)
-    return f"killed db_worker {child} ({worker_id}) at {killed_at}/{job.units_total} units; job resumed"
+    # A worker names itself <host>-<pid>, and serve.sh's keepers write their workers' pids.
+    workers = {int(path.read_text()) for path in TMP.glob(f"serve-{port}-tasks-*.pid")}
+    pid = int(worker_id.rsplit("-", 1)[1])
+    if pid not in workers:
+        raise SystemExit(f"task worker {worker_id} is not among make serve's workers {sorted(workers)}")
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    took = _job_resume_once_interrupted(job_id, killed, within_s=5)
+    return (
+        f"killed task worker {pid} ({worker_id}) at {job.units_done}/{job.units_total} units; the job read "
+        f"interrupted {took:.1f} s later and was resumed"
+    )
 
 
 def _job_report(job_id: int, timeout: float) -> bool:
@@ -459,7 +510,7 @@ def main() -> int:
     from devtools.openai_server import FakeOpenAI, toy_responder
 
     # Slow enough that the job still runs when its worker is killed, on a quiet machine too.
-    llm = FakeOpenAI(responder=toy_responder, latency=0.5).start()
+    llm = FakeOpenAI(responder=toy_responder, latency=LLM_LATENCY_S).start()
     port = _free_port()
     log_path = TMP / "outage-check.log"
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TEST_DATABASE_NAME", "DEBUG"}}
@@ -469,6 +520,7 @@ def main() -> int:
         "SERVE_DB": DB,
         "SERVE_REDIS_DB": "9",
         "SERVE_HTTP": "1",
+        "TMP": str(TMP),
         "PORT": str(port),
         "SECRET_KEY": SECRET_KEY,
         "CACHE_URL": cache.url,
@@ -490,7 +542,7 @@ def main() -> int:
             _wait_ready(port, server, log_path)
             assignment, sessions, tokens = _seed(args.assessors, args.per_turn)
             print(f"stack on :{port}, cache on :{cache.port}; {args.assessors} assessors and 2 API scripts")
-            job_id = _job_start(llm.url)
+            job_id = _job_start(args.per_turn)
             started = time.monotonic()
             clients = [
                 threading.Thread(target=_assessor, args=(port, name, session, assignment, log))
@@ -501,6 +553,8 @@ def main() -> int:
             windows: list[tuple[str, float, float, float]] = []
             for fault in faults:
                 time.sleep(args.steady)
+                done, total = _job_running(job_id, fault)
+                print(f"{fault}: the judge job runs, {done}/{total} units done")
                 down = time.monotonic()
                 if fault == "tasks":
                     print(_kill_task_worker(port, job_id, down + 60))
@@ -511,8 +565,15 @@ def main() -> int:
                 time.sleep(max(0.0, down + args.down - time.monotonic()))
                 if fault in ("redis", "postgres"):
                     (cache if fault == "redis" else postgres).start()
-                windows.append((fault, down, time.monotonic(), time.monotonic() + args.steady))
+                up = time.monotonic()
+                if fault == "postgres":
+                    took = _job_resume_once_interrupted(job_id, up, within_s=10)
+                    print(
+                        f"postgres: back; the judge job read interrupted {took:.1f} s later and was resumed"
+                    )
+                windows.append((fault, down, up, up + args.steady))
             time.sleep(args.steady)
+            llm.latency = 0.0  # the faults are over: the job may finish
             log.until = time.monotonic()
             for client in clients:
                 client.join()
@@ -572,9 +633,12 @@ def _report(
         unavailable = sum(s.get(503, 0) for s in during.values()) + sum(s.get(503, 0) for s in after.values())
         print(f"{fault} down {up - down:.1f} s: {during}")
         print(f"{fault} back, next {settled - up:.0f} s: {after}")
-        print(f"{fault}: {errors} x 5xx other than 503, {unavailable} x 503")
+        # Grades sent while the service was down: the fault landed on assessors at work, not on a pool
+        # they had finished.
+        graded = sum(during.get("grade", {}).values())
+        print(f"{fault}: {errors} x 5xx other than 503, {unavailable} x 503, {graded} grades sent while down")
         # Killing a worker stops nothing the others need: no 503 either.
-        ok = ok and errors == 0 and not (fault in ("redis", "tasks", "web") and unavailable)
+        ok = ok and errors == 0 and graded > 0 and not (fault in ("redis", "tasks", "web") and unavailable)
     print(
         f"grades: {len(log.acknowledged)} answered 2xx by {n} assessors, {len(rows)} stored; duplicated "
         f"{duplicated}, lost {lost}, stored without a 2xx {unacknowledged}, time counted twice {recounted}; "
