@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import BadRequest, PermissionDenied
+
+from annotation.formats.base import excerpt
+from annotation.judge_access import NOT_SHARED, judge_readable
 from annotation.models import (
     Collection,
     Judge,
@@ -49,6 +54,25 @@ def relevant_passages(*, turn: Turn, relevance_judge: Judge, min_grade: int) -> 
         )
         for pid, grade in grades
     ]
+
+
+def relevance_judge_chosen(*, user: AbstractBaseUser | AnonymousUser, value: object) -> Judge | None:
+    """The relevance judge named by id in a request (None when it names none), if `user` may read its grades.
+
+    A judge the user may not read is PermissionDenied with the rule (a page or a JSON answer says why); an
+    id that names no judge is BadRequest. Checked on every request that names one, pages and posts alike.
+    """
+    if value in (None, ""):
+        return None
+    try:
+        judge = Judge.objects.filter(pk=int(str(value))).first()
+    except (TypeError, ValueError):
+        judge = None
+    if judge is None:
+        raise BadRequest(f"no relevance judge {excerpt(value, 20)}")
+    if not judge_readable(user=user, judge=judge):
+        raise PermissionDenied(f"You may not read the grades of judge {judge.pk}: {NOT_SHARED}.")
+    return judge
 
 
 def nugget_payload(nugget: Nugget) -> dict:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.nuggets import views
+from annotation.nuggets import api, views
 
 urlpatterns = [
     path("nuggets/", views.nugget_index, name="nuggets-index"),
@@ -8,18 +8,20 @@ urlpatterns = [
     path("nuggets/<slug:name>/stats/", views.nugget_stats_page, name="nuggets-stats"),
     path("nuggets/<slug:name>/<str:turn_id>/", views.nugget_turn, name="nuggets-turn"),
     path("nuggets/<slug:name>/<str:turn_id>/gold/", views.gold_response, name="nuggets-gold"),
-    path("nuggets/<slug:name>/<str:turn_id>/nuggets/", views.nugget_create_view, name="nuggets-create"),
+    path("nuggets/<slug:name>/<str:turn_id>/nuggets/", api.NuggetCreateApi.as_view(), name="nuggets-create"),
     path(
-        "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/", views.nugget_update_view, name="nuggets-update"
+        "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/",
+        api.NuggetUpdateApi.as_view(),
+        name="nuggets-update",
     ),
     path(
         "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/delete/",
-        views.nugget_delete_view,
+        api.NuggetDeleteApi.as_view(),
         name="nuggets-delete",
     ),
     path(
         "nuggets/<slug:name>/<str:turn_id>/nuggets/<int:pk>/duplicate/",
-        views.nugget_duplicate_view,
+        api.NuggetDuplicateApi.as_view(),
         name="nuggets-duplicate",
     ),
 ]

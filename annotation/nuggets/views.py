@@ -1,72 +1,45 @@
 """Pages where assessors copy gold nuggets as spans of relevant passages, mark duplicates, and write gold responses.
 
 An assessor reaches only their own nuggets: every nugget is fetched through the assessor's judge, so
-another assessor's nugget is a 404. Span changes are small JSON posts answered with the changed
-nuggets, so the page updates only what changed; a refused span is a 400 with the reason.
+another assessor's nugget is a 404. The page's span changes go to the JSON endpoints of
+annotation/nuggets/api.py, answered with the changed nuggets, so the page updates only what changed.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.exceptions import BadRequest, PermissionDenied
+from django.core.exceptions import BadRequest
 from django.db.models import Count, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
-from annotation.formats.base import excerpt
-from annotation.judge_access import NOT_SHARED, judge_readable, judges_readable
+from annotation.judge_access import judges_readable
 from annotation.judge_menus import judges_with_labels
-from annotation.models import Collection, GoldResponse, Judge, Nugget, Passage, RelevanceJudgment, Turn
+from annotation.models import Collection, GoldResponse, Judge, Nugget, RelevanceJudgment, Turn
 from annotation.nuggets.selectors import (
     NuggetStats,
     nugget_judges,
     nugget_payload,
     nugget_stats,
+    relevance_judge_chosen,
     relevant_passages,
 )
-from annotation.nuggets.services import (
-    NuggetRejected,
-    gold_response_save,
-    nugget_create,
-    nugget_delete,
-    nugget_duplicate_mark,
-    nugget_span_update,
-    relevance_grade,
-)
+from annotation.nuggets.services import gold_response_save
 from annotation.permissions import is_organiser
 from annotation.selectors import assessor_judge, collection_counts, turn_key
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
-from core.api_errors import error_json, form_error_json
+from core.api_errors import form_error_json
 from core.form_fields import ModelMultipleChoiceField
-from core.json_body import BadJsonBody, read_json_body
 from core.names import assessor_judge_name
 
 DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
-_F = TypeVar("_F", bound=forms.Form)
-
-
-class SpanForm(forms.Form):
-    start = forms.IntegerField(min_value=0)
-    end = forms.IntegerField(min_value=0)
-    # Spans are checked against the passage exactly as sent; trimming is the service's job.
-    text = forms.CharField(strip=False, max_length=100_000)
-
-
-class NewSpanForm(SpanForm):
-    passage_id = forms.CharField(max_length=255)
-    relevance_judge = forms.IntegerField(required=False)
-
-
-class DuplicateForm(forms.Form):
-    duplicate_of = forms.IntegerField(required=False)
 
 
 class RelevanceChoiceForm(forms.Form):
@@ -93,37 +66,10 @@ def _turn(collection: Collection, turn_id: str) -> Turn:
     return get_object_or_404(Turn.objects.select_related("topic"), collection=collection, turn_id=turn_id)
 
 
-def _own_nugget(request: AuthenticatedRequest, turn: Turn, pk: int) -> Nugget:
-    """The assessor's own nugget of this turn; anyone else's is a 404."""
-    judge = assessor_judge(request.user)
-    if judge is None:  # no labels yet, so no nuggets of theirs
-        raise Http404("no such nugget of yours")
-    return get_object_or_404(Nugget, pk=pk, turn=turn, judge=judge)
-
-
-def _chosen_judge(request: AuthenticatedRequest, value: object) -> Judge | None:
-    """The relevance judge named by id in a request, if the user may read its grades.
-
-    A judge the user may not read is a 403 with the rule (a page or a JSON body says why); an id that
-    names no judge is a 400. Checked on every request that names one, pages and posts alike.
-    """
-    if value in (None, ""):
-        return None
-    try:
-        judge = Judge.objects.filter(pk=int(str(value))).first()
-    except (TypeError, ValueError):
-        judge = None
-    if judge is None:
-        raise BadRequest(f"no relevance judge {excerpt(value, 20)}")
-    if not judge_readable(user=request.user, judge=judge):
-        raise PermissionDenied(f"You may not read the grades of judge {judge.pk}: {NOT_SHARED}.")
-    return judge
-
-
 def _relevance_choice(
     request: AuthenticatedRequest, collection: Collection
 ) -> tuple[RelevanceChoiceForm, Judge | None, int]:
-    _chosen_judge(request, request.GET.get("judge"))
+    relevance_judge_chosen(user=request.user, value=request.GET.get("judge"))
     form = RelevanceChoiceForm(request.GET or None, collection=collection, user=request.user)
     judge, min_grade = None, DEFAULT_MIN_GRADE
     if form.is_bound:
@@ -148,19 +94,6 @@ def _relevance_choice(
 def _bad_page_request(exc: BadRequest) -> HttpResponse:
     # Plain text: the reason may quote what the request sent.
     return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-
-
-def _refused(reason: str, code: str = "invalid", status: int = 400) -> JsonResponse:
-    return error_json(detail=reason, code=code, status=status)
-
-
-def _json_form(request: HttpRequest, form_class: type[_F]) -> _F | JsonResponse:
-    """The form bound to the JSON body and valid, or the 400 (413 for size) that says what is refused."""
-    try:
-        form = form_class(read_json_body(request))
-    except BadJsonBody as exc:
-        return _refused(exc.reason, exc.code, exc.status)
-    return form if form.is_valid() else form_error_json(form)
 
 
 @login_required
@@ -274,92 +207,6 @@ def nugget_turn(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpR
             "data": data,
         },
     )
-
-
-@login_required
-@require_POST
-def nugget_create_view(request: AuthenticatedRequest, name: str, turn_id: str) -> JsonResponse:
-    collection = _collection(name)
-    turn = _turn(collection, turn_id)
-    form = _json_form(request, NewSpanForm)
-    if isinstance(form, JsonResponse):
-        return form
-    passage = Passage.objects.filter(
-        collection=collection, passage_id=form.cleaned_data["passage_id"]
-    ).first()
-    if passage is None:
-        return _refused(f"passage {form.cleaned_data['passage_id']} is not in collection {collection.name}")
-    try:
-        relevance_judge = _chosen_judge(request, form.cleaned_data["relevance_judge"])
-    except PermissionDenied as exc:
-        return _refused(str(exc), "permission_denied", 403)
-    except BadRequest as exc:
-        return _refused(str(exc))
-    try:
-        nugget = nugget_create(
-            judge=judge_for_assessor(user=request.user),
-            turn=turn,
-            passage=passage,
-            start=form.cleaned_data["start"],
-            end=form.cleaned_data["end"],
-            text=form.cleaned_data["text"],
-            relevance=relevance_grade(
-                relevance_judge=relevance_judge, turn=turn, passage_id=passage.passage_id
-            ),
-        )
-    except NuggetRejected as exc:
-        return _refused(str(exc))
-    return JsonResponse({"nugget": nugget_payload(nugget)}, status=201)
-
-
-@login_required
-@require_POST
-def nugget_update_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
-    turn = _turn(_collection(name), turn_id)
-    nugget = _own_nugget(request, turn, pk)
-    form = _json_form(request, SpanForm)
-    if isinstance(form, JsonResponse):
-        return form
-    try:
-        nugget = nugget_span_update(nugget=nugget, **form.cleaned_data)
-    except NuggetRejected as exc:
-        return _refused(str(exc))
-    return JsonResponse({"nugget": nugget_payload(nugget)})
-
-
-@login_required
-@require_POST
-def nugget_delete_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
-    turn = _turn(_collection(name), turn_id)
-    nugget = _own_nugget(request, turn, pk)
-    followers = list(nugget.duplicates.values_list("id", flat=True))
-    nugget_delete(nugget=nugget)
-    changed = Nugget.objects.filter(pk__in=followers)
-    return JsonResponse({"deleted": pk, "changed": [nugget_payload(n) for n in changed]})
-
-
-@login_required
-@require_POST
-def nugget_duplicate_view(request: AuthenticatedRequest, name: str, turn_id: str, pk: int) -> JsonResponse:
-    turn = _turn(_collection(name), turn_id)
-    nugget = _own_nugget(request, turn, pk)
-    form = _json_form(request, DuplicateForm)
-    if isinstance(form, JsonResponse):
-        return form
-    target = None
-    if form.cleaned_data["duplicate_of"] is not None:
-        target = Nugget.objects.filter(
-            pk=form.cleaned_data["duplicate_of"], turn=turn, judge=nugget.judge
-        ).first()
-        if target is None:
-            return _refused("a nugget can only duplicate another of your nuggets of the same turn")
-    followers = list(nugget.duplicates.values_list("id", flat=True))
-    try:
-        nugget = nugget_duplicate_mark(nugget=nugget, duplicate_of=target)
-    except NuggetRejected as exc:
-        return _refused(str(exc))
-    changed = Nugget.objects.filter(pk__in=[nugget.pk, *followers])
-    return JsonResponse({"changed": [nugget_payload(n) for n in changed]})
 
 
 class NuggetChoice(ModelMultipleChoiceField):

@@ -116,14 +116,15 @@ def test_it_rejects_a_passage_outside_the_collection(client, setup):
     assert not Nugget.objects.exists()
 
 
-def test_it_sends_anonymous_users_to_the_login_page(client, setup):
+def test_it_sends_anonymous_users_to_the_login_page_and_refuses_their_spans(client, setup):
     _collection, turn, passage, _qrels = setup
     page = client.get(reverse("nuggets-turn", args=[turn.collection.name, turn.turn_id]))
     create = post_json(
         client, create_url(turn), {"passage_id": passage.passage_id, "start": 2, "end": 8, "text": "Knobby"}
     )
     assert page.status_code == 302 and "/accounts/login/" in page["Location"]
-    assert create.status_code == 302
+    assert create.status_code == 403
+    assert create.json()["code"] == "not_authenticated"
     assert not Nugget.objects.exists()
 
 
