@@ -1,10 +1,12 @@
 from django.urls import path
 
-from annotation.rag_nuggets import views
+from annotation.rag_nuggets import api, views
 
 urlpatterns = [
     path("rag-nuggets/", views.work_list, name="rag-nuggets-work"),
     path("rag-nuggets/<int:work_id>/<int:index>/", views.work_page, name="rag-nuggets-page"),
-    path("rag-nuggets/<int:work_id>/<int:index>/edits/", views.edit_apply, name="rag-nuggets-edit"),
+    path(
+        "rag-nuggets/<int:work_id>/<int:index>/edits/", api.NuggetEditApi.as_view(), name="rag-nuggets-edit"
+    ),
     path("rag-nuggets/organise/<slug:name>/", views.organise, name="rag-nuggets-organise"),
 ]

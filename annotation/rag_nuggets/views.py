@@ -2,21 +2,20 @@
 (post-edit a nugget list, vital/okay, answer-nugget assignment), and the organiser's hand-out.
 
 A piece of work has one page per turn of its topic (edit, importance) or per answer (assignment); every
-id in a request is checked against the assessor's own work before anything is read or written.
+id in a request is checked against the assessor's own work before anything is read or written. The edit
+page's script sends each edit to the JSON endpoint of annotation/rag_nuggets/api.py.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from annotation.models import Collection, NuggetImportance, NuggetSupport, NuggetWork, Turn
 from annotation.permissions import is_organiser, organiser_required
@@ -25,7 +24,6 @@ from annotation.rag_nuggets.forms import HandOutForm, TimeForm, posted_labels
 from annotation.rag_nuggets.services import (
     NuggetWorkRefused,
     nugget_assignment_page_submit,
-    nugget_edit_apply,
     nugget_edit_finish,
     nugget_importance_submit,
     nugget_work_get,
@@ -34,9 +32,7 @@ from annotation.rag_nuggets.services import (
 )
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest
-from core.api_errors import error_body
 
-MAX_EDIT_BODY = 64 * 1024
 IMPORTANCE_KEYS = [(NuggetImportance.VITAL.value, "Vital", "v"), (NuggetImportance.OKAY.value, "Okay", "o")]
 SUPPORT_KEYS = [
     (NuggetSupport.SUPPORT.value, "Support", "s"),
@@ -129,44 +125,6 @@ def _edit_page(
         "error": error,
     }
     return render(request, "rag_nuggets/edit.html", context, status=status)
-
-
-@login_required
-@require_POST
-def edit_apply(request: AuthenticatedRequest, work_id: int, index: int) -> JsonResponse:
-    """One edit of the list on page `index`, as JSON `{"action", ..., "time_spent_ms"}`; answers the list
-    after it, or 400 with the reason in the API's error shape."""
-    work = _owned(request, work_id)
-    turns = selectors.work_turns(work) if work.step == NuggetWork.Step.EDIT else []
-    if not 1 <= index <= len(turns):
-        raise Http404("no such turn")
-    if len(request.body) > MAX_EDIT_BODY:
-        return JsonResponse(error_body(detail="The edit is too large.", code="body_too_large"), status=400)
-    try:
-        edit = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        return JsonResponse(
-            error_body(detail="The body must be a JSON object.", code="parse_error"), status=400
-        )
-    if not isinstance(edit, dict):
-        return JsonResponse(
-            error_body(detail="The body must be a JSON object.", code="parse_error"), status=400
-        )
-    spent = edit.get("time_spent_ms")
-    if spent is not None and (not isinstance(spent, int) or isinstance(spent, bool) or spent < 0):
-        return JsonResponse(
-            error_body(detail="time_spent_ms must be a whole number of milliseconds.", code="invalid"),
-            status=400,
-        )
-    try:
-        items = nugget_edit_apply(
-            work=work, user=request.user, turn=turns[index - 1], edit=edit, time_spent_ms=spent
-        )
-    except NuggetWorkRefused as exc:
-        return JsonResponse(
-            error_body(detail=f"{str(exc)[:1].upper()}{str(exc)[1:]}.", code="invalid"), status=400
-        )
-    return JsonResponse({"nuggets": [{"key": i.key, "text": i.text} for i in items]})
 
 
 def _labels_post(request: AuthenticatedRequest, allowed: list[str]) -> tuple[dict[int, str], int | None, str]:

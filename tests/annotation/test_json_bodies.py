@@ -12,7 +12,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Nugget, RelevanceJudgment, SupportJudgment
+from annotation.models import Nugget, NuggetEdit, RelevanceJudgment, SupportJudgment
+from annotation.rag_nuggets.services import nugget_work_assign
+from tests.annotation.rag_nugget_data import rag_topic
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -76,8 +78,20 @@ def _drf_support(client: Client) -> Endpoint:
     return Endpoint(client, url, valid, "run_id", "sentence_index", "detail")
 
 
+def _rag_nugget_edit(client: Client) -> Endpoint:
+    data = rag_topic()
+    work = nugget_work_assign(
+        topic=data.topic, user=UserFactory(), step="edit", source_judge=data.llm, condition="scratch"
+    )
+    client.force_login(work.user)
+    url = reverse("rag-nuggets-edit", args=[work.id, 1])
+    valid = {"action": "rewrite", "key": "1", "text": "Bees fan nectar", "time_spent_ms": 1200}
+    return Endpoint(client, url, valid, "text", "time_spent_ms", "detail")
+
+
 ENDPOINTS = {"relevance-api": _relevance_api, "nuggets": _nuggets, "api-relevance": _drf_relevance}
 ENDPOINTS["api-support"] = _drf_support
+ENDPOINTS["rag-nuggets-edit"] = _rag_nugget_edit
 
 
 def _nested(levels: int) -> Any:
@@ -108,8 +122,13 @@ BAD_BODIES = {
 }
 
 
-def _rows() -> tuple[int, int, int]:
-    return RelevanceJudgment.objects.count(), Nugget.objects.count(), SupportJudgment.objects.count()
+def _rows() -> tuple[int, int, int, int]:
+    return (
+        RelevanceJudgment.objects.count(),
+        Nugget.objects.count(),
+        SupportJudgment.objects.count(),
+        NuggetEdit.objects.count(),
+    )
 
 
 @pytest.mark.parametrize("make", ENDPOINTS.values(), ids=ENDPOINTS.keys())
@@ -154,3 +173,7 @@ def test_the_valid_bodies_above_are_accepted(client):
 
     assert RelevanceJudgment.objects.count() == 3  # the nugget page's grade, and the two posted
     assert Nugget.objects.count() == 1
+    edit = _rag_nugget_edit(Client())
+    response = edit.client.post(edit.url, json.dumps(edit.valid), content_type="application/json")
+    assert response.status_code == 200, response.content[:300]
+    assert NuggetEdit.objects.count() == 1
