@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.console import people, views
+from annotation.console import api, people, views
 
 urlpatterns = [
     path("console/collections/new/", views.collection_new, name="console-collection-new"),
@@ -8,7 +8,7 @@ urlpatterns = [
     path("console/collections/<slug:name>/imports/<int:pk>/", views.import_page, name="console-import"),
     path(
         "console/collections/<slug:name>/imports/<int:pk>/status.json",
-        views.import_status,
+        api.ImportStatusApi.as_view(),
         name="console-import-status",
     ),
     path(

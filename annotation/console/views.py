@@ -12,7 +12,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
@@ -168,23 +168,6 @@ def import_resume(request: AuthenticatedRequest, name: str, pk: int) -> HttpResp
     else:
         messages.success(request, f"The import of {job.file_name} is queued again.")
     return redirect("console-import", name=job.collection.name, pk=job.pk)
-
-
-@organiser_required
-@require_GET
-def import_status(request: AuthenticatedRequest, name: str, pk: int) -> JsonResponse:
-    state = selectors.import_job_state(job=_job(name, pk))
-    return JsonResponse(
-        {
-            "status": state.status,
-            "status_label": state.label,
-            "percent": state.percent,
-            "done": state.done,
-            "total": state.total,
-            "finished": state.finished,
-            "reason": state.reason,
-        }
-    )
 
 
 # --- Pools and work --------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from judging.agreement import views
+from judging.agreement import api, views
 
 urlpatterns = [
     path("", views.agreement_index, name="agreement-index"),
@@ -12,5 +12,5 @@ urlpatterns = [
     path("<slug:name>/ranking/<str:kind>", views.ranking_download, name="agreement-ranking-download"),
     path("<slug:name>/campaign/", views.campaign, name="agreement-campaign"),
     path("<slug:name>/live/", views.live, name="agreement-live"),
-    path("<slug:name>/live.json", views.live_data, name="agreement-live-data"),
+    path("<slug:name>/live.json", api.LiveAgreementApi.as_view(), name="agreement-live-data"),
 ]

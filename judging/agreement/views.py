@@ -27,7 +27,6 @@ from judging.agreement.reports import (
     confusion_csv,
     confusion_heatmap,
     confusion_rows,
-    live_agreement,
     measures_for_task,
     rank_csv,
     rank_report,
@@ -229,18 +228,3 @@ def _poll_interval(value: str | None) -> int:
         return min(max(int(value), fastest), slowest) if value else default
     except ValueError:
         return default
-
-
-@organiser_required
-def live_data(request: HttpRequest, name: str) -> JsonResponse:
-    """What the live page polls: each assessor's agreement with the LLM judges and the other assessors so far."""
-    collection = get_object_or_404(Collection, name=name)
-    task = request.GET.get("task", "relevance")
-    if task not in TASKS:
-        return error_json(
-            detail=f"unknown task {task!r}; choose one of {', '.join(TASKS)}",
-            code="invalid",
-            status=400,
-            fields={"task": [f"choose one of {', '.join(TASKS)}"]},
-        )
-    return JsonResponse(live_agreement(collection=collection, task=task))

@@ -2,12 +2,12 @@
 
 from django.urls import path
 
-from judging.machine import views
+from judging.machine import api, views
 
 urlpatterns = [
     path("", views.job_list, name="job-list"),
     path("start/", views.job_start, name="job-start"),
     path("<int:pk>/", views.job_detail, name="job-detail"),
-    path("<int:pk>/progress.json", views.job_progress, name="job-progress"),
+    path("<int:pk>/progress.json", api.JobProgressApi.as_view(), name="job-progress"),
     path("<int:pk>/resume/", views.job_resume, name="job-resume"),
 ]

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -17,6 +17,7 @@ from annotation.models import Collection, Judge, Nugget, RelevanceJudgment
 from annotation.permissions import organiser_required
 from annotation.selectors import natural_key
 from annotation.typed import choice_field
+from core.names import named
 from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
 from judging.machine.jobs import NLI_TASKS, JobError, job_options, judge_job_start
@@ -255,25 +256,6 @@ class JobStartForm(forms.Form):
         return job_options(data["task"], values)
 
 
-def _progress(job: JudgeJob) -> dict[str, Any]:
-    (job,) = jobs_read([job])
-    return {
-        "id": job.pk,
-        "status": job.state,  # type: ignore[attr-defined]
-        "status_text": job.status_text,  # type: ignore[attr-defined]
-        "units_done": job.units_done,
-        "units_total": job.units_total,
-        "units_failed": job.units_failed,
-        "percent": job.percent,
-        "calls_made": job.calls_made,
-        "cache_hits": job.cache_hits,
-        "input_tokens": job.input_tokens,
-        "output_tokens": job.output_tokens,
-        "cost_usd": f"{job.cost_usd:.4f}",
-        "summary": job.summary,
-    }
-
-
 def _page(request: HttpRequest, form: JobStartForm, status: int = 200) -> HttpResponse:
     jobs = jobs_read(JudgeJob.objects.select_related("collection", "judge")[:200])
     return render(
@@ -306,7 +288,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     }
     first = Collection.objects.order_by("name").first()
     name = request.GET.get("collection")
-    initial["collection"] = Collection.objects.filter(name=name).first() if name else first
+    initial["collection"] = named(Collection.objects.all(), name).first() if name else first
     if request.GET.get("task") in ALL_TASKS:
         initial["task"] = request.GET["task"]
     return _page(request, JobStartForm(initial=initial))
@@ -354,11 +336,6 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("judging:job-detail", pk=job.pk)
     messages.success(request, f"Job {job.pk} queued again: it resumes from what is stored.")
     return redirect("judging:job-detail", pk=job.pk)
-
-
-@organiser_required
-def job_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(_progress(get_object_or_404(JudgeJob, pk=pk)))
 
 
 @organiser_required

@@ -59,7 +59,6 @@ def console_urls(collection_name: str, pool_name: str, job_pk: int) -> list[str]
         reverse("console-collection-new"),
         reverse("console-collection", args=args),
         reverse("console-import", args=[collection_name, job_pk]),
-        reverse("console-import-status", args=[collection_name, job_pk]),
         reverse("console-pools", args=args),
         reverse("console-pool", args=[collection_name, pool_name]),
         reverse("console-work", args=args),
@@ -207,6 +206,27 @@ def test_label_uploads_refuse_an_assessors_judge(client, organiser, collection, 
     assert response.status_code == 200
     assert b"is an assessor" in response.content
     assert ImportJob.objects.get().status == ImportJob.Status.FAILED
+
+
+def test_the_status_endpoint_refuses_anyone_but_organisers_in_the_error_shape(client, collection):
+    job = ImportJob.objects.create(collection=collection, kind="topics", file_name="t.json", stored_path="/x")
+    url = reverse("console-import-status", args=[collection.name, job.pk])
+
+    anonymous = client.get(url)
+    client.force_login(UserFactory())
+    assessor = client.get(url)
+
+    assert (anonymous.status_code, anonymous.json()["code"]) == (403, "not_authenticated")
+    assert (assessor.status_code, assessor.json()["code"]) == (403, "permission_denied")
+
+
+def test_the_status_endpoint_reaches_an_import_through_its_collection(client, organiser, collection):
+    job = ImportJob.objects.create(collection=collection, kind="topics", file_name="t.json", stored_path="/x")
+
+    response = client.get(reverse("console-import-status", args=[CollectionFactory().name, job.pk]))
+
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
 
 
 def test_the_status_endpoint_reports_progress(client, organiser, collection):

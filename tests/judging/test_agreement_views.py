@@ -47,7 +47,6 @@ def _pages(collection):
         reverse("judging:agreement-ranking-download", args=[name, "ranking.json"]),
         reverse("judging:agreement-campaign", args=[name]),
         reverse("judging:agreement-live", args=[name]),
-        reverse("judging:agreement-live-data", args=[name]),
     ]
 
 
@@ -64,6 +63,30 @@ def test_it_forbids_assessors_who_are_not_organisers(client, comparison):
     client.force_login(UserFactory())
     for url in _pages(comparison[0]):
         assert client.get(url).status_code == 403, url
+
+
+@pytest.mark.django_db
+def test_the_live_data_refuses_anyone_but_organisers_in_the_error_shape(client, comparison):
+    url = reverse("judging:agreement-live-data", args=[comparison[0].name])
+
+    anonymous = client.get(url)
+    client.force_login(UserFactory())
+    assessor = client.get(url)
+
+    assert (anonymous.status_code, anonymous.json()["code"]) == (403, "not_authenticated")
+    assert (assessor.status_code, assessor.json()["code"]) == (403, "permission_denied")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("task", ["vibes", "relevance\u0000", "x" * 10_000])
+def test_the_live_data_refuses_a_task_it_does_not_know_by_field(client, comparison, task):
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("judging:agreement-live-data", args=[comparison[0].name]), {"task": task})
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid"
+    assert list(response.json()["fields"]) == ["task"]
 
 
 @pytest.mark.django_db

@@ -82,13 +82,17 @@ def test_anonymous_users_are_sent_to_log_in(client, job):
     response = client.get(reverse("judging:job-list"))
     assert response.status_code == 302
     assert reverse("login") in response["Location"]
-    assert client.get(reverse("judging:job-progress", args=[job.pk])).status_code == 302
+    progress = client.get(reverse("judging:job-progress", args=[job.pk]))
+    assert progress.status_code == 403
+    assert progress.json()["code"] == "not_authenticated"
 
 
 def test_assessors_may_not_see_or_start_jobs(client, job):
     client.force_login(UserFactory())
     assert client.get(reverse("judging:job-list")).status_code == 403
-    assert client.get(reverse("judging:job-progress", args=[job.pk])).status_code == 403
+    progress = client.get(reverse("judging:job-progress", args=[job.pk]))
+    assert progress.status_code == 403
+    assert progress.json()["code"] == "permission_denied"
     assert client.post(reverse("judging:job-start"), {}).status_code == 403
     assert JudgeJob.objects.count() == 1
 
