@@ -1,4 +1,4 @@
-"""One strict reader for JSON request bodies, for hand-written JSON views and (as a parser) DRF views.
+"""One strict reader for JSON request bodies: the parser of every DRF view that reads a body.
 
 Python's json module accepts what the rest of the stack cannot take: `NaN`, `Infinity` and `1e400`
 (floats no database column or JSON answer holds), NUL characters and lone surrogates (PostgreSQL and
@@ -15,7 +15,6 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -27,13 +26,11 @@ MAX_DEPTH = 32
 
 
 class BadJsonBody(Exception):
-    """A body refused with `status` (400, or 413 when too large), a short `reason` and the API's `code`
-    for it (core/api_errors.py: DRF views answer it in the API's error shape with these)."""
+    """A body refused with a short `reason` (DRF views answer it in the API's error shape)."""
 
-    def __init__(self, reason: str, *, status: int = 400) -> None:
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
-        self.reason, self.status = reason, status
-        self.code = BodyTooLarge.default_code if status == 413 else ParseError.default_code
+        self.reason = reason
 
 
 def _constant(name: str) -> float:
@@ -88,23 +85,8 @@ def json_parse(raw: bytes) -> Any:
     return data
 
 
-def _too_large() -> BadJsonBody:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return BadJsonBody(f"the request body is larger than {limit} bytes", status=413)
-
-
-def read_json_body(request: HttpRequest) -> dict[str, Any]:
-    """The request's JSON object ({} for an empty body), or BadJsonBody: too large, malformed, not an object."""
-    try:
-        raw = request.body
-    except RequestDataTooBig:
-        raise _too_large() from None
-    if not raw:
-        return {}
-    data = json_parse(raw)
-    if not isinstance(data, dict):
-        raise BadJsonBody("Invalid data. Expected a dictionary.")
-    return data
+def _too_large() -> str:
+    return f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
 
 
 class BodyTooLarge(APIException):
@@ -135,5 +117,5 @@ class StrictBodies(APIView):
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, RequestDataTooBig):
-            exc = BodyTooLarge(_too_large().reason)
+            exc = BodyTooLarge(_too_large())
         return super().handle_exception(exc)
