@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from annotation.formats.base import MAX_JUDGE_NAME, id_problem
 from annotation.models import Judge
 from annotation.permissions import is_organiser
-from core.names import assessor_judge_name, reserved_judge_name_problem
+from core.names import assessor_judge_name, judge_name_problem
 
 SHARED_KINDS = (Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED)
 NOT_SHARED = (
@@ -55,8 +55,9 @@ def judge_name_refusal(name: str, *, kind: str, existing: Judge | None) -> str |
     """Why labels of `kind` may not be written as judge `name`, whose row is `existing` (None if new).
 
     Refused: a name pages cannot show or address (see `id_problem`), an assessor's or a crowd judge, and a
-    new name with a prefix kept for judges an app makes itself (core.names.RESERVED_JUDGE_PREFIXES: an
-    assessor's, a crowd worker's), whose own judge could then not be created. `kind` is the kind of judge
+    new name that starts like a spreadsheet formula or is kept for judges an app makes itself
+    (core.names.judge_name_problem: an assessor's, a crowd worker's, a crowd campaign's aggregate), whose
+    own judge could then not be created. `kind` is the kind of judge
     the labels are written as: a file of crowd labels (kind crowd) may go into a crowd judge, never into
     an assessor's.
     """
@@ -69,7 +70,7 @@ def judge_name_refusal(name: str, *, kind: str, existing: Judge | None) -> str |
             "labels; choose another judge name"
         )
     if existing is None:
-        return reserved_judge_name_problem(name, kind=kind)
+        return judge_name_problem(name, kind=kind)
     return None
 
 

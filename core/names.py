@@ -20,21 +20,33 @@ ASSESSOR_PREFIX = "assessor:"
 
 
 @dataclass(frozen=True)
-class ReservedPrefix:
-    """Judge names starting with `prefix` are kept for the judges an app makes itself (`whose`): only a
-    judge of `kind` may be created with one, and none when `kind` is empty (the assessor's judge is made
-    with its account, never from a name)."""
+class Reserved:
+    """A judge name (or the names starting with a prefix) kept for the judges an app makes itself
+    (`whose`): only a judge of `kind` may be created with it, and none when `kind` is empty (the
+    assessor's judge is made with its account, never from a name)."""
 
     whose: str
     kind: str = ""
 
 
-# Filled in by the apps that make such judges (crowd's worker judges, from its AppConfig.ready).
-RESERVED_JUDGE_PREFIXES: dict[str, ReservedPrefix] = {ASSESSOR_PREFIX: ReservedPrefix(whose="assessors")}
+# Filled in by the apps that make such judges, from their AppConfig.ready: crowd's worker judges (by
+# prefix) and its campaigns' aggregates (crowd-majority and the like, by name).
+RESERVED_JUDGE_PREFIXES: dict[str, Reserved] = {ASSESSOR_PREFIX: Reserved(whose="assessors")}
+RESERVED_JUDGE_NAMES: dict[str, Reserved] = {}
 
 
 def judge_prefix_reserve(*, prefix: str, whose: str, kind: str) -> None:
-    RESERVED_JUDGE_PREFIXES[prefix] = ReservedPrefix(whose=whose, kind=kind)
+    RESERVED_JUDGE_PREFIXES[prefix] = Reserved(whose=whose, kind=kind)
+
+
+def judge_name_reserve(*, name: str, whose: str, kind: str) -> None:
+    RESERVED_JUDGE_NAMES[name] = Reserved(whose=whose, kind=kind)
+
+
+# What a spreadsheet reads as the start of a formula (core/csv_safe.py; tab and carriage return are
+# control characters, which no name may hold). Downloads write such a cell as text, but a judge name also
+# travels where Assay does not write it: pasted, typed into a formula bar, in another tool's export.
+FORMULA_STARTS = ("=", "+", "-", "@")
 
 
 # How many valid names a message lists: enough to spot a typo, few enough to read.
@@ -45,9 +57,17 @@ def assessor_judge_name(username: str) -> str:
     return f"{ASSESSOR_PREFIX}{username}"
 
 
-def reserved_judge_name_problem(name: str, *, kind: str) -> str | None:
-    """Why a new judge of `kind` may not be called `name` (None when it may): the name has a prefix
-    kept for judges an app makes itself."""
+def judge_name_problem(name: str, *, kind: str) -> str | None:
+    """Why a new judge of `kind` may not be called `name` (None when it may): the name starts like a
+    spreadsheet formula, or it (or its prefix) is kept for judges an app makes itself."""
+    if name.startswith(FORMULA_STARTS):
+        return (
+            f"judge name {name!r} starts with {name[0]!r}, which a spreadsheet reads as a formula: "
+            "start it with a letter or a digit"
+        )
+    reserved = RESERVED_JUDGE_NAMES.get(name)
+    if reserved is not None and (not reserved.kind or reserved.kind != kind):
+        return f"judge name {name!r} is kept for {reserved.whose}"
     for prefix, reserved in RESERVED_JUDGE_PREFIXES.items():
         if name.startswith(prefix) and (not reserved.kind or reserved.kind != kind):
             return f"judge names starting with {prefix!r} are kept for {reserved.whose}; {name!r} is not one"

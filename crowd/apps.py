@@ -8,9 +8,10 @@ class CrowdConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.models import Judge
-        from core.names import judge_prefix_reserve
+        from core.names import judge_name_reserve, judge_prefix_reserve
         from crowd import console_panels
         from crowd.io import uploads
+        from crowd.rag_nuggets.services import aggregate_judge_names
         from crowd.services.answers import WORKER_JUDGE_PREFIX
 
         # A worker's judge is made on the worker's first answer; a machine or a file of that name first
@@ -19,6 +20,11 @@ class CrowdConfig(AppConfig):
             judge_prefix_reserve(
                 prefix=f"{prefix}:", whose="one crowd worker's own votes", kind=Judge.Kind.CROWD
             )
+
+        # A campaign's aggregate goes to its provider's crowd judge unless it names one; a machine or a file
+        # of that name first would have the crowd's labels written into it.
+        for name in aggregate_judge_names():
+            judge_name_reserve(name=name, whose="crowd campaigns' aggregate labels", kind=Judge.Kind.CROWD)
 
         # The CONE-RAG files join the organiser's upload page (annotation.console), which cannot import them.
         uploads.register()

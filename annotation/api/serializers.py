@@ -128,7 +128,7 @@ class RelevanceJudgmentInput(serializers.Serializer):
     collection = serializers.CharField()
     judge = serializers.CharField(
         required=False,
-        help_text="An existing judge other than an assessor's; the organiser's own by default.",
+        help_text="An existing machine or imported-file judge; the organiser's own by default.",
     )
     turn_id = serializers.CharField()
     passage_id = serializers.CharField(max_length=255)

@@ -17,7 +17,7 @@ from rest_framework.response import Response as ApiResponse
 
 from annotation.api import serializers as s
 from annotation.console.services import api_token_get
-from annotation.judge_access import judges_readable
+from annotation.judge_access import import_judge_refusal, judges_readable
 from annotation.judgments import relevance_judgment_submit
 from annotation.models import (
     Collection,
@@ -153,7 +153,8 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
     """List relevance judgments (organisers: any judge; others: their own); organisers also write here.
 
     POST is the organisers' channel for grades from elsewhere (another tool, a file, a judge run outside
-    Assay), recorded as the judge named in `judge` (an existing non-assessor judge) or as the organiser.
+    Assay), recorded as the judge named in `judge` (an existing machine or imported-file judge, as an
+    import may write as) or as the organiser.
     Assessors grade through their assignments only (the relevance pages and /relevance/api/), which
     check the unit and the pool: here they get 403.
     """
@@ -200,9 +201,13 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
             raise _refused("turn_id", f"no turn {payload.validated_data['turn_id']!r} in {collection}")
         judge_name = payload.validated_data.get("judge")
         if judge_name:
-            judge = Judge.objects.filter(name=judge_name).exclude(kind=Judge.Kind.ASSESSOR).first()
+            # Grades from elsewhere, as a file's are: the import's judge-name rule, and never people's labels.
+            refusal = import_judge_refusal(judge_name)
+            if refusal:
+                raise _refused("judge", refusal)
+            judge = Judge.objects.filter(name=judge_name).first()
             if judge is None:
-                raise _refused("judge", f"no judge {judge_name!r} other than an assessor's")
+                raise _refused("judge", f"no judge {judge_name!r}: the API writes as an existing judge only")
         else:
             judge = judge_for_assessor(user=signed_in_user(request))
         judgment = relevance_judgment_submit(

@@ -24,6 +24,7 @@ from crowd.rag_nuggets.selectors import (
     pair_task,
 )
 from crowd.services import CrowdError
+from crowd.services.campaigns import LABEL_JUDGE_BY_PROVIDER, NUGGET_LABEL_JUDGE_BY_PROVIDER
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,20 @@ class NuggetAggregateResult:
 def method_judge_name(*, campaign: CrowdCampaign, method: str) -> str:
     """The majority is the campaign's own crowd judge; each model gets its own, named after it, so the
     methods can be compared with each other and with assessors on the agreement page."""
-    return campaign.label_judge.name if method == "majority" else f"{campaign.label_judge.name}-{method}"
+    return _method_judge_name(campaign.label_judge.name, method)
+
+
+def _method_judge_name(label_judge: str, method: str) -> str:
+    return label_judge if method == "majority" else f"{label_judge}-{method}"
+
+
+def aggregate_judge_names() -> list[str]:
+    """The crowd judges campaigns write their aggregates to unless they name their own: each provider's
+    majority judge and, beside a nugget-support campaign's, each model's. Kept for them (crowd/apps.py)."""
+    names = list(LABEL_JUDGE_BY_PROVIDER.values())
+    for label_judge in NUGGET_LABEL_JUDGE_BY_PROVIDER.values():
+        names += [_method_judge_name(label_judge, method) for method in METHODS]
+    return names
 
 
 def _method_judge(campaign: CrowdCampaign, method: str) -> Judge:

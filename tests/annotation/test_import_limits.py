@@ -166,11 +166,14 @@ def test_it_refuses_a_bad_run_name_in_an_ikat_json_run(collection, tmp_path):
     assert "run.json:1: run name 'xxxxxxxxxxxxxxxxxxxx'... (201 characters) is longer than 200" in problems
 
 
-@pytest.mark.parametrize("name", ["a/b", "x" * 201, "bell\u0007", "assessor:nobody"])
+@pytest.mark.parametrize(
+    "name", ["a/b", "x" * 201, "bell\u0007", "assessor:nobody", "=cmd", "+1", "-x", "@x", "crowd-majority"]
+)
 def test_import_commands_refuse_bad_judge_names(collection, tmp_path, name):
     path = write(tmp_path, "q.txt", "1_1 0 d1 2\n")
-    with pytest.raises(CommandError, match="judge name|kept for assessors"):
-        call_command("import_qrels", str(path), collection=collection.name, judge=name)
+    with pytest.raises(CommandError, match="judge name|kept for"):
+        # As `--judge=-x`: spelt `--judge -x`, argparse would read -x as an option of its own.
+        call_command("import_qrels", str(path), f"--judge={name}", collection=collection.name)
     assert not Judge.objects.filter(name=name).exists()
     assert RelevanceJudgment.objects.count() == 0
 

@@ -50,3 +50,29 @@ def test_it_lets_a_crowd_worker_judge_take_its_kept_name_and_nobody_else():
 
     assert Judge.objects.get().pk == worker.pk
     assert worker.kind == Judge.Kind.CROWD
+
+
+@pytest.mark.parametrize("name", ["=cmd", "+1", "-x", "@sum", "=SUM(A1:A9)"])
+@pytest.mark.parametrize("kind", [Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED, Judge.Kind.CROWD])
+def test_it_refuses_a_new_judge_name_a_spreadsheet_reads_as_a_formula(kind, name):
+    with pytest.raises(ImportJudgeRefused, match="a spreadsheet reads as a formula"):
+        judge_get_or_create(name=name, kind=kind)
+
+    assert not Judge.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "name", ["crowd-majority", "mturk-majority", "crowd-nuggets", "mturk-nuggets", "crowd-nuggets-ds"]
+)
+@pytest.mark.parametrize("kind", [Judge.Kind.LLM, Judge.Kind.NLI, Judge.Kind.IMPORTED])
+def test_it_keeps_the_crowd_aggregates_names_for_crowd_judges(kind, name):
+    with pytest.raises(ImportJudgeRefused, match="kept for crowd campaigns' aggregate labels"):
+        judge_get_or_create(name=name, kind=kind)
+
+    assert not Judge.objects.exists()
+    assert judge_get_or_create(name=name, kind=Judge.Kind.CROWD).kind == Judge.Kind.CROWD
+
+
+def test_it_takes_a_name_with_a_sign_or_a_kept_word_inside():
+    for name in ("gpt-4o", "bm25+rm3", "a=b", "my-crowd-majority"):
+        assert judge_get_or_create(name=name, kind=Judge.Kind.LLM).name == name

@@ -54,6 +54,7 @@ def test_it_refuses_an_assessors_judge(collection):
     [
         ("assessor:carol", "judge names starting with 'assessor:' are kept for assessors"),
         ("crowd/majority", "a judge name is at most .* without '/'"),
+        ("=crowd", "starts with '=', which a spreadsheet reads as a formula"),
     ],
 )
 def test_it_refuses_a_new_name_it_may_not_create(collection, name, message):

@@ -51,6 +51,9 @@ def start_dedup(client, judge_name: str):
             "crowd-worker:w1",
             "judge names starting with &#x27;crowd-worker:&#x27; are kept for one crowd worker",
         ),
+        ("=cmd", "starts with &#x27;=&#x27;, which a spreadsheet reads as a formula"),
+        ("@sum", "starts with &#x27;@&#x27;, which a spreadsheet reads as a formula"),
+        ("crowd-majority", "judge name &#x27;crowd-majority&#x27; is kept for crowd campaigns"),
         ("gold/dedup", "contains &#x27;/&#x27;"),
         ("gold\tdedup", "contains the control character U+0009"),
         ("..", "is not a name"),
@@ -76,9 +79,11 @@ def test_it_answers_400_for_an_assessors_judge_and_writes_nothing(client, collec
     assert Judge.objects.get(name="assessor:bob").kind == Judge.Kind.ASSESSOR
 
 
-@pytest.mark.parametrize("name", ["assessor:dave", "llm/relevance", "llm\nrelevance"])
+@pytest.mark.parametrize(
+    "name", ["assessor:dave", "llm/relevance", "llm\nrelevance", "+llm", "mturk-majority"]
+)
 def test_an_llm_job_refuses_the_same_names(name):
-    with pytest.raises(JobError, match="assessor|contains"):
+    with pytest.raises(JobError, match="assessor|contains|formula|kept for crowd"):
         llm_judge_get_or_create(name=name, model="gpt-4o", prompt_version="umbrela-1")
 
     assert not Judge.objects.filter(name=name).exists()

@@ -116,6 +116,18 @@ def test_judge_refuses_a_new_name_kept_for_a_crowd_workers_votes(collection, nam
     assert JudgeJob.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("-llm", "which a spreadsheet reads as a formula"), ("crowd-majority", "kept for crowd campaigns")],
+)
+def test_judge_refuses_a_name_a_spreadsheet_or_the_crowd_would_take(collection, name, reason):
+    with pytest.raises(CommandError, match=reason):
+        run("judge", "relevance", "--collection", "cone", f"--judge={name}")
+
+    assert not Judge.objects.filter(name=name).exists()
+    assert JudgeJob.objects.count() == 0
+
+
 def test_judge_refuses_a_name_pages_cannot_address(collection):
     with pytest.raises(CommandError, match="a judge name is at most .* without '/'"):
         run("judge", "relevance", "--collection", "cone", "--judge", "llm/rel")
