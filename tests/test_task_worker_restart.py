@@ -6,9 +6,11 @@ database is back the new worker takes the next task."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,8 +31,11 @@ def _until(condition, seconds: float, what: str) -> None:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[dict[str, object]]:
-    data, port = tmp_path / "pgdata", free_port()
+def cluster() -> Iterator[dict[str, object]]:
+    # Outside pytest's own temporary folder: a pytest started meanwhile (by anyone) takes back the others'
+    # right to traverse it, and the server runs as a user of its own as root.
+    folder = Path(tempfile.mkdtemp(prefix="assay-restart-"))
+    data, port = folder / "pgdata", free_port()
     url = embedded_db.start(data=data, at_port=port, database="restart")
     env = {k: v for k, v in os.environ.items() if k not in {"TEST_DATABASE_NAME", "DJANGO_SETTINGS_MODULE"}}
     env |= {"DATABASE_URL": url, "DEBUG": "0", "LOG_LEVEL": "INFO"}
@@ -48,6 +53,7 @@ def cluster(tmp_path: Path) -> Iterator[dict[str, object]]:
         yield {"data": data, "port": port, "url": url, "env": env}
     finally:
         embedded_db.stop(data=data)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _tasks(url: str) -> list[tuple[str, str, str]]:
@@ -64,7 +70,7 @@ def _tasks(url: str) -> list[tuple[str, str, str]]:
 
 
 def test_a_worker_exits_when_postgres_restarts_and_its_successor_takes_the_next_task(cluster, tmp_path):
-    url, env = str(cluster["url"]), dict(cluster["env"])  # type: ignore[call-overload]
+    url, env = str(cluster["url"]), dict(cluster["env"])
     log = open(tmp_path / "keep.log", "w+")  # noqa: SIM115  (closed below)
     keeper = subprocess.Popen(
         [
@@ -90,11 +96,11 @@ def test_a_worker_exits_when_postgres_restarts_and_its_successor_takes_the_next_
         first_worker = next(w for _i, s, w in _tasks(url) if s == "SUCCESSFUL")
         first_pid = int((tmp_path / "worker.pid").read_text())
 
-        assert embedded_db.stop(data=cluster["data"])  # type: ignore[arg-type]
-        assert not embedded_db.accepts_connections(cluster["port"])  # type: ignore[arg-type]
+        assert embedded_db.stop(data=cluster["data"])
+        assert not embedded_db.accepts_connections(cluster["port"])
         _until(lambda: not Path(f"/proc/{first_pid}/cmdline").exists(), 30, "the worker to exit")
         time.sleep(3)  # its successors meet a database that is down, and exit in turn
-        embedded_db.start(data=cluster["data"], at_port=cluster["port"], database="restart")  # type: ignore[arg-type]
+        embedded_db.start(data=cluster["data"], at_port=cluster["port"], database="restart")
 
         queued = subprocess.run(
             [
