@@ -109,8 +109,10 @@ class _FormParser(HTMLParser):
         super().__init__()
         self.page = page
         self.forms: list[Form] = []
+        self.query_names: set[str] = set()  # what the page's GET forms put in its address
         self._form: Form | None = None
         self._select: str | None = None
+        self._in_get_form = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
@@ -119,7 +121,11 @@ class _FormParser(HTMLParser):
                 multipart = a.get("enctype") == "multipart/form-data"
                 self._form = Form(page=self.page, action=a.get("action") or self.page, multipart=multipart)
                 self.forms.append(self._form)
+            else:
+                self._in_get_form = True
             return
+        if self._in_get_form and a.get("name") and tag in ("input", "select", "textarea", "button"):
+            self.query_names.add(a["name"])
         form, name = self._form, a.get("name")
         if form is None:
             return
@@ -140,6 +146,7 @@ class _FormParser(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":
             self._form = None
+            self._in_get_form = False
         elif tag == "select":
             self._select = None
 
@@ -148,6 +155,13 @@ def forms_of(page: str, html: str) -> list[Form]:
     parser = _FormParser(page)
     parser.feed(html)
     return parser.forms
+
+
+def query_names_of(page: str, html: str) -> set[str]:
+    """The names of the fields of the page's GET forms: the query parameters it reads."""
+    parser = _FormParser(page)
+    parser.feed(html)
+    return parser.query_names
 
 
 # What a person would type into a field of each kind, so that a post gets past the fields left alone.

@@ -4,10 +4,10 @@ with an organiser's and an assessor's API token and a crowd link's cookies, on a
 Every generated request is sent with each credential, each in a savepoint rolled back after it, so a
 write (a grade posted by the organiser) never changes what the next example meets. Each request is sent
 as generated; then with the built collection's own values for its path parameters (a collection, run,
-turn, nugget, the assessor's unit and assignment) and for the body fields that name a row (turn,
-passage, run, sentence), so that its other values reach real rows and the writes behind them, not only
-404s; then that again with a NUL character in every query parameter the operation reads. Every DRF
-view is in the schema, so every one is fuzzed.
+turn, nugget, the assessor's unit and assignment), so that its generated body reaches a real unit; then
+also with its own values for the body fields that name a row (turn, passage, run, sentence), so that
+the other fields reach the writes behind them, not only 404s; then that again with a NUL character in
+every query parameter the operation reads. Every DRF view is in the schema, so every one is fuzzed.
 
 Checked: no answer is a 5xx, every status and content type is one the schema documents, every body
 matches the schema, and an operation that requires a token refuses a request without one. Not checked:
@@ -138,14 +138,17 @@ def real(fuzz_world) -> Real:
 
 
 def _variants(case, real: Real) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
-    """(path parameters, query, body): as generated; with the built collection's own values; and that
-    again with NUL in every query parameter the operation reads."""
+    """(path parameters, query, body): as generated; with the built collection's own path values (its
+    generated body then reaches a real unit); with its own body ids too; and that again with NUL in every
+    query parameter the operation reads."""
     variants = [(case.path_parameters, case.query, case.body)]
     path = {name: real.path.get(name, value) for name, value in (case.path_parameters or {}).items()}
     body = case.body
     if isinstance(body, dict):
         body = {name: real.body.get(name, value) for name, value in body.items()}
-    if path != case.path_parameters or body != case.body:
+    if path != case.path_parameters:
+        variants.append((path, case.query, case.body))
+    if body != case.body:
         variants.append((path, case.query, body))
     if len(case.operation.query):
         variants.append((path, {parameter.name: "a\x00b" for parameter in case.operation.query}, body))

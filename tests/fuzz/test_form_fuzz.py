@@ -1,5 +1,5 @@
 """Hypothesis-driven posts to every form an organiser or an assessor reaches, and to the JSON endpoints
-the pages' scripts call: no answer is a 5xx.
+the pages' scripts call, and every page's query parameters sent NUL: no answer is a 5xx.
 
 The pages are every route of the URL configuration (devtools/pagewalk.py) on a small built collection;
 each page's HTML says which forms it has, where they post and what their selects and radios offer. Each
@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from annotation.models import Nugget
 from devtools.pagewalk import World, pages
-from tests.fuzz.conftest import FUZZ_SETTINGS, tally
-from tests.fuzz.inputs import Form, file_bodies, form_data, forms_of, json_bodies
+from tests.fuzz.conftest import FUZZ_SETTINGS, LONG, tally
+from tests.fuzz.inputs import Form, file_bodies, form_data, forms_of, json_bodies, query_names_of
 
 pytestmark = pytest.mark.django_db
 
@@ -83,6 +83,50 @@ def test_it_answers_every_form_post_without_a_server_error(who, fuzz_world, worl
     failures: list = []
     for form in forms:
         _fuzz_form(client, user, form, failures)
+    assert failures == []
+
+
+# The query parameters pages read from their address besides those their GET forms name: what their links
+# carry (a chosen judge or sample, a task, a format, a page of a table).
+PAGE_QUERY = {
+    "judge",
+    "compare",
+    "by",
+    "sample",
+    "collection",
+    "task",
+    "format",
+    "interval",
+    "prefix",
+    "page",
+    "llm",
+    "a",
+    "b",
+    "measure",
+    "run",
+}
+
+
+@pytest.mark.parametrize("who", ["organiser", "assessor"])
+def test_it_answers_a_nul_in_every_pages_query_without_a_server_error(who, fuzz_world, world):
+    """Every page with NUL (which PostgreSQL's text cannot hold) in all its query parameters at once, and
+    in the long run in each one alone, so that a parameter refused first hides none read after it."""
+    client = Client(raise_request_exception=False)
+    client.force_login(getattr(fuzz_world, who))
+    failures: list = []
+    for route, url in pages(world):
+        response = client.get(url)
+        names = set(PAGE_QUERY)
+        if "html" in response.get("Content-Type", ""):
+            names |= query_names_of(url, response.content.decode())
+        queries = [dict.fromkeys(names, "a\x00b")]
+        if LONG:
+            queries += [{name: "a\x00b"} for name in sorted(names)]
+        for query in queries:
+            status = client.get(url, query).status_code
+            tally("pages", status)
+            if status >= 500:
+                failures.append((route.name, sorted(query), status))
     assert failures == []
 
 

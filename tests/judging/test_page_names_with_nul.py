@@ -37,3 +37,12 @@ def test_the_estimate_page_takes_a_sample_name_with_a_nul_as_unknown(client):
     response = client.get(reverse("judging:hybrid-estimate", args=[collection.name]), {"sample": "s\x00"})
 
     assert response.status_code == 200
+
+
+def test_the_jobs_page_takes_a_collection_name_with_a_nul_as_unknown(client):
+    CollectionFactory()
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("judging:job-list"), {"collection": "c\x00"})
+
+    assert response.status_code == 200
