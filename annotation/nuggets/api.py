@@ -18,7 +18,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.models import Collection, Nugget, Passage, Turn
+from annotation.models import Collection, Judge, Nugget, Passage, Turn
 from annotation.nuggets.selectors import nugget_payload, relevance_judge_chosen
 from annotation.nuggets.services import (
     NuggetRejected,
@@ -31,14 +31,17 @@ from annotation.nuggets.services import (
 from annotation.selectors import assessor_judge
 from annotation.services import judge_for_assessor
 from annotation.typed import signed_in_user
+from core.api_input import IntegerField
 from core.page_api import PageApi
 
 MAX_SPAN_TEXT = 100_000
 
 
 class SpanInput(serializers.Serializer):
-    start = serializers.IntegerField(min_value=0, help_text="Offset of the span's first character.")
-    end = serializers.IntegerField(min_value=0, help_text="Offset just past its last character.")
+    start = IntegerField(
+        column=Nugget._meta.get_field("start"), help_text="Offset of the span's first character."
+    )
+    end = IntegerField(column=Nugget._meta.get_field("end"), help_text="Offset just past its last character.")
     # Checked against the passage exactly as sent; trimming the span is the service's job.
     text = serializers.CharField(
         trim_whitespace=False, max_length=MAX_SPAN_TEXT, help_text="The passage's text between the offsets."
@@ -47,7 +50,8 @@ class SpanInput(serializers.Serializer):
 
 class NuggetCreateInput(SpanInput):
     passage_id = serializers.CharField(max_length=255)
-    relevance_judge = serializers.IntegerField(
+    relevance_judge = IntegerField(
+        column=Judge._meta.pk,
         required=False,
         allow_null=True,
         help_text="The judge whose grade of the passage the nugget keeps (one you may read).",
@@ -55,7 +59,8 @@ class NuggetCreateInput(SpanInput):
 
 
 class NuggetDuplicateInput(serializers.Serializer):
-    duplicate_of = serializers.IntegerField(
+    duplicate_of = IntegerField(
+        column=Nugget._meta.pk,
         required=False,
         allow_null=True,
         help_text="Another of your nuggets of the turn; null: not a duplicate.",

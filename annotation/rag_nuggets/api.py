@@ -18,6 +18,7 @@ from annotation.models import NuggetEdit, NuggetWork
 from annotation.rag_nuggets import selectors
 from annotation.rag_nuggets.services import NuggetWorkRefused, nugget_edit_apply, nugget_work_get
 from annotation.typed import signed_in_user
+from core.api_input import IntegerField
 from core.page_api import PageApi
 
 
@@ -45,8 +46,11 @@ class NuggetEditInput(serializers.Serializer):
         trim_whitespace=False,
         help_text="Add after this nugget; null or empty: at the top.",
     )
-    time_spent_ms = serializers.IntegerField(
-        min_value=0, required=False, allow_null=True, help_text="Time on the page since the last edit."
+    time_spent_ms = IntegerField(
+        column=NuggetWork._meta.get_field("time_spent_ms"),
+        required=False,
+        allow_null=True,
+        help_text="Time on the page since the last edit.",
     )
 
 
