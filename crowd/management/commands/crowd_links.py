@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 from typing import Any
 
@@ -45,5 +46,7 @@ class Command(CampaignCommand):
         expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
         self.stderr.write(f"links expire at {expires:%Y-%m-%d %H:%M} UTC (CROWD_LINK_MAX_AGE)")
         # Pasted into a spreadsheet like every other file Assay writes, so written the same formula-safe way.
-        writer = csv_writer(self.stdout, delimiter="\t", lineterminator="\n")
+        out = io.StringIO()
+        writer = csv_writer(out, delimiter="\t", lineterminator="\n")
         writer.writerows(campaign_links(campaign=campaign, base_url=base, prefix=options["prefix"]))
+        self.stdout.write(out.getvalue(), ending="")
