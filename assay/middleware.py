@@ -29,13 +29,15 @@ logger = logging.getLogger("assay.database")
 
 
 def wants_json(request: HttpRequest) -> bool:
-    """The API, the JSON endpoints of the pages (`.../api/...`, `....json`), or a client that asks for JSON."""
+    """The API, the JSON endpoints of the pages (`.../api/...`, `....json`), or a client that asks for JSON
+    or sends it (the pages' scripts post JSON to the nugget endpoints)."""
     path = request.path
     return (
         path.startswith("/api/")
         or "/api/" in path
         or path.endswith(".json")
         or "application/json" in request.headers.get("Accept", "")
+        or request.content_type == "application/json"
     )
 
 

@@ -37,3 +37,5 @@ urlpatterns = [
 ]
 
 handler403 = "annotation.permissions.permission_denied"
+
+handler404 = "assay.not_found.not_found"

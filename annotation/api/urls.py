@@ -1,5 +1,6 @@
 from django.urls import path
 
+import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
 from annotation.api import views
 
 urlpatterns = [
@@ -11,7 +12,7 @@ urlpatterns = [
     path("collections/<slug:collection>/passages/", views.PassageList.as_view(), name="api-passages"),
     path("collections/<slug:collection>/runs/", views.RunList.as_view(), name="api-runs"),
     path(
-        "collections/<slug:collection>/runs/<str:run>/responses/",
+        "collections/<slug:collection>/runs/<text:run>/responses/",
         views.ResponseList.as_view(),
         name="api-responses",
     ),

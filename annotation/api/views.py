@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
@@ -132,10 +132,7 @@ class ResponseList(generics.ListAPIView):
     serializer_class = s.ResponseOutput
 
     def get_queryset(self) -> QuerySet[Response]:
-        name = self.kwargs["run"]
-        if "\x00" in name:  # PostgreSQL's text cannot hold NUL, so no run has it in its name
-            raise NotFound(f"No run {name!r}.")
-        run = get_object_or_404(Run, collection=_collection(self), name=name)
+        run = get_object_or_404(Run, collection=_collection(self), name=self.kwargs["run"])
         return Response.objects.filter(run=run).select_related("run", "turn").prefetch_related("sentences")
 
 

@@ -1,5 +1,6 @@
 from django.urls import path
 
+import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
 from annotation.console import api, people, views
 
 urlpatterns = [
@@ -29,12 +30,12 @@ urlpatterns = [
     path("console/people/", people.people_page, name="console-people"),
     path("console/people/unlock/", people.login_unlock_view, name="console-login-unlock"),
     path(
-        "console/people/<str:username>/invitation/renew/",
+        "console/people/<text:username>/invitation/renew/",
         people.invitation_renew_view,
         name="console-invitation-renew",
     ),
     path(
-        "console/people/<str:username>/invitation/revoke/",
+        "console/people/<text:username>/invitation/revoke/",
         people.invitation_revoke_view,
         name="console-invitation-revoke",
     ),

@@ -29,7 +29,6 @@ from django.views.decorators.http import require_POST
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.csv_safe import csv_writer
-from core.names import named
 from core.wording import plural
 from crowd import selectors
 from crowd.client import MTurkClient, MTurkError
@@ -211,7 +210,7 @@ def _campaign_page(
 
 
 def _campaign(name: str) -> CrowdCampaign:
-    return get_object_or_404(named(CrowdCampaign.objects.select_related("collection", "label_judge"), name))
+    return get_object_or_404(CrowdCampaign.objects.select_related("collection", "label_judge"), name=name)
 
 
 @organiser_required

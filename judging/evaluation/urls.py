@@ -2,10 +2,11 @@
 
 from django.urls import path
 
+import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
 from judging.evaluation import views
 
 urlpatterns = [
     path("", views.evaluation_index, name="evaluation-index"),
     path("<slug:name>/", views.evaluation_runs, name="evaluation-runs"),
-    path("<slug:name>/runs/<path:run>/", views.evaluation_run_turns, name="evaluation-run"),
+    path("<slug:name>/runs/<textpath:run>/", views.evaluation_run_turns, name="evaluation-run"),
 ]
