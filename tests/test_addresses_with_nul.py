@@ -5,6 +5,8 @@ text cannot hold NUL)."""
 from __future__ import annotations
 
 import pytest
+from django.urls import URLResolver, get_resolver
+from django.urls.converters import PathConverter, StringConverter
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -58,3 +60,23 @@ def test_an_api_address_no_route_matches_answers_the_api_shape():
 
     assert client.get("/api/no-such-thing/").json() == {"detail": "Not found.", "code": "not_found"}
     assert client.get("/api/collections/c1/runs/r%001/responses/").status_code == 404
+
+
+def _plain_text_parameters(resolver=None, prefix: str = "") -> list[str]:
+    """`route: parameter` for each URL parameter that takes Django's own `str` or `path`, which let NUL in."""
+    found = []
+    for entry in (resolver or get_resolver()).url_patterns:
+        route = f"{prefix}{entry.pattern}"
+        converters = getattr(entry.pattern, "converters", {})
+        found += [
+            f"{route}: {name}"
+            for name, c in converters.items()
+            if type(c) in (StringConverter, PathConverter)
+        ]
+        if isinstance(entry, URLResolver) and entry.app_name != "admin":
+            found += _plain_text_parameters(entry, route)
+    return found
+
+
+def test_every_route_takes_its_names_through_a_converter_without_nul():
+    assert _plain_text_parameters() == [], "use <text:...> or <textpath:...> (core/converters.py)"
