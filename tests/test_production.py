@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
+import psycopg
 import pytest
 
 from tests.judging.fake_openai import FakeOpenAI
@@ -115,19 +116,23 @@ def _attr(page: bytes, name: str) -> str:
 def stack():
     from django.conf import settings
 
-    pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
     database = settings.DATABASES["default"]
-    if not pgbin or not shutil.which("redis-server") or not os.environ.get("REDIS_TEST_URL"):
-        pytest.skip("needs PostgreSQL and Redis (make test starts both)")
+    if not shutil.which("redis-server") or not os.environ.get("REDIS_TEST_URL"):
+        pytest.skip("needs Redis (make test starts it)")
     redis = urlsplit(os.environ["REDIS_TEST_URL"])
     port, name = _free_port(), f"assay_smoke_{os.getpid()}"
+    server_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
+    database_url = f"{server_url}/{name}"
+    # A database of its own on the test run's server, named to serve.sh as production names its server.
+    with psycopg.connect(f"{server_url}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
     fake = FakeOpenAI().start()
     fake.responder = lambda prompt: "Grade: 3"
     env = {
         **os.environ,
         "SERVE_SERVICES": "0",  # the test run's cluster and Redis are up already
-        "PG_PORT": str(database["PORT"]),
-        "SERVE_DB": name,
+        "DATABASE_URL": database_url,
         "SERVE_REDIS_DB": "6",
         "PORT": str(port),
         "SECRET_KEY": "smoke-" + "s" * 60,
@@ -143,7 +148,6 @@ def stack():
     # DJANGO_ALLOW_ASYNC_UNSAFE is set by the browser tests' Playwright fixtures in this process; the
     # deploy check rightly refuses it, and a production stack never has it.
     for key in (
-        "DATABASE_URL",
         "TEST_DATABASE_NAME",
         "CACHE_URL",
         "DEBUG",
@@ -160,7 +164,6 @@ def stack():
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    database_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{name}"
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -200,21 +203,8 @@ def stack():
             os.killpg(server.pid, signal.SIGKILL)
         fake.stop()
         log.close()
-        subprocess.run(
-            [
-                str(pgbin[-1] / "dropdb"),
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(database["PORT"]),
-                "-U",
-                "assay",
-                "--if-exists",
-                "--force",
-                name,
-            ],
-            capture_output=True,
-        )
+        with psycopg.connect(f"{server_url}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(stack):
