@@ -14,6 +14,7 @@ from annotation.models.collection import (
 )
 from annotation.models.console import ImportJob
 from annotation.models.judgments import (
+    NUGGET_LABEL_FAILED,
     NUGGET_SUPPORT_WEIGHTS,
     SUPPORT_WEIGHTS,
     GoldResponse,
@@ -77,6 +78,7 @@ __all__ = [
     "LabelCondition",
     "NuggetImportance",
     "NuggetSupport",
+    "NUGGET_LABEL_FAILED",
     "NUGGET_SUPPORT_WEIGHTS",
     "NuggetImportanceJudgment",
     "NuggetAssignment",

@@ -232,6 +232,12 @@ class NuggetSupport(models.TextChoices):
 
 NUGGET_SUPPORT_WEIGHTS = {NuggetSupport.SUPPORT: 1.0, NuggetSupport.PARTIAL: 0.5, NuggetSupport.NONE: 0.0}
 
+# nuggetizer's word where its LLM gave no readable label, in either step. Only its files bring it (no page,
+# crowd or Assay judge gives it); it is kept so that scores count it as nuggetizer does (an assignment
+# "failed" supports nothing but counts in the share's whole; an importance "failed" is not vital) and the
+# file comes back as it was. Agreement leaves it out: it is no judgment.
+NUGGET_LABEL_FAILED = "failed"
+
 
 class LabelCondition(models.TextChoices):
     """How a label came to be: a person from scratch or post-editing a machine's label, a machine, a file."""
@@ -246,7 +252,9 @@ class NuggetImportanceJudgment(TimedJudgment):
     """One judge's vital/okay label for a nugget (of any judge's nugget set)."""
 
     nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="importance_judgments")
-    importance = models.CharField(max_length=5, choices=NuggetImportance.choices)
+    importance = models.CharField(
+        max_length=6, choices=[*NuggetImportance.choices, (NUGGET_LABEL_FAILED, "Failed")]
+    )
     condition = models.CharField(
         max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
     )
@@ -273,7 +281,7 @@ class NuggetAssignment(TimedJudgment):
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="nugget_assignments")
     nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="assignments")
-    label = models.CharField(max_length=16, choices=NuggetSupport.choices)
+    label = models.CharField(max_length=16, choices=[*NuggetSupport.choices, (NUGGET_LABEL_FAILED, "Failed")])
     condition = models.CharField(
         max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
     )
@@ -295,4 +303,6 @@ class NuggetAssignment(TimedJudgment):
 
     @property
     def weight(self) -> float:
+        if self.label == NUGGET_LABEL_FAILED:
+            return 0.0
         return NUGGET_SUPPORT_WEIGHTS[NuggetSupport(self.label)]
