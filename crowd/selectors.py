@@ -135,10 +135,12 @@ def link_from_token(token: str, *, max_age: int | None = None) -> tuple[CrowdBat
         raise LinkExpired(f"this link is older than {age} seconds") from None
     except signing.BadSignature:
         return None
-    batch = CrowdBatch.objects.select_related("campaign").filter(id=data.get("b")).first()
-    if batch is None or not isinstance(data.get("w"), str):
+    label = data.get("w")
+    # A label becomes a worker id, which PostgreSQL could not store with a NUL in it: no worker's link.
+    if not isinstance(label, str) or "\x00" in label:
         return None
-    return batch, data["w"]
+    batch = CrowdBatch.objects.select_related("campaign").filter(id=data.get("b")).first()
+    return None if batch is None else (batch, label)
 
 
 def campaigns_overview(*, limit: int | None = None) -> list[CrowdCampaign]:

@@ -214,7 +214,7 @@ class JobStartForm(forms.Form):
         name = name or self.initial.get("collection")
         if isinstance(name, Collection):
             return name
-        return Collection.objects.filter(name=name).first() if name else None
+        return named(Collection.objects.all(), name).first() if name else None
 
     def task_judges(self, task: str) -> list[str]:
         """Machine judges that ran this task on the chosen collection: the names the judge field suggests

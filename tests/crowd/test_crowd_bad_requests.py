@@ -181,3 +181,13 @@ def test_a_campaign_name_with_a_nul_is_no_campaign(client, address):
     response = client.get(address)
 
     assert response.status_code == 404
+
+
+def test_a_link_whose_label_holds_a_nul_is_no_workers_link(client):
+    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, assignments=1)
+    batch = campaign.batches.first()
+
+    response = client.get(reverse("crowd:link-take", args=[link_token(batch=batch, label="a\x00b")]))
+
+    assert response.status_code == 404
+    assert not CrowdWorker.objects.exists()

@@ -46,3 +46,12 @@ def test_the_jobs_page_takes_a_collection_name_with_a_nul_as_unknown(client):
     response = client.get(reverse("judging:job-list"), {"collection": "c\x00"})
 
     assert response.status_code == 200
+
+
+def test_starting_a_job_takes_a_collection_name_with_a_nul_as_unknown(client):
+    CollectionFactory()
+    client.force_login(OrganiserFactory())
+
+    response = client.post(reverse("judging:job-start"), {"collection": "c\x00", "task": "relevance"})
+
+    assert response.status_code == 400
