@@ -186,14 +186,30 @@ def test_question_create(
     return question
 
 
+# A generated partial-support question states the first half of a nugget's words: only nuggets this
+# long have a half that is a fact of its own and leaves one out, so the right answer stays obvious.
+PARTIAL_MIN_WORDS = 6
+
+
+def nugget_part(text: str) -> str:
+    """The first half of a nugget's words (rounded up), for a response that states it only in part; ""
+    for a nugget shorter than PARTIAL_MIN_WORDS words."""
+    words = text.rstrip(".").split()
+    if len(words) < PARTIAL_MIN_WORDS:
+        return ""
+    return " ".join(words[: (len(words) + 1) // 2]).rstrip(",;:")
+
+
 @transaction.atomic
 def test_questions_generate(*, campaign: CrowdCampaign, count: int) -> list[TestQuestion]:
-    """Test questions with an obvious answer, half yes and half no, made from the campaign's nuggets.
+    """Test questions with an obvious answer made from the campaign's nuggets: in a yes/no campaign half
+    yes and half no, in a nugget-support campaign a third each of support, partial support and not support
+    (so a worker who always gives one answer fails most of them).
 
-    Yes: a response that states the nugget word for word (among another turn's response text).
-    No: a nugget of one conversation against a response of a different conversation.
-    In a nugget-support campaign these are support and not support (partial support is left to organisers:
-    no rule makes an answer that states a nugget only in part).
+    Yes / support: a response that states the nugget word for word (among another turn's response text).
+    Partial support: the same with only the first half of the nugget's words (`nugget_part`), from nuggets
+    of at least PARTIAL_MIN_WORDS words; with none that long, that third is support and not support.
+    No / not support: a nugget of one conversation against a response of a different conversation.
     """
     three_way = campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT
     rng = random.Random(campaign.seed)
@@ -203,17 +219,24 @@ def test_questions_generate(*, campaign: CrowdCampaign, count: int) -> list[Test
     topics = {n.turn.topic_id for n in nuggets}
     if len(nuggets) < 1 or len(topics) < 2:
         raise CrowdError("generating test questions needs nuggets from at least two conversations")
+    long_nuggets = [n for n in nuggets if nugget_part(n.text)]
+    if three_way and long_nuggets:
+        kinds = (NuggetSupport.SUPPORT, NuggetSupport.PARTIAL, NuggetSupport.NONE)
+    else:
+        kinds = (NuggetSupport.SUPPORT, NuggetSupport.NONE)
     made: list[TestQuestion] = []
     for i in range(count):
-        nugget = nuggets[rng.randrange(len(nuggets))]
+        kind = kinds[i % len(kinds)]
+        choices = long_nuggets if kind == NuggetSupport.PARTIAL else nuggets
+        nugget = choices[rng.randrange(len(choices))]
         others = [r for r in responses if r.turn.topic_id != nugget.turn.topic_id]
         filler = others[rng.randrange(len(others))].text if others else ""
-        if i % 2 == 0:
-            sentences = [s for s in filler.split(". ") if s][:2]
-            text = ". ".join([*sentences[:1], nugget.text.rstrip("."), *sentences[1:2]]).strip() + "."
-            answer = True
+        if kind == NuggetSupport.NONE:
+            text = filler
         else:
-            text, answer = filler, False
+            stated = nugget.text.rstrip(".") if kind == NuggetSupport.SUPPORT else nugget_part(nugget.text)
+            sentences = [s for s in filler.split(". ") if s][:2]
+            text = ". ".join([*sentences[:1], stated, *sentences[1:2]]).strip() + "."
         if not text.strip():
             continue
         made.append(
@@ -221,8 +244,8 @@ def test_questions_generate(*, campaign: CrowdCampaign, count: int) -> list[Test
                 collection=campaign.collection,
                 response_text=text,
                 nugget_text=nugget.text,
-                answer=None if three_way else answer,
-                support=(NuggetSupport.SUPPORT if answer else NuggetSupport.NONE) if three_way else "",
+                answer=None if three_way else kind == NuggetSupport.SUPPORT,
+                support=kind if three_way else "",
                 origin=nugget,
             )
         )

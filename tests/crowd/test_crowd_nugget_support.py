@@ -15,13 +15,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import LabelCondition, NuggetAssignment
+from annotation.models import LabelCondition, Nugget, NuggetAssignment
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdFitJob
 from crowd.rag_nuggets.selectors import campaign_fit, counted_answers
 from crowd.rag_nuggets.services import fit_job_run
 from crowd.services import CrowdError
 from crowd.services.answers import assignment_submit, worker_get_or_create
 from crowd.services.campaigns import test_question_create as question_create
+from crowd.services.campaigns import test_questions_generate as services_generate
 from tests.background import task_left_by_a_dead_worker, tasks_run_ready
 from tests.crowd.crowd_helpers import build_nugget_campaign, synthetic_crowd_answer
 from tests.factories import OrganiserFactory, UserFactory
@@ -379,3 +380,35 @@ def test_the_campaign_alpha_counts_three_way_answers_not_their_yes_no():
     )
     assert report.alpha == pytest.approx(expected)
     assert report.alpha < 1
+
+
+def test_generated_three_way_test_questions_include_partial_support_so_always_support_fails_most():
+    campaign = build_nugget_campaign(topics=2, runs=1, nuggets=2, n_tests=0, tests_per_batch=0)
+    for i, nugget in enumerate(Nugget.objects.filter(judge=campaign.nugget_judge).order_by("id")):
+        nugget.text = f"Fact {i} says the West Highland Way runs 96 miles."
+        nugget.save(update_fields=["text"])
+
+    made = services_generate(campaign=campaign, count=7)
+
+    assert [q.support for q in made] == [S, P, N, S, P, N, S]
+    # A worker answering "support" to every test question passes 3 of 7 (before: 4 of 7, no partial ones).
+    assert sum(q.support == S for q in made) == 3
+    for question in made:
+        nugget = question.origin.text.rstrip(".")
+        if question.support == S:
+            assert nugget in question.response_text
+        elif question.support == P:
+            # the nugget's first half (its first 5 of 10 words), never the whole
+            assert " ".join(nugget.split()[:5]) in question.response_text
+            assert nugget not in question.response_text
+        else:
+            assert " ".join(nugget.split()[:5]) not in question.response_text
+
+
+def test_generated_three_way_questions_leave_partial_out_when_no_nugget_is_long_enough():
+    campaign = build_nugget_campaign(topics=2, runs=1, nuggets=2, n_tests=0, tests_per_batch=0)
+    Nugget.objects.filter(judge=campaign.nugget_judge).update(text="Too short to halve.")
+
+    made = services_generate(campaign=campaign, count=4)
+
+    assert [q.support for q in made] == [S, N, S, N]
