@@ -31,7 +31,8 @@ def natural_key(value: str) -> tuple[tuple[int, int | str], ...]:
     number is never compared with text. '-' reads as '_', as in iKAT turn ids written either way.
     """
     return tuple(
-        (0, int(part)) if part.isdigit() else (1, part)
+        # The runs split out are ASCII digits; '²' alone passes isdigit() but is no number int() reads.
+        (0, int(part)) if _DIGIT_RUNS.fullmatch(part) else (1, part)
         for part in _DIGIT_RUNS.split(value.replace("-", "_"))
         if part
     )

@@ -73,7 +73,8 @@ def posted_labels(data: QueryDict, allowed: list[str]) -> dict[int, str]:
         if not name.startswith("label-"):
             continue
         raw = name.removeprefix("label-")
-        if not raw.isdigit() or len(raw) > 18:
+        # ASCII digits only: '²' passes isdigit() but int() cannot read it.
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
             raise forms.ValidationError(f"{name[:40]!r} does not name a nugget")
         if value not in allowed:
             raise forms.ValidationError(f"a label must be one of {', '.join(allowed)}")

@@ -145,7 +145,8 @@ def parse_labels(path: str | Path, *, problems: Problems | None = None) -> list[
             continue
         batch, index, alias = parts[0], parts[-2], parts[-1]
         turn_id = "_".join(parts[1:-2])
-        if not index.isdigit() or int(index) < 1:
+        # ASCII digits only: '²' passes isdigit() but int() cannot read it.
+        if not (index.isascii() and index.isdigit()) or int(index) < 1:
             problems.add(
                 number, f"nugget index {index!r} must be a positive integer (the [k] of the nugget set)"
             )

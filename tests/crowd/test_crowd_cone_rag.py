@@ -12,7 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from annotation.formats.base import ImportFailed
 from annotation.models import ImportJob, Judge, NtrJudgment, Response, Run
+from crowd.io.cone_rag import parse_labels
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import (
     JudgeFactory,
@@ -448,3 +450,11 @@ def test_the_labels_upload_needs_the_alias_lines_crowd_registered(client, collec
     assert page.status_code == 400
     assert "a cone-rag crowd labels upload needs this" in page.content.decode()
     assert not ImportJob.objects.exists()
+
+
+def test_it_reports_a_nugget_index_of_digits_int_cannot_read(tmp_path):
+    path = tmp_path / "labels.tsv"
+    path.write_text("1_3_1_²_A\t1\n", encoding="utf-8")
+
+    with pytest.raises(ImportFailed, match="nugget index '²' must be a positive integer"):
+        parse_labels(path)
