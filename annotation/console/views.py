@@ -77,7 +77,11 @@ def collection_new(request: AuthenticatedRequest) -> HttpResponse:
         except ConsoleError as exc:
             form.add_error("name", str(exc))
         else:
-            messages.success(request, f"Collection {collection.name} created. Upload its topics first.")
+            messages.success(
+                request,
+                f"Collection {collection.name} created. Upload its topics first, or TREC RAG answers as a "
+                "run: they create the topics they name.",
+            )
             return redirect("console-collection", name=collection.name)
     status = 400 if request.method == "POST" else 200
     return render(request, "console/collection_new.html", {"form": form}, status=status)

@@ -5,7 +5,9 @@ from annotation.io import run_import
 class Command(CollectionCommand):
     help = (
         "Import a run: a TREC run file (qid Q0 docid rank score tag), an iKAT JSON run, or TREC RAG 2024 "
-        "answers JSONL. Rankings are stored whole per turn. All or nothing; re-importing changes nothing."
+        "answers JSONL (which create the one-turn topics they name). Rankings are stored whole per turn. "
+        "All or nothing; re-importing changes nothing. --create starts a new collection from the file, as a "
+        "TREC RAG collection starts from the track's answers."
     )
 
     def add_arguments(self, parser):
@@ -13,14 +15,23 @@ class Command(CollectionCommand):
         super().add_arguments(parser)
         parser.add_argument("--name", help="Run name (default: the run tag, run_name or run_id in the file).")
         parser.add_argument("--group", default="", help="Participating group that submitted the run.")
+        parser.add_argument(
+            "--create",
+            action="store_true",
+            help="Create the collection if it does not exist (left uncreated when the file is refused). "
+            "Without it an unknown collection is refused, so a mistyped name never starts a new one.",
+        )
 
-    def handle(self, *args, path, collection, name, group, **options):
-        target = self.get_collection(collection)
+    def handle(self, *args, path, collection, name, group, create, **options):
+        self.create_collection = create
         progress = self.command_progress(options, unit="rankings and responses stored")
+
+        def work():
+            target = self.get_collection(collection)
+            return run_import(path=path, collection=target, name=name, group=group, progress=progress)
+
         try:
-            results = self.run_import(
-                lambda: run_import(path=path, collection=target, name=name, group=group, progress=progress)
-            )
+            results = self.run_import(work)
         finally:
             progress.close()
         for run, result in results:
