@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from annotation.formats.base import MAX_TURN_ID, Problems, excerpt, iter_jsonl, read_text
-from annotation.models import NuggetImportance, NuggetSupport
+from annotation.models import MAX_NUGGET_TEXT, NUGGET_LABEL_FAILED, NuggetImportance, NuggetSupport
 
-IMPORTANCES = tuple(NuggetImportance.values)
-ASSIGNMENTS = tuple(NuggetSupport.values)
+# nuggetizer writes "failed" where its LLM gave no readable label; the labels keep it (see the models).
+IMPORTANCES = (*NuggetImportance.values, NUGGET_LABEL_FAILED)
+ASSIGNMENTS = (*NuggetSupport.values, NUGGET_LABEL_FAILED)
+# What nuggetizer's assignment step gives a created nugget without an importance.
+IMPORTANCE_MISSING = NuggetImportance.VITAL.value
 SCORE_NAMES = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
 # nuggetizer ends its per-answer scores file with the mean over the file's answers under this qid.
 OVERALL_QID = "all"
@@ -91,11 +94,21 @@ def _nuggets(
             problems.add(line, f"nugget {index + 1} has no 'text'")
             ok = False
             continue
-        importance = item.get("importance")
+        if len(item["text"]) > MAX_NUGGET_TEXT:
+            problems.add(
+                line,
+                f"nugget {index + 1} has {len(item['text']):,} characters; a nugget has at most {MAX_NUGGET_TEXT:,}",
+            )
+            ok = False
+            continue
+        # A created nugget without importance takes the one nuggetizer's next step gives it; an assignment
+        # line always carries one (nuggetizer's scores read it).
+        importance = item.get("importance", None if assigned else IMPORTANCE_MISSING)
         if importance not in IMPORTANCES:
             problems.add(
                 line,
-                f"nugget {index + 1}: importance must be {' or '.join(IMPORTANCES)}, not {excerpt(importance, 20)}",
+                f"nugget {index + 1}: importance must be {', '.join(IMPORTANCES[:-1])} or {IMPORTANCES[-1]}, "
+                f"not {excerpt(importance, 20)}",
             )
             ok = False
             continue

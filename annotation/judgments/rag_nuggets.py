@@ -16,6 +16,8 @@ from django.utils import timezone
 
 from annotation.judgments.base import JudgmentRefused, Written, labelled_submit, labels_restate, time_added
 from annotation.models import (
+    MAX_NUGGET_TEXT,
+    NUGGET_LABEL_FAILED,
     Collection,
     Judge,
     Nugget,
@@ -29,6 +31,10 @@ from annotation.models import (
 
 IMPORTANCE_LABELS = frozenset(NuggetImportance.values)
 ASSIGNMENT_LABELS = frozenset(NuggetSupport.values)
+# Many labels at once (files, machine jobs, crowd aggregates) may also keep nuggetizer's "failed"; a person
+# on a page always gives a label of the scale.
+_BULK_IMPORTANCE = IMPORTANCE_LABELS | {NUGGET_LABEL_FAILED}
+_BULK_ASSIGNMENT = ASSIGNMENT_LABELS | {NUGGET_LABEL_FAILED}
 
 
 def _label_check(label: str, allowed: frozenset[str]) -> None:
@@ -65,6 +71,10 @@ def nugget_list_replace(
             raise JudgmentRefused(f"a nugget key must be 1-32 characters, not {draft.key!r}")
         if not draft.text.strip():
             raise JudgmentRefused(f"nugget {draft.key} has no text")
+        if len(draft.text) > MAX_NUGGET_TEXT:
+            raise JudgmentRefused(
+                f"nugget {draft.key} has {len(draft.text):,} characters; a nugget has at most {MAX_NUGGET_TEXT:,}"
+            )
     originals = originals or {}
     stored = {n.key: n for n in Nugget.objects.select_for_update().filter(judge=judge, turn=turn)}
     written = Written()
@@ -163,7 +173,8 @@ def _page_submit(
 ) -> None:
     """`labelled_submit` for a page of nuggets (`labels`: nugget pk -> label) that share the rest of their
     unit: the same rules, in a fixed number of queries however many nuggets the page shows. The page's
-    time is shared out evenly over its nuggets."""
+    time is shared out evenly over its nuggets. A machine's "failed" was no label: nothing was shown."""
+    shown = {k: v for k, v in shown.items() if v != NUGGET_LABEL_FAILED}
     share = None if time_spent_ms is None or not labels else time_spent_ms // len(labels)
     # Any: the two label tables share these columns by convention, not by a common base class.
     stored: dict[int, Any] = {
@@ -281,7 +292,7 @@ def importance_judgments_upsert(
     """Make the judge's vital/okay labels of the given nuggets of `collection` say what `rows` say."""
     wanted = {row.nugget_id: row for row in rows}
     for row in wanted.values():
-        _label_check(row.importance, IMPORTANCE_LABELS)
+        _label_check(row.importance, _BULK_IMPORTANCE)
     known = set(
         Nugget.objects.filter(turn__collection=collection, pk__in=list(wanted)).values_list("pk", flat=True)
     )
@@ -315,7 +326,7 @@ def nugget_assignments_upsert(
     wanted = {(row.response_id, row.nugget_id): row for row in rows}
     dropped = {key for key in remove if key not in wanted}
     for row in wanted.values():
-        _label_check(row.label, ASSIGNMENT_LABELS)
+        _label_check(row.label, _BULK_ASSIGNMENT)
     answer_turns = dict(
         Response.objects.filter(run__collection=collection, pk__in={r for r, _ in wanted}).values_list(
             "pk", "turn_id"

@@ -14,6 +14,7 @@ from annotation.models.collection import (
 )
 from annotation.models.console import ImportJob
 from annotation.models.judgments import (
+    MAX_NUGGET_TEXT,
     NUGGET_LABEL_FAILED,
     NUGGET_SUPPORT_WEIGHTS,
     SUPPORT_WEIGHTS,
@@ -78,6 +79,7 @@ __all__ = [
     "LabelCondition",
     "NuggetImportance",
     "NuggetSupport",
+    "MAX_NUGGET_TEXT",
     "NUGGET_LABEL_FAILED",
     "NUGGET_SUPPORT_WEIGHTS",
     "NuggetImportanceJudgment",

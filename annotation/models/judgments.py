@@ -73,6 +73,12 @@ class PtkbJudgment(TimedJudgment):
         return f"{self.turn_id} {self.statement_id} = {int(self.relevant)}"
 
 
+# The most characters a nugget of a TREC RAG list may have. nuggetizer asks its LLM for nuggets of 1-12
+# words; a nugget is a short fact to check an answer against, and a text of megabytes is a mistake that
+# every page and prompt showing the list would carry.
+MAX_NUGGET_TEXT = 1000
+
+
 class Nugget(TimedJudgment):
     """An essential piece of information for a turn.
 

@@ -8,7 +8,6 @@ the response of the run named `run_id` to that turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 from django.db import transaction
@@ -38,12 +37,14 @@ from annotation.models import (
     LabelCondition,
     Nugget,
     NuggetAssignment,
-    NuggetImportanceJudgment,
     NuggetSetTurn,
+    NuggetSupport,
     Response,
     ResponseSentence,
+    Run,
     Turn,
 )
+from annotation.rag_nuggets.importance import importance_labels
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
 
@@ -83,6 +84,23 @@ def _set_order(judge: Judge, collection: Collection, turns: list[Turn]) -> None:
         elif cover.position != position:
             cover.position = position
             cover.save(update_fields=["position"])
+
+
+def _cover(judge: Judge, collection: Collection, turns: list[Turn]) -> None:
+    """The judge's set covers `turns` too, after the turns it covers already (an assignments file makes
+    the lists of questions the judge had none for, an empty one included)."""
+    covered = dict(
+        NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).values_list(
+            "turn_id", "position"
+        )
+    )
+    last = max(covered.values(), default=0)
+    NuggetSetTurn.objects.bulk_create(
+        [
+            NuggetSetTurn(judge=judge, turn=turn, position=last + i)
+            for i, turn in enumerate((t for t in turns if t.pk not in covered), start=1)
+        ]
+    )
 
 
 def _list_store(
@@ -161,27 +179,20 @@ def _ordered_turns(collection: Collection, judge: Judge) -> list[tuple[int, str,
     return sorted(rows, key=lambda r: (r[0] not in placed, placed.get(r[0], 0), natural_key(r[1])))
 
 
-def _importances(judges: Iterable[Judge], nugget_ids: Iterable[int]) -> dict[int, dict[int, str]]:
-    """{judge id: {nugget id: importance}} of the given judges on the given nuggets, in one query."""
-    found: dict[int, dict[int, str]] = {}
-    for judge_id, nugget_id, importance in NuggetImportanceJudgment.objects.filter(
-        judge__in=list(judges), nugget_id__in=list(nugget_ids)
-    ).values_list("judge_id", "nugget_id", "importance"):
-        found.setdefault(judge_id, {})[nugget_id] = importance
-    return found
-
-
-def created_nuggets_export(*, collection: Collection, judge: Judge) -> str:
-    """The judge's nugget lists as nuggetizer's created-nuggets file (a nugget without the judge's own
-    vital/okay label is written as okay: nuggetizer's scores count only "vital" as vital)."""
+def created_nuggets_export(
+    *, collection: Collection, judge: Judge, importance_judge: Judge | None = None
+) -> str:
+    """The judge's nugget lists as nuggetizer's created-nuggets file. A nugget's importance is
+    `importance_judge`'s vital/okay label of it (default: the judge's own); one without a label is written
+    as okay, as nuggetizer's scores count any importance but "vital"."""
     turns = _ordered_turns(collection, judge)
     nuggets: dict[int, list[tuple[int, str]]] = {}
     for pk, turn_id, text in Nugget.objects.filter(judge=judge, turn__collection=collection).values_list(
         "pk", "turn_id", "text"
     ):
         nuggets.setdefault(turn_id, []).append((pk, text))
-    importance = _importances([judge], [pk for items in nuggets.values() for pk, _ in items]).get(
-        judge.pk, {}
+    importance = importance_labels(
+        collection=collection, judge=None, importance_judge=importance_judge, nuggets_judge=judge
     )
     records = [
         CreatedNuggets(
@@ -197,21 +208,43 @@ def created_nuggets_export(*, collection: Collection, judge: Judge) -> str:
 # --- Assignments ---------------------------------------------------------------------------------
 
 
+def _skipped(record: AssignedAnswer) -> bool:
+    """nuggetizer's record of a topic its run did not answer: an empty answer_text, every nugget
+    not_support (its assignment step writes that, without asking the LLM, for a missing answer)."""
+    return not record.answer_text.strip() and all(n.assignment == NuggetSupport.NONE for n in record.nuggets)
+
+
 def _answers(
     collection: Collection, records: list[AssignedAnswer], problems: Problems
 ) -> dict[tuple[str, str], tuple[int, int]]:
     """{(run_id, qid): (response pk, turn pk)} of the file's answers among the collection's TREC RAG
-    answers; answers the collection lacks, and answers whose text is another, are problems."""
+    answers. Answers the collection lacks, and answers whose text is another, are problems, except
+    nuggetizer's record of a topic a run of the collection skipped (`_skipped`): it stores nothing, since
+    the scores count such a topic as 0 whatever is stored, and the export writes the record back."""
     found: dict[tuple[str, str], tuple[int, int, str]] = {}
     for pk, turn_pk, run, qid, text in Response.objects.filter(
         run__collection=collection, turn__turn_id__in={r.qid for r in records}, rank=1
     ).values_list("pk", "turn_id", "run__name", "turn__turn_id", "text"):
         found[run, qid] = (pk, turn_pk, text)
+    runs = set(
+        Run.objects.filter(collection=collection, name__in={r.run_id for r in records}).values_list(
+            "name", flat=True
+        )
+    )
     answers: dict[tuple[str, str], tuple[int, int]] = {}
     for r in records:
         hit = found.get((r.run_id, r.qid))
         if hit is None:
-            problems.add(r.line, f"run {r.run_id} has no answer to qid {r.qid} in {collection.name}")
+            if r.run_id in runs and _skipped(r):
+                continue
+            if r.run_id in runs and not r.answer_text.strip():
+                problems.add(
+                    r.line,
+                    f"run {r.run_id} did not answer qid {r.qid}: its record must label every nugget "
+                    "not_support, as nuggetizer writes it",
+                )
+            else:
+                problems.add(r.line, f"run {r.run_id} has no answer to qid {r.qid} in {collection.name}")
         elif hit[2].split() != r.answer_text.split():
             problems.add(
                 r.line, f"answer_text is not run {r.run_id}'s answer to qid {r.qid}: {excerpt(r.answer_text)}"
@@ -230,7 +263,19 @@ def _match(
     for nugget in nuggets:
         hit = next((n for n in unused if n.text == nugget.text), None)
         if hit is None:
-            problems.add(line, f"nugget {excerpt(nugget.text)} is not one of {owner}'s nuggets for qid {qid}")
+            listed = sum(n.text == nugget.text for n in stored)
+            if listed:
+                times = sum(n.text == nugget.text for n in nuggets)
+                problems.add(
+                    line,
+                    f"nugget {excerpt(nugget.text)} is listed {times} times in this answer, but {owner}'s list "
+                    f"for qid {qid} has it {'once' if listed == 1 else f'{listed} times'}: an answer labels each "
+                    "nugget of the list once",
+                )
+            else:
+                problems.add(
+                    line, f"nugget {excerpt(nugget.text)} is not one of {owner}'s nuggets for qid {qid}"
+                )
             return None
         unused.remove(hit)
         matched.append(hit)
@@ -243,11 +288,13 @@ def assignments_import(
 ) -> ImportResult:
     """Load nuggetizer's assignments of answers as the judge's nugget assignments (condition imported).
 
-    Answers are found by (run_id, qid) among the collection's TREC RAG answers. Nuggets are matched by
-    text within the qid against `nuggets_judge`'s list (default: the assignment judge's own); where the
-    assignment judge has no list for a qid yet, it is created from the file, in the first answer's
-    order. The file's vital/okay labels become the assignment judge's importance labels, so that an
-    export gives back the file. Re-importing the same file changes nothing.
+    Answers are found by (run_id, qid) among the collection's TREC RAG answers; nuggetizer's record of a
+    topic a run skipped stores nothing (see `_answers`). Nuggets are matched by text within the qid
+    against `nuggets_judge`'s list (default: the assignment judge's own), an empty list included; where
+    the assignment judge has no list for a qid yet, it is created from the file, in the first answer's
+    order. The file's vital/okay labels become the assignment judge's own importance labels, reported as
+    such: the scores and exports count them by default for this judge's assignments, so an export gives
+    back the file. Re-importing the same file changes nothing.
     """
     pathname = str(path)
     owner = nuggets_judge or judge
@@ -255,7 +302,12 @@ def assignments_import(
     records = parse_assignments(path, problems=problems)
     turns = _turns(collection, {r.qid: r.line for r in reversed(records)}, problems)
     answers = _answers(collection, records, problems)
-    stored: dict[int, list[Nugget]] = {}
+    stored: dict[int, list[Nugget]] = {
+        turn_pk: []
+        for turn_pk in NuggetSetTurn.objects.filter(
+            judge=owner, turn__in=[t.pk for t in turns.values()]
+        ).values_list("turn_id", flat=True)
+    }
     for nugget in Nugget.objects.filter(judge=owner, turn__in=[t.pk for t in turns.values()]):
         stored.setdefault(nugget.turn_id, []).append(nugget)
     firsts: dict[str, AssignedAnswer] = {}
@@ -269,9 +321,7 @@ def assignments_import(
             problems.add(r.line, f"{owner.name} has no nuggets for qid {r.qid}")
         else:
             first = firsts.setdefault(r.qid, r)
-            if r.nuggets != first.nuggets and [(n.text, n.importance) for n in r.nuggets] != [
-                (n.text, n.importance) for n in first.nuggets
-            ]:
+            if [(n.text, n.importance) for n in r.nuggets] != [(n.text, n.importance) for n in first.nuggets]:
                 problems.add(
                     r.line, f"the nuggets of qid {r.qid} (texts or vital/okay) differ from line {first.line}"
                 )
@@ -280,7 +330,9 @@ def assignments_import(
         for nugget, item in zip(nuggets or [], records[index].nuggets, strict=False):
             if importance.setdefault(nugget.pk, item.importance) != item.importance:
                 problems.add(
-                    records[index].line, f"nugget {excerpt(item.text)} is vital on one line, okay on another"
+                    records[index].line,
+                    f"nugget {excerpt(item.text)} is {item.importance} on this line, "
+                    f"{importance[nugget.pk]} on another",
                 )
     problems.raise_if_any()
 
@@ -293,9 +345,12 @@ def assignments_import(
             if r.qid == qid:
                 matched[index] = created
                 importance.update({n.pk: f.importance for n, f in zip(created, r.nuggets, strict=True)})
+    if firsts:
+        _cover(judge, collection, [turns[qid] for qid in firsts])
     rows = [
         AssignmentRow(answers[r.run_id, r.qid][0], nugget.pk, item.assignment)
         for index, r in enumerate(records)
+        if (r.run_id, r.qid) in answers
         for nugget, item in zip(matched[index] or [], r.nuggets, strict=True)
     ]
     try:
@@ -305,22 +360,53 @@ def assignments_import(
     except JudgmentRefused as exc:
         raise ImportFailed([f"{pathname}: {exc}"]) from None
     _count(result, ASSIGNMENTS, written.created, written.updated, written.unchanged, 0)
-    _importance_store(
+    # Named in the report: these labels are an importance judge of their own (the assignment judge),
+    # which the scores of its assignments use by default and --importance-judge can name for others.
+    labelled = importance_judgments_upsert(
         judge=judge,
         collection=collection,
         rows=[ImportanceRow(k, v) for k, v in importance.items()],
-        result=result,
+        condition=LabelCondition.IMPORTED,
+    )
+    _count(
+        result,
+        f"{IMPORTANCE} of {judge.name}",
+        labelled.created,
+        labelled.updated,
+        labelled.unchanged,
+        0,
     )
     return result
 
 
-def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: Judge | None = None) -> str:
+def _covered(collection: Collection, owners: set[int]) -> list[tuple[int, str, str]]:
+    """(turn pk, turn id, question) of the turns the owners' nugget sets cover, in set order."""
+    rows: dict[int, tuple[int, str, str]] = {}
+    for owner in Judge.objects.filter(pk__in=owners).order_by("name"):
+        for row in _ordered_turns(collection, owner):
+            rows.setdefault(row[0], row)
+    return list(rows.values())
+
+
+def assignments_export(
+    *,
+    collection: Collection,
+    judge: Judge,
+    nuggets_judge: Judge | None = None,
+    importance_judge: Judge | None = None,
+    answered_only: bool = False,
+) -> str:
     """The judge's nugget assignments as nuggetizer's assignments file: an answer a line, runs by name
     and questions in the nugget set's order, each answer's nuggets in list order.
 
-    A nugget's importance is the assignment judge's vital/okay label of it, else the nugget judge's.
-    `answer_text` is the answer's sentences joined by a space, as nuggetizer joins them; `response_length`
-    is the one the answer file gave, else the answer's number of words.
+    As nuggetizer's pipeline writes it, every run the judge assigned nuggets to has a line for every
+    question of the nugget set: an answer to an empty list has `"nuggets": []`, an answer without labels
+    too, and a question the run did not answer gets nuggetizer's record of it (answer_text "",
+    response_length 0, every nugget not_support). `answered_only` writes only the answers with labels.
+    A nugget's importance follows `annotation.rag_nuggets.importance` (default: the assignment judge's own
+    label, else its own judge's; okay without one). `answer_text` is the answer's sentences joined by a
+    space, as nuggetizer joins them; `response_length` is the one the answer file gave, else the answer's
+    number of words.
     """
     rows = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
     if nuggets_judge is not None:
@@ -328,45 +414,87 @@ def assignments_export(*, collection: Collection, judge: Judge, nuggets_judge: J
     labels: dict[int, dict[int, str]] = {}
     for response_pk, nugget_pk, label in rows.values_list("response_id", "nugget_id", "label"):
         labels.setdefault(response_pk, {})[nugget_pk] = label
-    nuggets = list(
-        Nugget.objects.filter(assignments__in=rows)
-        .distinct()
-        .values_list("pk", "judge_id", "turn_id", "text", "position")
+    owners = (
+        {nuggets_judge.pk}
+        if nuggets_judge is not None
+        else set(Nugget.objects.filter(assignments__in=rows).values_list("judge_id", flat=True).distinct())
     )
-    owners = {owner for _, owner, _, _, _ in nuggets}
-    importance = _importances(Judge.objects.filter(pk__in={judge.pk, *owners}), [n[0] for n in nuggets])
-    by_turn: dict[int, list[tuple[int, str, str]]] = {}
-    for pk, owner, turn_pk, text, _position in sorted(nuggets, key=lambda n: (n[4], n[0])):
-        vital = importance.get(judge.pk, {}).get(pk) or importance.get(owner, {}).get(pk, "okay")
-        by_turn.setdefault(turn_pk, []).append((pk, text, vital))
-    order_judge = nuggets_judge or (Judge.objects.get(pk=next(iter(owners))) if len(owners) == 1 else judge)
-    place = {pk: i for i, (pk, _, _) in enumerate(_ordered_turns(collection, order_judge))}
-    answers = sorted(
+    importance = importance_labels(
+        collection=collection, judge=judge, importance_judge=importance_judge, nuggets_judge=nuggets_judge
+    )
+    # (response pk, or None for a question the run did not answer; run pk, run, turn pk, qid, question, text,
+    # response_length)
+    Answer = tuple[int | None, int, str, int, str, str, str, int | None]
+    labelled_answers: list[Answer] = list(
         Response.objects.filter(pk__in=list(labels)).values_list(
-            "pk", "run__name", "turn_id", "turn__turn_id", "turn__utterance", "text", "response_length"
-        ),
-        key=lambda a: (a[1], place.get(a[2], len(place)), natural_key(a[3])),
+            "pk",
+            "run_id",
+            "run__name",
+            "turn_id",
+            "turn__turn_id",
+            "turn__utterance",
+            "text",
+            "response_length",
+        )
     )
+    topics = _covered(collection, owners)
+    answers: list[Answer]
+    if answered_only:
+        answers = labelled_answers
+    else:
+        runs = {(run_pk, run) for _, run_pk, run, *_ in labelled_answers}
+        answers = list(
+            Response.objects.filter(
+                run_id__in=[pk for pk, _ in runs], turn_id__in=[t[0] for t in topics], rank=1
+            ).values_list(
+                "pk",
+                "run_id",
+                "run__name",
+                "turn_id",
+                "turn__turn_id",
+                "turn__utterance",
+                "text",
+                "response_length",
+            )
+        )
+        given = {(run_pk, turn_pk) for _, run_pk, _, turn_pk, *_ in answers}
+        answers += [
+            (None, run_pk, run, turn_pk, qid, question, "", 0)
+            for run_pk, run in runs
+            for turn_pk, qid, question in topics
+            if (run_pk, turn_pk) not in given
+        ]
+    by_turn: dict[int, list[tuple[int, str, str]]] = {}
+    for pk, turn_pk, text in Nugget.objects.filter(
+        judge_id__in=owners, turn__collection=collection
+    ).values_list("pk", "turn_id", "text"):  # in list order (the model's ordering)
+        by_turn.setdefault(turn_pk, []).append((pk, text, importance.get(pk, "okay")))
+    place = {pk: i for i, (pk, _, _) in enumerate(topics)}
+    answers.sort(key=lambda a: (a[2], place.get(a[3], len(place)), natural_key(a[4])))
     # nuggetizer joins the answer's sentences as the answer file gives them; the stored answer text has
     # them stripped first, so it is only the fallback for an answer without sentences.
     sentences: dict[int, list[str]] = {}
-    for response_pk, sentence in ResponseSentence.objects.filter(response__in=list(labels)).values_list(
-        "response_id", "text"
-    ):
+    for response_pk, sentence in ResponseSentence.objects.filter(
+        response__in=[a[0] for a in answers if a[0] is not None]
+    ).values_list("response_id", "text"):
         sentences.setdefault(response_pk, []).append(sentence)
-    records = [
-        AssignedAnswer(
-            qid=qid,
-            query=question,
-            run_id=run,
-            answer_text=" ".join(sentences[pk]) if pk in sentences else text,
-            response_length=len(text.split()) if length is None else length,
-            nuggets=[
-                FileNugget(t, vital, labels[pk][n])
-                for n, t, vital in by_turn.get(turn_pk, [])
-                if n in labels[pk]
-            ],
+    records = []
+    for answer_pk, _run_pk, run, turn_pk, qid, question, text, length in answers:
+        if answer_pk is None:  # nuggetizer's record of a question the run did not answer
+            nuggets = [
+                FileNugget(t, vital, NuggetSupport.NONE.value) for _, t, vital in by_turn.get(turn_pk, [])
+            ]
+        else:
+            mine = labels.get(answer_pk, {})
+            nuggets = [FileNugget(t, vital, mine[n]) for n, t, vital in by_turn.get(turn_pk, []) if n in mine]
+        records.append(
+            AssignedAnswer(
+                qid=qid,
+                query=question,
+                run_id=run,
+                answer_text=" ".join(sentences[answer_pk]) if answer_pk in sentences else text,
+                response_length=len(text.split()) if length is None else length,
+                nuggets=nuggets,
+            )
         )
-        for pk, run, turn_pk, qid, question, text, length in answers
-    ]
     return assignments_text(records)

@@ -14,6 +14,7 @@ import numpy as np
 from django.db.models import QuerySet
 
 from annotation.models import (
+    NUGGET_LABEL_FAILED,
     Collection,
     Judge,
     LabelCondition,
@@ -143,12 +144,17 @@ _ROWS: dict[str, tuple[Callable[[Collection], QuerySet], str, tuple[str, str, st
         ("sentence_id", "citation_index", "sentence__response__turn__topic__number", "label"),
     ),
     "nugget-importance": (
-        lambda c: NuggetImportanceJudgment.objects.filter(nugget__turn__collection=c),
+        # nuggetizer's "failed" (its LLM gave no readable label) is no judgment to agree or disagree with.
+        lambda c: NuggetImportanceJudgment.objects.filter(nugget__turn__collection=c).exclude(
+            importance=NUGGET_LABEL_FAILED
+        ),
         "nugget__turn__topic__number",
         ("nugget_id", "nugget__turn_id", "nugget__turn__topic__number", "importance"),
     ),
     "nugget-assignment": (
-        lambda c: NuggetAssignment.objects.filter(response__run__collection=c),
+        lambda c: NuggetAssignment.objects.filter(response__run__collection=c).exclude(
+            label=NUGGET_LABEL_FAILED
+        ),
         "response__turn__topic__number",
         ("response_id", "nugget_id", "response__turn__topic__number", "label"),
     ),
@@ -392,12 +398,19 @@ def _ntr_recall(collection: Collection, judge: Judge) -> dict[str, float]:
 
 
 def _rag_nuggets(score: str) -> MeasureFunction:
-    def scores(collection: Collection, judge: Judge) -> dict[str, float]:
+    def scores(collection: Collection, judge: Judge, importance_judge: Judge | None = None) -> RunScores:
         from judging.rag_nuggets.metrics import nugget_scores
 
-        found = nugget_scores(collection=collection, judge=judge)
-        unscored = "vital" in score and found["unlabelled_nuggets"] == found["nuggets"]  # no vital/okay label
-        return {} if unscored else {r: v[score] for r, v in found["runs"].items()}  # type: ignore[literal-required]
+        found = nugget_scores(collection=collection, judge=judge, importance_judge=importance_judge)
+        if "vital" in score and found["unlabelled_nuggets"] == found["nuggets"]:  # no vital/okay label
+            return RunScores(scores={})
+        per_turn: dict[str, dict[str, float]] = {}
+        for answer in found["answers"]:
+            per_turn.setdefault(answer["run_id"], {})[answer["qid"]] = answer[score]  # type: ignore[literal-required]
+        return RunScores(
+            scores={r: v[score] for r, v in found["runs"].items()},  # type: ignore[literal-required]
+            per_turn=per_turn,
+        )
 
     return scores
 
@@ -409,12 +422,19 @@ RUN_MEASURES: dict[str, tuple[str, MeasureFunction]] = {
     "support-weighted-precision": ("support", _support("weighted_precision")),
     "support-weighted-recall": ("support", _support("weighted_recall")),
     "nugget-recall-ntr": ("ntr", _ntr_recall),
-    # TREC RAG nugget scores under each judge's assignments (importance: each nugget's own judge).
+    # TREC RAG nugget scores under each judge's assignments (importance: `IMPORTANCE_MEASURES`).
     **{
         f"nugget-{score.removesuffix('_score').replace('_', '-')}": ("nugget-assignment", _rag_nuggets(score))
         for score in ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
     },
 }
+
+
+# Measures whose scores depend on whose vital/okay labels count: `run_scores` passes them an importance
+# judge (default: annotation.rag_nuggets.importance.IMPORTANCE_DEFAULT).
+IMPORTANCE_MEASURES = frozenset(
+    name for name in RUN_MEASURES if name.startswith("nugget-") and name != "nugget-recall-ntr"
+)
 
 
 # Measures that score several judges at once from shared reads, by name; a measure re-registered by
@@ -440,21 +460,37 @@ def run_scores_by_judge(
     measure: str,
     judges: Sequence[Judge],
     labels: LabelsByJudge | None = None,
+    importance_judge: Judge | None = None,
 ) -> dict[int, RunScores]:
     """{judge id: `run_scores`} for several judges, each read shared where the measure allows (nDCG@5
     reads every run's rankings once, not once per judge). `labels` are the judges' labels on the
     measure's task as `labels_by_judge` read them, when the caller holds them already."""
-    if measure in RUN_MEASURES_BY_JUDGE:
+    if measure in RUN_MEASURES_BY_JUDGE and importance_judge is None:
         return RUN_MEASURES_BY_JUDGE[measure](collection, judges, labels)
-    return {judge.id: run_scores(collection=collection, measure=measure, judge=judge) for judge in judges}
+    return {
+        judge.id: run_scores(
+            collection=collection, measure=measure, judge=judge, importance_judge=importance_judge
+        )
+        for judge in judges
+    }
 
 
-def run_scores(*, collection: Collection, measure: str, judge: Judge) -> RunScores:
+def run_scores(
+    *, collection: Collection, measure: str, judge: Judge, importance_judge: Judge | None = None
+) -> RunScores:
     """The mean score of every run of the collection the measure can rank under one judge's labels, and
-    the runs it cannot (see `RunScores`)."""
+    the runs it cannot (see `RunScores`). `importance_judge` says whose vital/okay labels count for the
+    TREC RAG nugget measures (`IMPORTANCE_MEASURES`); no other measure takes one."""
     try:
         _task, function = RUN_MEASURES[measure]
     except KeyError:
         raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(RUN_MEASURES)}") from None
-    scores = function(collection, judge)
+    if importance_judge is not None:
+        if measure not in IMPORTANCE_MEASURES:
+            raise ValueError(
+                f"an importance judge applies to the {', '.join(sorted(IMPORTANCE_MEASURES))} measures only"
+            )
+        scores = function(collection, judge, importance_judge=importance_judge)  # type: ignore[call-arg]
+    else:
+        scores = function(collection, judge)
     return scores if isinstance(scores, RunScores) else RunScores(scores=dict(scores))

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from annotation.models import NuggetImportance, NuggetSupport
+from annotation.models import MAX_NUGGET_TEXT, NuggetImportance, NuggetSupport
 from core.wording import plural
 from judging.machine.llm_judges import UnparsableAnswer, prompt
 
@@ -94,6 +94,8 @@ def nugget_list_parse(answer: str, *, max_nuggets: int) -> list[str]:
     seen: set[str] = set()
     for item in items:
         text = _one_line(item)
+        if len(text) > MAX_NUGGET_TEXT:
+            raise UnparsableAnswer(f"a nugget of {len(text):,} characters (at most {MAX_NUGGET_TEXT:,})")
         folded = text.casefold()
         if text and folded not in seen:
             seen.add(folded)
@@ -175,6 +177,12 @@ _SUPPORT_WORDS = {
         NuggetSupport.NONE.value,
     ),
 }
+
+
+def answer_is_empty(answer: str) -> bool:
+    """An answer with no text supports no nugget: nuggetizer labels every nugget not_support without
+    asking its LLM, and so do the assignment jobs (no call, no cost, no guess)."""
+    return not answer.strip()
 
 
 def assignment_render(*, query: str, answer: str, nuggets: Sequence[str]) -> str:

@@ -5,11 +5,18 @@ For one answer and its assigned nuggets (support 1, partial_support 0.5, not_sup
 - strict_vital_score: the share of its vital nuggets the answer supports (partial counts nothing);
 - strict_all_score: the same over all its nuggets;
 - vital_score, all_score: the same with partial support counting one half.
-A share over no nugget is 0. A run's score is the plain mean over the answers it gave (the topics).
+A share over no nugget is 0. A run's score is the plain mean over the topics.
 
-An answer's nuggets are those its judge assigned; a nugget's importance is the vital/okay label of the
-importance judge (default: the judge whose nugget it is), and one without such a label counts in the
-"all" scores only, as nuggetizer counts any importance other than "vital".
+By default, as nuggetizer's pipeline: a run is scored on every topic the nugget set covers (the topics of the
+nugget lists, an empty list included). An answer to a topic with an empty list scores 0, and so does a
+topic the run did not answer (nuggetizer writes an all-`not_support` record for it) or whose answer has no
+label yet. `answered_only` keeps the older mean over the answers that have labels; pages name it when used.
+
+An answer's nuggets are those its judge assigned; a nugget's importance follows
+`annotation.rag_nuggets.importance` (default: the importance that came with the assignments), and one
+without a label counts in the "all" scores only, as nuggetizer counts any importance other than "vital".
+An assignment "failed" (nuggetizer's: its LLM gave no readable label) supports nothing and counts in the
+whole, as in nuggetizer.
 """
 
 from __future__ import annotations
@@ -18,19 +25,42 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import TypedDict
 
-from django.db.models import F
+from django.db.models import Count, Q
 
+from annotation.formats.rag_nuggets import OVERALL_QID, scores_text
+from annotation.formats.rag_nuggets import AnswerScores as FileScores
 from annotation.models import (
     Collection,
     Judge,
+    Nugget,
     NuggetAssignment,
     NuggetImportance,
-    NuggetImportanceJudgment,
+    NuggetSetTurn,
     NuggetSupport,
+    Response,
+    Run,
+    Turn,
 )
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT, importance_labels
 from annotation.selectors import natural_key
 
 SCORE_NAMES = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
+__all__ = [
+    "ANSWERED_ONLY_NOTE",
+    "IMPORTANCE_DEFAULT",
+    "SCORE_NAMES",
+    "AnswerScores",
+    "NuggetScores",
+    "Scores",
+    "mean_scores",
+    "nugget_scores",
+    "nugget_scores_text",
+]
+
+ANSWERED_ONLY_NOTE = (
+    "answered topics only: each run's mean is over the answers that have labels, not over every topic of "
+    "the nugget set (nuggetizer scores a skipped topic or an empty nugget list as 0)"
+)
 
 
 class Scores(TypedDict):
@@ -43,6 +73,10 @@ class Scores(TypedDict):
 class AnswerScores(Scores):
     run_id: str
     qid: str
+    # False: the run gave no answer to the topic (nuggetizer's all-not_support record). `nuggets`: how many
+    # nuggets the judge assigned in the answer (0 for an empty list, a skipped topic, an unlabelled answer).
+    answered: bool
+    nuggets: int
 
 
 class NuggetScores(TypedDict):
@@ -65,16 +99,6 @@ class _Counts:
     vital_supported: int = 0
     partial: int = 0
     vital_partial: int = 0
-
-    def add(self, *, vital: bool, label: str) -> None:
-        full, half = label == NuggetSupport.SUPPORT, label == NuggetSupport.PARTIAL
-        self.total += 1
-        self.supported += full
-        self.partial += half
-        if vital:
-            self.vital += 1
-            self.vital_supported += full
-            self.vital_partial += half
 
     def scores(self) -> Scores:
         # The same operations as nuggetizer's, so that the floats are the same to the last bit.
@@ -99,44 +123,95 @@ def mean_scores(rows: list[Scores] | list[AnswerScores]) -> Scores:
     )
 
 
+def _covered_turns(collection: Collection, owners: set[int], nugget_turns: set[int]) -> set[int]:
+    """The turns the nugget sets of `owners` cover: those a set lists (an empty list included, as a
+    created-nuggets file keeps it) and those where the owners have nuggets."""
+    listed = NuggetSetTurn.objects.filter(judge_id__in=owners, turn__collection=collection)
+    return set(listed.values_list("turn_id", flat=True)) | nugget_turns
+
+
 def nugget_scores(
     *,
     collection: Collection,
     judge: Judge,
     importance_judge: Judge | None = None,
     nuggets_judge: Judge | None = None,
+    answered_only: bool = False,
 ) -> NuggetScores:
-    """The four scores of every answer the judge assigned nuggets to, and their mean per run.
+    """The four scores of every run's answer on every topic of the nugget set, and their mean per run.
 
-    Two queries whatever the size: the judge's assignments with their answers' run and question, and
-    the vital/okay labels of the nuggets concerned. `nuggets_judge` keeps only the nuggets of that judge's
-    lists (a judge who assigned two judges' nuggets); `importance_judge` says whose vital/okay counts.
+    The runs are those the judge assigned nuggets to. `nuggets_judge` keeps only the nuggets of that
+    judge's lists (a judge who assigned two judges' nuggets); `importance_judge` says whose vital/okay
+    counts (default: `IMPORTANCE_DEFAULT`); `answered_only` scores only the answers that have labels.
+    The counts are summed in the database, one row per answer, in a fixed number of queries.
     """
     assignments = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
+    nuggets = Nugget.objects.filter(turn__collection=collection)
     if nuggets_judge is not None:
         assignments = assignments.filter(nugget__judge=nuggets_judge)
-    importance = NuggetImportanceJudgment.objects.filter(nugget__turn__collection=collection)
-    if importance_judge is not None:
-        importance = importance.filter(judge=importance_judge)
+        nuggets = nuggets.filter(judge=nuggets_judge)
+    scored = set(assignments.values_list("nugget_id", flat=True).distinct())
+    owner_of: dict[int, tuple[int, int]] = {
+        pk: (owner, turn) for pk, owner, turn in nuggets.values_list("pk", "judge_id", "turn_id")
+    }
+    labels = importance_labels(
+        collection=collection, judge=judge, importance_judge=importance_judge, nuggets_judge=nuggets_judge
+    )
+    vital = sorted(pk for pk in scored if labels.get(pk) == NuggetImportance.VITAL)
+    is_vital = Q(nugget_id__in=vital)
+    support, partial = Q(label=NuggetSupport.SUPPORT), Q(label=NuggetSupport.PARTIAL)
+    counts: dict[tuple[int, int], _Counts] = {}
+    for run_pk, turn_pk, *numbers in (
+        assignments.values("response_id")
+        .annotate(
+            total=Count("id"),
+            n_vital=Count("id", filter=is_vital),
+            supported=Count("id", filter=support),
+            vital_supported=Count("id", filter=support & is_vital),
+            partial=Count("id", filter=partial),
+            vital_partial=Count("id", filter=partial & is_vital),
+        )
+        .values_list(
+            "response__run_id",
+            "response__turn_id",
+            "total",
+            "n_vital",
+            "supported",
+            "vital_supported",
+            "partial",
+            "vital_partial",
+        )
+        .order_by()
+    ):
+        counts[run_pk, turn_pk] = _Counts(*numbers)
+    run_pks = {run for run, _ in counts}
+    if answered_only:
+        topics = {turn for _, turn in counts}
+        answered = set(counts)
     else:
-        importance = importance.filter(judge=F("nugget__judge"))
-    if nuggets_judge is not None:
-        importance = importance.filter(nugget__judge=nuggets_judge)
-    labels = dict(importance.values_list("nugget_id", "importance"))
-    vital = {nugget_id for nugget_id, label in labels.items() if label == NuggetImportance.VITAL}
-    scored: set[int] = set()
-    counts: dict[tuple[str, str], _Counts] = {}
-    for run, qid, nugget_id, label in assignments.values_list(
-        "response__run__name", "response__turn__turn_id", "nugget_id", "label"
-    ).iterator(chunk_size=10000):
-        answer = counts.get((run, qid))
-        if answer is None:
-            answer = counts[run, qid] = _Counts()
-        answer.add(vital=nugget_id in vital, label=label)
-        scored.add(nugget_id)
+        owners = {owner_of[pk][0] for pk in scored if pk in owner_of}
+        topics = _covered_turns(
+            collection, owners, {turn for owner, turn in owner_of.values() if owner in owners}
+        )
+        answered = set(
+            Response.objects.filter(run_id__in=run_pks, turn_id__in=topics, rank=1).values_list(
+                "run_id", "turn_id"
+            )
+        )
+    run_names = dict(Run.objects.filter(pk__in=run_pks).values_list("pk", "name"))
+    turn_ids = dict(Turn.objects.filter(pk__in=topics).values_list("pk", "turn_id"))
+    none = _Counts()
     answers = [
-        AnswerScores(run_id=run, qid=qid, **counts[run, qid].scores())
-        for run, qid in sorted(counts, key=lambda key: (key[0], natural_key(key[1])))
+        AnswerScores(
+            run_id=run_names[run],
+            qid=turn_ids[turn],
+            answered=(run, turn) in answered,
+            nuggets=counts.get((run, turn), none).total,
+            **counts.get((run, turn), none).scores(),
+        )
+        for run in sorted(run_pks, key=run_names.__getitem__)
+        for turn in sorted(topics, key=lambda t: natural_key(turn_ids[t]))
+        if not answered_only or (run, turn) in counts
     ]
     by_run: dict[str, list[AnswerScores]] = {}
     for row in answers:
@@ -147,3 +222,13 @@ def nugget_scores(
         nuggets=len(scored),
         unlabelled_nuggets=len(scored - labels.keys()),
     )
+
+
+def nugget_scores_text(answers: list[AnswerScores]) -> str:
+    """nuggetizer's per-answer scores file (what its calculate_metrics writes) for these answers: a line
+    an answer, then their mean under qid "all". Give it one run's answers, as nuggetizer scores a run's
+    assignments file."""
+    overall = mean_scores(answers)
+    rows = [FileScores(a["qid"], *(a[name] for name in SCORE_NAMES)) for a in answers]  # type: ignore[literal-required]
+    rows.append(FileScores(OVERALL_QID, *(overall[name] for name in SCORE_NAMES)))  # type: ignore[literal-required]
+    return scores_text(rows)

@@ -105,13 +105,15 @@ def test_it_drops_the_nuggets_of_a_question_the_new_file_leaves_out(collection, 
 def test_it_rejects_a_created_nuggets_file_naming_its_line(collection, tmp_path):
     path = tmp_path / "bad.jsonl"
     good = {"query": "q", "qid": "2024-1", "nuggets": [{"text": "a", "importance": "vital"}]}
-    bad = {"query": "q", "qid": "9999", "nuggets": [{"text": "a", "importance": "failed"}]}
+    bad = {"query": "q", "qid": "9999", "nuggets": [{"text": "a", "importance": "essential"}]}
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
 
     with pytest.raises(CommandError) as caught:
         call_command("import_nuggets", str(path), collection=collection.name, judge="llm", fmt="nuggetizer")
 
-    assert f"{path}:2: nugget 1: importance must be vital or okay, not 'failed'" in str(caught.value)
+    assert f"{path}:2: nugget 1: importance must be vital, okay or failed, not 'essential'" in str(
+        caught.value
+    )
     assert f"{path}:2: qid 9999 is not a question of collection" not in str(caught.value)
     assert not Nugget.objects.exists()
     assert not Judge.objects.filter(name="llm").exists()
@@ -209,7 +211,7 @@ def test_it_imports_nuggetizer_files_from_the_upload_page(client, collection, tm
     assert first.status_code == second.status_code == 200
     assert [(row["kind"], row["created"]) for row in ImportJob.objects.order_by("pk")[1].result] == [
         ("assignments", 36),
-        ("importance labels", 12),
+        ("importance labels of llm-assign", 12),
     ]
     assert Nugget.objects.filter(judge__name="llm").count() == 12
     assert NuggetAssignment.objects.filter(judge__name="llm-assign", nugget__judge__name="llm").count() == 36

@@ -235,6 +235,22 @@ def test_a_rerun_of_assignment_makes_no_calls_and_counts_cache_hits(toy, rag):
     assert NuggetAssignment.objects.count() == 6
 
 
+def test_an_empty_answer_is_labelled_not_support_without_a_call_as_nuggetizer_does(toy, rag):
+    paris, _rome = rag["turns"]
+    empty = ResponseFactory(
+        run=RunFactory(collection=rag["collection"], name="run-empty"), turn=paris, text=" \n "
+    )
+
+    job = judge_job_run(job=start(rag["collection"], "assignment", {"nuggets_judge": "gold"}))
+
+    assert job.status == "done"
+    # One call per answer with text (run-a and run-b on paris); none for the empty answer.
+    assert job.calls_made == 2
+    assert dict(NuggetAssignment.objects.filter(response=empty).values_list("nugget__text", "label")) == {
+        text: "not_support" for text in nugget_texts("gold", paris)
+    }
+
+
 def test_costs_of_each_call_are_recorded_on_the_job_and_its_calls(toy, rag, settings):
     settings.LLM_PRICES = {"gpt-4o-mini": (0.15, 0.60)}
     job = judge_job_run(job=start(rag["collection"], "assignment", {"nuggets_judge": "gold"}))

@@ -72,7 +72,9 @@ def test_it_reads_the_same_number_of_queries_whatever_the_size(tmp_path):
     with CaptureQueriesContext(db) as many:
         nugget_scores(collection=large, judge=large_judge)
 
-    assert len(few) == len(many) == 2
+    # The assigned nuggets, the nuggets' owners and topics, their sets, the importance labels, the counts
+    # summed per answer, the answers given, the run and turn names.
+    assert len(few) == len(many) == 8
 
 
 def test_it_counts_the_importance_judges_vital_labels(tmp_path):
@@ -117,7 +119,7 @@ def test_it_prints_the_scores_as_json_and_as_nuggetizers_metrics_file(tmp_path):
     assert (payload["unlabelled_nuggets"], payload["importance_warning"]) == (0, "")
     assert payload["nuggets"] == len({n["text"] for r in records for n in r["nuggets"]})
     assert set(payload["runs"]["run-a"]) == set(SCORE_NAMES)
-    assert set(payload["answers"][0]) == {"run_id", "qid", *SCORE_NAMES}
+    assert set(payload["answers"][0]) == {"run_id", "qid", "answered", "nuggets", *SCORE_NAMES}
     # What nuggetizer's calculate_metrics script writes for run-c's assignment file.
     run_records = [r for r in records if r["run_id"] == "run-c"]
     expected = (
@@ -151,7 +153,10 @@ def test_it_says_when_the_vital_scores_lack_importance_labels_instead_of_reading
     call_command("nugget_scores", collection=collection.name, judge=judge.name, format="json", stdout=as_json)
 
     total = len({n["text"] for r in records for n in r["nuggets"]})
-    assert f"1 nugget of {total} scored has no vital/okay label from their own judge" in some_err.getvalue()
+    assert (
+        f"1 nugget of {total} scored has no vital/okay label from the assignment judge or their own judge"
+        in some_err.getvalue()
+    )
     assert "n/a" not in some.getvalue()
     assert f"none of the {total} nuggets scored has a vital/okay label" in none_err.getvalue()
     rows = none.getvalue().splitlines()[1:]

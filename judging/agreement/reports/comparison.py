@@ -101,15 +101,28 @@ def comparison_report(
     return report
 
 
-def rank_report(*, collection: Collection, measure: str, judge_a: Judge, judge_b: Judge) -> dict[str, Any]:
+def rank_report(
+    *,
+    collection: Collection,
+    measure: str,
+    judge_a: Judge,
+    judge_b: Judge,
+    importance_judge: Judge | None = None,
+) -> dict[str, Any]:
     """Runs scored by `measure` under judge A and judge B, with Kendall's tau-b (and its interval over
     turns where the measure has per-turn scores) and Spearman's rho; runs the measure cannot rank under
-    either judge are left out and listed."""
-    scores_a = run_scores(collection=collection, measure=measure, judge=judge_a)
-    scores_b = run_scores(collection=collection, measure=measure, judge=judge_b)
+    either judge are left out and listed. `importance_judge`: whose vital/okay counts for both judges'
+    TREC RAG nugget scores (default: the importance that came with each judge's assignments)."""
+    scores_a = run_scores(
+        collection=collection, measure=measure, judge=judge_a, importance_judge=importance_judge
+    )
+    scores_b = run_scores(
+        collection=collection, measure=measure, judge=judge_b, importance_judge=importance_judge
+    )
     return {
         "collection": collection.name,
         "measure": measure,
+        "importance_judge": importance_judge.name if importance_judge is not None else None,
         "judges": [judge_a.name, judge_b.name],
         "judge_ids": [judge_a.id, judge_b.id],
         **rank_agreement(

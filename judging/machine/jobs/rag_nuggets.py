@@ -28,7 +28,16 @@ from annotation.judgments import (
     nugget_assignments_upsert,
     nugget_list_replace,
 )
-from annotation.models import Collection, Judge, LabelCondition, Nugget, RelevanceJudgment, Response, Turn
+from annotation.models import (
+    Collection,
+    Judge,
+    LabelCondition,
+    Nugget,
+    NuggetSupport,
+    RelevanceJudgment,
+    Response,
+    Turn,
+)
 from judging.machine import rag_nuggets
 from judging.machine.jobs.base import (
     CallRequest,
@@ -281,13 +290,19 @@ class AssignmentTask(Task):
 
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         chunk: list[Nugget] = unit.data["nuggets"]
+        response = unit.data["response"]
+        if rag_nuggets.answer_is_empty(response.text):
+            ctx.pending.extend(
+                AssignmentRow(response_id=response.pk, nugget_id=n.pk, label=NuggetSupport.NONE.value)
+                for n in chunk
+            )
+            return
         labels = yield from _asked(
             ctx,
             unit,
             self.first_request(unit),
             lambda answer: rag_nuggets.assignment_parse(answer, count=len(chunk)),
         )
-        response = unit.data["response"]
         ctx.pending.extend(
             AssignmentRow(response_id=response.pk, nugget_id=n.pk, label=label)
             for n, label in zip(chunk, labels, strict=True)

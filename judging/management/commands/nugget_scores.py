@@ -7,16 +7,22 @@ import json
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
-from annotation.formats.rag_nuggets import OVERALL_QID, scores_text
-from annotation.formats.rag_nuggets import AnswerScores as FileScores
 from core.wording import plural
-from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, mean_scores, nugget_scores
+from judging.rag_nuggets.metrics import (
+    ANSWERED_ONLY_NOTE,
+    IMPORTANCE_DEFAULT,
+    NuggetScores,
+    nugget_scores,
+    nugget_scores_text,
+)
 
 
 class Command(CollectionCommand):
     help = (
         "The four nuggetizer scores (strict_vital_score, strict_all_score, vital_score, all_score) of every "
-        "answer the judge assigned nuggets to, and per run their mean over topics. --format json gives "
+        "answer of the runs the judge assigned nuggets to, and per run their mean over the topics of the nugget "
+        "set (a topic with an empty list, or one the run skipped, scores 0, as in nuggetizer's pipeline; "
+        "--answered-only averages over the answers that have labels). --format json gives "
         '{"runs": {run_id: {...}}, "answers": [...]}; --format nuggetizer writes the per-answer scores file '
         'nuggetizer\'s calculate_metrics writes (one run with --run), ending in the mean under qid "all".'
     )
@@ -26,9 +32,14 @@ class Command(CollectionCommand):
         parser.add_argument("--judge", required=True, help="Judge whose nugget assignments are scored.")
         parser.add_argument(
             "--importance-judge",
-            help="Judge whose vital/okay labels count (default: each nugget's own judge).",
+            help=f"Judge whose vital/okay labels count (default: {IMPORTANCE_DEFAULT}).",
         )
         parser.add_argument("--nuggets-judge", help="Only the nuggets of this judge's lists.")
+        parser.add_argument(
+            "--answered-only",
+            action="store_true",
+            help="Average each run over the answers that have labels only (not nuggetizer's way).",
+        )
         parser.add_argument(
             "--run", help="Only this run's answers (--format nuggetizer, as nuggetizer scores a run file)."
         )
@@ -36,13 +47,24 @@ class Command(CollectionCommand):
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
 
     def handle(
-        self, *args, collection, judge, importance_judge, nuggets_judge, run, format, output, **options
+        self,
+        *args,
+        collection,
+        judge,
+        importance_judge,
+        nuggets_judge,
+        answered_only,
+        run,
+        format,
+        output,
+        **options,
     ):
         scores = nugget_scores(
             collection=self.get_collection(collection),
             judge=self.get_judge(judge),
             importance_judge=self.get_judge(importance_judge) if importance_judge else None,
             nuggets_judge=self.get_judge(nuggets_judge) if nuggets_judge else None,
+            answered_only=answered_only,
         )
         answers = [a for a in scores["answers"] if run is None or a["run_id"] == run]
         if run is not None:
@@ -57,15 +79,13 @@ class Command(CollectionCommand):
         warning = _importance_warning(scores, importance_judge)
         if warning:
             self.stderr.write(f"warning: {warning}")
+        if answered_only:
+            self.stderr.write(f"note: {ANSWERED_ONLY_NOTE}")
         no_vital = scores["unlabelled_nuggets"] == scores["nuggets"]
         if format == "json":
             text = json.dumps({**scores, "importance_warning": warning}, indent=2) + "\n"
         elif format == "nuggetizer":
-            overall = mean_scores(answers)
-            text = scores_text(
-                [FileScores(a["qid"], *(a[name] for name in SCORE_NAMES)) for a in answers]  # type: ignore[literal-required]
-                + [FileScores(OVERALL_QID, *(overall[name] for name in SCORE_NAMES))]  # type: ignore[literal-required]
-            )
+            text = nugget_scores_text(answers)
         else:
             lines = [
                 f"{'run':<30} {'strict vital':>12} {'strict all':>10} {'vital':>7} {'all':>7} {'topics':>6}"
@@ -92,7 +112,7 @@ def _importance_warning(scores: NuggetScores, importance_judge: str | None) -> s
     missing, total = scores["unlabelled_nuggets"], scores["nuggets"]
     if not missing:
         return ""
-    whose = f"judge {importance_judge}" if importance_judge else "their own judge"
+    whose = f"judge {importance_judge}" if importance_judge else "the assignment judge or their own judge"
     if missing == total:
         return (
             f"none of the {plural(total, 'nugget')} scored has a vital/okay label from {whose}, so the vital scores "

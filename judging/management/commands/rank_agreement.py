@@ -8,7 +8,8 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
 from judging.agreement.reports import rank_csv, rank_report, rank_text
-from judging.agreement.selectors import RUN_MEASURES
+from judging.agreement.selectors import IMPORTANCE_MEASURES, RUN_MEASURES
+from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT
 
 
 class Command(CollectionCommand):
@@ -21,18 +22,37 @@ class Command(CollectionCommand):
         super().add_arguments(parser)
         parser.add_argument("--measure", required=True, choices=list(RUN_MEASURES))
         parser.add_argument("--judges", nargs=2, required=True, metavar="JUDGE", help="Judge A and judge B.")
+        parser.add_argument(
+            "--importance-judge",
+            help=f"Judge whose vital/okay labels count for the nugget-* measures (default: {IMPORTANCE_DEFAULT}).",
+        )
         parser.add_argument("--format", choices=["text", "json", "csv"], default="text")
 
-    def handle(self, *args, collection, measure, judges, format, **options):
+    def handle(self, *args, collection, measure, judges, importance_judge, format, **options):
         target = self.get_collection(collection)
         judge_a, judge_b = (self.get_judge(name) for name in judges)
+        importance = self.get_judge(importance_judge) if importance_judge else None
+        if importance is not None and measure not in IMPORTANCE_MEASURES:
+            raise CommandError("--importance-judge applies to the nugget-* measures only")
         try:
-            report = rank_report(collection=target, measure=measure, judge_a=judge_a, judge_b=judge_b)
+            report = rank_report(
+                collection=target,
+                measure=measure,
+                judge_a=judge_a,
+                judge_b=judge_b,
+                importance_judge=importance,
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         if report["n_runs"] == 0:
+            hint = (
+                "; the vital scores need vital/okay labels: name their judge with --importance-judge"
+                if "vital" in measure and importance is None
+                else ""
+            )
             raise CommandError(
-                f"no run of collection {target.name} has a {measure} score under both {judge_a.name} and {judge_b.name}"
+                f"no run of collection {target.name} has a {measure} score under both {judge_a.name} and "
+                f"{judge_b.name}{hint}"
             )
         if format == "json":
             self.stdout.write(json.dumps(report, indent=2))
