@@ -1,6 +1,6 @@
 """What judging shows on annotation's pages (the organiser's home, a collection's dashboard): its judge
-jobs and the live agreement page, registered in core.registry at start-up because annotation imports
-nothing from this app."""
+jobs, the live agreement page and the nugget score and calibration pages, registered in core.registry at
+start-up because annotation imports nothing from this app."""
 
 from __future__ import annotations
 
@@ -35,6 +35,24 @@ def live_agreement_link(collection_name: str) -> Link:
     )
 
 
+def nugget_scores_link(collection_name: str) -> Link:
+    return Link(
+        label="Nugget scores",
+        url=reverse("judging:nugget-scores", args=[collection_name]),
+        id="nugget-scores",
+    )
+
+
+def nugget_calibration_link(collection_name: str) -> Link:
+    return Link(
+        label="Nugget calibration",
+        url=reverse("judging:nugget-calibration", args=[collection_name]),
+        id="nugget-calibration",
+    )
+
+
 def register() -> None:
     JOB_LISTERS.register(judge_job_lines)
     COLLECTION_LINKS.register(live_agreement_link)
+    COLLECTION_LINKS.register(nugget_scores_link)
+    COLLECTION_LINKS.register(nugget_calibration_link)

@@ -111,6 +111,7 @@ ORGANISER_GET_STATUS = {
     "console-export": 400,
     "judging:agreement-download": 400,
     "judging:agreement-ranking-download": 400,
+    "judging:nugget-scores-download": 400,
     "judging:job-start": 405,
     "console-invitation-renew": 405,
     "console-invitation-revoke": 405,
@@ -188,6 +189,7 @@ def _argument(route: str, param: str, world: dict[str, Any]) -> str:
             "console-export": "qrels",
             "judging:agreement-download": "report.json",
             "judging:agreement-ranking-download": "ranking.json",
+            "judging:nugget-scores-download": "assignments",
         }
         if route in kinds:
             return kinds[route]

@@ -1,0 +1,94 @@
+"""The reads of a calibration: each evaluation's nugget scores (two queries each, whatever the size), turned
+into run scores and per-topic scores for the statistics of `judging.agreement.metrics.rank_agreement`
+(run-level tau-b, its interval over topics, Spearman's rho) and `judging.agreement.topic_agreement`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from annotation.models import Collection, Judge
+from judging.agreement.metrics import rank_agreement
+from judging.agreement.topic_agreement import topic_agreement
+from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, nugget_scores
+
+# TREC 2024 RAG's nugget evaluation reports the strict vital score first; the pages and the command rank
+# by it unless told otherwise.
+DEFAULT_SCORE = "strict_vital_score"
+
+
+@dataclass(frozen=True)
+class NuggetEvaluation:
+    """One way of scoring the runs: whose assignments, and whose vital/okay labels (None: the scores'
+    stated default)."""
+
+    judge: Judge
+    importance_judge: Judge | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge.name,
+            "importance_judge": self.importance_judge.name if self.importance_judge else None,
+        }
+
+
+def _score_maps(scores: NuggetScores, score: str) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    runs = {run: values[score] for run, values in scores["runs"].items()}  # type: ignore[literal-required]
+    per_topic: dict[str, dict[str, float]] = {}
+    for answer in scores["answers"]:
+        per_topic.setdefault(answer["run_id"], {})[answer["qid"]] = answer[score]  # type: ignore[literal-required]
+    return runs, per_topic
+
+
+def _unlabelled_note(scores: NuggetScores, score: str, side: str) -> str | None:
+    if "vital" in score and scores["nuggets"] and scores["unlabelled_nuggets"] == scores["nuggets"]:
+        return (
+            f"Evaluation {side}: none of its {scores['nuggets']} nuggets has a vital/okay label from its "
+            f"importance judge, so its {score} is 0 for want of labels: choose the judge that labelled them."
+        )
+    return None
+
+
+def nugget_calibration(
+    *,
+    collection: Collection,
+    a: NuggetEvaluation,
+    b: NuggetEvaluation,
+    score: str = DEFAULT_SCORE,
+    answered_only: bool = False,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Run-level and per-topic agreement of two nugget evaluations of the collection's runs by `score`.
+
+    `run_level` is `rank_agreement`'s report (tau-b with its percentile interval from a bootstrap over
+    topics, Spearman's rho, each run's score and rank under both); `per_topic` is `topic_agreement`'s
+    (tau-b and Pearson's r on each topic over the runs, and their spread). `answered_only` averages each
+    run over the topics it answered instead of every topic of the nugget set (nuggetizer's way).
+    """
+    if score not in SCORE_NAMES:
+        raise ValueError(f"unknown score {score!r}; choose one of {', '.join(SCORE_NAMES)}")
+    found = {
+        side: nugget_scores(
+            collection=collection,
+            judge=evaluation.judge,
+            importance_judge=evaluation.importance_judge,
+            answered_only=answered_only,
+        )
+        for side, evaluation in (("a", a), ("b", b))
+    }
+    runs_a, per_topic_a = _score_maps(found["a"], score)
+    runs_b, per_topic_b = _score_maps(found["b"], score)
+    run_level = rank_agreement(
+        scores_a=runs_a, scores_b=runs_b, per_turn_a=per_topic_a, per_turn_b=per_topic_b, seed=seed
+    )
+    notes = [note for side in ("a", "b") if (note := _unlabelled_note(found[side], score, side.upper()))]
+    return {
+        "collection": collection.name,
+        "score": score,
+        "answered_only": answered_only,
+        "a": a.describe(),
+        "b": b.describe(),
+        "run_level": run_level,
+        "per_topic": topic_agreement(per_topic_a=per_topic_a, per_topic_b=per_topic_b),
+        "notes": notes,
+    }

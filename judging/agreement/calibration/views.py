@@ -1,0 +1,49 @@
+"""The calibration page: two nugget evaluations of the same runs compared as TREC RAG reports it, run-level
+Kendall's tau with its interval and the per-topic agreement with its spread; `?format=json` gives the same
+report as the `nugget_calibration` command's JSON. A thin view over `nugget_calibration`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import Collection
+from annotation.permissions import organiser_required
+from core.api_errors import form_error_json
+from judging.agreement.calibration.forms import CalibrationForm
+from judging.agreement.calibration.selectors import DEFAULT_SCORE, nugget_calibration
+from judging.rag_nuggets.metrics import ANSWERED_ONLY_NOTE, IMPORTANCE_DEFAULT
+
+
+@organiser_required
+def calibration_page(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    chosen = request.GET if "judge_a" in request.GET or "judge_b" in request.GET else None
+    form = CalibrationForm(chosen, collection=collection, initial={"score": DEFAULT_SCORE})
+    context: dict[str, Any] = {
+        "collection": collection,
+        "form": form,
+        "importance_default": IMPORTANCE_DEFAULT,
+        "answered_only_note": ANSWERED_ONLY_NOTE,
+    }
+    status = 200
+    if form.is_bound:
+        if not form.is_valid():
+            if request.GET.get("format") == "json":
+                return form_error_json(form)
+            status = 400
+        else:
+            a, b = form.evaluations()
+            report = nugget_calibration(
+                collection=collection,
+                a=a,
+                b=b,
+                score=form.cleaned_data["score"],
+                answered_only=form.cleaned_data["answered_only"],
+            )
+            if request.GET.get("format") == "json":
+                return JsonResponse(report)
+            context["report"] = report
+    return render(request, "agreement/calibration.html", context, status=status)

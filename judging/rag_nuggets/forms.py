@@ -1,0 +1,86 @@
+"""The form of the TREC RAG nugget score pages: whose assignments, whose vital/okay labels, whose nugget
+lists, the score the runs are ranked by, and whether a run's mean is over the topics it answered only.
+
+The query string carries it, so a table can be bookmarked and shared; the menus offer the judges with
+labels of each kind in the collection (one query each), and a judge of another kind or collection is a
+form error, not an empty table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from annotation.judge_menus import judges_with_labels
+from annotation.models import Collection, Judge
+from annotation.typed import choice_field
+from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT, SCORE_NAMES
+
+# TREC 2024 RAG's nugget evaluation reports the strict vital score first.
+DEFAULT_ORDER = "strict_vital_score"
+SCORE_CHOICES = [(name, name) for name in SCORE_NAMES]
+
+
+class NuggetScoresForm(forms.Form):
+    judge = forms.ModelChoiceField(
+        label="Assignment judge",
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        help_text="Whose nugget assignments (support, partial support, not support) score the answers.",
+    )
+    importance_judge = forms.ModelChoiceField(
+        label="Importance judge",
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        required=False,
+        help_text="Whose vital/okay labels count; a nugget it did not label counts as okay.",
+    )
+    nuggets_judge = forms.ModelChoiceField(
+        label="Nugget lists of",
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        required=False,
+        empty_label="every list the judge assigned",
+        help_text="Only the nuggets of this judge's lists (and whose lists the nuggets file holds).",
+    )
+    order = forms.ChoiceField(label="Rank by", choices=SCORE_CHOICES, initial=DEFAULT_ORDER, required=False)
+    answered_only = forms.BooleanField(
+        label="Answered topics only",
+        required=False,
+        help_text="Average each run over the topics it answered, instead of every topic of the nugget "
+        "lists with 0 where it gave no answer (nuggetizer's way).",
+    )
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choice_field(self, "judge").queryset = judges_with_labels(
+            collection=collection, task="nugget-assignment"
+        )
+        importance = choice_field(self, "importance_judge")
+        importance.queryset = judges_with_labels(collection=collection, task="nugget-importance")
+        importance.empty_label = f"default: {IMPORTANCE_DEFAULT}"
+        choice_field(self, "nuggets_judge").queryset = judges_with_labels(
+            collection=collection, task="nuggets"
+        )
+
+    def clean_order(self) -> str:
+        return self.cleaned_data["order"] or DEFAULT_ORDER
+
+
+def choices_slug(data: dict[str, Any]) -> str:
+    """The choices of a cleaned form as a file-name part: assignment judge, importance judge (or
+    "default"), and "answered-only" when chosen, so two downloads under different choices never share a
+    name."""
+    parts = [data["judge"].name, importance_slug(data)]
+    if data.get("nuggets_judge"):
+        parts.append("of-" + data["nuggets_judge"].name)
+    if data.get("answered_only"):
+        parts.append("answered-only")
+    return "-".join(parts)
+
+
+def importance_slug(data: dict[str, Any]) -> str:
+    """ "imp-<importance judge>", or "imp-default" for the scores' stated default."""
+    importance = data.get("importance_judge")
+    return "imp-" + (importance.name if importance else "default")

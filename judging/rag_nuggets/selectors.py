@@ -1,0 +1,102 @@
+"""The reads of the nugget score pages: the four scores of every run ranked by one of them, and one run's
+scores topic by topic, each from one call of `nugget_scores` (two queries whatever the size)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotation.models import Collection, Judge
+from judging.rag_nuggets.metrics import SCORE_NAMES, AnswerScores, NuggetScores, Scores, nugget_scores
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run: str
+    rank: int
+    scores: Scores
+    topics: int
+    answered: int
+
+    @property
+    def values(self) -> list[float]:
+        """The four scores in SCORE_NAMES order, as a table's columns."""
+        return [self.scores[name] for name in SCORE_NAMES]  # type: ignore[literal-required]
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    order: str
+    rows: list[RunRow]
+    scores: NuggetScores
+
+    @property
+    def vital_unlabelled(self) -> bool:
+        """No scored nugget has a vital/okay label from the importance judge: the vital scores are 0 for
+        want of labels, not of support."""
+        return bool(self.scores["nuggets"]) and self.scores["unlabelled_nuggets"] == self.scores["nuggets"]
+
+
+def ranks(values: list[float]) -> list[int]:
+    """Competition ranks, highest first: tied values share the best rank (1, 2, 2, 4)."""
+    return [1 + sum(other > value for other in values) for value in values]
+
+
+def nugget_score_table(
+    *,
+    collection: Collection,
+    judge: Judge,
+    importance_judge: Judge | None,
+    nuggets_judge: Judge | None,
+    answered_only: bool,
+    order: str,
+) -> ScoreTable:
+    """Every run's four scores under the choices, ranked by `order` (ties by run name)."""
+    if order not in SCORE_NAMES:
+        raise ValueError(f"unknown score {order!r}; choose one of {', '.join(SCORE_NAMES)}")
+    scores = nugget_scores(
+        collection=collection,
+        judge=judge,
+        importance_judge=importance_judge,
+        nuggets_judge=nuggets_judge,
+        answered_only=answered_only,
+    )
+    topics: dict[str, list[AnswerScores]] = {}
+    for answer in scores["answers"]:
+        topics.setdefault(answer["run_id"], []).append(answer)
+    runs = sorted(scores["runs"])
+    values = [scores["runs"][run][order] for run in runs]  # type: ignore[literal-required]
+    rows = [
+        RunRow(
+            run=run,
+            rank=rank,
+            scores=scores["runs"][run],
+            topics=len(topics.get(run, [])),
+            answered=sum(1 for a in topics.get(run, []) if a.get("answered", True)),
+        )
+        for run, rank in zip(runs, ranks(values), strict=True)
+    ]
+    rows.sort(key=lambda row: (row.rank, row.run))
+    return ScoreTable(order=order, rows=rows, scores=scores)
+
+
+@dataclass(frozen=True)
+class TopicRow:
+    qid: str
+    values: list[float]
+    # False: the run gave no answer to the topic, which scores 0 (nuggetizer's all-not_support record).
+    answered: bool
+    nuggets: int | None
+
+
+def run_topics(table: ScoreTable, run: str) -> list[TopicRow]:
+    """The run's per-topic rows of a table, in the scores' topic order."""
+    return [
+        TopicRow(
+            qid=answer["qid"],
+            values=[answer[name] for name in SCORE_NAMES],  # type: ignore[literal-required]
+            answered=answer.get("answered", True),
+            nuggets=answer.get("nuggets"),
+        )
+        for answer in table.scores["answers"]
+        if answer["run_id"] == run
+    ]
