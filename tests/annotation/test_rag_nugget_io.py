@@ -11,7 +11,9 @@ from django.urls import reverse
 
 from annotation.formats.base import ImportFailed, Problems
 from annotation.formats.rag_nuggets import OVERALL_QID, AnswerScores, parse_scores, scores_text
+from annotation.judgments import JudgmentRefused, NuggetDraft, nugget_list_replace
 from annotation.models import (
+    MAX_NUGGET_TEXT,
     ImportJob,
     Judge,
     Nugget,
@@ -278,3 +280,79 @@ def test_a_reimport_that_changes_only_the_reported_length_keeps_the_answers_and_
     first = lines[0]
     stored = Response.objects.get(run__name=first["run_id"], turn__turn_id=first["topic_id"])
     assert stored.response_length == first["response_length"]
+
+
+def test_it_says_a_nugget_listed_twice_in_one_answer_is_listed_twice(collection, tmp_path):
+    lists = nugget_lists()
+    nugget_judge = Judge.objects.create(name="nuggets", kind=Judge.Kind.LLM)
+    created_nuggets_import(
+        path=created_nuggets_file(tmp_path / "n.jsonl", lists), collection=collection, judge=nugget_judge
+    )
+    records = assignment_records(lists)
+    records[0]["nuggets"].append(dict(records[0]["nuggets"][0]))
+    path = assignments_file(tmp_path / "a.jsonl", records)
+
+    with pytest.raises(ImportFailed) as caught:
+        assignments_import(
+            path=path,
+            collection=collection,
+            judge=Judge.objects.create(name="assigner", kind=Judge.Kind.LLM),
+            nuggets_judge=nugget_judge,
+        )
+
+    text = records[0]["nuggets"][0]["text"]
+    assert caught.value.problems == [
+        f"{path}:1: nugget '{text}' is listed 2 times in this answer, but nuggets's list for qid 2024-1 has it "
+        "once: an answer labels each nugget of the list once"
+    ]
+
+
+def test_it_refuses_a_nugget_text_over_the_length_limit_naming_the_line(collection, tmp_path):
+    lists = nugget_lists()
+    lists["2024-2"][1] = ("x" * (MAX_NUGGET_TEXT + 1), "okay")
+    path = created_nuggets_file(tmp_path / "n.jsonl", lists)
+
+    with pytest.raises(ImportFailed) as caught:
+        created_nuggets_import(
+            path=path, collection=collection, judge=Judge.objects.create(name="llm", kind=Judge.Kind.LLM)
+        )
+
+    assert caught.value.problems == [
+        f"{path}:2: nugget 2 has {MAX_NUGGET_TEXT + 1:,} characters; a nugget has at most {MAX_NUGGET_TEXT:,}"
+    ]
+    with pytest.raises(JudgmentRefused, match="at most 1,000"):
+        nugget_list_replace(
+            judge=Judge.objects.create(name="editor", kind=Judge.Kind.LLM),
+            turn=Turn.objects.get(turn_id="2024-1"),
+            nuggets=[NuggetDraft("1", "y" * (MAX_NUGGET_TEXT + 1))],
+        )
+
+
+def test_it_takes_nuggetizers_record_of_a_skipped_topic_only_as_nuggetizer_writes_it(collection, tmp_path):
+    lists = nugget_lists()
+    records = assignment_records(lists)
+    Response.objects.filter(run__name="run-b", turn__turn_id="2024-2").delete()
+    skipped = next(r for r in records if (r["run_id"], r["qid"]) == ("run-b", "2024-2"))
+    skipped.update(answer_text="", response_length=0)
+    for nugget in skipped["nuggets"]:
+        nugget["assignment"] = "not_support"
+    path = assignments_file(tmp_path / "a.jsonl", records)
+    judge = Judge.objects.create(name="assigner", kind=Judge.Kind.LLM)
+
+    assignments_import(path=path, collection=collection, judge=judge)
+    exported = _export("export_nugget_assignments", "--collection", collection.name, "--judge", "assigner")
+    answered = _export(
+        "export_nugget_assignments", "--collection", collection.name, "--judge", "assigner", "--answered-only"
+    )
+    skipped["nuggets"][0]["assignment"] = "support"
+    refused = assignments_file(tmp_path / "b.jsonl", records)
+    with pytest.raises(ImportFailed) as caught:
+        assignments_import(path=refused, collection=collection, judge=judge)
+
+    assert exported.encode() == path.read_bytes()
+    assert '"run_id": "run-b"' in answered and len(answered.splitlines()) == len(records) - 1
+    line = records.index(skipped) + 1
+    assert caught.value.problems == [
+        f"{refused}:{line}: run run-b did not answer qid 2024-2: its record must label every nugget "
+        "not_support, as nuggetizer writes it"
+    ]

@@ -298,3 +298,14 @@ def test_it_samples_nugget_turns_for_people_but_makes_no_crowd_work_for_them(stu
         "stored"
     ]
     assert HumanSample.objects.get(name="stored").units.count() == 2
+
+
+def test_nuggetizers_failed_labels_are_left_out_of_agreement(study):
+    collection, llm, human = study
+    failed = list(NuggetAssignment.objects.filter(judge=llm).order_by("pk")[:5])
+    NuggetAssignment.objects.filter(pk__in=[a.pk for a in failed]).update(label="failed")
+
+    report = _agreement(collection, "nugget-assignment", "--judges", "assessor", "gpt-4o")
+
+    assert report["n"] == 6 * 3 * 6 - 5
+    assert report["labels"] == ORDER
