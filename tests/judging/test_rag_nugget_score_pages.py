@@ -13,10 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
-from annotation.models import Judge, NuggetImportanceJudgment
+from annotation.models import Judge, NuggetImportanceJudgment, Response
 from annotation.rag_nuggets.io import assignments_import
 from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
-from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
+from tests.factories import CollectionFactory, OrganiserFactory, RunFactory, UserFactory
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
 pytestmark = pytest.mark.django_db
@@ -291,3 +291,57 @@ def test_its_query_count_does_not_grow_with_the_runs_and_nuggets(organiser, tmp_
 
     assert few == many
     assert max(many) <= 20
+
+
+def test_a_topic_a_run_skipped_scores_0_on_the_page_and_in_nuggetizers_scores_of_the_download(
+    organiser, tmp_path
+):
+    collection = CollectionFactory()
+    rag_collection(tmp_path, collection, runs=RUNS)
+    records = [
+        r
+        for r in assignment_records(nugget_lists(seed=3, size=5), seed=1, runs=RUNS)
+        if (r["run_id"], r["qid"]) != ("run-b", "2024-2")
+    ]
+    judge = Judge.objects.create(name="assigner", kind=Judge.Kind.LLM)
+    assignments_import(
+        path=assignments_file(tmp_path / "a.jsonl", records), collection=collection, judge=judge
+    )
+    Response.objects.filter(run__name="run-b", turn__turn_id="2024-2").delete()  # run-b never answered it
+
+    page = organiser.get(run_url(collection, "run-b"), {"judge": judge.name})
+    answered_only = organiser.get(run_url(collection, "run-b"), {"judge": judge.name, "answered_only": "on"})
+    exported = _jsonl(organiser.get(download_url(collection, "assignments"), {"judge": judge.name}))
+
+    skipped = next(t for t in page.context["topics"] if t.qid == "2024-2")
+    assert (skipped.answered, skipped.values) == (False, [0.0, 0.0, 0.0, 0.0])
+    assert 'class="missing"' in page.content.decode() and "not answered" in page.content.decode()
+    reference = calculate_global_metrics([r for r in exported if r["run_id"] == "run-b"])
+    assert page.context["row"].values == [reference[name] for name in SCORE_NAMES]
+    assert page.context["row"].topics == 3 and page.context["row"].answered == 2
+    # Averaged over the answered topics only, as a named option the page states.
+    assert [t.qid for t in answered_only.context["topics"]] == ["2024-1", "2024-10"]
+    assert 'id="answered-only-note"' in answered_only.content.decode()
+
+
+def test_a_run_without_assignments_under_the_choices_says_so(organiser, loaded):
+    collection, judge, _ = loaded
+    RunFactory(collection=collection, name="late-run")
+
+    response = organiser.get(run_url(collection, "late-run"), {"judge": judge.name})
+
+    assert response.status_code == 200
+    assert response.context["row"] is None
+    assert 'id="run-unscored"' in response.content.decode()
+
+
+def test_the_collection_dashboard_links_the_nugget_pages(organiser, loaded):
+    collection, _, _ = loaded
+
+    page = organiser.get(reverse("console-dashboard", args=[collection.name])).content.decode()
+
+    assert f'href="{scores_url(collection)}" id="nugget-scores"' in page
+    assert (
+        f'href="{reverse("judging:nugget-calibration", args=[collection.name])}" id="nugget-calibration"'
+        in page
+    )
