@@ -1,10 +1,11 @@
 """A loopback OpenAI-compatible server for tests, benchmarks and demos: POST /v1/chat/completions.
 
 It answers in the real response shape (id, object, created, model, choices[].message, usage), with a
-responder that picks the answer text from the prompt. Scripted behaviours are consumed one per request
-before the responder is used: 429 with Retry-After, 5xx, hangs (for client timeouts), malformed bodies.
-`toy_responder` answers each of Assay's judge prompts in the form it asks for, so a whole campaign can be
-tried without an API key (`manage.py llm_fake_server`); its labels mean nothing.
+responder that picks the answer text from the prompt (and, for a `model_responder`, the request's model).
+Scripted behaviours are consumed one per request before the responder is used: 429 with Retry-After, 5xx,
+hangs (for client timeouts), malformed bodies. `toy_responder` answers each of Assay's judge prompts in the
+form it asks for, so a whole campaign can be tried without an API key (`manage.py llm_fake_server`); its
+labels mean nothing, but two model names give different labels on some items, as two real models do.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -63,30 +64,51 @@ class Received:
     def prompt(self) -> str:
         return "\n".join(m.get("content", "") for m in self.body.get("messages", []))
 
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model") or "")
+
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def toy_responder(prompt: str) -> str:
-    """An answer in the shape each judge prompt asks for, chosen by a hash of the prompt (stable across runs).
+# One label in VARY_ONE_IN moves to a neighbouring label, chosen by a hash of the model name and the item:
+# two models then agree on most items but not all (Cohen's kappa below 1, run scores that differ), and one
+# model gives the same label to the same item every time.
+VARY_ONE_IN = 10
+
+
+def varied(labels: Sequence[str], index: int, *, model: str, item: str) -> str:
+    """`labels[index]`, or for one item in VARY_ONE_IN (by a hash of model and item) a neighbouring label."""
+    pick = zlib.crc32(f"{model}\n{item}".encode())
+    if pick % VARY_ONE_IN != 0:
+        return labels[index]
+    down = index == len(labels) - 1 or (index > 0 and (pick >> 16) % 2 == 1)
+    return labels[index - 1 if down else index + 1]
+
+
+def toy_responder(prompt: str, model: str = "") -> str:
+    """An answer in the shape each judge prompt asks for, chosen by a hash of the prompt (stable across runs)
+    and varied by the model's name (`varied`).
 
     For trying the pipeline end to end only: a relevance grade, Yes/No, a support label; nugget prompts get
     "No nugget" / "Not found", since copying spans would need the passage parsed out of the prompt. TREC
     RAG nugget prompts get the answers of `rag_nuggets_responder`.
     """
     pick = zlib.crc32(prompt.encode("utf-8"))
-    rag = rag_nuggets_responder(prompt)
+    rag = rag_nuggets_responder(prompt, model)
     if rag is not None:
         return rag
     if "Grade: <0, 1, 2, 3 or 4>" in prompt:
-        return f"Grade: {pick % 5}"
+        return "Grade: " + varied("01234", pick % 5, model=model, item=prompt)
     if "Full Support" in prompt and "No Support" in prompt:
-        return ("Full Support", "Partial Support", "No Support")[pick % 3]
+        labels = ("Full Support", "Partial Support", "No Support")
+        return varied(labels, pick % 3, model=model, item=prompt)
     if 'write exactly "Not found"' in prompt:
         return "Not found"
     if "No nugget" in prompt:
         return "No nugget"
-    return ("Yes", "No")[pick % 2]
+    return varied(("Yes", "No"), pick % 2, model=model, item=prompt)
 
 
 # --- TREC RAG nugget prompts (judging/machine/prompts/{nuggets_create,importance,assignment}_v1.txt) ------
@@ -95,6 +117,7 @@ _SECTION_END = re.compile(r"\n\s*\n")
 _NUMBERED = re.compile(r"^\s*(?:\d+\.|\[\d+\])\s+(.*)$")
 _MAX_NUGGETS = re.compile(r"keep at most (\d+) nuggets")
 _WORD = re.compile(r"[a-z0-9]+")
+ASSIGNMENT_LABELS = ("not_support", "partial_support", "support")
 
 
 def _section(prompt: str, heading: str, last: bool = False) -> str:
@@ -115,12 +138,14 @@ def _content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
 
 
-def rag_nuggets_responder(prompt: str) -> str | None:
+def rag_nuggets_responder(prompt: str, model: str = "") -> str | None:
     """Deterministic answers to the TREC RAG nugget prompts, worked out from the prompt (None: another prompt).
 
     Creation keeps the list so far and adds each new passage's first sentence (at most 12 words) up to the
     maximum; importance is vital for every other nugget by a hash of its text; assignment compares content
     words: support when the answer holds 80% of the nugget's, partial_support from 40%, else not_support.
+    Importance and assignment labels are then `varied` by the model per nugget (and answer), so two models
+    disagree on a few; the nugget lists are the same for every model.
     """
     if "Update the nugget list" in prompt:
         nuggets = _items(_section(prompt, "Nugget list so far:\n"))
@@ -133,16 +158,20 @@ def rag_nuggets_responder(prompt: str) -> str | None:
         return "\n".join(f"{i}. {n}" for i, n in enumerate(nuggets, start=1)) or "No nuggets"
     if "its label (vital or okay)" in prompt:
         nuggets = _items(_section(prompt, "Nuggets:\n", last=True))
-        labels = ("vital" if zlib.crc32(n.encode("utf-8")) % 2 == 0 else "okay" for n in nuggets)
+        labels = (
+            varied(("vital", "okay"), zlib.crc32(n.encode("utf-8")) % 2, model=model, item=n) for n in nuggets
+        )
         return "\n".join(f"{i}: {label}" for i, label in enumerate(labels, start=1))
     if "its label (support, partial_support or not_support)" in prompt:
         nuggets = _items(_section(prompt, "Nuggets:\n", last=True))
-        answer = _content_words(prompt[prompt.find("Answer:\n") : prompt.rfind("Nuggets:\n")])
+        text = prompt[prompt.find("Answer:\n") : prompt.rfind("Nuggets:\n")]
+        answer = _content_words(text)
         lines = []
         for i, nugget in enumerate(nuggets, start=1):
             words = _content_words(nugget)
             share = len(words & answer) / len(words) if words else 0.0
-            label = "support" if share >= 0.8 else "partial_support" if share >= 0.4 else "not_support"
+            level = 2 if share >= 0.8 else 1 if share >= 0.4 else 0
+            label = varied(ASSIGNMENT_LABELS, level, model=model, item=f"{text}\n{nugget}")
             lines.append(f"{i}: {label}")
         return "\n".join(lines)
     return None
@@ -156,6 +185,8 @@ def count_tokens(text: str) -> int:
 @dataclass
 class FakeOpenAI:
     responder: Callable[[str], str] = field(default=lambda prompt: "Yes")
+    # When set, answers in place of `responder`, from the prompt and the model the request names.
+    model_responder: Callable[[str, str], str] | None = None
     latency: float = 0.0
     model_name: str | None = None
     host: str = "127.0.0.1"
@@ -189,6 +220,12 @@ class FakeOpenAI:
     def answered(self) -> list[Received]:
         """Requests that got a chat completion back (status 200, well formed)."""
         return [r for r in self.received if r.status == 200]
+
+    def answer(self, record: Received) -> str:
+        """The responder's answer to a request."""
+        if self.model_responder is not None:
+            return self.model_responder(record.prompt, record.model)
+        return self.responder(record.prompt)
 
     def start(self) -> FakeOpenAI:
         fake = self
@@ -262,7 +299,7 @@ class FakeOpenAI:
                     record.status = -2
                     self._send_raw(200, behaviour.body.encode("utf-8"))
                 else:
-                    text = behaviour.text if isinstance(behaviour, Answer) else fake.responder(record.prompt)
+                    text = behaviour.text if isinstance(behaviour, Answer) else fake.answer(record)
                     record.status = 200
                     self._send(200, fake._completion(body, record.prompt, text))
 

@@ -102,6 +102,7 @@ class Tour:
         self.not_run: list[str] = []
         self.failed: list[str] = []
         self.ran = 0
+        self.outputs: dict[str, str] = {}  # what each command wrote, by its text as documented
 
     def ported(self, text: str) -> str:
         for documented, actual in self.ports.items():
@@ -142,6 +143,7 @@ class Tour:
         else:
             if expected is not None:
                 self.failed.append(f"{where}\n  succeeded, but the README says it fails until then")
+        self.outputs[line.text] = out.getvalue()
         self.ran += 1
 
     def start_server(self, argv: list[str], where: str) -> None:
@@ -221,3 +223,31 @@ def test_every_campaign_page_command_runs_as_written(shared_data, tmp_path, monk
     assert (tmp_path / "nist.qrels").read_text().count("\n") == 20575
     assert all(reason.strip() for reason in tour.not_run)
     report(tour, capsys)
+
+
+def output_of(tour: Tour, command: str) -> str:
+    """What the one command of the tour starting with `command` wrote."""
+    (text,) = [text for line, text in tour.outputs.items() if line.startswith(COMMAND + command)]
+    return text
+
+
+@pytest.mark.django_db
+def test_the_readme_nugget_flow_on_the_demo_scores_the_runs_apart_with_kappa_below_1_and_a_tau(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+
+    tour = run_document(README, REPO.parent / "shared" / "data", monkeypatch)
+
+    assert not tour.failed, "\n".join(tour.failed)
+    scores = output_of(tour, "nugget_scores --collection demo").splitlines()
+    by_run = {line.split()[0]: tuple(map(float, line.split()[1:5])) for line in scores[1:4]}
+    assert sorted(by_run) == ["bm25-baseline", "dense-rerank", "rag-llm"]
+    assert len({score[3] for score in by_run.values()}) == 3  # all_score: three different run scores
+    assert by_run["rag-llm"][3] > by_run["dense-rerank"][3] > by_run["bm25-baseline"][3]
+    kappa = re.search(
+        r"^Cohen's kappa\s+(-?[\d.]+)", output_of(tour, "agreement --collection demo --task nugget"), re.M
+    )
+    assert kappa is not None and 0 < float(kappa[1]) < 1
+    tau = re.search(r"^Kendall's tau-b\s+(\S+)", output_of(tour, "rank_agreement --collection demo"), re.M)
+    assert tau is not None and tau[1] != "n/a"

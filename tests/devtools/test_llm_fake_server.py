@@ -10,7 +10,7 @@ import openai
 import pytest
 from django.core.management import CommandError, call_command
 
-from devtools.openai_server import toy_responder
+from devtools.openai_server import FakeOpenAI, toy_responder
 from judging.machine.llm_judges import (
     followup_lines_parse,
     ntr_render,
@@ -78,6 +78,41 @@ def test_toy_answers_to_the_trec_rag_nugget_prompts_parse_and_follow_the_prompt(
         toy_responder(assignment_render(query="q", answer=answer, nuggets=nuggets)), count=3
     )
     assert labels == ["support", "not_support", "not_support"]
+
+
+def test_toy_labels_depend_on_the_model_deterministically_agreeing_on_most():
+    nuggets = [
+        f"The {w} bridge crosses the river near the {w} station" for w in ("old", "new", "red", "long")
+    ]
+    answers = [
+        f"Answer {i}: the old bridge crosses the river near the station, {i} minutes away." for i in range(60)
+    ]
+    prompts = [assignment_render(query="q", answer=a, nuggets=nuggets) for a in answers]
+
+    def labels(model: str) -> list[str]:
+        return [
+            label for p in prompts for label in assignment_parse(toy_responder(p, model), count=len(nuggets))
+        ]
+
+    big, mini = labels("gpt-4o"), labels("gpt-4o-mini")
+
+    assert labels("gpt-4o") == big  # the same model labels alike every time
+    disagree = sum(a != b for a, b in zip(big, mini, strict=True)) / len(big)
+    assert 0.05 < disagree < 0.35, disagree  # two models disagree on some items, agree on most
+    assert set(big) | set(mini) <= {"support", "partial_support", "not_support"}
+    importance = importance_render(query="q", nuggets=[f"Fact number {i} about bridges" for i in range(200)])
+    vital = [importance_parse(toy_responder(importance, m), count=200) for m in ("gpt-4o", "gpt-4o-mini")]
+    assert 0 < sum(a != b for a, b in zip(*vital, strict=True)) < 70
+
+
+def test_the_fake_server_hands_a_model_responder_the_requests_model():
+    with FakeOpenAI(model_responder=lambda prompt, model: f"{model} read {prompt}") as fake:
+        client = openai.OpenAI(base_url=fake.url, api_key="fake", max_retries=0)
+        answer = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Yes or no?"}]
+        )
+
+    assert answer.choices[0].message.content == "gpt-4o-mini read Yes or no?"
 
 
 def test_the_fake_server_waits_its_latency_before_each_answer():

@@ -11,7 +11,8 @@ from devtools.serving import serve_until_stopped
 class Command(BaseCommand):
     help = (
         "Run a local OpenAI-compatible server on loopback (POST /v1/chat/completions) whose answers have the "
-        "form each judge prompt asks for but mean nothing: for trying machine judges without an API key. "
+        "form each judge prompt asks for but mean nothing (each model name gives its own labels, the same every "
+        "time, differing from another model's on a few items): for trying machine judges without an API key. "
         "Point Assay at it with OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 OPENAI_API_KEY=fake."
     )
 
@@ -33,7 +34,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             server = FakeOpenAI(
-                responder=toy_responder,
+                model_responder=toy_responder,
                 latency=options["latency"],
                 host=options["host"],
                 port=options["port"],
