@@ -15,10 +15,9 @@ from django import forms
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.typed import choice_field
-from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT, SCORE_NAMES
+from judging.rag_nuggets.metrics import SCORE_NAMES
+from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
-# TREC 2024 RAG's nugget evaluation reports the strict vital score first.
-DEFAULT_ORDER = "strict_vital_score"
 SCORE_CHOICES = [(name, name) for name in SCORE_NAMES]
 
 
@@ -44,7 +43,7 @@ class NuggetScoresForm(forms.Form):
         empty_label="every list the judge assigned",
         help_text="Only the nuggets of this judge's lists (and whose lists the nuggets file holds).",
     )
-    order = forms.ChoiceField(label="Rank by", choices=SCORE_CHOICES, initial=DEFAULT_ORDER, required=False)
+    order = forms.ChoiceField(label="Rank by", choices=SCORE_CHOICES, initial=DEFAULT_SCORE, required=False)
     answered_only = forms.BooleanField(
         label="Answered topics only",
         required=False,
@@ -59,13 +58,13 @@ class NuggetScoresForm(forms.Form):
         )
         importance = choice_field(self, "importance_judge")
         importance.queryset = judges_with_labels(collection=collection, task="nugget-importance")
-        importance.empty_label = f"default: {IMPORTANCE_DEFAULT}"
+        importance.empty_label = "default"
         choice_field(self, "nuggets_judge").queryset = judges_with_labels(
             collection=collection, task="nuggets"
         )
 
     def clean_order(self) -> str:
-        return self.cleaned_data["order"] or DEFAULT_ORDER
+        return self.cleaned_data["order"] or DEFAULT_SCORE
 
 
 def choices_slug(data: dict[str, Any]) -> str:

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from annotation.models import Collection, Judge
 from judging.rag_nuggets.metrics import SCORE_NAMES, AnswerScores, NuggetScores, Scores, nugget_scores
 
+# TREC 2024 RAG's nugget evaluation reports the strict vital score first: the pages and the calibration
+# rank by it unless told otherwise.
+DEFAULT_SCORE = "strict_vital_score"
+
 
 @dataclass(frozen=True)
 class RunRow:

@@ -19,7 +19,6 @@ from annotation.permissions import organiser_required
 from annotation.rag_nuggets.io import assignments_export, created_nuggets_export
 from core.api_errors import error_json, form_error_json
 from judging.rag_nuggets.forms import (
-    DEFAULT_ORDER,
     SCORE_CHOICES,
     NuggetScoresForm,
     choices_slug,
@@ -31,7 +30,7 @@ from judging.rag_nuggets.metrics import (
     SCORE_NAMES,
     nugget_scores_text,
 )
-from judging.rag_nuggets.selectors import ScoreTable, nugget_score_table, run_topics
+from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, nugget_score_table, run_topics
 
 DOWNLOADS = ("nuggets", "assignments", "metrics")
 
@@ -39,7 +38,7 @@ DOWNLOADS = ("nuggets", "assignments", "metrics")
 def _form(request: HttpRequest, collection: Collection) -> NuggetScoresForm:
     # Unbound until a judge is named: the page then shows the form only.
     data = request.GET if "judge" in request.GET else None
-    return NuggetScoresForm(data, collection=collection, initial={"order": DEFAULT_ORDER})
+    return NuggetScoresForm(data, collection=collection, initial={"order": DEFAULT_SCORE})
 
 
 def _table(form: NuggetScoresForm, collection: Collection) -> ScoreTable:

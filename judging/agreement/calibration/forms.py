@@ -10,8 +10,9 @@ from django import forms
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.typed import choice_field
-from judging.agreement.calibration.selectors import DEFAULT_SCORE, NuggetEvaluation
+from judging.agreement.calibration.selectors import NuggetEvaluation
 from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT, SCORE_NAMES
+from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
 
 class CalibrationForm(forms.Form):
@@ -46,7 +47,8 @@ class CalibrationForm(forms.Form):
             choice_field(self, f"judge_{side}").queryset = assigners
             field = choice_field(self, f"importance_{side}")
             field.queryset = importance
-            field.empty_label = f"default: {IMPORTANCE_DEFAULT}"
+            field.empty_label = "default"
+            field.help_text = f"Default: {IMPORTANCE_DEFAULT}."
 
     def clean_score(self) -> str:
         return self.cleaned_data["score"] or DEFAULT_SCORE

@@ -11,10 +11,7 @@ from annotation.models import Collection, Judge
 from judging.agreement.metrics import rank_agreement
 from judging.agreement.topic_agreement import topic_agreement
 from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, nugget_scores
-
-# TREC 2024 RAG's nugget evaluation reports the strict vital score first; the pages and the command rank
-# by it unless told otherwise.
-DEFAULT_SCORE = "strict_vital_score"
+from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.api_errors import form_error_json
 from judging.agreement.calibration.forms import CalibrationForm
-from judging.agreement.calibration.selectors import DEFAULT_SCORE, nugget_calibration
+from judging.agreement.calibration.selectors import nugget_calibration
 from judging.rag_nuggets.metrics import ANSWERED_ONLY_NOTE, IMPORTANCE_DEFAULT
+from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
 
 @organiser_required

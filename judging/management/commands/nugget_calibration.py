@@ -9,8 +9,9 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
-from judging.agreement.calibration.selectors import DEFAULT_SCORE, NuggetEvaluation, nugget_calibration
+from judging.agreement.calibration.selectors import NuggetEvaluation, nugget_calibration
 from judging.rag_nuggets.metrics import ANSWERED_ONLY_NOTE, IMPORTANCE_DEFAULT, SCORE_NAMES
+from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
 
 def _figure(value: float | None) -> str:
