@@ -6,6 +6,7 @@ page's, and the query count does not grow with the data."""
 from __future__ import annotations
 
 import json
+import statistics
 from io import StringIO
 
 import pytest
@@ -134,6 +135,36 @@ def test_it_gives_rank_agreements_run_level_tau_and_interval_and_scipys_per_topi
     page = response.content.decode()
     assert 'id="fig-tau"' in page and 'id="fig-tau-ci"' in page
     assert "&lt;i&gt;run-g" in page and "<i>run-g" not in page
+
+
+def test_it_compares_the_runs_on_the_topics_both_evaluations_cover(organiser, tmp_path):
+    collection, auto, _ = _collection(tmp_path)
+    manual = Judge.objects.create(name="manual-subset", kind=Judge.Kind.IMPORTED)
+    records = [
+        r
+        for r in assignment_records(nugget_lists(seed=3, size=5), seed=5, runs=RUNS)
+        if r["qid"] != "2024-2"  # people assessed two of the three topics
+    ]
+    assignments_import(
+        path=assignments_file(tmp_path / "subset.jsonl", records), collection=collection, judge=manual
+    )
+
+    report = organiser.get(
+        url(collection), {"judge_a": auto.name, "judge_b": manual.name, "score": "all_score"}
+    ).context["report"]
+
+    found_a = nugget_scores(collection=collection, judge=auto)
+    shared = {"2024-1", "2024-10"}
+    expected_a = {
+        run: statistics.mean(
+            a["all_score"] for a in found_a["answers"] if a["run_id"] == run and a["qid"] in shared
+        )
+        for run in RUNS
+    }
+    assert {row["run"]: row["score_a"] for row in report["run_level"]["runs"]} == expected_a
+    assert report["topics"] == {"shared": 2, "only_a": ["2024-2"], "only_b": []}
+    assert any("compared on the 2 topics both evaluations cover" in note for note in report["notes"])
+    assert report["per_topic"]["only_a"] == ["2024-2"]
 
 
 def test_it_compares_two_importance_judges_of_the_same_assignments(organiser, setup):

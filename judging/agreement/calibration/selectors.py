@@ -5,9 +5,12 @@ into run scores and per-topic scores for the statistics of `judging.agreement.me
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import mean
 from typing import Any
 
 from annotation.models import Collection, Judge
+from annotation.selectors import natural_key
+from core.wording import plural
 from judging.agreement.metrics import rank_agreement
 from judging.agreement.topic_agreement import topic_agreement
 from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, nugget_scores
@@ -29,12 +32,22 @@ class NuggetEvaluation:
         }
 
 
-def _score_maps(scores: NuggetScores, score: str) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    runs = {run: values[score] for run, values in scores["runs"].items()}  # type: ignore[literal-required]
+def _per_topic(scores: NuggetScores, score: str) -> dict[str, dict[str, float]]:
+    """{run: {topic: score}} of one evaluation."""
     per_topic: dict[str, dict[str, float]] = {}
     for answer in scores["answers"]:
         per_topic.setdefault(answer["run_id"], {})[answer["qid"]] = answer[score]  # type: ignore[literal-required]
-    return runs, per_topic
+    return per_topic
+
+
+def _on_topics(
+    per_topic: dict[str, dict[str, float]], topics: set[str]
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Each run's mean over `topics` (statistics.mean, as nuggetizer's run means), and its per-topic scores
+    there: on every topic of the evaluation, the run scores of `nugget_scores`."""
+    kept = {run: {t: v for t, v in scores.items() if t in topics} for run, scores in per_topic.items()}
+    kept = {run: scores for run, scores in kept.items() if scores}
+    return {run: mean(scores.values()) for run, scores in kept.items()}, kept
 
 
 def _unlabelled_note(scores: NuggetScores, score: str, side: str) -> str | None:
@@ -59,8 +72,10 @@ def nugget_calibration(
 
     `run_level` is `rank_agreement`'s report (tau-b with its percentile interval from a bootstrap over
     topics, Spearman's rho, each run's score and rank under both); `per_topic` is `topic_agreement`'s
-    (tau-b and Pearson's r on each topic over the runs, and their spread). `answered_only` averages each
-    run over the topics it answered instead of every topic of the nugget set (nuggetizer's way).
+    (tau-b and Pearson's r on each topic over the runs, and their spread). The run scores are means over
+    the topics both evaluations cover (`topics` names those of one only); on the same topics they are
+    `nugget_scores`'s. `answered_only` averages each run over the topics it answered instead of every topic
+    of the nugget set (nuggetizer's way).
     """
     if score not in SCORE_NAMES:
         raise ValueError(f"unknown score {score!r}; choose one of {', '.join(SCORE_NAMES)}")
@@ -73,12 +88,24 @@ def nugget_calibration(
         )
         for side, evaluation in (("a", a), ("b", b))
     }
-    runs_a, per_topic_a = _score_maps(found["a"], score)
-    runs_b, per_topic_b = _score_maps(found["b"], score)
+    all_a, all_b = _per_topic(found["a"], score), _per_topic(found["b"], score)
+    topics_a = {topic for scores in all_a.values() for topic in scores}
+    topics_b = {topic for scores in all_b.values() for topic in scores}
+    # A manual evaluation often covers a subset of the topics: the runs are compared on the topics both
+    # evaluations cover, or a run's two scores would be means over different questions.
+    shared = topics_a & topics_b
+    runs_a, per_topic_a = _on_topics(all_a, shared)
+    runs_b, per_topic_b = _on_topics(all_b, shared)
     run_level = rank_agreement(
         scores_a=runs_a, scores_b=runs_b, per_turn_a=per_topic_a, per_turn_b=per_topic_b, seed=seed
     )
     notes = [note for side in ("a", "b") if (note := _unlabelled_note(found[side], score, side.upper()))]
+    if topics_a != topics_b:
+        notes.append(
+            f"The runs are compared on the {plural(len(shared), 'topic')} both evaluations cover: "
+            f"{plural(len(topics_a - shared), 'topic')} of A only and {plural(len(topics_b - shared), 'topic')} "
+            "of B only are left out of the run scores here."
+        )
     return {
         "collection": collection.name,
         "score": score,
@@ -86,6 +113,11 @@ def nugget_calibration(
         "a": a.describe(),
         "b": b.describe(),
         "run_level": run_level,
-        "per_topic": topic_agreement(per_topic_a=per_topic_a, per_topic_b=per_topic_b),
+        "topics": {
+            "shared": len(shared),
+            "only_a": sorted(topics_a - shared, key=natural_key),
+            "only_b": sorted(topics_b - shared, key=natural_key),
+        },
+        "per_topic": topic_agreement(per_topic_a=all_a, per_topic_b=all_b),
         "notes": notes,
     }
