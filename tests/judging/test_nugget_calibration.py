@@ -6,6 +6,7 @@ page's, and the query count does not grow with the data."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from io import StringIO
 
@@ -103,6 +104,22 @@ def test_it_shows_the_form_until_two_evaluations_are_chosen(organiser, setup):
     assert f'<option value="{auto.name}">' in response.content.decode()
 
 
+def test_the_scores_pages_link_fills_in_evaluation_a(organiser, setup):
+    collection, auto, _ = setup
+    scores = organiser.get(
+        reverse("judging:nugget-scores", args=[collection.name]), {"judge": auto.name, "order": "vital_score"}
+    ).content.decode()
+    link = re.search(r'href="([^"]+)" id="calibrate-this"', scores).group(1).replace("&amp;", "&")
+
+    response = organiser.get(link)
+
+    assert response.status_code == 200
+    assert "report" not in response.context
+    form = response.context["form"]
+    assert (form.initial["judge_a"], form.initial["score"]) == (auto.name, "vital_score")
+    assert f'<option value="{auto.name}" selected>' in response.content.decode()
+
+
 def test_it_gives_rank_agreements_run_level_tau_and_interval_and_scipys_per_topic_figures(organiser, setup):
     collection, auto, manual = setup
 
@@ -193,6 +210,7 @@ def test_it_compares_two_importance_judges_of_the_same_assignments(organiser, se
     ("query", "field"),
     [
         ({"judge_a": "auto", "judge_b": "nobody"}, "judge_b"),
+        ({"judge_a": "", "judge_b": "manual"}, "judge_a"),
         ({"judge_a": "auto", "judge_b": "manual", "importance_a": "nobody"}, "importance_a"),
         ({"judge_a": "auto", "judge_b": "manual", "score": "ndcg@5"}, "score"),
         ({"judge_a": "auto", "judge_b": "auto"}, "__all__"),

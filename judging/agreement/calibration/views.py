@@ -17,12 +17,17 @@ from judging.agreement.calibration.selectors import nugget_calibration
 from judging.rag_nuggets.metrics import ANSWERED_ONLY_NOTE, IMPORTANCE_DEFAULT
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
+PREFILLED = ("judge_a", "importance_a", "score", "answered_only")
+
 
 @organiser_required
 def calibration_page(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    chosen = request.GET if "judge_a" in request.GET or "judge_b" in request.GET else None
-    form = CalibrationForm(chosen, collection=collection, initial={"score": DEFAULT_SCORE})
+    # Evaluation B is what the page asks for: a query without it (the scores page's link, which names
+    # the evaluation shown there as A) fills the form in instead of being refused.
+    chosen = request.GET if "judge_b" in request.GET else None
+    prefill = {key: request.GET[key] for key in PREFILLED if key in request.GET}
+    form = CalibrationForm(chosen, collection=collection, initial={"score": DEFAULT_SCORE, **prefill})
     context: dict[str, Any] = {
         "collection": collection,
         "form": form,
