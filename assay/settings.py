@@ -353,9 +353,11 @@ LOCAL_FAKES = env_list("LOCAL_FAKES", [])
 # Anonymous crowd links (crowd_links) are taken for this many seconds after they are printed.
 CROWD_LINK_MAX_AGE = env_int("CROWD_LINK_MAX_AGE", 14 * 24 * 3600)
 # Nugget-support aggregation models (crowd-kit): their EM iterations, MACE's random restarts (it keeps the
-# best) and GLAD's optimiser steps per M-step. crowd-kit's defaults; each costs time, so tests lower them.
+# best) and GLAD's optimiser steps per M-step. crowd-kit's defaults but for MACE's restarts: each restart is a
+# whole fit, and ten took about 6 s of a thousand answers, where three gave the very same labels on the
+# synthetic crowds of bench/bench_crowd_fit.py in a third of the time. Each costs time, so tests lower them.
 CROWD_DS_ITERATIONS = env_int("CROWD_DS_ITERATIONS", 100)
-CROWD_MACE_RESTARTS = env_int("CROWD_MACE_RESTARTS", 10)
+CROWD_MACE_RESTARTS = env_int("CROWD_MACE_RESTARTS", 3)
 CROWD_MACE_ITERATIONS = env_int("CROWD_MACE_ITERATIONS", 50)
 CROWD_GLAD_ITERATIONS = env_int("CROWD_GLAD_ITERATIONS", 100)
 CROWD_GLAD_M_STEP_ITERATIONS = env_int("CROWD_GLAD_M_STEP_ITERATIONS", 25)
