@@ -126,6 +126,15 @@ class LinkExpired(Exception):
     """A well-signed anonymous link older than CROWD_LINK_MAX_AGE."""
 
 
+def link_worker_id(label: str) -> str:
+    """The id of the worker who takes a link: the link's label, marked as a link's."""
+    return f"link:{label}"
+
+
+# A label whose worker id PostgreSQL could not store: longer than the column, or holding a NUL.
+MAX_LINK_LABEL = (CrowdWorker._meta.get_field("worker_id").max_length or 0) - len(link_worker_id(""))
+
+
 def link_from_token(token: str, *, max_age: int | None = None) -> tuple[CrowdBatch, str] | None:
     """The batch and worker label of a link; None when tampered with; LinkExpired when too old."""
     age = settings.CROWD_LINK_MAX_AGE if max_age is None else max_age
@@ -136,8 +145,8 @@ def link_from_token(token: str, *, max_age: int | None = None) -> tuple[CrowdBat
     except signing.BadSignature:
         return None
     label = data.get("w")
-    # A label becomes a worker id, which PostgreSQL could not store with a NUL in it: no worker's link.
-    if not isinstance(label, str) or "\x00" in label:
+    # A label becomes a worker id (link_worker_id): one the database could not store is no worker's link.
+    if not isinstance(label, str) or "\x00" in label or len(label) > MAX_LINK_LABEL:
         return None
     batch = CrowdBatch.objects.select_related("campaign").filter(id=data.get("b")).first()
     return None if batch is None else (batch, label)

@@ -160,7 +160,7 @@ def link_take(request: HttpRequest, token: str) -> HttpResponse:
         raise Http404("unknown or tampered link")
     batch, label = found
     campaign = batch.campaign
-    worker = worker_get_or_create(worker_id=f"link:{label}")
+    worker = worker_get_or_create(worker_id=selectors.link_worker_id(label))
     if worker.blocked:
         return _done(request, "You can no longer take batches of this study.", status=403)
     if selectors.worker_answered_campaign(worker=worker, campaign=campaign):

@@ -183,11 +183,12 @@ def test_a_campaign_name_with_a_nul_is_no_campaign(client, address):
     assert response.status_code == 404
 
 
-def test_a_link_whose_label_holds_a_nul_is_no_workers_link(client):
+@pytest.mark.parametrize("label", ["a\x00b", "x" * 124])
+def test_a_link_whose_label_no_worker_id_holds_is_no_workers_link(client, label):
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, assignments=1)
     batch = campaign.batches.first()
 
-    response = client.get(reverse("crowd:link-take", args=[link_token(batch=batch, label="a\x00b")]))
+    response = client.get(reverse("crowd:link-take", args=[link_token(batch=batch, label=label)]))
 
     assert response.status_code == 404
     assert not CrowdWorker.objects.exists()

@@ -7,7 +7,7 @@ import csv
 import io
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Response
@@ -49,6 +49,13 @@ def test_crowd_links_writes_a_formula_like_label_as_text(settings, prefix):
     # The link itself still carries the label as given: it is only the spreadsheet cell that is escaped.
     path = rows[0][2].removeprefix("http://127.0.0.1:8000")
     assert Client().get(path).status_code == 200
+
+
+def test_crowd_links_refuses_a_prefix_too_long_for_a_worker_id():
+    campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, assignments=1)
+
+    with pytest.raises(CommandError, match="--prefix is too long: a worker label is at most 123 characters"):
+        call_command("crowd_links", campaign=campaign.name, prefix="p" * 120, stdout=io.StringIO())
 
 
 def test_crowd_links_explains_base_url_in_its_help(capsys):

@@ -5,12 +5,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from core.csv_safe import csv_writer
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.selectors import campaign_links
+from crowd.selectors import MAX_LINK_LABEL, campaign_links
 
 # Where `make run` serves when not told otherwise: a command has no request to read the address from.
 MAKE_RUN_URL = "http://127.0.0.1:8000"
@@ -46,7 +46,11 @@ class Command(CampaignCommand):
         expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
         self.stderr.write(f"links expire at {expires:%Y-%m-%d %H:%M} UTC (CROWD_LINK_MAX_AGE)")
         # Pasted into a spreadsheet like every other file Assay writes, so written the same formula-safe way.
+        links = campaign_links(campaign=campaign, base_url=base, prefix=options["prefix"])
+        if any(len(label) > MAX_LINK_LABEL for _, label, _ in links):
+            # Such a link names a worker the database cannot hold: every one would be refused when opened.
+            raise CommandError(f"--prefix is too long: a worker label is at most {MAX_LINK_LABEL} characters")
         out = io.StringIO()
         writer = csv_writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerows(campaign_links(campaign=campaign, base_url=base, prefix=options["prefix"]))
+        writer.writerows(links)
         self.stdout.write(out.getvalue(), ending="")
