@@ -227,7 +227,7 @@ def _assess(
 def llm(settings):
     """The loopback OpenAI-compatible fake, answering each judge prompt in the form it asks for, set up as
     `make run` sets it up (scripts/run.sh): the site points at it and knows it is the local fake."""
-    fake = FakeOpenAI(responder=toy_responder).start()
+    fake = FakeOpenAI(model_responder=toy_responder).start()
     settings.OPENAI_BASE_URL = fake.url
     settings.OPENAI_API_KEY = ""
     settings.LOCAL_FAKES = ["llm"]
