@@ -220,10 +220,9 @@ def test_questions_generate(*, campaign: CrowdCampaign, count: int) -> list[Test
     if len(nuggets) < 1 or len(topics) < 2:
         raise CrowdError("generating test questions needs nuggets from at least two conversations")
     long_nuggets = [n for n in nuggets if nugget_part(n.text)]
+    kinds: tuple[NuggetSupport, ...] = (NuggetSupport.SUPPORT, NuggetSupport.NONE)
     if three_way and long_nuggets:
         kinds = (NuggetSupport.SUPPORT, NuggetSupport.PARTIAL, NuggetSupport.NONE)
-    else:
-        kinds = (NuggetSupport.SUPPORT, NuggetSupport.NONE)
     made: list[TestQuestion] = []
     for i in range(count):
         kind = kinds[i % len(kinds)]
