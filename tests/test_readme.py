@@ -249,5 +249,9 @@ def test_the_readme_nugget_flow_on_the_demo_scores_the_runs_apart_with_kappa_bel
         r"^Cohen's kappa\s+(-?[\d.]+)", output_of(tour, "agreement --collection demo --task nugget"), re.M
     )
     assert kappa is not None and 0 < float(kappa[1]) < 1
-    tau = re.search(r"^Kendall's tau-b\s+(\S+)", output_of(tour, "rank_agreement --collection demo"), re.M)
+    tau = re.search(
+        r"^Kendall's tau-b\s+(\S+)",
+        output_of(tour, "rank_agreement --collection demo --measure nugget-all"),
+        re.M,
+    )
     assert tau is not None and tau[1] != "n/a"
