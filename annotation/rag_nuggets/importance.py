@@ -10,7 +10,7 @@ file's). A named importance judge replaces the rule with that judge's labels alo
 
 from __future__ import annotations
 
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
 from annotation.models import Collection, Judge, NuggetImportance, NuggetImportanceJudgment
 
@@ -53,6 +53,30 @@ def importance_labels(
         else:
             labels.setdefault(nugget_id, importance)
     return labels
+
+
+def vital_nuggets(
+    *,
+    collection: Collection,
+    judge: Judge,
+    importance_judge: Judge | None = None,
+    nuggets_judge: Judge | None = None,
+) -> QuerySet:
+    """The ids of the nuggets `importance_labels` says are vital, as a subquery (`nugget_id__in=`), so that
+    the database decides it for every label it sums without the ids travelling with the query."""
+    rows = NuggetImportanceJudgment.objects.filter(
+        nugget__turn__collection=collection, importance=NuggetImportance.VITAL
+    )
+    if nuggets_judge is not None:
+        rows = rows.filter(nugget__judge=nuggets_judge)
+    if importance_judge is not None:
+        rows = rows.filter(judge=importance_judge)
+    else:
+        own = NuggetImportanceJudgment.objects.filter(judge=judge, nugget__turn__collection=collection)
+        rows = rows.filter(
+            Q(judge=judge) | (Q(judge=F("nugget__judge")) & ~Q(nugget_id__in=own.values("nugget_id")))
+        )
+    return rows.values("nugget_id")
 
 
 def importance_judge_name(importance_judge: Judge | None) -> str:

@@ -322,15 +322,17 @@ def nugget_assignment_table(
     *, collection: Collection, human: Judge, machine: Judge, measure: str
 ) -> UnitTable:
     """Per (run, turn): the answer's TREC RAG nugget score (`judging.rag_nuggets.metrics`) under each
-    judge's assignments, each nugget's vital/okay from its own judge; a run's score is their mean."""
+    judge's assignments, each nugget's vital/okay by the default rule (the judge's own label, else the
+    nugget list's); a run's score is their mean."""
     from judging.rag_nuggets.metrics import nugget_scores
 
     if measure not in NUGGET_MEASURES:
         raise UnitsError(f"unknown nugget measure {measure!r}; use {measures_for('nugget-assignment')}")
-    machine_answers = nugget_scores(collection=collection, judge=machine)["answers"]
+    # Only the answers each judge labelled: a unit a person has not labelled yet is missing, not a 0.
+    machine_answers = nugget_scores(collection=collection, judge=machine, answered_only=True)["answers"]
     if not machine_answers:
         raise UnitsError(f"machine judge {machine.name} has assigned no nuggets on {collection.name}")
-    human_answers = nugget_scores(collection=collection, judge=human)["answers"]
+    human_answers = nugget_scores(collection=collection, judge=human, answered_only=True)["answers"]
     runs = sorted({a["run_id"] for a in machine_answers})
     turns = sorted({a["qid"] for a in machine_answers}, key=natural_key)
     return UnitTable(

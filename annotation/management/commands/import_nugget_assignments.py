@@ -9,8 +9,11 @@ class Command(CollectionCommand):
         "Import nuggetizer's nugget assignments ({query, qid, answer_text, response_length, run_id, nuggets: "
         "[{text, importance, assignment}]} a line) as the named judge's support / partial_support / "
         "not_support labels of TREC RAG answers, matched by run_id and qid to the imported answers. Nuggets are "
-        "matched by text within the qid against --nuggets-judge's list, or, without it, the judge's own list, "
-        "created from the file where it has none. All or nothing; re-importing changes nothing."
+        "matched by text within the qid against --nuggets-judge's list (an empty list included), or, without it, "
+        "the judge's own list, created from the file where it has none. nuggetizer's record of a question a run "
+        "did not answer (empty answer_text, every nugget not_support) and its 'failed' labels import as it wrote "
+        "them. The file's vital/okay become the judge's own importance labels, named in the report. All or "
+        "nothing; re-importing changes nothing."
     )
 
     def add_arguments(self, parser):

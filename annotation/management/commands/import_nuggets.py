@@ -14,8 +14,9 @@ class Command(CollectionCommand):
         "an imported-file judge if new; the judge's nuggets on the collection then equal the file. With "
         "--dedup-of, the file is a de-duplicated set of that judge's nuggets and each nugget is linked to its "
         "original by turn and key. --format nuggetizer reads nuggetizer's created nuggets ({query, qid, "
-        "nuggets: [{text, importance}]} a line): ordered lists keyed 1..n, and vital/okay as the same judge's "
-        "importance labels. All or nothing; re-importing changes nothing."
+        "nuggets: [{text, importance}]} a line): ordered lists keyed 1..n (an empty one kept), and vital/okay "
+        "(or nuggetizer's 'failed'; vital where a nugget has none, as nuggetizer's next step gives it) as the same "
+        "judge's importance labels. All or nothing; re-importing changes nothing."
     )
 
     def add_arguments(self, parser):
