@@ -204,9 +204,11 @@ def _passages_store(
 # --- Runs ------------------------------------------------------------------------------------------
 
 
-def _rag_topics_create(collection: Collection, records: Iterable) -> None:
-    """TREC RAG answers may name topics the collection has not seen: create a one-turn topic for each."""
+def _rag_topics_create(collection: Collection, records: Iterable) -> set[str]:
+    """TREC RAG answers may name topics the collection has not seen: create a one-turn topic for each, and
+    return their ids."""
     known = set(Turn.objects.filter(collection=collection).values_list("turn_id", flat=True))
+    created: set[str] = set()
     for response in records:
         if response.turn_id in known:
             continue
@@ -221,6 +223,8 @@ def _rag_topics_create(collection: Collection, records: Iterable) -> None:
             utterance=response.topic_title or response.turn_id,
         )
         known.add(response.turn_id)
+        created.add(response.turn_id)
+    return created
 
 
 @transaction.atomic
@@ -278,13 +282,19 @@ def run_import(
         if progress is not None and count:
             progress(done, total)
 
+    created: set[str] = set()
     if creates_topics:
-        _rag_topics_create(collection, [r for record in records for r in record.responses])
+        created = _rag_topics_create(collection, [r for record in records for r in record.responses])
         turns = turns_for(collection, pathname, wanted)
     results: list[tuple[Run, ImportResult]] = []
     for record in records:
         run = run_for(record.name, record.kind, record.source_format)
         result = ImportResult()
+        # Each topic the answers created is told once, by the first run that names it.
+        named = {response.turn_id for response in record.responses} & created
+        if named:
+            result.count(TOPICS, "created", len(named))
+            created -= named
         rankings = {turns[turn_id].id: ranking for turn_id, ranking in record.rankings.items()}
         rankings_store(run, rankings, result, step)
         _responses_store(run, turns, record.responses, result, step)

@@ -45,7 +45,7 @@ def test_import_run_create_starts_a_collection_from_trec_rag_answers(tmp_path):
 
     call_command("import_run", str(path), "--collection", "rag24", "--create", stdout=out)
 
-    assert "run rag-a: rankings: 0 created" in out.getvalue()
+    assert "run rag-a: topics: 2 created, 0 updated, 0 unchanged; rankings: 0 created" in out.getvalue()
     rag24 = Collection.objects.get(name="rag24")
     assert list(
         Turn.objects.filter(collection=rag24).order_by("turn_id").values_list("turn_id", "utterance")
@@ -129,6 +129,15 @@ def test_an_organiser_starts_a_trec_rag_collection_in_the_console_from_its_answe
     assert list(ImportJob.objects.order_by("pk").values_list("kind", "status")) == [
         (ImportJob.Kind.RUN, ImportJob.Status.DONE),
         (ImportJob.Kind.TOPICS, ImportJob.Status.DONE),
+    ]
+    run_job = ImportJob.objects.get(kind=ImportJob.Kind.RUN)
+    # The topic the answers created is told once, by the first run naming it.
+    assert [(r["kind"], r["created"]) for r in run_job.result] == [
+        ("run rag-a: topics", 1),
+        ("run rag-a: rankings", 0),
+        ("run rag-a: responses", 1),
+        ("run rag-b: rankings", 0),
+        ("run rag-b: responses", 1),
     ]
     rag24 = Collection.objects.get(name="rag24")
     assert sorted(Run.objects.filter(collection=rag24).values_list("name", flat=True)) == ["rag-a", "rag-b"]
