@@ -105,6 +105,8 @@ def test_the_track_topics_file_and_answers_meet_in_either_order(tmp_path):
 
 def test_an_organiser_starts_a_trec_rag_collection_in_the_console_from_its_answers(client):
     client.force_login(OrganiserFactory())
+    new_page = client.get(reverse("console-collection-new"))
+    assert "for a TREC RAG collection the track's answers alone" in new_page.content.decode()
     created = client.post(reverse("console-collection-new"), {"name": "rag24"}, follow=True)
     assert created.status_code == 200
     assert "TREC RAG answers as a run" in created.content.decode()
