@@ -400,9 +400,9 @@ def assignments_export(
     and questions in the nugget set's order, each answer's nuggets in list order.
 
     As nuggetizer's pipeline writes it, every run the judge assigned nuggets to has a line for every
-    question of the nugget set: an answer to an empty list has `"nuggets": []`, an answer without labels
-    too, and a question the run did not answer gets nuggetizer's record of it (answer_text "",
-    response_length 0, every nugget not_support). `answered_only` writes only the answers with labels.
+    question the evaluation covers (one the judge labelled an answer of, or whose list is empty): an answer
+    to an empty list has `"nuggets": []`, an answer without labels too, and a question the run did not
+    answer gets nuggetizer's record of it (answer_text "", response_length 0, every nugget not_support). `answered_only` writes only the answers with labels.
     A nugget's importance follows `annotation.rag_nuggets.importance` (default: the assignment judge's own
     label, else its own judge's; okay without one). `answer_text` is the answer's sentences joined by a
     space, as nuggetizer joins them; `response_length` is the one the answer file gave, else the answer's
@@ -437,7 +437,15 @@ def assignments_export(
             "response_length",
         )
     )
-    topics = _covered(collection, owners)
+    # The questions the evaluation covers, as nugget_scores counts them: those with a labelled answer, and
+    # those whose list is empty.
+    labelled_turns = {a[3] for a in labelled_answers}
+    owned = set(
+        Nugget.objects.filter(judge_id__in=owners, turn__collection=collection).values_list(
+            "turn_id", flat=True
+        )
+    )
+    topics = [t for t in _covered(collection, owners) if t[0] in labelled_turns or t[0] not in owned]
     answers: list[Answer]
     if answered_only:
         answers = labelled_answers

@@ -7,10 +7,10 @@ For one answer and its assigned nuggets (support 1, partial_support 0.5, not_sup
 - vital_score, all_score: the same with partial support counting one half.
 A share over no nugget is 0. A run's score is the plain mean over the topics.
 
-By default, as nuggetizer's pipeline: a run is scored on every topic the nugget set covers (the topics of the
-nugget lists, an empty list included). An answer to a topic with an empty list scores 0, and so does a
-topic the run did not answer (nuggetizer writes an all-`not_support` record for it) or whose answer has no
-label yet. `answered_only` keeps the older mean over the answers that have labels; pages name it when used.
+By default, as nuggetizer's pipeline: a run is scored on every topic the evaluation covers (those the judge
+labelled some answer of, and those whose nugget list is empty). An answer to a topic with an empty list
+scores 0, and so does a covered topic the run did not answer (nuggetizer writes an all-`not_support` record
+for it) or whose answer has no label yet. `answered_only` keeps the older mean over the answers that have labels; pages name it when used.
 
 An answer's nuggets are those its judge assigned; a nugget's importance follows
 `annotation.rag_nuggets.importance` (default: the importance that came with the assignments), and one
@@ -122,11 +122,13 @@ def mean_scores(rows: list[Scores] | list[AnswerScores]) -> Scores:
     )
 
 
-def _covered_turns(collection: Collection, owners: set[int], nugget_turns: set[int]) -> set[int]:
-    """The turns the nugget sets of `owners` cover: those a set lists (an empty list included, as a
-    created-nuggets file keeps it) and those where the owners have nuggets."""
+def _topics(collection: Collection, owners: set[int], owned: set[int], labelled: set[int]) -> set[int]:
+    """The topics the evaluation covers: those the judge labelled some answer of, and those whose nugget
+    list (of the `owners`, whose nuggets lie on the `owned` turns) is empty, as a created-nuggets file
+    keeps one. A topic of the set nobody has labelled yet (a person's work handed out topic by topic, a job
+    still running) is not yet evaluated rather than 0 for every run."""
     listed = NuggetSetTurn.objects.filter(judge_id__in=owners, turn__collection=collection)
-    return set(listed.values_list("turn_id", flat=True)) | nugget_turns
+    return labelled | (set(listed.values_list("turn_id", flat=True)) - owned)
 
 
 def nugget_scores(
@@ -194,8 +196,11 @@ def nugget_scores(
         answered = set(counts)
     else:
         owners = {owner_of[pk][0] for pk in scored if pk in owner_of}
-        topics = _covered_turns(
-            collection, owners, {turn for owner, turn in owner_of.values() if owner in owners}
+        topics = _topics(
+            collection,
+            owners,
+            owned={turn for owner, turn in owner_of.values() if owner in owners},
+            labelled={turn for _, turn in counts},
         )
         answered = set(
             Response.objects.filter(run_id__in=run_pks, turn_id__in=topics, rank=1).values_list(

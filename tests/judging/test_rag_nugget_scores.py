@@ -9,7 +9,7 @@ from django.db import connection as db
 from django.test.utils import CaptureQueriesContext
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
-from annotation.models import Judge, NuggetImportanceJudgment
+from annotation.models import Judge, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
 from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
 from tests.factories import CollectionFactory
@@ -164,3 +164,23 @@ def test_it_says_when_the_vital_scores_lack_importance_labels_instead_of_reading
     payload = json.loads(as_json.getvalue())
     assert (payload["nuggets"], payload["unlabelled_nuggets"]) == (total, total)
     assert "--importance-judge" in payload["importance_warning"]
+
+
+def test_a_topic_nobody_labelled_is_left_out_and_an_unlabelled_answer_of_a_labelled_topic_scores_0(tmp_path):
+    collection, judge, records = _loaded(tmp_path)
+    NuggetAssignment.objects.filter(judge=judge, response__turn__turn_id="2024-10").delete()
+    NuggetAssignment.objects.filter(
+        judge=judge, response__turn__turn_id="2024-2", response__run__name="run-a"
+    ).delete()
+
+    scores = nugget_scores(collection=collection, judge=judge)
+    answered_only = nugget_scores(collection=collection, judge=judge, answered_only=True)
+
+    assert {a["qid"] for a in scores["answers"]} == {"2024-1", "2024-2"}
+    unlabelled = next(a for a in scores["answers"] if (a["run_id"], a["qid"]) == ("run-a", "2024-2"))
+    assert (unlabelled["answered"], unlabelled["nuggets"], unlabelled["all_score"]) == (True, 0, 0.0)
+    kept = [r for r in records if r["run_id"] == "run-a" and r["qid"] == "2024-1"]
+    assert answered_only["runs"]["run-a"] == {
+        name: calculate_global_metrics(kept)[name] for name in SCORE_NAMES
+    }
+    assert scores["runs"]["run-a"]["all_score"] == answered_only["runs"]["run-a"]["all_score"] / 2
