@@ -34,8 +34,8 @@ class CalibrationForm(forms.Form):
     answered_only = forms.BooleanField(
         label="Answered topics only",
         required=False,
-        help_text="Average each run over the topics it answered, instead of every topic of the nugget "
-        "lists with 0 where it gave no answer (nuggetizer's way).",
+        help_text="Average each run over the topics it answered, instead of every topic the evaluation "
+        "covers with 0 where it gave no answer (nuggetizer's way).",
     )
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:

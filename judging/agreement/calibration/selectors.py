@@ -75,7 +75,7 @@ def nugget_calibration(
     (tau-b and Pearson's r on each topic over the runs, and their spread). The run scores are means over
     the topics both evaluations cover (`topics` names those of one only); on the same topics they are
     `nugget_scores`'s. `answered_only` averages each run over the topics it answered instead of every topic
-    of the nugget set (nuggetizer's way).
+    the evaluation covers (nuggetizer's way).
     """
     if score not in SCORE_NAMES:
         raise ValueError(f"unknown score {score!r}; choose one of {', '.join(SCORE_NAMES)}")

@@ -86,7 +86,7 @@ class Command(CollectionCommand):
         parser.add_argument(
             "--answered-only",
             action="store_true",
-            help="Average each run over the topics it answered (default: every topic, 0 where unanswered).",
+            help="Average each run over the topics it answered (default: every topic the evaluation covers, 0 where unanswered).",
         )
         parser.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap over topics.")
         parser.add_argument("--format", choices=["text", "json"], default="text")
