@@ -73,7 +73,7 @@ def spread(values: Sequence[float]) -> Spread | None:
 
 def _natural(text: str) -> list[Any]:
     # Topic 2 before topic 10, as every table of the project orders them.
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+    return [int(part) if part.isdecimal() else part for part in re.split(r"(\d+)", text)]
 
 
 def topic_figures(topic: str, x: np.ndarray, y: np.ndarray) -> TopicFigures:

@@ -93,3 +93,15 @@ def test_it_leaves_undefined_topics_out_of_the_spread_and_says_why():
 def test_it_has_no_spread_without_values():
     assert spread([]) is None
     assert topic_agreement(per_topic_a={}, per_topic_b={})["kendall_tau_b"] is None
+
+
+def test_it_orders_a_topic_named_with_a_digit_int_cannot_read():
+    # "²" is a digit to str.isdigit but not a number int() reads: a topic so named must still sort.
+    runs, topics = ["r1", "r2", "r3"], ["²", "10", "2"]
+    scores = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.7, 0.9, 0.8]])
+
+    result = topic_agreement(
+        per_topic_a=_per_topic(scores, runs, topics), per_topic_b=_per_topic(scores, runs, topics)
+    )
+
+    assert [row["topic"] for row in result["topics"]] == ["2", "10", "²"]
