@@ -53,7 +53,7 @@ def _on_topics(
 def _unlabelled_note(scores: NuggetScores, score: str, side: str) -> str | None:
     if "vital" in score and scores["nuggets"] and scores["unlabelled_nuggets"] == scores["nuggets"]:
         return (
-            f"Evaluation {side}: none of its {scores['nuggets']} nuggets has a vital/okay label from its "
+            f"Evaluation {side}: none of its {plural(scores['nuggets'], 'nugget')} has a vital/okay label from its "
             f"importance judge, so its {score} is 0 for want of labels: choose the judge that labelled them."
         )
     return None

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
+from core.wording import plural
 from judging.agreement.calibration.selectors import NuggetEvaluation, nugget_calibration
 from judging.rag_nuggets.metrics import ANSWERED_ONLY_NOTE, IMPORTANCE_DEFAULT, SCORE_NAMES
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
@@ -25,7 +26,7 @@ def _spread(spread: dict[str, Any] | None) -> str:
     return (
         f"mean {spread['mean']:.3f}, median {spread['median']:.3f}, interquartile {spread['q1']:.3f} to "
         f"{spread['q3']:.3f}, range {spread['minimum']:.3f} to {spread['maximum']:.3f}{sd} "
-        f"over {spread['topics']} topics"
+        f"over {plural(spread['topics'], 'topic')}"
     )
 
 
@@ -33,7 +34,9 @@ def calibration_text(report: dict[str, Any]) -> str:
     run, topics = report["run_level"], report["per_topic"]
     ci = run["kendall_tau_ci"]
     interval = (
-        f" (95% interval {ci['ci'][0]:.3f} to {ci['ci'][1]:.3f}, over {ci['turns']} topics)" if ci else ""
+        f" (95% interval {ci['ci'][0]:.3f} to {ci['ci'][1]:.3f}, over {plural(ci['turns'], 'topic')})"
+        if ci
+        else ""
     )
 
     def side(name: str) -> str:
@@ -44,7 +47,7 @@ def calibration_text(report: dict[str, Any]) -> str:
         f"{report['score']}: A ({side('a')}) vs B ({side('b')})",
         *([ANSWERED_ONLY_NOTE] if report["answered_only"] else []),
         f"run level: Kendall's tau-b {_figure(run['kendall_tau_b'])}{interval}, Spearman's rho "
-        f"{_figure(run['spearman_rho'])} over {run['n_runs']} runs",
+        f"{_figure(run['spearman_rho'])} over {plural(run['n_runs'], 'run')}",
         f"per topic: tau-b {_spread(topics['kendall_tau_b'])}",
         f"per topic: Pearson's r {_spread(topics['pearson_r'])}",
         *(f"note: {note}" for note in report["notes"] + run["notes"] + topics["notes"]),
