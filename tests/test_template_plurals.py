@@ -31,7 +31,11 @@ COUNTED = re.compile(
     + r")(?:e?s)?)\b(?!\{\{[^}]*pluralize)"
 )
 # Printed values that are names, not counts ("relevance labels", "conversation units").
-NOT_COUNTS = {"report.task", "row.assignment.get_unit_kind_display|lower", "run.name"}  # run.name: "bm25 nugget scores"
+NOT_COUNTS = {
+    "report.task",
+    "row.assignment.get_unit_kind_display|lower",
+    "run.name",
+}  # run.name: "bm25 nugget scores"
 
 
 def _unpluralised() -> list[str]:
