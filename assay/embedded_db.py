@@ -128,7 +128,10 @@ def start(*, data: Path, at_port: int, database: str = DATABASE) -> str:
     status = _run([str(bin_dir / "pg_ctl"), "-D", str(data), "status"], owner)
     if status.returncode != 0:
         if accepts_connections(at_port):
-            raise EmbeddedDatabaseError(f"port {at_port} is taken by another program: set EMBEDDED_PG_PORT")
+            raise EmbeddedDatabaseError(
+                f"port {at_port} is taken by another program (another checkout's embedded PostgreSQL?): "
+                "set EMBEDDED_PG_PORT to a free port"
+            )
         # Loopback TCP only, no Unix socket (whose path length and folder rights differ between machines);
         # no fsync: a development and test cluster, where speed matters more than surviving a power cut.
         options = (
