@@ -26,7 +26,6 @@ from annotation.judgments import (
     AssignmentRow,
     ImportanceRow,
     JudgmentRefused,
-    NuggetDraft,
     importance_judgments_upsert,
     nugget_assignments_upsert,
     nugget_list_replace,
@@ -45,85 +44,20 @@ from annotation.models import (
     Turn,
 )
 from annotation.rag_nuggets.importance import importance_labels
+from annotation.rag_nuggets.lists import (
+    ASSIGNMENTS,
+    IMPORTANCE,
+    NUGGETS,
+    count_into,
+    cover,
+    importance_store,
+    list_store,
+    ordered_turns,
+    set_order,
+    turns_by_id,
+)
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
-
-NUGGETS, IMPORTANCE, ASSIGNMENTS = "nuggets", "importance labels", "assignments"
-
-
-def _turns(collection: Collection, wanted: dict[str, int], problems: Problems) -> dict[str, Turn]:
-    turns = {t.turn_id: t for t in Turn.objects.filter(collection=collection, turn_id__in=list(wanted))}
-    for qid, line in wanted.items():
-        if qid not in turns:
-            problems.add(line, f"qid {qid} is not a question of collection {collection.name}")
-    return turns
-
-
-def _count(result: ImportResult, kind: str, created: int, updated: int, unchanged: int, deleted: int) -> None:
-    for outcome, n in (
-        ("created", created),
-        ("updated", updated),
-        ("unchanged", unchanged),
-        ("deleted", deleted),
-    ):
-        if n:
-            result.count(kind, outcome, n)
-
-
-def _set_order(judge: Judge, collection: Collection, turns: list[Turn]) -> None:
-    """The judge's set covers `turns` in this order (nuggetizer files list questions in their own order,
-    which an export must give back)."""
-    NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).exclude(
-        turn__in=[t.pk for t in turns]
-    ).delete()
-    current = {c.turn_id: c for c in NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection)}
-    for position, turn in enumerate(turns, start=1):
-        cover = current.get(turn.pk)
-        if cover is None:
-            NuggetSetTurn.objects.create(judge=judge, turn=turn, position=position)
-        elif cover.position != position:
-            cover.position = position
-            cover.save(update_fields=["position"])
-
-
-def _cover(judge: Judge, collection: Collection, turns: list[Turn]) -> None:
-    """The judge's set covers `turns` too, after the turns it covers already (an assignments file makes
-    the lists of questions the judge had none for, an empty one included)."""
-    covered = dict(
-        NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "turn_id", "position"
-        )
-    )
-    last = max(covered.values(), default=0)
-    NuggetSetTurn.objects.bulk_create(
-        [
-            NuggetSetTurn(judge=judge, turn=turn, position=last + i)
-            for i, turn in enumerate((t for t in turns if t.pk not in covered), start=1)
-        ]
-    )
-
-
-def _list_store(
-    *, judge: Judge, turn: Turn, nuggets: list[FileNugget], result: ImportResult, line: int, path: str
-) -> list[Nugget]:
-    """Make the judge's list of the turn be `nuggets` (keys "1".."n") and return its rows in order."""
-    drafts = [NuggetDraft(key=str(i), text=n.text) for i, n in enumerate(nuggets, start=1)]
-    try:
-        written = nugget_list_replace(judge=judge, turn=turn, nuggets=drafts)
-    except JudgmentRefused as exc:
-        raise ImportFailed([f"{path}:{line}: {exc}"]) from None
-    _count(result, NUGGETS, written.created, written.updated, written.unchanged, written.removed)
-    by_key = {n.key: n for n in Nugget.objects.filter(judge=judge, turn=turn)}
-    return [by_key[d.key] for d in drafts]
-
-
-def _importance_store(
-    *, judge: Judge, collection: Collection, rows: list[ImportanceRow], result: ImportResult
-) -> None:
-    written = importance_judgments_upsert(
-        judge=judge, collection=collection, rows=rows, condition=LabelCondition.IMPORTED
-    )
-    _count(result, IMPORTANCE, written.created, written.updated, written.unchanged, 0)
 
 
 @transaction.atomic
@@ -138,13 +72,13 @@ def created_nuggets_import(*, path: str | Path, collection: Collection, judge: J
     pathname = str(path)
     problems = Problems(pathname)
     records = parse_created_nuggets(path, problems=problems)
-    turns = _turns(collection, {r.qid: r.line for r in records}, problems)
+    turns = turns_by_id(collection, {r.qid: r.line for r in records}, problems)
     problems.raise_if_any()
     result = ImportResult()
     rows: list[ImportanceRow] = []
     listed = [turns[r.qid] for r in records]
     for record in records:
-        stored = _list_store(
+        stored = list_store(
             judge=judge,
             turn=turns[record.qid],
             nuggets=record.nuggets,
@@ -158,25 +92,10 @@ def created_nuggets_import(*, path: str | Path, collection: Collection, judge: J
     )
     for turn in left_out.distinct():
         written = nugget_list_replace(judge=judge, turn=turn, nuggets=[])
-        _count(result, NUGGETS, 0, 0, 0, written.removed)
-    _importance_store(judge=judge, collection=collection, rows=rows, result=result)
-    _set_order(judge, collection, listed)
+        count_into(result, NUGGETS, 0, 0, 0, written.removed)
+    importance_store(judge=judge, collection=collection, rows=rows, result=result)
+    set_order(judge, collection, listed)
     return result
-
-
-def _ordered_turns(collection: Collection, judge: Judge) -> list[tuple[int, str, str]]:
-    """(turn pk, turn id, question) of the turns the judge's set covers (a question of a nuggetizer file
-    may list no nugget) or where it has nuggets: set order, then natural order."""
-    placed = dict(
-        NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "turn_id", "position"
-        )
-    )
-    columns = ("pk", "turn_id", "utterance")
-    rows = set(Turn.objects.filter(pk__in=list(placed)).values_list(*columns)) | set(
-        Turn.objects.filter(nuggets__judge=judge, collection=collection).values_list(*columns)
-    )
-    return sorted(rows, key=lambda r: (r[0] not in placed, placed.get(r[0], 0), natural_key(r[1])))
 
 
 def created_nuggets_export(
@@ -185,7 +104,7 @@ def created_nuggets_export(
     """The judge's nugget lists as nuggetizer's created-nuggets file. A nugget's importance is
     `importance_judge`'s vital/okay label of it (default: the judge's own); one without a label is written
     as okay, as nuggetizer's scores count any importance but "vital"."""
-    turns = _ordered_turns(collection, judge)
+    turns = ordered_turns(collection, judge)
     nuggets: dict[int, list[tuple[int, str]]] = {}
     for pk, turn_id, text in Nugget.objects.filter(judge=judge, turn__collection=collection).values_list(
         "pk", "turn_id", "text"
@@ -300,7 +219,7 @@ def assignments_import(
     owner = nuggets_judge or judge
     problems = Problems(pathname)
     records = parse_assignments(path, problems=problems)
-    turns = _turns(collection, {r.qid: r.line for r in reversed(records)}, problems)
+    turns = turns_by_id(collection, {r.qid: r.line for r in reversed(records)}, problems)
     answers = _answers(collection, records, problems)
     stored: dict[int, list[Nugget]] = {
         turn_pk: []
@@ -338,7 +257,7 @@ def assignments_import(
 
     result = ImportResult()
     for qid, first in firsts.items():
-        created = _list_store(
+        created = list_store(
             judge=judge, turn=turns[qid], nuggets=first.nuggets, result=result, line=first.line, path=pathname
         )
         for index, r in enumerate(records):
@@ -346,7 +265,7 @@ def assignments_import(
                 matched[index] = created
                 importance.update({n.pk: f.importance for n, f in zip(created, r.nuggets, strict=True)})
     if firsts:
-        _cover(judge, collection, [turns[qid] for qid in firsts])
+        cover(judge, collection, [turns[qid] for qid in firsts])
     rows = [
         AssignmentRow(answers[r.run_id, r.qid][0], nugget.pk, item.assignment)
         for index, r in enumerate(records)
@@ -359,7 +278,7 @@ def assignments_import(
         )
     except JudgmentRefused as exc:
         raise ImportFailed([f"{pathname}: {exc}"]) from None
-    _count(result, ASSIGNMENTS, written.created, written.updated, written.unchanged, 0)
+    count_into(result, ASSIGNMENTS, written.created, written.updated, written.unchanged, 0)
     # Named in the report: these labels are an importance judge of their own (the assignment judge),
     # which the scores of its assignments use by default and --importance-judge can name for others.
     labelled = importance_judgments_upsert(
@@ -368,7 +287,7 @@ def assignments_import(
         rows=[ImportanceRow(k, v) for k, v in importance.items()],
         condition=LabelCondition.IMPORTED,
     )
-    _count(
+    count_into(
         result,
         f"{IMPORTANCE} of {judge.name}",
         labelled.created,
@@ -383,7 +302,7 @@ def _covered(collection: Collection, owners: set[int]) -> list[tuple[int, str, s
     """(turn pk, turn id, question) of the turns the owners' nugget sets cover, in set order."""
     rows: dict[int, tuple[int, str, str]] = {}
     for owner in Judge.objects.filter(pk__in=owners).order_by("name"):
-        for row in _ordered_turns(collection, owner):
+        for row in ordered_turns(collection, owner):
             rows.setdefault(row[0], row)
     return list(rows.values())
 

@@ -10,7 +10,8 @@ from django import forms
 from annotation.judge_menus import judge_menu, judge_names_by_task
 from annotation.models import Collection, Judge, SupportJudgment
 from annotation.typed import choice_field
-from judging.agreement.selectors import HUMAN_CONDITIONS, RUN_MEASURES, TASKS, judges_with_labels
+from judging.agreement.run_scores import RUN_MEASURES
+from judging.agreement.selectors import HUMAN_CONDITIONS, TASKS, judges_with_labels
 
 
 class ComparisonForm(forms.Form):

@@ -22,14 +22,12 @@ from judging.agreement.metrics import (
     rank_agreement,
 )
 from judging.agreement.reports.comparison import _agreement
+from judging.agreement.run_scores import RUN_MEASURES, RunScores, run_scores_by_judge
 from judging.agreement.selectors import (
-    RUN_MEASURES,
     TASKS,
-    RunScores,
     judges_with_labels,
     labels_by_judge,
     pairs_from_labels,
-    run_scores_by_judge,
     task_spec,
 )
 

@@ -15,13 +15,8 @@ from judging.agreement.metrics import (
     label_agreement,
     rank_agreement,
 )
-from judging.agreement.selectors import (
-    RUN_MEASURES,
-    labels_by_judge,
-    pairs_from_labels,
-    run_scores,
-    task_spec,
-)
+from judging.agreement.run_scores import RUN_MEASURES, run_scores
+from judging.agreement.selectors import labels_by_judge, pairs_from_labels, task_spec
 
 ImageFormat = Literal["svg", "png"]
 FIGURE_COLUMNS = [
