@@ -10,8 +10,9 @@ from django import forms
 from annotation.judge_menus import judge_menu, judge_names_by_task
 from annotation.models import Collection, Judge, SupportJudgment
 from annotation.typed import choice_field
-from judging.agreement.run_scores import RUN_MEASURES
+from judging.agreement.run_scores import IMPORTANCE_MEASURES, RUN_MEASURES
 from judging.agreement.selectors import HUMAN_CONDITIONS, TASKS, judges_with_labels
+from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT
 
 
 class ComparisonForm(forms.Form):
@@ -70,6 +71,13 @@ class RankingForm(forms.Form):
     measure = forms.ChoiceField(choices=[(m, m) for m in RUN_MEASURES])
     a = forms.ModelChoiceField(label="Judge A", queryset=Judge.objects.all(), to_field_name="name")
     b = forms.ModelChoiceField(label="Judge B", queryset=Judge.objects.all(), to_field_name="name")
+    importance_judge = forms.ModelChoiceField(
+        label="Vital/okay labels of",
+        queryset=Judge.objects.all(),
+        to_field_name="name",
+        required=False,
+        help_text=f"For the nugget measures; blank: {IMPORTANCE_DEFAULT}",
+    )
 
     def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -84,3 +92,16 @@ class RankingForm(forms.Form):
         first = RUN_MEASURES[measure][0] if measure in RUN_MEASURES else None
         for field_name in ("a", "b"):
             choice_field(self, field_name).widget.choices = judge_menu(names, first=first)
+        importance = judge_names_by_task(
+            collection=collection, tasks=["nugget-importance", "nugget-assignment"]
+        )
+        choice_field(self, "importance_judge").widget.choices = judge_menu(importance, empty="default")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        measure = data.get("measure")
+        if data.get("importance_judge") is not None and measure and measure not in IMPORTANCE_MEASURES:
+            self.add_error(
+                "importance_judge", f"vital/okay labels apply to the nugget measures, not {measure}"
+            )
+        return data

@@ -144,7 +144,11 @@ def _ranking(collection: Collection, form: RankingForm) -> tuple[dict[str, Any] 
     data = form.cleaned_data
     try:
         report = rank_report(
-            collection=collection, measure=data["measure"], judge_a=data["a"], judge_b=data["b"]
+            collection=collection,
+            measure=data["measure"],
+            judge_a=data["a"],
+            judge_b=data["b"],
+            importance_judge=data.get("importance_judge"),
         )
     except ValueError as exc:
         return None, str(exc)

@@ -309,3 +309,32 @@ def test_nuggetizers_failed_labels_are_left_out_of_agreement(study):
 
     assert report["n"] == 6 * 3 * 6 - 5
     assert report["labels"] == ORDER
+
+
+def test_the_ranking_page_ranks_runs_by_vital_scores_under_the_importance_judge_chosen(client, study):
+    collection, llm, human = study
+    client.force_login(OrganiserFactory())
+    url = reverse("judging:agreement-ranking", args=[collection.name])
+    query = {"measure": "nugget-strict-vital", "a": "assessor", "b": "gpt-4o", "format": "json"}
+
+    page = client.get(url, {**query, "importance_judge": "assessor"})
+    download = client.get(
+        reverse("judging:agreement-ranking-download", args=[collection.name, "ranking.json"]),
+        {**query, "importance_judge": "assessor"},
+    )
+    refused = client.get(url, {**query, "measure": "ndcg@5", "importance_judge": "assessor"})
+
+    assert page.status_code == 200
+    a = nugget_scores(collection=collection, judge=human, importance_judge=human)["runs"]
+    b = nugget_scores(collection=collection, judge=llm, importance_judge=human)["runs"]
+    runs = sorted(a)
+    tau = kendalltau([a[r]["strict_vital_score"] for r in runs], [b[r]["strict_vital_score"] for r in runs])
+    assert f"{tau.statistic:.3f}" in page.content.decode()
+    assert download.status_code == 200
+    report = download.json()
+    assert {row["run"]: row["score_a"] for row in report["runs"]} == {
+        r: pytest.approx(a[r]["strict_vital_score"]) for r in runs
+    }
+    assert report["importance_judge"] == "assessor"
+    assert refused.status_code == 400
+    assert "vital/okay labels apply to the nugget measures" in refused.content.decode()
