@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
 from annotation.io import run_import
 from annotation.judgments import ImportanceRow, importance_judgments_upsert
 from annotation.models import Judge, LabelCondition, Nugget, NuggetAssignment, NuggetImportanceJudgment
-from tests.factories import CollectionFactory
+from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import QUESTIONS, answer_sentences, reported_length
 
 pytestmark = pytest.mark.django_db
@@ -145,7 +146,7 @@ def _assert_equal_to_nuggetizer(payload: dict, export: Path) -> None:
         assert payload["runs"][run] == {k: overall[k] for k in SCORES}
 
 
-def test_nuggetizers_files_go_through_assay_and_score_as_nuggetizer_scores_them(tmp_path):
+def test_nuggetizers_files_go_through_assay_and_score_as_nuggetizer_scores_them(tmp_path, client):
     collection = CollectionFactory(name="rag-e2e")
     answers, nuggets, assignments = _nuggetizer_files(tmp_path)
     run_import(path=answers, collection=collection)
@@ -227,6 +228,14 @@ def test_nuggetizers_files_go_through_assay_and_score_as_nuggetizer_scores_them(
     )
     _assert_equal_to_nuggetizer(by_vital_judge, exported)
     assert by_vital_judge["runs"] != default["runs"]
+
+    # The same choices on the scores page, and its assignments download: the same scores, the same file.
+    client.force_login(OrganiserFactory())
+    choices = {"judge": "gpt-4o-assign", "importance_judge": "llm-vital"}
+    table = client.get(reverse("judging:nugget-scores", args=[name]), choices).context["table"]
+    download = client.get(reverse("judging:nugget-scores-download", args=[name, "assignments"]), choices)
+    assert {row.run: dict(row.scores) for row in table.rows} == by_vital_judge["runs"]
+    assert download.status_code == 200 and download.content == exported.read_bytes()
 
     # nuggetizer's per-answer metrics file of one run, as its calculate_metrics writes it.
     metrics = _export(
