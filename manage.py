@@ -5,13 +5,16 @@ import sys
 # The loopback fakes sign nothing and read no setting, so they start without SECRET_KEY: the settings,
 # which refuse to load without one while DEBUG is off, are loaded for them as on a development machine.
 NEEDS_NO_SECRET = {"llm_fake_server", "mturk_fake_server"}
+# Commands that read and write no row: they run without starting the embedded PostgreSQL (the docs build
+# writes the API schema on a machine where no cluster runs, or where another checkout's holds the port).
+NEEDS_NO_DATABASE = NEEDS_NO_SECRET | {"spectacular", "collectstatic", "help", "version"}
 
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
     if len(sys.argv) > 1 and sys.argv[1] in NEEDS_NO_SECRET and not os.environ.get("SECRET_KEY"):
         os.environ["DEBUG"] = "1"
-    elif not os.environ.get("DATABASE_URL"):
+    elif not os.environ.get("DATABASE_URL") and len(sys.argv) > 1 and sys.argv[1] not in NEEDS_NO_DATABASE:
         # No server named: the project's embedded PostgreSQL, started here when it is not running, so a
         # command works on a fresh checkout as `make run` does.
         from assay import embedded_db

@@ -67,3 +67,28 @@ def test_the_settings_refuse_a_database_that_is_not_postgresql(url):
     )
     assert done.returncode != 0
     assert "DATABASE_URL must name a PostgreSQL database" in done.stderr
+
+
+def test_a_command_that_reads_no_row_starts_no_cluster(tmp_path):
+    # The docs build writes the API schema through manage.py where no cluster runs, or where another
+    # checkout's holds the default port: taken here, so a start would fail the command.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        env |= {
+            "DEBUG": "1",
+            "EMBEDDED_PG_PORT": str(taken.getsockname()[1]),
+            "EMBEDDED_PG_DIR": str(tmp_path),
+        }
+        done = subprocess.run(
+            [sys.executable, "manage.py", "spectacular", "--file", str(tmp_path / "schema.yaml")],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "schema.yaml").read_text().startswith("openapi:")
+    assert not (tmp_path / "PG_VERSION").exists()
