@@ -307,6 +307,19 @@ def _covered(collection: Collection, owners: set[int]) -> list[tuple[int, str, s
     return list(rows.values())
 
 
+# An answer of a nuggetizer assignments file, read from its response.
+ANSWER_COLUMNS = (
+    "pk",
+    "run_id",
+    "run__name",
+    "turn_id",
+    "turn__turn_id",
+    "turn__utterance",
+    "text",
+    "response_length",
+)
+
+
 def assignments_export(
     *,
     collection: Collection,
@@ -343,18 +356,9 @@ def assignments_export(
     )
     # (response pk, or None for a question the run did not answer; run pk, run, turn pk, qid, question, text,
     # response_length)
-    Answer = tuple[int | None, int, str, int, str, str, str, int | None]
+    Answer = tuple[int | None, int, str, int, str, str, str, int | None]  # as ANSWER_COLUMNS reads them
     labelled_answers: list[Answer] = list(
-        Response.objects.filter(pk__in=list(labels)).values_list(
-            "pk",
-            "run_id",
-            "run__name",
-            "turn_id",
-            "turn__turn_id",
-            "turn__utterance",
-            "text",
-            "response_length",
-        )
+        Response.objects.filter(pk__in=list(labels)).values_list(*ANSWER_COLUMNS)
     )
     # The questions the evaluation covers, as nugget_scores counts them: those with a labelled answer, and
     # those whose list is empty.
@@ -373,16 +377,7 @@ def assignments_export(
         answers = list(
             Response.objects.filter(
                 run_id__in=[pk for pk, _ in runs], turn_id__in=[t[0] for t in topics], rank=1
-            ).values_list(
-                "pk",
-                "run_id",
-                "run__name",
-                "turn_id",
-                "turn__turn_id",
-                "turn__utterance",
-                "text",
-                "response_length",
-            )
+            ).values_list(*ANSWER_COLUMNS)
         )
         given = {(run_pk, turn_pk) for _, run_pk, _, turn_pk, *_ in answers}
         answers += [

@@ -21,6 +21,16 @@ from judging.rag_nuggets.selectors import DEFAULT_SCORE
 SCORE_CHOICES = [(name, name) for name in SCORE_NAMES]
 
 
+def answered_only_field() -> forms.BooleanField:
+    """The named option of averaging over answered topics only, as every nugget score form offers it."""
+    return forms.BooleanField(
+        label="Answered topics only",
+        required=False,
+        help_text="Average each run over the topics it answered, instead of every topic the evaluation "
+        "covers with 0 where it gave no answer (nuggetizer's way).",
+    )
+
+
 class NuggetScoresForm(forms.Form):
     judge = forms.ModelChoiceField(
         label="Assignment judge",
@@ -44,12 +54,7 @@ class NuggetScoresForm(forms.Form):
         help_text="Only the nuggets of this judge's lists (and whose lists the nuggets file holds).",
     )
     order = forms.ChoiceField(label="Rank by", choices=SCORE_CHOICES, initial=DEFAULT_SCORE, required=False)
-    answered_only = forms.BooleanField(
-        label="Answered topics only",
-        required=False,
-        help_text="Average each run over the topics it answered, instead of every topic the evaluation "
-        "covers with 0 where it gave no answer (nuggetizer's way).",
-    )
+    answered_only = answered_only_field()
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -11,6 +11,7 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.typed import choice_field
 from judging.agreement.calibration.selectors import NuggetEvaluation
+from judging.rag_nuggets.forms import answered_only_field
 from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT, SCORE_NAMES
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
@@ -31,12 +32,7 @@ class CalibrationForm(forms.Form):
     score = forms.ChoiceField(
         choices=[(name, name) for name in SCORE_NAMES], initial=DEFAULT_SCORE, required=False
     )
-    answered_only = forms.BooleanField(
-        label="Answered topics only",
-        required=False,
-        help_text="Average each run over the topics it answered, instead of every topic the evaluation "
-        "covers with 0 where it gave no answer (nuggetizer's way).",
-    )
+    answered_only = answered_only_field()
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
