@@ -25,7 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache.backends.locmem import LocMemCache
 from django.db import connection
@@ -126,7 +127,7 @@ class RecheckedSessionAuthentication(SessionAuthentication):
                 self.remembered = Remembered(
                     user_pk=user_pk,
                     password=user.password,
-                    recheck=lambda: _session_recheck(django_request, user_pk, session_hash),
+                    recheck=lambda: _session_recheck(user_pk, session_hash),
                 )
                 return super().authenticate(request)
         authenticated = super().authenticate(request)
@@ -136,10 +137,12 @@ class RecheckedSessionAuthentication(SessionAuthentication):
 
 
 def _session_claims(request: HttpRequest) -> tuple[Any, str] | None:
-    """The user pk and password hash a signed-in session names (None when it names none)."""
+    """The user pk and password hash a signed-in session names (None when it names none, or was signed in by
+    a backend no longer configured, which Django's get_user refuses too)."""
     user_id = request.session.get(SESSION_KEY)
     session_hash = request.session.get(HASH_SESSION_KEY)
-    if user_id is None or not session_hash:
+    backend = request.session.get(BACKEND_SESSION_KEY)
+    if user_id is None or not session_hash or backend not in settings.AUTHENTICATION_BACKENDS:
         return None
     return get_user_model()._meta.pk.to_python(user_id), session_hash
 
@@ -150,7 +153,7 @@ def _session_matches(user: AbstractBaseUser, session_hash: str) -> bool:
     return bool(user.is_active) and constant_time_compare(session_hash, user.get_session_auth_hash())
 
 
-def _session_recheck(request: HttpRequest, user_pk: Any, session_hash: str) -> None:
+def _session_recheck(user_pk: Any, session_hash: str) -> None:
     user = get_user_model()._default_manager.filter(pk=user_pk).first()
     if user is None or not _session_matches(user, session_hash):
         SEEN.delete(f"user:{user_pk}")

@@ -62,3 +62,18 @@ def test_it_refuses_a_session_of_a_deactivated_account():
 
     assert response.status_code in (401, 403)
     assert response.json()["code"] == "not_authenticated"
+
+
+def test_it_refuses_a_remembered_users_session_signed_in_by_a_backend_no_longer_configured():
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=1, n_passages=2, n_ptkb=0)
+    client = _signed_in(alice)
+    assert _next(client, assignment).status_code == 200  # alice is remembered from here on
+    session = client.session
+    session["_auth_user_backend"] = "some.removed.Backend"
+    session.save()
+
+    response = _next(client, assignment)
+
+    assert response.status_code in (401, 403)
+    assert response.json()["code"] == "not_authenticated"
