@@ -5,7 +5,7 @@ spread over the topics.
 A run-level tau near 1 can hide topics on which the two evaluations order the runs quite differently;
 TREC RAG's calibration of automatic against manual nugget evaluation reports the per-topic agreement and
 its spread beside the run-level tau for that reason. Pure computation on numbers (scipy's `kendalltau`
-and `pearsonr`, numpy's quantiles), no Django: the selectors feed it.
+and `pearsonr`, numpy's quantiles), no query: the selectors feed it.
 
 An undefined figure (fewer than three runs on a topic, or every run scoring the same there under one
 evaluation) is None with a reason, never NaN, and is left out of the spread.
@@ -14,13 +14,15 @@ evaluation) is None with a reason, never NaN, and is left out of the spread.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+
+from annotation.selectors import natural_key
+from core.wording import plural
 
 # As for the run-level tau: with two runs a rank correlation is +1 or -1 whatever the evaluations.
 MIN_TOPIC_RUNS = 3
@@ -71,18 +73,13 @@ def spread(values: Sequence[float]) -> Spread | None:
     )
 
 
-def _natural(text: str) -> list[Any]:
-    # Topic 2 before topic 10, as every table of the project orders them.
-    return [int(part) if part.isdecimal() else part for part in re.split(r"(\d+)", text)]
-
-
 def topic_figures(topic: str, x: np.ndarray, y: np.ndarray) -> TopicFigures:
     """Tau-b and r between the run scores `x` and `y` of one topic (the same runs, in the same order)."""
     from scipy import stats
 
     runs = int(x.size)
     if runs < MIN_TOPIC_RUNS:
-        return TopicFigures(topic, runs, None, None, f"{runs} run{'' if runs == 1 else 's'} under both")
+        return TopicFigures(topic, runs, None, None, f"{plural(runs, 'run')} under both")
     if np.unique(x).size < 2 or np.unique(y).size < 2:
         return TopicFigures(topic, runs, None, None, TIES)
     with warnings.catch_warnings():
@@ -106,7 +103,7 @@ def topic_agreement(
     topics_a = {topic for scores in per_topic_a.values() for topic in scores}
     topics_b = {topic for scores in per_topic_b.values() for topic in scores}
     rows = []
-    for topic in sorted(topics_a & topics_b, key=_natural):
+    for topic in sorted(topics_a & topics_b, key=natural_key):
         runs = sorted(
             run
             for run in per_topic_a.keys() & per_topic_b.keys()
@@ -121,7 +118,7 @@ def topic_agreement(
     notes = []
     if undefined:
         notes.append(
-            f"{undefined} of {len(rows)} topic{'' if len(rows) == 1 else 's'} "
+            f"{undefined} of {plural(len(rows), 'topic')} "
             f"{'has' if undefined == 1 else 'have'} no per-topic figure (fewer than {MIN_TOPIC_RUNS} runs "
             "under both evaluations, or every run tied under one): left out of the spread."
         )
@@ -130,7 +127,7 @@ def topic_agreement(
         "topics": [asdict(row) for row in rows],
         "kendall_tau_b": asdict(tau_spread) if tau_spread else None,
         "pearson_r": asdict(r_spread) if r_spread else None,
-        "only_a": sorted(topics_a - topics_b, key=_natural),
-        "only_b": sorted(topics_b - topics_a, key=_natural),
+        "only_a": sorted(topics_a - topics_b, key=natural_key),
+        "only_b": sorted(topics_b - topics_a, key=natural_key),
         "notes": notes,
     }
