@@ -14,6 +14,7 @@ from django import forms
 
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge
+from annotation.rag_nuggets.importance import importance_judge_name
 from annotation.typed import choice_field
 from judging.rag_nuggets.metrics import SCORE_NAMES
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
@@ -31,24 +32,25 @@ def answered_only_field() -> forms.BooleanField:
     )
 
 
+def judge_field(label: str, **options: Any) -> forms.ModelChoiceField:
+    """A judge menu chosen by name (the query string carries names); its queryset is set per collection
+    in the form's __init__, from `judges_with_labels`."""
+    return forms.ModelChoiceField(label=label, queryset=Judge.objects.none(), to_field_name="name", **options)
+
+
 class NuggetScoresForm(forms.Form):
-    judge = forms.ModelChoiceField(
-        label="Assignment judge",
-        queryset=Judge.objects.none(),
-        to_field_name="name",
+    judge = judge_field(
+        "Assignment judge",
         help_text="Whose nugget assignments (support, partial support, not support) score the answers.",
     )
-    importance_judge = forms.ModelChoiceField(
-        label="Importance judge",
-        queryset=Judge.objects.none(),
-        to_field_name="name",
+    importance_judge = judge_field(
+        "Importance judge",
         required=False,
+        empty_label="default",
         help_text="Whose vital/okay labels count; a nugget it did not label counts as okay.",
     )
-    nuggets_judge = forms.ModelChoiceField(
-        label="Nugget lists of",
-        queryset=Judge.objects.none(),
-        to_field_name="name",
+    nuggets_judge = judge_field(
+        "Nugget lists of",
         required=False,
         empty_label="every list the judge assigned",
         help_text="Only the nuggets of this judge's lists (and whose lists the nuggets file holds).",
@@ -61,9 +63,9 @@ class NuggetScoresForm(forms.Form):
         choice_field(self, "judge").queryset = judges_with_labels(
             collection=collection, task="nugget-assignment"
         )
-        importance = choice_field(self, "importance_judge")
-        importance.queryset = judges_with_labels(collection=collection, task="nugget-importance")
-        importance.empty_label = "default"
+        choice_field(self, "importance_judge").queryset = judges_with_labels(
+            collection=collection, task="nugget-importance"
+        )
         choice_field(self, "nuggets_judge").queryset = judges_with_labels(
             collection=collection, task="nuggets"
         )
@@ -86,5 +88,4 @@ def choices_slug(data: dict[str, Any]) -> str:
 
 def importance_slug(data: dict[str, Any]) -> str:
     """ "imp-<importance judge>", or "imp-default" for the scores' stated default."""
-    importance = data.get("importance_judge")
-    return "imp-" + (importance.name if importance else "default")
+    return "imp-" + importance_judge_name(data.get("importance_judge"))

@@ -8,30 +8,26 @@ from typing import Any
 from django import forms
 
 from annotation.judge_menus import judges_with_labels
-from annotation.models import Collection, Judge
+from annotation.models import Collection
 from annotation.typed import choice_field
 from judging.agreement.calibration.selectors import NuggetEvaluation
-from judging.rag_nuggets.forms import answered_only_field
-from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT, SCORE_NAMES
+from judging.rag_nuggets.forms import SCORE_CHOICES, answered_only_field, judge_field
+from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
+
+IMPORTANCE_OPTIONS: dict[str, Any] = {
+    "required": False,
+    "empty_label": "default",
+    "help_text": f"Default: {IMPORTANCE_DEFAULT}.",
+}
 
 
 class CalibrationForm(forms.Form):
-    judge_a = forms.ModelChoiceField(
-        label="A: assignment judge", queryset=Judge.objects.none(), to_field_name="name"
-    )
-    importance_a = forms.ModelChoiceField(
-        label="A: importance judge", queryset=Judge.objects.none(), to_field_name="name", required=False
-    )
-    judge_b = forms.ModelChoiceField(
-        label="B: assignment judge", queryset=Judge.objects.none(), to_field_name="name"
-    )
-    importance_b = forms.ModelChoiceField(
-        label="B: importance judge", queryset=Judge.objects.none(), to_field_name="name", required=False
-    )
-    score = forms.ChoiceField(
-        choices=[(name, name) for name in SCORE_NAMES], initial=DEFAULT_SCORE, required=False
-    )
+    judge_a = judge_field("A: assignment judge")
+    importance_a = judge_field("A: importance judge", **IMPORTANCE_OPTIONS)
+    judge_b = judge_field("B: assignment judge")
+    importance_b = judge_field("B: importance judge", **IMPORTANCE_OPTIONS)
+    score = forms.ChoiceField(choices=SCORE_CHOICES, initial=DEFAULT_SCORE, required=False)
     answered_only = answered_only_field()
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
@@ -41,10 +37,7 @@ class CalibrationForm(forms.Form):
         importance = judges_with_labels(collection=collection, task="nugget-importance")
         for side in ("a", "b"):
             choice_field(self, f"judge_{side}").queryset = assigners
-            field = choice_field(self, f"importance_{side}")
-            field.queryset = importance
-            field.empty_label = "default"
-            field.help_text = f"Default: {IMPORTANCE_DEFAULT}."
+            choice_field(self, f"importance_{side}").queryset = importance
 
     def clean_score(self) -> str:
         return self.cleaned_data["score"] or DEFAULT_SCORE
