@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from annotation.models import Collection
 from annotation.permissions import IsOrganiser
+from core.api_input import query_input
 from core.page_api import PageApi
 from judging.agreement.reports import live_agreement
 from judging.agreement.selectors import TASKS
@@ -64,7 +65,6 @@ class LiveAgreementApi(PageApi):
     def get(self, request: Request, name: str) -> Response:
         """Each assessor's agreement so far with the LLM judges and the other assessors, for one task."""
         collection = get_object_or_404(Collection, name=name)
-        query = LiveAgreementQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        report = live_agreement(collection=collection, task=query.validated_data["task"])
+        query = query_input(request, LiveAgreementQuery)
+        report = live_agreement(collection=collection, task=query["task"])
         return Response(LiveAgreementOutput(report).data)
