@@ -18,7 +18,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.models import Collection, Judge, Nugget, Passage, Turn
+from annotation.models import Judge, Nugget, Passage, Turn
 from annotation.nuggets.selectors import nugget_payload, relevance_judge_chosen
 from annotation.nuggets.services import (
     NuggetRejected,
@@ -96,8 +96,7 @@ class NuggetDuplicateOutput(serializers.Serializer):
 
 
 def _turn(name: str, turn_id: str) -> Turn:
-    collection = get_object_or_404(Collection, name=name)
-    return get_object_or_404(Turn.objects.select_related("topic"), collection=collection, turn_id=turn_id)
+    return get_object_or_404(Turn.objects.select_related("topic"), collection__name=name, turn_id=turn_id)
 
 
 def _own_nugget(request: Request, turn: Turn, pk: int) -> Nugget:
