@@ -25,32 +25,24 @@ from rest_framework.views import APIView
 MAX_DEPTH = 32
 
 
-class BadJsonBody(Exception):
-    """A body refused with a short `reason` (DRF views answer it in the API's error shape)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 def _constant(name: str) -> float:
-    raise BadJsonBody(f"JSON parse error - {name} is not a number JSON allows")
+    raise ParseError(f"JSON parse error - {name} is not a number JSON allows")
 
 
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise BadJsonBody(f"JSON parse error - {text[:40]} is out of range")
+        raise ParseError(f"JSON parse error - {text[:40]} is out of range")
     return value
 
 
 def _check_text(text: str) -> None:
     if "\x00" in text:
-        raise BadJsonBody("JSON parse error - NUL characters are not allowed")
+        raise ParseError("JSON parse error - NUL characters are not allowed")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise BadJsonBody("JSON parse error - lone surrogates are not allowed") from None
+        raise ParseError("JSON parse error - lone surrogates are not allowed") from None
 
 
 def _check_tree(data: Any) -> None:
@@ -64,7 +56,7 @@ def _check_tree(data: Any) -> None:
         if not isinstance(value, dict | list):
             continue
         if depth > MAX_DEPTH:
-            raise BadJsonBody(f"JSON parse error - nested deeper than {MAX_DEPTH} levels")
+            raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels")
         if isinstance(value, dict):
             for key in value:
                 _check_text(key)
@@ -74,19 +66,15 @@ def _check_tree(data: Any) -> None:
 
 
 def json_parse(raw: bytes) -> Any:
-    """The parsed body, or BadJsonBody with the reason."""
+    """The parsed body, or ParseError (a 400 in the API's error shape) with the reason."""
     try:
         data = json.loads(raw, parse_constant=_constant, parse_float=_finite)
     except RecursionError:
-        raise BadJsonBody(f"JSON parse error - nested deeper than {MAX_DEPTH} levels") from None
+        raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:  # UnicodeDecodeError too
-        raise BadJsonBody(f"JSON parse error - {exc}") from None
+        raise ParseError(f"JSON parse error - {exc}") from None
     _check_tree(data)
     return data
-
-
-def _too_large() -> str:
-    return f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
 
 
 class BodyTooLarge(APIException):
@@ -103,10 +91,7 @@ class StrictJSONParser(JSONParser):
     ) -> Any:
         if stream is None:
             return {}
-        try:
-            return json_parse(stream.read())
-        except BadJsonBody as exc:
-            raise ParseError(exc.reason) from None
+        return json_parse(stream.read())
 
 
 class StrictBodies(APIView):
@@ -117,5 +102,6 @@ class StrictBodies(APIView):
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, RequestDataTooBig):
-            exc = BodyTooLarge(_too_large())
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            exc = BodyTooLarge(f"the request body is larger than {limit} bytes")
         return super().handle_exception(exc)
