@@ -1,8 +1,9 @@
 """Taking crowd answers: in-platform submissions, provisional answers from the MTurk HIT page, and
 assignments confirmed by MTurk (sync, results CSV).
 
-Every path locks the batch row first (SELECT ... FOR UPDATE), so the batch's places are counted and a worker's one assignment is looked up by one writer at
-a time: concurrent submits never overfill a batch, and a repeated submit is answered as a repeat.
+Every path locks the batch row first (SELECT ... FOR UPDATE), so the batch's places are counted and a
+worker's one assignment is looked up by one writer at a time: concurrent submits never overfill a batch,
+and a repeated submit is answered as a repeat.
 """
 
 from __future__ import annotations
