@@ -134,10 +134,10 @@ def _ntr_recall(collection: Collection, judge: Judge) -> dict[str, float]:
 
 def _rag_nuggets(score: str) -> MeasureFunction:
     def scores(collection: Collection, judge: Judge, importance_judge: Judge | None = None) -> RunScores:
-        from judging.rag_nuggets.metrics import nugget_scores
+        from judging.rag_nuggets.metrics import nugget_scores, vital_unlabelled
 
         found = nugget_scores(collection=collection, judge=judge, importance_judge=importance_judge)
-        if "vital" in score and found["unlabelled_nuggets"] == found["nuggets"]:  # no vital/okay label
+        if "vital" in score and vital_unlabelled(found):
             return RunScores(scores={})
         per_turn: dict[str, dict[str, float]] = {}
         for answer in found["answers"]:

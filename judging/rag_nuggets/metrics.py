@@ -54,6 +54,7 @@ __all__ = [
     "mean_scores",
     "nugget_scores",
     "nugget_scores_text",
+    "vital_unlabelled",
 ]
 
 ANSWERED_ONLY_NOTE = (
@@ -231,6 +232,12 @@ def nugget_scores(
         nuggets=len(scored),
         unlabelled_nuggets=len(scored - labels.keys()),
     )
+
+
+def vital_unlabelled(scores: NuggetScores) -> bool:
+    """No scored nugget has a vital/okay label from the importance judge: the vital scores are 0 for want
+    of labels, not of support, and rank nothing."""
+    return bool(scores["nuggets"]) and scores["unlabelled_nuggets"] == scores["nuggets"]
 
 
 def nugget_scores_text(answers: list[AnswerScores]) -> str:

@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.models import Collection, Judge
-from judging.rag_nuggets.metrics import SCORE_NAMES, AnswerScores, NuggetScores, Scores, nugget_scores
+from judging.rag_nuggets.metrics import (
+    SCORE_NAMES,
+    AnswerScores,
+    NuggetScores,
+    Scores,
+    nugget_scores,
+    vital_unlabelled,
+)
 
 # TREC 2024 RAG's nugget evaluation reports the strict vital score first: the pages and the calibration
 # rank by it unless told otherwise.
@@ -37,7 +44,7 @@ class ScoreTable:
     def vital_unlabelled(self) -> bool:
         """No scored nugget has a vital/okay label from the importance judge: the vital scores are 0 for
         want of labels, not of support."""
-        return bool(self.scores["nuggets"]) and self.scores["unlabelled_nuggets"] == self.scores["nuggets"]
+        return vital_unlabelled(self.scores)
 
 
 def ranks(values: list[float]) -> list[int]:

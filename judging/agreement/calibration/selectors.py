@@ -13,7 +13,7 @@ from annotation.selectors import natural_key
 from core.wording import plural
 from judging.agreement.metrics import rank_agreement
 from judging.agreement.topic_agreement import topic_agreement
-from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, nugget_scores
+from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, nugget_scores, vital_unlabelled
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
 
@@ -51,7 +51,7 @@ def _on_topics(
 
 
 def _unlabelled_note(scores: NuggetScores, score: str, side: str) -> str | None:
-    if "vital" in score and scores["nuggets"] and scores["unlabelled_nuggets"] == scores["nuggets"]:
+    if "vital" in score and vital_unlabelled(scores):
         return (
             f"Evaluation {side}: none of its {plural(scores['nuggets'], 'nugget')} has a vital/okay label from its "
             f"importance judge, so its {score} is 0 for want of labels: choose the judge that labelled them."
