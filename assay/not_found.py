@@ -1,5 +1,6 @@
-"""The 404 of an address no route matches (Django's handler404): in the API's one error shape for the API
-and the JSON endpoints (core/api_errors.py), as DRF answers a 404 of its own; Django's page for the rest.
+"""The 404s Django answers itself (handler404: an address no route matches, or an Http404 a page view
+raises): in the API's one error shape for the API and the JSON endpoints (core/api_errors.py), as DRF
+answers a 404 of its own; Django's page for the rest.
 
 An address can match no route although its operation exists: a name holding a NUL character matches none
 of the URL converters (core/converters.py), and a script asking for it should still get JSON it can read.
