@@ -21,7 +21,8 @@ from annotation.models import Judge, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import
 from judging.agreement.metrics import rank_agreement
 from judging.rag_nuggets.metrics import nugget_scores
-from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
+from tests.factories import CollectionFactory, OrganiserFactory
+from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
 pytestmark = pytest.mark.django_db
@@ -84,14 +85,8 @@ def _expected(collection, a, b, score, importance_a=None, importance_b=None):
 
 def test_it_sends_anonymous_users_to_login_and_refuses_assessors(client, setup):
     collection, auto, manual = setup
-    query = {"judge_a": auto.name, "judge_b": manual.name}
 
-    anonymous = client.get(url(collection), query)
-    client.force_login(UserFactory())
-    assessor = client.get(url(collection), query)
-
-    assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("login"))
-    assert assessor.status_code == 403
+    assert_organisers_only(client, url(collection), {"judge_a": auto.name, "judge_b": manual.name})
 
 
 def test_it_shows_the_form_until_two_evaluations_are_chosen(organiser, setup):
@@ -99,9 +94,7 @@ def test_it_shows_the_form_until_two_evaluations_are_chosen(organiser, setup):
 
     response = organiser.get(url(collection))
 
-    assert response.status_code == 200
-    assert "report" not in response.context
-    assert f'<option value="{auto.name}">' in response.content.decode()
+    assert_form_only(response, result="report", judge_name=auto.name)
 
 
 def test_the_scores_pages_link_fills_in_evaluation_a(organiser, setup):

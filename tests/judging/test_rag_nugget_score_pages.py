@@ -16,7 +16,8 @@ from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_s
 from annotation.models import Judge, NuggetImportanceJudgment, Response
 from annotation.rag_nuggets.io import assignments_import
 from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
-from tests.factories import CollectionFactory, OrganiserFactory, RunFactory, UserFactory
+from tests.factories import CollectionFactory, OrganiserFactory, RunFactory
+from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
 pytestmark = pytest.mark.django_db
@@ -73,14 +74,8 @@ def test_it_sends_anonymous_users_to_login_and_refuses_assessors(client, loaded,
         "assignments": download_url(collection, "assignments"),
         "metrics": download_url(collection, "metrics"),
     }[page]
-    query = {"judge": judge.name, "run": "run-a"}
 
-    anonymous = client.get(url, query)
-    client.force_login(UserFactory())
-    assessor = client.get(url, query)
-
-    assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("login"))
-    assert assessor.status_code == 403
+    assert_organisers_only(client, url, {"judge": judge.name, "run": "run-a"})
 
 
 def test_it_shows_the_form_only_until_a_judge_is_chosen(organiser, loaded):
@@ -88,9 +83,7 @@ def test_it_shows_the_form_only_until_a_judge_is_chosen(organiser, loaded):
 
     response = organiser.get(scores_url(collection))
 
-    assert response.status_code == 200
-    assert "table" not in response.context
-    assert f'<option value="{judge.name}">' in response.content.decode()
+    assert_form_only(response, result="table", judge_name=judge.name)
 
 
 def test_it_ranks_every_run_by_the_chosen_score_with_the_scores_of_nugget_scores(organiser, loaded):
