@@ -3,8 +3,10 @@ worker that claimed it holds its lock, which PostgreSQL frees the moment that wo
 
 from __future__ import annotations
 
+import time
+
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django_tasks_db.models import DBTaskResult
 
 from assay.upkeep import upkeep_daily
@@ -19,6 +21,20 @@ def _claimed(worker_id: str) -> str:
     with transaction.atomic():
         DBTaskResult.objects.select_for_update().get(id=task_id).claim(worker_id)
     return task_id
+
+
+def _close(lock) -> None:
+    """Close the lock's connection, as the worker's death does, and wait until its server process has let
+    go of its locks (a moment after the client hangs up)."""
+    backend = lock.info.backend_pid
+    lock.close()
+    deadline = time.monotonic() + 10
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute("SELECT 1 FROM pg_locks WHERE pid = %s", [backend])
+            if cursor.fetchone() is None or time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
 
 
 def test_a_waiting_task_is_unfinished():
@@ -36,7 +52,7 @@ def test_a_running_task_is_unfinished_only_while_its_worker_holds_its_lock():
         assert tasks_unfinished([task_id]) == {task_id}
         assert tasks_unfinished([_claimed("worker-b")]) == set()  # another worker's lock says nothing
     finally:
-        lock.close()  # as the worker's death closes it
+        _close(lock)  # as the worker's death closes it
 
     assert tasks_unfinished([task_id]) == set()
 
@@ -57,5 +73,5 @@ def test_a_worker_id_is_taken_by_one_live_worker_at_a_time():
         with pytest.raises(WorkerLockError, match="worker id twin is taken by a live worker"):
             worker_lock_take("twin")
     finally:
-        lock.close()
+        _close(lock)
     worker_lock_take("twin").close()  # free again once the first is gone
