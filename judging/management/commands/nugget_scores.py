@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from django.core.management.base import CommandError, CommandParser
 
@@ -14,6 +15,7 @@ from judging.rag_nuggets.metrics import (
     NuggetScores,
     nugget_scores,
     nugget_scores_text,
+    vital_unlabelled,
 )
 
 
@@ -81,7 +83,7 @@ class Command(CollectionCommand):
             self.stderr.write(f"warning: {warning}")
         if answered_only:
             self.stderr.write(f"note: {ANSWERED_ONLY_NOTE}")
-        no_vital = scores["unlabelled_nuggets"] == scores["nuggets"]
+        no_vital = vital_unlabelled(scores)
         if format == "json":
             text = json.dumps({**scores, "importance_warning": warning}, indent=2) + "\n"
         elif format == "nuggetizer":
@@ -90,8 +92,9 @@ class Command(CollectionCommand):
             lines = [
                 f"{'run':<30} {'strict vital':>12} {'strict all':>10} {'vital':>7} {'all':>7} {'topics':>6}"
             ]
+            topics_of = Counter(a["run_id"] for a in answers)
             for name, values in sorted(scores["runs"].items(), key=lambda item: -item[1]["all_score"]):
-                topics = sum(1 for a in answers if a["run_id"] == name)
+                topics = topics_of[name]
                 # With no vital/okay label at all the vital scores measure nothing: not shown as 0.
                 strict_vital = "n/a" if no_vital else f"{values['strict_vital_score']:.4f}"
                 vital = "n/a" if no_vital else f"{values['vital_score']:.4f}"
