@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import select
 import signal
 import socket
@@ -46,8 +47,11 @@ class WorkerLockError(Exception):
 
 
 def worker_id_default() -> str:
-    """Readable in the queue's table and unique among live workers: the host, then the process."""
-    return f"{socket.gethostname()[:50]}-{os.getpid()}"[:64]
+    """Readable in the queue's table: the host, then the process. A random part keeps a restarted worker
+    from taking its dead predecessor's id, as one would in a container, where the host name survives a
+    restart and the worker is process 1 again: the dead worker's task would then read as running for as
+    long as its successor lives."""
+    return f"{socket.gethostname()[:40]}-{secrets.token_hex(4)}-{os.getpid()}"
 
 
 class TaskWorker(Worker):

@@ -272,7 +272,7 @@ def _kill_task_worker(port: int, job_id: int, deadline: float) -> str:
             raise SystemExit(f"the judge job was {job.status} with {job.units_done} units before the kill")
         time.sleep(0.1)
     worker_id = DBTaskResult.objects.get(id=job.task_id).worker_ids[-1]
-    # A worker names itself <host>-<pid>, and serve.sh's keepers write their workers' pids.
+    # A worker names itself <host>-<random>-<pid>, and serve.sh's keepers write their workers' pids.
     workers = {int(path.read_text()) for path in TMP.glob(f"serve-{port}-tasks-*.pid")}
     pid = int(worker_id.rsplit("-", 1)[1])
     if pid not in workers:

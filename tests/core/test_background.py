@@ -3,6 +3,7 @@ worker that claimed it holds its lock, which PostgreSQL frees the moment that wo
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -10,7 +11,7 @@ from django.db import connection, transaction
 from django_tasks_db.models import DBTaskResult
 
 from assay.upkeep import upkeep_daily
-from assay.workers import WorkerLockError, worker_lock_take
+from assay.workers import WorkerLockError, worker_id_default, worker_lock_take
 from core.background import tasks_unfinished
 
 pytestmark = pytest.mark.django_db
@@ -75,3 +76,11 @@ def test_a_worker_id_is_taken_by_one_live_worker_at_a_time():
     finally:
         _close(lock)
     worker_lock_take("twin").close()  # free again once the first is gone
+
+
+def test_a_default_worker_id_differs_between_two_workers_of_one_host_and_process():
+    # In a container the host name survives a restart and the worker is process 1 again.
+    first, second = worker_id_default(), worker_id_default()
+
+    assert first != second
+    assert first.endswith(f"-{os.getpid()}") and len(first) <= 64
