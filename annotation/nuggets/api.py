@@ -202,7 +202,12 @@ class NuggetDuplicateApi(PageApi):
     @extend_schema(
         operation_id="nuggets_duplicate",
         request=NuggetDuplicateInput,
-        responses={200: NuggetDuplicateOutput, **SPAN_REFUSALS},
+        responses={
+            200: NuggetDuplicateOutput,
+            400: OpenApiResponse(
+                description="Not another of your nuggets of the turn (itself, or not yours)."
+            ),
+        },
     )
     def post(self, request: Request, name: str, turn_id: str, pk: int) -> Response:
         """Mark one of your nuggets a duplicate of another of the turn (null: not a duplicate)."""
