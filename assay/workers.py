@@ -87,6 +87,11 @@ def worker_lock_take(worker_id: str) -> psycopg.Connection[Any]:
             keepalives_interval=5,
             keepalives_count=3,
         )
+        # And the server too: a worker cut off by the network exits, and its lock must be freed soon after,
+        # not when the server's system keepalive (two hours) notices, or its task reads as running meanwhile.
+        lock.execute("SET tcp_keepalives_idle = 15")
+        lock.execute("SET tcp_keepalives_interval = 5")
+        lock.execute("SET tcp_keepalives_count = 3")
         row = lock.execute(
             "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (WORKER_LOCK_CLASS, worker_id)
         ).fetchone()

@@ -78,6 +78,25 @@ def test_a_worker_id_is_taken_by_one_live_worker_at_a_time():
     worker_lock_take("twin").close()  # free again once the first is gone
 
 
+def test_a_worker_lock_connection_asks_the_server_to_notice_a_vanished_worker_within_seconds():
+    lock = worker_lock_take("keepalive")
+    try:
+        settings = dict(
+            lock.execute(
+                "SELECT name, setting FROM pg_settings WHERE name IN"
+                " ('tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count')"
+            ).fetchall()
+        )
+    finally:
+        lock.close()
+
+    assert settings == {
+        "tcp_keepalives_idle": "15",
+        "tcp_keepalives_interval": "5",
+        "tcp_keepalives_count": "3",
+    }
+
+
 def test_a_default_worker_id_differs_between_two_workers_of_one_host_and_process():
     # In a container the host name survives a restart and the worker is process 1 again.
     first, second = worker_id_default(), worker_id_default()
