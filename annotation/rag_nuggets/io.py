@@ -48,6 +48,7 @@ from annotation.rag_nuggets.lists import (
     ASSIGNMENTS,
     IMPORTANCE,
     NUGGETS,
+    assigned_list_owners,
     count_into,
     cover,
     importance_store,
@@ -349,7 +350,7 @@ def assignments_export(
     owners = (
         {nuggets_judge.pk}
         if nuggets_judge is not None
-        else set(Nugget.objects.filter(assignments__in=rows).values_list("judge_id", flat=True).distinct())
+        else set(assigned_list_owners(collection=collection, judge=judge).values_list("pk", flat=True))
     )
     importance = importance_labels(
         collection=collection, judge=judge, importance_judge=importance_judge, nuggets_judge=nuggets_judge

@@ -14,9 +14,10 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from annotation.models import Collection, Judge, Nugget, Run
+from annotation.models import Collection, Judge, Run
 from annotation.permissions import organiser_required
 from annotation.rag_nuggets.io import assignments_export, created_nuggets_export
+from annotation.rag_nuggets.lists import assigned_list_owners
 from core.api_errors import error_json, form_error_json
 from judging.rag_nuggets.forms import (
     SCORE_CHOICES,
@@ -106,13 +107,8 @@ def _file_part(text: str) -> str:
 
 def _nuggets_judge(collection: Collection, judge: Judge) -> Judge | None:
     """The one judge whose lists the assignment judge's nuggets come from; None when there are several."""
-    owners = list(
-        Nugget.objects.filter(assignments__judge=judge, turn__collection=collection)
-        .order_by()
-        .values_list("judge_id", flat=True)
-        .distinct()[:2]
-    )
-    return Judge.objects.get(pk=owners[0]) if len(owners) == 1 else None
+    owners = list(assigned_list_owners(collection=collection, judge=judge)[:2])
+    return owners[0] if len(owners) == 1 else None
 
 
 def _attachment(body: str, filename: str) -> HttpResponse:
