@@ -17,11 +17,6 @@ from annotation.models import Collection, Judge, NuggetImportance, NuggetImporta
 IMPORTANCE_DEFAULT = (
     "the assignment judge's own vital/okay label of a nugget, else that of the judge whose nugget it is"
 )
-# nuggetizer writes "failed" where its LLM gave no readable importance; its scores count only "vital" as
-# vital, so a failed label, like a missing one, counts as okay.
-IMPORTANCE_FAILED = "failed"
-# What nuggetizer's assignment step gives a created nugget that carries no importance.
-IMPORTANCE_MISSING = NuggetImportance.VITAL.value
 
 
 def importance_labels(
@@ -31,7 +26,9 @@ def importance_labels(
     importance_judge: Judge | None = None,
     nuggets_judge: Judge | None = None,
 ) -> dict[int, str]:
-    """{nugget id: vital, okay or failed} under the rule above, in one query.
+    """{nugget id: vital, okay or failed} under the rule above, in one query. A "failed" label (nuggetizer's:
+    its LLM gave no readable importance), like a missing one, counts as okay, as nuggetizer counts only
+    "vital" as vital.
 
     `judge` is the assignment judge (None when exporting a nugget list: then each nugget's own judge);
     `nuggets_judge` keeps only the nuggets of that judge's lists.
