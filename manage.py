@@ -15,10 +15,17 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in NEEDS_NO_SECRET and not os.environ.get("SECRET_KEY"):
         os.environ["DEBUG"] = "1"
     elif not os.environ.get("DATABASE_URL") and len(sys.argv) > 1 and sys.argv[1] not in NEEDS_NO_DATABASE:
-        # No server named: the project's embedded PostgreSQL, started here when it is not running, so a
-        # command works on a fresh checkout as `make run` does.
+        # No server named: on a development machine (DEBUG on, as `make run` sets it) the project's
+        # embedded PostgreSQL, started here when it is not running. Never in production, where a forgotten
+        # DATABASE_URL would otherwise make and migrate a local cluster beside the real one.
         from assay import embedded_db
+        from assay.env import env_bool
 
+        if not env_bool("DEBUG", False):
+            sys.exit(
+                "DATABASE_URL is not set: name your PostgreSQL server (postgres://user:password@host/db), "
+                "or set DEBUG=1 on a development machine to use the embedded one"
+            )
         try:
             os.environ["DATABASE_URL"] = embedded_db.ensure_default()
         except embedded_db.EmbeddedDatabaseError as error:

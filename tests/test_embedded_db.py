@@ -92,3 +92,20 @@ def test_a_command_that_reads_no_row_starts_no_cluster(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "schema.yaml").read_text().startswith("openapi:")
     assert not (tmp_path / "PG_VERSION").exists()
+
+
+def test_a_command_without_database_url_or_debug_refuses_rather_than_start_a_local_cluster(tmp_path):
+    # A production machine that forgot DATABASE_URL must not make and migrate a cluster beside its server.
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DEBUG"}}
+    env |= {"EMBEDDED_PG_DIR": str(tmp_path / "pg"), "EMBEDDED_PG_PORT": str(free_port())}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "DATABASE_URL is not set" in done.stderr and "DEBUG=1" in done.stderr
+    assert not (tmp_path / "pg").exists()
