@@ -34,6 +34,7 @@ from annotation.models import (
     Judge,
     Nugget,
     NuggetAssignment,
+    NuggetImportance,
     NuggetSetTurn,
     NuggetSupport,
     Response,
@@ -82,9 +83,9 @@ class AnswerScores(Scores):
 class NuggetScores(TypedDict):
     runs: dict[str, Scores]
     answers: list[AnswerScores]
-    # Distinct nuggets scored, and how many of them the importance judge left without a vital/okay label:
-    # those count as okay (as in nuggetizer), so with none labelled the vital scores are 0 for want of
-    # labels, not of support, and the command says so.
+    # Distinct nuggets scored, and how many of them the importance judge left without a vital/okay label
+    # (none, or nuggetizer's "failed"): those count as okay (as in nuggetizer), so with none labelled the
+    # vital scores are 0 for want of labels, not of support, and the command says so.
     nuggets: int
     unlabelled_nuggets: int
 
@@ -230,7 +231,9 @@ def nugget_scores(
         runs={run: mean_scores(rows) for run, rows in by_run.items()},
         answers=answers,
         nuggets=len(scored),
-        unlabelled_nuggets=len(scored - labels.keys()),
+        unlabelled_nuggets=len(
+            scored - {pk for pk, label in labels.items() if label in NuggetImportance.values}
+        ),
     )
 
 

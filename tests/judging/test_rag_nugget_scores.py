@@ -166,6 +166,18 @@ def test_it_says_when_the_vital_scores_lack_importance_labels_instead_of_reading
     assert "--importance-judge" in payload["importance_warning"]
 
 
+def test_it_counts_a_failed_importance_as_no_vital_okay_label(tmp_path):
+    collection, judge, records = _loaded(tmp_path)
+    # nuggetizer's "failed": its LLM gave no readable importance; the scores count it as okay.
+    NuggetImportanceJudgment.objects.filter(judge=judge).update(importance="failed")
+
+    scores = nugget_scores(collection=collection, judge=judge)
+
+    total = len({n["text"] for r in records for n in r["nuggets"]})
+    assert (scores["nuggets"], scores["unlabelled_nuggets"]) == (total, total)
+    assert all(v["strict_vital_score"] == v["vital_score"] == 0 for v in scores["runs"].values())
+
+
 def test_a_topic_nobody_labelled_is_left_out_and_an_unlabelled_answer_of_a_labelled_topic_scores_0(tmp_path):
     collection, judge, records = _loaded(tmp_path)
     NuggetAssignment.objects.filter(judge=judge, response__turn__turn_id="2024-10").delete()
