@@ -126,9 +126,9 @@ def baseline_majority(*, campaign_id: int, judge_id: int) -> int:
             f"""
             SELECT i.response_id, i.nugget_id, a.matched
             FROM {CrowdAnswer._meta.db_table} a
-            JOIN mturk_crowdassignment s ON a.assignment_id = s.id
+            JOIN crowd_crowdassignment s ON a.assignment_id = s.id
             JOIN {BatchItem._meta.db_table} i ON a.item_id = i.id
-            JOIN mturk_crowdbatch b ON i.batch_id = b.id
+            JOIN crowd_crowdbatch b ON i.batch_id = b.id
             WHERE b.campaign_id = %s AND i.test_question_id IS NULL AND s.passed_tests
               AND s.status IN ({", ".join(["%s"] * len(statuses))})
             """,

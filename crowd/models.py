@@ -5,9 +5,6 @@ A campaign turns chosen turns x chosen runs' responses x the turn's gold nuggets
 `assignments_per_batch` workers, in the platform or as an MTurk HIT. Every worker's raw answers stay
 here (CrowdAssignment, CrowdAnswer); the aggregated label becomes an annotation.NtrJudgment of a crowd
 Judge such as "mturk-majority".
-
-The app was first labelled "mturk"; its tables keep the names they got then (`db_table`), and
-crowd/relabel.py moves an existing database's migration history and content types to the label "crowd".
 """
 
 from __future__ import annotations
@@ -69,7 +66,6 @@ class CrowdCampaign(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        db_table = "mturk_crowdcampaign"
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(batch_size__gte=1), name="crowd_campaign_batch_size_positive"),
@@ -103,7 +99,6 @@ class TestQuestion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        db_table = "mturk_testquestion"
         ordering = ["id"]
 
     def __str__(self) -> str:
@@ -130,7 +125,6 @@ class CrowdBatch(models.Model):
     hit_id = models.CharField(max_length=64, blank=True)
 
     class Meta:
-        db_table = "mturk_crowdbatch"
         ordering = ["campaign", "index"]
         constraints = [
             models.UniqueConstraint(fields=["campaign", "index"], name="crowd_batch_unique_index"),
@@ -155,7 +149,6 @@ class BatchItem(models.Model):
     )
 
     class Meta:
-        db_table = "mturk_batchitem"
         ordering = ["batch", "position"]
         constraints = [
             models.UniqueConstraint(fields=["batch", "position"], name="crowd_item_unique_position"),
@@ -203,9 +196,6 @@ class CrowdWorker(models.Model):
     )
     blocked = models.BooleanField(default=False)
 
-    class Meta:
-        db_table = "mturk_crowdworker"
-
     def __str__(self) -> str:
         return self.worker_id
 
@@ -250,7 +240,6 @@ class CrowdAssignment(models.Model):
     objects = CrowdAssignmentQuerySet.as_manager()
 
     class Meta:
-        db_table = "mturk_crowdassignment"
         ordering = ["batch", "id"]
         constraints = [
             models.UniqueConstraint(fields=["batch", "worker"], name="crowd_assignment_one_per_worker"),
@@ -284,7 +273,6 @@ class CrowdAnswer(models.Model):
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
-        db_table = "mturk_crowdanswer"
         ordering = ["assignment", "item__position"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "item"], name="crowd_answer_unique_item"),
@@ -321,7 +309,6 @@ class CrowdStudy(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        db_table = "mturk_crowdstudy"
         ordering = ["campaign", "id"]
 
     def __str__(self) -> str:
@@ -341,8 +328,6 @@ class CrowdFitJob(BackgroundJob):
     message = models.TextField(blank=True)
 
     class Meta(BackgroundJob.Meta):
-        # The app's tables all carry the name of its first label (see the module's docstring).
-        db_table = "mturk_crowdfitjob"
         ordering = ["-id"]
 
     def __str__(self) -> str:

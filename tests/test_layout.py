@@ -9,12 +9,11 @@ APPS = ("annotation", "judging", "crowd")
 PARTS = ("models", "services", "selectors", "io", "views", "forms", "api", "urls", "tasks")
 
 # What may sit at an app's root beside its feature packages: Django's own modules, the app-wide parts, and
-# what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages;
-# relabel: moving a database made under the crowd app's first label).
+# what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages).
 APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls", "console_panels"}
 ROOTS = {
     "judging": APP_WIDE,
-    "crowd": APP_WIDE | {"forms", "selectors", "report", "client", "relabel"},
+    "crowd": APP_WIDE | {"forms", "selectors", "report", "client"},
 }
 
 

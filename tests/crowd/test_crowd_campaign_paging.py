@@ -101,7 +101,7 @@ def test_it_counts_answers_in_the_database_without_reading_them(client):
     report = response.context["report"]
     assert [(w.answers, w.tests, w.tests_right) for w in report.workers] == [(6, 1, 1)] * 4
     assert report.alpha is None  # everyone said yes: no disagreement to measure
-    reads = [q["sql"] for q in captured if '"mturk_crowdanswer"' in q["sql"]]
+    reads = [q["sql"] for q in captured if '"crowd_crowdanswer"' in q["sql"]]
     assert reads
     assert all("GROUP BY" in sql for sql in reads), reads
     assert CrowdAnswer.objects.filter(assignment__batch__campaign=campaign).count() == 24

@@ -1,5 +1,0 @@
-from crowd.apps import CrowdConfig
-
-
-class OldLabelCrowdConfig(CrowdConfig):
-    label = "mturk"
