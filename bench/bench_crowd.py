@@ -35,14 +35,10 @@ from annotation.models import (  # noqa: E402
     Topic,
     Turn,
 )
+from crowd.aggregation.services import labels_aggregate  # noqa: E402
+from crowd.answers.services import assignment_submit, worker_get_or_create  # noqa: E402
+from crowd.campaigns.services import batches_compose, campaign_create, test_question_create  # noqa: E402
 from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdBatch  # noqa: E402
-from crowd.services.answers import assignment_submit, worker_get_or_create  # noqa: E402
-from crowd.services.campaigns import (  # noqa: E402
-    batches_compose,
-    campaign_create,
-    labels_aggregate,
-    test_question_create,
-)
 
 TOPICS, TURNS, RUNS, NUGGETS, WORKERS, PER_BATCH = 17, 116, 5, 20, 60, 3
 FAIL_RATE, ACCURACY = 0.1, 0.85

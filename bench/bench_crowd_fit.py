@@ -35,7 +35,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.test import override_settings  # noqa: E402
 
-from crowd.rag_nuggets.selectors import MODEL_METHODS, CountedAnswer, _fit_models, majority_labels  # noqa: E402
+from crowd.aggregation.selectors import MODEL_METHODS, CountedAnswer, _fit_models, majority_labels  # noqa: E402
 
 LABELS = ("support", "partial_support", "not_support")
 WORKERS: dict[str, float | str] = {

@@ -10,9 +10,9 @@ class CrowdConfig(AppConfig):
         from annotation.models import Judge
         from core.names import judge_name_reserve, judge_prefix_reserve
         from crowd import console_panels
-        from crowd.io import uploads
-        from crowd.rag_nuggets.services import aggregate_judge_names
-        from crowd.services.answers import WORKER_JUDGE_PREFIX
+        from crowd.aggregation.services import aggregate_judge_names
+        from crowd.answers.services import WORKER_JUDGE_PREFIX
+        from crowd.cone_rag import uploads
 
         # A worker's judge is made on the worker's first answer; a machine or a file of that name first
         # would take it (and the worker's answers would then be refused).

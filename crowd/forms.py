@@ -1,6 +1,6 @@
 """Forms of the organiser's crowd pages: compose a campaign, make a study address, and the campaign's
 actions (publish, sync, review, bonus, extend, expire, aggregate). Forms check input; the services in
-crowd/services/campaigns.py, crowd/services/mturk.py and crowd/services/studies.py do the work."""
+crowd/campaigns/services.py, crowd/providers/mturk/services.py and crowd/providers/panels/services.py do the work."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from annotation.models import Collection, Judge, Nugget, Run, Turn
 from annotation.selectors import turn_key
 from annotation.typed import choice_field
 from core.form_fields import ModelMultipleChoiceField
+from crowd.campaigns.services import CAMPAIGN_NAME_MAX
 from crowd.models import CrowdCampaign, CrowdStudy
-from crowd.services.campaigns import CAMPAIGN_NAME_MAX
 
 
 def nugget_judges(collection: Collection) -> Any:

@@ -36,9 +36,9 @@ from annotation.services import collection_get_or_create, judge_for_assessor, ju
 from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
 from core.wording import plural
+from crowd.answers.services import assignment_submit, worker_get_or_create
+from crowd.campaigns.services import batches_compose, campaign_create
 from crowd.models import CrowdBatch, CrowdCampaign
-from crowd.services.answers import assignment_submit, worker_get_or_create
-from crowd.services.campaigns import batches_compose, campaign_create
 
 WORDS = (
     "travel visa season weather budget museum train hotel route coast river market food history "

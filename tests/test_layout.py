@@ -9,11 +9,12 @@ APPS = ("annotation", "judging", "crowd")
 PARTS = ("models", "services", "selectors", "io", "views", "forms", "api", "urls", "tasks")
 
 # What may sit at an app's root beside its feature packages: Django's own modules, the app-wide parts, and
-# what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages).
+# what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages;
+# errors: the one error every crowd feature raises).
 APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls", "console_panels"}
 ROOTS = {
     "judging": APP_WIDE,
-    "crowd": APP_WIDE | {"forms", "selectors", "report", "client"},
+    "crowd": APP_WIDE | {"forms", "errors"},
 }
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from assay import embedded_db
-from crowd.client import MTurkClient
+from crowd.providers.mturk.client import MTurkClient
 from tests.conftest import REPO
 from tests.test_readme import free_port
 

@@ -45,7 +45,7 @@ NOT_COUNTS = {
     ("judging/management/commands/support_disagreements.py", "condition"),  # a table's row label
     ("judging/agreement/reports/comparison.py", "task"),  # "relevance units in collection ..."
     ("crowd/management/commands/crowd_report.py", "report.bonus_total"),  # an amount of money
-    ("crowd/selectors.py", "age"),
+    ("crowd/providers/links/selectors.py", "age"),
     ("annotation/rag_nuggets/services.py", "MAX_NUGGETS"),  # the longest list: many
     ("annotation/rag_nuggets/services.py", "step"),  # "importance labels": a kind of label
     ("judging/machine/jobs/rag_nuggets.py", "turn.turn_id"),  # a window's name: "12_3 nuggets 1-10"

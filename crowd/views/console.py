@@ -1,7 +1,7 @@
 """The organiser's campaign pages: list, compose, signed links, and the campaign page with its actions
 (aggregate, study address, and on MTurk publish / sync / review / bonus / extend / expire).
 
-Each action is a POST form over one service of crowd/services/ (campaigns, mturk or studies), then back to
+Each action is a POST form over one service of crowd's features (campaigns, aggregation, MTurk or panels), then back to
 the campaign page with what happened. The worker-facing pages are in crowd/views/worker.py.
 """
 
@@ -30,8 +30,14 @@ from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.csv_safe import csv_writer
 from core.wording import plural
-from crowd import selectors
-from crowd.client import MTurkClient, MTurkError
+from crowd.aggregation.selectors import campaign_fit_report, fit_job_state
+from crowd.aggregation.services import labels_aggregate, method_judge_name
+from crowd.aggregation.tasks import fit_job_start
+from crowd.answers.selectors import campaign_places_left
+from crowd.campaigns.report import campaign_report, campaign_workers
+from crowd.campaigns.selectors import campaigns_overview
+from crowd.campaigns.services import batches_extend, campaign_compose
+from crowd.errors import CrowdError
 from crowd.forms import (
     AggregateForm,
     BonusForm,
@@ -43,20 +49,16 @@ from crowd.forms import (
     StudyForm,
 )
 from crowd.models import CrowdCampaign
-from crowd.rag_nuggets.selectors import campaign_fit_report, fit_job_state
-from crowd.rag_nuggets.services import method_judge_name
-from crowd.rag_nuggets.tasks import fit_job_start
-from crowd.report import campaign_report, campaign_workers
-from crowd.services import CrowdError
-from crowd.services.campaigns import batches_extend, campaign_compose, labels_aggregate
-from crowd.services.mturk import (
+from crowd.providers.links import selectors as link_selectors
+from crowd.providers.mturk.client import MTurkClient, MTurkError
+from crowd.providers.mturk.services import (
     campaign_bonus,
     campaign_expire,
     campaign_publish,
     campaign_review,
     campaign_sync,
 )
-from crowd.services.studies import study_create
+from crowd.providers.panels.services import study_create
 
 # Rows per page of the campaign page's Batches and Workers tables: a campaign at real size has thousands.
 PER_PAGE = 50
@@ -64,7 +66,7 @@ PER_PAGE = 50
 
 @organiser_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
-    campaigns = selectors.campaigns_overview()
+    campaigns = campaigns_overview()
     return render(request, "crowd/campaigns.html", {"campaigns": campaigns})
 
 
@@ -228,7 +230,7 @@ def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}", prefix):
         return HttpResponseBadRequest("prefix: letters, digits, '-' and '_' only")
     base = request.build_absolute_uri("/").rstrip("/")
-    links = selectors.campaign_links(campaign=campaign, base_url=base, prefix=prefix)
+    links = link_selectors.campaign_links(campaign=campaign, base_url=base, prefix=prefix)
     if request.GET.get("format") == "tsv":
         out = io.StringIO()
         writer = csv_writer(out, delimiter="\t", lineterminator="\n")
@@ -301,7 +303,7 @@ def campaign_aggregate(request: HttpRequest, campaign: CrowdCampaign, data: dict
 @_action(StudyForm, "study")
 def campaign_study(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
     study = study_create(campaign=campaign, **{k: v or "" for k, v in data.items()})
-    needed = selectors.campaign_places_left(campaign=campaign)
+    needed = campaign_places_left(campaign=campaign)
     return (
         f"Study address made for {study.panel}; give the panel the address shown below, "
         f"with {plural(needed, 'place')} for participants (one batch each)."

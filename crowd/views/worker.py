@@ -2,10 +2,10 @@
 ExternalQuestion page. The organiser's campaign pages are in crowd/views/console.py.
 
 Panel participants (Prolific-style) take in-platform batches through a study address
-(crowd/services/studies.py).
+(crowd/providers/panels/services.py).
 
 Every page shows a batch's questions one at a time (keys y / n), posts all answers at once, and stores
-them through crowd/services/answers.py. The MTurk page is framed by MTurk's worker site only: it drops
+them through crowd/answers/services.py. The MTurk page is framed by MTurk's worker site only: it drops
 X-Frame-Options and adds `frame-ancestors` naming MTurk's origins to the site's content security policy.
 It keeps the answers here as provisional (anyone can post to it under any ids) and then answers a page that
 posts them on to MTurk's `externalSubmit`; `mturk_sync` confirms them from what MTurk reports. A submit
@@ -25,11 +25,13 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 
 from annotation.permissions import is_organiser
-from crowd import selectors
-from crowd.client import NOT_AVAILABLE, submit_hosts
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
-from crowd.services import CrowdError
-from crowd.services.answers import (
+from crowd.answers.selectors import (
+    batch_next_for_worker,
+    batch_open_slots,
+    batch_with_room,
+    worker_answered_campaign,
+)
+from crowd.answers.services import (
     Answer,
     AssignmentRepeated,
     BatchFull,
@@ -40,7 +42,13 @@ from crowd.services.answers import (
     worker_for_user,
     worker_get_or_create,
 )
-from crowd.services.studies import (
+from crowd.campaigns.selectors import batch_items, campaigns_overview
+from crowd.errors import CrowdError
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
+from crowd.providers.links.selectors import LinkExpired, link_from_token, link_worker_id
+from crowd.providers.mturk.client import NOT_AVAILABLE, submit_hosts
+from crowd.providers.mturk.selectors import hit_batch_from_token
+from crowd.providers.panels.services import (
     StudyBatchFilled,
     study_batch_hold,
     study_done,
@@ -60,7 +68,7 @@ def _render_task(
     batch_field: bool = False,
     note: str = "",
 ) -> HttpResponse:
-    items = list(selectors.batch_items(batch=batch))
+    items = list(batch_items(batch=batch))
     context = {
         "batch": batch,
         "items": items,
@@ -103,7 +111,7 @@ def _check_open(batch: CrowdBatch, worker: CrowdWorker) -> str:
         return "You can no longer take batches of this study."
     if batch.assignments.filter(worker=worker).exists():
         return "You have already answered this batch."
-    if selectors.batch_open_slots(batch=batch) <= 0:
+    if batch_open_slots(batch=batch) <= 0:
         return "This batch has all the answers it needs."
     return ""
 
@@ -112,9 +120,9 @@ def _check_open(batch: CrowdBatch, worker: CrowdWorker) -> str:
 def crowd_home(request: HttpRequest) -> HttpResponse:
     worker = worker_for_user(user=request.user)
     context = {
-        "next_batch": selectors.batch_next_for_worker(worker=worker),
+        "next_batch": batch_next_for_worker(worker=worker),
         "done": worker.assignments.count(),
-        "campaigns": selectors.campaigns_overview(limit=20) if is_organiser(request.user) else [],
+        "campaigns": campaigns_overview(limit=20) if is_organiser(request.user) else [],
         "is_organiser": is_organiser(request.user),
     }
     return render(request, "crowd/home.html", context)
@@ -153,17 +161,17 @@ def link_take(request: HttpRequest, token: str) -> HttpResponse:
     that still needs answers, so a participant holding a link is given work rather than an error.
     """
     try:
-        found = selectors.link_from_token(token)
-    except selectors.LinkExpired:
+        found = link_from_token(token)
+    except LinkExpired:
         return _done(request, "This link has expired. Ask the study's organisers for a new one.", status=410)
     if found is None:
         raise Http404("unknown or tampered link")
     batch, label = found
     campaign = batch.campaign
-    worker = worker_get_or_create(worker_id=selectors.link_worker_id(label))
+    worker = worker_get_or_create(worker_id=link_worker_id(label))
     if worker.blocked:
         return _done(request, "You can no longer take batches of this study.", status=403)
-    if selectors.worker_answered_campaign(worker=worker, campaign=campaign):
+    if worker_answered_campaign(worker=worker, campaign=campaign):
         if request.method == "POST":
             return _done(request, "You have already answered this batch.", status=409)
         # A reload or a second visit after submitting: the work is done, nothing is gone.
@@ -187,7 +195,7 @@ def link_take(request: HttpRequest, token: str) -> HttpResponse:
         return _done(request, "Thank you, your answers are saved.")
     if not _check_open(batch, worker):
         return _render_task(request, batch, action=request.path)
-    instead = selectors.batch_with_room(campaign=campaign, worker=worker)
+    instead = batch_with_room(campaign=campaign, worker=worker)
     if instead is None:
         message = "Every batch of this study has the answers it needs, so there is nothing left to answer. Thank you."
         return _done(request, message, status=410)
@@ -235,7 +243,7 @@ def _hit_submit(
 @csrf_exempt
 @xframe_options_exempt
 def hit_page(request: HttpRequest, token: str) -> HttpResponse:
-    batch = selectors.hit_batch_from_token(token)
+    batch = hit_batch_from_token(token)
     if batch is None:
         raise Http404("unknown HIT")
     params = request.GET

@@ -232,8 +232,8 @@ def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
     # The crowd app's own compose service (the one crowd_compose and the compose page call) makes the
     # campaign and its batches, so the sampled pairs reach workers exactly as a hand-made campaign's do.
     # judging may use crowd's services; crowd imports nothing from judging, so there is no cycle.
-    from crowd.services import CrowdError
-    from crowd.services.campaigns import campaign_compose
+    from crowd.campaigns.services import campaign_compose
+    from crowd.errors import CrowdError
 
     if spec.gold_judge is None:
         raise HybridError("an NtR campaign needs the gold nugget judge (--gold-judge)")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from crowd.client import MTurkClient, parse_answer_xml
 from crowd.models import CrowdAnswer, CrowdAssignment
-from crowd.services.mturk import campaign_publish
+from crowd.providers.mturk.client import MTurkClient, parse_answer_xml
+from crowd.providers.mturk.services import campaign_publish
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 

@@ -6,8 +6,8 @@ import re
 from html import unescape
 
 from annotation.models import Judge
+from crowd.campaigns.services import batches_compose, campaign_create, test_question_create
 from crowd.models import CrowdCampaign
-from crowd.services.campaigns import batches_compose, campaign_create, test_question_create
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -138,7 +138,7 @@ def synthetic_crowd_answer(
     label they always give (a spammer). Pairs get seeded true labels; returns them."""
     import random
 
-    from crowd.services.answers import assignment_submit, worker_get_or_create
+    from crowd.answers.services import assignment_submit, worker_get_or_create
 
     rng = random.Random(seed)
     truth: dict[tuple[int, int], str] = {}

@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from crowd.forms import ConfirmForm, ReviewForm
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdWorker
-from crowd.selectors import hit_token, link_token
+from crowd.providers.links.selectors import link_token
+from crowd.providers.mturk.selectors import hit_token
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory

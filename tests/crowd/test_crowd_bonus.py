@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from crowd.client import MTurkClient
+from crowd.campaigns.report import campaign_report
 from crowd.models import CrowdAssignment
-from crowd.report import campaign_report
+from crowd.providers.mturk.client import MTurkClient
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdBatch, CrowdCampaign
-from crowd.services.answers import assignment_submit, worker_get_or_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 

@@ -14,10 +14,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy
-from crowd.selectors import link_token
-from crowd.services.answers import assignment_submit, worker_get_or_create
-from crowd.services.studies import study_create
+from crowd.providers.links.selectors import link_token
+from crowd.providers.panels.services import study_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 
@@ -225,7 +225,7 @@ def test_it_refuses_a_posted_batch_of_another_campaign():
 
 
 def test_it_writes_every_amount_of_an_unpaid_campaign_in_cents():
-    from crowd.report import campaign_report
+    from crowd.campaigns.report import campaign_report
     from tests.crowd.crowd_helpers import build_campaign
 
     report = campaign_report(campaign=build_campaign(provider=CrowdCampaign.Provider.PLATFORM))

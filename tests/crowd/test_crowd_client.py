@@ -9,7 +9,13 @@ import urllib.request
 import pytest
 from botocore.stub import ANY, Stubber
 
-from crowd.client import LIVE_ENDPOINT, SANDBOX_ENDPOINT, MTurkClient, MTurkError, external_question_xml
+from crowd.providers.mturk.client import (
+    LIVE_ENDPOINT,
+    SANDBOX_ENDPOINT,
+    MTurkClient,
+    MTurkError,
+    external_question_xml,
+)
 from devtools.mturk_server import FakeMTurkServer
 
 

@@ -11,12 +11,13 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import NtrJudgment
-from crowd.client import parse_answer_xml
+from crowd.aggregation.services import labels_aggregate
+from crowd.answers.services import answers_from_fields, assignment_submit, worker_get_or_create
+from crowd.campaigns.selectors import campaign_pairs
+from crowd.errors import CrowdError
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
-from crowd.selectors import campaign_pairs, link_token
-from crowd.services import CrowdError
-from crowd.services.answers import answers_from_fields, assignment_submit, worker_get_or_create
-from crowd.services.campaigns import labels_aggregate
+from crowd.providers.links.selectors import link_token
+from crowd.providers.mturk.client import parse_answer_xml
 from devtools.mturk_server import answer_xml
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import UserFactory
@@ -248,7 +249,7 @@ def test_hit_page_refuses_a_submit_target_outside_mturk(client, settings):
     settings.MTURK_ENDPOINT_URL = ""
     campaign = build_campaign(batch_size=10)
     batch = campaign.batches.get()
-    from crowd.selectors import hit_token
+    from crowd.providers.mturk.selectors import hit_token
 
     url = reverse("crowd:hit", args=[hit_token(batch=batch)])
     query = {"assignmentId": "A1", "hitId": "", "workerId": "W1", "turkSubmitTo": "https://evil.example"}

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
-from crowd.selectors import link_token
+from crowd.providers.links.selectors import link_token
 from tests.concurrency import at_the_same_instant
 from tests.crowd.crowd_helpers import build_campaign
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotation.formats.base import ImportFailed
 from annotation.models import ImportJob, Judge, NtrJudgment, Response, Run
-from crowd.io.cone_rag import parse_labels
+from crowd.cone_rag.io import parse_labels
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import (
     JudgeFactory,

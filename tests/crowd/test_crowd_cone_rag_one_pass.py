@@ -7,7 +7,7 @@ import pytest
 
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
 from annotation.models import NtrJudgment, Response
-from crowd.io.cone_rag import cone_rag_labels_import, cone_rag_responses_import
+from crowd.cone_rag.io import cone_rag_labels_import, cone_rag_responses_import
 from tests.factories import JudgeFactory, RunFactory, TopicFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import Judge
+from crowd.campaigns.services import campaign_create
+from crowd.errors import CrowdError
 from crowd.models import CrowdAssignment, CrowdCampaign
-from crowd.services import CrowdError
-from crowd.services.campaigns import campaign_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import (
     CollectionFactory,

@@ -11,9 +11,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Response
-from crowd.io.mturk_csv import input_csv, results_csv
+from crowd.answers.io import input_csv, results_csv
+from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.models import CrowdCampaign
-from crowd.services.answers import assignment_submit, worker_get_or_create
 from tests.crowd.crowd_helpers import build_campaign
 
 pytestmark = pytest.mark.django_db

@@ -10,9 +10,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from crowd.errors import CrowdError
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdStudy
-from crowd.services import CrowdError
-from crowd.services.studies import study_create
+from crowd.providers.panels.services import study_create
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 

@@ -11,10 +11,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from crowd.io.mturk_csv import parse_time, results_csv
+from crowd.answers.io import parse_time, results_csv
+from crowd.answers.services import assignment_submit, worker_get_or_create
+from crowd.campaigns.report import campaign_report
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
-from crowd.report import campaign_report
-from crowd.services.answers import assignment_submit, worker_get_or_create
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 

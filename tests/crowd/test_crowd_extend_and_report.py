@@ -10,10 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from crowd.answers.services import assignment_submit, worker_get_or_create
+from crowd.campaigns import services
+from crowd.campaigns.report import campaign_report
 from crowd.models import CrowdCampaign, TestQuestion
-from crowd.report import campaign_report
-from crowd.services import campaigns as services
-from crowd.services.answers import assignment_submit, worker_get_or_create
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 

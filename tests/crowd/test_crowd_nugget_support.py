@@ -16,13 +16,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import LabelCondition, Nugget, NuggetAssignment
+from crowd.aggregation.selectors import campaign_fit, counted_answers
+from crowd.aggregation.services import fit_job_run
+from crowd.answers.services import assignment_submit, worker_get_or_create
+from crowd.campaigns.services import test_question_create as question_create
+from crowd.campaigns.services import test_questions_generate as services_generate
+from crowd.errors import CrowdError
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdFitJob
-from crowd.rag_nuggets.selectors import campaign_fit, counted_answers
-from crowd.rag_nuggets.services import fit_job_run
-from crowd.services import CrowdError
-from crowd.services.answers import assignment_submit, worker_get_or_create
-from crowd.services.campaigns import test_question_create as question_create
-from crowd.services.campaigns import test_questions_generate as services_generate
 from tests.background import task_left_by_a_dead_worker, tasks_run_ready
 from tests.crowd.crowd_helpers import build_nugget_campaign, synthetic_crowd_answer
 from tests.factories import OrganiserFactory, UserFactory
@@ -342,7 +342,7 @@ def test_it_leaves_every_pair_unresolved_before_any_worker_answered(method):
 def test_it_keeps_crowdkit_out_of_the_pages_and_commands_until_aggregation_runs():
     code = (
         "import sys, django; django.setup();"
-        "import assay.urls, crowd.views.console, crowd.rag_nuggets.services;"
+        "import assay.urls, crowd.views.console, crowd.aggregation.services;"
         "import crowd.management.commands.crowd_aggregate;"
         "print('crowdkit' in sys.modules)"
     )
@@ -362,7 +362,7 @@ def test_the_campaign_alpha_counts_three_way_answers_not_their_yes_no():
     import krippendorff
     import numpy as np
 
-    from crowd.report import campaign_report
+    from crowd.campaigns.report import campaign_report
 
     campaign = _small_campaign()
     batch = campaign.batches.get()

@@ -20,7 +20,8 @@ from django.urls import reverse
 
 from annotation.models import NtrJudgment
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
-from crowd.selectors import hit_token, link_token
+from crowd.providers.links.selectors import link_token
+from crowd.providers.mturk.selectors import hit_token
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign, hidden_form
 

@@ -14,9 +14,9 @@ from django.test import Client, override_settings
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Judge, NtrJudgment
+from crowd.answers.services import assignment_submit, worker_get_or_create
+from crowd.errors import CrowdError
 from crowd.models import CrowdCampaign
-from crowd.services import CrowdError
-from crowd.services.answers import assignment_submit, worker_get_or_create
 from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign, hidden_form
 from tests.factories import JudgeFactory

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import NtrJudgment
-from crowd.services.answers import assignment_submit, worker_get_or_create
-from crowd.services.campaigns import labels_aggregate
+from crowd.aggregation.services import labels_aggregate
+from crowd.answers.services import assignment_submit, worker_get_or_create
 from tests.crowd.crowd_helpers import build_campaign
 
 pytestmark = pytest.mark.django_db

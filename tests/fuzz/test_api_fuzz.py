@@ -42,7 +42,7 @@ from schemathesis.specs.openapi.checks import (
 
 from annotation.models import Collection, Nugget, PoolEntry, ResponseSentence, Turn
 from crowd.models import CrowdBatch, CrowdCampaign
-from crowd.selectors import link_token
+from crowd.providers.links.selectors import link_token
 from devtools.pagewalk import World
 from tests.fuzz.conftest import FUZZ_SETTINGS, LONG, tally
 

@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crowd.models import CrowdBatch, CrowdCampaign
-from crowd.selectors import hit_token, link_token
-from crowd.services.studies import study_create
+from crowd.providers.links.selectors import link_token
+from crowd.providers.mturk.selectors import hit_token
+from crowd.providers.panels.services import study_create
 from tests.fuzz.conftest import CROWD_SETTINGS, tally
 from tests.fuzz.inputs import text_values
 

@@ -24,9 +24,9 @@ from annotation.models import (
     SupportAssignment,
     SupportJudgment,
 )
+from crowd.aggregation.services import labels_aggregate
+from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.models import BatchItem, CrowdCampaign
-from crowd.services.answers import assignment_submit, worker_get_or_create
-from crowd.services.campaigns import labels_aggregate
 from judging.hybrid.estimators import mean_interval
 from judging.models import HumanSample
 from tests.factories import (

@@ -9,9 +9,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.commands import named
-from crowd.client import MTurkClient, MTurkError
+from crowd.errors import CrowdError
 from crowd.models import CrowdCampaign
-from crowd.services import CrowdError
+from crowd.providers.mturk.client import MTurkClient, MTurkError
 
 
 class CampaignCommand(BaseCommand):

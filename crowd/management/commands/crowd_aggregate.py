@@ -5,11 +5,16 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from core.wording import plural
+from crowd.aggregation.selectors import METHODS
+from crowd.aggregation.services import (
+    campaign_fit_store,
+    labels_aggregate,
+    nugget_aggregate_summary,
+    nugget_labels_aggregate,
+)
+from crowd.campaigns.services import batches_extend
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.rag_nuggets.selectors import METHODS
-from crowd.rag_nuggets.services import campaign_fit_store, nugget_aggregate_summary, nugget_labels_aggregate
-from crowd.services.campaigns import batches_extend, labels_aggregate
 
 
 class Command(CampaignCommand):

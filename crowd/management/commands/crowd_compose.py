@@ -7,9 +7,9 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.models import Collection, Judge
 from core.commands import named
 from core.wording import plural
+from crowd.campaigns.services import campaign_compose
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.services.campaigns import campaign_compose
 
 
 def _names(value: str) -> list[str]:

@@ -7,7 +7,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.formats.base import ImportFailed
 from core.wording import plural
-from crowd.io.mturk_csv import input_csv, results_csv, results_csv_import
+from crowd.answers.io import input_csv, results_csv, results_csv_import
 from crowd.management.commands._crowd import CampaignCommand
 
 

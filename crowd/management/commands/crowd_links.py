@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core.csv_safe import csv_writer
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.selectors import MAX_LINK_LABEL, campaign_links
+from crowd.providers.links.selectors import MAX_LINK_LABEL, campaign_links
 
 # Where `make run` serves when not told otherwise: a command has no request to read the address from.
 MAKE_RUN_URL = "http://127.0.0.1:8000"

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from crowd.campaigns.report import campaign_report
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.report import campaign_report
 
 
 class Command(CampaignCommand):

@@ -6,7 +6,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand, import_judge_check
 from annotation.models import Judge
-from crowd.io.cone_rag import cone_rag_labels_import, parse_aliases
+from crowd.cone_rag.io import cone_rag_labels_import, parse_aliases
 
 
 class Command(CollectionCommand):

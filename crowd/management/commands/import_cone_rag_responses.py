@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import CommandParser
 
 from annotation.commands import CollectionCommand
-from crowd.io.cone_rag import cone_rag_responses_import
+from crowd.cone_rag.io import cone_rag_responses_import
 
 
 class Command(CollectionCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import CommandParser
 from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.models import CrowdCampaign
-from crowd.services.mturk import campaign_bonus
+from crowd.providers.mturk.services import campaign_bonus
 
 
 class Command(CampaignCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.services.mturk import campaign_publish
+from crowd.providers.mturk.services import campaign_publish
 
 
 class Command(CampaignCommand):

@@ -6,7 +6,7 @@ from django.core.management.base import CommandParser
 
 from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.services.mturk import REJECT_FEEDBACK, campaign_review
+from crowd.providers.mturk.services import REJECT_FEEDBACK, campaign_review
 
 
 class Command(CampaignCommand):

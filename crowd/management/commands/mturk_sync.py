@@ -4,7 +4,7 @@ from typing import Any
 
 from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
-from crowd.services.mturk import campaign_sync
+from crowd.providers.mturk.services import campaign_sync
 
 
 class Command(CampaignCommand):

@@ -12,10 +12,10 @@ from django_tasks import task
 
 from core.background import requeue_on_shutdown, task_abandon
 from core.jobs import job_end, job_queue
+from crowd.aggregation.selectors import METHODS, fit_job_state
+from crowd.aggregation.services import fit_job_run
+from crowd.errors import CrowdError
 from crowd.models import CrowdCampaign, CrowdFitJob
-from crowd.rag_nuggets.selectors import METHODS, fit_job_state
-from crowd.rag_nuggets.services import fit_job_run
-from crowd.services import CrowdError
 
 
 @task()

@@ -161,11 +161,11 @@ def campaign_workers(*, campaign: CrowdCampaign) -> QuerySet[CrowdAssignment, tu
 def _fill_batches(report: CampaignReport, campaign: CrowdCampaign, batch_ids: Collection[int] | None) -> None:
     """The summary over every batch, and the rows of the batches asked for, from one grouped count of
     assignments per batch and one row per batch (its status and places, not its answers)."""
-    # In-platform, an Accepted row is a participant's held place (crowd/services/studies.py); it counts while live.
+    # In-platform, an Accepted row is a participant's held place (crowd/providers/panels/services.py); it counts while live.
     is_platform = campaign.provider == CrowdCampaign.Provider.PLATFORM
     hold_since = timezone.now() - timedelta(seconds=campaign.duration_seconds)
     accepted = Q(status=CrowdAssignment.Status.ACCEPTED)
-    # A rejected assignment neither votes nor holds a place of its batch (crowd/services/answers.py); provisional
+    # A rejected assignment neither votes nor holds a place of its batch (crowd/answers/services.py); provisional
     # answers (the HIT page's, not yet confirmed by MTurk) are counted per batch only.
     counts = {
         row["batch_id"]: row

@@ -20,16 +20,16 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
-from crowd.selectors import COUNTED_STATUSES
-from crowd.services import CrowdError
-from crowd.services.answers import (
+from crowd.answers.selectors import COUNTED_STATUSES
+from crowd.answers.services import (
     Answer,
     AssignmentRepeated,
     BatchFull,
     assignment_submit,
     worker_get_or_create,
 )
+from crowd.errors import CrowdError
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdStudy, CrowdWorker
 
 # Panels' participant ids are short tokens (Prolific's are 24 hex digits); anything else is refused
 # rather than stored as a worker id.

@@ -11,7 +11,7 @@ from django import forms
 from annotation.console.forms import upload_kind_register
 from annotation.console.uploads import KindRow, UploadRefused, importer_register, judge_named, kind_rows
 from annotation.models import Collection, ImportJob, Judge
-from crowd.io.cone_rag import cone_rag_labels_import, cone_rag_responses_import, parse_aliases
+from crowd.cone_rag.io import cone_rag_labels_import, cone_rag_responses_import, parse_aliases
 
 
 def cone_rag_responses_upload(

@@ -21,6 +21,7 @@ from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import AssignmentRow, NtrRow, ntr_judgments_upsert, nugget_assignments_upsert
 from annotation.models import Judge, LabelCondition, NuggetSupport
 from annotation.services import judge_get_or_create
+from crowd.errors import CrowdError
 from crowd.models import (
     VOTING_STATUSES,
     BatchItem,
@@ -30,7 +31,6 @@ from crowd.models import (
     CrowdCampaign,
     CrowdWorker,
 )
-from crowd.services import CrowdError
 
 # A worker's answer to one question: yes / no in a nugget-matching campaign, a NuggetSupport value in a
 # nugget-support one (answers_from_fields parses by the campaign's kind).

@@ -2,7 +2,7 @@
 
 Services that call MTurk do the remote call first and record its result in a short transaction per HIT
 or assignment, so a failure half way leaves the database agreeing with MTurk about everything done so
-far, and running the command again carries on. Every call goes through crowd/client.py.
+far, and running the command again carries on. Every call goes through crowd/providers/mturk/client.py.
 """
 
 from __future__ import annotations
@@ -12,11 +12,17 @@ from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
 
-from crowd.client import DEFAULT_QUALIFICATIONS, MTurkAnswerError, MTurkClient, MTurkError, MTurkNotFound
+from crowd.answers.services import answers_from_fields, assignment_confirm
+from crowd.errors import CrowdError
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
-from crowd.selectors import hit_token
-from crowd.services import CrowdError
-from crowd.services.answers import answers_from_fields, assignment_confirm
+from crowd.providers.mturk.client import (
+    DEFAULT_QUALIFICATIONS,
+    MTurkAnswerError,
+    MTurkClient,
+    MTurkError,
+    MTurkNotFound,
+)
+from crowd.providers.mturk.selectors import hit_token
 
 
 def hit_url(*, batch: CrowdBatch, base_url: str) -> str:

@@ -23,9 +23,9 @@ from django.db import transaction
 
 from annotation.formats.base import Problems, read_text
 from core.csv_safe import csv_writer
+from crowd.answers.services import answers_from_fields, assignment_confirm
+from crowd.errors import CrowdError
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign
-from crowd.services import CrowdError
-from crowd.services.answers import answers_from_fields, assignment_confirm
 
 RESULT_COLUMNS = [
     "HITId",

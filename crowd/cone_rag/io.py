@@ -25,9 +25,9 @@ from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
 from annotation.services import ImportResult, judge_get_or_create
+from crowd.answers.services import WORKER_JUDGE_PREFIX
+from crowd.campaigns.services import LABEL_JUDGE_BY_PROVIDER
 from crowd.models import CrowdCampaign
-from crowd.services.answers import WORKER_JUDGE_PREFIX
-from crowd.services.campaigns import LABEL_JUDGE_BY_PROVIDER
 
 SOURCE_FORMAT = "cone-rag"
 

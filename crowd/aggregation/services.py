@@ -1,8 +1,10 @@
-"""Writes for nugget-support campaigns: aggregate the crowd's three-way answers into NuggetAssignments."""
+"""Writes of aggregated crowd labels: a nugget-matching campaign's majority vote into NtR judgments
+(`labels_aggregate`), a nugget-support campaign's three-way answers into NuggetAssignments."""
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,21 +12,27 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import AssignmentRow, Written, nugget_assignments_upsert
+from annotation.judgments import (
+    AssignmentRow,
+    NtrRow,
+    Written,
+    ntr_judgments_upsert,
+    nugget_assignments_upsert,
+)
 from annotation.models import Judge, LabelCondition
 from annotation.services import judge_get_or_create
 from core.jobs import job_end, job_start
 from core.wording import plural
-from crowd.models import CrowdCampaign, CrowdFitJob
-from crowd.rag_nuggets.selectors import (
+from crowd.aggregation.selectors import (
     METHODS,
     campaign_fit,
     campaign_pair_keys,
     majority_labels,
     pair_task,
 )
-from crowd.services import CrowdError
-from crowd.services.campaigns import LABEL_JUDGE_BY_PROVIDER, NUGGET_LABEL_JUDGE_BY_PROVIDER
+from crowd.campaigns.services import LABEL_JUDGE_BY_PROVIDER, NUGGET_LABEL_JUDGE_BY_PROVIDER
+from crowd.errors import CrowdError
+from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdFitJob
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +90,7 @@ def nugget_labels_aggregate(
 
     majority follows CONE-RAG: only workers who passed their batch's test questions vote, and a tie leaves
     the pair without a label. ds, mace and glad are fitted to every confirmed answer (see
-    crowd/rag_nuggets/selectors.py). A pair with fewer than `min_votes` counted answers gets no label;
+    crowd/aggregation/selectors.py). A pair with fewer than `min_votes` counted answers gets no label;
     a label that a pair no longer gets is removed, so aggregating twice changes nothing. Workers saw no
     machine label, so the labels are stored in the scratch condition. Only `method` is fitted (majority
     fits no model); `campaign_fit_store` fits all four for the campaign page. Fitting runs before the write
@@ -178,3 +186,63 @@ def fit_job_run(*, job_id: int) -> CrowdFitJob:
 def _after(written: str, error: str) -> str:
     """A failure's message; when the labels were written before the comparison failed, it says so too."""
     return f"{written}; then the comparison of the methods failed: {error}" if written else error
+
+
+@dataclass
+class AggregateResult:
+    labelled: int = 0
+    yes: int = 0
+    no: int = 0
+    unresolved: list[BatchItem] = field(default_factory=list)
+    discarded_assignments: int = 0
+
+
+@transaction.atomic
+def labels_aggregate(*, campaign: CrowdCampaign, min_votes: int = 1) -> AggregateResult:
+    """Majority vote per pair over the workers who passed their batch's test questions.
+
+    Answers of workers who failed are kept in CrowdAnswer but not counted, nor are provisional ones
+    (posted to the HIT page, not confirmed by MTurk) or rejected assignments. A tie, or fewer than
+    `min_votes` counted votes, leaves the pair unresolved: no label is stored (a stale one is removed)
+    and the pair is reported so its batch can be given more assignments.
+    """
+    result = AggregateResult()
+    result.discarded_assignments = (
+        CrowdAssignment.objects.filter(batch__campaign=campaign, passed_tests=False).voting().count()
+    )
+    votes: dict[int, Counter[bool]] = {}
+    counted = CrowdAnswer.objects.filter(
+        item__batch__campaign=campaign,
+        item__test_question__isnull=True,
+        assignment__passed_tests=True,
+        assignment__status__in=VOTING_STATUSES,
+    ).values_list("item_id", "matched")
+    for item_id, matched in counted:
+        votes.setdefault(item_id, Counter())[matched] += 1
+    judge = campaign.label_judge
+    items = BatchItem.objects.filter(batch__campaign=campaign, test_question__isnull=True)
+    # Whole rows are read only for the pairs left unresolved; at the study's size (11,600 pairs) labels
+    # are written in bulk, so a campaign aggregates in a few queries rather than one per pair.
+    labels: list[NtrRow] = []
+    unlabelled: list[tuple[int, int]] = []
+    unresolved: list[int] = []
+    for item_id, response_id, nugget_id in items.order_by("batch__index", "position").values_list(
+        "id", "response_id", "nugget_id"
+    ):
+        tally = votes.get(item_id, Counter())
+        total = tally[True] + tally[False]
+        if total < min_votes or tally[True] == tally[False]:
+            unresolved.append(item_id)
+            unlabelled.append((response_id, nugget_id))
+            continue
+        matched = tally[True] > tally[False]
+        result.labelled += 1
+        result.yes += matched
+        result.no += not matched
+        labels.append(NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched))
+    ntr_judgments_upsert(judge=judge, rows=labels, remove=unlabelled)
+    by_id = BatchItem.objects.select_related("batch", "response__run", "response__turn", "nugget").in_bulk(
+        unresolved
+    )
+    result.unresolved = [by_id[item_id] for item_id in unresolved]
+    return result

@@ -1,15 +1,14 @@
-"""Writes for crowd nugget matching: compose campaigns and batches, aggregate answers into labels.
+"""Writes for crowd campaigns: compose campaigns, their test questions and batches, and extend batches.
 
-Each service is one transaction. Answers are taken by crowd/services/answers.py; the MTurk side (publish, sync,
-review, bonus, expire) is crowd/services/mturk.py, over the one MTurk client in crowd/client.py.
+Each service is one transaction. Answers are taken by crowd/answers/services.py and aggregated into labels
+by crowd/aggregation/services.py; the MTurk side (publish, sync, review, bonus, expire) is
+crowd/providers/mturk/services.py, over the one MTurk client in crowd/providers/mturk/client.py.
 """
 
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -18,21 +17,17 @@ from django.core.validators import validate_slug
 from django.db import transaction
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, NuggetSupport, Run, Turn
 from annotation.services import judge_get_or_create
-from crowd.client import MTurkClient
+from crowd.campaigns.selectors import campaign_pairs
+from crowd.errors import CrowdError
 from crowd.models import (
-    VOTING_STATUSES,
     BatchItem,
-    CrowdAnswer,
-    CrowdAssignment,
     CrowdBatch,
     CrowdCampaign,
     TestQuestion,
 )
-from crowd.selectors import campaign_pairs
-from crowd.services import CrowdError
+from crowd.providers.mturk.client import MTurkClient
 
 # --- campaigns and batches -----------------------------------------------------------------------
 
@@ -43,7 +38,7 @@ LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
     CrowdCampaign.Provider.MTURK: "mturk-majority",
 }
 # A nugget-support campaign's labels are NuggetAssignments, aggregated by one of several methods
-# (crowd/rag_nuggets): the majority's judge is named after the provider, each model's after that.
+# (crowd/aggregation): the majority's judge is named after the provider, each model's after that.
 NUGGET_LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
     CrowdCampaign.Provider.PLATFORM: "crowd-nuggets",
     CrowdCampaign.Provider.MTURK: "mturk-nuggets",
@@ -327,69 +322,6 @@ def campaign_compose(
     if generate_tests:
         test_questions_generate(campaign=campaign, count=generate_tests)
     return campaign, batches_compose(campaign=campaign)
-
-
-# --- aggregation ---------------------------------------------------------------------------------
-
-
-@dataclass
-class AggregateResult:
-    labelled: int = 0
-    yes: int = 0
-    no: int = 0
-    unresolved: list[BatchItem] = field(default_factory=list)
-    discarded_assignments: int = 0
-
-
-@transaction.atomic
-def labels_aggregate(*, campaign: CrowdCampaign, min_votes: int = 1) -> AggregateResult:
-    """Majority vote per pair over the workers who passed their batch's test questions.
-
-    Answers of workers who failed are kept in CrowdAnswer but not counted, nor are provisional ones
-    (posted to the HIT page, not confirmed by MTurk) or rejected assignments. A tie, or fewer than
-    `min_votes` counted votes, leaves the pair unresolved: no label is stored (a stale one is removed)
-    and the pair is reported so its batch can be given more assignments.
-    """
-    result = AggregateResult()
-    result.discarded_assignments = (
-        CrowdAssignment.objects.filter(batch__campaign=campaign, passed_tests=False).voting().count()
-    )
-    votes: dict[int, Counter[bool]] = {}
-    counted = CrowdAnswer.objects.filter(
-        item__batch__campaign=campaign,
-        item__test_question__isnull=True,
-        assignment__passed_tests=True,
-        assignment__status__in=VOTING_STATUSES,
-    ).values_list("item_id", "matched")
-    for item_id, matched in counted:
-        votes.setdefault(item_id, Counter())[matched] += 1
-    judge = campaign.label_judge
-    items = BatchItem.objects.filter(batch__campaign=campaign, test_question__isnull=True)
-    # Whole rows are read only for the pairs left unresolved; at the study's size (11,600 pairs) labels
-    # are written in bulk, so a campaign aggregates in a few queries rather than one per pair.
-    labels: list[NtrRow] = []
-    unlabelled: list[tuple[int, int]] = []
-    unresolved: list[int] = []
-    for item_id, response_id, nugget_id in items.order_by("batch__index", "position").values_list(
-        "id", "response_id", "nugget_id"
-    ):
-        tally = votes.get(item_id, Counter())
-        total = tally[True] + tally[False]
-        if total < min_votes or tally[True] == tally[False]:
-            unresolved.append(item_id)
-            unlabelled.append((response_id, nugget_id))
-            continue
-        matched = tally[True] > tally[False]
-        result.labelled += 1
-        result.yes += matched
-        result.no += not matched
-        labels.append(NtrRow(response_id=response_id, nugget_id=nugget_id, matched=matched))
-    ntr_judgments_upsert(judge=judge, rows=labels, remove=unlabelled)
-    by_id = BatchItem.objects.select_related("batch", "response__run", "response__turn", "nugget").in_bulk(
-        unresolved
-    )
-    result.unresolved = [by_id[item_id] for item_id in unresolved]
-    return result
 
 
 def batches_extend(
