@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html import unescape
+from typing import Any
 
-from annotation.models import Judge
+from annotation.models import Collection, Judge
+from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.campaigns.services import batches_compose, campaign_create, test_question_create
-from crowd.models import CrowdCampaign
+from crowd.models import BatchItem, CrowdAssignment, CrowdBatch, CrowdCampaign
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -163,3 +166,31 @@ def synthetic_crowd_answer(
                     answers[item.position] = rng.choice([x for x in SUPPORT_LABELS if x != right])
             assignment_submit(batch=batch, worker=worker_get_or_create(worker_id=name), answers=answers)
     return truth
+
+
+def batch_answer(batch: CrowdBatch, worker_id: str, pick: Callable[[BatchItem], Any]) -> CrowdAssignment:
+    """One worker's confirmed answers to every question of a batch, `pick(item)` giving each answer."""
+    items = list(batch.items.select_related("test_question"))
+    return assignment_submit(
+        batch=batch,
+        worker=worker_get_or_create(worker_id=worker_id),
+        answers={i.position: pick(i) for i in items},
+    )
+
+
+def compose_collection() -> tuple[Collection, Judge]:
+    """Collection "demo" with two runs, two turns and gold nuggets by "demo-gold", plus judges the compose form
+    must not offer: one without nuggets, one whose nuggets are in another collection."""
+    collection = CollectionFactory(name="demo")
+    gold = JudgeFactory(name="demo-gold", kind=Judge.Kind.IMPORTED)
+    JudgeFactory(name="no-nuggets-here", kind=Judge.Kind.IMPORTED)
+    elsewhere = JudgeFactory(name="other-collection-gold")
+    NuggetFactory(judge=elsewhere, turn=TurnFactory(topic=TopicFactory()))
+    runs = [RunFactory(collection=collection, name=f"run-{c}") for c in "ab"]
+    for _ in range(2):
+        turn = TurnFactory(topic=TopicFactory(collection=collection), collection=collection)
+        for run in runs:
+            ResponseFactory(run=run, turn=turn)
+        for _ in range(2):
+            NuggetFactory(judge=gold, turn=turn)
+    return collection, gold

@@ -14,7 +14,6 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from crowd.models import CrowdCampaign
-from devtools.mturk_server import FakeMTurkServer
 from tests.conftest import REPO
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
@@ -25,12 +24,11 @@ HOST = "127.0.0.1:8123"
 
 
 @pytest.fixture
-def fake_mturk(settings):
-    with FakeMTurkServer() as server:
-        settings.MTURK_ENDPOINT_URL = server.url
-        settings.ASSAY_BASE_URL = ""
-        settings.MTURK_EXTERNAL_URL = ""
-        yield server
+def fake_mturk_unaddressed(fake_mturk, settings):
+    """The local MTurk with neither ASSAY_BASE_URL nor MTURK_EXTERNAL_URL set: the site's address is unknown."""
+    settings.ASSAY_BASE_URL = ""
+    settings.MTURK_EXTERNAL_URL = ""
+    return fake_mturk
 
 
 def test_it_leaves_the_site_address_unset_by_default():
@@ -53,7 +51,7 @@ def test_it_leaves_the_site_address_unset_by_default():
     assert done.stdout.split() == ["''", "''"]
 
 
-def test_it_publishes_hits_framed_from_the_address_the_page_was_asked_at(client, fake_mturk):
+def test_it_publishes_hits_framed_from_the_address_the_page_was_asked_at(client, fake_mturk_unaddressed):
     campaign = build_campaign(provider=CrowdCampaign.Provider.MTURK, assignments=1)
     client.force_login(OrganiserFactory())
 
@@ -70,10 +68,10 @@ def test_it_publishes_hits_framed_from_the_address_the_page_was_asked_at(client,
     hits = list(campaign.batches.exclude(hit_id="").values_list("hit_id", flat=True))
     assert hits and len(hits) == campaign.batches.count()
     for hit_id in hits:
-        assert fake_mturk.fake.external_url(hit_id).startswith(f"http://{HOST}/crowd/hit/")
+        assert fake_mturk_unaddressed.fake.external_url(hit_id).startswith(f"http://{HOST}/crowd/hit/")
 
 
-def test_mturk_publish_asks_for_the_address_when_none_is_set(fake_mturk):
+def test_mturk_publish_asks_for_the_address_when_none_is_set(fake_mturk_unaddressed):
     campaign = build_campaign(provider=CrowdCampaign.Provider.MTURK, assignments=1)
 
     with pytest.raises(CommandError, match="--base-url or MTURK_EXTERNAL_URL"):

@@ -15,27 +15,19 @@ from io import StringIO
 import pytest
 from django.core import signing
 from django.core.management import call_command
-from django.test import Client, override_settings
+from django.test import Client
 from django.urls import reverse
 
 from annotation.models import NtrJudgment
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
 from crowd.providers.links.selectors import link_token
 from crowd.providers.mturk.selectors import hit_token
-from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign, hidden_form
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def server():
-    with FakeMTurkServer() as running:
-        with override_settings(MTURK_ENDPOINT_URL=running.url, MTURK_EXTERNAL_URL="https://testserver"):
-            yield running
-
-
-def _published(server, *, batch_size: int = 10, assignments: int = 2) -> CrowdCampaign:
+def _published(fake_mturk, *, batch_size: int = 10, assignments: int = 2) -> CrowdCampaign:
     campaign = build_campaign(batch_size=batch_size, assignments=assignments)
     call_command("mturk_publish", campaign=campaign.name, stdout=StringIO())
     return campaign
@@ -50,39 +42,39 @@ def _answers(batch: CrowdBatch, pair_vote: str) -> dict[str, str]:
     return fields
 
 
-def _forge(server, batch: CrowdBatch, *, assignment_id: str, worker_id: str, vote: str):
+def _forge(fake_mturk, batch: CrowdBatch, *, assignment_id: str, worker_id: str, vote: str):
     """A POST to the HIT page with made-up ids, as anyone who has seen the HIT's address can send."""
     query = urllib.parse.urlencode(
         {
             "assignmentId": assignment_id,
             "hitId": batch.hit_id,
             "workerId": worker_id,
-            "turkSubmitTo": server.url,
+            "turkSubmitTo": fake_mturk.url,
         }
     )
     url = reverse("crowd:hit", args=[hit_token(batch=batch)])
     return Client().post(f"{url}?{query}", _answers(batch, vote))
 
 
-def _work(server, batch: CrowdBatch, worker_id: str, vote: str) -> str:
+def _work(fake_mturk, batch: CrowdBatch, worker_id: str, vote: str) -> str:
     """A real worker: accepts on MTurk, answers on our page, which hands the answers on to MTurk."""
-    framed = urllib.parse.urlsplit(server.fake.worker_accept(batch.hit_id, worker_id))
+    framed = urllib.parse.urlsplit(fake_mturk.fake.worker_accept(batch.hit_id, worker_id))
     page = Client().post(f"{framed.path}?{framed.query}", _answers(batch, vote))
     assert page.status_code == 200, page.content
     _, fields = hidden_form(page.content.decode())
-    return server.fake.external_submit(dict(fields))
+    return fake_mturk.fake.external_submit(dict(fields))
 
 
-def test_forged_hit_page_posts_neither_vote_nor_fill_the_batch(server):
-    campaign = _published(server)
+def test_forged_hit_page_posts_neither_vote_nor_fill_the_batch(fake_mturk):
+    campaign = _published(fake_mturk)
     batch = campaign.batches.get()
     batch.refresh_from_db()
 
     for n in range(4):
-        forged = _forge(server, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no")
+        forged = _forge(fake_mturk, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no")
         assert forged.status_code == 200
     for worker in ("WA", "WB"):
-        _work(server, batch, worker, "yes")
+        _work(fake_mturk, batch, worker, "yes")
 
     # Before MTurk is asked: six provisional rows, none of which votes.
     assert CrowdAssignment.objects.filter(batch=batch, status="Accepted").count() == 6
@@ -103,25 +95,25 @@ def test_forged_hit_page_posts_neither_vote_nor_fill_the_batch(server):
     assert not NtrJudgment.objects.filter(judge__name__startswith="mturk-worker:FW").exists()
 
     # The HIT has all its answers now: the page takes no more.
-    late = _forge(server, batch, assignment_id="FORGED-LATE", worker_id="FW-LATE", vote="no")
+    late = _forge(fake_mturk, batch, assignment_id="FORGED-LATE", worker_id="FW-LATE", vote="no")
     assert late.status_code == 409
     assert b"This batch has all the answers it needs (2)." in late.content
     assert not CrowdAssignment.objects.filter(assignment_id="FORGED-LATE").exists()
 
 
-def test_it_refuses_provisional_rows_past_three_per_place_and_stores_nothing(server):
-    campaign = _published(server, assignments=2)
+def test_it_refuses_provisional_rows_past_three_per_place_and_stores_nothing(fake_mturk):
+    campaign = _published(fake_mturk, assignments=2)
     batch = campaign.batches.get()
     batch.refresh_from_db()
-    _work(server, batch, "WA", "yes")  # a real worker, within the cap
+    _work(fake_mturk, batch, "WA", "yes")  # a real worker, within the cap
     for n in range(5):
         assert (
-            _forge(server, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no").status_code
+            _forge(fake_mturk, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no").status_code
             == 200
         )
     workers = CrowdWorker.objects.count()
 
-    refused = _forge(server, batch, assignment_id="FORGED-X", worker_id="FW-X", vote="no")
+    refused = _forge(fake_mturk, batch, assignment_id="FORGED-X", worker_id="FW-X", vote="no")
 
     assert refused.status_code == 429
     assert b"This HIT already holds 6 answers that MTurk has not confirmed" in refused.content
@@ -129,47 +121,47 @@ def test_it_refuses_provisional_rows_past_three_per_place_and_stores_nothing(ser
     assert not CrowdAssignment.objects.filter(assignment_id="FORGED-X").exists()
     assert CrowdWorker.objects.count() == workers
     # Posting again under an id the HIT already holds replaces that row, so it is not growth.
-    assert _forge(server, batch, assignment_id="FORGED9", worker_id="FW0", vote="yes").status_code == 200
+    assert _forge(fake_mturk, batch, assignment_id="FORGED9", worker_id="FW0", vote="yes").status_code == 200
     assert CrowdAssignment.objects.filter(batch=batch, status="Accepted").count() == 6
     assert CrowdAssignment.objects.get(worker__worker_id="FW0").assignment_id == "FORGED9"
 
 
-def test_it_hands_a_real_worker_past_the_cap_on_to_mturk_and_sync_stores_them(server):
-    campaign = _published(server, assignments=1)
+def test_it_hands_a_real_worker_past_the_cap_on_to_mturk_and_sync_stores_them(fake_mturk):
+    campaign = _published(fake_mturk, assignments=1)
     batch = campaign.batches.get()
     batch.refresh_from_db()
     for n in range(3):
         assert (
-            _forge(server, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no").status_code
+            _forge(fake_mturk, batch, assignment_id=f"FORGED{n}", worker_id=f"FW{n}", vote="no").status_code
             == 200
         )
 
-    framed = urllib.parse.urlsplit(server.fake.worker_accept(batch.hit_id, "WA"))
+    framed = urllib.parse.urlsplit(fake_mturk.fake.worker_accept(batch.hit_id, "WA"))
     page = Client().post(f"{framed.path}?{framed.query}", _answers(batch, "yes"))
 
     assert page.status_code == 429
     assert b"This HIT already holds 3 answers that MTurk has not confirmed" in page.content
     assert not CrowdAssignment.objects.filter(worker__worker_id="WA").exists()
     _, fields = hidden_form(page.content.decode())
-    real_id = server.fake.external_submit(dict(fields))
+    real_id = fake_mturk.fake.external_submit(dict(fields))
     call_command("mturk_sync", campaign=campaign.name, stdout=StringIO(), stderr=StringIO())
     row = CrowdAssignment.objects.get(assignment_id=real_id)
     assert (row.worker.worker_id, row.status) == ("WA", CrowdAssignment.Status.SUBMITTED)
 
 
-def test_a_forged_post_under_a_real_workers_id_never_blocks_that_worker(server):
-    campaign = _published(server)
+def test_a_forged_post_under_a_real_workers_id_never_blocks_that_worker(fake_mturk):
+    campaign = _published(fake_mturk)
     batch = campaign.batches.get()
     batch.refresh_from_db()
-    assert _forge(server, batch, assignment_id="FORGED1", worker_id="WA", vote="no").status_code == 200
+    assert _forge(fake_mturk, batch, assignment_id="FORGED1", worker_id="WA", vote="no").status_code == 200
 
-    real_id = _work(server, batch, "WA", "yes")  # the page takes the real worker's answers
+    real_id = _work(fake_mturk, batch, "WA", "yes")  # the page takes the real worker's answers
 
     row = CrowdAssignment.objects.get(batch=batch, worker__worker_id="WA")
     assert (row.assignment_id, row.status) == (real_id, CrowdAssignment.Status.ACCEPTED)
     # Someone copies the real assignment id under another worker id, and posts under WA's id again.
-    assert _forge(server, batch, assignment_id=real_id, worker_id="FAKE", vote="no").status_code == 200
-    assert _forge(server, batch, assignment_id="FORGED2", worker_id="WA", vote="no").status_code == 200
+    assert _forge(fake_mturk, batch, assignment_id=real_id, worker_id="FAKE", vote="no").status_code == 200
+    assert _forge(fake_mturk, batch, assignment_id="FORGED2", worker_id="WA", vote="no").status_code == 200
 
     err = StringIO()
     call_command("mturk_sync", campaign=campaign.name, stdout=StringIO(), stderr=err)
@@ -181,19 +173,19 @@ def test_a_forged_post_under_a_real_workers_id_never_blocks_that_worker(server):
     assert set(pairs.values_list("matched", flat=True)) == {True}  # MTurk's copy, not the forged one
     assert CrowdAssignment.objects.filter(batch=batch, worker__worker_id="WA").count() == 1
     # A confirmed assignment is not reopened by the page.
-    again = _forge(server, batch, assignment_id="FORGED3", worker_id="WA", vote="no")
+    again = _forge(fake_mturk, batch, assignment_id="FORGED3", worker_id="WA", vote="no")
     assert again.status_code == 409
     assert CrowdAssignment.objects.get(batch=batch, worker__worker_id="WA").assignment_id == real_id
 
 
-def test_sync_reports_a_vanished_hit_marks_its_batch_and_syncs_the_others(server):
-    campaign = _published(server, batch_size=5)
+def test_sync_reports_a_vanished_hit_marks_its_batch_and_syncs_the_others(fake_mturk):
+    campaign = _published(fake_mturk, batch_size=5)
     first, second = campaign.batches.order_by("index")
     first.refresh_from_db()
     second.refresh_from_db()
-    _work(server, first, "WA", "yes")
-    _work(server, second, "WA", "yes")
-    del server.state.hits[first.hit_id]
+    _work(fake_mturk, first, "WA", "yes")
+    _work(fake_mturk, second, "WA", "yes")
+    del fake_mturk.state.hits[first.hit_id]
 
     out, err = StringIO(), StringIO()
     call_command("mturk_sync", campaign=campaign.name, stdout=out, stderr=err)

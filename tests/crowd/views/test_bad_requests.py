@@ -13,19 +13,10 @@ from crowd.forms import ConfirmForm, ReviewForm
 from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdWorker
 from crowd.providers.links.selectors import link_token
 from crowd.providers.mturk.selectors import hit_token
-from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import OrganiserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def fake_mturk(settings):
-    with FakeMTurkServer() as server:
-        settings.MTURK_ENDPOINT_URL = server.url
-        settings.MTURK_EXTERNAL_URL = "https://testserver"
-        yield server
 
 
 BAD_TIMES = ["inf", "1e400", "1e30", "-1", "nan", "soon"]

@@ -10,14 +10,13 @@ import krippendorff
 import numpy as np
 import pytest
 from django.core.management import call_command
-from django.test import Client, override_settings
+from django.test import Client
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Judge, NtrJudgment
 from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.errors import CrowdError
 from crowd.models import CrowdCampaign
-from devtools.mturk_server import FakeMTurkServer
 from tests.crowd.crowd_helpers import build_campaign, hidden_form
 from tests.factories import JudgeFactory
 
@@ -114,14 +113,7 @@ def test_it_refuses_a_worker_whose_judge_name_belongs_to_another_kind_of_judge()
     assert not NtrJudgment.objects.exists()
 
 
-@pytest.fixture
-def server():
-    with FakeMTurkServer() as running:
-        with override_settings(MTURK_ENDPOINT_URL=running.url, MTURK_EXTERNAL_URL="https://testserver"):
-            yield running
-
-
-def test_sync_three_times_gives_the_same_worker_judgments(server):
+def test_sync_three_times_gives_the_same_worker_judgments(fake_mturk):
     campaign = build_campaign()
     call_command("mturk_publish", campaign=campaign.name)
     expected: dict[str, dict[tuple[int, int], bool]] = {"WA": {}, "WB": {}}
@@ -130,10 +122,10 @@ def test_sync_three_times_gives_the_same_worker_judgments(server):
         items = list(batch.items.select_related("test_question").order_by("position"))
         for worker in expected:
             # The worker answers on MTurk's side only (our page never saw them), so sync creates the rows.
-            location = urllib.parse.urlsplit(server.fake.worker_accept(batch.hit_id, worker))
+            location = urllib.parse.urlsplit(fake_mturk.fake.worker_accept(batch.hit_id, worker))
             assignment_id = urllib.parse.parse_qs(location.query)["assignmentId"][0]
             fields = {f"q{i.position + 1}": "yes" if _vote(worker, i) else "no" for i in items}
-            server.fake.external_submit({"assignmentId": assignment_id, **fields})
+            fake_mturk.fake.external_submit({"assignmentId": assignment_id, **fields})
             for item in items:
                 if not item.is_test:
                     expected[worker][(item.response_id, item.nugget_id)] = _vote(worker, item)
@@ -153,13 +145,13 @@ def test_sync_three_times_gives_the_same_worker_judgments(server):
         assert _stored(f"mturk-worker:{worker}") == votes
 
 
-def test_the_worker_page_answers_become_vote_judgments_only_once_mturk_confirms_them(server):
+def test_the_worker_page_answers_become_vote_judgments_only_once_mturk_confirms_them(fake_mturk):
     campaign = build_campaign()
     call_command("mturk_publish", campaign=campaign.name)
     batch = campaign.batches.order_by("index").first()
     batch.refresh_from_db()
     items = list(batch.items.select_related("test_question").order_by("position"))
-    framed = urllib.parse.urlsplit(server.fake.worker_accept(batch.hit_id, "WB"))
+    framed = urllib.parse.urlsplit(fake_mturk.fake.worker_accept(batch.hit_id, "WB"))
 
     stored = Client().post(
         f"{framed.path}?{framed.query}",
@@ -168,9 +160,9 @@ def test_the_worker_page_answers_become_vote_judgments_only_once_mturk_confirms_
 
     assert stored.status_code == 200
     action, fields = hidden_form(stored.content.decode())
-    assert action == f"{server.url}/mturk/externalSubmit"
+    assert action == f"{fake_mturk.url}/mturk/externalSubmit"
     assert _stored("mturk-worker:WB") == {}  # provisional: anyone may post to the HIT page
-    server.fake.external_submit(dict(fields))
+    fake_mturk.fake.external_submit(dict(fields))
     call_command("mturk_sync", campaign=campaign.name, stdout=StringIO())
     assert _stored("mturk-worker:WB") == {
         (i.response_id, i.nugget_id): _vote("WB", i) for i in items if not i.is_test

@@ -19,7 +19,7 @@ from crowd.models import CrowdAnswer, CrowdAssignment, CrowdCampaign
 from crowd.providers.links.selectors import link_token
 from crowd.providers.mturk.client import parse_answer_xml
 from devtools.mturk_server import answer_xml
-from tests.crowd.crowd_helpers import build_campaign
+from tests.crowd.crowd_helpers import batch_answer, build_campaign
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -101,15 +101,6 @@ def test_it_parses_answer_xml_and_rejects_a_missing_answer():
         answers_from_fields({"q1": "maybe", "q2": "no"}, size=2)
 
 
-def _answer_all(batch, worker_id: str, pick) -> CrowdAssignment:
-    items = list(batch.items.select_related("test_question"))
-    return assignment_submit(
-        batch=batch,
-        worker=worker_get_or_create(worker_id=worker_id),
-        answers={i.position: pick(i) for i in items},
-    )
-
-
 def test_majority_vote_matches_an_independent_count_and_ignores_failed_workers():
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10, assignments=5)
     (batch,) = campaign.batches.all()
@@ -125,7 +116,7 @@ def test_majority_vote_matches_an_independent_count_and_ignores_failed_workers()
             votes[item.id] = rng.random() < 0.6
             return votes[item.id]
 
-        _answer_all(batch, f"W{w}", pick)
+        batch_answer(batch, f"W{w}", pick)
         if not fail:
             ballots[f"W{w}"] = votes
     result = labels_aggregate(campaign=campaign)
@@ -152,8 +143,8 @@ def test_majority_vote_matches_an_independent_count_and_ignores_failed_workers()
 def test_it_reports_a_tie_as_unresolved_and_stores_no_label():
     campaign = build_campaign(provider=CrowdCampaign.Provider.PLATFORM, batch_size=10)
     (batch,) = campaign.batches.all()
-    _answer_all(batch, "A", lambda i: i.test_question.answer if i.is_test else True)
-    _answer_all(batch, "B", lambda i: i.test_question.answer if i.is_test else False)
+    batch_answer(batch, "A", lambda i: i.test_question.answer if i.is_test else True)
+    batch_answer(batch, "B", lambda i: i.test_question.answer if i.is_test else False)
     result = labels_aggregate(campaign=campaign)
     assert len(result.unresolved) == 10
     assert not NtrJudgment.objects.filter(judge=campaign.label_judge).exists()

@@ -10,23 +10,13 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.campaigns import services
 from crowd.campaigns.report import campaign_report
 from crowd.models import CrowdCampaign, TestQuestion
 from devtools.mturk_server import FakeMTurkServer
-from tests.crowd.crowd_helpers import build_campaign
+from tests.crowd.crowd_helpers import batch_answer, build_campaign
 
 pytestmark = pytest.mark.django_db
-
-
-def _submit(batch, worker_id: str, pick) -> None:
-    items = list(batch.items.select_related("test_question"))
-    assignment_submit(
-        batch=batch,
-        worker=worker_get_or_create(worker_id=worker_id),
-        answers={i.position: pick(i) for i in items},
-    )
 
 
 def test_it_gives_unresolved_batches_more_assignments_on_mturk():
@@ -39,12 +29,12 @@ def test_it_gives_unresolved_batches_more_assignments_on_mturk():
         tied, settled = campaign.batches.order_by("index")
         disputed = next(i for i in tied.items.order_by("position") if not i.is_test)
         for worker in ("WA", "WB"):
-            _submit(
+            batch_answer(
                 tied,
                 worker,
                 lambda i, w=worker: i.test_question.answer if i.is_test else (w == "WA" or i != disputed),
             )
-            _submit(settled, worker, lambda i: i.test_question.answer if i.is_test else True)
+            batch_answer(settled, worker, lambda i: i.test_question.answer if i.is_test else True)
         out = io.StringIO()
 
         call_command("crowd_aggregate", campaign=campaign.name, extend=2, mturk=True, stdout=out)
@@ -128,7 +118,7 @@ def test_report_alpha_equals_krippendorff_over_passing_workers():
                 ballots.setdefault(item.id, []).append(vote)
             return vote
 
-        _submit(batch, worker, pick)
+        batch_answer(batch, worker, pick)
 
     report = campaign_report(campaign=campaign)
 

@@ -28,7 +28,7 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "crowd"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "crowd"
 RESPONSES = FIXTURES / "responses.cone-rag.json"
 LABELS = FIXTURES / "labels.cone-rag.tsv"
 ALIASES = ["A=alpha-run", "B=beta_run_2"]

@@ -13,7 +13,7 @@ from html import escape
 
 import pytest
 from django.core.management import call_command
-from django.test import Client, override_settings
+from django.test import Client
 
 from annotation.models import NtrJudgment
 from crowd.models import CrowdAnswer, CrowdAssignment
@@ -49,14 +49,7 @@ def _post(url: str, fields: dict[str, str]) -> tuple[int, str]:
         return response.status, response.read().decode()
 
 
-@pytest.fixture
-def server():
-    with FakeMTurkServer() as running:
-        with override_settings(MTURK_ENDPOINT_URL=running.url, MTURK_EXTERNAL_URL="https://testserver"):
-            yield running
-
-
-def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(server):
+def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(fake_mturk):
     campaign = build_campaign()
     batches = list(campaign.batches.order_by("index"))
     assert [b.items.count() for b in batches] == [6, 6]
@@ -64,7 +57,7 @@ def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(server):
     call_command("mturk_publish", campaign=campaign.name)
     for batch in batches:
         batch.refresh_from_db()
-        assert batch.hit_id in server.state.hits
+        assert batch.hit_id in fake_mturk.state.hits
 
     # The truth the honest workers follow: alternate yes/no over the pairs, independent of the code.
     pairs = [item for b in batches for item in b.items.order_by("position") if not item.is_test]
@@ -84,12 +77,12 @@ def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(server):
     for batch in batches:
         items = list(batch.items.select_related("test_question", "response", "nugget").order_by("position"))
         for worker in ("WA", "WB", "WC"):
-            framed = urllib.parse.urlsplit(_accept(server, batch.hit_id, worker))
+            framed = urllib.parse.urlsplit(_accept(fake_mturk, batch.hit_id, worker))
             page = browser.get(framed.path, urllib.parse.parse_qs(framed.query))
             assert page.status_code == 200
             policy = _policy(page)
             assert policy["frame-ancestors"] == (
-                f"https://workersandbox.mturk.com https://www.mturk.com {server.url}"
+                f"https://workersandbox.mturk.com https://www.mturk.com {fake_mturk.url}"
             )
             # Framed by MTurk, the page keeps the site's policy: scripts and styles from our origin only.
             assert (policy["script-src"], policy["style-src"]) == ("'self'", "'self'")
@@ -101,7 +94,7 @@ def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(server):
             stored = browser.post(f"{framed.path}?{framed.query}", answers)
             assert stored.status_code == 200
             action, fields = hidden_form(stored.content.decode())
-            assert action == f"{server.url}/mturk/externalSubmit"
+            assert action == f"{fake_mturk.url}/mturk/externalSubmit"
             status, _ = _post(action, fields)
             assert status == 200
 
@@ -121,14 +114,14 @@ def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(server):
     ]
 
     call_command("mturk_review", campaign=campaign.name, reject_failed=True, block_failed=True)
-    remote = {a["WorkerId"] + a["HITId"]: a for a in server.state.assignments.values()}
+    remote = {a["WorkerId"] + a["HITId"]: a for a in fake_mturk.state.assignments.values()}
     for batch in batches:
         assert remote["WA" + batch.hit_id]["AssignmentStatus"] == "Approved"
         assert remote["WB" + batch.hit_id]["AssignmentStatus"] == "Approved"
         assert remote["WC" + batch.hit_id]["AssignmentStatus"] == "Rejected"
         assert remote["WC" + batch.hit_id]["RequesterFeedback"]
     campaign.refresh_from_db()
-    assert (campaign.block_qualification_id, "WC") in server.state.worker_qualifications
+    assert (campaign.block_qualification_id, "WC") in fake_mturk.state.worker_qualifications
 
     call_command("crowd_aggregate", campaign=campaign.name)
     labels = {
@@ -141,12 +134,12 @@ def test_it_labels_pairs_by_majority_of_workers_who_passed_the_test(server):
     assert campaign.label_judge.kind == "crowd"
 
 
-def test_it_keeps_the_worker_page_in_preview_until_the_hit_is_accepted(server):
+def test_it_keeps_the_worker_page_in_preview_until_the_hit_is_accepted(fake_mturk):
     campaign = build_campaign()
     call_command("mturk_publish", campaign=campaign.name)
     batch = campaign.batches.order_by("index").first()
     batch.refresh_from_db()
-    location = server.fake.worker_preview(batch.hit_id)
+    location = fake_mturk.fake.worker_preview(batch.hit_id)
     framed = urllib.parse.urlsplit(location)
     page = Client().get(framed.path, urllib.parse.parse_qs(framed.query))
     assert page.status_code == 200

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from crowd.models import CrowdCampaign
-from tests.crowd.test_crowd_console import _collection_with_nuggets
+from tests.crowd.crowd_helpers import compose_collection
 from tests.factories import OrganiserFactory
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +32,7 @@ def _compose(client, **changes):
 
 @pytest.mark.parametrize("seed", ["9" * 30, str(2**31), str(-(2**31) - 1)])
 def test_it_refuses_a_seed_past_the_seed_column(client, seed):
-    _collection_with_nuggets()
+    compose_collection()
 
     response = _compose(client, seed=seed)
 
@@ -43,7 +43,7 @@ def test_it_refuses_a_seed_past_the_seed_column(client, seed):
 
 @pytest.mark.parametrize("field", ["turns", "runs"])
 def test_it_refuses_a_turn_or_run_key_past_the_databases_integers(client, field):
-    _collection_with_nuggets()
+    compose_collection()
 
     response = _compose(client, **{field: ["9" * 30]})
 
@@ -53,7 +53,7 @@ def test_it_refuses_a_turn_or_run_key_past_the_databases_integers(client, field)
 
 
 def test_it_still_composes_with_the_largest_seed(client):
-    _collection_with_nuggets()
+    compose_collection()
 
     response = _compose(client, seed=str(2**31 - 1))
 

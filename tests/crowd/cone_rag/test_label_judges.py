@@ -15,7 +15,7 @@ from tests.factories import AssessorJudgeFactory, CollectionFactory, JudgeFactor
 
 pytestmark = pytest.mark.django_db
 
-LABELS = Path(__file__).resolve().parents[2] / "fixtures" / "crowd" / "labels.cone-rag.tsv"
+LABELS = Path(__file__).resolve().parents[3] / "fixtures" / "crowd" / "labels.cone-rag.tsv"
 
 
 @pytest.fixture

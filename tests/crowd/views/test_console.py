@@ -11,16 +11,9 @@ from annotation.models import Judge
 from crowd.campaigns.services import campaign_create
 from crowd.errors import CrowdError
 from crowd.models import CrowdAssignment, CrowdCampaign
-from tests.crowd.crowd_helpers import build_campaign
+from tests.crowd.crowd_helpers import build_campaign, compose_collection
 from tests.factories import (
-    CollectionFactory,
-    JudgeFactory,
-    NuggetFactory,
     OrganiserFactory,
-    ResponseFactory,
-    RunFactory,
-    TopicFactory,
-    TurnFactory,
     UserFactory,
 )
 
@@ -126,24 +119,8 @@ def test_compose_refuses_a_name_that_is_not_a_slug():
 # --- composing from the page -------------------------------------------------------------------------
 
 
-def _collection_with_nuggets():
-    collection = CollectionFactory(name="demo")
-    gold = JudgeFactory(name="demo-gold", kind=Judge.Kind.IMPORTED)
-    JudgeFactory(name="no-nuggets-here", kind=Judge.Kind.IMPORTED)
-    elsewhere = JudgeFactory(name="other-collection-gold")
-    NuggetFactory(judge=elsewhere, turn=TurnFactory(topic=TopicFactory()))
-    runs = [RunFactory(collection=collection, name=f"run-{c}") for c in "ab"]
-    for _ in range(2):
-        turn = TurnFactory(topic=TopicFactory(collection=collection), collection=collection)
-        for run in runs:
-            ResponseFactory(run=run, turn=turn)
-        for _ in range(2):
-            NuggetFactory(judge=gold, turn=turn)
-    return collection, gold
-
-
 def test_the_compose_form_offers_only_judges_with_nuggets_in_the_collection(client):
-    _collection_with_nuggets()
+    compose_collection()
     client.force_login(OrganiserFactory())
     response = client.get(reverse("crowd:campaign-new"), {"collection": "demo"})
     assert response.status_code == 200
@@ -152,7 +129,7 @@ def test_the_compose_form_offers_only_judges_with_nuggets_in_the_collection(clie
 
 
 def test_organisers_compose_an_in_platform_campaign_from_the_page(client):
-    collection, gold = _collection_with_nuggets()
+    collection, gold = compose_collection()
     client.force_login(OrganiserFactory())
     response = client.post(
         reverse("crowd:campaign-new"),
@@ -183,7 +160,7 @@ def test_organisers_compose_an_in_platform_campaign_from_the_page(client):
 
 
 def test_a_bad_compose_answers_400_with_the_reason_and_creates_nothing(client):
-    _collection_with_nuggets()
+    compose_collection()
     client.force_login(OrganiserFactory())
     response = client.post(
         reverse("crowd:campaign-new"),
@@ -306,16 +283,6 @@ def test_an_mturk_action_on_an_in_platform_campaign_is_refused_with_the_reason(c
 
 
 # --- MTurk from the page, against the local fake ----------------------------------------------------
-
-
-@pytest.fixture
-def fake_mturk(settings):
-    from devtools.mturk_server import FakeMTurkServer
-
-    with FakeMTurkServer() as server:
-        settings.MTURK_ENDPOINT_URL = server.url
-        settings.MTURK_EXTERNAL_URL = "https://testserver"
-        yield server
 
 
 def test_organisers_run_an_mturk_campaign_from_its_page(client, fake_mturk):
