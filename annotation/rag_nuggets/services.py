@@ -1,8 +1,8 @@
 """People's part of TREC RAG nugget evaluation: organisers hand out nugget work per topic, assessors
 post-edit a nugget list, label nuggets vital or okay, and label (answer, nugget) pairs.
 
-Every label goes through the writers of annotation.judgments (a label's scale and condition are the same
-whoever gives it); every edit of a list is kept as a NuggetEdit row, so the history of a post-edited list
+Every label goes through the family's writers (annotation.rag_nuggets.writer: a label's scale and
+condition are the same whoever gives it); every edit of a list is kept as a NuggetEdit row, so the history of a post-edited list
 can be read back and timed. Time per topic adds up on the NuggetWork from what each page sends.
 """
 
@@ -18,8 +18,7 @@ from django.db.models.functions import Cast, Least
 from django.utils import timezone
 
 from annotation import judgments
-from annotation.judgments import NuggetDraft
-from annotation.judgments.base import TIME_SPENT_MAX_MS
+from annotation.labels.writer import TIME_SPENT_MAX_MS
 from annotation.models import (
     Judge,
     Nugget,
@@ -33,6 +32,7 @@ from annotation.models import (
 )
 from annotation.rag_nuggets import selectors
 from annotation.rag_nuggets.selectors import Item
+from annotation.rag_nuggets.writer import NuggetDraft
 from annotation.services import judge_for_assessor
 
 MAX_TEXT = 2000
@@ -138,7 +138,7 @@ def _clock(work: NuggetWork, time_spent_ms: int | None, *, complete: bool = Fals
     """Add a page's time to the work (and start its clock); complete it if asked. One UPDATE."""
     now = timezone.now()
     spent = min(max(time_spent_ms or 0, 0), MAX_TIME_MS)
-    # Summed as bigint, then held to the integer column (annotation.judgments.base.TIME_SPENT_MAX_MS).
+    # Summed as bigint, then held to the integer column (annotation.labels.writer.TIME_SPENT_MAX_MS).
     total = Least(Cast(F("time_spent_ms"), BigIntegerField()) + spent, TIME_SPENT_MAX_MS)
     changes: dict[str, Any] = {"time_spent_ms": total}
     if work.started_at is None:

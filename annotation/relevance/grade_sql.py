@@ -30,7 +30,6 @@ from datetime import datetime
 
 from django.db import connection, models
 
-from annotation.judgments.relevance import relevance_upsert_sql
 from annotation.models import (
     Assignment,
     Judge,
@@ -42,6 +41,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.writer import relevance_upsert_sql
 from core.remembered import Remembered, remembered_sql
 
 

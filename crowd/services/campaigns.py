@@ -18,8 +18,8 @@ from django.core.validators import validate_slug
 from django.db import transaction
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, NuggetSupport, Run, Turn
+from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
 from annotation.services import judge_get_or_create
 from crowd.client import MTurkClient
 from crowd.models import (

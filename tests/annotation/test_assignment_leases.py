@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotation.models import Assignment, PoolEntry, PtkbStatement, RelevanceJudgment, WorkSlot
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.selectors import unit_progress
-from annotation.relevance.work import (
+from annotation.relevance.services import (
     WorkRefused,
     work_close,
     work_grade,

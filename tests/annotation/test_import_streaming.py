@@ -13,7 +13,7 @@ from annotation import rankings
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
 from annotation.io import passages_import, run_import
 from annotation.models import Passage, PtkbJudgment, Ranking, Run
-from annotation.relevance.io import ptkb_qrels_import
+from annotation.ptkb.io import ptkb_qrels_import
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

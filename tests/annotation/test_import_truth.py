@@ -15,7 +15,8 @@ from django.utils import timezone
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
 from annotation.models import GoldResponse, ImportJob, Judge, Nugget, RelevanceJudgment
 from annotation.nuggets.io import nuggets_import
-from annotation.relevance.io import ptkb_qrels_import, qrels_import
+from annotation.ptkb.io import ptkb_qrels_import
+from annotation.relevance.io import qrels_import
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from annotation.formats.base import ImportFailed
 from annotation.models import Judge, PtkbJudgment
-from annotation.relevance.io import ptkb_qrels_import, ptkb_qrels_lines
+from annotation.ptkb.io import ptkb_qrels_import, ptkb_qrels_lines
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

@@ -10,8 +10,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.formats.base import ImportFailed, Problems
-from annotation.formats.rag_nuggets import OVERALL_QID, AnswerScores, parse_scores, scores_text
-from annotation.judgments import JudgmentRefused, NuggetDraft, nugget_list_replace
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     MAX_NUGGET_TEXT,
     ImportJob,
@@ -22,7 +21,9 @@ from annotation.models import (
     Response,
     Turn,
 )
+from annotation.rag_nuggets.formats import OVERALL_QID, AnswerScores, parse_scores, scores_text
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_export, created_nuggets_import
+from annotation.rag_nuggets.writer import NuggetDraft, nugget_list_replace
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
     assignment_records,

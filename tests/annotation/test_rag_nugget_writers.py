@@ -2,10 +2,11 @@
 
 import pytest
 
-from annotation.judgments import (
+from annotation.labels.writer import JudgmentRefused
+from annotation.models import Nugget, NuggetAssignment, NuggetImportanceJudgment
+from annotation.rag_nuggets.writer import (
     AssignmentRow,
     ImportanceRow,
-    JudgmentRefused,
     NuggetDraft,
     importance_judgment_submit,
     importance_judgments_upsert,
@@ -13,7 +14,6 @@ from annotation.judgments import (
     nugget_assignments_upsert,
     nugget_list_replace,
 )
-from annotation.models import Nugget, NuggetAssignment, NuggetImportanceJudgment
 from tests.factories import JudgeFactory, NuggetFactory, ResponseFactory, RunFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

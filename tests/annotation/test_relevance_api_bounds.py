@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import PoolEntry, RelevanceJudgment
-from annotation.relevance.work import work_lease
+from annotation.relevance.services import work_lease
 from tests.factories import UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db

@@ -15,9 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation.judgments import relevance_judgment_submit
 from annotation.models import Judge, PoolEntry, RelevanceJudgment, WorkSlot
-from annotation.relevance.work import NextKind, work_lease, work_next
+from annotation.relevance.services import NextKind, work_lease, work_next
+from annotation.relevance.writer import relevance_judgment_submit
 from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from annotation.models import PoolEntry, RelevanceJudgment, WorkSlot
-from annotation.relevance.work import work_lease
+from annotation.relevance.services import work_lease
 from tests.concurrency import at_the_same_instant
 from tests.factories import UserFactory, relevance_campaign
 

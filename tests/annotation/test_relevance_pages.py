@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import PoolEntry, PtkbJudgment, RelevanceJudgment
-from annotation.relevance.work import work_lease
+from annotation.relevance.services import work_lease
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db

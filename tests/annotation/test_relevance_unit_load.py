@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from annotation.models import Judge, PoolEntry, Turn, WorkSlot
 from annotation.relevance.selectors import QUEUE_RECENT_UNITS
-from annotation.relevance.work import work_close, work_grade, work_lease, work_ptkb_submit
+from annotation.relevance.services import work_close, work_grade, work_lease, work_ptkb_submit
 from annotation.services import judge_for_assessor
 from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
 

@@ -4,7 +4,7 @@ failing in PostgreSQL ("integer out of range", a 500) on the revision that would
 import pytest
 
 from annotation import judgments
-from annotation.judgments.base import TIME_SPENT_MAX_MS
+from annotation.labels.writer import TIME_SPENT_MAX_MS
 from annotation.models import NuggetImportanceJudgment, NuggetWork, RelevanceJudgment
 from annotation.rag_nuggets.services import nugget_edit_finish, nugget_work_assign
 from annotation.services import judge_for_assessor

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.judgments.base import JudgmentRefused, Written, labelled_submit, labels_restate, time_added
+from annotation.labels.writer import JudgmentRefused, Written, labelled_submit, labels_restate, time_added
 from annotation.models import (
     MAX_NUGGET_TEXT,
     NUGGET_LABEL_FAILED,

@@ -32,7 +32,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from annotation.judgments import ptkb_judgments_submit
 from annotation.models import (
     Assignment,
     Judge,
@@ -41,6 +40,7 @@ from annotation.models import (
     Turn,
     WorkSlot,
 )
+from annotation.ptkb.writer import ptkb_judgments_submit
 from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
 from annotation.relevance.selectors import ptkb_steps_done
 from annotation.services import judge_for_assessor

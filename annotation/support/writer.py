@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.judgments.base import JudgmentRefused, Written, labelled_submit, labels_restate
+from annotation.labels.writer import JudgmentRefused, Written, labelled_submit, labels_restate
 from annotation.models import Collection, Judge, ResponseSentence, SupportJudgment, SupportLabel
 
 SUPPORT_LABELS = frozenset(SupportLabel.values)

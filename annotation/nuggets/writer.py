@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.judgments.base import JudgmentRefused, Outcome, Written, time_added
+from annotation.labels.writer import JudgmentRefused, Outcome, Written, time_added
 from annotation.models import GoldResponse, Judge, NtnJudgment, NtrJudgment, Nugget, Response, Turn
 
 
