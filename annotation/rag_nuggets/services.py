@@ -17,8 +17,7 @@ from django.db.models import BigIntegerField, F
 from django.db.models.functions import Cast, Least
 from django.utils import timezone
 
-from annotation import judgments
-from annotation.labels.writer import TIME_SPENT_MAX_MS
+from annotation.labels.writer import TIME_SPENT_MAX_MS, JudgmentRefused
 from annotation.models import (
     Judge,
     Nugget,
@@ -30,7 +29,7 @@ from annotation.models import (
     Topic,
     Turn,
 )
-from annotation.rag_nuggets import selectors
+from annotation.rag_nuggets import selectors, writer
 from annotation.rag_nuggets.selectors import Item
 from annotation.rag_nuggets.writer import NuggetDraft
 from annotation.services import judge_for_assessor
@@ -240,13 +239,13 @@ def _work_turn(work: NuggetWork, turn: Turn, step: str) -> None:
 
 def _store(*, judge: Judge, turn: Turn, items: list[Item]) -> None:
     try:
-        judgments.nugget_list_replace(
+        writer.nugget_list_replace(
             judge=judge,
             turn=turn,
             nuggets=[NuggetDraft(i.key, i.text) for i in items],
             originals={i.key: i.original_id for i in items if i.original_id is not None},
         )
-    except judgments.JudgmentRefused as exc:
+    except JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
 
 
@@ -330,7 +329,7 @@ def nugget_importance_submit(
     _labels_of(labels, nuggets)
     shown = selectors.importance_labels(judge=work.machine_judge, nugget_ids=labels)
     try:
-        judgments.importance_judgments_submit(
+        writer.importance_judgments_submit(
             judge=judge_for_assessor(user=user),
             turn=turn,
             labels=labels,
@@ -338,7 +337,7 @@ def nugget_importance_submit(
             shown=shown,
             time_spent_ms=_capped(time_spent_ms),
         )
-    except judgments.JudgmentRefused as exc:
+    except JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
     _complete_if_done(work, time_spent_ms)
 
@@ -361,7 +360,7 @@ def nugget_assignment_page_submit(
     _labels_of(labels, nuggets)
     shown = selectors.assignment_labels(judge=work.machine_judge, response=response, nugget_ids=labels)
     try:
-        judgments.nugget_assignments_submit(
+        writer.nugget_assignments_submit(
             judge=judge_for_assessor(user=user),
             response=response,
             labels=labels,
@@ -369,7 +368,7 @@ def nugget_assignment_page_submit(
             shown=shown,
             time_spent_ms=_capped(time_spent_ms),
         )
-    except judgments.JudgmentRefused as exc:
+    except JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
     _complete_if_done(work, time_spent_ms)
 

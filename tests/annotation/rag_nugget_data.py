@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotation import judgments
 from annotation.models import Judge, Nugget, Response, Topic, Turn
+from annotation.rag_nuggets import writer
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -40,10 +40,10 @@ def rag_topic(*, nuggets: int = 3, answers: int = 2, number: str = "2024-1", col
             collection=collection, passage_id=f"{number}-doc{i}#0", text=f"Bees <b>{i}</b>"
         )
         RelevanceJudgmentFactory(judge=qrels, turn=turn, passage_id=passage.passage_id, grade=3 - i)
-    judgments.nugget_list_replace(
+    writer.nugget_list_replace(
         judge=llm,
         turn=turn,
-        nuggets=[judgments.NuggetDraft(str(i + 1), f"nugget {i + 1} <i>text</i>") for i in range(nuggets)],
+        nuggets=[writer.NuggetDraft(str(i + 1), f"nugget {i + 1} <i>text</i>") for i in range(nuggets)],
     )
     made = list(Nugget.objects.filter(judge=llm, turn=turn).order_by("position"))
     data = RagTopic(topic, turn, llm, made)
@@ -54,16 +54,16 @@ def rag_topic(*, nuggets: int = 3, answers: int = 2, number: str = "2024-1", col
         )
         ResponseSentenceFactory(response=response, index=1, text="They fan it dry.", citations=[])
         data.answers.append(response)
-    judgments.importance_judgments_upsert(
+    writer.importance_judgments_upsert(
         judge=llm,
         collection=collection,
-        rows=[judgments.ImportanceRow(n.pk, "vital" if i == 0 else "okay") for i, n in enumerate(made)],
+        rows=[writer.ImportanceRow(n.pk, "vital" if i == 0 else "okay") for i, n in enumerate(made)],
         condition="machine",
     )
-    judgments.nugget_assignments_upsert(
+    writer.nugget_assignments_upsert(
         judge=llm,
         collection=collection,
-        rows=[judgments.AssignmentRow(r.pk, n.pk, "partial_support") for r in data.answers for n in made],
+        rows=[writer.AssignmentRow(r.pk, n.pk, "partial_support") for r in data.answers for n in made],
         condition="machine",
     )
     return data

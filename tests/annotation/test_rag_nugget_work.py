@@ -4,7 +4,7 @@ own list linked to the source nuggets, labels through the writers, time per topi
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation import judgments
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Nugget,
     NuggetAssignment,
@@ -12,6 +12,7 @@ from annotation.models import (
     NuggetImportanceJudgment,
     NuggetWork,
 )
+from annotation.rag_nuggets import writer
 from annotation.rag_nuggets.services import (
     NuggetWorkRefused,
     nugget_assignment_page_submit,
@@ -267,7 +268,7 @@ def test_assignment_completes_only_when_every_answer_is_labelled(data):
 def test_a_revised_page_adds_up_time_keeps_the_shown_label_and_refuses_another_condition(data):
     carol = judge_for_assessor(user=UserFactory(username="carol"))
     first = data.nuggets[0]
-    judgments.importance_judgments_submit(
+    writer.importance_judgments_submit(
         judge=carol,
         turn=data.turn,
         labels={first.pk: "okay"},
@@ -275,18 +276,18 @@ def test_a_revised_page_adds_up_time_keeps_the_shown_label_and_refuses_another_c
         shown={first.pk: "vital"},
         time_spent_ms=400,
     )
-    judgments.importance_judgments_submit(
+    writer.importance_judgments_submit(
         judge=carol, turn=data.turn, labels={first.pk: "vital"}, condition="post-edit", time_spent_ms=100
     )
     row = NuggetImportanceJudgment.objects.get(judge=carol)
     assert (row.importance, row.shown_label, row.changed, row.time_spent_ms) == ("vital", "vital", False, 500)
-    with pytest.raises(judgments.JudgmentRefused, match="two conditions"):
-        judgments.importance_judgments_submit(
+    with pytest.raises(JudgmentRefused, match="two conditions"):
+        writer.importance_judgments_submit(
             judge=carol, turn=data.turn, labels={first.pk: "okay"}, condition="scratch"
         )
     other = rag_topic(number="2024-2", collection=data.topic.collection)
-    with pytest.raises(judgments.JudgmentRefused, match="not nuggets of this turn"):
-        judgments.nugget_assignments_submit(
+    with pytest.raises(JudgmentRefused, match="not nuggets of this turn"):
+        writer.nugget_assignments_submit(
             judge=carol,
             response=data.answers[0],
             labels={other.nuggets[0].pk: "support"},

@@ -3,10 +3,11 @@ failing in PostgreSQL ("integer out of range", a 500) on the revision that would
 
 import pytest
 
-from annotation import judgments
 from annotation.labels.writer import TIME_SPENT_MAX_MS
 from annotation.models import NuggetImportanceJudgment, NuggetWork, RelevanceJudgment
 from annotation.rag_nuggets.services import nugget_edit_finish, nugget_work_assign
+from annotation.rag_nuggets.writer import importance_judgments_submit
+from annotation.relevance.writer import relevance_judgment_submit
 from annotation.services import judge_for_assessor
 from tests.annotation.rag_nugget_data import rag_topic
 from tests.factories import JudgeFactory, TurnFactory, UserFactory
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.django_db
 def test_a_relevance_grades_time_stops_at_the_columns_largest():
     judge, turn = JudgeFactory(), TurnFactory()
     for _ in range(2):
-        judgments.relevance_judgment_submit(
+        relevance_judgment_submit(
             judge=judge, turn=turn, passage_id="p1", grade=2, time_spent_ms=TIME_SPENT_MAX_MS - 1
         )
 
@@ -29,7 +30,7 @@ def test_a_labels_time_stops_at_the_columns_largest():
     carol = judge_for_assessor(user=UserFactory(username="carol"))
     first = data.nuggets[0]
     for label in ("okay", "vital"):
-        judgments.importance_judgments_submit(
+        importance_judgments_submit(
             judge=carol,
             turn=data.turn,
             labels={first.pk: label},
