@@ -6,18 +6,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.io import run_import
 from annotation.models import Judge, SupportJudgment
-from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def rag(fixtures_dir):
-    collection = CollectionFactory(name="rag24")
-    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
-    return collection
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from annotation.rag_nuggets.services import nugget_edit_finish, nugget_work_assi
 from annotation.rag_nuggets.writer import importance_judgments_submit
 from annotation.relevance.writer import relevance_judgment_submit
 from annotation.services import judge_for_assessor
-from tests.annotation.rag_nugget_data import rag_topic
+from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import JudgeFactory, TurnFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -21,7 +21,6 @@ from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
     JudgeFactory,
-    OrganiserFactory,
     PtkbStatementFactory,
     RelevanceJudgmentFactory,
     TopicFactory,
@@ -47,13 +46,6 @@ def qrels(tmp_path):
     path = tmp_path / "gpt4.qrels"
     path.write_text(QRELS, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def organiser(client):
-    user = OrganiserFactory(username="olga")
-    client.force_login(user)
-    return user
 
 
 def upload(client, collection, name: str, content: bytes, kind: str, **options):

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotation.models import NuggetEdit, NuggetWork
 from annotation.rag_nuggets.services import nugget_work_assign
-from tests.annotation.rag_nugget_data import rag_topic
+from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

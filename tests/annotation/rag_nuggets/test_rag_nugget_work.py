@@ -22,15 +22,10 @@ from annotation.rag_nuggets.services import (
     nugget_work_assign,
 )
 from annotation.services import judge_for_assessor
-from tests.annotation.rag_nugget_data import rag_topic
+from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import JudgeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def data():
-    return rag_topic()
 
 
 def _work(data, step, condition="scratch", user=None):

@@ -5,11 +5,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.io import run_import
 from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
-from annotation.services import judge_get_or_create
 from annotation.support.disagreements import support_disagreements_assign
-from annotation.support.io import support_labels_import
 from annotation.support.services import (
     SupportConflict,
     SupportSwitchUnconfirmed,
@@ -17,23 +14,9 @@ from annotation.support.services import (
     support_assignment_set,
     support_judgment_submit,
 )
-from tests.factories import CollectionFactory, UserFactory
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def rag(fixtures_dir):
-    collection = CollectionFactory(name="rag24")
-    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
-    return collection
-
-
-@pytest.fixture
-def gpt(rag, fixtures_dir):
-    judge = judge_get_or_create(name="gpt-4o", kind=Judge.Kind.LLM)
-    support_labels_import(path=fixtures_dir / "support" / "gpt4o_labels.jsonl", collection=rag, judge=judge)
-    return judge
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from annotation.relevance.io import LOG_COLUMNS, judgment_log_rows
 from annotation.relevance.writer import relevance_judgment_submit
 from annotation.services import judge_for_assessor
-from tests.annotation.test_ptkb_qrels_io import PtkbJudgmentFactory
+from tests.annotation.ptkb.test_ptkb_qrels_io import PtkbJudgmentFactory
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Nugget, NuggetEdit, RelevanceJudgment, SupportJudgment
 from annotation.rag_nuggets.services import nugget_work_assign
-from tests.annotation.rag_nugget_data import rag_topic
+from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

@@ -10,7 +10,6 @@ from sklearn.metrics import cohen_kappa_score
 from annotation.models import Judge, ResponseSentence, SupportJudgment
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import assignment_units, support_judgment_submit
-from tests.annotation.test_support_disagreements import study  # noqa: F401  (the shared study fixture)
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

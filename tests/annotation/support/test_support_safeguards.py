@@ -4,10 +4,8 @@ here, and placeholder answers are never support work."""
 import pytest
 from django.urls import reverse
 
-from annotation.io import passages_import, run_import
 from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
 from annotation.services import judge_get_or_create
-from annotation.support.io import support_labels_import
 from annotation.support.services import is_placeholder, support_assignment_set, support_units
 from tests.factories import (
     CollectionFactory,
@@ -25,26 +23,6 @@ pytestmark = pytest.mark.django_db
 
 # Every response of the iKAT 2024 sample run (irlabamsterdam/iKAT, 2024/scripts/run_validation) reads so.
 IKAT_SAMPLE_TEXT = "<placeholder text for response 1>"
-
-
-@pytest.fixture
-def rag(fixtures_dir):
-    collection = CollectionFactory(name="rag24")
-    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
-    passages_import(path=fixtures_dir / "support" / "passages.jsonl", collection=collection)
-    return collection
-
-
-@pytest.fixture
-def gpt(rag, fixtures_dir):
-    judge = judge_get_or_create(name="gpt-4o", kind=Judge.Kind.LLM)
-    support_labels_import(path=fixtures_dir / "support" / "gpt4o_labels.jsonl", collection=rag, judge=judge)
-    return judge
-
-
-@pytest.fixture
-def alice():
-    return UserFactory(username="alice")
 
 
 @pytest.fixture

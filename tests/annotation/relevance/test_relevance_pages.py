@@ -15,11 +15,6 @@ EVIL = 'Hello <script>alert("x")</script> <img src=x onerror="alert(1)"> end'
 
 
 @pytest.fixture
-def alice():
-    return UserFactory(username="alice")
-
-
-@pytest.fixture
 def bob():
     return UserFactory(username="bob")
 

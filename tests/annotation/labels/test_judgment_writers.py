@@ -42,7 +42,7 @@ from tests.factories import (
     TurnFactory,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, NuggetWork
 from annotation.rag_nuggets.services import nugget_work_assign
 from annotation.services import judge_for_assessor
-from tests.annotation.rag_nugget_data import rag_topic
+from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -38,11 +38,6 @@ def _edit(client, work, body, index=1):
         body if isinstance(body, str) else json.dumps(body),
         content_type="application/json",
     )
-
-
-@pytest.fixture
-def data():
-    return rag_topic()
 
 
 # --- Ownership ------------------------------------------------------------------------------------

@@ -4,20 +4,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.formats.base import ImportFailed
-from annotation.io import passages_import, run_import
+from annotation.io import run_import
 from annotation.models import Response, ResponseSentence, Run, Topic
 from annotation.support.services import support_units, uncited_sentences
 from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def rag(fixtures_dir):
-    collection = CollectionFactory(name="rag24")
-    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
-    passages_import(path=fixtures_dir / "support" / "passages.jsonl", collection=collection)
-    return collection
 
 
 def _keys(units):

@@ -8,66 +8,17 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.io import run_import
-from annotation.models import Judge, ResponseSentence, SupportAssignment, Topic
-from annotation.services import judge_get_or_create
+from annotation.models import Judge, SupportAssignment
 from annotation.support.disagreements import support_disagreements, support_disagreements_assign
-from annotation.support.io import support_labels_import
 from annotation.support.services import (
     SupportConflict,
     assignment_units,
-    support_assignment_set,
     support_judgment_submit,
 )
 from judging.support.metrics import support_disagreement_report
-from tests.factories import CollectionFactory, UserFactory
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def sentence(run, topic, index):
-    return ResponseSentence.objects.get(response__run__name=run, response__turn__turn_id=topic, index=index)
-
-
-@pytest.fixture
-def study(fixtures_dir):
-    """GPT-4o labels everything; alice post-edits topic 2024-1, bob judges 2024-2 from scratch."""
-    rag = CollectionFactory(name="rag24")
-    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=rag)
-    gpt = judge_get_or_create(name="gpt-4o", kind=Judge.Kind.LLM)
-    support_labels_import(path=fixtures_dir / "support" / "gpt4o_labels.jsonl", collection=rag, judge=gpt)
-    alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
-    human_labels = {
-        # (run, topic, sentence): human label; GPT-4o's label in the comment
-        alice: {
-            ("rag-a", "2024-1", 0): "FS",
-            ("rag-a", "2024-1", 1): "FS",
-            ("rag-b", "2024-1", 0): "NS",
-            ("rag-b", "2024-1", 1): "PS",
-        },
-        # PS, FS, FS, FS -> three disagreements
-        bob: {("rag-a", "2024-2", 0): "NS", ("rag-a", "2024-2", 1): "FS", ("rag-b", "2024-2", 0): "FS"},
-        # FS, FS, PS -> two disagreements
-    }
-    conditions = {alice: ("2024-1", "post-edit"), bob: ("2024-2", "scratch")}
-    for user, labels in human_labels.items():
-        number, condition = conditions[user]
-        assignment = support_assignment_set(
-            topic=Topic.objects.get(collection=rag, number=number),
-            user=user,
-            condition=condition,
-            machine_judge=gpt,
-        )
-        for (run, topic, index), label in labels.items():
-            support_judgment_submit(
-                assignment=assignment,
-                user=user,
-                sentence=sentence(run, topic, index),
-                citation_index=0,
-                label=label,
-            )
-    humans = [Judge.objects.get(user=alice), Judge.objects.get(user=bob)]
-    return {"collection": rag, "gpt": gpt, "humans": humans, "alice": alice}
 
 
 def test_it_finds_the_disagreements_per_topic(study):
