@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.io import passages_import, run_import, topics_import
-from annotation.judgments import nugget_upsert
 from annotation.models import Assignment, Collection, Judge, Passage, Pool, SupportAssignment
+from annotation.nuggets.writer import nugget_upsert
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.io import qrels_import
 from annotation.relevance.pooling import pool_build

@@ -9,34 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotation.models import (
-    Collection,
-    GoldResponse,
-    Judge,
-    NtnJudgment,
-    NtrJudgment,
-    Nugget,
-    NuggetAssignment,
-    NuggetImportanceJudgment,
-    PtkbJudgment,
-    RelevanceJudgment,
-    SupportJudgment,
-)
-
-# Per task: the table of its labels and the path from a label to its collection.
-LABEL_TABLES: dict[str, tuple[type[Model], str]] = {
-    "relevance": (RelevanceJudgment, "turn__collection"),
-    "ptkb": (PtkbJudgment, "turn__collection"),
-    "nuggets": (Nugget, "turn__collection"),
-    "gold_response": (GoldResponse, "turn__collection"),
-    "ntr": (NtrJudgment, "response__run__collection"),
-    "ntn": (NtnJudgment, "gold_nugget__turn__collection"),
-    "support": (SupportJudgment, "sentence__response__run__collection"),
-    "nugget-importance": (NuggetImportanceJudgment, "nugget__turn__collection"),
-    "nugget-assignment": (NuggetAssignment, "response__run__collection"),
-}
+from annotation.families import label_task
+from annotation.models import Collection, Judge
 
 
 def judges_with_labels(*, collection: Collection, task: str, **label_filters: Any) -> QuerySet[Judge]:
@@ -50,11 +26,12 @@ def judges_with_labels(*, collection: Collection, task: str, **label_filters: An
 
 
 def _has_labels(collection: Collection, task: str, **label_filters: Any) -> Exists:
-    try:
-        model, path = LABEL_TABLES[task]
-    except KeyError:
-        raise ValueError(f"unknown task {task!r}; choose one of {', '.join(LABEL_TABLES)}") from None
-    return Exists(model._default_manager.filter(judge=OuterRef("pk"), **{path: collection}, **label_filters))
+    declared = label_task(task)
+    return Exists(
+        declared.model._default_manager.filter(
+            judge=OuterRef("pk"), **{declared.collection: collection}, **label_filters
+        )
+    )
 
 
 def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict[str, list[str]]:

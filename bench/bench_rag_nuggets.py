@@ -69,7 +69,8 @@ def main() -> None:
     from nuggetizer.core.metrics import calculate_global_metrics
 
     from annotation.io import run_import
-    from annotation.judgments import (
+    from annotation.models import Collection, Judge, Nugget, Response, Turn
+    from annotation.rag_nuggets.writer import (
         AssignmentRow,
         ImportanceRow,
         NuggetDraft,
@@ -77,7 +78,6 @@ def main() -> None:
         nugget_assignments_upsert,
         nugget_list_replace,
     )
-    from annotation.models import Collection, Judge, Nugget, Response, Turn
     from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
 
     rng = random.Random(0)

@@ -48,7 +48,7 @@ SKIPPED = {
     "crowd:hit": "MTurk's frame, with a signed token",
     "crowd:study": "a panel participant's entry link",
     "rag-nuggets-edit": "a POST",
-    # The real-size build hands out no nugget work; tests/annotation/test_rag_nugget_pages.py pins the
+    # The real-size build hands out no nugget work; tests/annotation/rag_nuggets/test_rag_nugget_pages.py pins the
     # page's queries at two sizes instead.
     "rag-nuggets-page": "needs nugget work, which the real-size build does not hand out",
 }

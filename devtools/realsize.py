@@ -25,13 +25,13 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.io import passages_import, run_import, topics_import
-from annotation.judgments import nugget_upsert
-from annotation.judgments.relevance import RelevanceRow, relevance_judgments_upsert
 from annotation.models import Collection, Judge, Passage, Pool, SupportAssignment, Turn
+from annotation.nuggets.writer import nugget_upsert
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.io import qrels_import
 from annotation.relevance.pooling import pool_build
-from annotation.relevance.work import work_close, work_lease
+from annotation.relevance.services import work_close, work_lease
+from annotation.relevance.writer import RelevanceRow, relevance_judgments_upsert
 from annotation.services import collection_get_or_create, judge_for_assessor, judge_get_or_create
 from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set

@@ -7,6 +7,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 APPS = ("annotation", "judging", "crowd")
 PARTS = ("models", "services", "selectors", "io", "views", "forms", "api", "urls", "tasks")
+# A label family's package holds its own parts besides those: the one writer of its rows, its files' text
+# and its declaration (annotation/labels/family.py is the type of that declaration).
+FAMILY_PARTS = ("models", "writer", "formats", "io", "family")
 
 # What may sit at an app's root beside its feature packages: Django's own modules, the app-wide parts, and
 # what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages;
@@ -15,6 +18,14 @@ APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls", "console_pan
 ROOTS = {
     "judging": APP_WIDE,
     "crowd": APP_WIDE | {"forms", "errors"},
+    # annotation's root: the collection's reads and writes every family builds on (selectors, services,
+    # io and rankings: topics, passages and runs in), the list of label families, and the rules every
+    # family's pages, API and commands share (who is an organiser, whose labels one may read, judge
+    # menus, the commands' base, narrow request types). views and demo serve the organiser's shell and
+    # `make run`.
+    "annotation": APP_WIDE
+    | {"selectors", "services", "io", "rankings", "families", "permissions", "judge_access", "judge_menus"}
+    | {"commands", "typed", "views", "demo"},
 }
 
 
@@ -60,3 +71,16 @@ def test_it_gives_every_feature_package_an_init():
     )
 
     assert bare == []
+
+
+def test_it_keeps_each_label_family_in_its_own_package():
+    families = sorted(
+        path.parent for path in (REPO / "annotation").glob("*/family.py") if path.parent.name != "labels"
+    )
+    missing = {
+        family.name: [part for part in FAMILY_PARTS if not (family / f"{part}.py").exists()]
+        for family in families
+    }
+
+    assert len(families) >= 5
+    assert missing == {family.name: [] for family in families}

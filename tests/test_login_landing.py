@@ -6,7 +6,7 @@ from django.urls import reverse
 from annotation.models import SupportAssignment
 from annotation.rag_nuggets.services import nugget_work_assign
 from crowd.models import CrowdWorker
-from tests.annotation.rag_nugget_data import rag_topic
+from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import OrganiserFactory, TopicFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
 """No product module over about 450 lines: a module past that holds more than one job and is split by feature
-(a package with a module per family, as annotation/judgments/ is)."""
+(a package with a module per topic, as crowd/services/ is)."""
 
 from pathlib import Path
 

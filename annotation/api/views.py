@@ -18,7 +18,6 @@ from rest_framework.response import Response as ApiResponse
 from annotation.api import serializers as s
 from annotation.console.services import api_token_get
 from annotation.judge_access import import_judge_refusal, judges_readable
-from annotation.judgments import relevance_judgment_submit
 from annotation.models import (
     Collection,
     Judge,
@@ -33,6 +32,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.permissions import IsOrganiser
+from annotation.relevance.writer import relevance_judgment_submit
 from annotation.services import judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user

@@ -11,9 +11,9 @@ from django.core.validators import validate_ipv46_address
 
 from annotation.console import selectors
 from annotation.console.uploads import IMPORTERS
-from annotation.formats.nuggets import FORMATS
 from annotation.judge_access import FILE_KINDS
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
+from annotation.nuggets.formats import FORMATS
 from annotation.typed import choice_field
 from core.form_fields import ModelMultipleChoiceField
 from core.wording import plural

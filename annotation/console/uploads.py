@@ -33,7 +33,8 @@ from annotation.io import passages_import, run_import, topics_import
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, ImportJob, Judge
 from annotation.nuggets.io import gold_responses_import, nuggets_import
-from annotation.relevance.io import ptkb_qrels_import, qrels_import
+from annotation.ptkb.io import ptkb_qrels_import
+from annotation.relevance.io import qrels_import
 from annotation.services import ImportResult, import_judge_get_or_create
 from annotation.support.io import support_labels_import
 from core.jobs import FINISHED, job_end, job_start

@@ -41,14 +41,9 @@ from annotation.formats.base import import_max_bytes, megabytes
 from annotation.models import Collection, ImportJob, Pool
 from annotation.nuggets.io import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
+from annotation.ptkb.io import ptkb_qrels_lines
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.relevance.io import (
-    LOG_TASKS,
-    judgment_log_rows,
-    judgment_log_write,
-    ptkb_qrels_lines,
-    qrels_lines,
-)
+from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write, qrels_lines
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
 from annotation.selectors import collection_counts

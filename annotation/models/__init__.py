@@ -1,4 +1,7 @@
-"""The collection and every label and piece of work on it; one module per part, all importable from here."""
+"""The collection and every label and piece of work on it, importable from here.
+
+The collection and what all labels share live in this package; each label family's models live in the
+family's own package (`annotation/<family>/models.py`) and are imported here so Django registers them."""
 
 from annotation.models.collection import (
     Collection,
@@ -13,38 +16,28 @@ from annotation.models.collection import (
     Turn,
 )
 from annotation.models.console import ImportJob
-from annotation.models.judgments import (
-    MAX_NUGGET_TEXT,
+from annotation.models.judgments import LabelCondition, TimedJudgment
+from annotation.models.work import NuggetEdit, NuggetSetTurn, NuggetWork, SupportAssignment
+from annotation.nuggets.models import MAX_NUGGET_TEXT, GoldResponse, NtnJudgment, NtrJudgment, Nugget
+from annotation.ptkb.models import PtkbJudgment
+from annotation.rag_nuggets.models import (
     NUGGET_LABEL_FAILED,
     NUGGET_SUPPORT_WEIGHTS,
-    SUPPORT_WEIGHTS,
-    GoldResponse,
-    LabelCondition,
-    NtnJudgment,
-    NtrJudgment,
-    Nugget,
     NuggetAssignment,
     NuggetImportance,
     NuggetImportanceJudgment,
     NuggetSupport,
-    PtkbJudgment,
-    RelevanceGrade,
-    RelevanceJudgment,
-    SupportJudgment,
-    SupportLabel,
-    TimedJudgment,
 )
-from annotation.models.work import (
+from annotation.relevance.models import (
     Assignment,
-    NuggetEdit,
-    NuggetSetTurn,
-    NuggetWork,
     Pool,
     PoolEntry,
-    SupportAssignment,
+    RelevanceGrade,
+    RelevanceJudgment,
     WorkSlot,
     WorkUnit,
 )
+from annotation.support.models import SUPPORT_WEIGHTS, SupportJudgment, SupportLabel
 
 __all__ = [
     "Collection",

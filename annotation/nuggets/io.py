@@ -9,23 +9,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.formats.base import ImportFailed, Problems, excerpt
-from annotation.formats.nuggets import (
-    GoldResponseRecord,
-    NuggetRecord,
-    gold_responses_cone_rag_text,
-    gold_responses_jsonl_text,
-    nuggets_cone_rag_text,
-    nuggets_jsonl_text,
-    parse_gold_responses,
-    parse_nuggets,
-)
-from annotation.judgments import (
-    JudgmentRefused,
-    gold_response_submit,
-    nugget_duplicates_mark,
-    nugget_refusal,
-    nugget_upsert,
-)
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
     GoldResponse,
@@ -35,7 +19,23 @@ from annotation.models import (
     Passage,
     Turn,
 )
+from annotation.nuggets.formats import (
+    GoldResponseRecord,
+    NuggetRecord,
+    gold_responses_cone_rag_text,
+    gold_responses_jsonl_text,
+    nuggets_cone_rag_text,
+    nuggets_jsonl_text,
+    parse_gold_responses,
+    parse_nuggets,
+)
 from annotation.nuggets.services import _cover
+from annotation.nuggets.writer import (
+    gold_response_submit,
+    nugget_duplicates_mark,
+    nugget_refusal,
+    nugget_upsert,
+)
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
 from core.wording import plural

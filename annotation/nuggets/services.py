@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from django.db import transaction
 from django.db.models import Max
 
-from annotation.judgments import JudgmentRefused, gold_response_submit, nugget_duplicates_mark, nugget_upsert
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     GoldResponse,
     Judge,
@@ -24,6 +24,7 @@ from annotation.models import (
     RelevanceJudgment,
     Turn,
 )
+from annotation.nuggets.writer import gold_response_submit, nugget_duplicates_mark, nugget_upsert
 
 KEY_NUMBER = re.compile(r"^\[(\d+)\]$")
 _T = TypeVar("_T")

@@ -1,7 +1,7 @@
 """nuggetizer's files in and out of a TREC RAG collection: created nuggets with their vital/okay labels,
 and the support / partial_support / not_support assignments of answers (all or nothing, idempotent).
 
-Every label lands through the writers of annotation.judgments.rag_nuggets. A question of the file is a
+Every label lands through the writers of annotation.rag_nuggets.writer. A question of the file is a
 turn of the collection (its turn id is the qid, as the TREC RAG answer import makes it); an answer is
 the response of the run named `run_id` to that turn.
 """
@@ -13,23 +13,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import ImportFailed, Problems, excerpt
-from annotation.formats.rag_nuggets import (
-    AssignedAnswer,
-    CreatedNuggets,
-    FileNugget,
-    assignments_text,
-    created_nuggets_text,
-    parse_assignments,
-    parse_created_nuggets,
-)
-from annotation.judgments import (
-    AssignmentRow,
-    ImportanceRow,
-    JudgmentRefused,
-    importance_judgments_upsert,
-    nugget_assignments_upsert,
-    nugget_list_replace,
-)
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
     Judge,
@@ -42,6 +26,15 @@ from annotation.models import (
     ResponseSentence,
     Run,
     Turn,
+)
+from annotation.rag_nuggets.formats import (
+    AssignedAnswer,
+    CreatedNuggets,
+    FileNugget,
+    assignments_text,
+    created_nuggets_text,
+    parse_assignments,
+    parse_created_nuggets,
 )
 from annotation.rag_nuggets.importance import importance_labels
 from annotation.rag_nuggets.lists import (
@@ -56,6 +49,13 @@ from annotation.rag_nuggets.lists import (
     ordered_turns,
     set_order,
     turns_by_id,
+)
+from annotation.rag_nuggets.writer import (
+    AssignmentRow,
+    ImportanceRow,
+    importance_judgments_upsert,
+    nugget_assignments_upsert,
+    nugget_list_replace,
 )
 from annotation.selectors import natural_key
 from annotation.services import ImportResult

@@ -1,6 +1,6 @@
 """The nugget lists a nuggetizer file brings into a collection: which questions a judge's set covers and in
 which order (a file lists its questions in its own order, which an export gives back), each list written
-through annotation.judgments' writer, and the import report's counts of what changed.
+through the family's writer (annotation/rag_nuggets/writer.py), and the import report's counts of what changed.
 
 annotation/rag_nuggets/io.py reads and writes the files; this module stores what they say.
 """
@@ -10,15 +10,15 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.formats.base import ImportFailed, Problems
-from annotation.formats.rag_nuggets import FileNugget
-from annotation.judgments import (
+from annotation.labels.writer import JudgmentRefused
+from annotation.models import Collection, Judge, LabelCondition, Nugget, NuggetAssignment, NuggetSetTurn, Turn
+from annotation.rag_nuggets.formats import FileNugget
+from annotation.rag_nuggets.writer import (
     ImportanceRow,
-    JudgmentRefused,
     NuggetDraft,
     importance_judgments_upsert,
     nugget_list_replace,
 )
-from annotation.models import Collection, Judge, LabelCondition, Nugget, NuggetAssignment, NuggetSetTurn, Turn
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
 

@@ -1,8 +1,8 @@
 """People's part of TREC RAG nugget evaluation: organisers hand out nugget work per topic, assessors
 post-edit a nugget list, label nuggets vital or okay, and label (answer, nugget) pairs.
 
-Every label goes through the writers of annotation.judgments (a label's scale and condition are the same
-whoever gives it); every edit of a list is kept as a NuggetEdit row, so the history of a post-edited list
+Every label goes through the family's writers (annotation.rag_nuggets.writer: a label's scale and
+condition are the same whoever gives it); every edit of a list is kept as a NuggetEdit row, so the history of a post-edited list
 can be read back and timed. Time per topic adds up on the NuggetWork from what each page sends.
 """
 
@@ -17,9 +17,7 @@ from django.db.models import BigIntegerField, F
 from django.db.models.functions import Cast, Least
 from django.utils import timezone
 
-from annotation import judgments
-from annotation.judgments import NuggetDraft
-from annotation.judgments.base import TIME_SPENT_MAX_MS
+from annotation.labels.writer import TIME_SPENT_MAX_MS, JudgmentRefused
 from annotation.models import (
     Judge,
     Nugget,
@@ -31,8 +29,9 @@ from annotation.models import (
     Topic,
     Turn,
 )
-from annotation.rag_nuggets import selectors
+from annotation.rag_nuggets import selectors, writer
 from annotation.rag_nuggets.selectors import Item
+from annotation.rag_nuggets.writer import NuggetDraft
 from annotation.services import judge_for_assessor
 
 MAX_TEXT = 2000
@@ -138,7 +137,7 @@ def _clock(work: NuggetWork, time_spent_ms: int | None, *, complete: bool = Fals
     """Add a page's time to the work (and start its clock); complete it if asked. One UPDATE."""
     now = timezone.now()
     spent = min(max(time_spent_ms or 0, 0), MAX_TIME_MS)
-    # Summed as bigint, then held to the integer column (annotation.judgments.base.TIME_SPENT_MAX_MS).
+    # Summed as bigint, then held to the integer column (annotation.labels.writer.TIME_SPENT_MAX_MS).
     total = Least(Cast(F("time_spent_ms"), BigIntegerField()) + spent, TIME_SPENT_MAX_MS)
     changes: dict[str, Any] = {"time_spent_ms": total}
     if work.started_at is None:
@@ -240,13 +239,13 @@ def _work_turn(work: NuggetWork, turn: Turn, step: str) -> None:
 
 def _store(*, judge: Judge, turn: Turn, items: list[Item]) -> None:
     try:
-        judgments.nugget_list_replace(
+        writer.nugget_list_replace(
             judge=judge,
             turn=turn,
             nuggets=[NuggetDraft(i.key, i.text) for i in items],
             originals={i.key: i.original_id for i in items if i.original_id is not None},
         )
-    except judgments.JudgmentRefused as exc:
+    except JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
 
 
@@ -330,7 +329,7 @@ def nugget_importance_submit(
     _labels_of(labels, nuggets)
     shown = selectors.importance_labels(judge=work.machine_judge, nugget_ids=labels)
     try:
-        judgments.importance_judgments_submit(
+        writer.importance_judgments_submit(
             judge=judge_for_assessor(user=user),
             turn=turn,
             labels=labels,
@@ -338,7 +337,7 @@ def nugget_importance_submit(
             shown=shown,
             time_spent_ms=_capped(time_spent_ms),
         )
-    except judgments.JudgmentRefused as exc:
+    except JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
     _complete_if_done(work, time_spent_ms)
 
@@ -361,7 +360,7 @@ def nugget_assignment_page_submit(
     _labels_of(labels, nuggets)
     shown = selectors.assignment_labels(judge=work.machine_judge, response=response, nugget_ids=labels)
     try:
-        judgments.nugget_assignments_submit(
+        writer.nugget_assignments_submit(
             judge=judge_for_assessor(user=user),
             response=response,
             labels=labels,
@@ -369,7 +368,7 @@ def nugget_assignment_page_submit(
             shown=shown,
             time_spent_ms=_capped(time_spent_ms),
         )
-    except judgments.JudgmentRefused as exc:
+    except JudgmentRefused as exc:
         raise NuggetWorkRefused(str(exc)) from None
     _complete_if_done(work, time_spent_ms)
 

@@ -1,7 +1,7 @@
 """The assessor JSON endpoints, next passage and grade: the assessor page's script and scripted clients.
 
 DRF views like the rest of the API (annotation/api/): in its schema, answering refusals in its one error
-shape (core/api_errors.py). Both call the relevance work rules (annotation.relevance.work) and nothing
+shape (core/api_errors.py). Both call the relevance work rules (annotation.relevance.services) and nothing
 else. The page signs in with its session (and sends the CSRF token in the X-CSRFToken header); scripts
 send `Authorization: Token <key>`, tried first so that a script's request never touches the session.
 They are most of the requests of a campaign, one or two per judgment, so each view keeps to what it
@@ -27,13 +27,7 @@ from rest_framework.response import Response
 from annotation.models import RelevanceGrade, Turn, WorkSlot
 from annotation.relevance.forms import MAX_TIME_SPENT_MS
 from annotation.relevance.grade_sql import NextPassage
-from annotation.relevance.work import (
-    NextKind,
-    NotPooled,
-    WorkRefused,
-    work_grade,
-    work_next,
-)
+from annotation.relevance.services import NextKind, NotPooled, WorkRefused, work_grade, work_next
 from core.api_input import IntegerField
 from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies

@@ -1,6 +1,6 @@
 """Handing out relevance work: an organiser cuts a pool's turns into units and opens copies of each.
 
-The assessors' side (leasing those copies, grading, closing) is annotation.relevance.work.
+The assessors' side (leasing those copies, grading, closing) is annotation.relevance.services.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ JSON `next`, the page closing a copy, the grade's `next`) by `next_read`, one st
 them and nothing else: they are the only writer and reader of that path, the rules' one form. They are
 statements for speed: an ORM form of the same rules cost four queries and about 20 times the time per
 grade with next (docs/performance.md), while a statement psycopg has prepared (settings: server-side
-binding) costs PostgreSQL neither a parse nor a plan. tests/annotation/test_relevance_grade_sql.py runs
+binding) costs PostgreSQL neither a parse nor a plan. tests/annotation/relevance/test_relevance_grade_sql.py runs
 scripted campaigns (several assessors, a PTKB step, a lease taken over) and checks every answer and every
 stored row.
 
@@ -30,7 +30,6 @@ from datetime import datetime
 
 from django.db import connection, models
 
-from annotation.judgments.relevance import relevance_upsert_sql
 from annotation.models import (
     Assignment,
     Judge,
@@ -42,6 +41,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.writer import relevance_upsert_sql
 from core.remembered import Remembered, remembered_sql
 
 

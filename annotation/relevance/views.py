@@ -3,7 +3,7 @@
 Every unit is reached through the assessor who holds it (`slot_for_assessor`): another assessor's
 unit is a 404, organiser pages are a 403 to assessors. Each passage screen is a plain form page that
 works without JavaScript; with it, static/js/relevance.js stays on the page and goes on through the JSON
-endpoints (annotation.relevance.api). Both call the same rules (annotation.relevance.work).
+endpoints (annotation.relevance.api). Both call the same rules (annotation.relevance.services).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.judgments import JudgmentRefused
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
     Passage,
@@ -29,7 +29,7 @@ from annotation.models import (
 from annotation.permissions import organiser_required
 from annotation.relevance.forms import GradeForm, PtkbForm
 from annotation.relevance.selectors import Step, assessor_queue, unit_steps
-from annotation.relevance.work import (
+from annotation.relevance.services import (
     WorkRefused,
     assignments_for_assessor,
     slot_for_assessor,

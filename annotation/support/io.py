@@ -9,8 +9,6 @@ from typing import TypedDict
 from django.db import transaction
 
 from annotation.formats.base import Problems
-from annotation.formats.support import SupportLabelRecord, parse_support_labels
-from annotation.judgments import SupportRow, support_judgments_upsert
 from annotation.models import (
     Collection,
     Judge,
@@ -18,6 +16,8 @@ from annotation.models import (
     SupportJudgment,
 )
 from annotation.services import ImportResult
+from annotation.support.formats import SupportLabelRecord, parse_support_labels
+from annotation.support.writer import SupportRow, support_judgments_upsert
 
 
 @transaction.atomic

@@ -21,7 +21,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 
-from annotation import judgments
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
     Judge,
@@ -32,6 +32,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services import judge_for_assessor
+from annotation.support import writer
 
 LABELS = list(SupportLabel.values)
 HUMAN_CONDITIONS = (SupportJudgment.Condition.SCRATCH, SupportJudgment.Condition.POST_EDIT)
@@ -340,7 +341,7 @@ def support_judgment_submit(
         ).first()
         shown = machine.label if machine is not None else ""
     try:
-        return judgments.support_judgment_submit(
+        return writer.support_judgment_submit(
             judge=judge,
             sentence=sentence,
             citation_index=citation_index,
@@ -349,5 +350,5 @@ def support_judgment_submit(
             shown_label=shown,
             time_spent_ms=time_spent_ms,
         )
-    except judgments.JudgmentRefused as exc:
+    except JudgmentRefused as exc:
         raise SupportConflict(str(exc)) from None

@@ -12,14 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import (
-    AssignmentRow,
-    NtrRow,
-    Written,
-    ntr_judgments_upsert,
-    nugget_assignments_upsert,
-)
+from annotation.labels.writer import Written
 from annotation.models import Judge, LabelCondition
+from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
+from annotation.rag_nuggets.writer import AssignmentRow, nugget_assignments_upsert
 from annotation.services import judge_get_or_create
 from core.jobs import job_end, job_start
 from core.wording import plural

@@ -18,8 +18,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import AssignmentRow, NtrRow, ntr_judgments_upsert, nugget_assignments_upsert
 from annotation.models import Judge, LabelCondition, NuggetSupport
+from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
+from annotation.rag_nuggets.writer import AssignmentRow, nugget_assignments_upsert
 from annotation.services import judge_get_or_create
 from crowd.errors import CrowdError
 from crowd.models import (

@@ -22,8 +22,8 @@ from django.db import transaction
 
 from annotation.formats.base import MAX_RUN_NAME, ImportFailed, LineDict, Problems, load_json, read_text
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import NtrRow, ntr_judgments_upsert
 from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
+from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
 from annotation.services import ImportResult, judge_get_or_create
 from crowd.answers.services import WORKER_JUDGE_PREFIX
 from crowd.campaigns.services import LABEL_JUDGE_BY_PROVIDER

@@ -1,38 +1,22 @@
 """Selectors: the units a judge labelled on a task, and the labels two or more judges gave the same units.
 
-Each task names its unit and its label scale once (`TASKS`), so agreement on any task is the same computation
-(`judging.agreement.metrics`) over what these selectors read. Every unit carries the number of its topic (the
+Each label family declares its tasks' units, label scales and rows once (annotation/<family>/family.py), so
+agreement on any task is the same computation (`judging.agreement.metrics`) over what these selectors read. Every unit carries the number of its topic (the
 conversation or information need), for per-topic figures and the bootstrap over topics."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from django.db.models import QuerySet
 
-from annotation.models import (
-    NUGGET_LABEL_FAILED,
-    Collection,
-    Judge,
-    LabelCondition,
-    NtnJudgment,
-    NtrJudgment,
-    NuggetAssignment,
-    NuggetImportanceJudgment,
-    NuggetSupport,
-    PtkbJudgment,
-    RelevanceGrade,
-    RelevanceJudgment,
-    SupportJudgment,
-    SupportLabel,
-)
+from annotation.families import LABEL_TASKS, label_task
+from annotation.labels.family import LabelTask
+from annotation.models import Collection, Judge
 from judging.agreement.metrics import AlphaLevel, Pairs, encode_pairs
-
-if TYPE_CHECKING:
-    pass
 
 Unit = tuple[Any, Any]
 LabelsByJudge = dict[int, dict[Unit, tuple[str, Any]]]
@@ -51,60 +35,32 @@ class TaskSpec:
     binarisable: bool = False
 
 
-_ASSIGNMENT = (NuggetSupport.NONE.value, NuggetSupport.PARTIAL.value, NuggetSupport.SUPPORT.value)
+def _spec(task: LabelTask) -> TaskSpec:
+    assert task.agreement is not None
+    scale = task.agreement.scale
+    return TaskSpec(
+        name=task.name,
+        unit=task.agreement.description,
+        labels=scale.values,
+        label_names=scale.names,
+        ordinal=scale.ordinal,
+        alpha_level=scale.alpha_level,
+        binarisable=scale.binarisable,
+    )
 
+
+# Each label family declares its tasks once (annotation/<family>/family.py); these are the ones whose
+# judges are compared.
 TASKS: dict[str, TaskSpec] = {
-    "relevance": TaskSpec(
-        name="relevance",
-        unit="(turn, passage)",
-        labels=tuple(int(g) for g in RelevanceGrade.values),
-        label_names=tuple(str(label) for label in RelevanceGrade.labels),
-        ordinal=True,
-        alpha_level="ordinal",
-        binarisable=True,
-    ),
-    "ptkb": TaskSpec(
-        "ptkb", "(turn, PTKB statement)", (0, 1), ("not relevant", "relevant"), False, "nominal"
-    ),
-    "ntr": TaskSpec("ntr", "(response, gold nugget)", (0, 1), ("not matched", "matched"), False, "nominal"),
-    "ntn": TaskSpec(
-        "ntn", "(response nugget, gold nugget)", (0, 1), ("not entailed", "entailed"), False, "nominal"
-    ),
-    # Support is ordered NS < PS < FS (weights 0, 0.5, 1), so weighted kappa is meaningful; the papers
-    # report alpha on it as nominal categories.
-    "support": TaskSpec(
-        "support",
-        "(answer sentence, citation)",
-        (SupportLabel.NONE.value, SupportLabel.PARTIAL.value, SupportLabel.FULL.value),
-        (str(SupportLabel.NONE.label), str(SupportLabel.PARTIAL.label), str(SupportLabel.FULL.label)),
-        True,
-        "nominal",
-    ),
-    # TREC RAG nugget evaluation: vital/okay of a nugget, and the three-level assignment of (answer,
-    # nugget), ordered like support (not_support 0, partial 0.5, support 1).
-    "nugget-importance": TaskSpec(
-        "nugget-importance", "nugget", ("okay", "vital"), ("Okay", "Vital"), False, "nominal"
-    ),
-    "nugget-assignment": TaskSpec(
-        "nugget-assignment",
-        "(answer, nugget)",
-        _ASSIGNMENT,
-        tuple(NuggetSupport(v).label for v in _ASSIGNMENT),
-        True,
-        "nominal",
-    ),
+    name: _spec(task) for name, task in LABEL_TASKS.items() if task.agreement is not None
 }
 
 # Tasks whose human labels were given in a condition (from scratch, post-editing a machine's label, or
 # blind), and those conditions; a comparison may keep one of them.
 HUMAN_CONDITIONS: dict[str, set[str]] = {
-    "support": {
-        SupportJudgment.Condition.SCRATCH,
-        SupportJudgment.Condition.POST_EDIT,
-        SupportJudgment.Condition.BLIND,
-    },
-    "nugget-importance": {LabelCondition.SCRATCH, LabelCondition.POST_EDIT},
-    "nugget-assignment": {LabelCondition.SCRATCH, LabelCondition.POST_EDIT},
+    name: set(task.agreement.human_conditions)
+    for name, task in LABEL_TASKS.items()
+    if task.agreement is not None and task.agreement.human_conditions
 }
 
 
@@ -113,51 +69,6 @@ def task_spec(task: str) -> TaskSpec:
         return TASKS[task]
     except KeyError:
         raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}") from None
-
-
-# Per task: the judgment rows of a collection, and the columns (unit part 1, unit part 2, topic number, label).
-_ROWS: dict[str, tuple[Callable[[Collection], QuerySet], str, tuple[str, str, str, str]]] = {
-    "relevance": (
-        lambda c: RelevanceJudgment.objects.filter(turn__collection=c),
-        "turn__topic__number",
-        ("turn_id", "passage_id", "turn__topic__number", "grade"),
-    ),
-    "ptkb": (
-        lambda c: PtkbJudgment.objects.filter(turn__collection=c),
-        "turn__topic__number",
-        ("turn_id", "statement_id", "turn__topic__number", "relevant"),
-    ),
-    "ntr": (
-        lambda c: NtrJudgment.objects.filter(response__run__collection=c),
-        "response__turn__topic__number",
-        ("response_id", "nugget_id", "response__turn__topic__number", "matched"),
-    ),
-    "ntn": (
-        lambda c: NtnJudgment.objects.filter(gold_nugget__turn__collection=c),
-        "gold_nugget__turn__topic__number",
-        ("response_nugget_id", "gold_nugget_id", "gold_nugget__turn__topic__number", "entails"),
-    ),
-    "support": (
-        lambda c: SupportJudgment.objects.filter(sentence__response__run__collection=c),
-        "sentence__response__turn__topic__number",
-        ("sentence_id", "citation_index", "sentence__response__turn__topic__number", "label"),
-    ),
-    "nugget-importance": (
-        # nuggetizer's "failed" (its LLM gave no readable label) is no judgment to agree or disagree with.
-        lambda c: NuggetImportanceJudgment.objects.filter(nugget__turn__collection=c).exclude(
-            importance=NUGGET_LABEL_FAILED
-        ),
-        "nugget__turn__topic__number",
-        ("nugget_id", "nugget__turn_id", "nugget__turn__topic__number", "importance"),
-    ),
-    "nugget-assignment": (
-        lambda c: NuggetAssignment.objects.filter(response__run__collection=c).exclude(
-            label=NUGGET_LABEL_FAILED
-        ),
-        "response__turn__topic__number",
-        ("response_id", "nugget_id", "response__turn__topic__number", "label"),
-    ),
-}
 
 
 def _rows(
@@ -169,10 +80,12 @@ def _rows(
     condition: str | None,
 ) -> QuerySet:
     task_spec(task)
-    base, topic_field, columns = _ROWS[task]
-    rows = base(collection).filter(judge__in=list(judges))
+    declared = label_task(task)
+    agreement = declared.agreement
+    assert agreement is not None
+    rows = declared.rows(collection).filter(judge__in=list(judges))
     if topics:
-        rows = rows.filter(**{f"{topic_field}__in": list(topics)})
+        rows = rows.filter(**{f"{agreement.topic}__in": list(topics)})
     if condition:
         if task not in HUMAN_CONDITIONS:
             raise ValueError(f"a condition applies to the {', '.join(HUMAN_CONDITIONS)} tasks only")
@@ -182,7 +95,7 @@ def _rows(
         if condition not in human:
             raise ValueError(f"unknown condition {condition!r}; choose one of {', '.join(sorted(human))}")
         rows = rows.exclude(condition__in=[c for c in human if c != condition])
-    return rows.values_list("judge_id", *columns)
+    return rows.values_list("judge_id", *agreement.unit, agreement.topic, agreement.label)
 
 
 def _label(value: Any) -> Any:
@@ -271,7 +184,7 @@ def reliability_matrix(by_judge: dict[int, dict[Unit, tuple[str, Any]]], task: s
 def judges_with_labels(*, collection: Collection, task: str, condition: str | None = None) -> QuerySet[Judge]:
     """Judges that gave at least one label on the task in the collection."""
     task_spec(task)
-    rows = _ROWS[task][0](collection)
+    rows = label_task(task).rows(collection)
     if condition:
         rows = rows.filter(condition=condition)
     return Judge.objects.filter(id__in=rows.values("judge_id")).order_by("name")

@@ -20,21 +20,15 @@ from django.db.models import Count, Max, Model
 from annotation.models import (
     Collection,
     Judge,
-    NtrJudgment,
-    Nugget,
-    NuggetAssignment,
-    NuggetImportanceJudgment,
     Ranking,
-    RelevanceJudgment,
     Run,
-    SupportJudgment,
 )
 from judging.hybrid import charts
 from judging.hybrid.active import ActiveVerdict
 from judging.hybrid.figures import MethodFigures
 from judging.hybrid.services import DEFAULT_MEASURE
 from judging.hybrid.simulation import BudgetSimulation, SimulationResult
-from judging.hybrid.units import UnitsError, UnitTable, unit_table
+from judging.hybrid.units import HYBRID, UnitsError, UnitTable, unit_table
 from judging.models import HumanSample
 
 # Samples drawn per budget, on the page and in `simulate_budget` alike.
@@ -42,12 +36,7 @@ DEFAULT_REPEATS = 500
 
 # The judges' labels each task's unit table reads: a change to any of them makes a finished simulation
 # of the same choices stale.
-LABELS_READ: dict[str, tuple[type[Model], ...]] = {
-    "relevance": (RelevanceJudgment,),
-    "support": (SupportJudgment,),
-    "ntr": (NtrJudgment, Nugget),
-    "nugget-assignment": (NuggetAssignment, NuggetImportanceJudgment, Nugget),
-}
+LABELS_READ: dict[str, tuple[type[Model], ...]] = {task: hybrid.reads for task, hybrid in HYBRID.items()}
 JUDGE_FIELDS = ("human_judge", "machine_judge", "confidence_judge", "gold_judge")
 
 

@@ -34,15 +34,11 @@ from judging.hybrid.pairs import stratified_draw
 from judging.hybrid.ranked import design_value, parse_ranked
 from judging.hybrid.sampling import SamplingError, disagreement, draw
 from judging.hybrid.two_stage import two_stage_keys
-from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
+from judging.hybrid.units import HYBRID, RELEVANT_SHARE, UnitsError, unit_table
 from judging.models import HumanSample, SampleUnit
 
-DEFAULT_MEASURE = {
-    "relevance": "nDCG@5",
-    "support": "weighted_precision",
-    "ntr": "ntr_recall",
-    "nugget-assignment": "all_score",
-}
+# Each family declares the measure asked for when none is named (annotation/<family>/family.py).
+DEFAULT_MEASURE = {task: hybrid.default for task, hybrid in HYBRID.items()}
 
 
 class HybridError(ValueError):

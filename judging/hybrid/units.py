@@ -24,15 +24,18 @@ from typing import Any
 
 import numpy as np
 
+from annotation.families import LABEL_TASKS
+from annotation.labels.family import Hybrid
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
+from annotation.relevance.family import RELEVANT_SHARE
 from annotation.selectors import natural_key, qrels_dict, runs_dict
 from core.wording import plural
 
-TASKS = ("relevance", "support", "ntr", "nugget-assignment")
-SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
-NTR_MEASURES = ("ntr_recall",)
-NUGGET_MEASURES = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
-RELEVANT_SHARE = "relevant_share"
+# The tasks whose family declares hybrid measures (annotation/<family>/family.py), and those measures.
+HYBRID: dict[str, Hybrid] = {
+    name: task.hybrid for name, task in LABEL_TASKS.items() if task.hybrid is not None
+}
+TASKS = tuple(HYBRID)
 POOL_ROW = "pool"
 UNITS = ("turn", "pair")
 
@@ -77,13 +80,12 @@ class UnitTable:
 
 def measures_for(task: str) -> str:
     """The measure names a task accepts, for error messages."""
-    if task == "relevance":
-        return f"an ir_measures measure (nDCG@5, P(rel=2)@20, AP(rel=2), ...) or {RELEVANT_SHARE}"
-    if task == "support":
-        return ", ".join(SUPPORT_MEASURES)
-    if task == "nugget-assignment":
-        return ", ".join(NUGGET_MEASURES)
-    return ", ".join(NTR_MEASURES)
+    return HYBRID[task].describe()
+
+
+def _measure_check(task: str, measure: str) -> None:
+    if measure not in HYBRID[task].measures:
+        raise UnitsError(f"unknown {task} measure {measure!r}; use {measures_for(task)}")
 
 
 def _matrix(
@@ -248,21 +250,30 @@ def relevance_table(
     )
 
 
-# --- support and NtR ----------------------------------------------------------------------------------
+# --- per-turn measures of support, NtR and nugget assignment ------------------------------------------
+#
+# Each gives {(run, turn): value} under the machine and the human judge; `turn_table` lines them up.
 
 
-def support_table(*, collection: Collection, human: Judge, machine: Judge, measure: str) -> UnitTable:
+@dataclass
+class TurnValues:
+    """A measure's values per (run, turn) under both judges; the machine's runs and turns are the rows
+    and columns of the table."""
+
+    runs: list[str]
+    turns: list[str]
+    machine: dict[tuple[str, str], float]
+    human: dict[tuple[str, str], float]
+
+
+def support_values(*, collection: Collection, human: Judge, machine: Judge, measure: str) -> TurnValues:
     """Per (run, turn): the answer's weighted support precision or recall (`judging.support.metrics`)."""
     from judging.support.metrics import support_scores
 
-    if measure not in SUPPORT_MEASURES:
-        raise UnitsError(f"unknown support measure {measure!r}; use {measures_for('support')}")
     m_scores = support_scores(collection=collection, judge=machine)
     if not m_scores["runs"]:
         raise UnitsError(f"machine judge {machine.name} has no support labels on {collection.name}")
     h_scores = support_scores(collection=collection, judge=human)
-    runs = sorted(m_scores["per_topic"])
-    turns = sorted({t for topics in m_scores["per_topic"].values() for t in topics}, key=natural_key)
     precision = measure == "weighted_precision"
 
     def value(score: Any) -> float:
@@ -270,20 +281,14 @@ def support_table(*, collection: Collection, human: Judge, machine: Judge, measu
 
     machine_v = {(r, t): value(s) for r, topics in m_scores["per_topic"].items() for t, s in topics.items()}
     human_v = {(r, t): value(s) for r, topics in h_scores["per_topic"].items() for t, s in topics.items()}
-    return UnitTable(
-        task="support",
-        measure=measure,
-        unit="turn",
-        keys=turns,
-        runs=runs,
-        machine=_matrix(runs, turns, machine_v),
-        human=_matrix(runs, turns, human_v),
-    )
+    runs = sorted(m_scores["per_topic"])
+    turns = sorted({t for topics in m_scores["per_topic"].values() for t in topics}, key=natural_key)
+    return TurnValues(runs, turns, machine_v, human_v)
 
 
-def ntr_table(
-    *, collection: Collection, human: Judge, machine: Judge, gold: Judge, measure: str
-) -> UnitTable:
+def ntr_values(
+    *, collection: Collection, human: Judge, machine: Judge, gold: Judge | None, measure: str
+) -> TurnValues:
     """Per (run, turn with gold nuggets): the response's NtR recall (`judging.nuggets.metrics`).
 
     A turn counts as human-labelled when the human judged any (response, gold nugget) pair on it; there,
@@ -291,8 +296,7 @@ def ntr_table(
     """
     from judging.nuggets.metrics import NuggetMetricsError, nugget_metrics
 
-    if measure not in NTR_MEASURES:
-        raise UnitsError(f"unknown NtR measure {measure!r}; use {measures_for('ntr')}")
+    assert gold is not None
     try:
         m_report = nugget_metrics(collection=collection, gold_judge=gold, ntr_judge=machine)
         h_report = nugget_metrics(collection=collection, gold_judge=gold, ntr_judge=human)
@@ -307,42 +311,39 @@ def ntr_table(
     human_v = {
         (r.run, s.turn_id): s.recall for r in h_report.runs for s in r.turns if s.turn_id in judged_turns
     }
-    return UnitTable(
-        task="ntr",
-        measure=measure,
-        unit="turn",
-        keys=turns,
-        runs=runs,
-        machine=_matrix(runs, turns, machine_v),
-        human=_matrix(runs, turns, human_v),
-    )
+    return TurnValues(runs, turns, machine_v, human_v)
 
 
-def nugget_assignment_table(
+def nugget_assignment_values(
     *, collection: Collection, human: Judge, machine: Judge, measure: str
-) -> UnitTable:
+) -> TurnValues:
     """Per (run, turn): the answer's TREC RAG nugget score (`judging.rag_nuggets.metrics`) under each
     judge's assignments, each nugget's vital/okay by the default rule (the judge's own label, else the
     nugget list's); a run's score is their mean."""
     from judging.rag_nuggets.metrics import nugget_scores
 
-    if measure not in NUGGET_MEASURES:
-        raise UnitsError(f"unknown nugget measure {measure!r}; use {measures_for('nugget-assignment')}")
     # Only the answers each judge labelled: a unit a person has not labelled yet is missing, not a 0.
     machine_answers = nugget_scores(collection=collection, judge=machine, answered_only=True)["answers"]
     if not machine_answers:
         raise UnitsError(f"machine judge {machine.name} has assigned no nuggets on {collection.name}")
     human_answers = nugget_scores(collection=collection, judge=human, answered_only=True)["answers"]
+    machine_v = {(a["run_id"], a["qid"]): a[measure] for a in machine_answers}  # type: ignore[literal-required]
+    human_v = {(a["run_id"], a["qid"]): a[measure] for a in human_answers}  # type: ignore[literal-required]
     runs = sorted({a["run_id"] for a in machine_answers})
     turns = sorted({a["qid"] for a in machine_answers}, key=natural_key)
+    return TurnValues(runs, turns, machine_v, human_v)
+
+
+def turn_table(*, task: str, measure: str, values: TurnValues) -> UnitTable:
+    """The unit table of a measure's per-(run, turn) values."""
     return UnitTable(
-        task="nugget-assignment",
+        task=task,
         measure=measure,
         unit="turn",
-        keys=turns,
-        runs=runs,
-        machine=_matrix(runs, turns, {(a["run_id"], a["qid"]): a[measure] for a in machine_answers}),  # type: ignore[literal-required]
-        human=_matrix(runs, turns, {(a["run_id"], a["qid"]): a[measure] for a in human_answers}),  # type: ignore[literal-required]
+        keys=values.turns,
+        runs=values.runs,
+        machine=_matrix(values.runs, values.turns, values.machine),
+        human=_matrix(values.runs, values.turns, values.human),
     )
 
 
@@ -392,13 +393,18 @@ def unit_table(
         )
     if unit != "turn":
         raise UnitsError(f"{task} is sampled by turn; pair units serve only relevance {RELEVANT_SHARE}")
+    if HYBRID[task].needs_gold and gold is None:
+        raise UnitsError(f"{task} needs the gold nugget judge (--gold-judge)")
+    _measure_check(task, measure)
     if task == "support":
-        return support_table(collection=collection, human=human, machine=machine, measure=measure)
-    if task == "nugget-assignment":
-        return nugget_assignment_table(collection=collection, human=human, machine=machine, measure=measure)
-    if gold is None:
-        raise UnitsError("NtR recall needs the gold nugget judge (--gold-judge)")
-    return ntr_table(collection=collection, human=human, machine=machine, gold=gold, measure=measure)
+        values = support_values(collection=collection, human=human, machine=machine, measure=measure)
+    elif task == "nugget-assignment":
+        values = nugget_assignment_values(
+            collection=collection, human=human, machine=machine, measure=measure
+        )
+    else:
+        values = ntr_values(collection=collection, human=human, machine=machine, gold=gold, measure=measure)
+    return turn_table(task=task, measure=measure, values=values)
 
 
 def human_values_merge(tables: list[UnitTable], *, names: list[str]) -> UnitTable:

@@ -38,8 +38,8 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.judgments import NtnRow, ntn_judgments_store, nugget_duplicates_mark, nuggets_create
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
+from annotation.nuggets.writer import NtnRow, ntn_judgments_store, nugget_duplicates_mark, nuggets_create
 from annotation.selectors import natural_key
 from annotation.services import judge_get_or_create
 from core.progress import Progress

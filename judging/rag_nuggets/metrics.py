@@ -27,8 +27,6 @@ from typing import TypedDict
 
 from django.db.models import Count, Q
 
-from annotation.formats.rag_nuggets import OVERALL_QID, scores_text
-from annotation.formats.rag_nuggets import AnswerScores as FileScores
 from annotation.models import (
     Collection,
     Judge,
@@ -41,6 +39,8 @@ from annotation.models import (
     Run,
     Turn,
 )
+from annotation.rag_nuggets.formats import OVERALL_QID, scores_text
+from annotation.rag_nuggets.formats import AnswerScores as FileScores
 from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT, importance_labels, vital_nuggets
 from annotation.selectors import natural_key
 

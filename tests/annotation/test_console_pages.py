@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, WorkSlot
 from annotation.relevance.io import qrels_lines
-from annotation.relevance.work import work_lease
+from annotation.relevance.services import work_lease
 from tests.background import tasks_run_ready
 from tests.factories import (
     AssessorJudgeFactory,

@@ -43,7 +43,7 @@ NOT_ORGANISER_PAGES = {
     "api-schema": "API clients",
     "api-token": "scripts, with a user name and password (limited like every log-in)",
     "api-docs": "API clients",
-    # the REST API: DRF's own permissions (tests/annotation/test_api.py), organisers only for writes
+    # the REST API: DRF's own permissions (tests/annotation/api/test_api.py), organisers only for writes
     "api-collections": "API clients",
     "api-collection": "API clients",
     "api-topics": "API clients",

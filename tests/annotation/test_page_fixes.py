@@ -22,7 +22,7 @@ from annotation.models import (
     Turn,
     WorkSlot,
 )
-from annotation.relevance.work import work_lease
+from annotation.relevance.services import work_lease
 from annotation.services import judge_for_assessor
 from annotation.support.services import support_assignment_set
 from judging.agreement.reports.charts import ranking_scatter

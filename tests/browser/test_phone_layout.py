@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Passage, PoolEntry
-from annotation.relevance.work import work_lease
+from annotation.relevance.services import work_lease
 from tests.factories import OrganiserFactory, relevance_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

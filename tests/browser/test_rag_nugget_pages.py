@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, NuggetWork
 from annotation.rag_nuggets.services import nugget_work_assign
-from tests.annotation.rag_nugget_data import rag_topic
+from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

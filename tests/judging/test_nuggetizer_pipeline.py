@@ -17,8 +17,8 @@ from django.urls import reverse
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
 from annotation.io import run_import
-from annotation.judgments import ImportanceRow, importance_judgments_upsert
 from annotation.models import Judge, LabelCondition, Nugget, NuggetAssignment, NuggetImportanceJudgment
+from annotation.rag_nuggets.writer import ImportanceRow, importance_judgments_upsert
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import QUESTIONS, answer_sentences, reported_length
 

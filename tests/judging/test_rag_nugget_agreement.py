@@ -12,14 +12,14 @@ from django.urls import reverse
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from annotation.judgments import (
+from annotation.models import Judge, NuggetAssignment, NuggetImportanceJudgment
+from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
+from annotation.rag_nuggets.writer import (
     AssignmentRow,
     ImportanceRow,
     importance_judgments_upsert,
     nugget_assignments_upsert,
 )
-from annotation.models import Judge, NuggetAssignment, NuggetImportanceJudgment
-from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
 from judging.models import HumanSample
 from judging.rag_nuggets.metrics import nugget_scores
 from tests.factories import CollectionFactory, OrganiserFactory

@@ -1,5 +1,5 @@
 from annotation.commands import CollectionCommand
-from annotation.formats.nuggets import FORMATS
+from annotation.nuggets.formats import FORMATS
 from annotation.nuggets.io import gold_responses_export
 
 

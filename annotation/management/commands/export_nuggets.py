@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from annotation.commands import CollectionCommand
-from annotation.formats.nuggets import FORMATS
+from annotation.nuggets.formats import FORMATS
 from annotation.nuggets.io import nuggets_export
 from annotation.rag_nuggets.io import created_nuggets_export
 

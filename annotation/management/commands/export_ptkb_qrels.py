@@ -3,7 +3,7 @@
 from django.core.management.base import CommandParser
 
 from annotation.commands import CollectionCommand
-from annotation.relevance.io import ptkb_qrels_lines
+from annotation.ptkb.io import ptkb_qrels_lines
 
 
 class Command(CollectionCommand):

@@ -1,6 +1,6 @@
 from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
-from annotation.formats.nuggets import FORMATS
 from annotation.models import Judge
+from annotation.nuggets.formats import FORMATS
 from annotation.nuggets.io import gold_responses_import
 
 

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
-from annotation.formats.nuggets import FORMATS
+from annotation.nuggets.formats import FORMATS
 from annotation.nuggets.io import nuggets_import
 from annotation.rag_nuggets.io import created_nuggets_import
 

@@ -3,7 +3,7 @@
 from django.core.management.base import CommandParser
 
 from annotation.commands import CollectionCommand, add_judge_kind_arguments, import_judge
-from annotation.relevance.io import ptkb_qrels_import
+from annotation.ptkb.io import ptkb_qrels_import
 
 
 class Command(CollectionCommand):

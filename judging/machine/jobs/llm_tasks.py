@@ -7,12 +7,6 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.judgments import (
-    ntr_judgment_submit,
-    nugget_upsert,
-    relevance_judgment_submit,
-    support_judgment_submit,
-)
 from annotation.models import (
     Collection,
     Judge,
@@ -24,6 +18,9 @@ from annotation.models import (
     SupportJudgment,
     Turn,
 )
+from annotation.nuggets.writer import ntr_judgment_submit, nugget_upsert
+from annotation.relevance.writer import relevance_judgment_submit
+from annotation.support.writer import support_judgment_submit
 from judging.machine import llm_judges
 from judging.machine.jobs.base import (
     CallRequest,

@@ -20,14 +20,6 @@ import hashlib
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
-from annotation.judgments import (
-    AssignmentRow,
-    ImportanceRow,
-    NuggetDraft,
-    importance_judgments_upsert,
-    nugget_assignments_upsert,
-    nugget_list_replace,
-)
 from annotation.models import (
     Collection,
     Judge,
@@ -37,6 +29,14 @@ from annotation.models import (
     RelevanceJudgment,
     Response,
     Turn,
+)
+from annotation.rag_nuggets.writer import (
+    AssignmentRow,
+    ImportanceRow,
+    NuggetDraft,
+    importance_judgments_upsert,
+    nugget_assignments_upsert,
+    nugget_list_replace,
 )
 from judging.machine import rag_nuggets
 from judging.machine.jobs.base import (

@@ -1,0 +1,189 @@
+"""Support work safeguards: a condition switch is confirmed, the machine judge offered has support labels
+here, and placeholder answers are never support work."""
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
+from annotation.services import judge_get_or_create
+from annotation.support.services import is_placeholder, support_assignment_set, support_units
+from tests.factories import (
+    CollectionFactory,
+    OrganiserFactory,
+    RelevanceJudgmentFactory,
+    ResponseFactory,
+    ResponseSentenceFactory,
+    RunFactory,
+    TopicFactory,
+    TurnFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+# Every response of the iKAT 2024 sample run (irlabamsterdam/iKAT, 2024/scripts/run_validation) reads so.
+IKAT_SAMPLE_TEXT = "<placeholder text for response 1>"
+
+
+@pytest.fixture
+def organiser(client):
+    client.force_login(OrganiserFactory(username="olga"))
+
+
+def placeholder_answer(collection, topic: Topic, text: str = IKAT_SAMPLE_TEXT):
+    turn = topic.turns.first() or TurnFactory(topic=topic, collection=collection)
+    response = ResponseFactory(run=RunFactory(collection=collection), turn=turn, text=text)
+    return ResponseSentenceFactory(response=response, index=0, text=text, citations=["msmarco_v2.1_doc_01#1"])
+
+
+def organise(client, topic, user, condition, **extra):
+    data = {"topic": topic.id, "assessor": user.id, "condition": condition, "max_citations": 1, **extra}
+    return client.post(reverse("support-organise", args=["rag24"]), data)
+
+
+# --- Switching a condition -------------------------------------------------------------------------
+
+
+def test_it_asks_to_confirm_a_condition_switch_and_switches_only_when_confirmed(
+    client, rag, gpt, alice, organiser
+):
+    topic = Topic.objects.get(collection=rag, number="2024-1")
+    support_assignment_set(topic=topic, user=alice, condition="scratch")
+
+    asked = organise(client, topic, alice, "post-edit", machine_judge=gpt.id)
+
+    assert asked.status_code == 400
+    page = asked.content.decode()
+    assert "alice is assigned topic 2024-1 in condition scratch" in page
+    assert 'id="support-switch"' in page and 'name="switch" value="on"' in page
+    assert SupportAssignment.objects.get(user=alice).condition == "scratch"
+
+    confirmed = organise(client, topic, alice, "post-edit", machine_judge=gpt.id, switch="on")
+
+    assert confirmed.status_code == 302
+    assignment = SupportAssignment.objects.get(user=alice)
+    assert (assignment.condition, assignment.machine_judge) == ("post-edit", gpt)
+
+
+def test_the_console_refuses_an_unconfirmed_switch_of_support_work(client, rag, alice, organiser):
+    topic = Topic.objects.get(collection=rag, number="2024-1")
+    support_assignment_set(topic=topic, user=alice, condition="scratch")
+    gpt = judge_get_or_create(name="gpt-4o", kind=Judge.Kind.LLM)
+    SupportJudgment.objects.create(
+        judge=gpt,
+        sentence=support_units(topic=topic)[0].sentence,
+        citation_index=0,
+        passage_id="msmarco_v2.1_doc_01#1",
+        label="FS",
+        condition=SupportJudgment.Condition.MACHINE,
+    )
+    url = reverse("console-work", args=["rag24"])
+    post = {"form": "support", "assessors": [alice.pk], "condition": "post-edit", "machine_judge": gpt.pk}
+
+    refused = client.post(url, {**post, "topics": [topic.pk]})
+
+    assert refused.status_code == 400
+    assert "confirm the switch" in refused.content.decode()
+    assert SupportAssignment.objects.get(user=alice).condition == "scratch"
+    assert client.post(url, {**post, "topics": [topic.pk], "switch": "on"}).status_code == 302
+    assert SupportAssignment.objects.get(user=alice).condition == "post-edit"
+
+
+# --- The machine judge offered ---------------------------------------------------------------------
+
+
+def test_the_machine_judge_menu_offers_only_judges_with_support_labels_here(client, rag, gpt, organiser):
+    relevance_llm = judge_get_or_create(name="llm-relevance", kind=Judge.Kind.LLM)
+    RelevanceJudgmentFactory(judge=relevance_llm, turn=Topic.objects.get(number="2024-1").turns.first())
+    elsewhere = judge_get_or_create(name="other-support-llm", kind=Judge.Kind.LLM)
+    other = CollectionFactory(name="other")
+    other_topic = TopicFactory(collection=other)
+    SupportJudgment.objects.create(
+        judge=elsewhere,
+        sentence=placeholder_answer(other, other_topic, "A real sentence."),
+        citation_index=0,
+        passage_id="msmarco_v2.1_doc_01#1",
+        label="NS",
+        condition=SupportJudgment.Condition.MACHINE,
+    )
+
+    response = client.get(reverse("support-organise", args=["rag24"]))
+
+    assert response.status_code == 200
+    menu = response.content.decode().split('name="machine_judge"')[1].split("</select>")[0]
+    assert f'value="{gpt.pk}"' in menu
+    assert "llm-relevance" not in menu and "other-support-llm" not in menu
+    refused = organise(
+        client, Topic.objects.get(number="2024-2"), UserFactory(), "post-edit", machine_judge=relevance_llm.id
+    )
+    assert refused.status_code == 400
+    assert not SupportAssignment.objects.exists()
+
+
+# --- Placeholder answers ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        IKAT_SAMPLE_TEXT,
+        "",
+        "   \n",
+        "[PLACEHOLDER]",
+        "{answer}",
+        "Lorem ipsum dolor sit amet.",
+        "TODO",
+        "N/A",
+        "...",
+    ],
+)
+def test_it_takes_empty_and_stand_in_sentences_for_placeholders(text):
+    assert is_placeholder(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Bees make honey from nectar.", "None.", "42", "Use a placeholder in the form field.", "See [1]."],
+)
+def test_it_takes_real_sentences_for_answers(text):
+    assert not is_placeholder(text)
+
+
+def test_placeholder_sentences_are_never_support_units(rag):
+    topic = Topic.objects.get(collection=rag, number="2024-1")
+    before = {u.key for u in support_units(topic=topic)}
+    placeholder = placeholder_answer(rag, topic)
+
+    units = {u.key for u in support_units(topic=topic)}
+
+    assert units == before
+    assert (placeholder.id, 0) not in units
+
+
+def test_the_organiser_page_refuses_a_topic_whose_answers_are_placeholders(client, rag, alice, organiser):
+    topic = TopicFactory(collection=rag, number="0")
+    placeholder_answer(rag, topic)
+    placeholder_answer(rag, topic, "")
+
+    response = organise(client, topic, alice, "scratch")
+
+    assert response.status_code == 400
+    assert "the answers of topic 0 are placeholders" in response.content.decode()
+    assert not SupportAssignment.objects.exists()
+
+
+def test_a_placeholder_unit_takes_no_label(client, rag, alice):
+    topic = Topic.objects.get(collection=rag, number="2024-1")
+    sentence = placeholder_answer(rag, topic)
+    blind = SupportAssignment.objects.create(
+        topic=topic, user=alice, condition=SupportAssignment.Condition.BLIND, units=[[sentence.id, 0]]
+    )
+    client.force_login(alice)
+
+    response = client.post(reverse("support-unit", args=[blind.id, 1]), {"label": "NS"})
+
+    assert response.status_code == 400
+    assert "is a placeholder (&#x27;&lt;placeholder text for response 1&gt;&#x27;), not an answer" in (
+        response.content.decode()
+    )
+    assert not SupportJudgment.objects.filter(sentence=sentence).exists()
