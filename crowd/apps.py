@@ -9,8 +9,6 @@ class CrowdConfig(AppConfig):
     def ready(self) -> None:
         from annotation.models import Judge
         from core.names import judge_name_reserve, judge_prefix_reserve
-        from crowd import console_panels
-        from crowd.io import uploads
         from crowd.rag_nuggets.services import aggregate_judge_names
         from crowd.services.answers import WORKER_JUDGE_PREFIX
 
@@ -25,8 +23,3 @@ class CrowdConfig(AppConfig):
         # of that name first would have the crowd's labels written into it.
         for name in aggregate_judge_names():
             judge_name_reserve(name=name, whose="crowd campaigns' aggregate labels", kind=Judge.Kind.CROWD)
-
-        # The CONE-RAG files join the organiser's upload page (annotation.console), which cannot import them.
-        uploads.register()
-        # Its campaigns and its kind of work on annotation's home page, which cannot import them either.
-        console_panels.register()

@@ -189,3 +189,8 @@ def campaign_links(*, campaign: CrowdCampaign, base_url: str, prefix: str) -> li
             token = link_token(batch=batch, label=label)
             links.append((batch.index, label, base + reverse("crowd:link-take", args=[token])))
     return links
+
+
+def campaigns_recent(*, limit: int) -> QuerySet[CrowdCampaign]:
+    """The newest campaigns with their collections, as the organiser's home lists them."""
+    return CrowdCampaign.objects.select_related("collection").order_by("-id")[:limit]

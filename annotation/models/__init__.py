@@ -12,7 +12,6 @@ from annotation.models.collection import (
     Topic,
     Turn,
 )
-from annotation.models.console import ImportJob
 from annotation.models.judgments import (
     MAX_NUGGET_TEXT,
     NUGGET_LABEL_FAILED,
@@ -75,7 +74,6 @@ __all__ = [
     "WorkUnit",
     "WorkSlot",
     "NuggetSetTurn",
-    "ImportJob",
     "LabelCondition",
     "NuggetImportance",
     "NuggetSupport",

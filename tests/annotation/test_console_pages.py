@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, WorkSlot
+from annotation.models import Assignment, Collection, Judge, Pool, SupportAssignment, WorkSlot
 from annotation.relevance.io import qrels_lines
 from annotation.relevance.work import work_lease
+from console.models import ImportJob
 from tests.background import tasks_run_ready
 from tests.factories import (
     AssessorJudgeFactory,

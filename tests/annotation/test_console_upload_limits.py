@@ -13,8 +13,9 @@ from django.db import IntegrityError, connections
 from django.test import Client
 from django.urls import reverse
 
-from annotation.console.uploads import IMPORTERS, upload_root
-from annotation.models import ImportJob
+from console.importers import IMPORTERS
+from console.models import ImportJob
+from console.uploads import upload_root
 from tests.factories import CollectionFactory, OrganiserFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.console.services import invitation_path
+from console.services import invitation_path
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -18,10 +18,11 @@ from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.console.services import person_create
-from annotation.models import Collection, ImportJob, RelevanceJudgment, Turn
+from annotation.models import Collection, RelevanceJudgment, Turn
 from annotation.permissions import OrganiserRequiredMixin
 from annotation.relevance.pooling import pool_build
+from console.models import ImportJob
+from console.services import person_create
 from crowd.models import CrowdCampaign, CrowdWorker
 from devtools.pagewalk import Route
 from devtools.pagewalk import routes as _routes

@@ -14,7 +14,6 @@ from annotation.formats.rag_nuggets import OVERALL_QID, AnswerScores, parse_scor
 from annotation.judgments import JudgmentRefused, NuggetDraft, nugget_list_replace
 from annotation.models import (
     MAX_NUGGET_TEXT,
-    ImportJob,
     Judge,
     Nugget,
     NuggetAssignment,
@@ -23,6 +22,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_export, created_nuggets_import
+from console.models import ImportJob
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
     assignment_records,

@@ -2,7 +2,8 @@
 
 import pytest
 
-from annotation.models import Collection, ImportJob, Pool
+from annotation.models import Collection, Pool
+from console.models import ImportJob
 from tests.background import IMMEDIATE
 from tests.factories import OrganiserFactory
 

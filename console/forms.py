@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_ipv46_address
 
-from annotation.console import selectors
-from annotation.console.uploads import IMPORTERS
 from annotation.formats.nuggets import FORMATS
 from annotation.judge_access import FILE_KINDS
-from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
+from annotation.models import Assignment, Collection, Judge, Pool, SupportAssignment, Topic
 from annotation.typed import choice_field
+from console import selectors
+from console.models import ImportJob
 from core.form_fields import ModelMultipleChoiceField
 from core.wording import plural
+
+# The options of a judge's labels: the judge, its kind, and an LLM's model and prompt version.
+JUDGE_OPTIONS = ("judge", "judge_kind", "model", "prompt_version")
 
 # Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
 UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -28,6 +30,10 @@ UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt", "judge_kind", "model", "prompt_version"),
     ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model", "prompt_version"),
+    ImportJob.Kind.CONE_RAG_RESPONSES: (),
+    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "judge", "aliases"),
+    ImportJob.Kind.NUGGETIZER_NUGGETS: JUDGE_OPTIONS,
+    ImportJob.Kind.NUGGET_ASSIGNMENTS: (*JUDGE_OPTIONS, "nugget_judge"),
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.QRELS: ("judge",),
@@ -35,25 +41,18 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.NUGGETS: ("judge",),
     ImportJob.Kind.GOLD_RESPONSES: ("judge",),
     ImportJob.Kind.SUPPORT_LABELS: ("judge",),
+    ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "aliases"),
+    ImportJob.Kind.NUGGETIZER_NUGGETS: ("judge",),
+    ImportJob.Kind.NUGGET_ASSIGNMENTS: ("judge",),
 }
 
 
-# Fields of the upload form that only the kinds of other apps read, added by their registration.
-EXTRA_FIELDS: dict[str, forms.Field] = {}
+class AliasLinesField(forms.CharField):
+    """The CONE-RAG labels' run aliases, one ALIAS=RUN_NAME per line: the non-empty lines, stripped."""
 
-
-def upload_kind_register(
-    *,
-    kind: str,
-    options: tuple[str, ...],
-    required: tuple[str, ...] = (),
-    fields: dict[str, forms.Field] | None = None,
-) -> None:
-    """Which fields of the upload form a kind of file another app imports reads, which it needs, and the
-    fields of its own it adds to the form (its importer: annotation.console.uploads.importer_register)."""
-    UPLOAD_OPTIONS[kind] = options
-    REQUIRED[kind] = required
-    EXTRA_FIELDS.update(fields or {})
+    def clean(self, value: Any) -> list[str]:
+        text = super().clean(value) or ""
+        return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 class CollectionForm(forms.Form):
@@ -96,14 +95,11 @@ class UploadForm(forms.Form):
     )
     group = forms.CharField(required=False, max_length=200, help_text="Run: the group that submitted it.")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for name, field in EXTRA_FIELDS.items():
-            self.fields[name] = copy.deepcopy(field)
-        # Only the kinds some installed app can import (the CONE-RAG files come with the crowd app).
-        kind = self.fields["kind"]
-        assert isinstance(kind, forms.ChoiceField)
-        kind.choices = [(k, label) for k, label in ImportJob.Kind.choices if k in IMPORTERS]
+    aliases = AliasLinesField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="CONE-RAG labels: one ALIAS=RUN_NAME per line.",
+    )
 
     def clean(self) -> dict[str, Any]:
         super().clean()

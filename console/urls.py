@@ -1,9 +1,11 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from annotation.console import api, people, views
+from console import api, people, views
 
 urlpatterns = [
+    path("", views.home, name="home"),
+    path("collections/<slug:name>/", views.collection_detail, name="collection-detail"),
     path("console/collections/new/", views.collection_new, name="console-collection-new"),
     path("console/collections/<slug:name>/", views.collection_page, name="console-collection"),
     path("console/collections/<slug:name>/imports/<int:pk>/", views.import_page, name="console-import"),

@@ -1,7 +1,8 @@
-"""The organiser's console: collections, uploads, pools and work, downloads, the campaign dashboard (people
-and their invitations are in people.py).
+"""The home page and a collection's contents (everybody's), and the organiser's console: collections,
+uploads, pools and work, downloads, the campaign dashboard (people and their invitations are in
+people.py).
 
-Every page but the account page is for organisers only (`organiser_required`).
+Every console page but the account page is for organisers only (`organiser_required`).
 """
 
 from __future__ import annotations
@@ -12,35 +13,16 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.console import selectors
-from annotation.console.forms import (
-    EXPORT_KINDS,
-    UPLOAD_OPTIONS,
-    CollectionForm,
-    ExportForm,
-    PoolForm,
-    RelevanceWorkForm,
-    SupportWorkForm,
-    UploadForm,
-)
-from annotation.console.services import (
-    ConsoleError,
-    api_token_get,
-    api_token_reset,
-    collection_create,
-    support_work_assign,
-)
-from annotation.console.tasks import import_job_resumable, import_job_resume, import_job_start
-from annotation.console.uploads import UploadRefused, import_job_create
 from annotation.formats.base import import_max_bytes, megabytes
-from annotation.models import Collection, ImportJob, Pool
+from annotation.judge_access import judges_readable
+from annotation.models import Collection, Pool
 from annotation.nuggets.io import gold_responses_export, nuggets_export
-from annotation.permissions import organiser_required
+from annotation.permissions import is_organiser, organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import (
     LOG_TASKS,
@@ -51,16 +33,78 @@ from annotation.relevance.io import (
 )
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
-from annotation.selectors import collection_counts
+from annotation.selectors import collection_counts, natural_key
+from annotation.services import api_token_get, api_token_reset
 from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
+from console import selectors
+from console.forms import (
+    EXPORT_KINDS,
+    UPLOAD_OPTIONS,
+    CollectionForm,
+    ExportForm,
+    PoolForm,
+    RelevanceWorkForm,
+    SupportWorkForm,
+    UploadForm,
+)
+from console.importers import UploadRefused
+from console.models import ImportJob
+from console.services import (
+    ConsoleError,
+    collection_create,
+    support_work_assign,
+)
+from console.tasks import import_job_resumable, import_job_resume, import_job_start
+from console.uploads import import_job_create
 from core.upload_limit import LimitedUploadHandler, upload_limit_install
 from core.wording import plural
 
 
 def _collection(name: str) -> Collection:
     return get_object_or_404(Collection, name=name)
+
+
+# --- Everybody's home and a collection's contents ---------------------------------------------------
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    collections = list(Collection.objects.all())
+    counts = collection_counts(collection_ids=[c.pk for c in collections])
+    context: dict[str, object] = {
+        "collections": [(c, counts[c.pk]) for c in collections],
+        "work_links": selectors.work_links(),
+    }
+    if is_organiser(request.user):
+        context.update(selectors.organiser_home(user=request.user))
+    return render(request, "console/home.html", context)
+
+
+@login_required
+def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    # Only the judges this reader may read: an assessor sees the machines, the files and their own
+    # judge, never another assessor's name or how much they have judged.
+    judges = (
+        judges_readable(user=request.user)
+        .filter(relevancejudgments__turn__collection=collection)
+        .annotate(n=Count("relevancejudgments"))
+    )
+    return render(
+        request,
+        "console/collection_detail.html",
+        {
+            "collection": collection,
+            "runs": collection.runs.all(),
+            "judges": judges,
+            # By number as people read it (2 before 10), not in the order the topics were imported.
+            "topics": sorted(
+                collection.topics.prefetch_related("ptkb", "turns"), key=lambda t: natural_key(t.number)
+            ),
+        },
+    )
 
 
 # --- Collections and uploads -----------------------------------------------------------------------

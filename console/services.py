@@ -1,4 +1,4 @@
-"""Writes of the organiser's console that no other feature owns: collections, accounts, API tokens,
+"""Writes of the organiser's console that no other feature owns: collections, accounts,
 support work for many topics at once. Pools, relevance assignments and imports use their own services."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
-from rest_framework.authtoken.models import Token
 
 from annotation.judge_access import assessor_judge_refusal
 from annotation.models import Collection, Judge, SupportAssignment, Topic
@@ -91,18 +90,6 @@ def invitation_revoke(*, user: User) -> None:
     user.set_unusable_password()
     user.is_active = False
     user.save(update_fields=["password", "is_active"])
-
-
-def api_token_get(*, user: User) -> Token:
-    token, _ = Token.objects.get_or_create(user=user)
-    return token
-
-
-@transaction.atomic
-def api_token_reset(*, user: User) -> Token:
-    """A new API token for the user; scripts holding the old one are refused from now on."""
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user)
 
 
 @transaction.atomic
