@@ -5,16 +5,18 @@ whole app shares, so a reader finds a feature's pages, writes or files in the sa
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-APPS = ("annotation", "judging", "crowd")
+APPS = ("annotation", "judging", "crowd", "console")
 PARTS = ("models", "services", "selectors", "io", "views", "forms", "api", "urls", "tasks")
 
 # What may sit at an app's root beside its feature packages: Django's own modules, the app-wide parts, and
-# what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages;
-# relabel: moving a database made under the crowd app's first label).
-APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls", "console_panels"}
+# what the app as a whole sets up (relabel: moving a database made under the crowd app's first label).
+APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls"}
 ROOTS = {
     "judging": APP_WIDE,
     "crowd": APP_WIDE | {"forms", "selectors", "report", "client", "relabel"},
+    # The console's own pages (home, collections, pools and work, dashboard, downloads) at its root; its
+    # uploads and people are packages.
+    "console": APP_WIDE | {"views", "forms", "selectors", "services"},
 }
 
 

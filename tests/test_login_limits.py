@@ -15,7 +15,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
 
 from assay.env import env_networks
-from console.services import invitation_path, person_create
+from console.people.services import invitation_path, person_create
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -18,15 +18,15 @@ from django.views.decorators.http import require_POST
 
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
-from console.forms import LoginUnlockForm, PersonForm
-from console.services import (
-    ConsoleError,
+from console.people.forms import LoginUnlockForm, PersonForm
+from console.people.services import (
     invitation_path,
     invitation_renew,
     invitation_revoke,
     login_unlock,
     person_create,
 )
+from console.services import ConsoleError
 from core.login_limits import is_login_allowed, lockout_response, login_failure_record, login_locks
 from core.wording import plural
 

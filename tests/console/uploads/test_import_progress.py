@@ -13,10 +13,10 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 import annotation.io
-from console import uploads
 from console.models import ImportJob
-from console.selectors import INTERRUPTED_REASON, import_job_state
-from console.tasks import import_job_queue
+from console.uploads import services as uploads
+from console.uploads.selectors import INTERRUPTED_REASON, import_job_state
+from console.uploads.tasks import import_job_queue
 from tests.background import tasks_run_ready
 from tests.factories import CollectionFactory, OrganiserFactory
 

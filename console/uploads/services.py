@@ -28,8 +28,8 @@ from django.utils.text import get_valid_filename
 
 from annotation.formats.base import ImportFailed
 from annotation.models import Collection
-from console.importers import IMPORTERS, UploadRefused
 from console.models import ImportJob
+from console.uploads.importers import IMPORTERS, UploadRefused
 from core.jobs import FINISHED, job_end, job_start
 
 log = logging.getLogger(__name__)

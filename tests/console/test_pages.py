@@ -42,18 +42,6 @@ TOPICS = [
 ]
 
 
-@pytest.fixture
-def organiser(client):
-    user = OrganiserFactory(username="olga")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def collection():
-    return CollectionFactory(name="camp")
-
-
 def console_urls(collection_name: str, pool_name: str, job_pk: int) -> list[str]:
     args = [collection_name]
     return [

@@ -12,8 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.permissions import IsOrganiser
-from console import selectors
 from console.models import ImportJob
+from console.uploads import selectors
 from core.page_api import PageApi
 
 
