@@ -247,11 +247,3 @@ class NuggetSetTurnAdmin(admin.ModelAdmin):
     list_filter = ["judge"]
     search_fields = ["turn__turn_id"]
     raw_id_fields = ["judge", "turn"]
-
-
-@admin.register(models.ImportJob)
-class ImportJobAdmin(admin.ModelAdmin):
-    list_display = ["id", "collection", "kind", "file_name", "status", "created_at"]
-    list_filter = ["collection", "kind", "status"]
-    search_fields = ["file_name"]
-    readonly_fields = ["created_at"]

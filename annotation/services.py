@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
+from django.db import transaction
+from rest_framework.authtoken.models import Token
 
 from annotation.formats.base import Problems
 from annotation.judge_access import (
@@ -231,3 +233,15 @@ class TurnPks:
         """The turn id of a pk or stand-in; a scan, made only for the few rows a problem names."""
         names = self.unknown if pk < 0 else self.pks
         return next(turn_id for turn_id, turn_pk in names.items() if turn_pk == pk)
+
+
+def api_token_get(*, user: User) -> Token:
+    token, _ = Token.objects.get_or_create(user=user)
+    return token
+
+
+@transaction.atomic
+def api_token_reset(*, user: User) -> Token:
+    """A new API token for the user; scripts holding the old one are refused from now on."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)

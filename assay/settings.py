@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "annotation",
     "judging",
     "crowd",
+    "console",
     "devtools",
 ]
 

@@ -33,6 +33,8 @@ urlpatterns = [
     path("crowd/", include("crowd.urls")),
     # Support measures (judging) are shown beside the support pages, under their paths.
     path("support/", include(support_measure_urls.urlpatterns)),
+    # The home page, collections and the organiser's console, then the label families' pages.
+    path("", include("console.urls")),
     path("", include("annotation.urls")),
 ]
 

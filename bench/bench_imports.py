@@ -261,8 +261,8 @@ def memory_child(measured: str, kind: str, path: Path) -> None:
     from django.core.files.uploadedfile import UploadedFile
     from django.core.management import call_command
 
-    from annotation.console.uploads import import_job_create, import_job_run
     from annotation.models import Collection, Passage, Ranking, RelevanceJudgment
+    from console.uploads.services import import_job_create, import_job_run
 
     collection = Collection.objects.get(name="memory")
     command, upload_kind, options, command_options = FILE_KINDS[kind]

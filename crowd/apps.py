@@ -9,10 +9,8 @@ class CrowdConfig(AppConfig):
     def ready(self) -> None:
         from annotation.models import Judge
         from core.names import judge_name_reserve, judge_prefix_reserve
-        from crowd import console_panels
         from crowd.aggregation.services import aggregate_judge_names
         from crowd.answers.services import WORKER_JUDGE_PREFIX
-        from crowd.cone_rag import uploads
 
         # A worker's judge is made on the worker's first answer; a machine or a file of that name first
         # would take it (and the worker's answers would then be refused).
@@ -25,8 +23,3 @@ class CrowdConfig(AppConfig):
         # of that name first would have the crowd's labels written into it.
         for name in aggregate_judge_names():
             judge_name_reserve(name=name, whose="crowd campaigns' aggregate labels", kind=Judge.Kind.CROWD)
-
-        # The CONE-RAG files join the organiser's upload page (annotation.console), which cannot import them.
-        uploads.register()
-        # Its campaigns and its kind of work on annotation's home page, which cannot import them either.
-        console_panels.register()

@@ -18,7 +18,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.models import Collection, ImportJob, Judge, Nugget, SupportAssignment, WorkSlot
+from annotation.models import Collection, Judge, Nugget, SupportAssignment, WorkSlot
+from console.models import ImportJob
 from crowd.models import CrowdCampaign
 from judging.models import JudgeJob
 

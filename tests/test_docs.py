@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import REPO
 
 DOCS = REPO / "docs"
-PRODUCT = ["assay", "annotation", "judging", "crowd", "devtools"]
+PRODUCT = ["assay", "annotation", "judging", "crowd", "console", "devtools"]
 ENV_READ = re.compile(
     r"""(?:env_(?:str|bool|int|float|list|networks)\(|os\.environ\.get\()\s*["']([A-Z][A-Z0-9_]+)["']"""
 )

@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from annotation.console.forms import SupportWorkForm
 from annotation.models import SupportAssignment
+from console.forms import SupportWorkForm
 from core.form_fields import ModelMultipleChoiceField
 from tests.factories import CollectionFactory, OrganiserFactory, TopicFactory, UserFactory
 

@@ -5,27 +5,28 @@ whole app shares, so a reader finds a feature's pages, writes or files in the sa
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-APPS = ("annotation", "judging", "crowd")
+APPS = ("annotation", "judging", "crowd", "console")
 PARTS = ("models", "services", "selectors", "io", "views", "forms", "api", "urls", "tasks")
 # A label family's package holds its own parts besides those: the one writer of its rows, its files' text
 # and its declaration (annotation/labels/family.py is the type of that declaration).
 FAMILY_PARTS = ("models", "writer", "formats", "io", "family")
 
 # What may sit at an app's root beside its feature packages: Django's own modules, the app-wide parts, and
-# what the app as a whole sets up (console_panels: what AppConfig.ready registers on annotation's pages;
-# errors: the one error every crowd feature raises).
-APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls", "console_panels"}
+# what the app as a whole sets up (errors: the one error every crowd feature raises).
+APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls"}
 ROOTS = {
     "judging": APP_WIDE,
     "crowd": APP_WIDE | {"forms", "errors"},
+    # The console's own pages (home, collections, pools and work, dashboard, downloads) at its root; its
+    # uploads and people are packages.
+    "console": APP_WIDE | {"views", "forms", "selectors", "services"},
     # annotation's root: the collection's reads and writes every family builds on (selectors, services,
     # io and rankings: topics, passages and runs in), the list of label families, and the rules every
     # family's pages, API and commands share (who is an organiser, whose labels one may read, judge
-    # menus, the commands' base, narrow request types). views and demo serve the organiser's shell and
-    # `make run`.
+    # menus, the commands' base, narrow request types). demo builds `make run`'s collection.
     "annotation": APP_WIDE
     | {"selectors", "services", "io", "rankings", "families", "permissions", "judge_access", "judge_menus"}
-    | {"commands", "typed", "views", "demo"},
+    | {"commands", "typed", "demo"},
 }
 
 

@@ -14,8 +14,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
 
-from annotation.console.services import invitation_path, person_create
 from assay.env import env_networks
+from console.people.services import invitation_path, person_create
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

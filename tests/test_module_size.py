@@ -4,7 +4,7 @@
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("assay", "core", "annotation", "judging", "crowd", "devtools")
+PACKAGES = ("assay", "core", "annotation", "judging", "crowd", "console", "devtools")
 LIMIT = 460
 
 

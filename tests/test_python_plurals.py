@@ -28,7 +28,7 @@ from tests.factories import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("core", "annotation", "judging", "crowd", "devtools", "assay")
+PACKAGES = ("core", "annotation", "judging", "crowd", "console", "devtools", "assay")
 
 # The nouns messages count; a printed value right before one of them in its plural is a count that does
 # not agree when it is 1 (an adjective may stand between: "1 drawn units").

@@ -16,7 +16,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 
 from annotation.api import serializers as s
-from annotation.console.services import api_token_get
 from annotation.judge_access import import_judge_refusal, judges_readable
 from annotation.models import (
     Collection,
@@ -33,7 +32,7 @@ from annotation.models import (
 )
 from annotation.permissions import IsOrganiser
 from annotation.relevance.writer import relevance_judgment_submit
-from annotation.services import judge_for_assessor
+from annotation.services import api_token_get, judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
 from core.api_input import query_input

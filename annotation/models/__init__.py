@@ -15,7 +15,6 @@ from annotation.models.collection import (
     Topic,
     Turn,
 )
-from annotation.models.console import ImportJob
 from annotation.models.judgments import LabelCondition, TimedJudgment
 from annotation.models.work import NuggetEdit, NuggetSetTurn, NuggetWork, SupportAssignment
 from annotation.nuggets.models import MAX_NUGGET_TEXT, GoldResponse, NtnJudgment, NtrJudgment, Nugget
@@ -68,7 +67,6 @@ __all__ = [
     "WorkUnit",
     "WorkSlot",
     "NuggetSetTurn",
-    "ImportJob",
     "LabelCondition",
     "NuggetImportance",
     "NuggetSupport",

@@ -57,3 +57,8 @@ def campaigns_overview(*, limit: int | None = None) -> list[CrowdCampaign]:
         campaign.n_batches = batches.get(campaign.pk, 0)  # type: ignore[attr-defined]
         campaign.n_answered = answered.get(campaign.pk, 0)  # type: ignore[attr-defined]
     return chosen
+
+
+def campaigns_recent(*, limit: int) -> QuerySet[CrowdCampaign]:
+    """The newest campaigns with their collections, as the organiser's home lists them."""
+    return CrowdCampaign.objects.select_related("collection").order_by("-id")[:limit]

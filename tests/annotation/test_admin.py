@@ -8,7 +8,7 @@ from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
 
 pytestmark = pytest.mark.django_db
 
-OUR_APPS = {"annotation", "judging", "crowd"}
+OUR_APPS = {"annotation", "judging", "crowd", "console"}
 
 
 def test_every_model_of_ours_has_an_admin():

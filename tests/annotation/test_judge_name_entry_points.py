@@ -9,7 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import ImportJob, Judge, RelevanceJudgment
+from annotation.models import Judge, RelevanceJudgment
+from console.models import ImportJob
 from tests.factories import CollectionFactory, JudgeFactory, OrganiserFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

@@ -79,3 +79,29 @@ def test_work_slots_get_their_units_assignment_and_position(empty_database):
     assert {pk: (assignment_id, position) for pk, assignment_id, position in moved} == {
         pk: (assignment.pk, position) for pk, position in slots.items()
     }
+
+
+def test_an_import_job_keeps_its_row_when_the_console_takes_it_over(empty_database):
+    before = [("annotation", "0019_nugget_failed_labels")]
+    after = [("console", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    collection = old.get_model("annotation", "Collection").objects.create(name="c")
+    job = old.get_model("annotation", "ImportJob").objects.create(
+        collection=collection, kind="qrels", file_name="a.qrels", stored_path="/x/a.qrels", result=[{"n": 3}]
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    new = executor.loader.project_state(after).apps
+    moved = new.get_model("console", "ImportJob").objects.get()
+
+    assert (moved.pk, moved.collection_id, moved.file_name, moved.result) == (
+        job.pk,
+        collection.pk,
+        "a.qrels",
+        [{"n": 3}],
+    )
+    assert "console_importjob" in connection.introspection.table_names()
+    assert "annotation_importjob" not in connection.introspection.table_names()

@@ -2,7 +2,8 @@
 
 import pytest
 
-from annotation.models import Collection, ImportJob, Pool
+from annotation.models import Collection, Pool
+from console.models import ImportJob
 from tests.background import IMMEDIATE
 from tests.factories import OrganiserFactory
 
@@ -12,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_an_organiser_creates_a_collection_by_upload_and_builds_a_pool(page, login, shared_data, settings):
     # The topics file (277 KB) goes to the task queue, the run is imported at once. The queue's backend
     # runs the task as it is queued: the suite's SQLite database lives in this process's memory, where no
-    # worker process reaches it (tests/annotation/test_console_pages.py pins the queue and its worker).
+    # worker process reaches it (tests/console/test_pages.py pins the queue and its worker).
     settings.CONSOLE_INLINE_IMPORT_BYTES = 250 * 1024
     settings.TASKS = IMMEDIATE
     errors: list[str] = []

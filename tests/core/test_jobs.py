@@ -8,7 +8,7 @@ from django.db import models
 from django_tasks.base import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from annotation.models import ImportJob
+from console.models import ImportJob
 from core.jobs import JobStatus, job_end, job_queue, job_start, job_task_gone, status_field
 from crowd.models import CrowdFitJob
 from judging.hybrid.tasks import budget_simulation_run_task

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.console.services import ConsoleError, collection_create
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, Judge
 from annotation.services import CollectionNameRefused, collection_get_or_create, judge_get_or_create
+from console.services import ConsoleError, collection_create
 from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,6 @@ from annotation.formats.base import ImportFailed, Problems
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     MAX_NUGGET_TEXT,
-    ImportJob,
     Judge,
     Nugget,
     NuggetAssignment,
@@ -24,6 +23,7 @@ from annotation.models import (
 from annotation.rag_nuggets.formats import OVERALL_QID, AnswerScores, parse_scores, scores_text
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_export, created_nuggets_import
 from annotation.rag_nuggets.writer import NuggetDraft, nugget_list_replace
+from console.models import ImportJob
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
     assignment_records,

@@ -3,9 +3,9 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.console.selectors import pool_summary
 from annotation.models import PoolEntry
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
+from console.selectors import pool_summary
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

@@ -13,7 +13,8 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.formats.base import ImportFailed
-from annotation.models import ImportJob, Judge, NtrJudgment, Response, Run
+from annotation.models import Judge, NtrJudgment, Response, Run
+from console.models import ImportJob
 from crowd.cone_rag.io import parse_labels
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import (

@@ -13,10 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
-from annotation.models import GoldResponse, ImportJob, Judge, Nugget, RelevanceJudgment
+from annotation.models import GoldResponse, Judge, Nugget, RelevanceJudgment
 from annotation.nuggets.io import nuggets_import
 from annotation.ptkb.io import ptkb_qrels_import
 from annotation.relevance.io import qrels_import
+from console.models import ImportJob
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,

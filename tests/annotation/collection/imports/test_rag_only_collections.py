@@ -10,7 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Collection, ImportJob, Response, Run, Topic, Turn
+from annotation.models import Collection, Response, Run, Topic, Turn
+from console.models import ImportJob
 from tests.factories import OrganiserFactory
 
 pytestmark = pytest.mark.django_db

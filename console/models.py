@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotation.models.collection import Collection
+from annotation.models import Collection
 from core.jobs import BackgroundJob, status_field
 
 

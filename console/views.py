@@ -1,7 +1,8 @@
-"""The organiser's console: collections, uploads, pools and work, downloads, the campaign dashboard (people
-and their invitations are in people.py).
+"""The home page and a collection's contents (everybody's), and the organiser's console: new collections,
+pools and work, downloads, the campaign dashboard, the account page (uploads are in console.uploads,
+people and their invitations in console.people).
 
-Every page but the account page is for organisers only (`organiser_required`).
+Every console page but the account page is for organisers only (`organiser_required`).
 """
 
 from __future__ import annotations
@@ -12,50 +13,84 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.console import selectors
-from annotation.console.forms import (
-    EXPORT_KINDS,
-    UPLOAD_OPTIONS,
-    CollectionForm,
-    ExportForm,
-    PoolForm,
-    RelevanceWorkForm,
-    SupportWorkForm,
-    UploadForm,
-)
-from annotation.console.services import (
-    ConsoleError,
-    api_token_get,
-    api_token_reset,
-    collection_create,
-    support_work_assign,
-)
-from annotation.console.tasks import import_job_resumable, import_job_resume, import_job_start
-from annotation.console.uploads import UploadRefused, import_job_create
-from annotation.formats.base import import_max_bytes, megabytes
-from annotation.models import Collection, ImportJob, Pool
+from annotation.judge_access import judges_readable
+from annotation.models import Collection, Pool
 from annotation.nuggets.io import gold_responses_export, nuggets_export
-from annotation.permissions import organiser_required
+from annotation.permissions import is_organiser, organiser_required
 from annotation.ptkb.io import ptkb_qrels_lines
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write, qrels_lines
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
-from annotation.selectors import collection_counts
+from annotation.selectors import collection_counts, natural_key
+from annotation.services import api_token_get, api_token_reset
 from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
-from core.upload_limit import LimitedUploadHandler, upload_limit_install
+from console import selectors
+from console.forms import (
+    EXPORT_KINDS,
+    CollectionForm,
+    ExportForm,
+    PoolForm,
+    RelevanceWorkForm,
+    SupportWorkForm,
+)
+from console.services import (
+    ConsoleError,
+    collection_create,
+    support_work_assign,
+)
 from core.wording import plural
 
 
 def _collection(name: str) -> Collection:
     return get_object_or_404(Collection, name=name)
+
+
+# --- Everybody's home and a collection's contents ---------------------------------------------------
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    collections = list(Collection.objects.all())
+    counts = collection_counts(collection_ids=[c.pk for c in collections])
+    context: dict[str, object] = {
+        "collections": [(c, counts[c.pk]) for c in collections],
+        "work_links": selectors.work_links(),
+    }
+    if is_organiser(request.user):
+        context.update(selectors.organiser_home(user=request.user))
+    return render(request, "console/home.html", context)
+
+
+@login_required
+def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    # Only the judges this reader may read: an assessor sees the machines, the files and their own
+    # judge, never another assessor's name or how much they have judged.
+    judges = (
+        judges_readable(user=request.user)
+        .filter(relevancejudgments__turn__collection=collection)
+        .annotate(n=Count("relevancejudgments"))
+    )
+    return render(
+        request,
+        "console/collection_detail.html",
+        {
+            "collection": collection,
+            "runs": collection.runs.all(),
+            "judges": judges,
+            # By number as people read it (2 before 10), not in the order the topics were imported.
+            "topics": sorted(
+                collection.topics.prefetch_related("ptkb", "turns"), key=lambda t: natural_key(t.number)
+            ),
+        },
+    )
 
 
 # --- Collections and uploads -----------------------------------------------------------------------
@@ -80,93 +115,6 @@ def collection_new(request: AuthenticatedRequest) -> HttpResponse:
             return redirect("console-collection", name=collection.name)
     status = 400 if request.method == "POST" else 200
     return render(request, "console/collection_new.html", {"form": form}, status=status)
-
-
-# CSRF is checked inside, after the size limit is in place: the middleware's check reads the body first.
-@csrf_exempt
-@organiser_required
-def collection_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
-    """A collection's contents, its upload form and its recent uploads; POST stores an upload.
-
-    An upload past IMPORT_MAX_BYTES is stopped while it streams in (nothing of it is kept) and answered
-    413 with the form and the reason, instead of being stored to be refused by its import.
-    """
-    limit = upload_limit_install(request, limit=import_max_bytes())
-    return _collection_page(request, name, limit)
-
-
-@csrf_protect
-def _collection_page(request: AuthenticatedRequest, name: str, limit: LimitedUploadHandler) -> HttpResponse:
-    collection = _collection(name)
-    form = UploadForm(request.POST or None, request.FILES or None)
-    if limit.refused:
-        # The form keeps what was typed and shows only the reason (not "this field is required").
-        form = UploadForm(request.POST)
-        form.full_clean()
-        form.errors.clear()
-        form.add_error(
-            None,
-            f"The file is larger than the upload limit of {megabytes(limit.limit)} (setting "
-            "IMPORT_MAX_BYTES); nothing was stored. Import it with the command instead.",
-        )
-    elif request.method == "POST" and form.is_valid():
-        try:
-            job = import_job_create(
-                collection=collection,
-                kind=form.cleaned_data["kind"],
-                upload=form.cleaned_data["file"],
-                options=form.options(),
-                user=request.user,
-            )
-        except UploadRefused as exc:
-            form.add_error(None, str(exc))
-        else:
-            import_job_start(job=job)
-            return redirect("console-import", name=collection.name, pk=job.pk)
-    counts = collection_counts(collection_ids=[collection.pk])[collection.pk]
-    return render(
-        request,
-        "console/collection.html",
-        {
-            "collection": collection,
-            "counts": counts,
-            "form": form,
-            "jobs": ImportJob.objects.filter(collection=collection)[:15],
-            "pools": Pool.objects.filter(collection=collection).annotate(size=Count("entries")),
-            "upload_options": {kind: list(names) for kind, names in UPLOAD_OPTIONS.items()},
-        },
-        status=413 if limit.refused else 400 if request.method == "POST" else 200,
-    )
-
-
-def _job(name: str, pk: int) -> ImportJob:
-    return get_object_or_404(ImportJob.objects.select_related("collection"), pk=pk, collection__name=name)
-
-
-@organiser_required
-def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpResponse:
-    job = _job(name, pk)
-    state = selectors.import_job_state(job=job)
-    unit = selectors.progress_unit(job=job)
-    resumable = state.interrupted and import_job_resumable(job=job)
-    return render(
-        request,
-        "console/import.html",
-        {"collection": job.collection, "job": job, "state": state, "unit": unit, "resumable": resumable},
-    )
-
-
-@organiser_required
-@require_POST
-def import_resume(request: AuthenticatedRequest, name: str, pk: int) -> HttpResponse:
-    job = _job(name, pk)
-    try:
-        import_job_resume(job=job)
-    except UploadRefused as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"The import of {job.file_name} is queued again.")
-    return redirect("console-import", name=job.collection.name, pk=job.pk)
 
 
 # --- Pools and work --------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ from pathlib import Path
 from django.db import transaction
 from django_tasks import task
 
-from annotation.console.selectors import import_job_state
-from annotation.console.uploads import UploadRefused, import_job_run, inline_limit
-from annotation.models import ImportJob
+from console.models import ImportJob
+from console.uploads.importers import UploadRefused
+from console.uploads.selectors import import_job_state
+from console.uploads.services import import_job_run, inline_limit
 from core.background import requeue_on_shutdown
 from core.jobs import job_queue
 

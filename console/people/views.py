@@ -16,17 +16,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_POST
 
-from annotation.console.forms import LoginUnlockForm, PersonForm
-from annotation.console.services import (
-    ConsoleError,
+from annotation.permissions import organiser_required
+from annotation.typed import AuthenticatedRequest
+from console.people.forms import LoginUnlockForm, PersonForm
+from console.people.services import (
     invitation_path,
     invitation_renew,
     invitation_revoke,
     login_unlock,
     person_create,
 )
-from annotation.permissions import organiser_required
-from annotation.typed import AuthenticatedRequest
+from console.services import ConsoleError
 from core.login_limits import is_login_allowed, lockout_response, login_failure_record, login_locks
 from core.wording import plural
 

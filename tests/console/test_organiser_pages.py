@@ -18,10 +18,11 @@ from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.console.services import person_create
-from annotation.models import Collection, ImportJob, RelevanceJudgment, Turn
+from annotation.models import Collection, RelevanceJudgment, Turn
 from annotation.permissions import OrganiserRequiredMixin
 from annotation.relevance.pooling import pool_build
+from console.models import ImportJob
+from console.people.services import person_create
 from crowd.models import CrowdCampaign, CrowdWorker
 from devtools.pagewalk import Route
 from devtools.pagewalk import routes as _routes
@@ -55,7 +56,7 @@ NOT_ORGANISER_PAGES = {
     "api-support": "API clients",
     "api-judges": "API clients",
     # the organiser pages' JSON, polled by their scripts: DRF views for organisers only, which answer in the
-    # API's error shape (tests/annotation/test_console_pages.py, tests/judging/test_llm_jobs_views.py,
+    # API's error shape (tests/console/test_pages.py, tests/judging/test_llm_jobs_views.py,
     # tests/judging/test_agreement_views.py)
     "console-import-status": "organisers (DRF)",
     "judging:job-progress": "organisers (DRF)",

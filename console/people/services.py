@@ -1,10 +1,9 @@
-"""Writes of the organiser's console that no other feature owns: collections, accounts, API tokens,
-support work for many topics at once. Pools, relevance assignments and imports use their own services."""
+"""Accounts of the people page: an assessor or organiser made, invited, their invitation renewed or
+revoked, a log-in lock lifted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 from axes.handlers.proxy import AxesProxyHandler
 from django.contrib.auth import get_user_model
@@ -13,26 +12,9 @@ from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
-from rest_framework.authtoken.models import Token
 
 from annotation.judge_access import assessor_judge_refusal
-from annotation.models import Collection, Judge, SupportAssignment, Topic
-from annotation.support.services import support_assignment_set
-from core.names import collection_name_problem
-
-
-class ConsoleError(Exception):
-    """The request cannot be carried out as asked; the message says why."""
-
-
-@transaction.atomic
-def collection_create(*, name: str, description: str = "") -> Collection:
-    if Collection.objects.filter(name=name).exists():
-        raise ConsoleError(f"a collection named {name!r} already exists")
-    problem = collection_name_problem(name)
-    if problem:
-        raise ConsoleError(problem)
-    return Collection.objects.create(name=name, description=description)
+from console.services import ConsoleError
 
 
 @transaction.atomic
@@ -93,18 +75,6 @@ def invitation_revoke(*, user: User) -> None:
     user.save(update_fields=["password", "is_active"])
 
 
-def api_token_get(*, user: User) -> Token:
-    token, _ = Token.objects.get_or_create(user=user)
-    return token
-
-
-@transaction.atomic
-def api_token_reset(*, user: User) -> Token:
-    """A new API token for the user; scripts holding the old one are refused from now on."""
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user)
-
-
 @transaction.atomic
 def login_unlock(*, kind: Literal["name", "address"], value: str) -> int:
     """Lift a log-in lock before its window ends, for someone an organiser vouches for: forget the recent
@@ -116,40 +86,3 @@ def login_unlock(*, kind: Literal["name", "address"], value: str) -> int:
     if kind == "name":
         return int(AxesProxyHandler.reset_attempts(username=value))
     return int(AxesProxyHandler.reset_attempts(ip_address=value))
-
-
-@transaction.atomic
-def support_work_assign(
-    *,
-    topics: Iterable[Topic],
-    users: Iterable[User],
-    condition: str,
-    machine_judge: Judge | None = None,
-    max_citations: int | None = None,
-    switch: bool = False,
-) -> list[SupportAssignment]:
-    """Assign every (topic, assessor) pair in one condition, as `assign_support` does per assessor; all
-    or nothing, so a conflict on one topic assigns none. An assessor's topic in the other condition is
-    switched only when `switch` confirms it."""
-    assigned: list[SupportAssignment] = []
-    topics, users = list(topics), list(users)
-    if not topics:
-        raise ConsoleError("the collection has no topics to assign")
-    for user in users:
-        for topic in topics:
-            assigned.append(
-                support_assignment_set(
-                    topic=topic,
-                    user=user,
-                    condition=condition,
-                    machine_judge=machine_judge,
-                    max_citations=max_citations,
-                    switch=switch,
-                )
-            )
-    return assigned
-
-
-def options_of(data: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
-    """The chosen options of an upload form, as the JSON an ImportJob keeps."""
-    return {name: data[name] for name in names if data.get(name) not in (None, "", [])}

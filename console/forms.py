@@ -2,58 +2,16 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from django import forms
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_ipv46_address
 
-from annotation.console import selectors
-from annotation.console.uploads import IMPORTERS
-from annotation.judge_access import FILE_KINDS
-from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
+from annotation.models import Assignment, Collection, Judge, Pool, SupportAssignment, Topic
 from annotation.nuggets.formats import FORMATS
 from annotation.typed import choice_field
+from console import selectors
 from core.form_fields import ModelMultipleChoiceField
 from core.wording import plural
-
-# Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
-UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
-    ImportJob.Kind.TOPICS: (),
-    ImportJob.Kind.PASSAGES: (),
-    ImportJob.Kind.RUN: ("run_name", "group"),
-    ImportJob.Kind.QRELS: ("judge", "replace", "require_passages", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.PTKB_QRELS: ("judge", "replace", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model", "prompt_version"),
-}
-REQUIRED: dict[str, tuple[str, ...]] = {
-    ImportJob.Kind.QRELS: ("judge",),
-    ImportJob.Kind.PTKB_QRELS: ("judge",),
-    ImportJob.Kind.NUGGETS: ("judge",),
-    ImportJob.Kind.GOLD_RESPONSES: ("judge",),
-    ImportJob.Kind.SUPPORT_LABELS: ("judge",),
-}
-
-
-# Fields of the upload form that only the kinds of other apps read, added by their registration.
-EXTRA_FIELDS: dict[str, forms.Field] = {}
-
-
-def upload_kind_register(
-    *,
-    kind: str,
-    options: tuple[str, ...],
-    required: tuple[str, ...] = (),
-    fields: dict[str, forms.Field] | None = None,
-) -> None:
-    """Which fields of the upload form a kind of file another app imports reads, which it needs, and the
-    fields of its own it adds to the form (its importer: annotation.console.uploads.importer_register)."""
-    UPLOAD_OPTIONS[kind] = options
-    REQUIRED[kind] = required
-    EXTRA_FIELDS.update(fields or {})
 
 
 class CollectionForm(forms.Form):
@@ -61,66 +19,6 @@ class CollectionForm(forms.Form):
         max_length=100, help_text="Letters, digits, '-' and '_' (it names the collection in URLs)."
     )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-
-
-class UploadForm(forms.Form):
-    kind = forms.ChoiceField(choices=ImportJob.Kind.choices)
-    file = forms.FileField()
-    judge = forms.CharField(
-        required=False, max_length=200, help_text="Judge the labels belong to (created if new)."
-    )
-    fmt = forms.ChoiceField(
-        choices=[(f, f) for f in FORMATS], initial="jsonl", label="Format", required=False
-    )
-    replace = forms.BooleanField(required=False, help_text="Delete this judge's labels the file lacks.")
-    require_passages = forms.BooleanField(required=False, help_text="Reject qrels of passages not loaded.")
-    dedup_of = forms.CharField(
-        required=False, max_length=200, help_text="Nuggets: the set this file de-duplicates."
-    )
-    nugget_judge = forms.CharField(
-        required=False, max_length=200, help_text="Judge whose nuggets the file refers to."
-    )
-    judge_kind = forms.ChoiceField(
-        choices=[("", "Default (a new judge: imported file; an existing one: as it is)")]
-        + [(k, Judge.Kind(k).label) for k in FILE_KINDS],
-        required=False,
-        label="Judge kind",
-        help_text="What the labels are: an LLM's labels are compared with the assessors' on the agreement pages.",
-    )
-    model = forms.CharField(required=False, max_length=200, help_text="Model of an LLM or NLI judge.")
-    prompt_version = forms.CharField(
-        required=False, max_length=100, help_text="Prompt version of an LLM judge."
-    )
-    run_name = forms.CharField(
-        required=False, max_length=200, help_text="Run: name (default: from the file)."
-    )
-    group = forms.CharField(required=False, max_length=200, help_text="Run: the group that submitted it.")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for name, field in EXTRA_FIELDS.items():
-            self.fields[name] = copy.deepcopy(field)
-        # Only the kinds some installed app can import (the CONE-RAG files come with the crowd app).
-        kind = self.fields["kind"]
-        assert isinstance(kind, forms.ChoiceField)
-        kind.choices = [(k, label) for k, label in ImportJob.Kind.choices if k in IMPORTERS]
-
-    def clean(self) -> dict[str, Any]:
-        super().clean()
-        data = self.cleaned_data
-        kind = str(data.get("kind") or "")
-        for name in REQUIRED.get(kind, ()):
-            if not data.get(name):
-                self.add_error(
-                    name, f"a {ImportJob.Kind(kind).label.split(' (')[0].lower()} upload needs this"
-                )
-        return data
-
-    def options(self) -> dict[str, Any]:
-        """Only the options the chosen kind reads, so a job records what its import was asked."""
-        data = self.cleaned_data
-        names = UPLOAD_OPTIONS[data["kind"]]
-        return {name: data[name] for name in names if data.get(name) not in (None, "", [], False)}
 
 
 def _graded(judge: Judge) -> str:
@@ -217,32 +115,6 @@ class SupportWorkForm(forms.Form):
             self.add_error("machine_judge", "post-editing needs the judge whose labels are shown")
         if not data.get("topics"):
             data["topics"] = self.collection.topics.all()
-        return data
-
-
-class PersonForm(forms.Form):
-    username = forms.RegexField(regex=r"^[\w.@+-]+\Z", max_length=150)
-    email = forms.EmailField(required=False)
-    role = forms.ChoiceField(choices=[("assessor", "Assessor"), ("organiser", "Organiser")])
-    password = forms.CharField(
-        required=False,
-        widget=forms.PasswordInput,
-        min_length=8,
-        help_text="Leave empty to invite: you get a one-time link on which they choose their password.",
-    )
-
-
-class LoginUnlockForm(forms.Form):
-    kind = forms.ChoiceField(choices=[("name", "user name"), ("address", "address")])
-    value = forms.CharField(max_length=255)
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if data.get("kind") == "address" and data.get("value"):
-            try:
-                validate_ipv46_address(data["value"])
-            except ValidationError:
-                self.add_error("value", "not an IP address")
         return data
 
 

@@ -1,6 +1,6 @@
 """Invitations on the People page: a pending invitation's link can be renewed (the new link works, every
 earlier one stops working) or revoked (no link activates the account), and the welcome page says whose
-account it is. Who may post is pinned by tests/annotation/test_organiser_pages.py."""
+account it is. Who may post is pinned by tests/console/test_organiser_pages.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.console.services import invitation_path
+from console.people.services import invitation_path
 from tests.factories import OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -13,10 +13,10 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 import annotation.io
-from annotation.console import uploads
-from annotation.console.selectors import INTERRUPTED_REASON, import_job_state
-from annotation.console.tasks import import_job_queue
-from annotation.models import ImportJob
+from console.models import ImportJob
+from console.uploads import services as uploads
+from console.uploads.selectors import INTERRUPTED_REASON, import_job_state
+from console.uploads.tasks import import_job_queue
 from tests.background import tasks_run_ready
 from tests.factories import CollectionFactory, OrganiserFactory
 

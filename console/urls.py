@@ -1,12 +1,17 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from annotation.console import api, people, views
+from console import views
+from console.people import views as people
+from console.uploads import api
+from console.uploads import views as uploads
 
 urlpatterns = [
+    path("", views.home, name="home"),
+    path("collections/<slug:name>/", views.collection_detail, name="collection-detail"),
     path("console/collections/new/", views.collection_new, name="console-collection-new"),
-    path("console/collections/<slug:name>/", views.collection_page, name="console-collection"),
-    path("console/collections/<slug:name>/imports/<int:pk>/", views.import_page, name="console-import"),
+    path("console/collections/<slug:name>/", uploads.collection_page, name="console-collection"),
+    path("console/collections/<slug:name>/imports/<int:pk>/", uploads.import_page, name="console-import"),
     path(
         "console/collections/<slug:name>/imports/<int:pk>/status.json",
         api.ImportStatusApi.as_view(),
@@ -14,7 +19,7 @@ urlpatterns = [
     ),
     path(
         "console/collections/<slug:name>/imports/<int:pk>/resume/",
-        views.import_resume,
+        uploads.import_resume,
         name="console-import-resume",
     ),
     path("console/collections/<slug:name>/pools/", views.pools_page, name="console-pools"),

@@ -1,26 +1,23 @@
-"""Reads for the organiser's console: pool sizes and savings, who does what in a campaign, judges by task."""
+"""Reads for the organiser's console: pool sizes and savings, who does what in a campaign, judges by task,
+and what the home page and a collection's dashboard list of judging and crowd (judge jobs, campaigns)."""
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db.models import Count, F, Q, QuerySet
+from django.urls import reverse
 from django.utils import timezone
 
-from annotation.console.uploads import progress_cache_key
 from annotation.models import (
     Assignment,
     Collection,
-    ImportJob,
     Judge,
     Pool,
     PoolEntry,
@@ -32,78 +29,14 @@ from annotation.models import (
 )
 from annotation.relevance.pooling import PoolSummary, PoolTurn
 from annotation.selectors import natural_key
-from core.jobs import job_interrupted
-from core.registry import COLLECTION_LINKS, HOME_SECTIONS, JobLine, Link, job_lines
+from console.models import ImportJob
+from crowd.campaigns.selectors import campaigns_recent
+from judging.machine.selectors import judge_jobs_recent
 
 # Two judgments further apart than this belong to two sittings; the pause is not working time.
 SITTING_GAP = timedelta(minutes=30)
 # A held unit whose lease ends sooner than this is listed as expiring.
 EXPIRING_WITHIN = timedelta(minutes=15)
-
-
-# --- Uploads -------------------------------------------------------------------------------------------
-
-# What a running import's `done of total` counts, as its page says it: each importer counts the records
-# of its file once, as they are stored (a qrels file's grades go in with one upsert: none, then all).
-PROGRESS_UNITS: dict[str, str] = {
-    ImportJob.Kind.TOPICS: "topics stored",
-    ImportJob.Kind.PASSAGES: "passages stored",
-    ImportJob.Kind.RUN: "rankings and responses stored",
-    ImportJob.Kind.QRELS: "grades stored",
-    ImportJob.Kind.NUGGETS: "nuggets stored",
-    ImportJob.Kind.SUPPORT_LABELS: "labels stored",
-}
-
-
-def progress_unit(*, job: ImportJob) -> str:
-    return PROGRESS_UNITS.get(job.kind, "records stored")
-
-
-INTERRUPTED_REASON = "its worker stopped during the import; nothing was imported"
-
-
-@dataclass(frozen=True)
-class ImportJobState:
-    """What the import page and its status endpoint say about a job."""
-
-    status: str
-    label: str
-    percent: int
-    done: int
-    total: int
-    finished: bool
-    reason: str = ""
-
-    @property
-    def interrupted(self) -> bool:
-        return self.status == "interrupted"
-
-
-def import_job_state(*, job: ImportJob) -> ImportJobState:
-    """A job's status and progress, from its row and the latest value its runner published.
-
-    A running import may publish only to the cache (an import run inside its caller's transaction cannot
-    write its row from a second connection), so the fresher of the two is shown. A running job silent for longer than IMPORT_STALE_AFTER_S,
-    or an unfinished one whose task has ended or is gone, lost its worker: its transaction never
-    committed, so nothing was imported.
-    """
-    done, total, percent = job.done, job.total, job.percent
-    interrupted = ImportJobState("interrupted", "Interrupted", percent, done, total, True, INTERRUPTED_REASON)
-    if job_interrupted(job):
-        return interrupted
-    if job.status != ImportJob.Status.RUNNING:
-        return ImportJobState(job.status, job.get_status_display(), percent, done, total, job.finished)
-    beats = [at for at in (job.heartbeat_at, job.started_at) if at is not None]
-    published = cache.get(progress_cache_key(job.pk))
-    if published:
-        at = datetime.fromtimestamp(published["at"], tz=UTC)
-        if not beats or at > max(beats):
-            done, total, percent = published["done"], published["total"], published["percent"]
-        beats.append(at)
-    stale_after = timedelta(seconds=settings.IMPORT_STALE_AFTER_S)
-    if beats and timezone.now() - max(beats) > stale_after:
-        return dataclasses.replace(interrupted, percent=percent, done=done, total=total)
-    return ImportJobState(job.status, job.get_status_display(), percent, done, total, False)
 
 
 # --- Judges by task ----------------------------------------------------------------------------------
@@ -251,7 +184,7 @@ class Dashboard:
     assignments: list[Assignment]
     support_assignments: int
     import_jobs: list[ImportJob]
-    # The jobs of the apps built on this one (judging's judge jobs), as they registered them.
+    # judging's judge jobs of the collection.
     job_lines: list[JobLine]
     links: list[Link]
 
@@ -312,7 +245,7 @@ def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -
         support_assignments=SupportAssignment.objects.filter(topic__collection=collection).count(),
         import_jobs=import_jobs,
         job_lines=job_lines(collection_id=collection.pk, limit=20),
-        links=[link(collection.name) for link in COLLECTION_LINKS],
+        links=collection_links(collection_name=collection.name),
     )
 
 
@@ -344,14 +277,110 @@ def _pace(collection: Collection, lines: dict[int, AssessorLine], now: datetime)
             line.median_seconds = round(statistics.median(spent[user_pk]) / 1000, 1)
 
 
+# --- Links and jobs of judging and crowd ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    label: str
+    url: str
+    note: str = ""
+    # The element id pages and tests find the link by.
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled list of links on a page."""
+
+    title: str
+    id: str
+    links: list[Link]
+    empty: str = "None yet."
+
+
+@dataclass(frozen=True)
+class JobLine:
+    """One background job, as a jobs table lists it."""
+
+    label: str
+    url: str
+    collection: str
+    what: str
+    status: str
+    progress: str = ""
+
+
+def job_lines(*, collection_id: int | None, limit: int) -> list[JobLine]:
+    """judging's judge jobs, of one collection (its id) or of all (None), newest first, at most `limit`."""
+    return [
+        JobLine(
+            label=f"judge job {job.pk}",
+            url=reverse("judging:job-detail", args=[job.pk]),
+            collection=job.collection.name,
+            what=f"{job.get_task_display()} · {job.judge.name}",
+            status=job.get_status_display() + (f" ({job.units_failed} failed)" if job.units_failed else ""),
+            progress=f"{job.units_done} / {job.units_total}",
+        )
+        for job in judge_jobs_recent(collection_id=collection_id, limit=limit)
+    ]
+
+
+def collection_links(*, collection_name: str) -> list[Link]:
+    """The links at the top of a collection's dashboard: judging's pages of the collection."""
+    return [
+        Link(
+            label="Live agreement",
+            url=reverse("judging:agreement-live", args=[collection_name]),
+            id="live-agreement",
+        ),
+        Link(
+            label="Nugget scores",
+            url=reverse("judging:nugget-scores", args=[collection_name]),
+            id="nugget-scores",
+        ),
+        Link(
+            label="Nugget calibration",
+            url=reverse("judging:nugget-calibration", args=[collection_name]),
+            id="nugget-calibration",
+        ),
+    ]
+
+
+def work_links() -> list[Link]:
+    """Kinds of work on everybody's home beside relevance, support and nuggets: crowd's batches."""
+    return [
+        Link(
+            label="Crowd",
+            url=reverse("crowd:home"),
+            note="does a response contain a nugget? Batches of 11 questions.",
+        )
+    ]
+
+
+def campaigns_section() -> Section:
+    return Section(
+        title="Crowd campaigns",
+        id="home-campaigns",
+        links=[
+            Link(
+                label=campaign.name,
+                url=reverse("crowd:campaign", args=[campaign.name]),
+                note=f"{campaign.collection.name} · {campaign.get_provider_display()}",
+            )
+            for campaign in campaigns_recent(limit=10)
+        ],
+    )
+
+
 # --- The organiser's home --------------------------------------------------------------------------
 
 
 def organiser_home(*, user: Any) -> dict[str, Any]:
-    """What an organiser's home lists besides the collections: what the apps built on this one show there
-    (crowd campaigns), and recent jobs (judging's, registered in core.registry, and uploads)."""
+    """What an organiser's home lists besides the collections: crowd's campaigns, and recent jobs
+    (judging's judge jobs and uploads)."""
     return {
-        "sections": [section() for section in HOME_SECTIONS],
+        "sections": [campaigns_section()],
         "job_lines": job_lines(collection_id=None, limit=10),
         "import_jobs": list(ImportJob.objects.select_related("collection")[:10]),
     }

@@ -1,9 +1,9 @@
 """Files uploaded on the organiser's pages, imported through the services the import commands call.
 
-A page stores the file and an ImportJob row and hands the job on (annotation.console.tasks): a small
-file is imported before the page answers, a larger one by a task worker while the page polls the job.
-Either way one function, `import_job_run`, does the import
-in one transaction with the same checks as the command, so a rejected file changes nothing and the same
+A page stores the file and an ImportJob row and hands the job on (console.tasks): a small file is
+imported before the page answers, a larger one by a task worker while the page polls the job. Either way
+one function, `import_job_run`, does the import (through the kind's importer, console.importers) in one
+transaction with the same checks as the command, so a rejected file changes nothing and the same
 file twice reports everything unchanged.
 """
 
@@ -15,8 +15,6 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +27,10 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from annotation.formats.base import ImportFailed
-from annotation.io import passages_import, run_import, topics_import
-from annotation.judge_access import ImportJudgeRefused
-from annotation.models import Collection, ImportJob, Judge
-from annotation.nuggets.io import gold_responses_import, nuggets_import
-from annotation.ptkb.io import ptkb_qrels_import
-from annotation.relevance.io import qrels_import
-from annotation.services import ImportResult, import_judge_get_or_create
-from annotation.support.io import support_labels_import
+from annotation.models import Collection
+from console.models import ImportJob
+from console.uploads.importers import IMPORTERS, UploadRefused
 from core.jobs import FINISHED, job_end, job_start
-from core.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -52,21 +44,6 @@ HEARTBEAT_S = 5.0
 CONCURRENT = (
     "the same records were being imported by another upload at once; nothing was stored, upload it again"
 )
-
-
-class UploadRefused(Exception):
-    """The upload cannot be imported as asked (a judge of the wrong kind, a missing option)."""
-
-
-@dataclass(frozen=True)
-class KindRow:
-    """One line of the outcome table: what the import did to one kind of record."""
-
-    kind: str
-    created: int
-    updated: int
-    unchanged: int
-    deleted: int
 
 
 def upload_root() -> Path:
@@ -288,166 +265,3 @@ def _shown(problem: str, path: Path) -> str:
     """A parser's `stored/path/name:line: message` as `name:line: message`."""
     prefix = str(path.parent) + "/"
     return problem[len(prefix) :] if problem.startswith(prefix) else problem
-
-
-def kind_rows(result: ImportResult, default: str, prefix: str = "") -> list[KindRow]:
-    return [
-        KindRow(prefix + kind, c.created, c.updated, c.unchanged, c.deleted)
-        for kind, c in result.by_kind(default).items()
-    ]
-
-
-def judge_named(name: str) -> Judge:
-    judge = Judge.objects.filter(name=name).first()
-    if judge is None:
-        known = ", ".join(Judge.objects.order_by("name").values_list("name", flat=True)[:10]) or "none yet"
-        raise UploadRefused(f"no judge named {name!r}; known judges: {known}")
-    return judge
-
-
-def file_judge(options: dict[str, Any], file_name: str) -> Judge:
-    """The judge a file is imported as (kind, model and prompt version from the form), refused by the
-    same rule as the import commands' --judge and --judge-kind."""
-    try:
-        return import_judge_get_or_create(
-            name=options["judge"],
-            kind=options.get("judge_kind") or None,
-            model=options.get("model", ""),
-            prompt_version=options.get("prompt_version", ""),
-            source=file_name,
-        )
-    except ImportJudgeRefused as exc:
-        raise UploadRefused(str(exc)) from None
-
-
-# --- One importer per kind: the checks of its command, then its service ------------------------------
-
-# An importer gets the stored file, the collection, the form's options, the file's own name and the
-# progress hook; one registered by another app (FileImporter) gets no hook: its page shows the heartbeat.
-Importer = Callable[[Path, Collection, dict[str, Any], str, Progress], list[KindRow]]
-FileImporter = Callable[[Path, Collection, dict[str, Any], str], list[KindRow]]
-
-
-def _topics(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    return kind_rows(topics_import(path=path, collection=collection, progress=progress), "topics")
-
-
-def _passages(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    return kind_rows(passages_import(path=path, collection=collection, progress=progress), "passages")
-
-
-def _run(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    results = run_import(
-        path=path,
-        collection=collection,
-        name=options.get("run_name") or None,
-        group=options.get("group", ""),
-        progress=progress,
-    )
-    return [
-        row for run, result in results for row in kind_rows(result, "rankings", prefix=f"run {run.name}: ")
-    ]
-
-
-def _qrels(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    result = qrels_import(
-        path=path,
-        collection=collection,
-        judge=file_judge(options, file_name),
-        require_passages=bool(options.get("require_passages")),
-        replace=bool(options.get("replace")),
-        progress=progress,
-    )
-    return kind_rows(result, "judgments")
-
-
-def _ptkb_qrels(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    result = ptkb_qrels_import(
-        path=path,
-        collection=collection,
-        judge=file_judge(options, file_name),
-        replace=bool(options.get("replace")),
-    )
-    return kind_rows(result, "PTKB judgments")
-
-
-def _nuggets(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    original = judge_named(options["dedup_of"]) if options.get("dedup_of") else None
-    if original is not None and original.name == options["judge"]:
-        raise UploadRefused("the de-duplicated set must belong to another judge than the set it reduces")
-    judge = file_judge(options, file_name)
-    result = nuggets_import(
-        path=path,
-        collection=collection,
-        judge=judge,
-        fmt=options.get("fmt", "jsonl"),
-        dedup_of=original,
-        progress=progress,
-    )
-    return kind_rows(result, "nuggets")
-
-
-def _gold_responses(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    judge = file_judge(options, file_name)
-    name = options.get("nugget_judge")
-    if name and options.get("fmt") == "cone-rag" and not Judge.objects.filter(name=name).exists():
-        # CONE-RAG names nuggets by text: a new nugget judge gets its nuggets from the file.
-        nuggets_of: Judge | None = file_judge({"judge": name}, file_name)
-    else:
-        nuggets_of = judge_named(name) if name else None
-    result = gold_responses_import(
-        path=path,
-        collection=collection,
-        judge=judge,
-        nugget_judge=nuggets_of,
-        fmt=options.get("fmt", "jsonl"),
-    )
-    return kind_rows(result, "gold responses")
-
-
-def _support_labels(
-    path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-) -> list[KindRow]:
-    judge = file_judge(options, file_name)
-    result = support_labels_import(path=path, collection=collection, judge=judge, progress=progress)
-    return kind_rows(result, "support labels")
-
-
-IMPORTERS: dict[str, Importer] = {
-    ImportJob.Kind.TOPICS: _topics,
-    ImportJob.Kind.PASSAGES: _passages,
-    ImportJob.Kind.RUN: _run,
-    ImportJob.Kind.QRELS: _qrels,
-    ImportJob.Kind.PTKB_QRELS: _ptkb_qrels,
-    ImportJob.Kind.NUGGETS: _nuggets,
-    ImportJob.Kind.GOLD_RESPONSES: _gold_responses,
-    ImportJob.Kind.SUPPORT_LABELS: _support_labels,
-}
-
-
-def importer_register(*, kind: str, importer: FileImporter) -> None:
-    """Let an app built on this one import its own kind of file from these pages: the crowd app
-    registers the CONE-RAG files, whose services it owns (this app imports nothing from it)."""
-    if kind not in ImportJob.Kind.values:
-        raise ValueError(f"unknown kind {kind!r}; one of {', '.join(ImportJob.Kind.values)}")
-
-    def without_progress(
-        path: Path, collection: Collection, options: dict[str, Any], file_name: str, progress: Progress
-    ) -> list[KindRow]:
-        return importer(path, collection, options, file_name)
-
-    IMPORTERS[kind] = without_progress

@@ -13,8 +13,9 @@ from django.db import IntegrityError, connections
 from django.test import Client
 from django.urls import reverse
 
-from annotation.console.uploads import IMPORTERS, upload_root
-from annotation.models import ImportJob
+from console.models import ImportJob
+from console.uploads.importers import IMPORTERS
+from console.uploads.services import upload_root
 from tests.factories import CollectionFactory, OrganiserFactory
 
 pytestmark = pytest.mark.django_db
@@ -27,18 +28,6 @@ def stored(settings, tmp_path) -> Path:
     """Uploads wait under this test's own folder, so what was stored can be seen."""
     settings.MEDIA_ROOT = str(tmp_path)
     return upload_root()
-
-
-@pytest.fixture
-def organiser(client):
-    user = OrganiserFactory(username="olga")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def collection():
-    return CollectionFactory(name="camp")
 
 
 def post(client: Client, name: str, content: bytes, **fields: str):

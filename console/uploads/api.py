@@ -11,9 +11,9 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.console import selectors
-from annotation.models import ImportJob
 from annotation.permissions import IsOrganiser
+from console.models import ImportJob
+from console.uploads import selectors
 from core.page_api import PageApi
 
 

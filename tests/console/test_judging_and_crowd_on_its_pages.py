@@ -1,5 +1,5 @@
-"""What judging and crowd show on annotation's pages reaches them through core.registry, registered at
-start-up: annotation's selectors and templates name neither app's models nor URLs."""
+"""The console sits on judging and crowd and shows their judge jobs, campaigns and pages on its home and a
+collection's dashboard; the apps below it name neither a higher app's models nor its URLs."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from tests.factories import CollectionFactory, JudgeFactory, OrganiserFactory, U
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("assay", "core", "annotation", "judging", "crowd", "devtools")
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("assay", "core", "annotation", "judging", "crowd", "console", "devtools")
 # Where each app's pages and code live, and the URL namespaces of the apps above it, which it may not
 # name: a link down the layers is a dependency import-linter cannot see. (The site layout, base.html,
 # belongs to the project and links everywhere.)
 LOWER_APPS = [
     (
-        ("annotation", "console", "relevance", "nuggets", "support"),
+        ("relevance", "nuggets", "rag_nuggets", "support"),
         ("annotation",),
         ("judging", "mturk", "crowd"),
     ),

@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, WorkSlot
+from annotation.models import Assignment, Collection, Judge, Pool, SupportAssignment, WorkSlot
 from annotation.relevance.io import qrels_lines
 from annotation.relevance.services import work_lease
+from console.models import ImportJob
 from tests.background import tasks_run_ready
 from tests.factories import (
     AssessorJudgeFactory,
@@ -39,18 +40,6 @@ TOPICS = [
         "turns": [{"turn_id": 1, "utterance": "Where to live?"}, {"turn_id": 2, "utterance": "And eat?"}],
     }
 ]
-
-
-@pytest.fixture
-def organiser(client):
-    user = OrganiserFactory(username="olga")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def collection():
-    return CollectionFactory(name="camp")
 
 
 def console_urls(collection_name: str, pool_name: str, job_pk: int) -> list[str]:
