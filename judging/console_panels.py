@@ -51,8 +51,22 @@ def nugget_calibration_link(collection_name: str) -> Link:
     )
 
 
+def judges_link(collection_name: str) -> Link:
+    return Link(
+        label="Judges", url=reverse("judging:quality-judges", args=[collection_name]), id="judges-page"
+    )
+
+
+def run_reports_link(collection_name: str) -> Link:
+    return Link(
+        label="Run reports", url=reverse("judging:quality-runs", args=[collection_name]), id="run-reports"
+    )
+
+
 def register() -> None:
     JOB_LISTERS.register(judge_job_lines)
     COLLECTION_LINKS.register(live_agreement_link)
     COLLECTION_LINKS.register(nugget_scores_link)
     COLLECTION_LINKS.register(nugget_calibration_link)
+    COLLECTION_LINKS.register(judges_link)
+    COLLECTION_LINKS.register(run_reports_link)

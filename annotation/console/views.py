@@ -38,7 +38,7 @@ from annotation.console.services import (
 from annotation.console.tasks import import_job_resumable, import_job_resume, import_job_start
 from annotation.console.uploads import UploadRefused, import_job_create
 from annotation.formats.base import import_max_bytes, megabytes
-from annotation.models import Collection, ImportJob, Pool
+from annotation.models import Collection, ImportJob, Pool, Run
 from annotation.nuggets.io import gold_responses_export, nuggets_export
 from annotation.permissions import organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
@@ -55,6 +55,7 @@ from annotation.selectors import collection_counts
 from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
+from core.registry import COLLECTION_LINKS
 from core.upload_limit import LimitedUploadHandler, upload_limit_install
 from core.wording import plural
 
@@ -138,6 +139,7 @@ def _collection_page(request: AuthenticatedRequest, name: str, limit: LimitedUpl
             "form": form,
             "jobs": ImportJob.objects.filter(collection=collection)[:15],
             "pools": Pool.objects.filter(collection=collection).annotate(size=Count("entries")),
+            "links": [link(collection.name) for link in COLLECTION_LINKS],
             "upload_options": {kind: list(names) for kind, names in UPLOAD_OPTIONS.items()},
         },
         status=413 if limit.refused else 400 if request.method == "POST" else 200,
@@ -157,8 +159,24 @@ def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpRespon
     return render(
         request,
         "console/import.html",
-        {"collection": job.collection, "job": job, "state": state, "unit": unit, "resumable": resumable},
+        {
+            "collection": job.collection,
+            "job": job,
+            "state": state,
+            "unit": unit,
+            "resumable": resumable,
+            "runs": _imported_runs(job),
+        },
     )
+
+
+def _imported_runs(job: ImportJob) -> list[Run]:
+    """The runs a finished run upload stored, whose validation reports its page shows; the result rows
+    name each as `run <name>: <kind>`."""
+    if job.kind != ImportJob.Kind.RUN or job.status != ImportJob.Status.DONE:
+        return []
+    names = {row["kind"][4:].rpartition(": ")[0] for row in job.result if row.get("kind", "").startswith("run ")}
+    return list(Run.objects.filter(collection=job.collection, name__in=names))
 
 
 @organiser_required
