@@ -76,16 +76,24 @@ def run_report_build(
         if len(set(scores)) < len(scores):
             tied += 1
     answered = set(Response.objects.filter(run=run).values_list("turn__turn_id", flat=True).distinct())
-    collection_turns = list(Turn.objects.filter(collection_id=run.collection_id).values_list("turn_id", flat=True))
+    collection_turns = list(
+        Turn.objects.filter(collection_id=run.collection_id).values_list("turn_id", flat=True)
+    )
     covered = set(depth_by_topic) | answered
     missing = sorted((t for t in collection_turns if t not in covered), key=natural_key)
     depths = list(depth_by_topic.values())
     deepest = max(depths, default=0)
     short = sorted((t for t, d in depth_by_topic.items() if d < deepest), key=natural_key)
     score_order.sort(key=natural_key)
-    dropped = {t: n for t, n in sorted((duplicates or {}).items(), key=lambda item: natural_key(item[0])) if n}
+    dropped = {
+        t: n for t, n in sorted((duplicates or {}).items(), key=lambda item: natural_key(item[0])) if n
+    }
     checks: list[RunCheck] = [
-        {"name": "Format rules", "ok": True, "detail": "every line or record passed (a bad one refuses the file)"},
+        {
+            "name": "Format rules",
+            "ok": True,
+            "detail": "every line or record passed (a bad one refuses the file)",
+        },
         {
             "name": "Duplicate documents per topic",
             "ok": not dropped,

@@ -175,7 +175,9 @@ def _imported_runs(job: ImportJob) -> list[Run]:
     name each as `run <name>: <kind>`."""
     if job.kind != ImportJob.Kind.RUN or job.status != ImportJob.Status.DONE:
         return []
-    names = {row["kind"][4:].rpartition(": ")[0] for row in job.result if row.get("kind", "").startswith("run ")}
+    names = {
+        row["kind"][4:].rpartition(": ")[0] for row in job.result if row.get("kind", "").startswith("run ")
+    }
     return list(Run.objects.filter(collection=job.collection, name__in=names))
 
 

@@ -50,7 +50,9 @@ class Command(CollectionCommand):
         rows = [
             row
             for judge in judges
-            for row in judged_at_k(collection=collection, judge_id=judge.id, judge_name=judge.name, depth=depth)
+            for row in judged_at_k(
+                collection=collection, judge_id=judge.id, judge_name=judge.name, depth=depth
+            )
         ]
         if options["format"] == "csv":
             self.stdout.write(judged_csv(rows), ending="")

@@ -51,7 +51,9 @@ LABEL_TASKS = (
     LabelTask("ntr", "NtR", NtrJudgment, "nugget__turn__collection"),
     LabelTask("ntn", "NtN", NtnJudgment, "gold_nugget__turn__collection"),
     LabelTask("support", "Support", SupportJudgment, "sentence__response__run__collection"),
-    LabelTask("nugget-importance", "RAG nugget importance", NuggetImportanceJudgment, "nugget__turn__collection"),
+    LabelTask(
+        "nugget-importance", "RAG nugget importance", NuggetImportanceJudgment, "nugget__turn__collection"
+    ),
     LabelTask("nugget-assignment", "RAG nugget assignment", NuggetAssignment, "response__run__collection"),
 )
 GRADES = [grade.value for grade in RelevanceGrade]
@@ -239,9 +241,7 @@ def collection_judges(*, collection: Collection, reference_id: int | None = None
     campaigns = _campaigns(collection, judge_ids)
     pools = collection_pools(collection=collection)
     coverage = _coverage(collection) if pools else {}
-    agreement = (
-        reference_agreement(collection=collection, reference_id=reference_id) if reference_id else {}
-    )
+    agreement = reference_agreement(collection=collection, reference_id=reference_id) if reference_id else {}
     rows = []
     for judge in judges:
         own = counts[judge.pk]

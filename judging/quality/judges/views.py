@@ -16,7 +16,6 @@ from judging.quality.judges.forms import ReferenceForm
 from judging.quality.judges.selectors import LABEL_TASKS, JudgeRow, collection_judges
 from judging.quality.runs.selectors import relevance_judges
 
-
 # The console's downloads of a judge's labels, by the task whose labels each holds.
 DOWNLOADS = (
     ("relevance", "qrels", "qrels"),
@@ -28,13 +27,18 @@ DOWNLOADS = (
 
 def _downloads(collection: Collection, row: JudgeRow) -> list[tuple[str, str]]:
     links = [
-        (label, f"{reverse('console-export', args=[collection.name, kind])}?{urlencode({'judge': row.judge.name})}")
+        (
+            label,
+            f"{reverse('console-export', args=[collection.name, kind])}?{urlencode({'judge': row.judge.name})}",
+        )
         for task, kind, label in DOWNLOADS
         if row.labels.get(task)
     ]
     if row.labels.get("relevance") or row.labels.get("ptkb"):
         query = urlencode({"judge": row.judge.name})
-        links.append(("judgment log", f"{reverse('console-export', args=[collection.name, 'judgment-log'])}?{query}"))
+        links.append(
+            ("judgment log", f"{reverse('console-export', args=[collection.name, 'judgment-log'])}?{query}")
+        )
     return links
 
 

@@ -121,9 +121,7 @@ def judged_at_k(*, collection: Collection, judge_id: int, judge_name: str, depth
     and its ranked and unjudged pairs within `depth`: one statement."""
     ks = cutoffs(depth)
     with connection.cursor() as cursor:
-        cursor.execute(
-            _judged_sql(ks), {"judge": judge_id, "deepest": max(ks), "collection": collection.pk}
-        )
+        cursor.execute(_judged_sql(ks), {"judge": judge_id, "deepest": max(ks), "collection": collection.pk})
         rows = cursor.fetchall()
     by_run: dict[str, list[tuple]] = {}
     for row in rows:

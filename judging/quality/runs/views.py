@@ -29,7 +29,11 @@ def _form(request: AuthenticatedRequest, collection: Collection) -> JudgedForm:
 def runs_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     form = _form(request, collection)
-    context: dict[str, object] = {"collection": collection, "form": form, "runs": runs_with_reports(collection=collection)}
+    context: dict[str, object] = {
+        "collection": collection,
+        "form": form,
+        "runs": runs_with_reports(collection=collection),
+    }
     if form.is_valid():
         depth = form.cleaned_data["depth"] or pool_depth(collection=collection)
         chosen = form.chosen(default="first")

@@ -53,13 +53,18 @@ def _build(collection, *, judges: int, turns: int, pools: int) -> dict[str, Judg
             calls_made=3,
         )
         imported = JudgeFactory(
-            name=f"{collection.name}-qrels{i}", kind=Judge.Kind.IMPORTED, description="imported from nist.qrels"
+            name=f"{collection.name}-qrels{i}",
+            kind=Judge.Kind.IMPORTED,
+            description="imported from nist.qrels",
         )
         crowd = JudgeFactory(
             name=f"{collection.name}-crowd{i}", kind=Judge.Kind.CROWD, description="Dawid-Skene aggregate"
         )
         CrowdCampaign.objects.create(
-            collection=collection, name=f"{collection.name}-campaign{i}", nugget_judge=imported, label_judge=crowd
+            collection=collection,
+            name=f"{collection.name}-campaign{i}",
+            nugget_judge=imported,
+            label_judge=crowd,
         )
         for turn in turn_rows:
             for judge in (assessor, llm, imported):
@@ -128,6 +133,7 @@ def test_it_gives_each_judge_its_provenance_labels_coverage_and_downloads(client
     assessor, llm = lines[built["assessor0"].name], lines[built["llm0"].name]
     imported, crowd = lines[built["imported0"].name], lines[built["crowd0"].name]
     assert assessor["row"].labels == {"relevance": 2, "ptkb": 2}
+    assert imported["row"].labels == {"relevance": 2} and imported["row"].jobs is None
     assert crowd["row"].labels == {"nuggets": 2}
     assert llm["row"].jobs.models == ["gpt-4o"] and llm["row"].jobs.prompt_versions == ["v2"]
     assert llm["row"].jobs.cost_usd == Decimal("0.125")
@@ -165,7 +171,9 @@ def test_it_measures_agreement_with_the_reference_judge_as_scikit_learn_does(cli
     assert agreement.kappa == pytest.approx(cohen_kappa_score(ours, theirs))
     assert agreement.weighted_kappa == pytest.approx(cohen_kappa_score(ours, theirs, weights="linear"))
     assert rows["nist"].agreement is None
-    compare = reverse("judging:agreement-report", args=[collection.name]) + "?task=relevance&amp;a=llm&amp;b=nist"
+    compare = (
+        reverse("judging:agreement-report", args=[collection.name]) + "?task=relevance&amp;a=llm&amp;b=nist"
+    )
     assert f'href="{compare}"' in response.content.decode()
 
 

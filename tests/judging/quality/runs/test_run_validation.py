@@ -23,7 +23,9 @@ def collection():
     for topic_number in ("1", "2"):
         topic = TopicFactory(collection=collection, number=topic_number)
         for position in (1, 2):
-            TurnFactory(topic=topic, collection=collection, position=position, turn_id=f"{topic_number}_{position}")
+            TurnFactory(
+                topic=topic, collection=collection, position=position, turn_id=f"{topic_number}_{position}"
+            )
     return collection
 
 
@@ -81,13 +83,19 @@ def test_it_keeps_what_a_run_was_accepted_with(tmp_path, collection):
         "Ranking depth per topic",
         "Ranks against scores",
     ]
-    assert report["warnings"][0] == "Topics not covered: 1 topic of the collection without a ranking or answer: 2_2"
+    assert (
+        report["warnings"][0]
+        == "Topics not covered: 1 topic of the collection without a ranking or answer: 2_2"
+    )
 
 
 def test_it_counts_the_passages_an_ikat_response_gives_twice(tmp_path, collection):
     path = tmp_path / "run.json"
     provenance = [{"id": "a", "score": 3}, {"id": "b", "score": 2}, {"id": "a", "score": 1}]
-    turns = [{"turn_id": t, "responses": [{"rank": 1, "text": "x", "passage_provenance": provenance}]} for t in ("1_1", "1_2", "2_1", "2_2")]
+    turns = [
+        {"turn_id": t, "responses": [{"rank": 1, "text": "x", "passage_provenance": provenance}]}
+        for t in ("1_1", "1_2", "2_1", "2_2")
+    ]
     path.write_text(json.dumps({"run_name": "ikat", "run_type": "automatic", "turns": turns}))
 
     [(run, _result)] = run_import(path=path, collection=collection)
