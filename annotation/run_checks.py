@@ -4,7 +4,7 @@ A run file that breaks the format rules, ranks a document twice for a turn or na
 lacks is refused whole, its problems named by line (annotation.formats.runs, annotation.rankings). What a
 file that passed may still get wrong, and evaluation would take as it is, is told here: turns of the
 collection it does not rank, rankings shallower than its others, ranks that disagree with the scores
-(trec_eval and ir_measures order a ranking by score, Assay by rank), tied scores, and the passages an iKAT
+(evaluation orders a ranking by score, as trec_eval does; pooling and judged@k by rank), tied scores, and the passages an iKAT
 JSON response gives twice (the first is kept). TREC RAG answers create the topics they name: their count is
 told too.
 """
@@ -140,7 +140,8 @@ def run_report_build(
                 "ok": not score_order,
                 "detail": (
                     f"in {plural(len(score_order), 'topic')} a lower rank has a higher score "
-                    f"({_listed(score_order)}): trec_eval and ir_measures order by score, Assay by rank"
+                    f"({_listed(score_order)}): evaluation (ir_measures, as trec_eval) orders by score, "
+                    "pooling and judged@k by rank"
                     if score_order
                     else "scores fall as ranks rise"
                 ),

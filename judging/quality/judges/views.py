@@ -50,10 +50,13 @@ def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     reference = form.chosen() if form.is_valid() else None
     rows = collection_judges(collection=collection, reference_id=reference.id if reference else None)
     pools = rows[0].coverage if rows else []
+    # Only the tasks some judge labelled here get a column: a relevance collection has no nugget labels.
+    shown = [i for i, task in enumerate(LABEL_TASKS) if any(row.labels.get(task.key) for row in rows)]
     agreement_url = reverse("judging:agreement-report", args=[collection.name])
     lines = [
         {
             "row": row,
+            "cells": [row.cells[i] for i in shown],
             "downloads": _downloads(collection, row),
             "compare": (
                 f"{agreement_url}?{urlencode({'task': 'relevance', 'a': row.judge.name, 'b': reference.name})}"
@@ -71,7 +74,7 @@ def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "form": form,
             "reference": reference,
             "lines": lines,
-            "tasks": LABEL_TASKS,
+            "tasks": [LABEL_TASKS[i] for i in shown],
             "pools": pools,
         },
         status=200 if form.is_valid() else 400,

@@ -26,7 +26,7 @@ class JudgedForm(forms.Form):
         self.judges = {judge.name: judge for judge in judges}
         field = self.fields["judge"]
         assert isinstance(field, forms.ChoiceField)
-        field.choices = [("", "---------")] + [
+        field.choices = [("", "the judge with most grades")] + [
             (judge.name, f"{judge.name} ({judge.grades})") for judge in judges
         ]
 
