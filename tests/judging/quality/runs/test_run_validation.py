@@ -3,10 +3,12 @@ and shown on the upload's page."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.formats.base import ImportFailed
@@ -137,3 +139,19 @@ def test_the_collection_page_links_the_judges_and_run_report_pages(client, colle
     html = response.content.decode()
     assert f'href="{reverse("judging:quality-judges", args=[collection.name])}" id="judges-page"' in html
     assert f'href="{reverse("judging:quality-runs", args=[collection.name])}" id="run-reports"' in html
+
+
+def test_the_import_command_prints_the_warnings(tmp_path, collection):
+    path = tmp_path / "short.run"
+    path.write_bytes(_trec(["1_1 Q0 a 1 3.0 bm25", "1_1 Q0 b 2 2.0 bm25", "1_2 Q0 a 1 1.0 bm25"]))
+    out = io.StringIO()
+
+    call_command("import_run", str(path), collection=collection.name, stdout=out)
+
+    assert (
+        "  warning: Topics not covered: 2 topics of the collection without a ranking or answer: 2_1, 2_2"
+        in (out.getvalue())
+    )
+    assert (
+        "  warning: Ranking depth per topic: 1 topic ranked shallower than the run's 2: 1_2" in out.getvalue()
+    )
