@@ -22,6 +22,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.rankings import rankings_store, trec_run_import
+from annotation.run_checks import run_report_store
 from annotation.services import (
     PASSAGES,
     PTKB_STATEMENTS,
@@ -259,9 +260,11 @@ def run_import(
         return run
 
     if run_format(path) == "trec":
-        return [
-            trec_run_import(path=path, collection=collection, name=name, run_for=run_for, progress=progress)
-        ]
+        run, result = trec_run_import(
+            path=path, collection=collection, name=name, run_for=run_for, progress=progress
+        )
+        run_report_store(run=run)
+        return [(run, result)]
     problems = Problems(pathname)
     records = parse_run(path, name, problems=problems)
     wanted: dict[str, int] = {}
@@ -298,6 +301,7 @@ def run_import(
         rankings = {turns[turn_id].id: ranking for turn_id, ranking in record.rankings.items()}
         rankings_store(run, rankings, result, step)
         _responses_store(run, turns, record.responses, result, step)
+        run_report_store(run=run, duplicates=record.duplicates, topics_created=len(named))
         results.append((run, result))
     return results
 

@@ -5,6 +5,8 @@ from judging.agreement.calibration import urls as calibration_urls
 from judging.evaluation import urls as evaluation_urls
 from judging.hybrid import urls as hybrid_urls
 from judging.machine import urls as machine_urls
+from judging.quality.judges import urls as judges_urls
+from judging.quality.runs import urls as run_report_urls
 from judging.rag_nuggets import urls as rag_nugget_urls
 
 # One namespace for the app: each feature lists its own pages, included here without a namespace of its own.
@@ -16,4 +18,6 @@ urlpatterns: list = [
     path("agreement/", include(agreement_urls.urlpatterns)),
     path("agreement/", include(calibration_urls.urlpatterns)),
     path("jobs/", include(machine_urls.urlpatterns)),
+    path("quality/", include(judges_urls.urlpatterns)),
+    path("quality/", include(run_report_urls.urlpatterns)),
 ]

@@ -61,6 +61,9 @@ class RunRecord:
     responses: list[ResponseRecord] = field(default_factory=list)
     # turn id -> first line that names it, for errors about turns the collection lacks
     turn_lines: dict[str, int] = field(default_factory=dict)
+    # turn id -> passages a response of the turn gave twice (iKAT JSON runs; the first is kept), for the
+    # run's validation report
+    duplicates: dict[str, int] = field(default_factory=dict)
 
 
 def run_format(path: str | Path) -> str:
@@ -258,6 +261,7 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Probl
                 problems.add(rline, f"response rank {excerpt(response.get('rank'), 20)} is not an integer")
                 continue
             used: list[str] = []
+            own: set[str] = set()
             for prov in response.get("passage_provenance") or []:
                 if not isinstance(prov, dict):
                     problems.add(
@@ -275,6 +279,9 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Probl
                 if score is None:
                     problems.add(_line(prov, rline), f"score {excerpt(raw_score, 20)} {why}")
                     continue
+                if pid in own:
+                    record.duplicates[turn_id] = record.duplicates.get(turn_id, 0) + 1
+                own.add(pid)
                 if prov.get("used"):
                     used.append(pid)
                 if pid not in seen:

@@ -11,11 +11,12 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.formats.base import import_max_bytes, megabytes
-from annotation.models import Collection, Pool
+from annotation.models import Collection, Pool, Run
 from annotation.permissions import organiser_required
 from annotation.selectors import collection_counts
 from annotation.typed import AuthenticatedRequest
 from console.models import ImportJob
+from console.selectors import collection_links
 from console.uploads.forms import UPLOAD_OPTIONS, UploadForm
 from console.uploads.importers import UploadRefused
 from console.uploads.selectors import import_job_state, progress_unit
@@ -75,6 +76,7 @@ def _collection_page(request: AuthenticatedRequest, name: str, limit: LimitedUpl
             "form": form,
             "jobs": ImportJob.objects.filter(collection=collection)[:15],
             "pools": Pool.objects.filter(collection=collection).annotate(size=Count("entries")),
+            "links": collection_links(collection_name=collection.name),
             "upload_options": {kind: list(names) for kind, names in UPLOAD_OPTIONS.items()},
         },
         status=413 if limit.refused else 400 if request.method == "POST" else 200,
@@ -94,8 +96,26 @@ def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpRespon
     return render(
         request,
         "console/import.html",
-        {"collection": job.collection, "job": job, "state": state, "unit": unit, "resumable": resumable},
+        {
+            "collection": job.collection,
+            "job": job,
+            "state": state,
+            "unit": unit,
+            "resumable": resumable,
+            "runs": _imported_runs(job),
+        },
     )
+
+
+def _imported_runs(job: ImportJob) -> list[Run]:
+    """The runs a finished run upload stored, whose validation reports its page shows; the result rows
+    name each as `run <name>: <kind>`."""
+    if job.kind != ImportJob.Kind.RUN or job.status != ImportJob.Status.DONE:
+        return []
+    names = {
+        row["kind"][4:].rpartition(": ")[0] for row in job.result if row.get("kind", "").startswith("run ")
+    }
+    return list(Run.objects.filter(collection=job.collection, name__in=names))
 
 
 @organiser_required

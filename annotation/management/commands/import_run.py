@@ -36,3 +36,5 @@ class Command(CollectionCommand):
             progress.close()
         for run, result in results:
             self.stdout.write(f"{path}: run {run.name}: {result}")
+            for warning in run.report.get("warnings", []):
+                self.stdout.write(f"  warning: {warning}")

@@ -1,0 +1,81 @@
+"""The judges page of a collection (organisers only): a GET form picks the reference judge."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from annotation.models import Collection
+from annotation.permissions import organiser_required
+from annotation.typed import AuthenticatedRequest
+from judging.quality.judges.forms import ReferenceForm
+from judging.quality.judges.selectors import LABEL_TASKS, JudgeRow, collection_judges
+from judging.quality.runs.selectors import relevance_judges
+
+# The console's downloads of a judge's labels, by the task whose labels each holds.
+DOWNLOADS = (
+    ("relevance", "qrels", "qrels"),
+    ("ptkb", "ptkb-qrels", "PTKB qrels"),
+    ("nuggets", "nuggets", "nuggets"),
+    ("support", "support-labels", "support labels"),
+)
+
+
+def _downloads(collection: Collection, row: JudgeRow) -> list[tuple[str, str]]:
+    links = [
+        (
+            label,
+            f"{reverse('console-export', args=[collection.name, kind])}?{urlencode({'judge': row.judge.name})}",
+        )
+        for task, kind, label in DOWNLOADS
+        if row.labels.get(task)
+    ]
+    if row.labels.get("relevance") or row.labels.get("ptkb"):
+        query = urlencode({"judge": row.judge.name})
+        links.append(
+            ("judgment log", f"{reverse('console-export', args=[collection.name, 'judgment-log'])}?{query}")
+        )
+    return links
+
+
+@organiser_required
+@require_GET
+def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, name=name)
+    form = ReferenceForm(request.GET, judges=relevance_judges(collection=collection))
+    reference = form.chosen() if form.is_valid() else None
+    rows = collection_judges(collection=collection, reference_id=reference.id if reference else None)
+    pools = rows[0].coverage if rows else []
+    # Only the tasks some judge labelled here get a column: a relevance collection has no nugget labels.
+    shown = [i for i, task in enumerate(LABEL_TASKS) if any(row.labels.get(task.key) for row in rows)]
+    agreement_url = reverse("judging:agreement-report", args=[collection.name])
+    lines = [
+        {
+            "row": row,
+            "cells": [row.cells[i] for i in shown],
+            "downloads": _downloads(collection, row),
+            "compare": (
+                f"{agreement_url}?{urlencode({'task': 'relevance', 'a': row.judge.name, 'b': reference.name})}"
+                if reference and row.agreement
+                else ""
+            ),
+        }
+        for row in rows
+    ]
+    return render(
+        request,
+        "quality/judges.html",
+        {
+            "collection": collection,
+            "form": form,
+            "reference": reference,
+            "lines": lines,
+            "tasks": [LABEL_TASKS[i] for i in shown],
+            "pools": pools,
+        },
+        status=200 if form.is_valid() else 400,
+    )
