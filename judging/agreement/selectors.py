@@ -1,7 +1,7 @@
 """Selectors: the units a judge labelled on a task, and the labels two or more judges gave the same units.
 
 Each task names its unit and its label scale once (`TASKS`), so agreement on any task is the same computation
-(`judging.agreement.metrics`) over what these selectors read. Every unit carries the number of its topic (the
+(`judging.measures.agreement`) over what these selectors read. Every unit carries the number of its topic (the
 conversation or information need), for per-topic figures and the bootstrap over topics."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from annotation.models import (
     SupportJudgment,
     SupportLabel,
 )
-from judging.agreement.metrics import AlphaLevel, Pairs, encode_pairs
+from judging.measures.agreement import AlphaLevel, Pairs, encode_pairs
 
 if TYPE_CHECKING:
     pass

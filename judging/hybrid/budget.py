@@ -30,11 +30,13 @@ from annotation.models import (
     SupportJudgment,
 )
 from judging.hybrid import charts
-from judging.hybrid.active import ActiveVerdict
-from judging.hybrid.figures import MethodFigures
+from judging.hybrid.estimate import sample_weights
 from judging.hybrid.services import DEFAULT_MEASURE
-from judging.hybrid.simulation import BudgetSimulation, SimulationResult
-from judging.hybrid.units import UnitsError, UnitTable, unit_table
+from judging.hybrid.units import UnitsError, unit_table
+from judging.measures.hybrid.active import ActiveVerdict
+from judging.measures.hybrid.figures import MethodFigures
+from judging.measures.hybrid.simulation import BudgetSimulation, SimulationResult
+from judging.measures.hybrid.table import UnitTable
 from judging.models import HumanSample
 
 # Samples drawn per budget, on the page and in `simulate_budget` alike.
@@ -134,7 +136,7 @@ PAIR_DESIGNS: dict[str, Callable[[Collection, dict[str, Any]], BudgetSimulation]
 
 def _simulate(collection: Collection, data: dict[str, Any]) -> tuple[BudgetSimulation, UnitTable | None]:
     """The chosen design's simulation, and the unit table the plan reads (None: no plan for the design)."""
-    from judging.hybrid.simulation import budget_simulate
+    from judging.measures.hybrid.simulation import budget_simulate
 
     design = PAIR_DESIGNS.get(data["design"]) if data["unit"] == "pair" else None
     if design is not None:
@@ -183,7 +185,7 @@ def simulation_json(outcome: BudgetSimulation) -> dict[str, Any]:
 def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[str, Any]:
     """Simulate the budgets of `params` (and plan, when a target is given) on the collection as it is;
     the JSON the page is drawn from. Raises UnitsError or EstimationError as the page used to answer."""
-    from judging.hybrid.planning import ASSURANCE, plan_budget
+    from judging.measures.hybrid.planning import ASSURANCE, plan_budget
 
     data = _resolved(collection, params)
     outcome, full = _simulate(collection, data)
@@ -191,7 +193,7 @@ def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[st
     if full is not None and (data["target_width"] or data["settle_share"]):
         plan = plan_budget(
             table=full,
-            sample=data["sample"],
+            drawn=sample_weights(table=full, sample=data["sample"])[0],
             target_width=data["target_width"],
             settle_share=data["settle_share"],
             alpha=data["alpha"],

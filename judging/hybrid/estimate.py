@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from core.wording import plural
-from judging.hybrid.estimators import Estimate, EstimationError, mean_interval
-from judging.hybrid.intervals import Bounds, measure_bounds
-from judging.hybrid.rankings import (
+from judging.measures.hybrid.estimators import Estimate, EstimationError, mean_interval
+from judging.measures.hybrid.intervals import Bounds, measure_bounds
+from judging.measures.hybrid.table import UnitTable
+from judging.measures.ranking import (
     MULTIPLE_COMPARISONS,
     TauInterval,
     holm_reject,
@@ -29,7 +30,6 @@ from judging.hybrid.rankings import (
     tau_interval,
     unit_bootstrap,
 )
-from judging.hybrid.units import UnitTable
 from judging.models import HumanSample
 
 UNSAMPLED_NOTE = (

@@ -17,11 +17,11 @@ from annotation.models import Collection, Judge, Run
 from annotation.selectors import qrels_dict, runs_dict
 from core.wording import plural
 from judging.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate
-from judging.hybrid.estimators import MIN_UNITS, Estimate, EstimationError
-from judging.hybrid.inferred import inferred_ap_estimate
-from judging.hybrid.intervals import interval_ends
-from judging.hybrid.pairs import PairPopulation, design_strata, pair_population
-from judging.hybrid.ranked import (
+from judging.measures.hybrid.estimators import MIN_UNITS, Estimate, EstimationError
+from judging.measures.hybrid.inferred import inferred_ap_estimate
+from judging.measures.hybrid.intervals import interval_ends
+from judging.measures.hybrid.pairs import PairPopulation, design_strata, pair_population
+from judging.measures.hybrid.ranked import (
     PAIR_METHODS,
     RankedMeasure,
     coefficients,
@@ -32,7 +32,7 @@ from judging.hybrid.ranked import (
     turn_scores,
     uniform_layout,
 )
-from judging.hybrid.two_stage import (
+from judging.measures.hybrid.two_stage import (
     TWO_STAGE_METHODS,
     drawn_turn_scores,
     turn_level,

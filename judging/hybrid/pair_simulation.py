@@ -16,12 +16,12 @@ import numpy as np
 
 from annotation.models import Collection, Judge
 from core.wording import plural
-from judging.hybrid.estimators import EstimationError, small_sample_warning
-from judging.hybrid.figures import method_figures
-from judging.hybrid.intervals import interval_ends
 from judging.hybrid.pair_estimate import check_offered, informative_warning, pair_population_for
-from judging.hybrid.pairs import PairPopulation, design_strata, neyman_allocation, pilot_spreads
-from judging.hybrid.ranked import (
+from judging.measures.hybrid.estimators import EstimationError, small_sample_warning
+from judging.measures.hybrid.figures import method_figures
+from judging.measures.hybrid.intervals import interval_ends
+from judging.measures.hybrid.pairs import PairPopulation, design_strata, neyman_allocation, pilot_spreads
+from judging.measures.hybrid.ranked import (
     PAIR_METHODS,
     RankedMeasure,
     coefficients,
@@ -31,9 +31,9 @@ from judging.hybrid.ranked import (
     ranked_estimates,
     true_scores,
 )
-from judging.hybrid.simulation import BudgetSimulation, SimulationResult
-from judging.hybrid.two_stage import simulate_two_stage
-from judging.hybrid.units import UnitTable
+from judging.measures.hybrid.simulation import BudgetSimulation, SimulationResult
+from judging.measures.hybrid.table import UnitTable
+from judging.measures.hybrid.two_stage import simulate_two_stage
 
 BLOCK = 4_000_000  # elements of (repeats x pairs) per block of draws
 

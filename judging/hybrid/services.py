@@ -27,14 +27,14 @@ from annotation.models import (
     Turn,
 )
 from core.wording import plural
-from judging.hybrid.active import correction_from_machine, correction_from_pilot
-from judging.hybrid.estimators import EstimationError
 from judging.hybrid.pair_estimate import is_ranked, pair_population_for
-from judging.hybrid.pairs import stratified_draw
-from judging.hybrid.ranked import design_value, parse_ranked
-from judging.hybrid.sampling import SamplingError, disagreement, draw
-from judging.hybrid.two_stage import two_stage_keys
 from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
+from judging.measures.hybrid.active import correction_from_machine, correction_from_pilot
+from judging.measures.hybrid.estimators import EstimationError
+from judging.measures.hybrid.pairs import stratified_draw
+from judging.measures.hybrid.ranked import design_value, parse_ranked
+from judging.measures.hybrid.sampling import SamplingError, disagreement, draw
+from judging.measures.hybrid.two_stage import two_stage_keys
 from judging.models import HumanSample, SampleUnit
 
 DEFAULT_MEASURE = {

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ import numpy as np
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.selectors import natural_key, qrels_dict, runs_dict
 from core.wording import plural
+from judging.measures.hybrid.table import UnitTable
 
 TASKS = ("relevance", "support", "ntr", "nugget-assignment")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
@@ -39,40 +39,6 @@ UNITS = ("turn", "pair")
 
 class UnitsError(ValueError):
     """The values cannot be gathered as asked (unknown measure, judge without labels, ...)."""
-
-
-@dataclass
-class UnitTable:
-    task: str
-    measure: str
-    unit: str
-    keys: list[str]
-    runs: list[str]
-    machine: np.ndarray
-    human: np.ndarray
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def size(self) -> int:
-        return len(self.keys)
-
-    def labelled_units(self) -> np.ndarray:
-        """Units with a human value for at least one run."""
-        return ~np.all(np.isnan(self.human), axis=0)
-
-    def complete(self) -> UnitTable:
-        """Only the units with both values for every run: the simulation's population."""
-        keep = ~np.any(np.isnan(self.human) | np.isnan(self.machine), axis=0)
-        return UnitTable(
-            task=self.task,
-            measure=self.measure,
-            unit=self.unit,
-            keys=[k for k, ok in zip(self.keys, keep, strict=True) if ok],
-            runs=self.runs,
-            machine=self.machine[:, keep],
-            human=self.human[:, keep],
-            notes=list(self.notes),
-        )
 
 
 def measures_for(task: str) -> str:

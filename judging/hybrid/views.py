@@ -25,12 +25,12 @@ from core.names import named
 from core.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial, table_for
-from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.forms import SampleDrawForm
 from judging.hybrid.selectors import samples_progress, simulations_recent
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
 from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
 from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
+from judging.measures.hybrid.estimators import METHODS, EstimationError
 from judging.models import BudgetSimulation, HumanSample
 
 MAX_REPEATS = 2000

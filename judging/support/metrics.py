@@ -7,7 +7,7 @@ For one answer and one judge, with weights Full 1, Partial 0.5, No 0:
   numerators agree; with several, a sentence counts its best-supported citation so recall stays within 1.
 
 A run's score is the mean over the topics it answered that the judge assessed; rankings under two judges
-are compared with Kendall's tau and Spearman's rho (judging.agreement.metrics).
+are compared with Kendall's tau and Spearman's rho (judging.measures.agreement).
 
 The disagreement study's report says how often, and with what Cohen's kappa, an independent assessor
 blind to both labels sides with the human or with the LLM on the units where they disagreed.
@@ -30,7 +30,7 @@ from annotation.models import (
 )
 from annotation.support.disagreements import support_disagreements
 from annotation.support.services import HUMAN_CONDITIONS, LABELS
-from judging.agreement.metrics import cohen_kappa, rank_agreement
+from judging.measures.agreement import cohen_kappa, rank_agreement
 
 
 def label_weight(label: str) -> float:

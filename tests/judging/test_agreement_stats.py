@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from judging.agreement.metrics import (
+from judging.measures.agreement import (
     AgreementUndefined,
     binarise,
     encode_pairs,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from judging.agreement.topic_agreement import TIES, spread, topic_agreement
+from judging.measures.topic_agreement import TIES, spread, topic_agreement
 
 
 def _per_topic(scores: np.ndarray, runs: list[str], topics: list[str]) -> dict[str, dict[str, float]]:

@@ -1,9 +1,9 @@
-"""The one Cohen's kappa: judging.agreement.metrics.cohen_kappa, equal to scikit-learn's where both are defined."""
+"""The one Cohen's kappa: judging.measures.agreement.cohen_kappa, equal to scikit-learn's where both are defined."""
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from judging.agreement.metrics import cohen_kappa
+from judging.measures.agreement import cohen_kappa
 
 LABELS = ["FS", "PS", "NS"]
 

@@ -7,15 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from judging.hybrid.active import (
+from judging.measures.hybrid.active import (
     correction_from_machine,
     correction_from_pilot,
     uniform_equivalent_n,
     verdict,
 )
-from judging.hybrid.estimators import mean_interval
-from judging.hybrid.sampling import inclusion_probabilities
-from judging.hybrid.simulation import simulate
+from judging.measures.hybrid.estimators import mean_interval
+from judging.measures.hybrid.sampling import inclusion_probabilities
+from judging.measures.hybrid.simulation import simulate
 from tests.factories import OrganiserFactory
 from tests.judging.budget_page import budget_simulated
 from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (the fixture)

@@ -12,10 +12,10 @@ from django.urls import reverse
 
 from annotation.models import Judge, RelevanceJudgment
 from judging.hybrid.budget import DEFAULT_REPEATS, _decoded, _encoded, budget_shown
-from judging.hybrid.planning import plan_budget
-from judging.hybrid.simulation import budget_simulate
 from judging.hybrid.units import unit_table
 from judging.hybrid.views import BUDGET_INITIAL, BudgetForm
+from judging.measures.hybrid.planning import plan_budget
+from judging.measures.hybrid.simulation import budget_simulate
 from judging.models import BudgetSimulation
 from tests.background import task_left_by_a_dead_worker, tasks_run_ready
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory

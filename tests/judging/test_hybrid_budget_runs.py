@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import Judge, RelevanceJudgment
-from judging.hybrid.planning import plan_budget
-from judging.hybrid.simulation import simulate
 from judging.hybrid.units import unit_table
+from judging.measures.hybrid.planning import plan_budget
+from judging.measures.hybrid.simulation import simulate
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -58,7 +58,7 @@ def test_it_leaves_runs_with_nothing_to_estimate_out_of_the_mean_width_and_cover
 
 
 def test_it_refuses_a_simulation_with_nothing_to_estimate():
-    from judging.hybrid.estimators import EstimationError
+    from judging.measures.hybrid.estimators import EstimationError
 
     with pytest.raises(EstimationError, match="nothing to estimate"):
         simulate(truth=np.zeros((2, 30)), machine=np.zeros((2, 30)), budgets=[10], repeats=10)

@@ -6,9 +6,9 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from ppi_py.ppi import _calc_lam_glm
 from scipy import stats
 
-from judging.hybrid.estimators import EstimationError, ipw_interval, mean_interval, ppi_plus_plus_lam
-from judging.hybrid.sampling import SamplingError, disagreement, draw, inclusion_probabilities
-from judging.hybrid.simulation import _active_intervals, _uniform_intervals
+from judging.measures.hybrid.estimators import EstimationError, ipw_interval, mean_interval, ppi_plus_plus_lam
+from judging.measures.hybrid.sampling import SamplingError, disagreement, draw, inclusion_probabilities
+from judging.measures.hybrid.simulation import _active_intervals, _uniform_intervals
 
 
 def arrays(seed=0, n=150, big_n=3000):

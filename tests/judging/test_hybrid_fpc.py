@@ -7,7 +7,7 @@ cover far more than 95%; the corrected ones cover close to 95% and are narrower.
 import numpy as np
 import pytest
 
-from judging.hybrid.estimators import fpc_interval, mean_interval
+from judging.measures.hybrid.estimators import fpc_interval, mean_interval
 
 N, n, REPEATS = 120, 60, 1000
 

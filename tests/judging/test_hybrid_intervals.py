@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from judging.hybrid.estimators import MIN_UNITS, mean_interval
-from judging.hybrid.intervals import measure_bounds
-from judging.hybrid.simulation import simulate
+from judging.measures.hybrid.estimators import MIN_UNITS, mean_interval
+from judging.measures.hybrid.intervals import measure_bounds
+from judging.measures.hybrid.simulation import simulate
 
 
 def share_population(*, size=3000, share=0.07, flip=0.1, seed=0):

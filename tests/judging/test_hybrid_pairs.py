@@ -9,11 +9,11 @@ import pytest
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from judging.hybrid.inferred import inferred_ap
 from judging.hybrid.pair_estimate import sample_strata
 from judging.hybrid.pair_simulation import allocation_for, draw_block, simulate_pairs
-from judging.hybrid.pairs import neyman_allocation, stratified_draw
-from judging.hybrid.ranked import (
+from judging.measures.hybrid.inferred import inferred_ap
+from judging.measures.hybrid.pairs import neyman_allocation, stratified_draw
+from judging.measures.hybrid.ranked import (
     coefficients,
     design_value,
     gain,
@@ -23,8 +23,8 @@ from judging.hybrid.ranked import (
     sample_layout,
     true_scores,
 )
-from judging.hybrid.sampling import SamplingError
-from judging.hybrid.simulation import simulate
+from judging.measures.hybrid.sampling import SamplingError
+from judging.measures.hybrid.simulation import simulate
 from judging.models import HumanSample
 from tests.factories import OrganiserFactory
 from tests.judging.budget_page import budget_simulated

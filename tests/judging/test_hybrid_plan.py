@@ -4,9 +4,9 @@ never below 30 units, in the unit's own word, saying how sure it is when the pil
 import numpy as np
 import pytest
 
-from judging.hybrid.estimators import mean_interval
-from judging.hybrid.planning import plan_budget
-from judging.hybrid.units import UnitTable
+from judging.measures.hybrid.estimators import mean_interval
+from judging.measures.hybrid.planning import plan_budget
+from judging.measures.hybrid.table import UnitTable
 from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (the fixture)
 
 
@@ -76,7 +76,7 @@ def test_it_says_how_sure_it_is_when_the_pilot_is_small():
 
 
 def test_it_refuses_an_assurance_outside_zero_and_one():
-    from judging.hybrid.estimators import EstimationError
+    from judging.measures.hybrid.estimators import EstimationError
 
     table, _truth, _machine = _population(pilot=40)
     with pytest.raises(EstimationError, match="assurance"):

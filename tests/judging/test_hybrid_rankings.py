@@ -10,7 +10,8 @@ from scipy.stats import kendalltau
 from statsmodels.stats.multitest import multipletests
 
 from judging.hybrid.estimate import hybrid_estimate
-from judging.hybrid.rankings import (
+from judging.measures.hybrid.table import UnitTable
+from judging.measures.ranking import (
     holm_reject,
     kendall_tau_b,
     pair_p_value,
@@ -18,7 +19,6 @@ from judging.hybrid.rankings import (
     tau_interval,
     unit_bootstrap,
 )
-from judging.hybrid.units import UnitTable
 from tests.factories import OrganiserFactory
 from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (the fixture)
 

@@ -4,7 +4,7 @@ and the active strategy narrower than uniform when the machine's confidence is i
 import numpy as np
 import pytest
 
-from judging.hybrid.simulation import simulate
+from judging.measures.hybrid.simulation import simulate
 
 
 def synthetic(*, seed: int, units: int, runs: int):

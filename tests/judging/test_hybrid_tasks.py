@@ -27,7 +27,7 @@ from annotation.models import (
 from crowd.models import BatchItem, CrowdCampaign
 from crowd.services.answers import assignment_submit, worker_get_or_create
 from crowd.services.campaigns import labels_aggregate
-from judging.hybrid.estimators import mean_interval
+from judging.measures.hybrid.estimators import mean_interval
 from judging.models import HumanSample
 from tests.factories import (
     CollectionFactory,

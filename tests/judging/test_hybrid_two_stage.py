@@ -9,9 +9,9 @@ import pytest
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from judging.hybrid.ranked import parse_ranked, true_scores, turn_scores
-from judging.hybrid.simulation import simulate
-from judging.hybrid.two_stage import (
+from judging.measures.hybrid.ranked import parse_ranked, true_scores, turn_scores
+from judging.measures.hybrid.simulation import simulate
+from judging.measures.hybrid.two_stage import (
     census_pairs,
     drawn_turn_scores,
     simulate_two_stage,

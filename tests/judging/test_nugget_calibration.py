@@ -19,7 +19,7 @@ from scipy import stats
 
 from annotation.models import Judge, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import
-from judging.agreement.metrics import rank_agreement
+from judging.measures.agreement import rank_agreement
 from judging.rag_nuggets.metrics import nugget_scores
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only

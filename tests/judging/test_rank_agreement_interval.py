@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from scipy import stats
 
-from judging.agreement.metrics import rank_agreement
+from judging.measures.agreement import rank_agreement
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

@@ -13,9 +13,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from scipy import stats
 
-from judging.agreement.metrics import rank_agreement
 from judging.agreement.reports.campaign import campaign_report
 from judging.agreement.reports.charts import ranking_scatter, scatter_labels
+from judging.measures.agreement import rank_agreement
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

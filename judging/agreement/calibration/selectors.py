@@ -1,6 +1,6 @@
 """The reads of a calibration: each evaluation's nugget scores (two queries each, whatever the size), turned
-into run scores and per-topic scores for the statistics of `judging.agreement.metrics.rank_agreement`
-(run-level tau-b, its interval over topics, Spearman's rho) and `judging.agreement.topic_agreement`."""
+into run scores and per-topic scores for the statistics of `judging.measures.agreement.rank_agreement`
+(run-level tau-b, its interval over topics, Spearman's rho) and `judging.measures.topic_agreement`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 from annotation.models import Collection, Judge
 from annotation.selectors import natural_key
 from core.wording import plural
-from judging.agreement.metrics import rank_agreement
-from judging.agreement.topic_agreement import topic_agreement
+from judging.measures.agreement import rank_agreement
+from judging.measures.topic_agreement import topic_agreement
 from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, nugget_scores, vital_unlabelled
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
 

@@ -9,8 +9,8 @@ from django.core.management.base import CommandError, CommandParser
 
 from judging.hybrid.cli import HybridCommand
 from judging.hybrid.estimate import estimate_text, hybrid_estimate
-from judging.hybrid.estimators import METHODS, EstimationError
 from judging.hybrid.pair_estimate import is_ranked, pair_hybrid_estimate, pair_population_for
+from judging.measures.hybrid.estimators import METHODS, EstimationError
 
 
 class Command(HybridCommand):

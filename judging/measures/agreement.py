@@ -20,8 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from annotation.selectors import natural_key
-from core.wording import plural
+from judging.measures.text import natural_key, plural
 
 AlphaLevel = Literal["nominal", "ordinal"]
 WeightKind = Literal["none", "linear", "quadratic"]
@@ -402,7 +401,7 @@ def rank_agreement(
         rho, rho_p = _finite(rho_result.statistic), _finite(rho_result.pvalue)
     tau_ci = None
     if tau is not None and per_turn_a is not None and per_turn_b is not None:
-        from judging.hybrid.rankings import tau_over_turns
+        from judging.measures.ranking import tau_over_turns
 
         tau_ci = tau_over_turns(runs=runs, x=x, y=y, per_turn_a=per_turn_a, per_turn_b=per_turn_b, seed=seed)
         if tau_ci is None:

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from judging.hybrid.pairs import PairPopulation
+from judging.measures.hybrid.pairs import PairPopulation
 
 EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
 BOOTSTRAP = 200

@@ -27,9 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from core.wording import plural
-from judging.hybrid.estimate import sample_weights
-from judging.hybrid.estimators import (
+from judging.measures.hybrid.estimators import (
     MIN_UNITS,
     EstimationError,
     fpc_interval,
@@ -37,9 +35,9 @@ from judging.hybrid.estimators import (
     small_sample_warning,
     z_value,
 )
-from judging.hybrid.intervals import Bounds, interval_ends, measure_bounds, quantiles
-from judging.hybrid.units import UnitTable
-from judging.models import HumanSample
+from judging.measures.hybrid.intervals import Bounds, interval_ends, measure_bounds, quantiles
+from judging.measures.hybrid.table import UnitTable
+from judging.measures.text import plural
 
 ASSURANCE = 0.8
 DRAWS = 400
@@ -291,7 +289,7 @@ def _variances(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, fpc: bool)
 def plan_budget(
     *,
     table: UnitTable,
-    sample: HumanSample | None = None,
+    drawn: np.ndarray | None = None,
     target_width: float | None = None,
     settle_share: float | None = None,
     alpha: float = 0.05,
@@ -308,7 +306,8 @@ def plan_budget(
         raise EstimationError(f"the assurance must lie strictly between 0 and 1, not {assurance}")
     if settle_share is not None and not 0 < settle_share <= 1:
         raise EstimationError(f"the share of pairs to settle must be in (0, 1], not {settle_share}")
-    drawn, _pi, _design = sample_weights(table=table, sample=sample)
+    if drawn is None:
+        drawn = table.labelled_units()
     plan = BudgetPlan(
         units=table.size,
         target_width=target_width,

@@ -18,13 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from core.wording import plural
-from judging.hybrid.active import ActiveVerdict, correction_from_machine, correction_from_pilot, verdict
-from judging.hybrid.estimators import METHODS, EstimationError, small_sample_warning
-from judging.hybrid.figures import MethodFigures, method_figures
-from judging.hybrid.intervals import Bounds, interval_ends, measure_bounds
-from judging.hybrid.sampling import disagreement, inclusion_probabilities
-from judging.hybrid.units import UnitTable
+from judging.measures.hybrid.active import (
+    ActiveVerdict,
+    correction_from_machine,
+    correction_from_pilot,
+    verdict,
+)
+from judging.measures.hybrid.estimators import METHODS, EstimationError, small_sample_warning
+from judging.measures.hybrid.figures import MethodFigures, method_figures
+from judging.measures.hybrid.intervals import Bounds, interval_ends, measure_bounds
+from judging.measures.hybrid.sampling import disagreement, inclusion_probabilities
+from judging.measures.hybrid.table import UnitTable
+from judging.measures.text import plural
 
 # Elements per block of (runs x repeats x sample) arrays: keeps memory near 64 MB whatever the sizes.
 BLOCK = 8_000_000

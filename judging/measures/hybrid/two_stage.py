@@ -37,14 +37,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.wording import plural
-from judging.hybrid.estimators import EstimationError
-from judging.hybrid.figures import method_figures
-from judging.hybrid.intervals import interval_ends
-from judging.hybrid.pairs import PairPopulation
-from judging.hybrid.ranked import RankedMeasure, coefficients, gain, ideal_curve, true_scores, turn_scores
-from judging.hybrid.sampling import SamplingError
-from judging.hybrid.simulation import SimulationResult
+from judging.measures.hybrid.estimators import EstimationError
+from judging.measures.hybrid.figures import method_figures
+from judging.measures.hybrid.intervals import interval_ends
+from judging.measures.hybrid.pairs import PairPopulation
+from judging.measures.hybrid.ranked import (
+    RankedMeasure,
+    coefficients,
+    gain,
+    ideal_curve,
+    true_scores,
+    turn_scores,
+)
+from judging.measures.hybrid.sampling import SamplingError
+from judging.measures.hybrid.simulation import SimulationResult
+from judging.measures.text import plural
 
 TWO_STAGE_METHODS = ("classical", "ppi++")
 MIN_TURNS = 20  # below this many drawn turns, the interval's coverage was not shown to hold
@@ -167,7 +174,7 @@ def two_stage_keys(
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(positions in `keys` of the drawn pairs, their inclusion probabilities, their strata): the draw
     over the pairs of `population` that `keys` names (a pool's), for `sample_for_humans`."""
-    from judging.hybrid.ranked import parse_ranked
+    from judging.measures.hybrid.ranked import parse_ranked
 
     try:
         parsed = parse_ranked(measure)

@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from annotation.selectors import natural_key
-from core.wording import plural
-from judging.hybrid.sampling import SamplingError
+from judging.measures.hybrid.sampling import SamplingError
+from judging.measures.text import natural_key, plural
 
 DESIGNS = ("uniform", "stratified")
 MIN_PER_STRATUM = 2
