@@ -78,7 +78,7 @@ def main() -> None:
         nugget_list_replace,
     )
     from annotation.models import Collection, Judge, Nugget, Response, Turn
-    from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
+    from judging.scores.rag_nuggets import SCORE_NAMES, nugget_scores
 
     rng = random.Random(0)
     collection = Collection.objects.create(name="rag24-nuggets-bench")

@@ -73,7 +73,7 @@ def raw_baseline(labels: Path) -> float:
 
 def naive_scores(collection, judge) -> dict:
     from annotation.models import Response, SupportJudgment
-    from judging.support.metrics import answer_support
+    from judging.scores.support import answer_support
 
     per: dict[str, list[tuple[float, float]]] = {}
     for response in Response.objects.filter(run__collection=collection).select_related("run"):
@@ -103,7 +103,7 @@ def main() -> None:
     from annotation.models import Collection, Judge
     from annotation.services import judge_get_or_create
     from annotation.support.io import support_labels_import
-    from judging.support.metrics import support_scores
+    from judging.scores.support import support_scores
 
     answers, labels, n_labels = generate(scratch, args.runs, args.topics)
     collection = Collection.objects.create(name="rag24-bench")

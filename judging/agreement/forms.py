@@ -12,7 +12,7 @@ from annotation.models import Collection, Judge, SupportJudgment
 from annotation.typed import choice_field
 from judging.agreement.run_scores import IMPORTANCE_MEASURES, RUN_MEASURES
 from judging.agreement.selectors import HUMAN_CONDITIONS, TASKS, judges_with_labels
-from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT
+from judging.scores.rag_nuggets import IMPORTANCE_DEFAULT
 
 
 class ComparisonForm(forms.Form):

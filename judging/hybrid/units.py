@@ -84,7 +84,7 @@ def relevance_turn_values(
     measure: str,
 ) -> dict[tuple[str, str], float]:
     """{(run, turn): value} of an ir_measures measure on `turns`, 0 where a run has no ranking for a turn
-    (the trec_eval -c convention `judging.evaluation.metrics` follows)."""
+    (the trec_eval -c convention `judging.scores.relevance` follows)."""
     import ir_measures
 
     parsed = _parse_measure(measure)
@@ -218,8 +218,8 @@ def relevance_table(
 
 
 def support_table(*, collection: Collection, human: Judge, machine: Judge, measure: str) -> UnitTable:
-    """Per (run, turn): the answer's weighted support precision or recall (`judging.support.metrics`)."""
-    from judging.support.metrics import support_scores
+    """Per (run, turn): the answer's weighted support precision or recall (`judging.scores.support`)."""
+    from judging.scores.support import support_scores
 
     if measure not in SUPPORT_MEASURES:
         raise UnitsError(f"unknown support measure {measure!r}; use {measures_for('support')}")
@@ -250,12 +250,12 @@ def support_table(*, collection: Collection, human: Judge, machine: Judge, measu
 def ntr_table(
     *, collection: Collection, human: Judge, machine: Judge, gold: Judge, measure: str
 ) -> UnitTable:
-    """Per (run, turn with gold nuggets): the response's NtR recall (`judging.nuggets.metrics`).
+    """Per (run, turn with gold nuggets): the response's NtR recall (`judging.scores.nuggets`).
 
     A turn counts as human-labelled when the human judged any (response, gold nugget) pair on it; there,
     pairs the human left unjudged count as no match, as the metric counts them.
     """
-    from judging.nuggets.metrics import NuggetMetricsError, nugget_metrics
+    from judging.scores.nuggets import NuggetMetricsError, nugget_metrics
 
     if measure not in NTR_MEASURES:
         raise UnitsError(f"unknown NtR measure {measure!r}; use {measures_for('ntr')}")
@@ -287,10 +287,10 @@ def ntr_table(
 def nugget_assignment_table(
     *, collection: Collection, human: Judge, machine: Judge, measure: str
 ) -> UnitTable:
-    """Per (run, turn): the answer's TREC RAG nugget score (`judging.rag_nuggets.metrics`) under each
+    """Per (run, turn): the answer's TREC RAG nugget score (`judging.scores.rag_nuggets`) under each
     judge's assignments, each nugget's vital/okay by the default rule (the judge's own label, else the
     nugget list's); a run's score is their mean."""
-    from judging.rag_nuggets.metrics import nugget_scores
+    from judging.scores.rag_nuggets import nugget_scores
 
     if measure not in NUGGET_MEASURES:
         raise UnitsError(f"unknown nugget measure {measure!r}; use {measures_for('nugget-assignment')}")

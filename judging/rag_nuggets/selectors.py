@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.models import Collection, Judge
-from judging.rag_nuggets.metrics import (
+from judging.scores.rag_nuggets import (
     SCORE_NAMES,
     AnswerScores,
     NuggetScores,

@@ -25,13 +25,13 @@ from judging.rag_nuggets.forms import (
     choices_slug,
     importance_slug,
 )
-from judging.rag_nuggets.metrics import (
+from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, nugget_score_table, run_topics
+from judging.scores.rag_nuggets import (
     ANSWERED_ONLY_NOTE,
     IMPORTANCE_DEFAULT,
     SCORE_NAMES,
     nugget_scores_text,
 )
-from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, nugget_score_table, run_topics
 
 DOWNLOADS = ("nuggets", "assignments", "metrics")
 

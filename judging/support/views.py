@@ -12,8 +12,7 @@ from annotation.models import Collection, SupportJudgment
 from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
 from core.names import named
-from judging.support.forms import DisagreementReportForm
-from judging.support.metrics import (
+from judging.scores.support import (
     SupportMeasure,
     compare_judges,
     leaderboard,
@@ -21,6 +20,7 @@ from judging.support.metrics import (
     support_disagreement_report,
     support_scores,
 )
+from judging.support.forms import DisagreementReportForm
 
 
 @organiser_required

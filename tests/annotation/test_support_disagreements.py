@@ -19,7 +19,7 @@ from annotation.support.services import (
     support_assignment_set,
     support_judgment_submit,
 )
-from judging.support.metrics import support_disagreement_report
+from judging.scores.support import support_disagreement_report
 from tests.factories import CollectionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

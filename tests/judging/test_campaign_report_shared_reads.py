@@ -14,8 +14,8 @@ from annotation.models import Judge, SupportJudgment
 from judging.agreement.label_table import LabelTable
 from judging.agreement.reports import campaign_report
 from judging.agreement.selectors import pairs_from_labels
-from judging.evaluation.metrics import runs_evaluate, runs_evaluate_judges
-from judging.support.metrics import support_scores, support_scores_by_judge
+from judging.scores.relevance import runs_evaluate, runs_evaluate_judges
+from judging.scores.support import support_scores, support_scores_by_judge
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,

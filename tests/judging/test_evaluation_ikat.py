@@ -14,7 +14,7 @@ from annotation.io import topics_import
 from annotation.models import Collection, Judge
 from annotation.relevance.io import qrels_import, qrels_lines
 from annotation.services import judge_get_or_create
-from judging.evaluation.metrics import evaluation_measures, runs_evaluate
+from judging.scores.relevance import evaluation_measures, runs_evaluate
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from judging.evaluation.metrics import EvaluationError, runs_evaluate
+from judging.scores.relevance import EvaluationError, runs_evaluate
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

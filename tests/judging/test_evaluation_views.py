@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from judging.evaluation.metrics import runs_evaluate
+from judging.scores.relevance import runs_evaluate
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

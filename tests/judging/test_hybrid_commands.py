@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Assignment, Judge, Pool, PoolEntry, RelevanceJudgment
-from judging.evaluation.metrics import runs_evaluate
 from judging.models import HumanSample
+from judging.scores.relevance import runs_evaluate
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

@@ -20,7 +20,7 @@ from scipy import stats
 from annotation.models import Judge, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import
 from judging.measures.agreement import rank_agreement
-from judging.rag_nuggets.metrics import nugget_scores
+from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import NtnJudgment, NtrJudgment, PtkbJudgment
-from judging.nuggets.metrics import (
+from judging.scores.nuggets import (
     NuggetMetricsError,
     macro,
     ntn_turn_scores,

@@ -21,7 +21,7 @@ from annotation.judgments import (
 from annotation.models import Judge, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
 from judging.models import HumanSample
-from judging.rag_nuggets.metrics import nugget_scores
+from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
     LABELS,

@@ -10,7 +10,7 @@ from annotation.io import run_import
 from annotation.models import Judge, ResponseSentence, SupportJudgment
 from annotation.services import judge_get_or_create
 from annotation.support.io import support_labels_import
-from judging.support.metrics import (
+from judging.scores.support import (
     answer_support,
     compare_judges,
     leaderboard,

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
 from core.wording import plural
-from judging.rag_nuggets.metrics import (
+from judging.scores.rag_nuggets import (
     ANSWERED_ONLY_NOTE,
     IMPORTANCE_DEFAULT,
     NuggetScores,

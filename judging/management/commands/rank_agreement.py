@@ -9,7 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.commands import CollectionCommand
 from judging.agreement.reports import rank_csv, rank_report, rank_text
 from judging.agreement.run_scores import IMPORTANCE_MEASURES, RUN_MEASURES
-from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT
+from judging.scores.rag_nuggets import IMPORTANCE_DEFAULT
 
 
 class Command(CollectionCommand):

@@ -13,8 +13,8 @@ from annotation.selectors import natural_key
 from core.wording import plural
 from judging.measures.agreement import rank_agreement
 from judging.measures.topic_agreement import topic_agreement
-from judging.rag_nuggets.metrics import SCORE_NAMES, NuggetScores, nugget_scores, vital_unlabelled
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
+from judging.scores.rag_nuggets import SCORE_NAMES, NuggetScores, nugget_scores, vital_unlabelled
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from judging.agreement.calibration import views
+from judging.rag_nuggets.calibration import views
 
 urlpatterns = [
     path("<slug:name>/nuggets/", views.calibration_page, name="nugget-calibration"),
