@@ -71,6 +71,13 @@ VIOLATIONS = [
     ("annotation/models/bad.py", "from annotation.console import forms", "Models never import"),
     ("crowd/bad.py", "from devtools import mturk_server", "dev tools"),
     ("annotation/nuggets/bad.py", "from annotation.support import services", "features (relevance, nuggets"),
+    ("judging/measures/bad.py", "from django.db import models", "measures are pure statistics"),
+    ("judging/measures/hybrid/bad.py", "from core import wording", "measures are pure statistics"),
+    ("judging/measures/bad.py", "import judging.models", "measures are pure statistics"),
+    ("judging/support/bad.py", "from judging.agreement import selectors", "judging's features (agreement"),
+    ("judging/evaluation/bad.py", "from judging.hybrid import views", "judging's features (agreement"),
+    ("judging/scores/bad.py", "from judging.support import views", "features above the scores"),
+    ("judging/measures/bad.py", "from judging.scores import support", "features above the scores"),
 ]
 
 

@@ -26,7 +26,11 @@ from annotation.models import (
     Topic,
     Turn,
 )
+from annotation.relevance.assignments import AssignmentFailed, assignment_create
+from annotation.support.services import SupportConflict, support_assignment_set
 from core.wording import plural
+from crowd.services import CrowdError
+from crowd.services.campaigns import campaign_compose
 from judging.hybrid.pair_estimate import is_ranked, pair_population_for
 from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
 from judging.measures.hybrid.active import correction_from_machine, correction_from_pilot
@@ -145,7 +149,6 @@ def _population(
 
 
 def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
-    from annotation.relevance.assignments import AssignmentFailed, assignment_create
 
     if spec.pool is None:
         raise HybridError("relevance work needs the pool the sampled units come from (--pool)")
@@ -192,7 +195,6 @@ def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> 
 
 
 def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machine_judge: Judge) -> str:
-    from annotation.support.services import SupportConflict, support_assignment_set
 
     if not spec.assessors:
         raise HybridError("support work needs at least one assessor (--assessors)")
@@ -232,8 +234,6 @@ def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
     # The crowd app's own compose service (the one crowd_compose and the compose page call) makes the
     # campaign and its batches, so the sampled pairs reach workers exactly as a hand-made campaign's do.
     # judging may use crowd's services; crowd imports nothing from judging, so there is no cycle.
-    from crowd.services import CrowdError
-    from crowd.services.campaigns import campaign_compose
 
     if spec.gold_judge is None:
         raise HybridError("an NtR campaign needs the gold nugget judge (--gold-judge)")

@@ -27,6 +27,9 @@ from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.selectors import natural_key, qrels_dict, runs_dict
 from core.wording import plural
 from judging.measures.hybrid.table import UnitTable
+from judging.scores.nuggets import NuggetMetricsError, nugget_metrics
+from judging.scores.rag_nuggets import nugget_scores
+from judging.scores.support import support_scores
 
 TASKS = ("relevance", "support", "ntr", "nugget-assignment")
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
@@ -219,7 +222,6 @@ def relevance_table(
 
 def support_table(*, collection: Collection, human: Judge, machine: Judge, measure: str) -> UnitTable:
     """Per (run, turn): the answer's weighted support precision or recall (`judging.scores.support`)."""
-    from judging.scores.support import support_scores
 
     if measure not in SUPPORT_MEASURES:
         raise UnitsError(f"unknown support measure {measure!r}; use {measures_for('support')}")
@@ -255,7 +257,6 @@ def ntr_table(
     A turn counts as human-labelled when the human judged any (response, gold nugget) pair on it; there,
     pairs the human left unjudged count as no match, as the metric counts them.
     """
-    from judging.scores.nuggets import NuggetMetricsError, nugget_metrics
 
     if measure not in NTR_MEASURES:
         raise UnitsError(f"unknown NtR measure {measure!r}; use {measures_for('ntr')}")
@@ -290,7 +291,6 @@ def nugget_assignment_table(
     """Per (run, turn): the answer's TREC RAG nugget score (`judging.scores.rag_nuggets`) under each
     judge's assignments, each nugget's vital/okay by the default rule (the judge's own label, else the
     nugget list's); a run's score is their mean."""
-    from judging.scores.rag_nuggets import nugget_scores
 
     if measure not in NUGGET_MEASURES:
         raise UnitsError(f"unknown nugget measure {measure!r}; use {measures_for('nugget-assignment')}")

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from judging.measures.ranking import tau_over_turns
 from judging.measures.text import natural_key, plural
 
 AlphaLevel = Literal["nominal", "ordinal"]
@@ -401,8 +402,6 @@ def rank_agreement(
         rho, rho_p = _finite(rho_result.statistic), _finite(rho_result.pvalue)
     tau_ci = None
     if tau is not None and per_turn_a is not None and per_turn_b is not None:
-        from judging.measures.ranking import tau_over_turns
-
         tau_ci = tau_over_turns(runs=runs, x=x, y=y, per_turn_a=per_turn_a, per_turn_b=per_turn_b, seed=seed)
         if tau_ci is None:
             notes.append("No interval for Kendall's tau: the measure has no per-turn scores for every run.")

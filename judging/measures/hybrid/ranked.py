@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judging.measures.hybrid.estimators import EstimationError
+from judging.measures.hybrid.inferred import inferred_ap
 from judging.measures.hybrid.pairs import PairPopulation, stratum_of
 
 PAIR_METHODS = ("classical", "ppi++", "strat-ppi++")
@@ -142,8 +143,6 @@ def expected_ideal_curve(mean: np.ndarray, var: np.ndarray, k: int) -> tuple[np.
 def true_scores(population: PairPopulation, measure: RankedMeasure, grades: np.ndarray) -> np.ndarray:
     """(runs,) each run's score with `grades` on every pair (the trec_eval value, averaged over turns)."""
     if measure.name == "AP":
-        from judging.measures.hybrid.inferred import inferred_ap
-
         every = np.ones(population.size, dtype=bool)
         return np.array(
             [

@@ -46,6 +46,7 @@ from judging.measures.hybrid.ranked import (
     coefficients,
     gain,
     ideal_curve,
+    parse_ranked,
     true_scores,
     turn_scores,
 )
@@ -174,7 +175,6 @@ def two_stage_keys(
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(positions in `keys` of the drawn pairs, their inclusion probabilities, their strata): the draw
     over the pairs of `population` that `keys` names (a pool's), for `sample_for_humans`."""
-    from judging.measures.hybrid.ranked import parse_ranked
 
     try:
         parsed = parse_ranked(measure)
