@@ -151,7 +151,7 @@ def test_a_worker_told_to_stop_in_the_middle_queues_its_job_again(client, twelve
             worker.kill()
     job.refresh_from_db()
     first = (
-        DBTaskResult.objects.filter(task_path="judging.tasks.judge_job_run_task")
+        DBTaskResult.objects.filter(task_path="judging.machine.tasks.judge_job_run_task")
         .exclude(id=job.task_id)
         .get()
     )
@@ -188,7 +188,7 @@ def test_a_worker_told_to_stop_once_stops_its_task_after_the_grace_and_queues_it
         if worker.poll() is None:
             worker.kill()
     job.refresh_from_db()
-    runs = DBTaskResult.objects.filter(task_path="judging.tasks.judge_job_run_task")
+    runs = DBTaskResult.objects.filter(task_path="judging.machine.tasks.judge_job_run_task")
     assert runs.exclude(id=job.task_id).get().status == "FAILED"  # the stopped run's task
     assert (job.status, DBTaskResult.objects.get(id=job.task_id).status) == ("pending", "READY")
 

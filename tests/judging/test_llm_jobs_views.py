@@ -13,7 +13,7 @@ from django_tasks_db.models import DBTaskResult
 
 from annotation.models import NtnJudgment, Nugget, RelevanceJudgment
 from judging.models import JudgeJob, LlmCall
-from judging.tasks import judge_job_queue
+from judging.machine.tasks import judge_job_queue
 from tests.background import IMMEDIATE, tasks_run_ready
 from tests.factories import (
     CollectionFactory,
@@ -440,7 +440,7 @@ def test_a_job_started_from_the_page_runs_after_the_page_returns(client, fake_op
     job = JudgeJob.objects.get()
     assert job.status == "pending"
     # The job waits in the queue for a worker, as its task.
-    assert DBTaskResult.objects.get(id=job.task_id).task_path == "judging.tasks.judge_job_run_task"
+    assert DBTaskResult.objects.get(id=job.task_id).task_path == "judging.machine.tasks.judge_job_run_task"
     assert tasks_run_ready() == 1  # the worker's own loop, here
     job = JudgeJob.objects.get()
     assert (job.status, job.units_done, job.calls_made) == ("done", 1, 1)
