@@ -112,12 +112,12 @@ def topic_confusion_matrices(pairs: Pairs) -> np.ndarray:
 def disagreement_weights(k: int, kind: WeightKind) -> np.ndarray:
     """scikit-learn's weight matrices: 1 off the diagonal, |i-j|, or (i-j)^2 over label positions."""
     index = np.arange(k)
-    distance = np.abs(index[:, None] - index[None, :]).astype(np.float64)
+    distance: np.ndarray = np.abs(index[:, None] - index[None, :]).astype(np.float64)
     if kind == "none":
-        return (distance > 0).astype(np.float64)
+        return np.asarray((distance > 0).astype(np.float64))
     if kind == "linear":
         return distance
-    return distance**2
+    return np.asarray(distance**2)
 
 
 def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -133,7 +133,7 @@ def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarr
     observed = (weights * confusion).sum(axis=(-2, -1))
     with np.errstate(divide="ignore", invalid="ignore"):
         expected = np.einsum("...i,...j,ij->...", rows, cols, weights) / n
-        return 1.0 - observed / expected
+        return np.asarray(1.0 - observed / expected)
 
 
 def cohen_kappa(

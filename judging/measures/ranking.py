@@ -205,7 +205,7 @@ def turn_bootstrap(
     def means(scores: np.ndarray) -> np.ndarray:
         present = ~np.isnan(scores)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (weight @ np.where(present, scores, 0.0).T) / (weight @ present.T)
+            return np.asarray((weight @ np.where(present, scores, 0.0).T) / (weight @ present.T))
 
     return means(a), means(b)
 

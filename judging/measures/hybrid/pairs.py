@@ -165,7 +165,7 @@ def neyman_allocation(*, sizes: np.ndarray, spreads: np.ndarray | None, budget: 
             break
         target[low], target[high] = floor[low], sizes[high]
         fixed |= low | high
-    alloc = np.minimum(np.floor(target + 1e-9).astype(np.int64), sizes)
+    alloc: np.ndarray = np.minimum(np.floor(target + 1e-9).astype(np.int64), sizes)
     order = np.argsort(-(target - alloc), kind="stable")
     for h in order:  # largest remainders first, then anyone with room
         if alloc.sum() >= budget:

@@ -91,17 +91,17 @@ def design_value(population: PairPopulation, measure: RankedMeasure) -> np.ndarr
     retrieving the pair. nDCG: the pairs outside every cutoff get minus a tenth of the mean weight (worth
     that much), since the ideal DCG counts the turn's relevant pairs wherever the runs put them."""
     if measure.name == "AP":
-        return (population.rank > 0).sum(0).astype(float)
-    value = coefficients(population, measure).sum(0)
+        return np.asarray((population.rank > 0).sum(0).astype(float))
+    value: np.ndarray = coefficients(population, measure).sum(0)
     if measure.name == "nDCG" and (value > 0).any():
         # Kept apart from the pairs within the cutoff (their stratum is theirs), but never worth nothing.
-        return np.where(value > 0, value, -0.1 * value[value > 0].mean())
+        return np.asarray(np.where(value > 0, value, -0.1 * value[value > 0].mean()))
     return value
 
 
 def gain(grades: np.ndarray, measure: RankedMeasure) -> np.ndarray:
     if measure.name == "nDCG":
-        return np.maximum(grades, 0.0)
+        return np.asarray(np.maximum(grades, 0.0))
     return (grades >= measure.rel).astype(float)
 
 
@@ -150,7 +150,7 @@ def true_scores(population: PairPopulation, measure: RankedMeasure, grades: np.n
                 for r in range(len(population.runs))
             ]
         )
-    return turn_scores(population, measure, grades).mean(-1)
+    return np.asarray(turn_scores(population, measure, grades).mean(-1))
 
 
 def turn_scores(population: PairPopulation, measure: RankedMeasure, grades: np.ndarray) -> np.ndarray:
@@ -246,7 +246,7 @@ class _Run:
         self.sum_ml = [pop((m >= v).astype(float)) for v in self.lv]
 
     def _wmean(self, values: np.ndarray) -> np.ndarray:
-        return (values * self.w).sum(1) / self.w.sum()
+        return np.asarray((values * self.w).sum(1) / self.w.sum())
 
     def _fit(self, method: str, y_f: np.ndarray, m_f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(alpha (R, H), beta (R,)): the prediction alpha_h + beta * feature(machine) of a feature."""

@@ -24,7 +24,7 @@ class UnitTable:
 
     def labelled_units(self) -> np.ndarray:
         """Units with a human value for at least one run."""
-        return ~np.all(np.isnan(self.human), axis=0)
+        return np.asarray(~np.all(np.isnan(self.human), axis=0))
 
     def complete(self) -> UnitTable:
         """Only the units with both values for every run: the simulation's population."""
