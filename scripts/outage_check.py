@@ -213,8 +213,8 @@ def _job_resume_once_interrupted(job_id: int, since: float, within_s: float) -> 
     from django.db import OperationalError, connections
 
     from judging.machine.jobs.state import INTERRUPTED, jobs_read
-    from judging.models import JudgeJob
     from judging.machine.tasks import judge_job_resume
+    from judging.models import JudgeJob
 
     while True:
         connections.close_all()  # a connection from before a restart of PostgreSQL is dead

@@ -12,8 +12,8 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from annotation.models import NtnJudgment, Nugget, RelevanceJudgment
-from judging.models import JudgeJob, LlmCall
 from judging.machine.tasks import judge_job_queue
+from judging.models import JudgeJob, LlmCall
 from tests.background import IMMEDIATE, tasks_run_ready
 from tests.factories import (
     CollectionFactory,

@@ -195,7 +195,9 @@ def _spread(extra: int, sizes: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """`extra` pairs over a turn's machine grades in proportion to `weight`, at least one per grade
     present (every pair's probability stays positive), at most its size; largest remainders first."""
     target = extra * weight / weight.sum() if weight.sum() > 0 else np.zeros(len(sizes))
-    counts: np.ndarray = np.minimum(np.maximum(np.floor(target), np.minimum(sizes, 1)), sizes).astype(np.int64)
+    counts: np.ndarray = np.minimum(np.maximum(np.floor(target), np.minimum(sizes, 1)), sizes).astype(
+        np.int64
+    )
     for g in np.argsort(-(target - counts), kind="stable"):
         if counts.sum() >= extra:
             break
