@@ -13,7 +13,8 @@ PARTS = ("models", "services", "selectors", "io", "views", "forms", "api", "urls
 # relabel: moving a database made under the crowd app's first label).
 APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls", "console_panels"}
 ROOTS = {
-    "judging": APP_WIDE,
+    # judging's views: the pages that put two of its features side by side, above both.
+    "judging": APP_WIDE | {"views"},
     "crowd": APP_WIDE | {"forms", "selectors", "report", "client", "relabel"},
 }
 
