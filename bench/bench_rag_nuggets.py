@@ -78,7 +78,8 @@ def main() -> None:
         nugget_list_replace,
     )
     from annotation.models import Collection, Judge, Nugget, Response, Turn
-    from judging.scores.rag_nuggets import SCORE_NAMES, nugget_scores
+    from judging.measures.rag_nuggets import SCORE_NAMES
+    from judging.scores.rag_nuggets import nugget_scores
 
     rng = random.Random(0)
     collection = Collection.objects.create(name="rag24-nuggets-bench")

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 
 from annotation.models import Collection, Judge, NtrJudgment, Turn
 from judging.agreement.selectors import LabelsByJudge
-from judging.scores.nuggets import NuggetMetricsError, nugget_metrics
-from judging.scores.rag_nuggets import nugget_scores, vital_unlabelled
+from judging.measures.nuggets import NuggetMetricsError
+from judging.measures.rag_nuggets import vital_unlabelled
+from judging.measures.support import SupportMeasure
+from judging.scores.nuggets import nugget_metrics
+from judging.scores.rag_nuggets import nugget_scores
 from judging.scores.relevance import runs_evaluate_judges
-from judging.scores.support import SupportMeasure, support_scores, support_scores_by_judge
+from judging.scores.support import support_scores, support_scores_by_judge
 
 NO_RANKING = "without a ranking"
 

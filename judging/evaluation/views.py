@@ -14,7 +14,8 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Collection, Run
 from annotation.permissions import organiser_required
 from judging.evaluation.forms import EvaluationForm
-from judging.scores.relevance import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
+from judging.measures.ir import EvaluationError
+from judging.scores.relevance import DEFAULT_REL_THRESHOLD, runs_evaluate
 
 
 def evaluation_from_query(request: HttpRequest, collection: Collection, runs: list[Run] | None):

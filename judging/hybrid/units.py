@@ -27,7 +27,8 @@ from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.selectors import natural_key, qrels_dict, runs_dict
 from core.wording import plural
 from judging.measures.hybrid.table import UnitTable
-from judging.scores.nuggets import NuggetMetricsError, nugget_metrics
+from judging.measures.nuggets import NuggetMetricsError
+from judging.scores.nuggets import nugget_metrics
 from judging.scores.rag_nuggets import nugget_scores
 from judging.scores.support import support_scores
 

@@ -16,8 +16,8 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.rag_nuggets.importance import importance_judge_name
 from annotation.typed import choice_field
+from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
-from judging.scores.rag_nuggets import SCORE_NAMES
 
 SCORE_CHOICES = [(name, name) for name in SCORE_NAMES]
 

@@ -1,29 +1,8 @@
-"""The four scores of TREC RAG nugget evaluation, as nuggetizer computes them (AutoNuggetizer, Pradeep et
-al. 2024; nuggetizer.core.metrics).
-
-For one answer and its assigned nuggets (support 1, partial_support 0.5, not_support 0):
-- strict_vital_score: the share of its vital nuggets the answer supports (partial counts nothing);
-- strict_all_score: the same over all its nuggets;
-- vital_score, all_score: the same with partial support counting one half.
-A share over no nugget is 0. A run's score is the plain mean over the topics.
-
-By default, as nuggetizer's pipeline: a run is scored on every topic the evaluation covers (those the judge
-labelled some answer of, and those whose nugget list is empty). An answer to a topic with an empty list
-scores 0, and so does a covered topic the run did not answer (nuggetizer writes an all-`not_support` record
-for it) or whose answer has no label yet. `answered_only` keeps the older mean over the answers that have labels; pages name it when used.
-
-An answer's nuggets are those its judge assigned; a nugget's importance follows
-`annotation.rag_nuggets.importance` (default: the importance that came with the assignments), and one
-without a label counts in the "all" scores only, as nuggetizer counts any importance other than "vital".
-An assignment "failed" (nuggetizer's: its LLM gave no readable label) supports nothing and counts in the
-whole, as in nuggetizer.
-"""
+"""The TREC RAG nugget scores read from the database: each answer's assigned nuggets counted by support
+and importance in one query, scored by `judging.measures.rag_nuggets` (whose docstring gives the rules);
+and nuggetizer's per-answer scores file."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from statistics import mean
-from typing import TypedDict
 
 from django.db.models import Count, Q
 
@@ -41,87 +20,14 @@ from annotation.models import (
     Run,
     Turn,
 )
-from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT, importance_labels, vital_nuggets
+from annotation.rag_nuggets.importance import importance_labels, vital_nuggets
 from annotation.selectors import natural_key
-
-SCORE_NAMES = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
-__all__ = [
-    "ANSWERED_ONLY_NOTE",
-    "IMPORTANCE_DEFAULT",
-    "SCORE_NAMES",
-    "AnswerScores",
-    "NuggetScores",
-    "Scores",
-    "mean_scores",
-    "nugget_scores",
-    "nugget_scores_text",
-    "vital_unlabelled",
-]
+from judging.measures.rag_nuggets import SCORE_NAMES, AnswerScores, Counts, NuggetScores, mean_scores
 
 ANSWERED_ONLY_NOTE = (
     "answered topics only: each run's mean is over the answers that have labels, not over every topic of "
     "the nugget set (nuggetizer scores a skipped topic or an empty nugget list as 0)"
 )
-
-
-class Scores(TypedDict):
-    strict_vital_score: float
-    strict_all_score: float
-    vital_score: float
-    all_score: float
-
-
-class AnswerScores(Scores):
-    run_id: str
-    qid: str
-    # False: the run gave no answer to the topic (nuggetizer's all-not_support record). `nuggets`: how many
-    # nuggets the judge assigned in the answer (0 for an empty list, a skipped topic, an unlabelled answer).
-    answered: bool
-    nuggets: int
-
-
-class NuggetScores(TypedDict):
-    runs: dict[str, Scores]
-    answers: list[AnswerScores]
-    # Distinct nuggets scored, and how many of them the importance judge left without a vital/okay label
-    # (none, or nuggetizer's "failed"): those count as okay (as in nuggetizer), so with none labelled the
-    # vital scores are 0 for want of labels, not of support, and the command says so.
-    nuggets: int
-    unlabelled_nuggets: int
-
-
-@dataclass
-class _Counts:
-    """Nuggets of one answer: all and vital, and of each how many are supported and partly supported."""
-
-    total: int = 0
-    vital: int = 0
-    supported: int = 0
-    vital_supported: int = 0
-    partial: int = 0
-    vital_partial: int = 0
-
-    def scores(self) -> Scores:
-        # The same operations as nuggetizer's, so that the floats are the same to the last bit.
-        def share(part: float, whole: int) -> float:
-            return part / whole if whole else 0.0
-
-        return Scores(
-            strict_vital_score=share(self.vital_supported, self.vital),
-            strict_all_score=share(self.supported, self.total),
-            vital_score=share(self.vital_supported + 0.5 * self.vital_partial, self.vital),
-            all_score=share(self.supported + 0.5 * self.partial, self.total),
-        )
-
-
-def mean_scores(rows: list[Scores] | list[AnswerScores]) -> Scores:
-    """The mean of each score over `rows` (statistics.mean, as nuggetizer's global metrics)."""
-    return Scores(
-        strict_vital_score=mean(r["strict_vital_score"] for r in rows),
-        strict_all_score=mean(r["strict_all_score"] for r in rows),
-        vital_score=mean(r["vital_score"] for r in rows),
-        all_score=mean(r["all_score"] for r in rows),
-    )
 
 
 def _topics(collection: Collection, owners: set[int], owned: set[int], labelled: set[int]) -> set[int]:
@@ -168,7 +74,7 @@ def nugget_scores(
         )
     )
     support, partial = Q(label=NuggetSupport.SUPPORT), Q(label=NuggetSupport.PARTIAL)
-    counts: dict[tuple[int, int], _Counts] = {}
+    counts: dict[tuple[int, int], Counts] = {}
     for run_pk, turn_pk, *numbers in (
         assignments.values("response_id")
         .annotate(
@@ -191,7 +97,7 @@ def nugget_scores(
         )
         .order_by()
     ):
-        counts[run_pk, turn_pk] = _Counts(*numbers)
+        counts[run_pk, turn_pk] = Counts(*numbers)
     run_pks = {run for run, _ in counts}
     if answered_only:
         topics = {turn for _, turn in counts}
@@ -211,7 +117,7 @@ def nugget_scores(
         )
     run_names = dict(Run.objects.filter(pk__in=run_pks).values_list("pk", "name"))
     turn_ids = dict(Turn.objects.filter(pk__in=topics).values_list("pk", "turn_id"))
-    none = _Counts()
+    none = Counts()
     answers = [
         AnswerScores(
             run_id=run_names[run],
@@ -235,12 +141,6 @@ def nugget_scores(
             scored - {pk for pk, label in labels.items() if label in NuggetImportance.values}
         ),
     )
-
-
-def vital_unlabelled(scores: NuggetScores) -> bool:
-    """No scored nugget has a vital/okay label from the importance judge: the vital scores are 0 for want
-    of labels, not of support, and rank nothing."""
-    return bool(scores["nuggets"]) and scores["unlabelled_nuggets"] == scores["nuggets"]
 
 
 def nugget_scores_text(answers: list[AnswerScores]) -> str:

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from judging.scores.relevance import EvaluationError, runs_evaluate
+from judging.measures.ir import EvaluationError
+from judging.scores.relevance import runs_evaluate
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

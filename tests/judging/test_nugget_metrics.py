@@ -14,13 +14,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import NtnJudgment, NtrJudgment, PtkbJudgment
-from judging.scores.nuggets import (
-    NuggetMetricsError,
-    macro,
-    ntn_turn_scores,
-    ntr_turn_recall,
-    nugget_metrics,
-)
+from judging.measures.nuggets import NuggetMetricsError, macro, ntn_turn_scores, ntr_turn_recall
+from judging.scores.nuggets import nugget_metrics
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,

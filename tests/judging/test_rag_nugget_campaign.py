@@ -28,7 +28,8 @@ from annotation.models import (
 )
 from annotation.services import judge_for_assessor
 from devtools.openai_server import toy_responder
-from judging.scores.rag_nuggets import SCORE_NAMES, nugget_scores
+from judging.measures.rag_nuggets import SCORE_NAMES
+from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,8 @@ from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_s
 
 from annotation.models import Judge, NuggetImportanceJudgment, Response
 from annotation.rag_nuggets.io import assignments_import
-from judging.scores.rag_nuggets import SCORE_NAMES, nugget_scores
+from judging.measures.rag_nuggets import SCORE_NAMES
+from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import CollectionFactory, OrganiserFactory, RunFactory
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection

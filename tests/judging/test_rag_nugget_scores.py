@@ -11,7 +11,8 @@ from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_s
 
 from annotation.models import Judge, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import, created_nuggets_import
-from judging.scores.rag_nuggets import SCORE_NAMES, nugget_scores
+from judging.measures.rag_nuggets import SCORE_NAMES
+from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import CollectionFactory
 from tests.rag_nugget_files import (
     RUNS,

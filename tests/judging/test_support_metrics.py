@@ -7,39 +7,39 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.io import run_import
-from annotation.models import Judge, ResponseSentence, SupportJudgment
+from annotation.models import SUPPORT_WEIGHTS, Judge, ResponseSentence, SupportJudgment
 from annotation.services import judge_get_or_create
 from annotation.support.io import support_labels_import
-from judging.scores.support import (
+from judging.measures.support import (
     answer_support,
     compare_judges,
     leaderboard,
     mean_sentences_per_answer,
     rank_correlation,
-    support_scores,
 )
+from judging.scores.support import support_scores
 from tests.factories import CollectionFactory, JudgeFactory
 
 
 def test_the_studys_worked_example_gives_precision_075_and_recall_05():
     # a1 cites p1 (partial support), a2 cites p2 (full support), a3 cites nothing.
-    precision, recall = answer_support([["PS"], ["FS"], []])
+    precision, recall = answer_support([["PS"], ["FS"], []], weights=SUPPORT_WEIGHTS)
 
     assert precision == pytest.approx(0.75)
     assert recall == pytest.approx(0.5)
 
 
 def test_uncited_sentences_lower_recall_but_not_precision():
-    assert answer_support([["FS"], ["FS"]]) == (1.0, 1.0)
-    assert answer_support([["FS"], ["FS"], [], []]) == (1.0, 0.5)
+    assert answer_support([["FS"], ["FS"]], weights=SUPPORT_WEIGHTS) == (1.0, 1.0)
+    assert answer_support([["FS"], ["FS"], [], []], weights=SUPPORT_WEIGHTS) == (1.0, 0.5)
 
 
 def test_an_answer_citing_nothing_scores_zero():
-    assert answer_support([[], []]) == (0.0, 0.0)
+    assert answer_support([[], []], weights=SUPPORT_WEIGHTS) == (0.0, 0.0)
 
 
 def test_a_sentence_counts_its_best_supported_citation_in_recall_when_several_are_judged():
-    precision, recall = answer_support([["NS", "FS"], ["PS"]])
+    precision, recall = answer_support([["NS", "FS"], ["PS"]], weights=SUPPORT_WEIGHTS)
 
     assert precision == pytest.approx(0.5)
     assert recall == pytest.approx(0.75)

@@ -9,11 +9,11 @@ from django import forms
 
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from annotation.typed import choice_field
 from judging.rag_nuggets.calibration.selectors import NuggetEvaluation
 from judging.rag_nuggets.forms import SCORE_CHOICES, answered_only_field, judge_field
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
-from judging.scores.rag_nuggets import IMPORTANCE_DEFAULT
 
 IMPORTANCE_OPTIONS: dict[str, Any] = {
     "required": False,

@@ -12,9 +12,10 @@ from annotation.models import Collection, Judge
 from annotation.selectors import natural_key
 from core.wording import plural
 from judging.measures.agreement import rank_agreement
+from judging.measures.rag_nuggets import SCORE_NAMES, NuggetScores, vital_unlabelled
 from judging.measures.topic_agreement import topic_agreement
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
-from judging.scores.rag_nuggets import SCORE_NAMES, NuggetScores, nugget_scores, vital_unlabelled
+from judging.scores.rag_nuggets import nugget_scores
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,12 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection
 from annotation.permissions import organiser_required
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from core.api_errors import form_error_json
 from judging.rag_nuggets.calibration.forms import CalibrationForm
 from judging.rag_nuggets.calibration.selectors import nugget_calibration
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
-from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE, IMPORTANCE_DEFAULT
+from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE
 
 PREFILLED = ("judge_a", "importance_a", "score", "answered_only")
 
