@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 django.setup()
 
-from judging.hybrid.pair_simulation import allocation_for, draw_block  # noqa: E402
+from judging.measures.hybrid.pair_simulation import allocation_for, draw_block  # noqa: E402
 from judging.measures.hybrid.pairs import (  # noqa: E402
     PairPopulation,
     design_strata,

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 django.setup()
 
-from judging.hybrid.pair_simulation import simulate_pairs  # noqa: E402
+from judging.measures.hybrid.pair_simulation import simulate_pairs  # noqa: E402
 from judging.measures.hybrid.pairs import PairPopulation  # noqa: E402
 from judging.measures.hybrid.ranked import coefficients, gain, parse_ranked  # noqa: E402
 from judging.measures.hybrid.simulation import simulate  # noqa: E402

@@ -30,7 +30,7 @@ from annotation.models import (
     SupportJudgment,
 )
 from judging.hybrid import charts
-from judging.hybrid.estimate import sample_weights
+from judging.hybrid.estimate import sample_draw
 from judging.hybrid.pair_simulation import pair_budget_simulate
 from judging.hybrid.services import DEFAULT_MEASURE
 from judging.hybrid.units import UnitsError, unit_table
@@ -192,7 +192,7 @@ def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[st
     if full is not None and (data["target_width"] or data["settle_share"]):
         plan = plan_budget(
             table=full,
-            drawn=sample_weights(table=full, sample=data["sample"])[0],
+            drawn=sample_draw(table=full, sample=data["sample"]).drawn,
             target_width=data["target_width"],
             settle_share=data["settle_share"],
             alpha=data["alpha"],

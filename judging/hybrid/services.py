@@ -31,12 +31,12 @@ from annotation.support.services import SupportConflict, support_assignment_set
 from core.wording import plural
 from crowd.services import CrowdError
 from crowd.services.campaigns import campaign_compose
-from judging.hybrid.pair_estimate import is_ranked, pair_population_for
+from judging.hybrid.pair_estimate import pair_population_for
 from judging.hybrid.units import RELEVANT_SHARE, UnitsError, unit_table
 from judging.measures.hybrid.active import correction_from_machine, correction_from_pilot
 from judging.measures.hybrid.estimators import EstimationError
 from judging.measures.hybrid.pairs import stratified_draw
-from judging.measures.hybrid.ranked import design_value, parse_ranked
+from judging.measures.hybrid.ranked import design_value, is_ranked, parse_ranked
 from judging.measures.hybrid.sampling import SamplingError, disagreement, draw
 from judging.measures.hybrid.two_stage import two_stage_keys
 from judging.models import HumanSample, SampleUnit

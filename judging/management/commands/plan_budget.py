@@ -9,7 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from core.wording import plural
 from judging.hybrid.cli import HybridCommand
-from judging.hybrid.estimate import sample_weights
+from judging.hybrid.estimate import sample_draw
 from judging.measures.hybrid.estimators import EstimationError
 from judging.measures.hybrid.planning import ASSURANCE, plan_budget
 
@@ -50,7 +50,7 @@ class Command(HybridCommand):
         try:
             plan = plan_budget(
                 table=table,
-                drawn=sample_weights(table=table, sample=sample)[0],
+                drawn=sample_draw(table=table, sample=sample).drawn,
                 target_width=options["target_width"],
                 settle_share=options["settle_share"],
                 alpha=alpha,

@@ -20,7 +20,7 @@ from judging.models import BudgetSimulation
 from tests.background import task_left_by_a_dead_worker, tasks_run_ready
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 from tests.judging.budget_page import budget_simulated
-from tests.judging.test_hybrid_views import QUERY, collection  # noqa: F401 (the fixture)
+from tests.judging.helpers import QUERY
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +36,7 @@ def _job(body):
     return body[start : body.index("</p>", start)]
 
 
-def test_it_queues_the_simulation_and_answers_a_redirect_without_computing(client, collection):  # noqa: F811
+def test_it_queues_the_simulation_and_answers_a_redirect_without_computing(client, views_collection):
     user = OrganiserFactory()
     client.force_login(user)
 
@@ -56,10 +56,10 @@ def test_it_queues_the_simulation_and_answers_a_redirect_without_computing(clien
     assert simulation.task_id
 
 
-def test_it_shows_the_figures_budget_simulate_computes_and_escapes_run_names(client, collection):  # noqa: F811
+def test_it_shows_the_figures_budget_simulate_computes_and_escapes_run_names(client, views_collection):
     client.force_login(OrganiserFactory())
     table = unit_table(
-        collection=collection,
+        collection=views_collection,
         task="relevance",
         measure="nDCG@5",
         human=[Judge.objects.get(name="nist")],
@@ -83,7 +83,9 @@ def test_it_shows_the_figures_budget_simulate_computes_and_escapes_run_names(cli
     assert BudgetSimulation.objects.get().status == BudgetSimulation.Status.DONE
 
 
-def test_it_answers_the_same_choices_on_the_same_labels_with_the_finished_simulation(client, collection):  # noqa: F811
+def test_it_answers_the_same_choices_on_the_same_labels_with_the_finished_simulation(
+    client, views_collection
+):
     client.force_login(OrganiserFactory())
     first = budget_simulated(client, "views", ASKED)
 
@@ -96,7 +98,7 @@ def test_it_answers_the_same_choices_on_the_same_labels_with_the_finished_simula
     assert tasks_run_ready() == 0
 
 
-def test_it_simulates_anew_when_a_label_changed_since(client, collection):  # noqa: F811
+def test_it_simulates_anew_when_a_label_changed_since(client, views_collection):
     client.force_login(OrganiserFactory())
     budget_simulated(client, "views", ASKED)
     label = RelevanceJudgment.objects.filter(judge__name="nist").first()
@@ -110,7 +112,7 @@ def test_it_simulates_anew_when_a_label_changed_since(client, collection):  # no
     assert BudgetSimulation.objects.first().status == BudgetSimulation.Status.PENDING
 
 
-def test_it_answers_a_bad_form_with_400_and_queues_nothing(client, collection):  # noqa: F811
+def test_it_answers_a_bad_form_with_400_and_queues_nothing(client, views_collection):
     client.force_login(OrganiserFactory())
 
     response = client.post(_url(), {**ASKED, "budgets": "four"})
@@ -120,7 +122,7 @@ def test_it_answers_a_bad_form_with_400_and_queues_nothing(client, collection): 
     assert not BudgetSimulation.objects.exists()
 
 
-def test_it_shows_a_failed_simulation_with_its_error(client, collection):  # noqa: F811
+def test_it_shows_a_failed_simulation_with_its_error(client, views_collection):
     client.force_login(OrganiserFactory())
 
     page = budget_simulated(client, "views", {**ASKED, "measure": "nope@3"})
@@ -134,7 +136,7 @@ def test_it_shows_a_failed_simulation_with_its_error(client, collection):  # noq
     assert simulation.message.startswith("unknown measure 'nope@3'")
 
 
-def test_it_shows_an_interrupted_simulation_and_queues_it_again(client, collection):  # noqa: F811
+def test_it_shows_an_interrupted_simulation_and_queues_it_again(client, views_collection):
     client.force_login(OrganiserFactory())
     queued = client.post(_url(), ASKED)
     lost = BudgetSimulation.objects.get()
@@ -154,7 +156,7 @@ def test_it_shows_an_interrupted_simulation_and_queues_it_again(client, collecti
     assert lost.status == BudgetSimulation.Status.DONE and lost.result["budgets"].keys() == {"4", "8"}
 
 
-def test_it_refuses_to_queue_again_a_simulation_that_was_not_interrupted(client, collection):  # noqa: F811
+def test_it_refuses_to_queue_again_a_simulation_that_was_not_interrupted(client, views_collection):
     client.force_login(OrganiserFactory())
     queued = client.post(_url(), ASKED)
     simulation = BudgetSimulation.objects.get()
@@ -167,7 +169,7 @@ def test_it_refuses_to_queue_again_a_simulation_that_was_not_interrupted(client,
     assert tasks_run_ready() == 1
 
 
-def test_it_shows_a_simulation_only_to_organisers_through_its_own_collection(client, collection):  # noqa: F811
+def test_it_shows_a_simulation_only_to_organisers_through_its_own_collection(client, views_collection):
     client.force_login(OrganiserFactory())
     client.post(_url(), ASKED)
     simulation = BudgetSimulation.objects.get()
@@ -189,7 +191,7 @@ def test_it_shows_a_simulation_only_to_organisers_through_its_own_collection(cli
     assert mine.status_code == 200
 
 
-def test_it_lists_the_collections_recent_simulations_on_the_page(client, collection):  # noqa: F811
+def test_it_lists_the_collections_recent_simulations_on_the_page(client, views_collection):
     client.force_login(OrganiserFactory(username="ann"))
     client.post(_url(), ASKED)
     simulation = BudgetSimulation.objects.get()
@@ -203,12 +205,12 @@ def test_it_lists_the_collections_recent_simulations_on_the_page(client, collect
     assert "nDCG@5, budgets 4 8, 20 repeats" in listed and "ann" in listed
 
 
-def test_the_page_and_simulate_budget_draw_the_same_number_of_samples_by_default(collection):  # noqa: F811
+def test_the_page_and_simulate_budget_draw_the_same_number_of_samples_by_default(views_collection):
     from judging.management.commands.simulate_budget import Command
 
     parser = Command().create_parser("manage.py", "simulate_budget")
 
-    assert BudgetForm(collection=collection).fields["repeats"].initial == DEFAULT_REPEATS
+    assert BudgetForm(collection=views_collection).fields["repeats"].initial == DEFAULT_REPEATS
     assert BUDGET_INITIAL["repeats"] == DEFAULT_REPEATS == parser.get_default("repeats") == 500
     call_command("check")
 
@@ -244,7 +246,7 @@ def test_it_stores_figures_json_cannot_hold_and_shows_them_as_computed():
     assert _decoded(encoded)["budgets"]["4"]["ppi++"]["coverage"] == 0.9
 
 
-def test_the_simulation_page_links_the_estimates_of_its_choices(client, collection):  # noqa: F811
+def test_the_simulation_page_links_the_estimates_of_its_choices(client, views_collection):
     client.force_login(OrganiserFactory())
 
     page = budget_simulated(client, "views", ASKED)
@@ -266,7 +268,7 @@ def _queries(client, url):
     return len(queries)
 
 
-def test_the_simulation_page_makes_as_many_queries_with_many_simulations_listed(client, collection):  # noqa: F811
+def test_the_simulation_page_makes_as_many_queries_with_many_simulations_listed(client, views_collection):
     client.force_login(OrganiserFactory())
     shown = budget_simulated(client, "views", ASKED)
     url = shown.request["PATH_INFO"]
@@ -281,7 +283,7 @@ def test_the_simulation_page_makes_as_many_queries_with_many_simulations_listed(
     assert few == many
 
 
-def test_a_form_in_the_address_fills_the_form_in_and_computes_nothing(client, collection):  # noqa: F811
+def test_a_form_in_the_address_fills_the_form_in_and_computes_nothing(client, views_collection):
     client.force_login(OrganiserFactory())
 
     filled = client.get(_url(), {**QUERY, "budgets": "4 8", "repeats": "20"})

@@ -9,9 +9,8 @@ import pytest
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from judging.hybrid.pair_estimate import sample_strata
-from judging.hybrid.pair_simulation import allocation_for, draw_block, simulate_pairs
 from judging.measures.hybrid.inferred import inferred_ap
+from judging.measures.hybrid.pair_simulation import allocation_for, draw_block, simulate_pairs
 from judging.measures.hybrid.pairs import neyman_allocation, stratified_draw
 from judging.measures.hybrid.ranked import (
     coefficients,
@@ -21,6 +20,7 @@ from judging.measures.hybrid.ranked import (
     parse_ranked,
     ranked_estimates,
     sample_layout,
+    sample_strata,
     true_scores,
 )
 from judging.measures.hybrid.sampling import SamplingError
@@ -28,8 +28,8 @@ from judging.measures.hybrid.simulation import simulate
 from judging.models import HumanSample
 from tests.factories import OrganiserFactory
 from tests.judging.budget_page import budget_simulated
+from tests.judging.helpers import BASE, run
 from tests.judging.pair_data import ikat_qrels, population, runs_for, synthetic_qrels
-from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +160,7 @@ def test_an_estimate_weights_a_stratified_samples_pairs_by_the_rank_band_they_we
 
 
 @pytest.mark.django_db
-def test_sample_for_humans_draws_a_stratified_pair_sample_and_stores_strata(collection):  # noqa: F811
+def test_sample_for_humans_draws_a_stratified_pair_sample_and_stores_strata(hybrid_collection):
     out = run(
         "sample_for_humans",
         *BASE,
@@ -212,7 +212,7 @@ def test_sample_for_humans_draws_a_stratified_pair_sample_and_stores_strata(coll
 
 
 @pytest.mark.django_db
-def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(collection):  # noqa: F811
+def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(hybrid_collection):
     run(
         "sample_for_humans",
         *BASE,
@@ -294,7 +294,7 @@ def test_estimate_gives_every_run_p_at_5_from_a_stratified_pair_sample(collectio
 
 
 @pytest.mark.django_db
-def test_simulate_budget_reports_the_pair_methods_in_the_usual_shape(collection):  # noqa: F811
+def test_simulate_budget_reports_the_pair_methods_in_the_usual_shape(hybrid_collection):
     data = json.loads(
         run(
             "simulate_budget",
@@ -351,7 +351,7 @@ def test_simulate_budget_reports_the_pair_methods_in_the_usual_shape(collection)
 
 
 @pytest.mark.django_db
-def test_estimate_refuses_ndcg_from_a_pair_sample_and_says_why(collection):  # noqa: F811
+def test_estimate_refuses_ndcg_from_a_pair_sample_and_says_why(hybrid_collection):
     with pytest.raises(CommandError, match="ideal DCG") as refused:
         run("estimate", *BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "nDCG@5")
     # It names what was tried and where the measurements are.
@@ -392,7 +392,7 @@ def test_ndcg_from_pairs_runs_low_by_more_than_its_spread_which_is_why_it_is_ref
 
 
 @pytest.mark.django_db
-def test_the_budget_page_offers_and_runs_the_stratified_pair_design(client, collection):  # noqa: F811
+def test_the_budget_page_offers_and_runs_the_stratified_pair_design(client, hybrid_collection):
     client.force_login(OrganiserFactory())
     url = reverse("judging:hybrid-budget", args=["hybrid"])
     assert 'name="design"' in client.get(url).content.decode()
@@ -417,7 +417,7 @@ def test_the_budget_page_offers_and_runs_the_stratified_pair_design(client, coll
 
 
 @pytest.mark.django_db
-def test_a_stratified_sample_for_p_at_k_leans_on_the_pairs_runs_rank_within_the_cutoff(collection):  # noqa: F811
+def test_a_stratified_sample_for_p_at_k_leans_on_the_pairs_runs_rank_within_the_cutoff(hybrid_collection):
     data = json.loads(
         run(
             "sample_for_humans",

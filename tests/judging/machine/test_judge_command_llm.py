@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from io import StringIO
-
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from annotation.models import RelevanceJudgment, SupportJudgment
 from judging.models import JudgeJob, LlmCall
@@ -19,6 +17,7 @@ from tests.factories import (
     TurnFactory,
 )
 from tests.judging.fake_openai import count_tokens
+from tests.judging.helpers import run
 
 pytestmark = pytest.mark.django_db
 
@@ -39,12 +38,6 @@ def ranked():
     return collection, turns
 
 
-def judge(*args: str) -> str:
-    out = StringIO()
-    call_command("judge", *args, stdout=out)
-    return out.getvalue()
-
-
 def expected_cost(received) -> float:
     """The fake's own token counts (one per word) priced by hand: the independent figure to compare with."""
     tokens_in = sum(count_tokens(r.prompt) for r in received)
@@ -56,7 +49,7 @@ def test_judge_relevance_prints_calls_cache_and_cost_and_a_rerun_calls_nothing(f
     settings.LLM_PRICES = {"gpt-4o-mini": (PRICE_IN, PRICE_OUT)}
     fake_openai.responder = lambda prompt: "Grade: 2"
 
-    first = judge("relevance", "--collection", "bikes", "--judge", "llm-rel")
+    first = run("judge", "relevance", "--collection", "bikes", "--judge", "llm-rel")
 
     assert len(fake_openai.received) == 6
     cost = expected_cost(fake_openai.received)
@@ -69,7 +62,7 @@ def test_judge_relevance_prints_calls_cache_and_cost_and_a_rerun_calls_nothing(f
     assert f"cost ${job.cost_usd:.4f}" in first
     assert RelevanceJudgment.objects.filter(judge__name="llm-rel", grade=2).count() == 6
 
-    second = judge("relevance", "--collection", "bikes", "--judge", "llm-rel")
+    second = run("judge", "relevance", "--collection", "bikes", "--judge", "llm-rel")
 
     assert "6 units (0 failed), 0 calls made, 6 from the cache" in second
     assert "cost $0.0000" in second
@@ -83,9 +76,9 @@ def test_judge_run_again_with_the_same_options_answers_from_the_cache(fake_opena
     fake_openai.responder = lambda prompt: "Grade: 1"
     _, turns = ranked
     args = ("relevance", "--collection", "bikes", "--judge", "both", "--turns", turns[0].turn_id)
-    judge(*args, "--depth", "2")
+    run("judge", *args, "--depth", "2")
 
-    again = judge(*args, "--depth", "2")
+    again = run("judge", *args, "--depth", "2")
 
     assert "2 units (0 failed), 0 calls made, 2 from the cache" in again
     first, second = JudgeJob.objects.order_by("id")
@@ -104,7 +97,7 @@ def test_judge_support_labels_each_cited_sentence(fake_openai):
     )
     ResponseSentenceFactory(response=response, index=1, text="No citation here.", citations=[])
 
-    out = judge("support", "--collection", "rag", "--judge", "llm-support")
+    out = run("judge", "support", "--collection", "rag", "--judge", "llm-support")
 
     assert "1 unit (0 failed), 1 call made, 0 from the cache" in out
     label = SupportJudgment.objects.get(judge__name="llm-support")
@@ -113,12 +106,12 @@ def test_judge_support_labels_each_cited_sentence(fake_openai):
 
 def test_judge_rejects_an_unknown_task_a_missing_gold_judge_and_dry_runs_of_nli(fake_openai, ranked):
     with pytest.raises(CommandError, match="invalid choice: 'grading'"):
-        judge("grading", "--collection", "bikes", "--judge", "j")
+        run("judge", "grading", "--collection", "bikes", "--judge", "j")
     with pytest.raises(CommandError, match="needs the judge whose gold nuggets"):
-        judge("ntr", "--collection", "bikes", "--judge", "j")
+        run("judge", "ntr", "--collection", "bikes", "--judge", "j")
     with pytest.raises(CommandError, match="NLI tasks make no paid call"):
-        judge("ntn", "--collection", "bikes", "--judge", "j", "--dry-run")
+        run("judge", "ntn", "--collection", "bikes", "--judge", "j", "--dry-run")
     with pytest.raises(CommandError, match="no collection named 'nope'"):
-        judge("relevance", "--collection", "nope", "--judge", "j")
+        run("judge", "relevance", "--collection", "nope", "--judge", "j")
     assert not JudgeJob.objects.exists()
     assert fake_openai.received == []

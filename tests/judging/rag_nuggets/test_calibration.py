@@ -21,7 +21,7 @@ from annotation.models import Judge, NuggetImportanceJudgment
 from annotation.rag_nuggets.io import assignments_import
 from judging.measures.agreement import rank_agreement
 from judging.scores.rag_nuggets import nugget_scores
-from tests.factories import CollectionFactory, OrganiserFactory
+from tests.factories import CollectionFactory
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
@@ -49,12 +49,6 @@ def _collection(tmp_path, runs=RUNS, size=5):
 @pytest.fixture
 def setup(tmp_path):
     return _collection(tmp_path)
-
-
-@pytest.fixture
-def organiser(client):
-    client.force_login(OrganiserFactory())
-    return client
 
 
 def url(collection):

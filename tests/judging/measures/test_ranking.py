@@ -20,7 +20,7 @@ from judging.measures.ranking import (
     unit_bootstrap,
 )
 from tests.factories import OrganiserFactory
-from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (the fixture)
+from tests.judging.helpers import BASE, run
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -110,7 +110,7 @@ def test_it_leaves_a_pair_unsettled_when_holm_says_so_though_its_own_interval_ex
 
 
 @pytest.mark.django_db
-def test_it_states_holm_and_tau_in_estimates_json_and_text(collection):  # noqa: F811
+def test_it_states_holm_and_tau_in_estimates_json_and_text(hybrid_collection):
     data = json.loads(run("estimate", *BASE, "--human-judge", "nist", "--format", "json"))
     assert data["multiple_comparisons"] == "holm" and data["alpha"] == 0.05
     assert all(0 <= p["p_value"] <= 1 for p in data["pairs"])
@@ -123,7 +123,7 @@ def test_it_states_holm_and_tau_in_estimates_json_and_text(collection):  # noqa:
 
 
 @pytest.mark.django_db
-def test_it_shows_holm_and_tau_on_the_estimates_page(client, collection):  # noqa: F811
+def test_it_shows_holm_and_tau_on_the_estimates_page(client, hybrid_collection):
     client.force_login(OrganiserFactory())
     response = client.get(
         reverse("judging:hybrid-estimate", args=["hybrid"]),

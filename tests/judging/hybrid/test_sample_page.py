@@ -11,7 +11,7 @@ from django.urls import reverse
 from annotation.models import Assignment, PoolEntry, RelevanceJudgment
 from annotation.relevance.pooling import pool_build
 from annotation.services import judge_for_assessor
-from judging.hybrid.estimate import UNSAMPLED_NOTE
+from judging.measures.hybrid.estimate import UNSAMPLED_NOTE
 from judging.models import HumanSample
 from tests.factories import (
     CollectionFactory,

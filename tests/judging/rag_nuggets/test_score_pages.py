@@ -17,7 +17,7 @@ from annotation.models import Judge, NuggetImportanceJudgment, Response
 from annotation.rag_nuggets.io import assignments_import
 from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.scores.rag_nuggets import nugget_scores
-from tests.factories import CollectionFactory, OrganiserFactory, RunFactory
+from tests.factories import CollectionFactory, RunFactory
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
@@ -41,12 +41,6 @@ def _loaded(tmp_path, *, runs=RUNS, size=5, name="assigner"):
 @pytest.fixture
 def loaded(tmp_path):
     return _loaded(tmp_path)
-
-
-@pytest.fixture
-def organiser(client):
-    client.force_login(OrganiserFactory())
-    return client
 
 
 def scores_url(collection):

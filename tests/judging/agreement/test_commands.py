@@ -4,12 +4,11 @@ small factory-built collections."""
 from __future__ import annotations
 
 import json
-from io import StringIO
 
 import krippendorff
 import numpy as np
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from tests.factories import (
@@ -19,6 +18,7 @@ from tests.factories import (
     TopicFactory,
     TurnFactory,
 )
+from tests.judging.helpers import run as run_command
 
 REQUIRED_KEYS = {
     "task",
@@ -34,12 +34,6 @@ REQUIRED_KEYS = {
     "confusion_matrix",
     "per_topic",
 }
-
-
-def _run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue()
 
 
 def _read_qrels(path) -> dict[tuple[str, str], int]:
@@ -74,9 +68,11 @@ def ikat2024(shared_data, tmp_path):
     perturbed = _perturb(official, seed=2024)
     path = tmp_path / "perturbed.qrels"
     path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in perturbed.items()))
-    _run("import_topics", str(folder / "2024_test_topics.json"), "--collection", "ikat24")
-    _run("import_qrels", str(folder / "2024_test_qrels.trec"), "--collection", "ikat24", "--judge", "nist")
-    _run("import_qrels", str(path), "--collection", "ikat24", "--judge", "perturbed")
+    run_command("import_topics", str(folder / "2024_test_topics.json"), "--collection", "ikat24")
+    run_command(
+        "import_qrels", str(folder / "2024_test_qrels.trec"), "--collection", "ikat24", "--judge", "nist"
+    )
+    run_command("import_qrels", str(path), "--collection", "ikat24", "--judge", "perturbed")
     return official, perturbed
 
 
@@ -88,7 +84,7 @@ def test_it_equals_sklearn_and_krippendorff_on_the_ikat2024_qrels(ikat2024):
     b = np.array([perturbed[k] for k in shared])
 
     report = json.loads(
-        _run(
+        run_command(
             "agreement",
             "--collection",
             "ikat24",
@@ -140,9 +136,9 @@ def test_it_computes_alpha_over_all_judges_with_missing_labels(ikat2024, shared_
         dtype=float,
     )
     official_path = shared_data / "ikat2024" / "2024_test_qrels.trec"
-    _run("import_qrels", str(official_path), "--collection", "ikat24", "--judge", "nist-copy")
+    run_command("import_qrels", str(official_path), "--collection", "ikat24", "--judge", "nist-copy")
     report = json.loads(
-        _run(
+        run_command(
             "agreement",
             "--collection",
             "ikat24",
@@ -168,7 +164,7 @@ def test_it_filters_topics_and_writes_csv_and_text(ikat2024):
     official, perturbed = ikat2024
     topic = sorted({qid.split("_")[0] for qid, _doc in official})[0]
     report = json.loads(
-        _run(
+        run_command(
             "agreement",
             "--collection",
             "ikat24",
@@ -187,7 +183,7 @@ def test_it_filters_topics_and_writes_csv_and_text(ikat2024):
     assert any("Only one topic" in note for note in report["notes"])
     # Resampling one topic would give a zero-width interval; it is undefined instead.
     assert report["cohen_kappa"] is not None and report["kappa_ci95"] is None
-    csv_text = _run(
+    csv_text = run_command(
         "agreement",
         "--collection",
         "ikat24",
@@ -204,7 +200,7 @@ def test_it_filters_topics_and_writes_csv_and_text(ikat2024):
     lines = csv_text.splitlines()
     assert lines[0].startswith("task,judge_a,judge_b,topic,n,exact_agreement,cohen_kappa")
     assert lines[1].startswith(f"relevance,nist,perturbed,all,{report['n']},")
-    text = _run(
+    text = run_command(
         "agreement",
         "--collection",
         "ikat24",
@@ -237,7 +233,7 @@ def _tiny_collection(grades_a, grades_b):
 def test_it_says_clearly_when_the_judges_share_no_unit():
     collection, judge_a, judge_b = _tiny_collection([1, 2, None, None], [None, None, 3, 0])
     with pytest.raises(CommandError, match="share no labelled relevance units"):
-        _run(
+        run_command(
             "agreement",
             "--collection",
             collection.name,
@@ -253,7 +249,7 @@ def test_it_says_clearly_when_the_judges_share_no_unit():
 def test_it_reports_undefined_kappa_as_null_with_a_note_when_one_label_only():
     collection, judge_a, judge_b = _tiny_collection([0, 0, 0], [0, 0, 0])
     report = json.loads(
-        _run(
+        run_command(
             "agreement",
             "--collection",
             collection.name,
@@ -275,7 +271,7 @@ def test_it_reports_undefined_kappa_as_null_with_a_note_when_one_label_only():
 def test_it_rejects_unknown_judges_tasks_and_thresholds_on_binary_tasks():
     collection, judge_a, judge_b = _tiny_collection([0, 1], [1, 1])
     with pytest.raises(CommandError, match="no judge named 'ghost'"):
-        _run(
+        run_command(
             "agreement",
             "--collection",
             collection.name,
@@ -286,7 +282,7 @@ def test_it_rejects_unknown_judges_tasks_and_thresholds_on_binary_tasks():
             "ghost",
         )
     with pytest.raises(CommandError, match="invalid choice"):
-        _run(
+        run_command(
             "agreement",
             "--collection",
             collection.name,
@@ -297,7 +293,7 @@ def test_it_rejects_unknown_judges_tasks_and_thresholds_on_binary_tasks():
             judge_b.name,
         )
     with pytest.raises(CommandError, match="relevance only"):
-        _run(
+        run_command(
             "agreement",
             "--collection",
             collection.name,
@@ -310,7 +306,7 @@ def test_it_rejects_unknown_judges_tasks_and_thresholds_on_binary_tasks():
             "1",
         )
     with pytest.raises(CommandError, match="no collection named"):
-        _run(
+        run_command(
             "agreement", "--collection", "nope", "--task", "relevance", "--judges", judge_a.name, judge_b.name
         )
 
@@ -318,7 +314,7 @@ def test_it_rejects_unknown_judges_tasks_and_thresholds_on_binary_tasks():
 @pytest.mark.django_db
 def test_it_writes_a_standalone_html_comparison_with_an_inline_heatmap():
     collection, judge_a, judge_b = _tiny_collection([0, 1, 2, 3], [0, 1, 3, 3])
-    html = _run(
+    html = run_command(
         "agreement",
         "--collection",
         collection.name,
@@ -339,11 +335,13 @@ def test_it_writes_a_standalone_html_comparison_with_an_inline_heatmap():
 def test_it_writes_the_campaign_report_as_html_and_json(tmp_path):
     collection, judge_a, judge_b = _tiny_collection([0, 1, 2, 3, 4], [0, 1, 3, 3, 4])
     target = tmp_path / "report.html"
-    assert "wrote" in _run("campaign_report", "--collection", collection.name, "--output", str(target))
+    assert "wrote" in run_command("campaign_report", "--collection", collection.name, "--output", str(target))
     html = target.read_text()
     assert "Passage relevance (0-4)" in html and "Support" in html
     data = json.loads(
-        _run("campaign_report", "--collection", collection.name, "--format", "json", "--resamples", "50")
+        run_command(
+            "campaign_report", "--collection", collection.name, "--format", "json", "--resamples", "50"
+        )
     )
     graded, binary = data["sections"][0], data["sections"][1]
     assert graded["rows"][0]["judges"] == [judge_a.name, judge_b.name]
@@ -354,4 +352,4 @@ def test_it_writes_the_campaign_report_as_html_and_json(tmp_path):
         cohen_kappa_score(np.array([0, 1, 2, 3, 4]) >= 2, np.array([0, 1, 3, 3, 4]) >= 2)
     )
     with pytest.raises(CommandError, match="no collection named"):
-        _run("campaign_report", "--collection", "nope")
+        run_command("campaign_report", "--collection", "nope")

@@ -18,7 +18,7 @@ from judging.measures.hybrid.sampling import inclusion_probabilities
 from judging.measures.hybrid.simulation import simulate
 from tests.factories import OrganiserFactory
 from tests.judging.budget_page import budget_simulated
-from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (the fixture)
+from tests.judging.helpers import BASE, run
 
 
 def test_it_predicts_the_correction_from_the_machines_values_as_a_calibrated_spread():
@@ -107,7 +107,7 @@ def test_it_says_active_sampling_does_not_pay_and_suggests_the_uniform_design():
 
 
 @pytest.mark.django_db
-def test_it_gives_simulate_budgets_verdict_in_json_and_text(collection):  # noqa: F811
+def test_it_gives_simulate_budgets_verdict_in_json_and_text(hybrid_collection):
     args = [*BASE, "--human-judge", "nist", "--budgets", "10", "30", "--repeats", "60"]
     data = json.loads(run("simulate_budget", *args, "--format", "json"))
     assert data["active_sampling"] == "expected correction, from the machine's values"
@@ -118,7 +118,7 @@ def test_it_gives_simulate_budgets_verdict_in_json_and_text(collection):  # noqa
 
 
 @pytest.mark.django_db
-def test_it_shows_the_verdict_on_the_budget_page(client, collection):  # noqa: F811
+def test_it_shows_the_verdict_on_the_budget_page(client, hybrid_collection):
     client.force_login(OrganiserFactory())
     response = budget_simulated(
         client,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from annotation.models import Judge, NtnJudgment, Nugget
 from judging.clients import nli as nli_client
@@ -22,6 +21,7 @@ from tests.factories import (
     TopicFactory,
     TurnFactory,
 )
+from tests.judging.helpers import run
 
 pytestmark = pytest.mark.django_db
 
@@ -57,12 +57,6 @@ def nuggets():
     return collection, (first, second)
 
 
-def judge(*args: str) -> str:
-    out = StringIO()
-    call_command("judge", *args, stdout=out)
-    return out.getvalue()
-
-
 def ntn_args(model_dir: Path, *extra: str) -> list[str]:
     return [
         "ntn",
@@ -85,7 +79,7 @@ def ntn_args(model_dir: Path, *extra: str) -> list[str]:
 def test_judge_ntn_scores_every_pair_once_and_a_second_run_scores_nothing(
     nuggets, tiny_model_dir, scored_pairs
 ):
-    first = judge(*ntn_args(tiny_model_dir))
+    first = run("judge", *ntn_args(tiny_model_dir))
 
     assert len(scored_pairs) == 7
     assert "2 turns, 7 pairs scored, 0 pairs already stored, cost $0.0000" in first
@@ -106,7 +100,7 @@ def test_judge_ntn_scores_every_pair_once_and_a_second_run_scores_nothing(
     assert job.options["threshold"] == 0.3
 
     scored_pairs.clear()
-    second = judge(*ntn_args(tiny_model_dir))
+    second = run("judge", *ntn_args(tiny_model_dir))
 
     assert scored_pairs == []
     assert "2 turns, 0 pairs scored, 7 pairs already stored, cost $0.0000" in second
@@ -124,7 +118,7 @@ def test_judge_ntn_scores_in_batches_of_the_size_asked(nuggets, tiny_model_dir, 
 
     monkeypatch.setattr(nli_client.NliModel, "entailment_probs", spy)
 
-    out = judge(*ntn_args(tiny_model_dir, "--batch-size", "3"))
+    out = run("judge", *ntn_args(tiny_model_dir, "--batch-size", "3"))
 
     assert "2 turns, 7 pairs scored" in out
     assert sizes and set(sizes) == {3}
@@ -154,7 +148,7 @@ def test_a_killed_ntn_job_resumes_where_it_stopped(nuggets, tiny_model_dir, scor
     first_run = list(scored_pairs)
     scored_pairs.clear()
 
-    out = judge(*ntn_args(tiny_model_dir))
+    out = run("judge", *ntn_args(tiny_model_dir))
 
     assert f"resuming job {job.pk} (1/2 units done before)" in out
     assert scored_pairs == [("Marathons are long.", "A marathon is 42.195 kilometres long.")]
@@ -188,7 +182,7 @@ def test_judge_dedup_marks_duplicates_and_a_second_run_scores_nothing(tiny_model
     # Threshold 0: every pair entails both ways, so each turn keeps its earliest key alone.
     args += ["--model", str(tiny_model_dir), "--threshold", "0"]
 
-    out = judge(*args)
+    out = run("judge", *args)
 
     assert len(scored_pairs) == 3 * 2 + 2 * 1
     assert "2 turns, 8 pairs scored, 0 pairs already stored, cost $0.0000" in out
@@ -198,7 +192,7 @@ def test_judge_dedup_marks_duplicates_and_a_second_run_scores_nothing(tiny_model
     assert Nugget.objects.filter(judge=source, duplicate_of__isnull=False).count() == 4
 
     scored_pairs.clear()
-    again = judge(*args)
+    again = run("judge", *args)
 
     assert scored_pairs == []
     assert "2 turns, 0 pairs scored, 8 pairs already stored" in again
@@ -224,7 +218,8 @@ def test_judge_dedup_with_the_model_keeps_the_pairs_that_entail_each_other(tiny_
     model.threshold = threshold
     expected, _ = nugget_duplicates_find(nuggets, entails=model.entails)
 
-    out = judge(
+    out = run(
+        "judge",
         *("dedup", "--collection", "paris", "--judge", "llm-nuggets-dedup", "--source-judge", "llm-nuggets"),
         *("--model", str(tiny_model_dir), "--threshold", str(threshold)),
     )
@@ -247,8 +242,16 @@ def test_judge_dedup_with_the_model_keeps_the_pairs_that_entail_each_other(tiny_
 
 def test_judge_dedup_exact_only_needs_no_model(scored_pairs):
     dedup_setup()
-    out = judge(
-        "dedup", "--collection", "dups", "--judge", "exact", "--source-judge", "llm-gold", "--exact-only"
+    out = run(
+        "judge",
+        "dedup",
+        "--collection",
+        "dups",
+        "--judge",
+        "exact",
+        "--source-judge",
+        "llm-gold",
+        "--exact-only",
     )
     assert scored_pairs == []
     assert "2 turns, 0 pairs scored, 0 pairs already stored" in out
@@ -259,21 +262,21 @@ def test_judge_dedup_exact_only_needs_no_model(scored_pairs):
 
 def test_judge_refuses_nli_jobs_it_cannot_run(nuggets, tmp_path):
     with pytest.raises(CommandError, match="needs the judge of the gold nuggets"):
-        judge("ntn", "--collection", "cone", "--judge", "n", "--response-nugget-judge", "extractor")
+        run("judge", "ntn", "--collection", "cone", "--judge", "n", "--response-nugget-judge", "extractor")
     with pytest.raises(CommandError, match="no judge named 'nobody'"):
-        judge("ntn", "--collection", "cone", "--judge", "n", "--gold-judge", "nobody")
+        run("judge", "ntn", "--collection", "cone", "--judge", "n", "--gold-judge", "nobody")
     with pytest.raises(CommandError, match="threshold must be between 0 and 1"):
-        judge(*ntn_args(tmp_path, "--threshold", "1.5"))
+        run("judge", *ntn_args(tmp_path, "--threshold", "1.5"))
     with pytest.raises(CommandError, match="batch size must be at least 1"):
-        judge(*ntn_args(tmp_path, "--batch-size", "0"))
+        run("judge", *ntn_args(tmp_path, "--batch-size", "0"))
     with pytest.raises(CommandError, match="no turn 99_99 in collection cone"):
-        judge(*ntn_args(tmp_path, "--turns", "99_99"))
+        run("judge", *ntn_args(tmp_path, "--turns", "99_99"))
     with pytest.raises(CommandError, match="runs do not apply"):
-        judge("dedup", "--collection", "cone", "--judge", "d", "--source-judge", "gold", "--runs", "A")
+        run("judge", "dedup", "--collection", "cone", "--judge", "d", "--source-judge", "gold", "--runs", "A")
     with pytest.raises(CommandError, match="needs its own judge"):
-        judge("dedup", "--collection", "cone", "--judge", "gold", "--source-judge", "gold")
+        run("judge", "dedup", "--collection", "cone", "--judge", "gold", "--source-judge", "gold")
     with pytest.raises(CommandError, match="already exists as kind 'llm'"):
-        judge(*ntn_args(tmp_path)[:3], "--judge", "extractor", *ntn_args(tmp_path)[5:])
+        run("judge", *ntn_args(tmp_path)[:3], "--judge", "extractor", *ntn_args(tmp_path)[5:])
     assert not JudgeJob.objects.exists()
     assert not Judge.objects.filter(name__in=["n", "d", "nli:tiny"]).exists()
     assert not NtnJudgment.objects.exists()
@@ -283,7 +286,7 @@ def test_an_nli_model_that_does_not_load_fails_the_job_with_the_reason(nuggets, 
     empty = tmp_path / "no-model"
     empty.mkdir()
     with pytest.raises(CommandError, match="cannot load the NLI model"):
-        judge(*ntn_args(empty))
+        run("judge", *ntn_args(empty))
     job = JudgeJob.objects.get()
     assert job.status == "failed"
     assert "cannot load the NLI model" in job.error

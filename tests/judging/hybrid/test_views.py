@@ -5,47 +5,17 @@ from django.urls import reverse
 
 from annotation.models import Judge, RelevanceJudgment
 from tests.factories import (
-    CollectionFactory,
     JudgeFactory,
     OrganiserFactory,
-    RankingFactory,
-    RunFactory,
-    TopicFactory,
-    TurnFactory,
     UserFactory,
 )
 from tests.judging.budget_page import budget_simulated
+from tests.judging.helpers import QUERY
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def collection():
-    collection = CollectionFactory(name="views")
-    human, machine = JudgeFactory(name="nist"), JudgeFactory(name="llm")
-    runs = [
-        RunFactory(collection=collection, name="<b>bold</b>"),
-        RunFactory(collection=collection, name="plain"),
-    ]
-    rows = []
-    for t in range(12):
-        turn = TurnFactory(topic=TopicFactory(collection=collection), position=1)
-        for p in range(3):
-            rows.append(RelevanceJudgment(judge=human, turn=turn, passage_id=f"d{t}{p}", grade=(t + p) % 5))
-            rows.append(
-                RelevanceJudgment(judge=machine, turn=turn, passage_id=f"d{t}{p}", grade=(t + 2 * p) % 5)
-            )
-        for i, run in enumerate(runs):
-            ids = [f"d{t}{p}" for p in (range(3) if i else range(2, -1, -1))]
-            RankingFactory(run=run, turn=turn, passage_ids=ids, scores=[3, 2, 1])
-    RelevanceJudgment.objects.bulk_create(rows)
-    return collection
-
-
-QUERY = {"task": "relevance", "human_judge": "nist", "machine_judge": "llm", "measure": "nDCG@5"}
-
-
-def test_it_sends_anonymous_users_to_login_and_refuses_non_organisers(client, collection):
+def test_it_sends_anonymous_users_to_login_and_refuses_non_organisers(client, views_collection):
     url = reverse("judging:hybrid-estimate", args=["views"])
     assert client.get(url).status_code == 302
     client.force_login(UserFactory())
@@ -53,7 +23,7 @@ def test_it_sends_anonymous_users_to_login_and_refuses_non_organisers(client, co
     assert client.get(reverse("judging:hybrid-budget", args=["views"])).status_code == 403
 
 
-def test_the_estimate_page_draws_an_error_bar_per_run_and_escapes_run_names(client, collection):
+def test_the_estimate_page_draws_an_error_bar_per_run_and_escapes_run_names(client, views_collection):
     client.force_login(OrganiserFactory())
     response = client.get(reverse("judging:hybrid-estimate", args=["views"]), QUERY)
     assert response.status_code == 200
@@ -62,14 +32,14 @@ def test_the_estimate_page_draws_an_error_bar_per_run_and_escapes_run_names(clie
     assert "&lt;b&gt;bold&lt;/b&gt;" in body and "<b>bold</b>" not in body
 
 
-def test_the_estimate_page_says_what_is_wrong_with_a_bad_measure(client, collection):
+def test_the_estimate_page_says_what_is_wrong_with_a_bad_measure(client, views_collection):
     client.force_login(OrganiserFactory())
     response = client.get(reverse("judging:hybrid-estimate", args=["views"]), {**QUERY, "measure": "nope@3"})
     assert response.status_code == 400
     assert "unknown measure" in response.content.decode()
 
 
-def test_the_budget_page_plots_coverage_and_width_and_gives_the_plan(client, collection):
+def test_the_budget_page_plots_coverage_and_width_and_gives_the_plan(client, views_collection):
     client.force_login(OrganiserFactory())
     query = {**QUERY, "budgets": "4 8", "repeats": "20", "target_width": "0.3", "settle_share": "0.5"}
     response = budget_simulated(client, "views", query)
@@ -95,7 +65,9 @@ def _panel(body):
     return body[start : body.index("</section>", start)]
 
 
-def test_the_evaluation_page_refuses_anonymous_users_and_non_organisers_its_estimates(client, collection):
+def test_the_evaluation_page_refuses_anonymous_users_and_non_organisers_its_estimates(
+    client, views_collection
+):
     url = reverse("judging:evaluation-runs", args=["views"])
     assert client.get(url, EVALUATION).status_code == 302
     client.force_login(UserFactory())
@@ -104,7 +76,7 @@ def test_the_evaluation_page_refuses_anonymous_users_and_non_organisers_its_esti
     assert b"evaluation-error-bars" not in response.content
 
 
-def test_the_evaluation_page_draws_each_runs_estimate_as_an_error_bar(client, collection):
+def test_the_evaluation_page_draws_each_runs_estimate_as_an_error_bar(client, views_collection):
     from judging.hybrid.estimate import hybrid_estimate
     from judging.hybrid.units import unit_table
 
@@ -119,7 +91,11 @@ def test_the_evaluation_page_draws_each_runs_estimate_as_an_error_bar(client, co
     assert response.context["evaluation"] is not None  # the runs table is still there
     judges = {j.name: j for j in Judge.objects.filter(name__in=["nist", "llm"])}
     table = unit_table(
-        collection=collection, task="relevance", measure="nDCG@5", human=judges["nist"], machine=judges["llm"]
+        collection=views_collection,
+        task="relevance",
+        measure="nDCG@5",
+        human=judges["nist"],
+        machine=judges["llm"],
     )
     expected = hybrid_estimate(table=table, method="ppi++", pairs=False)
     shown = response.context["hybrid"]
@@ -131,7 +107,7 @@ def test_the_evaluation_page_draws_each_runs_estimate_as_an_error_bar(client, co
     assert "human_judge=nist" in panel and "machine_judge=llm" in panel
 
 
-def test_the_evaluation_page_says_what_is_wrong_with_the_estimate_choice(client, collection):
+def test_the_evaluation_page_says_what_is_wrong_with_the_estimate_choice(client, views_collection):
     client.force_login(OrganiserFactory())
     url = reverse("judging:evaluation-runs", args=["views"])
 
@@ -143,7 +119,7 @@ def test_the_evaluation_page_says_what_is_wrong_with_the_estimate_choice(client,
     assert "<i>x</i>" not in unknown_judge.content.decode()
 
 
-def test_the_evaluation_page_merges_several_human_judges(client, collection):
+def test_the_evaluation_page_merges_several_human_judges(client, views_collection):
     second = JudgeFactory(name="second")
     turn = RelevanceJudgment.objects.filter(judge__name="nist").first().turn
     RelevanceJudgment.objects.create(judge=second, turn=turn, passage_id="d00", grade=4)
@@ -156,7 +132,7 @@ def test_the_evaluation_page_merges_several_human_judges(client, collection):
 
 
 def test_the_budget_page_shows_the_worst_run_the_monte_carlo_error_warnings_and_offers_the_correction(
-    client, collection
+    client, views_collection
 ):
     client.force_login(OrganiserFactory())
     query = {**QUERY, "budgets": "4 12", "repeats": "20", "fpc": "on"}
@@ -169,7 +145,7 @@ def test_the_budget_page_shows_the_worst_run_the_monte_carlo_error_warnings_and_
     assert "0.05-level" not in body and "95%" in body
 
 
-def test_the_estimate_page_warns_below_30_units(client, collection):
+def test_the_estimate_page_warns_below_30_units(client, views_collection):
     client.force_login(OrganiserFactory())
     response = client.get(reverse("judging:hybrid-estimate", args=["views"]), QUERY)
     assert response.status_code == 200

@@ -2,69 +2,23 @@
 the work they create, agreement with the plain evaluation, and CommandError naming the valid values."""
 
 import json
-from io import StringIO
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Assignment, Judge, Pool, PoolEntry, RelevanceJudgment
+from annotation.models import Assignment, Judge, PoolEntry, RelevanceJudgment
 from judging.models import HumanSample
 from judging.scores.relevance import runs_evaluate
 from tests.factories import (
-    CollectionFactory,
-    JudgeFactory,
-    RankingFactory,
-    RunFactory,
-    TopicFactory,
-    TurnFactory,
     UserFactory,
 )
+from tests.judging.helpers import BASE, PASSAGES, TURNS, run
 
 pytestmark = pytest.mark.django_db
 
-TURNS, PASSAGES = 40, 6
 
-
-@pytest.fixture
-def collection():
-    """40 turns of 6 pooled passages, 3 runs; a human grades every pair, two machines grade noisily."""
-    rng = np.random.default_rng(0)
-    collection = CollectionFactory(name="hybrid")
-    human, machine, second = JudgeFactory(name="nist"), JudgeFactory(name="llm"), JudgeFactory(name="llm-b")
-    runs = [RunFactory(collection=collection, name=f"run{i}") for i in range(3)]
-    pool = Pool.objects.create(collection=collection, name="pool", depth=PASSAGES)
-    rows, entries = [], []
-    for t in range(TURNS):
-        topic = TopicFactory(collection=collection, number=str(t + 1))
-        turn = TurnFactory(topic=topic, position=1)
-        ids = [f"d{t}_{p}" for p in range(PASSAGES)]
-        grades = rng.integers(0, 5, PASSAGES)
-        for p, (pid, grade) in enumerate(zip(ids, grades, strict=True)):
-            entries.append(PoolEntry(pool=pool, turn=turn, passage_id=pid, best_rank=p + 1, order=p))
-            rows.append(RelevanceJudgment(judge=human, turn=turn, passage_id=pid, grade=int(grade)))
-            for judge in (machine, second):
-                noisy = int(np.clip(grade + rng.integers(-1, 2), 0, 4))
-                rows.append(RelevanceJudgment(judge=judge, turn=turn, passage_id=pid, grade=noisy))
-        for i, run in enumerate(runs):
-            order = list(rng.permutation(ids)) if i else sorted(ids, key=lambda d: -grades[ids.index(d)])
-            RankingFactory(run=run, turn=turn, passage_ids=order, scores=list(range(PASSAGES, 0, -1)))
-    RelevanceJudgment.objects.bulk_create(rows)
-    PoolEntry.objects.bulk_create(entries)
-    return collection
-
-
-def run(name, *args):
-    out = StringIO()
-    call_command(name, *args, stdout=out, stderr=StringIO())
-    return out.getvalue()
-
-
-BASE = ["--collection", "hybrid", "--task", "relevance", "--machine-judge", "llm"]
-
-
-def test_estimate_json_has_the_documented_shape_and_classical_equals_the_evaluation(collection):
+def test_estimate_json_has_the_documented_shape_and_classical_equals_the_evaluation(hybrid_collection):
     data = json.loads(
         run(
             "estimate",
@@ -81,7 +35,7 @@ def test_estimate_json_has_the_documented_shape_and_classical_equals_the_evaluat
     )
     assert set(data) >= {"method", "alpha", "runs", "pairs", "ranking"}
     assert set(data["runs"]["run0"]) >= {"estimate", "ci", "n_human", "n_machine", "effective_n"}
-    evaluation = runs_evaluate(collection=collection, judge=Judge.objects.get(name="nist"))
+    evaluation = runs_evaluate(collection=hybrid_collection, judge=Judge.objects.get(name="nist"))
     for name, row in data["runs"].items():
         assert row["estimate"] == pytest.approx(evaluation.runs[name]["nDCG@5"])
         assert row["n_human"] == TURNS
@@ -90,7 +44,7 @@ def test_estimate_json_has_the_documented_shape_and_classical_equals_the_evaluat
     assert {(p["a"], p["b"]) for p in data["pairs"]} == {("run0", "run1"), ("run0", "run2"), ("run1", "run2")}
 
 
-def test_sample_for_humans_stores_probabilities_and_creates_the_assignment(collection):
+def test_sample_for_humans_stores_probabilities_and_creates_the_assignment(hybrid_collection):
     assessor = UserFactory(username="ann")
     out = run(
         "sample_for_humans",
@@ -124,7 +78,7 @@ def test_sample_for_humans_stores_probabilities_and_creates_the_assignment(colle
     assert "sample pilot" in estimate["design"]
 
 
-def test_the_uncertainty_strategy_uses_other_machine_judges_and_never_gives_zero(collection):
+def test_the_uncertainty_strategy_uses_other_machine_judges_and_never_gives_zero(hybrid_collection):
     run(
         "sample_for_humans",
         *BASE,
@@ -161,7 +115,7 @@ def test_the_uncertainty_strategy_uses_other_machine_judges_and_never_gives_zero
     assert all(r["ci"][0] <= r["estimate"] <= r["ci"][1] for r in data["runs"].values())
 
 
-def test_relevant_share_by_pair_is_one_entry_named_pool_and_its_sample_gets_its_own_pool(collection):
+def test_relevant_share_by_pair_is_one_entry_named_pool_and_its_sample_gets_its_own_pool(hybrid_collection):
     UserFactory(username="bob")
     args = [*BASE, "--measure", "relevant_share", "--unit", "pair"]
     run(
@@ -188,7 +142,7 @@ def test_relevant_share_by_pair_is_one_entry_named_pool_and_its_sample_gets_its_
     assert 0 < truth < 1
 
 
-def test_simulate_budget_json_reports_every_method_per_budget(collection):
+def test_simulate_budget_json_reports_every_method_per_budget(hybrid_collection):
     data = json.loads(
         run(
             "simulate_budget",
@@ -213,7 +167,7 @@ def test_simulate_budget_json_reports_every_method_per_budget(collection):
         assert set(methods["ppi++"]) >= {"coverage", "mean_width", "width_ratio"}
 
 
-def test_plan_budget_gives_labels_for_a_width_and_for_settling_pairs(collection):
+def test_plan_budget_gives_labels_for_a_width_and_for_settling_pairs(hybrid_collection):
     data = json.loads(
         run(
             "plan_budget",
@@ -243,12 +197,12 @@ def test_plan_budget_gives_labels_for_a_width_and_for_settling_pairs(collection)
         (["--measure", "RR", "--unit", "pair"], "pair units serve only relevant_share"),
     ],
 )
-def test_estimate_rejects_bad_input_naming_the_valid_values(collection, args, message):
+def test_estimate_rejects_bad_input_naming_the_valid_values(hybrid_collection, args, message):
     with pytest.raises(CommandError, match=message):
         run("estimate", *BASE, "--human-judge", "nist", *args)
 
 
-def test_sample_for_humans_rejects_an_unknown_strategy_and_a_missing_pool(collection):
+def test_sample_for_humans_rejects_an_unknown_strategy_and_a_missing_pool(hybrid_collection):
     with pytest.raises(CommandError, match="uniform, uncertainty"):
         run("sample_for_humans", *BASE, "--budget", "5", "--strategy", "greedy", "--name", "x")
     with pytest.raises(CommandError, match="no pool 'other'"):
@@ -258,7 +212,7 @@ def test_sample_for_humans_rejects_an_unknown_strategy_and_a_missing_pool(collec
     assert not HumanSample.objects.exists()
 
 
-def test_estimate_with_fpc_is_narrower_and_a_census_has_no_sampling_error(collection):
+def test_estimate_with_fpc_is_narrower_and_a_census_has_no_sampling_error(hybrid_collection):
     args = [*BASE, "--human-judge", "nist", "--method", "classical", "--format", "json", "--no-pairs"]
     census = json.loads(run("estimate", *args, "--fpc"))
     assert census["fpc"] is True
@@ -276,7 +230,9 @@ def test_estimate_with_fpc_is_narrower_and_a_census_has_no_sampling_error(collec
         assert width / plain_width == pytest.approx(np.sqrt(1 - 20 / TURNS))
 
 
-def test_simulate_budget_reports_the_worst_run_the_monte_carlo_error_and_warns_below_30_units(collection):
+def test_simulate_budget_reports_the_worst_run_the_monte_carlo_error_and_warns_below_30_units(
+    hybrid_collection,
+):
     args = [*BASE, "--human-judge", "nist", "--budgets", "10", "35", "--repeats", "40", "--seed", "3"]
     data = json.loads(run("simulate_budget", *args, "--format", "json"))
     assert data["fpc"] is False
@@ -295,7 +251,7 @@ def test_simulate_budget_reports_the_worst_run_the_monte_carlo_error_and_warns_b
     assert "95% intervals;" in text and "warning: budget 10: coverage not shown to hold" in text
 
 
-def test_simulate_budget_and_plan_budget_offer_the_finite_population_correction(collection):
+def test_simulate_budget_and_plan_budget_offer_the_finite_population_correction(hybrid_collection):
     simulate = [*BASE, "--human-judge", "nist", "--budgets", "30", "--repeats", "40", "--format", "json"]
     plain, corrected = (json.loads(run("simulate_budget", *simulate, *extra)) for extra in ([], ["--fpc"]))
     assert corrected["fpc"] is True
@@ -308,7 +264,7 @@ def test_simulate_budget_and_plan_budget_offer_the_finite_population_correction(
     assert corrected["budget_for_width"] <= plain["budget_for_width"]
 
 
-def test_estimate_warns_about_runs_whose_sample_is_below_30_units(collection):
+def test_estimate_warns_about_runs_whose_sample_is_below_30_units(hybrid_collection):
     run("sample_for_humans", *BASE, "--budget", "12", "--seed", "4", "--name", "small", "--no-work")
     args = [*BASE, "--human-judge", "nist", "--sample", "small", "--no-pairs"]
     data = json.loads(run("estimate", *args, "--format", "json"))

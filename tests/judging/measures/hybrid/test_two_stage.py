@@ -22,8 +22,8 @@ from judging.measures.hybrid.two_stage import (
 from judging.models import HumanSample
 from tests.factories import OrganiserFactory
 from tests.judging.budget_page import budget_simulated
+from tests.judging.helpers import BASE, run
 from tests.judging.pair_data import ikat_qrels, population, synthetic_qrels
-from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (fixture)
 
 NDCG = parse_ranked("nDCG@5")
 
@@ -131,7 +131,7 @@ def _two_stage(name, measure="nDCG@5", budget="150", *extra):
 
 
 @pytest.mark.django_db
-def test_sample_for_humans_draws_a_two_stage_sample_with_each_pairs_probability(collection):  # noqa: F811
+def test_sample_for_humans_draws_a_two_stage_sample_with_each_pairs_probability(hybrid_collection):
     data = json.loads(_two_stage("two", "nDCG@5", "150", "--format", "json"))
     sample = HumanSample.objects.get(name="two")
     assert sample.strategy == HumanSample.Strategy.TWO_STAGE and data["strategy"] == "two-stage"
@@ -147,7 +147,7 @@ def test_sample_for_humans_draws_a_two_stage_sample_with_each_pairs_probability(
 
 
 @pytest.mark.django_db
-def test_estimate_gives_every_run_ndcg_at_5_from_a_two_stage_sample(collection):  # noqa: F811
+def test_estimate_gives_every_run_ndcg_at_5_from_a_two_stage_sample(hybrid_collection):
     _two_stage("two")
 
     def estimate(measure, method):
@@ -191,7 +191,7 @@ def test_estimate_gives_every_run_ndcg_at_5_from_a_two_stage_sample(collection):
 
 
 @pytest.mark.django_db
-def test_the_single_stage_refusal_points_at_the_two_stage_design(collection):  # noqa: F811
+def test_the_single_stage_refusal_points_at_the_two_stage_design(hybrid_collection):
     with pytest.raises(CommandError, match="ideal DCG") as refused:
         run("estimate", *BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "nDCG@5")
     assert "--design two-stage" in str(refused.value)
@@ -199,7 +199,7 @@ def test_the_single_stage_refusal_points_at_the_two_stage_design(collection):  #
 
 @pytest.mark.django_db
 def test_simulate_budget_reports_the_two_stage_design_in_the_usual_shape_and_warns_below_20_turns(
-    collection,  # noqa: F811
+    hybrid_collection,
 ):
     args = [*BASE, "--human-judge", "nist", "--unit", "pair", "--measure", "nDCG@5", "--design", "two-stage"]
     data = json.loads(
@@ -220,7 +220,7 @@ def test_simulate_budget_reports_the_two_stage_design_in_the_usual_shape_and_war
 
 
 @pytest.mark.django_db
-def test_the_budget_page_runs_the_two_stage_design_for_ndcg(client, collection):  # noqa: F811
+def test_the_budget_page_runs_the_two_stage_design_for_ndcg(client, hybrid_collection):
     client.force_login(OrganiserFactory())
     url = reverse("judging:hybrid-budget", args=["hybrid"])
     assert 'value="two-stage"' in client.get(url).content.decode()

@@ -7,7 +7,7 @@ import pytest
 from judging.measures.hybrid.estimators import mean_interval
 from judging.measures.hybrid.planning import plan_budget
 from judging.measures.hybrid.table import UnitTable
-from tests.judging.test_hybrid_commands import BASE, collection, run  # noqa: F401 (the fixture)
+from tests.judging.helpers import BASE, run
 
 
 def _population(units=800, seed=0, pilot=60, unit="turn"):
@@ -84,7 +84,7 @@ def test_it_refuses_an_assurance_outside_zero_and_one():
 
 
 @pytest.mark.django_db
-def test_plan_budget_speaks_in_turns_and_takes_an_assurance(collection):  # noqa: F811
+def test_plan_budget_speaks_in_turns_and_takes_an_assurance(hybrid_collection):
     args = [*BASE, "--human-judge", "nist", "--target-width", "0.3", "--settle-share", "0.5"]
     text = run("plan_budget", *args, "--assurance", "0.9")
     assert "in 90% of samples" in text and " turns in all" in text

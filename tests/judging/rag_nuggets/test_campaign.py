@@ -7,10 +7,8 @@ scikit-learn's and scipy's on the same labels."""
 from __future__ import annotations
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 from scipy.stats import kendalltau
@@ -31,6 +29,7 @@ from devtools.openai_server import toy_responder
 from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import UserFactory
+from tests.judging.helpers import run as run_command
 
 pytestmark = pytest.mark.django_db
 
@@ -119,14 +118,8 @@ def _write_collection(tmp_path) -> dict[str, str]:
     return {kind: str(tmp_path / name) for kind, name in files.items()}
 
 
-def _run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue()
-
-
 def _hand_out(step: str, user: str, source: str, *extra: str) -> list[NuggetWork]:
-    _run(
+    run_command(
         "assign_nugget_work", "--collection", "rag24", "--step", step, "--users", user,
         "--source-judge", source, *extra,
     )  # fmt: skip
@@ -209,7 +202,7 @@ def _label_assignments(client, user, works: list[NuggetWork], machine: Judge) ->
 
 def _agreement(*args: str) -> dict:
     return json.loads(
-        _run("agreement", "--collection", "rag24", *args, "--format", "json", "--resamples", "20")
+        run_command("agreement", "--collection", "rag24", *args, "--format", "json", "--resamples", "20")
     )
 
 
@@ -249,12 +242,12 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
     fake_openai.responder = toy_responder
     Collection.objects.create(name="rag24")
     files = _write_collection(tmp_path)
-    _run("import_run", files["answers"], "--collection", "rag24")
-    _run("import_passages", files["passages"], "--collection", "rag24")
-    _run("import_qrels", files["qrels"], "--collection", "rag24", "--judge", "nist-qrels")
+    run_command("import_run", files["answers"], "--collection", "rag24")
+    run_command("import_passages", files["passages"], "--collection", "rag24")
+    run_command("import_qrels", files["qrels"], "--collection", "rag24", "--judge", "nist-qrels")
 
     # The LLM's nugget lists, from the relevant passages, best first.
-    created = _run(
+    created = run_command(
         "judge", "nuggets-create", "--collection", "rag24", "--judge", "llm-nuggets",
         "--qrels-judge", "nist-qrels", "--window", "2",
     )  # fmt: skip
@@ -285,7 +278,9 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
 
     # Vital or okay: the LLM; bob from scratch; carol post-editing the LLM's labels (she changes the last).
     name = edited.name
-    _run("judge", "importance", "--collection", "rag24", "--judge", "llm-vital", "--nuggets-judge", name)
+    run_command(
+        "judge", "importance", "--collection", "rag24", "--judge", "llm-vital", "--nuggets-judge", name
+    )
     llm_vital = Judge.objects.get(name="llm-vital")
     bob, carol, dave = (UserFactory(username=u) for u in ("bob", "carol", "dave"))
     _label_importance(
@@ -309,7 +304,9 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
     assert carols.count() == 8 and carols.filter(changed=True).count() == 3
 
     # Assignments: the LLM, and dave from scratch on the assignment pages, answer by answer.
-    _run("judge", "assignment", "--collection", "rag24", "--judge", "llm-assign", "--nuggets-judge", name)
+    run_command(
+        "judge", "assignment", "--collection", "rag24", "--judge", "llm-assign", "--nuggets-judge", name
+    )
     llm_assign = Judge.objects.get(name="llm-assign")
     _label_assignments(client, dave, _hand_out("assignment", "dave", name), llm_assign)
     dave_judge = judge_for_assessor(user=dave)
@@ -321,7 +318,7 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
     # The scores, per answer and per run, are nuggetizer's on the same assignments.
     for assigner in (llm_assign, dave_judge):
         scores = json.loads(
-            _run(
+            run_command(
                 "nugget_scores", "--collection", "rag24", "--judge", assigner.name,
                 "--importance-judge", "llm-vital", "--format", "json",
             )
@@ -379,7 +376,7 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
 
     # Kendall's tau between the run rankings under the person's and the LLM's assignments.
     ranking = json.loads(
-        _run(
+        run_command(
             "rank_agreement", "--collection", "rag24", "--measure", "nugget-all",
             "--judges", dave_judge.name, "llm-assign", "--format", "json",
         )
@@ -395,7 +392,7 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
 
     # Both written out in nuggetizer's shapes.
     nuggets_file, assignments_file = tmp_path / "nuggets.jsonl", tmp_path / "assignments.jsonl"
-    _run(
+    run_command(
         "export_nuggets",
         "--collection",
         "rag24",
@@ -406,7 +403,7 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
         "-o",
         str(nuggets_file),
     )
-    _run(
+    run_command(
         "export_nugget_assignments",
         "--collection",
         "rag24",
