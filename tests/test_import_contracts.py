@@ -78,6 +78,7 @@ VIOLATIONS = [
     ("judging/evaluation/bad.py", "from judging.hybrid import views", "judging's features (agreement"),
     ("judging/scores/bad.py", "from judging.support import views", "features above the scores"),
     ("judging/measures/bad.py", "from judging.scores import support", "features above the scores"),
+    ("judging/clients/bad.py", "from judging.machine import nli", "features above the scores"),
 ]
 
 

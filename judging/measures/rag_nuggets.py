@@ -92,3 +92,21 @@ def vital_unlabelled(scores: NuggetScores) -> bool:
     """No scored nugget has a vital/okay label from the importance judge: the vital scores are 0 for want
     of labels, not of support, and rank nothing."""
     return bool(scores["nuggets"]) and scores["unlabelled_nuggets"] == scores["nuggets"]
+
+
+def per_topic_scores(scores: NuggetScores, score: str) -> dict[str, dict[str, float]]:
+    """{run: {topic: score}} of one evaluation."""
+    per_topic: dict[str, dict[str, float]] = {}
+    for answer in scores["answers"]:
+        per_topic.setdefault(answer["run_id"], {})[answer["qid"]] = answer[score]  # type: ignore[literal-required]
+    return per_topic
+
+
+def topic_means(
+    per_topic: dict[str, dict[str, float]], topics: set[str]
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Each run's mean over `topics` (statistics.mean, as nuggetizer's run means), and its per-topic scores
+    there: on every topic of the evaluation, the run scores of `nugget_scores`."""
+    kept = {run: {t: v for t, v in scores.items() if t in topics} for run, scores in per_topic.items()}
+    kept = {run: scores for run, scores in kept.items() if scores}
+    return {run: mean(scores.values()) for run, scores in kept.items()}, kept

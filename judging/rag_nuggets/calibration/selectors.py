@@ -5,14 +5,19 @@ into run scores and per-topic scores for the statistics of `judging.measures.agr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import mean
 from typing import Any
 
 from annotation.models import Collection, Judge
 from annotation.selectors import natural_key
 from core.wording import plural
 from judging.measures.agreement import rank_agreement
-from judging.measures.rag_nuggets import SCORE_NAMES, NuggetScores, vital_unlabelled
+from judging.measures.rag_nuggets import (
+    SCORE_NAMES,
+    NuggetScores,
+    per_topic_scores,
+    topic_means,
+    vital_unlabelled,
+)
 from judging.measures.topic_agreement import topic_agreement
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
 from judging.scores.rag_nuggets import nugget_scores
@@ -31,24 +36,6 @@ class NuggetEvaluation:
             "judge": self.judge.name,
             "importance_judge": self.importance_judge.name if self.importance_judge else None,
         }
-
-
-def _per_topic(scores: NuggetScores, score: str) -> dict[str, dict[str, float]]:
-    """{run: {topic: score}} of one evaluation."""
-    per_topic: dict[str, dict[str, float]] = {}
-    for answer in scores["answers"]:
-        per_topic.setdefault(answer["run_id"], {})[answer["qid"]] = answer[score]  # type: ignore[literal-required]
-    return per_topic
-
-
-def _on_topics(
-    per_topic: dict[str, dict[str, float]], topics: set[str]
-) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """Each run's mean over `topics` (statistics.mean, as nuggetizer's run means), and its per-topic scores
-    there: on every topic of the evaluation, the run scores of `nugget_scores`."""
-    kept = {run: {t: v for t, v in scores.items() if t in topics} for run, scores in per_topic.items()}
-    kept = {run: scores for run, scores in kept.items() if scores}
-    return {run: mean(scores.values()) for run, scores in kept.items()}, kept
 
 
 def _unlabelled_note(scores: NuggetScores, score: str, side: str) -> str | None:
@@ -89,14 +76,14 @@ def nugget_calibration(
         )
         for side, evaluation in (("a", a), ("b", b))
     }
-    all_a, all_b = _per_topic(found["a"], score), _per_topic(found["b"], score)
+    all_a, all_b = per_topic_scores(found["a"], score), per_topic_scores(found["b"], score)
     topics_a = {topic for scores in all_a.values() for topic in scores}
     topics_b = {topic for scores in all_b.values() for topic in scores}
     # A manual evaluation often covers a subset of the topics: the runs are compared on the topics both
     # evaluations cover, or a run's two scores would be means over different questions.
     shared = topics_a & topics_b
-    runs_a, per_topic_a = _on_topics(all_a, shared)
-    runs_b, per_topic_b = _on_topics(all_b, shared)
+    runs_a, per_topic_a = topic_means(all_a, shared)
+    runs_b, per_topic_b = topic_means(all_b, shared)
     run_level = rank_agreement(
         scores_a=runs_a, scores_b=runs_b, per_turn_a=per_topic_a, per_turn_b=per_topic_b, seed=seed
     )
