@@ -29,6 +29,7 @@ from crowd.services.answers import assignment_submit, worker_get_or_create
 from crowd.services.campaigns import labels_aggregate
 from judging.measures.hybrid.estimators import mean_interval
 from judging.models import HumanSample
+from tests.conftest import REPO
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -467,9 +468,8 @@ def test_an_ntr_sample_without_test_questions_names_the_remedy_and_keeps_nothing
 def test_crowd_imports_nothing_from_judging():
     # judging calls crowd's compose service for NtR samples; the reverse import would make a cycle.
     import ast
-    from pathlib import Path
 
-    crowd = Path(__file__).resolve().parents[2] / "crowd"
+    crowd = REPO / "crowd"
     offenders = []
     for path in crowd.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -9,7 +9,6 @@ import time
 from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -21,6 +20,7 @@ from judging.machine.jobs import JobError, judge_job_run, judge_job_start
 from judging.machine.jobs.state import jobs_read
 from judging.models import JudgeJob, LlmCall, LlmFailure, UnmatchedSpan
 from tests.background import tasks_run_ready
+from tests.conftest import REPO
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -38,7 +38,6 @@ from tests.judging.fake_openai import ServerError, count_tokens
 
 pytestmark = pytest.mark.django_db
 
-REPO = Path(__file__).resolve().parents[2]
 
 BIKE = "A 24-inch wheel bike fits children from 1.35 m to 1.45 m tall.  It costs about 300 euros."
 PARIS = "Paris is the capital of France and has about 2.1 million inhabitants."
