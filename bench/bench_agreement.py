@@ -23,7 +23,7 @@ django.setup()
 import numpy as np  # noqa: E402
 from sklearn.metrics import cohen_kappa_score  # noqa: E402
 
-from judging.agreement.metrics import binarise, encode_pairs, label_agreement  # noqa: E402
+from judging.measures.agreement import binarise, encode_pairs, label_agreement  # noqa: E402
 
 PAIRS, LABELS, TOPICS, RESAMPLES, REPEATS = 1_000_000, 5, 200, 1000, 3
 

@@ -27,7 +27,7 @@ def main() -> None:
     from django.db import transaction
 
     from annotation.models import Collection, Judge, Ranking, RelevanceJudgment, Run, Topic, Turn
-    from judging.evaluation.metrics import evaluation_measures, runs_evaluate
+    from judging.scores.relevance import evaluation_measures, runs_evaluate
 
     rng = random.Random(7)
     qrels_path = (

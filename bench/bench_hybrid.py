@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 # The simulation module sits beside the unit tables, which import models: the app registry must be ready.
 django.setup()
 
-from judging.hybrid.simulation import simulate  # noqa: E402
+from judging.measures.hybrid.simulation import simulate  # noqa: E402
 
 PAIRS, BUDGETS, REPEATS, BASELINE_REPEATS = 20_000, (100, 200, 500, 1000), 1000, 100
 

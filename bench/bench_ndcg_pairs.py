@@ -36,14 +36,14 @@ import numpy as np  # noqa: E402
 
 django.setup()
 
-from judging.hybrid.pair_simulation import allocation_for, draw_block  # noqa: E402
-from judging.hybrid.pairs import (  # noqa: E402
+from judging.measures.hybrid.pair_simulation import allocation_for, draw_block  # noqa: E402
+from judging.measures.hybrid.pairs import (  # noqa: E402
     PairPopulation,
     design_strata,
     neyman_allocation,
     pilot_spreads,
 )
-from judging.hybrid.ranked import (  # noqa: E402
+from judging.measures.hybrid.ranked import (  # noqa: E402
     Layout,
     coefficients,
     expected_ideal_curve,
@@ -54,7 +54,7 @@ from judging.hybrid.ranked import (  # noqa: E402
     ranked_estimates,
     true_scores,
 )
-from judging.hybrid.simulation import simulate  # noqa: E402
+from judging.measures.hybrid.simulation import simulate  # noqa: E402
 from tests.judging.pair_data import IKAT_QRELS, population, read_qrels  # noqa: E402
 
 BUDGETS, DRAWS, SEED, GROUPS = (1000, 2000), 100, 0, 10

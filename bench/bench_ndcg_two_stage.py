@@ -25,9 +25,9 @@ import numpy as np  # noqa: E402
 
 django.setup()
 
-from judging.hybrid.ranked import parse_ranked, true_scores, turn_scores  # noqa: E402
-from judging.hybrid.simulation import simulate  # noqa: E402
-from judging.hybrid.two_stage import (  # noqa: E402
+from judging.measures.hybrid.ranked import parse_ranked, true_scores, turn_scores  # noqa: E402
+from judging.measures.hybrid.simulation import simulate  # noqa: E402
+from judging.measures.hybrid.two_stage import (  # noqa: E402
     drawn_turn_scores,
     turn_level,
     turns_for,

@@ -25,10 +25,10 @@ import numpy as np  # noqa: E402
 
 django.setup()
 
-from judging.hybrid.pair_simulation import simulate_pairs  # noqa: E402
-from judging.hybrid.pairs import PairPopulation  # noqa: E402
-from judging.hybrid.ranked import coefficients, gain, parse_ranked  # noqa: E402
-from judging.hybrid.simulation import simulate  # noqa: E402
+from judging.measures.hybrid.pair_simulation import simulate_pairs  # noqa: E402
+from judging.measures.hybrid.pairs import PairPopulation  # noqa: E402
+from judging.measures.hybrid.ranked import coefficients, gain, parse_ranked  # noqa: E402
+from judging.measures.hybrid.simulation import simulate  # noqa: E402
 
 TURNS, PER_TURN, RUNS, BUDGETS, REPEATS = 200, 100, 5, (500, 1000, 2000, 4000), 500
 

@@ -78,7 +78,8 @@ def main() -> None:
         nugget_assignments_upsert,
         nugget_list_replace,
     )
-    from judging.rag_nuggets.metrics import SCORE_NAMES, nugget_scores
+    from judging.measures.rag_nuggets import SCORE_NAMES
+    from judging.scores.rag_nuggets import nugget_scores
 
     rng = random.Random(0)
     collection = Collection.objects.create(name="rag24-nuggets-bench")

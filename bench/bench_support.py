@@ -72,8 +72,8 @@ def raw_baseline(labels: Path) -> float:
 
 
 def naive_scores(collection, judge) -> dict:
-    from annotation.models import Response, SupportJudgment
-    from judging.support.metrics import answer_support
+    from annotation.models import SUPPORT_WEIGHTS, Response, SupportJudgment
+    from judging.measures.support import answer_support
 
     per: dict[str, list[tuple[float, float]]] = {}
     for response in Response.objects.filter(run__collection=collection).select_related("run"):
@@ -87,7 +87,9 @@ def naive_scores(collection, judge) -> dict:
         if not labels:
             continue
         per.setdefault(response.run.name, []).append(
-            answer_support([[labels[s.id]] if s.id in labels else [] for s in sentences])
+            answer_support(
+                [[labels[s.id]] if s.id in labels else [] for s in sentences], weights=SUPPORT_WEIGHTS
+            )
         )
     return {run: sum(p for p, _ in v) / len(v) for run, v in per.items()}
 
@@ -103,7 +105,7 @@ def main() -> None:
     from annotation.models import Collection, Judge
     from annotation.services import judge_get_or_create
     from annotation.support.io import support_labels_import
-    from judging.support.metrics import support_scores
+    from judging.scores.support import support_scores
 
     answers, labels, n_labels = generate(scratch, args.runs, args.topics)
     collection = Collection.objects.create(name="rag24-bench")

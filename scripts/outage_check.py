@@ -170,7 +170,7 @@ def _job_start(per_turn: int) -> int:
 
     from annotation.models import Collection, Passage, Turn
     from judging.machine.jobs import judge_job_start
-    from judging.tasks import judge_job_queue
+    from judging.machine.tasks import judge_job_queue
 
     collection = Collection.objects.get(name="outage-check")
     turns = list(Turn.objects.filter(collection=collection).order_by("id")[:JOB_TURNS])
@@ -213,8 +213,8 @@ def _job_resume_once_interrupted(job_id: int, since: float, within_s: float) -> 
     from django.db import OperationalError, connections
 
     from judging.machine.jobs.state import INTERRUPTED, jobs_read
+    from judging.machine.tasks import judge_job_resume
     from judging.models import JudgeJob
-    from judging.tasks import judge_job_resume
 
     while True:
         connections.close_all()  # a connection from before a restart of PostgreSQL is dead

@@ -79,6 +79,14 @@ VIOLATIONS = [
         "from annotation.support import services",
         "label families (relevance, ptkb",
     ),
+    ("judging/measures/bad.py", "from django.db import models", "measures are pure statistics"),
+    ("judging/measures/hybrid/bad.py", "from core import wording", "measures are pure statistics"),
+    ("judging/measures/bad.py", "import judging.models", "measures are pure statistics"),
+    ("judging/support/bad.py", "from judging.agreement import selectors", "judging's features (agreement"),
+    ("judging/evaluation/bad.py", "from judging.hybrid import views", "judging's features (agreement"),
+    ("judging/scores/bad.py", "from judging.support import views", "features above the scores"),
+    ("judging/measures/bad.py", "from judging.scores import support", "features above the scores"),
+    ("judging/clients/bad.py", "from judging.machine import nli", "features above the scores"),
 ]
 
 

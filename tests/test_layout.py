@@ -15,7 +15,8 @@ FAMILY_PARTS = ("models", "writer", "formats", "io", "family")
 # what the app as a whole sets up (errors: the one error every crowd feature raises).
 APP_WIDE = {"__init__", "admin", "apps", "models", "tasks", "urls"}
 ROOTS = {
-    "judging": APP_WIDE,
+    # judging's views: the pages that put two of its features side by side, above both.
+    "judging": APP_WIDE | {"views"},
     "crowd": APP_WIDE | {"forms", "errors"},
     # The console's own pages (home, collections, pools and work, dashboard, downloads) at its root; its
     # uploads and people are packages.

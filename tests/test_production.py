@@ -266,7 +266,9 @@ def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(s
     lines = [json.loads(line) for line in stack["log"] if line.startswith("{")]
     assert any(line["logger"] == "gunicorn.access" for line in lines)  # JSON lines from the web server
     # and from the worker: its task, from start to success
-    assert any("path=judging.tasks.judge_job_run_task state=SUCCESSFUL" in line["message"] for line in lines)
+    assert any(
+        "path=judging.machine.tasks.judge_job_run_task state=SUCCESSFUL" in line["message"] for line in lines
+    )
 
     # Every process of the stack is kept: killed outright, it comes back, and the rest goes on serving.
     for name in ("tasks-1", "web"):

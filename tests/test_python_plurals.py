@@ -51,7 +51,7 @@ NOT_COUNTS = {
     ("judging/machine/jobs/rag_nuggets.py", "turn.turn_id"),  # a window's name: "12_3 nuggets 1-10"
     ("judging/machine/jobs/rag_nuggets.py", "response.rank"),  # "run#1 nuggets 1-10"
     ("judging/machine/rag_nuggets.py", "what"),  # "several importance labels": a kind of label
-    ("judging/agreement/topic_agreement.py", "MIN_TOPIC_RUNS"),  # a constant, never one: "fewer than 3 runs"
+    ("judging/measures/topic_agreement.py", "MIN_TOPIC_RUNS"),  # a constant, never one: "fewer than 3 runs"
     ("judging/management/commands/nugget_calibration.py", "b.judge.name"),  # "llm-b assigned nuggets"
     (
         "judging/management/commands/simulate_budget.py",

@@ -18,7 +18,6 @@ from django.db import transaction
 
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, Judge, Nugget, NuggetSupport, Run, Turn
-from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
 from annotation.services import judge_get_or_create
 from crowd.campaigns.selectors import campaign_pairs
 from crowd.errors import CrowdError

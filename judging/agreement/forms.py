@@ -9,10 +9,10 @@ from django import forms
 
 from annotation.judge_menus import judge_menu, judge_names_by_task
 from annotation.models import Collection, Judge, SupportJudgment
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from annotation.typed import choice_field
 from judging.agreement.run_scores import IMPORTANCE_MEASURES, RUN_MEASURES
 from judging.agreement.selectors import HUMAN_CONDITIONS, TASKS, judges_with_labels
-from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT
 
 
 class ComparisonForm(forms.Form):

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from judging.agreement.metrics import Pairs
 from judging.agreement.selectors import LabelsByJudge, Unit, task_spec
+from judging.measures.agreement import Pairs
 
 
 @dataclass(frozen=True)

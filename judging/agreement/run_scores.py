@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from annotation.models import Collection, Judge, NtrJudgment, Turn
 from judging.agreement.selectors import LabelsByJudge
-
-if TYPE_CHECKING:
-    from judging.support.metrics import SupportMeasure
-
+from judging.measures.nuggets import NuggetMetricsError
+from judging.measures.rag_nuggets import vital_unlabelled
+from judging.measures.support import SupportMeasure
+from judging.scores.nuggets import nugget_metrics
+from judging.scores.rag_nuggets import nugget_scores
+from judging.scores.relevance import runs_evaluate_judges
+from judging.scores.support import support_scores, support_scores_by_judge
 
 NO_RANKING = "without a ranking"
 
@@ -47,8 +49,6 @@ def _ndcg5_by_judge(
 ) -> dict[int, RunScores]:
     from ir_measures import nDCG
 
-    from judging.evaluation.metrics import runs_evaluate_judges
-
     evaluations = runs_evaluate_judges(
         collection=collection,
         judges=judges,
@@ -79,7 +79,6 @@ def _ndcg5(collection: Collection, judge: Judge) -> RunScores:
 
 def _support(measure: SupportMeasure) -> MeasureFunction:
     def scores(collection: Collection, judge: Judge) -> dict[str, float]:
-        from judging.support.metrics import support_scores
 
         return {
             run: values[measure]
@@ -95,7 +94,6 @@ def _support_by_judge(
     def scores(
         collection: Collection, judges: Sequence[Judge], _labels: LabelsByJudge | None
     ) -> dict[int, RunScores]:
-        from judging.support.metrics import support_scores_by_judge
 
         # The labels a caller holds may be one condition's only, and a run's support counts them all.
         return {
@@ -111,8 +109,6 @@ def _support_by_judge(
 def _ntr_recall(collection: Collection, judge: Judge) -> dict[str, float]:
     """Nugget recall (NtR) of each run with `judge` as the matcher, against the gold nuggets it matched."""
     from django.db.models import Count
-
-    from judging.nuggets.metrics import NuggetMetricsError, nugget_metrics
 
     gold = (
         NtrJudgment.objects.filter(judge=judge, response__run__collection=collection)
@@ -134,7 +130,6 @@ def _ntr_recall(collection: Collection, judge: Judge) -> dict[str, float]:
 
 def _rag_nuggets(score: str) -> MeasureFunction:
     def scores(collection: Collection, judge: Judge, importance_judge: Judge | None = None) -> RunScores:
-        from judging.rag_nuggets.metrics import nugget_scores, vital_unlabelled
 
         found = nugget_scores(collection=collection, judge=judge, importance_judge=importance_judge)
         if "vital" in score and vital_unlabelled(found):

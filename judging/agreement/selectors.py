@@ -1,7 +1,7 @@
 """Selectors: the units a judge labelled on a task, and the labels two or more judges gave the same units.
 
 Each label family declares its tasks' units, label scales and rows once (annotation/<family>/family.py), so
-agreement on any task is the same computation (`judging.agreement.metrics`) over what these selectors read. Every unit carries the number of its topic (the
+agreement on any task is the same computation (`judging.measures.agreement`) over what these selectors read. Every unit carries the number of its topic (the
 conversation or information need), for per-topic figures and the bootstrap over topics."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from annotation.families import LABEL_TASKS, label_task
 from annotation.labels.family import LabelTask
 from annotation.models import Collection, Judge
-from judging.agreement.metrics import AlphaLevel, Pairs, encode_pairs
+from judging.measures.agreement import AlphaLevel, Pairs, encode_pairs
 
 Unit = tuple[Any, Any]
 LabelsByJudge = dict[int, dict[Unit, tuple[str, Any]]]

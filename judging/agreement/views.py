@@ -19,7 +19,6 @@ from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
 from judging.agreement.forms import ComparisonForm, RankingForm
-from judging.agreement.metrics import AgreementUndefined
 from judging.agreement.reports import (
     campaign_report,
     comparison_csv,
@@ -33,6 +32,7 @@ from judging.agreement.reports import (
     ranking_scatter,
 )
 from judging.agreement.selectors import TASKS
+from judging.measures.agreement import AgreementUndefined
 
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv", "svg": "image/svg+xml", "png": "image/png"}
 

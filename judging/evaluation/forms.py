@@ -7,7 +7,7 @@ from django.db.models import Count
 
 from annotation.models import Collection, Judge, RelevanceGrade
 from annotation.typed import choice_field
-from judging.evaluation.metrics import DEFAULT_REL_THRESHOLD
+from judging.scores.relevance import DEFAULT_REL_THRESHOLD
 
 
 def _judges_with_labels(collection: Collection):

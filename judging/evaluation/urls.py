@@ -7,6 +7,5 @@ from judging.evaluation import views
 
 urlpatterns = [
     path("", views.evaluation_index, name="evaluation-index"),
-    path("<slug:name>/", views.evaluation_runs, name="evaluation-runs"),
     path("<slug:name>/runs/<textpath:run>/", views.evaluation_run_turns, name="evaluation-run"),
 ]

@@ -1,7 +1,7 @@
 """Organiser pages for run evaluation: the runs x measures table of a collection and one run per turn.
 
-Thin views over `judging.evaluation.metrics.runs_evaluate` (and, on the collection's page, the hybrid estimate
-panel of `judging.hybrid.views.evaluation_estimate`); the judge and the relevance threshold come from the
+Thin views over `judging.scores.relevance.runs_evaluate` (the collection's page, which adds the hybrid
+estimate panel, is `judging.views.evaluation_runs`); the judge and the relevance threshold come from the
 query string so a table can be bookmarked and shared.
 """
 
@@ -14,11 +14,11 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Collection, Run
 from annotation.permissions import organiser_required
 from judging.evaluation.forms import EvaluationForm
-from judging.evaluation.metrics import DEFAULT_REL_THRESHOLD, EvaluationError, runs_evaluate
-from judging.hybrid.views import evaluation_estimate
+from judging.measures.ir import EvaluationError
+from judging.scores.relevance import DEFAULT_REL_THRESHOLD, runs_evaluate
 
 
-def _evaluate(request: HttpRequest, collection: Collection, runs: list[Run] | None):
+def evaluation_from_query(request: HttpRequest, collection: Collection, runs: list[Run] | None):
     """(form, evaluation or None, error, status) for the query string of `request`."""
     data = None
     if "judge" in request.GET:
@@ -49,37 +49,10 @@ def evaluation_index(request: HttpRequest) -> HttpResponse:
 
 
 @organiser_required
-def evaluation_runs(request: HttpRequest, name: str) -> HttpResponse:
-    collection = get_object_or_404(Collection, name=name)
-    form, evaluation, error, status = _evaluate(request, collection, None)
-    rows = []
-    if evaluation is not None:
-        rows = [
-            {
-                "run": run,
-                "values": [evaluation.runs[run][m] for m in evaluation.measures],
-                "missing": evaluation.missing[run],
-            }
-            for run in evaluation.ranked_runs()
-        ]
-    # The estimate panel: each run's hybrid estimate with its interval, for the chosen judges and method.
-    hybrid, hybrid_status = evaluation_estimate(request, collection)
-    context = {
-        "collection": collection,
-        "form": form,
-        "evaluation": evaluation,
-        "rows": rows,
-        "error": error,
-        **hybrid,
-    }
-    return render(request, "evaluation/runs.html", context, status=max(status, hybrid_status))
-
-
-@organiser_required
 def evaluation_run_turns(request: HttpRequest, name: str, run: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     run_obj = get_object_or_404(Run, collection=collection, name=run)
-    form, evaluation, error, status = _evaluate(request, collection, [run_obj])
+    form, evaluation, error, status = evaluation_from_query(request, collection, [run_obj])
     rows = []
     if evaluation is not None:
         missing = set(evaluation.missing[run_obj.name])

@@ -24,11 +24,15 @@ from annotation.models import (
     Run,
 )
 from judging.hybrid import charts
-from judging.hybrid.active import ActiveVerdict
-from judging.hybrid.figures import MethodFigures
+from judging.hybrid.estimate import sample_draw
+from judging.hybrid.pair_simulation import pair_budget_simulate
 from judging.hybrid.services import DEFAULT_MEASURE
-from judging.hybrid.simulation import BudgetSimulation, SimulationResult
-from judging.hybrid.units import HYBRID, UnitsError, UnitTable, unit_table
+from judging.hybrid.units import HYBRID, UnitsError, unit_table
+from judging.measures.hybrid.active import ActiveVerdict
+from judging.measures.hybrid.figures import MethodFigures
+from judging.measures.hybrid.planning import ASSURANCE, plan_budget
+from judging.measures.hybrid.simulation import BudgetSimulation, SimulationResult, budget_simulate
+from judging.measures.hybrid.table import UnitTable
 from judging.models import HumanSample
 
 # Samples drawn per budget, on the page and in `simulate_budget` alike.
@@ -99,7 +103,6 @@ def table_for(collection: Collection, data: dict[str, Any], human: Any = None) -
 
 
 def _pairs(collection: Collection, data: dict[str, Any]) -> BudgetSimulation:
-    from judging.hybrid.pair_simulation import pair_budget_simulate
 
     return pair_budget_simulate(
         collection=collection,
@@ -123,7 +126,6 @@ PAIR_DESIGNS: dict[str, Callable[[Collection, dict[str, Any]], BudgetSimulation]
 
 def _simulate(collection: Collection, data: dict[str, Any]) -> tuple[BudgetSimulation, UnitTable | None]:
     """The chosen design's simulation, and the unit table the plan reads (None: no plan for the design)."""
-    from judging.hybrid.simulation import budget_simulate
 
     design = PAIR_DESIGNS.get(data["design"]) if data["unit"] == "pair" else None
     if design is not None:
@@ -172,7 +174,6 @@ def simulation_json(outcome: BudgetSimulation) -> dict[str, Any]:
 def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[str, Any]:
     """Simulate the budgets of `params` (and plan, when a target is given) on the collection as it is;
     the JSON the page is drawn from. Raises UnitsError or EstimationError as the page used to answer."""
-    from judging.hybrid.planning import ASSURANCE, plan_budget
 
     data = _resolved(collection, params)
     outcome, full = _simulate(collection, data)
@@ -180,7 +181,7 @@ def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[st
     if full is not None and (data["target_width"] or data["settle_share"]):
         plan = plan_budget(
             table=full,
-            sample=data["sample"],
+            drawn=sample_draw(table=full, sample=data["sample"]).drawn,
             target_width=data["target_width"],
             settle_share=data["settle_share"],
             alpha=data["alpha"],

@@ -8,9 +8,10 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
 from annotation.models import Collection, Judge
-from judging.hybrid.estimators import METHODS
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, human_sample_get
-from judging.hybrid.units import TASKS, UNITS, UnitsError, UnitTable, unit_table
+from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
+from judging.measures.hybrid.estimators import METHODS
+from judging.measures.hybrid.table import UnitTable
 from judging.models import HumanSample
 
 

@@ -12,7 +12,7 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge, Pool
 from annotation.typed import choice_field
 from core.form_fields import ModelMultipleChoiceField
-from judging.hybrid.sampling import STRATEGIES
+from judging.measures.hybrid.sampling import STRATEGIES
 from judging.models import HumanSample
 
 

@@ -16,23 +16,27 @@ import numpy as np
 from annotation.models import Collection, Judge, Run
 from annotation.selectors import qrels_dict, runs_dict
 from core.wording import plural
-from judging.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate
-from judging.hybrid.estimators import MIN_UNITS, Estimate, EstimationError
-from judging.hybrid.inferred import inferred_ap_estimate
-from judging.hybrid.intervals import interval_ends
-from judging.hybrid.pairs import PairPopulation, design_strata, pair_population
-from judging.hybrid.ranked import (
+from judging.measures.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate
+from judging.measures.hybrid.estimators import Estimate, EstimationError
+from judging.measures.hybrid.inferred import inferred_ap_estimate
+from judging.measures.hybrid.intervals import interval_ends
+from judging.measures.hybrid.pairs import PairPopulation, pair_population
+from judging.measures.hybrid.ranked import (
     PAIR_METHODS,
     RankedMeasure,
-    coefficients,
-    design_value,
+    check_offered,
+    informative_pairs,
+    informative_warning,
+    is_ranked,
     parse_ranked,
     ranked_estimates,
     sample_layout,
+    sample_strata,
+    total_inside,
     turn_scores,
     uniform_layout,
 )
-from judging.hybrid.two_stage import (
+from judging.measures.hybrid.two_stage import (
     TWO_STAGE_METHODS,
     drawn_turn_scores,
     turn_level,
@@ -40,34 +44,6 @@ from judging.hybrid.two_stage import (
     two_stage_warning,
 )
 from judging.models import HumanSample
-
-NDCG_REFUSED = (
-    "nDCG@k from a pair sample is not offered by a single-stage design: its ideal DCG needs each turn's "
-    "count of highly graded pairs, which a few drawn pairs per turn do not pin down, and every estimator of it tried ran low "
-    "by more than its own spread on the iKAT 2024 qrels (bench/bench_ndcg_pairs.py, docs/statistics.md): at "
-    "1,000 pairs the ideal from the strata's prediction by up to 0.10, with an empirical-Bayes turn richness "
-    "by 0.09, the shipped one-step estimator by 0.07 (0.06 after a jackknife correction); a latent-class "
-    "grade mix per turn kept within 0.012 at 1,000 pairs but ran low by 0.03 at 2,000, twice its spread. "
-    "Draw a two-stage sample instead (sample_for_humans --unit pair --design two-stage --measure nDCG@k: "
-    "turns, then every pair some run ranks within the cutoff in each drawn turn; on the same qrels its bias "
-    "stays within 0.005 and it is about 3x narrower than whole turns), or sample whole turns (--unit turn)"
-)
-
-
-def is_ranked(measure: str) -> bool:
-    """Whether `measure` is one a pair sample estimates per run (nDCG@k, P@k, AP); nDCG is then refused
-    with `NDCG_REFUSED` by `check_offered`."""
-    try:
-        parse_ranked(measure)
-    except EstimationError:
-        return False
-    return True
-
-
-def check_offered(measure: RankedMeasure, *, two_stage: bool = False) -> None:
-    """nDCG@k is offered from a two-stage sample only."""
-    if measure.name == "nDCG" and not two_stage:
-        raise EstimationError(NDCG_REFUSED)
 
 
 def pair_population_for(*, collection: Collection, human: Sequence[Judge], machine: Judge) -> PairPopulation:
@@ -279,35 +255,3 @@ def two_stage_estimate(
         "corrected by the drawn turns (Student t over them; docs/statistics.md)"
     )
     return result
-
-
-def sample_strata(population: PairPopulation, sample_measure: str) -> np.ndarray:
-    """Every pair's stratum as `sample_for_humans --design stratified` drew it: the machine's grade, split
-    by rank band when the sample was drawn for a per-run measure. Within a grade the pairs some run ranks
-    in its top k are drawn far more often than the rest, so weighting them alike would misstate P@k."""
-    measure = parse_ranked(sample_measure) if is_ranked(sample_measure) else None
-    value = design_value(population, measure) if measure is not None else None
-    return design_strata(population.machine, value=value)[0]
-
-
-def informative_pairs(population: PairPopulation, measure: RankedMeasure, drawn: np.ndarray) -> np.ndarray:
-    """(runs,) drawn pairs that fall in each run's ranking within the cutoff: the ones that move its score."""
-    if measure.cutoff is None:
-        return (population.rank[:, drawn] > 0).sum(1)
-    return (coefficients(population, measure)[:, drawn] > 0).sum(1)
-
-
-def total_inside(population: PairPopulation, measure: RankedMeasure) -> np.ndarray:
-    return informative_pairs(population, measure, np.arange(population.size))
-
-
-def informative_warning(count: int, measure: RankedMeasure) -> str | None:
-    """Below `MIN_UNITS` drawn pairs in a run's ranking (within the cutoff) the interval's coverage was not
-    shown to hold: the few pairs that move the score decide it."""
-    if count >= MIN_UNITS:
-        return None
-    where = f"top {measure.cutoff}" if measure.cutoff else "ranking"
-    return (
-        f"coverage not shown to hold at {plural(count, 'drawn pair')} in the run's {where} (fewer than "
-        f"{MIN_UNITS}): treat the interval as a rough guide"
-    )

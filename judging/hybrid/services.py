@@ -26,15 +26,19 @@ from annotation.models import (
     Topic,
     Turn,
 )
+from annotation.relevance.assignments import AssignmentFailed, assignment_create
+from annotation.support.services import SupportConflict, support_assignment_set
 from core.wording import plural
-from judging.hybrid.active import correction_from_machine, correction_from_pilot
-from judging.hybrid.estimators import EstimationError
-from judging.hybrid.pair_estimate import is_ranked, pair_population_for
-from judging.hybrid.pairs import stratified_draw
-from judging.hybrid.ranked import design_value, parse_ranked
-from judging.hybrid.sampling import SamplingError, disagreement, draw
-from judging.hybrid.two_stage import two_stage_keys
+from crowd.campaigns.services import campaign_compose
+from crowd.errors import CrowdError
+from judging.hybrid.pair_estimate import pair_population_for
 from judging.hybrid.units import HYBRID, RELEVANT_SHARE, UnitsError, unit_table
+from judging.measures.hybrid.active import correction_from_machine, correction_from_pilot
+from judging.measures.hybrid.estimators import EstimationError
+from judging.measures.hybrid.pairs import stratified_draw
+from judging.measures.hybrid.ranked import design_value, is_ranked, parse_ranked
+from judging.measures.hybrid.sampling import SamplingError, disagreement, draw
+from judging.measures.hybrid.two_stage import two_stage_keys
 from judging.models import HumanSample, SampleUnit
 
 # Each family declares the measure asked for when none is named (annotation/<family>/family.py).
@@ -141,7 +145,6 @@ def _population(
 
 
 def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
-    from annotation.relevance.assignments import AssignmentFailed, assignment_create
 
     if spec.pool is None:
         raise HybridError("relevance work needs the pool the sampled units come from (--pool)")
@@ -188,7 +191,6 @@ def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> 
 
 
 def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machine_judge: Judge) -> str:
-    from annotation.support.services import SupportConflict, support_assignment_set
 
     if not spec.assessors:
         raise HybridError("support work needs at least one assessor (--assessors)")
@@ -228,8 +230,6 @@ def _crowd_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> str:
     # The crowd app's own compose service (the one crowd_compose and the compose page call) makes the
     # campaign and its batches, so the sampled pairs reach workers exactly as a hand-made campaign's do.
     # judging may use crowd's services; crowd imports nothing from judging, so there is no cycle.
-    from crowd.campaigns.services import campaign_compose
-    from crowd.errors import CrowdError
 
     if spec.gold_judge is None:
         raise HybridError("an NtR campaign needs the gold nugget judge (--gold-judge)")

@@ -17,9 +17,9 @@ from annotation.models import Collection
 from core.background import requeue_on_shutdown
 from core.jobs import job_end, job_interrupted, job_queue, job_start
 from judging.hybrid.budget import budget_compute, labels_fingerprint, params_key
-from judging.hybrid.estimators import EstimationError
 from judging.hybrid.services import HybridError
 from judging.hybrid.units import UnitsError
+from judging.measures.hybrid.estimators import EstimationError
 from judging.models import BudgetSimulation
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,11 @@ from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.relevance.family import RELEVANT_SHARE
 from annotation.selectors import natural_key, qrels_dict, runs_dict
 from core.wording import plural
+from judging.measures.hybrid.table import UnitTable
+from judging.measures.nuggets import NuggetMetricsError
+from judging.scores.nuggets import nugget_metrics
+from judging.scores.rag_nuggets import nugget_scores
+from judging.scores.support import support_scores
 
 # The tasks whose family declares hybrid measures (annotation/<family>/family.py), and those measures.
 HYBRID: dict[str, Hybrid] = {
@@ -42,40 +47,6 @@ UNITS = ("turn", "pair")
 
 class UnitsError(ValueError):
     """The values cannot be gathered as asked (unknown measure, judge without labels, ...)."""
-
-
-@dataclass
-class UnitTable:
-    task: str
-    measure: str
-    unit: str
-    keys: list[str]
-    runs: list[str]
-    machine: np.ndarray
-    human: np.ndarray
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def size(self) -> int:
-        return len(self.keys)
-
-    def labelled_units(self) -> np.ndarray:
-        """Units with a human value for at least one run."""
-        return ~np.all(np.isnan(self.human), axis=0)
-
-    def complete(self) -> UnitTable:
-        """Only the units with both values for every run: the simulation's population."""
-        keep = ~np.any(np.isnan(self.human) | np.isnan(self.machine), axis=0)
-        return UnitTable(
-            task=self.task,
-            measure=self.measure,
-            unit=self.unit,
-            keys=[k for k, ok in zip(self.keys, keep, strict=True) if ok],
-            runs=self.runs,
-            machine=self.machine[:, keep],
-            human=self.human[:, keep],
-            notes=list(self.notes),
-        )
 
 
 def measures_for(task: str) -> str:
@@ -120,7 +91,7 @@ def relevance_turn_values(
     measure: str,
 ) -> dict[tuple[str, str], float]:
     """{(run, turn): value} of an ir_measures measure on `turns`, 0 where a run has no ranking for a turn
-    (the trec_eval -c convention `judging.evaluation.metrics` follows)."""
+    (the trec_eval -c convention `judging.scores.relevance` follows)."""
     import ir_measures
 
     parsed = _parse_measure(measure)
@@ -267,8 +238,7 @@ class TurnValues:
 
 
 def support_values(*, collection: Collection, human: Judge, machine: Judge, measure: str) -> TurnValues:
-    """Per (run, turn): the answer's weighted support precision or recall (`judging.support.metrics`)."""
-    from judging.support.metrics import support_scores
+    """Per (run, turn): the answer's weighted support precision or recall (`judging.scores.support`)."""
 
     m_scores = support_scores(collection=collection, judge=machine)
     if not m_scores["runs"]:
@@ -289,12 +259,11 @@ def support_values(*, collection: Collection, human: Judge, machine: Judge, meas
 def ntr_values(
     *, collection: Collection, human: Judge, machine: Judge, gold: Judge | None, measure: str
 ) -> TurnValues:
-    """Per (run, turn with gold nuggets): the response's NtR recall (`judging.nuggets.metrics`).
+    """Per (run, turn with gold nuggets): the response's NtR recall (`judging.scores.nuggets`).
 
     A turn counts as human-labelled when the human judged any (response, gold nugget) pair on it; there,
     pairs the human left unjudged count as no match, as the metric counts them.
     """
-    from judging.nuggets.metrics import NuggetMetricsError, nugget_metrics
 
     assert gold is not None
     try:
@@ -317,10 +286,9 @@ def ntr_values(
 def nugget_assignment_values(
     *, collection: Collection, human: Judge, machine: Judge, measure: str
 ) -> TurnValues:
-    """Per (run, turn): the answer's TREC RAG nugget score (`judging.rag_nuggets.metrics`) under each
+    """Per (run, turn): the answer's TREC RAG nugget score (`judging.scores.rag_nuggets`) under each
     judge's assignments, each nugget's vital/okay by the default rule (the judge's own label, else the
     nugget list's); a run's score is their mean."""
-    from judging.rag_nuggets.metrics import nugget_scores
 
     # Only the answers each judge labelled: a unit a person has not labelled yet is missing, not a 0.
     machine_answers = nugget_scores(collection=collection, judge=machine, answered_only=True)["answers"]

@@ -25,12 +25,13 @@ from core.names import named
 from core.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial, table_for
-from judging.hybrid.estimators import METHODS, EstimationError
+from judging.hybrid.estimate import hybrid_estimate
 from judging.hybrid.forms import SampleDrawForm
 from judging.hybrid.selectors import samples_progress, simulations_recent
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
 from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
 from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
+from judging.measures.hybrid.estimators import METHODS, EstimationError
 from judging.models import BudgetSimulation, HumanSample
 
 MAX_REPEATS = 2000
@@ -170,7 +171,6 @@ def hybrid_sample_draw(request: HttpRequest, name: str) -> HttpResponse:
 def _estimate_page(
     request: HttpRequest, collection: Collection, draw_form: SampleDrawForm, status: int
 ) -> HttpResponse:
-    from judging.hybrid.estimate import hybrid_estimate
 
     initial: dict[str, Any] = {
         "unit": "turn",
@@ -255,7 +255,6 @@ class EvaluationEstimateForm(forms.Form):
 def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[dict[str, Any], int]:
     """(context, status) of the evaluation page's estimate panel: each run's relevance estimate under the
     chosen judges and method, drawn as error bars; nothing is computed until a human judge is chosen."""
-    from judging.hybrid.estimate import hybrid_estimate
 
     form = EvaluationEstimateForm(
         request.GET if f"{EvaluationEstimateForm.prefix}-human_judge" in request.GET else None,

@@ -44,6 +44,7 @@ from annotation.selectors import natural_key
 from annotation.services import judge_get_or_create
 from core.progress import Progress
 from core.wording import plural
+from judging.clients import nli as nli_client
 
 
 class NliJobError(ValueError):
@@ -144,7 +145,6 @@ def ntn_match(
     Premise: the response nugget; hypothesis: the gold nugget. `runs` limits the response nuggets to
     those extracted from responses of the named runs (nuggets without a response are always included).
     """
-    from judging.clients import nli as nli_client
 
     turns = _turns(collection, turn_ids)
     nli = nli_client.nli_model(model, threshold=threshold, batch_size=batch_size)
@@ -259,8 +259,6 @@ def nuggets_dedup(
     model_name = ""
     rule = "exact duplicates after normalising case, whitespace and punctuation"
     if not exact_only:
-        from judging.clients import nli as nli_client
-
         nli = nli_client.nli_model(model, threshold=threshold, batch_size=batch_size)
         entails, model_name = nli.entails, nli.name
         rule += f", then mutual entailment (both directions, P >= {nli.threshold})"

@@ -22,8 +22,8 @@ from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
 from judging.machine.jobs import NLI_TASKS, JobError, job_options, judge_job_start
 from judging.machine.jobs.state import jobs_read
+from judging.machine.tasks import judge_job_queue, judge_job_resume
 from judging.models import JudgeJob
-from judging.tasks import judge_job_queue, judge_job_resume
 
 LLM_TASKS = [t.value for t in JudgeJob.Task if t.value not in NLI_TASKS]
 ALL_TASKS = [t.value for t in JudgeJob.Task]

@@ -16,7 +16,7 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.rag_nuggets.importance import importance_judge_name
 from annotation.typed import choice_field
-from judging.rag_nuggets.metrics import SCORE_NAMES
+from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
 
 SCORE_CHOICES = [(name, name) for name in SCORE_NAMES]

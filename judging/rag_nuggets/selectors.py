@@ -6,14 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.models import Collection, Judge
-from judging.rag_nuggets.metrics import (
-    SCORE_NAMES,
-    AnswerScores,
-    NuggetScores,
-    Scores,
-    nugget_scores,
-    vital_unlabelled,
-)
+from judging.measures.rag_nuggets import SCORE_NAMES, AnswerScores, NuggetScores, Scores, vital_unlabelled
+from judging.scores.rag_nuggets import nugget_scores
 
 # TREC 2024 RAG's nugget evaluation reports the strict vital score first: the pages and the calibration
 # rank by it unless told otherwise.

@@ -16,22 +16,19 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection, Judge, Run
 from annotation.permissions import organiser_required
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from annotation.rag_nuggets.io import assignments_export, created_nuggets_export
 from annotation.rag_nuggets.lists import assigned_list_owners
 from core.api_errors import error_json, form_error_json
+from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.rag_nuggets.forms import (
     SCORE_CHOICES,
     NuggetScoresForm,
     choices_slug,
     importance_slug,
 )
-from judging.rag_nuggets.metrics import (
-    ANSWERED_ONLY_NOTE,
-    IMPORTANCE_DEFAULT,
-    SCORE_NAMES,
-    nugget_scores_text,
-)
 from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, nugget_score_table, run_topics
+from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE, nugget_scores_text
 
 DOWNLOADS = ("nuggets", "assignments", "metrics")
 

@@ -12,15 +12,9 @@ from annotation.models import Collection, SupportJudgment
 from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
 from core.names import named
+from judging.measures.support import SupportMeasure, compare_judges, leaderboard, mean_sentences_per_answer
+from judging.scores.support import support_disagreement_report, support_scores
 from judging.support.forms import DisagreementReportForm
-from judging.support.metrics import (
-    SupportMeasure,
-    compare_judges,
-    leaderboard,
-    mean_sentences_per_answer,
-    support_disagreement_report,
-    support_scores,
-)
 
 
 @organiser_required

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_an_organiser_starts_a_dedup_job_from_the_form_and_sees_it_done(page, login, settings):
     # The job runs inside the start request here (the immediate backend): the suite's SQLite database
     # lives in this process's memory, where no worker process reaches it. The queue and its worker are
-    # pinned by tests/judging/test_llm_jobs_views.py (the page returns before the job's first answer).
+    # pinned by tests/judging/machine/test_llm_jobs_views.py (the page returns before the job's first answer).
     settings.TASKS = IMMEDIATE
     collection = CollectionFactory(name="dups")
     turn = TurnFactory(topic__collection=collection)

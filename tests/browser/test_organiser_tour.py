@@ -240,7 +240,7 @@ def test_a_new_organiser_runs_the_whole_ikat_campaign_in_the_browser(
 ):
     # The judge job and the large upload run inside their requests (the immediate backend): the suite's
     # SQLite database lives in this process's memory, where no worker process reaches it;
-    # tests/judging/test_llm_jobs_views.py pins the queue and its worker.
+    # tests/judging/machine/test_llm_jobs_views.py pins the queue and its worker.
     settings.TASKS = IMMEDIATE
     files = _files(shared_data, tmp_path)
     nist: dict[tuple[str, str], int] = files["nist"]  # type: ignore[assignment]

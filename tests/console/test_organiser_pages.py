@@ -56,8 +56,8 @@ NOT_ORGANISER_PAGES = {
     "api-support": "API clients",
     "api-judges": "API clients",
     # the organiser pages' JSON, polled by their scripts: DRF views for organisers only, which answer in the
-    # API's error shape (tests/console/test_pages.py, tests/judging/test_llm_jobs_views.py,
-    # tests/judging/test_agreement_views.py)
+    # API's error shape (tests/console/test_pages.py, tests/judging/machine/test_llm_jobs_views.py,
+    # tests/judging/agreement/test_views.py)
     "console-import-status": "organisers (DRF)",
     "judging:job-progress": "organisers (DRF)",
     "judging:agreement-live-data": "organisers (DRF)",

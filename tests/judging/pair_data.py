@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judging.hybrid.pairs import PairPopulation, pair_population
+from judging.measures.hybrid.pairs import PairPopulation, pair_population
 from tests.conftest import SHARED_DATA
 
 IKAT_QRELS = SHARED_DATA / "ikat2024" / "2024_test_qrels.trec"

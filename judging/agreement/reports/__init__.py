@@ -1,7 +1,7 @@
 """Agreement reports: one comparison of two judges, a run ranking under two judges, a whole campaign,
 and the live view of assessors, as dicts (the JSON shape), text, CSV and charts.
 
-Reads go through `judging.agreement.selectors`, figures through `judging.agreement.metrics`; this package only puts
+Reads go through `judging.agreement.selectors`, figures through `judging.measures.agreement`; this package only puts
 them together (`comparison`, `campaign`) and shows them (`text` for text and CSV, `charts`).
 """
 

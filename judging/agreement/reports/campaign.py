@@ -10,7 +10,16 @@ from django.utils import timezone
 
 from annotation.models import Collection, Judge, SupportJudgment
 from judging.agreement.label_table import LabelTable
-from judging.agreement.metrics import (
+from judging.agreement.reports.comparison import _agreement
+from judging.agreement.run_scores import RUN_MEASURES, RunScores, run_scores_by_judge
+from judging.agreement.selectors import (
+    TASKS,
+    judges_with_labels,
+    labels_by_judge,
+    pairs_from_labels,
+    task_spec,
+)
+from judging.measures.agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Pairs,
@@ -20,15 +29,6 @@ from judging.agreement.metrics import (
     kappa_from_confusion,
     label_agreement,
     rank_agreement,
-)
-from judging.agreement.reports.comparison import _agreement
-from judging.agreement.run_scores import RUN_MEASURES, RunScores, run_scores_by_judge
-from judging.agreement.selectors import (
-    TASKS,
-    judges_with_labels,
-    labels_by_judge,
-    pairs_from_labels,
-    task_spec,
 )
 
 # --- Campaign report -------------------------------------------------------------------------------

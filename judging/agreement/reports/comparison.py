@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from annotation.models import Collection, Judge
-from judging.agreement.metrics import (
+from judging.agreement.run_scores import RUN_MEASURES, run_scores
+from judging.agreement.selectors import labels_by_judge, pairs_from_labels, task_spec
+from judging.measures.agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     AgreementUndefined,
@@ -15,8 +17,6 @@ from judging.agreement.metrics import (
     label_agreement,
     rank_agreement,
 )
-from judging.agreement.run_scores import RUN_MEASURES, run_scores
-from judging.agreement.selectors import labels_by_judge, pairs_from_labels, task_spec
 
 ImageFormat = Literal["svg", "png"]
 FIGURE_COLUMNS = [

@@ -9,12 +9,6 @@ from django.template.loader import render_to_string
 
 from annotation.commands import CollectionCommand
 from core.wording import plural
-from judging.agreement.metrics import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    AgreementUndefined,
-    krippendorff_alpha_multi,
-)
 from judging.agreement.reports import (
     comparison_csv,
     comparison_report,
@@ -24,6 +18,12 @@ from judging.agreement.reports import (
     data_uri,
 )
 from judging.agreement.selectors import TASKS, labels_by_judge, reliability_matrix, task_spec
+from judging.measures.agreement import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    AgreementUndefined,
+    krippendorff_alpha_multi,
+)
 
 
 class Command(CollectionCommand):

@@ -9,8 +9,8 @@ from django.core.management.base import CommandParser
 from django.template.loader import render_to_string
 
 from annotation.commands import CollectionCommand
-from judging.agreement.metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from judging.agreement.reports import campaign_report
+from judging.measures.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 class Command(CollectionCommand):

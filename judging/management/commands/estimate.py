@@ -8,9 +8,11 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from judging.hybrid.cli import HybridCommand
-from judging.hybrid.estimate import estimate_text, hybrid_estimate
-from judging.hybrid.estimators import METHODS, EstimationError
-from judging.hybrid.pair_estimate import is_ranked, pair_hybrid_estimate, pair_population_for
+from judging.hybrid.estimate import hybrid_estimate
+from judging.hybrid.pair_estimate import pair_hybrid_estimate, pair_population_for
+from judging.measures.hybrid.estimate import estimate_text
+from judging.measures.hybrid.estimators import METHODS, EstimationError
+from judging.measures.hybrid.ranked import is_ranked
 
 
 class Command(HybridCommand):

@@ -11,7 +11,8 @@ from annotation.commands import CollectionCommand
 from annotation.models import Run
 from core.names import known_names
 from core.wording import plural
-from judging.evaluation.metrics import DEFAULT_REL_THRESHOLD, EvaluationError, evaluation_table, runs_evaluate
+from judging.measures.ir import EvaluationError, evaluation_table
+from judging.scores.relevance import DEFAULT_REL_THRESHOLD, runs_evaluate
 
 
 class Command(CollectionCommand):

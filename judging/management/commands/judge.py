@@ -24,8 +24,8 @@ from judging.machine.jobs import (
 )
 from judging.machine.jobs.state import job_status_text, jobs_read
 from judging.machine.nli import NliJobError
+from judging.machine.tasks import judge_job_queue
 from judging.models import JudgeJob
-from judging.tasks import judge_job_queue
 
 
 class Command(CollectionCommand):

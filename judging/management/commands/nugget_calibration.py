@@ -9,10 +9,12 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from core.wording import plural
-from judging.agreement.calibration.selectors import NuggetEvaluation, nugget_calibration
-from judging.rag_nuggets.metrics import ANSWERED_ONLY_NOTE, IMPORTANCE_DEFAULT, SCORE_NAMES
+from judging.measures.rag_nuggets import SCORE_NAMES
+from judging.rag_nuggets.calibration.selectors import NuggetEvaluation, nugget_calibration
 from judging.rag_nuggets.selectors import DEFAULT_SCORE
+from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE
 
 
 def _figure(value: float | None) -> str:

@@ -8,7 +8,8 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
 from core.wording import plural
-from judging.nuggets.metrics import NuggetMetricsError, NuggetMetricsReport, nugget_metrics
+from judging.measures.nuggets import NuggetMetricsError, NuggetMetricsReport
+from judging.scores.nuggets import nugget_metrics
 
 
 def _fmt(value: float | None) -> str:

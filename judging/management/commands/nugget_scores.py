@@ -8,15 +8,10 @@ from collections import Counter
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from core.wording import plural
-from judging.rag_nuggets.metrics import (
-    ANSWERED_ONLY_NOTE,
-    IMPORTANCE_DEFAULT,
-    NuggetScores,
-    nugget_scores,
-    nugget_scores_text,
-    vital_unlabelled,
-)
+from judging.measures.rag_nuggets import NuggetScores, vital_unlabelled
+from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE, nugget_scores, nugget_scores_text
 
 
 class Command(CollectionCommand):

@@ -9,8 +9,9 @@ from django.core.management.base import CommandError, CommandParser
 
 from core.wording import plural
 from judging.hybrid.cli import HybridCommand
-from judging.hybrid.estimators import EstimationError
-from judging.hybrid.planning import ASSURANCE, plan_budget
+from judging.hybrid.estimate import sample_draw
+from judging.measures.hybrid.estimators import EstimationError
+from judging.measures.hybrid.planning import ASSURANCE, plan_budget
 
 
 class Command(HybridCommand):
@@ -49,7 +50,7 @@ class Command(HybridCommand):
         try:
             plan = plan_budget(
                 table=table,
-                sample=sample,
+                drawn=sample_draw(table=table, sample=sample).drawn,
                 target_width=options["target_width"],
                 settle_share=options["settle_share"],
                 alpha=alpha,

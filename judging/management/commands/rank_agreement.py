@@ -7,9 +7,9 @@ import json
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
+from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from judging.agreement.reports import rank_csv, rank_report, rank_text
 from judging.agreement.run_scores import IMPORTANCE_MEASURES, RUN_MEASURES
-from judging.rag_nuggets.metrics import IMPORTANCE_DEFAULT
 
 
 class Command(CollectionCommand):

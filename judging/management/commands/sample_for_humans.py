@@ -11,8 +11,8 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.models import Pool
 from core.wording import plural
 from judging.hybrid.cli import HybridCommand
-from judging.hybrid.sampling import STRATEGIES
 from judging.hybrid.services import HybridError, WorkSpec, human_sample_create
+from judging.measures.hybrid.sampling import STRATEGIES
 
 
 class Command(HybridCommand):

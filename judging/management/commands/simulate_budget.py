@@ -10,12 +10,12 @@ from django.core.management.base import CommandError, CommandParser
 from core.wording import plural
 from judging.hybrid.budget import DEFAULT_REPEATS, simulation_json
 from judging.hybrid.cli import HybridCommand
-from judging.hybrid.estimators import METHODS, EstimationError
-from judging.hybrid.pair_estimate import check_offered, is_ranked, pair_population_for
-from judging.hybrid.pair_simulation import simulate_pairs
-from judging.hybrid.ranked import PAIR_METHODS, parse_ranked
-from judging.hybrid.simulation import ACTIVE_FROM, SimulationResult, budget_simulate
-from judging.hybrid.two_stage import TWO_STAGE_METHODS, simulate_two_stage
+from judging.hybrid.pair_estimate import pair_population_for
+from judging.measures.hybrid.estimators import METHODS, EstimationError
+from judging.measures.hybrid.pair_simulation import simulate_pairs
+from judging.measures.hybrid.ranked import PAIR_METHODS, check_offered, is_ranked, parse_ranked
+from judging.measures.hybrid.simulation import ACTIVE_FROM, SimulationResult, budget_simulate
+from judging.measures.hybrid.two_stage import TWO_STAGE_METHODS, simulate_two_stage
 
 
 class Command(HybridCommand):

@@ -8,7 +8,7 @@ from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import SupportConflict
 from core.commands import user_named
 from core.wording import plural
-from judging.support.metrics import support_disagreement_report
+from judging.scores.support import support_disagreement_report
 
 
 class Command(CollectionCommand):

@@ -4,7 +4,8 @@ from django.core.management.base import CommandError
 
 from annotation.commands import CollectionCommand
 from core.wording import plural
-from judging.support.metrics import compare_judges, leaderboard, mean_sentences_per_answer, support_scores
+from judging.measures.support import compare_judges, leaderboard, mean_sentences_per_answer
+from judging.scores.support import support_scores
 
 
 class Command(CollectionCommand):

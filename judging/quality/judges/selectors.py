@@ -31,7 +31,7 @@ from annotation.models import (
     SupportJudgment,
 )
 from crowd.models import CrowdCampaign
-from judging.agreement.metrics import disagreement_weights, kappa_from_confusion
+from judging.measures.agreement import disagreement_weights, kappa_from_confusion
 from judging.models import JudgeJob
 
 

@@ -15,7 +15,7 @@ from annotation.support.services import (
     assignment_units,
     support_judgment_submit,
 )
-from judging.support.metrics import support_disagreement_report
+from judging.scores.support import support_disagreement_report
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

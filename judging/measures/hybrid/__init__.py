@@ -1,0 +1,1 @@
+"""Hybrid human/machine estimates: estimators, intervals, sampling designs, simulations and planning."""
