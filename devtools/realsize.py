@@ -27,7 +27,7 @@ from django.db import transaction
 from annotation.io import passages_import, run_import, topics_import
 from annotation.judgments import nugget_upsert
 from annotation.judgments.relevance import RelevanceRow, relevance_judgments_upsert
-from annotation.models import Collection, Judge, Passage, Pool, SupportAssignment, Turn
+from annotation.models import Collection, Condition, Judge, Passage, Pool, Turn
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.io import qrels_import
 from annotation.relevance.pooling import pool_build
@@ -323,9 +323,7 @@ def _people(collection: Collection, size: Size, rng: random.Random) -> None:
             support_assignment_set(
                 topic=topic,
                 user=user,
-                condition=SupportAssignment.Condition.POST_EDIT
-                if post_edit
-                else SupportAssignment.Condition.SCRATCH,
+                condition=Condition.POST_EDIT if post_edit else Condition.SCRATCH,
                 machine_judge=machine if post_edit else None,
             )
 

@@ -13,7 +13,7 @@ from annotation.console import selectors
 from annotation.console.uploads import IMPORTERS
 from annotation.formats.nuggets import FORMATS
 from annotation.judge_access import FILE_KINDS
-from annotation.models import Assignment, Collection, ImportJob, Judge, Pool, SupportAssignment, Topic
+from annotation.models import Assignment, Collection, Condition, ImportJob, Judge, Pool, Topic
 from annotation.typed import choice_field
 from core.form_fields import ModelMultipleChoiceField
 from core.wording import plural
@@ -184,10 +184,7 @@ class RelevanceWorkForm(forms.Form):
 class SupportWorkForm(forms.Form):
     assessors = ModelMultipleChoiceField(queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple)
     condition = forms.ChoiceField(
-        choices=[
-            (c.value, c.label)
-            for c in (SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT)
-        ]
+        choices=[(c.value, c.label) for c in (Condition.SCRATCH, Condition.POST_EDIT)]
     )
     machine_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), required=False, help_text="Post-editing: whose labels are shown."
@@ -213,7 +210,7 @@ class SupportWorkForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
-        if data.get("condition") == SupportAssignment.Condition.POST_EDIT and not data.get("machine_judge"):
+        if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "post-editing needs the judge whose labels are shown")
         if not data.get("topics"):
             data["topics"] = self.collection.topics.all()

@@ -19,7 +19,6 @@ from annotation.models.judgments import (
     NUGGET_SUPPORT_WEIGHTS,
     SUPPORT_WEIGHTS,
     GoldResponse,
-    LabelCondition,
     NtnJudgment,
     NtrJudgment,
     Nugget,
@@ -38,13 +37,12 @@ from annotation.models.work import (
     Assignment,
     NuggetEdit,
     NuggetSetTurn,
-    NuggetWork,
     Pool,
     PoolEntry,
-    SupportAssignment,
     WorkSlot,
     WorkUnit,
 )
+from annotation.topic_work.models import Condition, TopicWork
 
 __all__ = [
     "Collection",
@@ -68,7 +66,6 @@ __all__ = [
     "SupportLabel",
     "SUPPORT_WEIGHTS",
     "SupportJudgment",
-    "SupportAssignment",
     "Pool",
     "PoolEntry",
     "Assignment",
@@ -76,7 +73,7 @@ __all__ = [
     "WorkSlot",
     "NuggetSetTurn",
     "ImportJob",
-    "LabelCondition",
+    "Condition",
     "NuggetImportance",
     "NuggetSupport",
     "MAX_NUGGET_TEXT",
@@ -84,6 +81,6 @@ __all__ = [
     "NUGGET_SUPPORT_WEIGHTS",
     "NuggetImportanceJudgment",
     "NuggetAssignment",
-    "NuggetWork",
+    "TopicWork",
     "NuggetEdit",
 ]

@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models.collection import Judge, PtkbStatement, Response, ResponseSentence, Turn
+from annotation.topic_work.models import Condition
 
 
 class TimedJudgment(models.Model):
@@ -191,13 +192,6 @@ SUPPORT_WEIGHTS = {SupportLabel.FULL: 1.0, SupportLabel.PARTIAL: 0.5, SupportLab
 class SupportJudgment(TimedJudgment):
     """Is an answer sentence supported by the passage it cites (its `citation_index`-th citation)?"""
 
-    class Condition(models.TextChoices):
-        SCRATCH = "scratch", "From scratch"
-        POST_EDIT = "post-edit", "Post-editing"
-        MACHINE = "machine", "Machine"
-        IMPORTED = "imported", "Imported"
-        BLIND = "blind", "Blind re-assessment"
-
     sentence = models.ForeignKey(ResponseSentence, on_delete=models.CASCADE, related_name="support_judgments")
     citation_index = models.PositiveSmallIntegerField(default=0)
     passage_id = models.CharField(max_length=255)
@@ -245,15 +239,6 @@ NUGGET_SUPPORT_WEIGHTS = {NuggetSupport.SUPPORT: 1.0, NuggetSupport.PARTIAL: 0.5
 NUGGET_LABEL_FAILED = "failed"
 
 
-class LabelCondition(models.TextChoices):
-    """How a label came to be: a person from scratch or post-editing a machine's label, a machine, a file."""
-
-    SCRATCH = "scratch", "From scratch"
-    POST_EDIT = "post-edit", "Post-editing"
-    MACHINE = "machine", "Machine"
-    IMPORTED = "imported", "Imported"
-
-
 class NuggetImportanceJudgment(TimedJudgment):
     """One judge's vital/okay label for a nugget (of any judge's nugget set)."""
 
@@ -261,9 +246,7 @@ class NuggetImportanceJudgment(TimedJudgment):
     importance = models.CharField(
         max_length=6, choices=[*NuggetImportance.choices, (NUGGET_LABEL_FAILED, "Failed")]
     )
-    condition = models.CharField(
-        max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
-    )
+    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.IMPORTED)
     shown_label = models.CharField(
         max_length=5, choices=NuggetImportance.choices, blank=True, help_text="Post-editing: the label shown."
     )
@@ -288,9 +271,7 @@ class NuggetAssignment(TimedJudgment):
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="nugget_assignments")
     nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="assignments")
     label = models.CharField(max_length=16, choices=[*NuggetSupport.choices, (NUGGET_LABEL_FAILED, "Failed")])
-    condition = models.CharField(
-        max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
-    )
+    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.IMPORTED)
     shown_label = models.CharField(
         max_length=16, choices=NuggetSupport.choices, blank=True, help_text="Post-editing: the label shown."
     )

@@ -18,7 +18,7 @@ from annotation.judgments import (
     importance_judgments_upsert,
     nugget_list_replace,
 )
-from annotation.models import Collection, Judge, LabelCondition, Nugget, NuggetAssignment, NuggetSetTurn, Turn
+from annotation.models import Collection, Condition, Judge, Nugget, NuggetAssignment, NuggetSetTurn, Turn
 from annotation.selectors import natural_key
 from annotation.services import ImportResult
 
@@ -97,7 +97,7 @@ def importance_store(
     *, judge: Judge, collection: Collection, rows: list[ImportanceRow], result: ImportResult
 ) -> None:
     written = importance_judgments_upsert(
-        judge=judge, collection=collection, rows=rows, condition=LabelCondition.IMPORTED
+        judge=judge, collection=collection, rows=rows, condition=Condition.IMPORTED
     )
     count_into(result, IMPORTANCE, written.created, written.updated, written.unchanged, 0)
 

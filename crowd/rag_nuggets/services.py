@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import AssignmentRow, Written, nugget_assignments_upsert
-from annotation.models import Judge, LabelCondition
+from annotation.models import Condition, Judge
 from annotation.services import judge_get_or_create
 from core.jobs import job_end, job_start
 from core.wording import plural
@@ -120,7 +120,7 @@ def nugget_labels_aggregate(
             judge=result.judge,
             collection=campaign.collection,
             rows=rows,
-            condition=LabelCondition.SCRATCH,
+            condition=Condition.SCRATCH,
             remove=unresolved,
         )
     return result

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
 from annotation.judgments import AssignmentRow, NtrRow, ntr_judgments_upsert, nugget_assignments_upsert
-from annotation.models import Judge, LabelCondition, NuggetSupport
+from annotation.models import Condition, Judge, NuggetSupport
 from annotation.services import judge_get_or_create
 from crowd.models import (
     VOTING_STATUSES,
@@ -334,7 +334,7 @@ def _worker_votes_store(
                 AssignmentRow(response_id=r, nugget_id=n, label=str(given))
                 for (r, n), (given, _) in votes.items()
             ],
-            condition=LabelCondition.SCRATCH,
+            condition=Condition.SCRATCH,
         )
         return
     ntr_judgments_upsert(

@@ -16,8 +16,8 @@ from django.db.models import QuerySet
 from annotation.models import (
     NUGGET_LABEL_FAILED,
     Collection,
+    Condition,
     Judge,
-    LabelCondition,
     NtnJudgment,
     NtrJudgment,
     NuggetAssignment,
@@ -99,12 +99,12 @@ TASKS: dict[str, TaskSpec] = {
 # blind), and those conditions; a comparison may keep one of them.
 HUMAN_CONDITIONS: dict[str, set[str]] = {
     "support": {
-        SupportJudgment.Condition.SCRATCH,
-        SupportJudgment.Condition.POST_EDIT,
-        SupportJudgment.Condition.BLIND,
+        Condition.SCRATCH,
+        Condition.POST_EDIT,
+        Condition.BLIND,
     },
-    "nugget-importance": {LabelCondition.SCRATCH, LabelCondition.POST_EDIT},
-    "nugget-assignment": {LabelCondition.SCRATCH, LabelCondition.POST_EDIT},
+    "nugget-importance": {Condition.SCRATCH, Condition.POST_EDIT},
+    "nugget-assignment": {Condition.SCRATCH, Condition.POST_EDIT},
 }
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal, TypedDict
 from annotation.models import (
     SUPPORT_WEIGHTS,
     Collection,
+    Condition,
     Judge,
     ResponseSentence,
     SupportJudgment,
@@ -269,7 +270,7 @@ def support_disagreement_report(
     blind = {
         (sid, ci): label
         for sid, ci, label in SupportJudgment.objects.filter(
-            judge=blind_judge, condition=SupportJudgment.Condition.BLIND
+            judge=blind_judge, condition=Condition.BLIND
         ).values_list("sentence_id", "citation_index", "label")
     }
     triples: dict[str, list[tuple[str, str, str]]] = defaultdict(list)

@@ -27,6 +27,7 @@ from annotation.judgments import (
     support_judgments_upsert,
 )
 from annotation.models import (
+    Condition,
     GoldResponse,
     NtnJudgment,
     NtrJudgment,
@@ -186,7 +187,7 @@ def test_a_support_revision_replaces_the_label_keeps_what_was_shown_and_adds_up_
         sentence=sentence,
         citation_index=1,
         label="PS",
-        condition=SupportJudgment.Condition.POST_EDIT,
+        condition=Condition.POST_EDIT,
         shown_label="PS",
         time_spent_ms=1000,
     )
@@ -197,7 +198,7 @@ def test_a_support_revision_replaces_the_label_keeps_what_was_shown_and_adds_up_
         sentence=sentence,
         citation_index=1,
         label="FS",
-        condition=SupportJudgment.Condition.POST_EDIT,
+        condition=Condition.POST_EDIT,
         time_spent_ms=500,
     )
     stored.refresh_from_db()
@@ -210,7 +211,7 @@ def test_a_support_revision_replaces_the_label_keeps_what_was_shown_and_adds_up_
 
 
 def test_support_refuses_a_label_off_the_scale_a_missing_citation_and_a_second_condition(judge, sentence):
-    scratch = SupportJudgment.Condition.SCRATCH
+    scratch = Condition.SCRATCH
     with pytest.raises(JudgmentRefused, match="label must be one of FS, PS, NS"):
         support_judgment_submit(
             judge=judge, sentence=sentence, citation_index=0, label="YES", condition=scratch
@@ -226,7 +227,7 @@ def test_support_refuses_a_label_off_the_scale_a_missing_citation_and_a_second_c
             sentence=sentence,
             citation_index=0,
             label="NS",
-            condition=SupportJudgment.Condition.POST_EDIT,
+            condition=Condition.POST_EDIT,
         )
     assert list(SupportJudgment.objects.values_list("label", "condition")) == [("FS", scratch)]
 
@@ -238,7 +239,7 @@ def test_bulk_support_is_idempotent_and_checks_the_scale(judge):
         response__turn=TurnFactory(topic__collection=collection),
         citations=["p1"],
     )
-    machine = SupportJudgment.Condition.MACHINE
+    machine = Condition.MACHINE
     rows = [SupportRow(sentence.pk, 0, "p1", "NS")]
     assert (
         support_judgments_upsert(judge=judge, collection=collection, rows=rows, condition=machine).created

@@ -9,7 +9,7 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.io import run_import
-from annotation.models import Judge, ResponseSentence, SupportAssignment, Topic
+from annotation.models import Judge, ResponseSentence, Topic, TopicWork
 from annotation.services import judge_get_or_create
 from annotation.support.disagreements import support_disagreements, support_disagreements_assign
 from annotation.support.io import support_labels_import
@@ -107,7 +107,9 @@ def test_it_samples_at_most_k_per_topic_the_same_way_for_the_same_seed(study):
         for d in items
     }
     assert {tuple(u) for a in first for u in a.units} <= disagreeing
-    assert set(SupportAssignment.objects.filter(user=carol).values_list("condition", flat=True)) == {"blind"}
+    assert set(
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=carol).values_list("condition", flat=True)
+    ) == {"blind"}
 
 
 def test_a_human_judge_of_the_study_is_not_independent(study):

@@ -15,13 +15,13 @@ from annotation.judgments import (
 )
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     Nugget,
     Ranking,
     RelevanceJudgment,
     Response,
     ResponseSentence,
-    SupportJudgment,
     Turn,
 )
 from judging.machine import llm_judges
@@ -334,7 +334,7 @@ class SupportTask(Task):
             sentence=unit.data["sentence"],
             citation_index=0,
             label=label,
-            condition=SupportJudgment.Condition.MACHINE,
+            condition=Condition.MACHINE,
         )
 
 
