@@ -42,6 +42,13 @@ STEPS = {
 NUGGET_KINDS = tuple(STEPS.values())
 
 
+def work_source(work: TopicWork) -> Judge:
+    """The judge whose nugget set a piece of nugget work is on (every nugget kind has one)."""
+    if work.source_judge is None:
+        raise ValueError(f"topic work {work.pk} is {work.kind}, not nugget work")
+    return work.source_judge
+
+
 def work_turns(work: TopicWork) -> list[Turn]:
     """The turns (TREC RAG: the one question) of the work's topic, in the topic's order."""
     return list(Turn.objects.filter(topic_id=work.topic_id).order_by("position", "id"))
@@ -186,16 +193,17 @@ def nugget_work_progress(*, works: list[TopicWork]) -> list[WorkProgress]:
     for work in works:
         turns = turns_of[work.topic_id]
         judge_id = judge_of.get(work.user_id, 0)
-        key = (judge_id, work.source_judge_id, work.topic_id)
+        source_id = work.source_judge_id or 0
+        key = (judge_id, source_id, work.topic_id)
         if work.kind == TopicWork.Kind.NUGGET_EDIT:
             total, done = len(turns), sum(1 for t in turns if (judge_id, t) in own_lists)
             if work.completed_at is not None:
                 done = total
         elif work.kind == TopicWork.Kind.NUGGET_IMPORTANCE:
-            total = sum(nuggets_per.get((work.source_judge_id, t), 0) for t in turns)
+            total = sum(nuggets_per.get((source_id, t), 0) for t in turns)
             done = importance_done.get(key, 0)
         else:
-            total = sum(nuggets_per.get((work.source_judge_id, t), 0) * answers_per.get(t, 0) for t in turns)
+            total = sum(nuggets_per.get((source_id, t), 0) * answers_per.get(t, 0) for t in turns)
             done = assignment_done.get(key, 0)
         rows.append(WorkProgress(work, total, min(done, total)))
     return rows

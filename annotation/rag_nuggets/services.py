@@ -118,7 +118,7 @@ def nugget_work_assign(
     if current.started_at is not None:
         raise NuggetWorkRefused(
             f"{user.get_username()} has started {step} of topic {topic.number} "
-            f"({current.get_condition_display()} on {current.source_judge.name}): it cannot change now"
+            f"({current.get_condition_display()} on {selectors.work_source(current).name}): it cannot change now"
         )
     current.source_judge, current.condition, current.machine_judge = source_judge, condition, machine_judge
     current.save(update_fields=["source_judge", "condition", "machine_judge"])
@@ -239,7 +239,7 @@ def nugget_edit_apply(
     _work_turn(work, turn, "edit")
     TopicWork.objects.select_for_update().filter(pk=work.pk).first()
     judge = judge_for_assessor(user=user)
-    items = selectors.edit_list(judge=judge, turn=turn, source=work.source_judge)
+    items = selectors.edit_list(judge=judge, turn=turn, source=selectors.work_source(work))
     new_key = f"e{selectors.edits_of(judge=judge, turn=turn).count() + 1}"
     action, before, after, items = _apply(edit, items, new_key)
     if len(items) > MAX_NUGGETS:
@@ -262,7 +262,7 @@ def nugget_edit_finish(
         raise NuggetWorkRefused("this work belongs to another assessor")
     _work_turn(work, turn, "edit")
     judge = judge_for_assessor(user=user)
-    items = selectors.edit_list(judge=judge, turn=turn, source=work.source_judge)
+    items = selectors.edit_list(judge=judge, turn=turn, source=selectors.work_source(work))
     _store(judge=judge, turn=turn, items=items)
     topic_work_clock(work=work, time_spent_ms=time_spent_ms, finish=last)
     return items
@@ -302,7 +302,7 @@ def nugget_importance_submit(
     if work.user_id != user.pk:
         raise NuggetWorkRefused("this work belongs to another assessor")
     _work_turn(work, turn, "importance")
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[turn])
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[turn])
     _labels_of(labels, nuggets)
     shown = selectors.importance_labels(judge=work.machine_judge, nugget_ids=labels)
     try:
@@ -333,7 +333,7 @@ def nugget_assignment_page_submit(
     if work.user_id != user.pk:
         raise NuggetWorkRefused("this work belongs to another assessor")
     _work_turn(work, response.turn, "assignment")
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[response.turn_id])
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[response.turn_id])
     _labels_of(labels, nuggets)
     shown = selectors.assignment_labels(judge=work.machine_judge, response=response, nugget_ids=labels)
     try:

@@ -119,7 +119,7 @@ def _edit_page(
     context = {
         **nav,
         "turn": turn,
-        "nuggets": selectors.edit_list(judge=judge, turn=turn, source=work.source_judge),
+        "nuggets": selectors.edit_list(judge=judge, turn=turn, source=selectors.work_source(work)),
         "passages": selectors.judged_passages(collection=work.topic.collection, turn=turn),
         "edits": selectors.edits_of(judge=judge, turn=turn).count(),
         "error": error,
@@ -155,7 +155,7 @@ def _importance_page(
                 return _done(request, work, nav)
         status = 400
     topic_work_start(work=work)
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[turn])
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[turn])
     ids = [n.pk for n in nuggets]
     mine = selectors.importance_labels(judge=getattr(request.user, "judge", None), nugget_ids=ids)
     shown = selectors.importance_labels(judge=work.machine_judge, nugget_ids=ids)
@@ -192,7 +192,7 @@ def _assignment_page(request: AuthenticatedRequest, work: TopicWork, index: int)
                 return _done(request, work, nav)
         status = 400
     topic_work_start(work=work)
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[answer.turn_id])
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[answer.turn_id])
     ids = [n.pk for n in nuggets]
     judge = getattr(request.user, "judge", None)
     mine = selectors.assignment_labels(judge=judge, response=answer, nugget_ids=ids)
