@@ -11,9 +11,9 @@ from django.contrib.auth.views import LoginView
 from django.urls import reverse
 
 from annotation.models import Assignment, TopicWork
+from annotation.permissions import is_organiser
 from annotation.rag_nuggets.selectors import NUGGET_KINDS
 from annotation.topic_work.selectors import topic_work_has
-from annotation.permissions import is_organiser
 from crowd.models import CrowdWorker
 
 
