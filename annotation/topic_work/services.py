@@ -39,8 +39,3 @@ def topic_work_clock(*, work: TopicWork, time_spent_ms: int | None, finish: bool
         changes["completed_at"] = work.completed_at = now
     TopicWork.objects.filter(pk=work.pk).update(**changes)
     work.time_spent_ms = min(work.time_spent_ms + spent, TIME_SPENT_MAX_MS)
-
-
-def topic_work_finish(*, work: TopicWork, time_spent_ms: int | None = None) -> None:
-    """Mark the work done (its last unit labelled), adding the last page's time."""
-    topic_work_clock(work=work, time_spent_ms=time_spent_ms, finish=True)
