@@ -160,13 +160,6 @@ class NuggetAssignmentAdmin(JudgmentAdmin):
     raw_id_fields = ["judge", "response", "nugget"]
 
 
-@admin.register(models.NuggetWork)
-class NuggetWorkAdmin(admin.ModelAdmin):
-    list_display = ["topic", "user", "step", "condition", "source_judge", "machine_judge", "completed_at"]
-    list_filter = ["step", "condition", "topic__collection"]
-    search_fields = ["topic__number", "user__username"]
-
-
 @admin.register(models.NuggetEdit)
 class NuggetEditAdmin(admin.ModelAdmin):
     list_display = ["judge", "turn", "action", "user", "created_at"]
@@ -175,13 +168,22 @@ class NuggetEditAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at"]
 
 
-# --- Support assessment ------------------------------------------------------------------
+# --- Topic work: support and TREC RAG nugget work handed out per topic ---------------------------
 
 
-@admin.register(models.SupportAssignment)
-class SupportAssignmentAdmin(admin.ModelAdmin):
-    list_display = ["topic", "user", "condition", "machine_judge", "max_citations"]
-    list_filter = ["condition", "topic__collection"]
+@admin.register(models.TopicWork)
+class TopicWorkAdmin(admin.ModelAdmin):
+    list_display = [
+        "topic",
+        "user",
+        "kind",
+        "condition",
+        "source_judge",
+        "machine_judge",
+        "max_citations",
+        "completed_at",
+    ]
+    list_filter = ["kind", "condition", "topic__collection"]
     search_fields = ["topic__number", "user__username"]
 
 

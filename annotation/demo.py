@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.io import passages_import, run_import, topics_import
-from annotation.models import Assignment, Collection, Judge, Passage, Pool, SupportAssignment
+from annotation.models import Assignment, Collection, Condition, Judge, Passage, Pool, TopicWork
 from annotation.nuggets.writer import nugget_upsert
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.io import qrels_import
@@ -119,15 +119,13 @@ def _work_hand_out(collection: Collection, assessors: list) -> None:
     topics = list(collection.topics.order_by("number"))
     for i, user in enumerate(assessors):
         for j, topic in enumerate(topics):
-            if SupportAssignment.objects.filter(topic=topic, user=user).exists():
+            if TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, topic=topic, user=user).exists():
                 continue
             post_edit = (i + j) % 2 == 1
             support_assignment_set(
                 topic=topic,
                 user=user,
-                condition=SupportAssignment.Condition.POST_EDIT
-                if post_edit
-                else SupportAssignment.Condition.SCRATCH,
+                condition=Condition.POST_EDIT if post_edit else Condition.SCRATCH,
                 machine_judge=machine if post_edit else None,
             )
 

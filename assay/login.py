@@ -10,8 +10,10 @@ from typing import Any
 from django.contrib.auth.views import LoginView
 from django.urls import reverse
 
-from annotation.models import Assignment, NuggetWork, SupportAssignment
+from annotation.models import Assignment, TopicWork
 from annotation.permissions import is_organiser
+from annotation.rag_nuggets.selectors import NUGGET_KINDS
+from annotation.topic_work.selectors import topic_work_has
 from crowd.models import CrowdWorker
 
 
@@ -25,9 +27,9 @@ def landing_url(user: Any) -> str:
         return reverse("crowd:home")
     if Assignment.objects.filter(assessors=user).exists():
         return reverse("relevance-queue")
-    if SupportAssignment.objects.filter(user=user).exists():
+    if topic_work_has(user=user, kinds=[TopicWork.Kind.SUPPORT]):
         return reverse("support-assignments")
-    if NuggetWork.objects.filter(user=user).exists():
+    if topic_work_has(user=user, kinds=NUGGET_KINDS):
         return reverse("rag-nuggets-work")
     return reverse("relevance-queue")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from annotation.models import Assignment, Collection, Judge, Pool, SupportAssignment, Topic
+from annotation.models import Assignment, Collection, Condition, Judge, Pool, Topic
 from annotation.nuggets.formats import FORMATS
 from annotation.typed import choice_field
 from console import selectors
@@ -82,10 +82,7 @@ class RelevanceWorkForm(forms.Form):
 class SupportWorkForm(forms.Form):
     assessors = ModelMultipleChoiceField(queryset=selectors.assessors(), widget=forms.CheckboxSelectMultiple)
     condition = forms.ChoiceField(
-        choices=[
-            (c.value, c.label)
-            for c in (SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT)
-        ]
+        choices=[(c.value, c.label) for c in (Condition.SCRATCH, Condition.POST_EDIT)]
     )
     machine_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), required=False, help_text="Post-editing: whose labels are shown."
@@ -111,7 +108,7 @@ class SupportWorkForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
-        if data.get("condition") == SupportAssignment.Condition.POST_EDIT and not data.get("machine_judge"):
+        if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "post-editing needs the judge whose labels are shown")
         if not data.get("topics"):
             data["topics"] = self.collection.topics.all()

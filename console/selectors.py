@@ -24,7 +24,7 @@ from annotation.models import (
     PtkbJudgment,
     Ranking,
     RelevanceJudgment,
-    SupportAssignment,
+    TopicWork,
     WorkSlot,
 )
 from annotation.relevance.pooling import PoolSummary, PoolTurn
@@ -242,7 +242,9 @@ def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -
         assessors=sorted(lines.values(), key=lambda line: line.username),
         expiring=sorted(expiring, key=lambda lease: lease.leased_until),
         assignments=assignments,
-        support_assignments=SupportAssignment.objects.filter(topic__collection=collection).count(),
+        support_assignments=TopicWork.objects.filter(
+            kind=TopicWork.Kind.SUPPORT, topic__collection=collection
+        ).count(),
         import_jobs=import_jobs,
         job_lines=job_lines(collection_id=collection.pk, limit=20),
         links=collection_links(collection_name=collection.name),

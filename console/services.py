@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Collection, Judge, SupportAssignment, Topic
+from annotation.models import Collection, Judge, Topic, TopicWork
 from annotation.support.services import support_assignment_set
 from core.names import collection_name_problem
 
@@ -38,11 +38,11 @@ def support_work_assign(
     machine_judge: Judge | None = None,
     max_citations: int | None = None,
     switch: bool = False,
-) -> list[SupportAssignment]:
+) -> list[TopicWork]:
     """Assign every (topic, assessor) pair in one condition, as `assign_support` does per assessor; all
     or nothing, so a conflict on one topic assigns none. An assessor's topic in the other condition is
     switched only when `switch` confirms it."""
-    assigned: list[SupportAssignment] = []
+    assigned: list[TopicWork] = []
     topics, users = list(topics), list(users)
     if not topics:
         raise ConsoleError("the collection has no topics to assign")

@@ -18,7 +18,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.models import Collection, Judge, Nugget, SupportAssignment, WorkSlot
+from annotation.models import Collection, Judge, Nugget, TopicWork, WorkSlot
 from console.models import ImportJob
 from crowd.models import CrowdCampaign
 from judging.models import JudgeJob
@@ -96,7 +96,7 @@ class World:
     campaign: CrowdCampaign
     assessor: Any
     slot: WorkSlot
-    support: SupportAssignment
+    support: TopicWork
     import_job: ImportJob
     judge_job: JudgeJob
     nugget: Nugget
@@ -122,7 +122,9 @@ class World:
             campaign=CrowdCampaign.objects.filter(collection=collection).order_by("pk").first(),  # type: ignore[arg-type]
             assessor=assessor,
             slot=slot,
-            support=SupportAssignment.objects.filter(user=assessor, topic__collection=collection).first(),  # type: ignore[arg-type]
+            support=TopicWork.objects.filter(
+                kind=TopicWork.Kind.SUPPORT, user=assessor, topic__collection=collection
+            ).first(),  # type: ignore[arg-type]
             import_job=import_job,
             judge_job=judge_job,
             nugget=Nugget.objects.filter(turn__collection=collection).order_by("pk").first(),  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.io import passages_import, run_import, topics_import
-from annotation.models import Collection, Judge, Passage, Pool, SupportAssignment, Turn
+from annotation.models import Collection, Condition, Judge, Passage, Pool, Turn
 from annotation.nuggets.writer import nugget_upsert
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.io import qrels_import
@@ -323,9 +323,7 @@ def _people(collection: Collection, size: Size, rng: random.Random) -> None:
             support_assignment_set(
                 topic=topic,
                 user=user,
-                condition=SupportAssignment.Condition.POST_EDIT
-                if post_edit
-                else SupportAssignment.Condition.SCRATCH,
+                condition=Condition.POST_EDIT if post_edit else Condition.SCRATCH,
                 machine_judge=machine if post_edit else None,
             )
 

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import SupportAssignment
+from annotation.models import TopicWork
 from console.forms import SupportWorkForm
 from core.form_fields import ModelMultipleChoiceField
 from tests.factories import CollectionFactory, OrganiserFactory, TopicFactory, UserFactory
@@ -34,7 +34,7 @@ def test_it_refuses_support_work_for_a_topic_key_past_the_databases_integers(key
 
     assert response.status_code == 400
     assert f"“{key}” is not a valid value." in response.content.decode()
-    assert not SupportAssignment.objects.exists()
+    assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).exists()
 
 
 @pytest.mark.parametrize("key", TOO_LARGE)

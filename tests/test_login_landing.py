@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from annotation.models import SupportAssignment
+from annotation.models import TopicWork
 from annotation.rag_nuggets.services import nugget_work_assign
 from crowd.models import CrowdWorker
 from tests.annotation.rag_nuggets.data import rag_topic
@@ -29,7 +29,9 @@ def test_it_lands_an_assessor_on_their_relevance_queue(client):
 
 def test_it_lands_an_assessor_with_only_support_work_on_their_support_list(client):
     user = UserFactory()
-    SupportAssignment.objects.create(topic=TopicFactory(), user=user, condition="scratch")
+    TopicWork.objects.create(
+        kind=TopicWork.Kind.SUPPORT, topic=TopicFactory(), user=user, condition="scratch"
+    )
     response = _login(client, user)
     assert response["Location"] == reverse("support-assignments")
 

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     Passage,
     PtkbStatement,
@@ -207,9 +208,7 @@ class SupportJudgmentQuery(serializers.Serializer):
     )
     run = serializers.CharField(required=False, allow_blank=True, help_text="Only labels of this run.")
     topic = serializers.CharField(required=False, allow_blank=True, help_text="Only labels of this topic id.")
-    condition = serializers.ChoiceField(
-        choices=SupportJudgment.Condition.choices, required=False, allow_blank=True
-    )
+    condition = serializers.ChoiceField(choices=Condition.choices, required=False, allow_blank=True)
 
 
 class TokenInput(serializers.Serializer):

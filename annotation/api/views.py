@@ -25,9 +25,9 @@ from annotation.models import (
     Response,
     ResponseSentence,
     Run,
-    SupportAssignment,
     SupportJudgment,
     Topic,
+    TopicWork,
     Turn,
 )
 from annotation.permissions import IsOrganiser
@@ -303,7 +303,7 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
             )
         topic = sentence.response.turn.topic
         user = signed_in_user(request)
-        assignment = SupportAssignment.objects.filter(topic=topic, user=user).first()
+        assignment = TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, topic=topic, user=user).first()
         if assignment is None:
             raise _refused("topic_id", f"you have no support assignment for topic {topic.number}")
         revising = SupportJudgment.objects.filter(

@@ -15,14 +15,21 @@ from annotation.models.collection import (
     Topic,
     Turn,
 )
-from annotation.models.judgments import LabelCondition, TimedJudgment
-from annotation.models.work import NuggetEdit, NuggetSetTurn, NuggetWork, SupportAssignment
-from annotation.nuggets.models import MAX_NUGGET_TEXT, GoldResponse, NtnJudgment, NtrJudgment, Nugget
+from annotation.models.judgments import WORK_CONDITIONS, Condition, TimedJudgment
+from annotation.nuggets.models import (
+    MAX_NUGGET_TEXT,
+    GoldResponse,
+    NtnJudgment,
+    NtrJudgment,
+    Nugget,
+    NuggetSetTurn,
+)
 from annotation.ptkb.models import PtkbJudgment
 from annotation.rag_nuggets.models import (
     NUGGET_LABEL_FAILED,
     NUGGET_SUPPORT_WEIGHTS,
     NuggetAssignment,
+    NuggetEdit,
     NuggetImportance,
     NuggetImportanceJudgment,
     NuggetSupport,
@@ -37,6 +44,7 @@ from annotation.relevance.models import (
     WorkUnit,
 )
 from annotation.support.models import SUPPORT_WEIGHTS, SupportJudgment, SupportLabel
+from annotation.topic_work.models import TopicWork
 
 __all__ = [
     "Collection",
@@ -60,14 +68,14 @@ __all__ = [
     "SupportLabel",
     "SUPPORT_WEIGHTS",
     "SupportJudgment",
-    "SupportAssignment",
     "Pool",
     "PoolEntry",
     "Assignment",
     "WorkUnit",
     "WorkSlot",
     "NuggetSetTurn",
-    "LabelCondition",
+    "Condition",
+    "WORK_CONDITIONS",
     "NuggetImportance",
     "NuggetSupport",
     "MAX_NUGGET_TEXT",
@@ -75,6 +83,6 @@ __all__ = [
     "NUGGET_SUPPORT_WEIGHTS",
     "NuggetImportanceJudgment",
     "NuggetAssignment",
-    "NuggetWork",
+    "TopicWork",
     "NuggetEdit",
 ]

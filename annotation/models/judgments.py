@@ -21,10 +21,16 @@ class TimedJudgment(models.Model):
         abstract = True
 
 
-class LabelCondition(models.TextChoices):
-    """How a label came to be: a person from scratch or post-editing a machine's label, a machine, a file."""
+class Condition(models.TextChoices):
+    """How a label came to be: a person from scratch, post-editing a machine's label (shown preselected)
+    or blind to both earlier labels (a re-assessment of a disagreement); a machine; a file."""
 
     SCRATCH = "scratch", "From scratch"
     POST_EDIT = "post-edit", "Post-editing"
     MACHINE = "machine", "Machine"
     IMPORTED = "imported", "Imported"
+    BLIND = "blind", "Blind re-assessment"
+
+
+# The conditions people work in; machines and files give the other two.
+WORK_CONDITIONS = (Condition.SCRATCH, Condition.POST_EDIT, Condition.BLIND)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from annotation.models.collection import Response, Turn
+from annotation.models.collection import Judge, Response, Turn
 from annotation.models.judgments import TimedJudgment
 
 # The most characters a nugget of a TREC RAG list may have. nuggetizer asks its LLM for nuggets of 1-12
@@ -112,3 +112,23 @@ class NtnJudgment(TimedJudgment):
 
     def __str__(self) -> str:
         return f"{self.response_nugget_id} => {self.gold_nugget_id} = {int(self.entails)}"
+
+
+class NuggetSetTurn(models.Model):
+    """A turn that a judge's nugget set covers, at its place in the set.
+
+    A set may cover a turn with no nugget at all (CONE-RAG files keep such a turn as `{}`), and files
+    list turns in their own order, so neither fact can be read off the Nugget rows; exports need both
+    to give back the file they were imported from byte for byte.
+    """
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="nugget_set_turns")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="nugget_set_turns")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["judge_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["judge", "turn"], name="nugget_set_turn_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} {self.turn_id} @{self.position}"

@@ -14,7 +14,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.models import NuggetEdit, NuggetWork
+from annotation.models import NuggetEdit, TopicWork
 from annotation.rag_nuggets import selectors
 from annotation.rag_nuggets.services import NuggetWorkRefused, nugget_edit_apply, nugget_work_get
 from annotation.typed import signed_in_user
@@ -47,7 +47,7 @@ class NuggetEditInput(serializers.Serializer):
         help_text="Add after this nugget; null or empty: at the top.",
     )
     time_spent_ms = IntegerField(
-        column=NuggetWork._meta.get_field("time_spent_ms"),
+        column=TopicWork._meta.get_field("time_spent_ms"),
         required=False,
         allow_null=True,
         help_text="Time on the page since the last edit.",
@@ -78,9 +78,9 @@ class NuggetEditApi(PageApi):
         user = signed_in_user(request)
         try:
             work = nugget_work_get(work_id=work_id, user=user)
-        except NuggetWork.DoesNotExist:
+        except TopicWork.DoesNotExist:
             raise Http404("no such nugget work") from None
-        turns = selectors.work_turns(work) if work.step == NuggetWork.Step.EDIT else []
+        turns = selectors.work_turns(work) if work.kind == TopicWork.Kind.NUGGET_EDIT else []
         if not 1 <= index <= len(turns):
             raise Http404("no such turn")
         payload = NuggetEditInput(data=request.data)

@@ -4,7 +4,7 @@ nugget), nuggetizer's files, and the nugget scores a hybrid estimate takes."""
 from annotation.labels.family import Agreement, FileKind, Hybrid, LabelFamily, LabelTask, Scale
 
 # Nugget is the nuggets family's model, which these labels point at: read through annotation.models.
-from annotation.models import LabelCondition, Nugget
+from annotation.models import Condition, Nugget
 from annotation.rag_nuggets.formats import SCORE_NAMES
 from annotation.rag_nuggets.io import (
     assignments_export,
@@ -21,7 +21,7 @@ from annotation.rag_nuggets.models import (
 
 # Ordered like support: not_support 0, partial 0.5, support 1.
 _ASSIGNMENT = (NuggetSupport.NONE, NuggetSupport.PARTIAL, NuggetSupport.SUPPORT)
-_HUMAN = frozenset({LabelCondition.SCRATCH, LabelCondition.POST_EDIT})
+_HUMAN = frozenset({Condition.SCRATCH, Condition.POST_EDIT})
 
 FAMILY = LabelFamily(
     name="rag_nuggets",

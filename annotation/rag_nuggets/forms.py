@@ -12,17 +12,18 @@ from django.http import QueryDict
 from annotation.judge_menus import judges_with_labels
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     NuggetAssignment,
     NuggetImportanceJudgment,
-    NuggetWork,
     Topic,
 )
+from annotation.rag_nuggets.selectors import STEPS
 from annotation.typed import choice_field
 
 
 class HandOutForm(forms.Form):
-    step = forms.ChoiceField(choices=NuggetWork.Step.choices)
+    step = forms.ChoiceField(choices=[(step, kind.label) for step, kind in STEPS.items()])
     topics = forms.ModelMultipleChoiceField(queryset=Topic.objects.none())
     users = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.filter(is_active=True).order_by("username"), label="Assessors"
@@ -30,7 +31,10 @@ class HandOutForm(forms.Form):
     source_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), help_text="The nugget set the assessors work on."
     )
-    condition = forms.ChoiceField(choices=NuggetWork.Condition.choices, initial=NuggetWork.Condition.SCRATCH)
+    condition = forms.ChoiceField(
+        choices=[(c.value, c.label) for c in (Condition.SCRATCH, Condition.POST_EDIT)],
+        initial=Condition.SCRATCH,
+    )
     machine_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(),
         required=False,
@@ -55,7 +59,7 @@ class HandOutForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
-        if data.get("condition") == NuggetWork.Condition.POST_EDIT and not data.get("machine_judge"):
+        if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "Post-editing needs the machine judge whose labels are shown.")
         return data
 

@@ -16,8 +16,8 @@ from annotation.formats.base import ImportFailed, Problems, excerpt
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
-    LabelCondition,
     Nugget,
     NuggetAssignment,
     NuggetSetTurn,
@@ -275,7 +275,7 @@ def assignments_import(
     ]
     try:
         written = nugget_assignments_upsert(
-            judge=judge, collection=collection, rows=rows, condition=LabelCondition.IMPORTED
+            judge=judge, collection=collection, rows=rows, condition=Condition.IMPORTED
         )
     except JudgmentRefused as exc:
         raise ImportFailed([f"{pathname}: {exc}"]) from None
@@ -286,7 +286,7 @@ def assignments_import(
         judge=judge,
         collection=collection,
         rows=[ImportanceRow(k, v) for k, v in importance.items()],
-        condition=LabelCondition.IMPORTED,
+        condition=Condition.IMPORTED,
     )
     count_into(
         result,

@@ -11,7 +11,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.formats.base import ImportFailed, Problems
 from annotation.labels.writer import JudgmentRefused
-from annotation.models import Collection, Judge, LabelCondition, Nugget, NuggetAssignment, NuggetSetTurn, Turn
+from annotation.models import Collection, Condition, Judge, Nugget, NuggetAssignment, NuggetSetTurn, Turn
 from annotation.rag_nuggets.formats import FileNugget
 from annotation.rag_nuggets.writer import (
     ImportanceRow,
@@ -97,7 +97,7 @@ def importance_store(
     *, judge: Judge, collection: Collection, rows: list[ImportanceRow], result: ImportResult
 ) -> None:
     written = importance_judgments_upsert(
-        judge=judge, collection=collection, rows=rows, condition=LabelCondition.IMPORTED
+        judge=judge, collection=collection, rows=rows, condition=Condition.IMPORTED
     )
     count_into(result, IMPORTANCE, written.created, written.updated, written.unchanged, 0)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
-from annotation.models.collection import Response
-from annotation.models.judgments import LabelCondition, TimedJudgment
+from annotation.models.collection import Judge, Response, Turn
+from annotation.models.judgments import Condition, TimedJudgment
 
 
 class NuggetImportance(models.TextChoices):
@@ -41,9 +42,7 @@ class NuggetImportanceJudgment(TimedJudgment):
     importance = models.CharField(
         max_length=6, choices=[*NuggetImportance.choices, (NUGGET_LABEL_FAILED, "Failed")]
     )
-    condition = models.CharField(
-        max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
-    )
+    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.IMPORTED)
     shown_label = models.CharField(
         max_length=5, choices=NuggetImportance.choices, blank=True, help_text="Post-editing: the label shown."
     )
@@ -68,9 +67,7 @@ class NuggetAssignment(TimedJudgment):
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="nugget_assignments")
     nugget = models.ForeignKey("annotation.Nugget", on_delete=models.CASCADE, related_name="assignments")
     label = models.CharField(max_length=16, choices=[*NuggetSupport.choices, (NUGGET_LABEL_FAILED, "Failed")])
-    condition = models.CharField(
-        max_length=12, choices=LabelCondition.choices, default=LabelCondition.IMPORTED
-    )
+    condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.IMPORTED)
     shown_label = models.CharField(
         max_length=16, choices=NuggetSupport.choices, blank=True, help_text="Post-editing: the label shown."
     )
@@ -92,3 +89,36 @@ class NuggetAssignment(TimedJudgment):
         if self.label == NUGGET_LABEL_FAILED:
             return 0.0
         return NUGGET_SUPPORT_WEIGHTS[NuggetSupport(self.label)]
+
+
+class NuggetEdit(models.Model):
+    """One edit made while post-editing a nugget set, kept so the history can be read back and timed.
+
+    `before` and `after` hold the affected nuggets as `{"key", "text"}` lists: one to one for a
+    rewrite, many to one for a merge, one to many for a split, one to none for a delete, none to one
+    for an add, and the whole list of keys for a reorder.
+    """
+
+    class Action(models.TextChoices):
+        REWRITE = "rewrite", "Rewrite"
+        MERGE = "merge", "Merge"
+        SPLIT = "split", "Split"
+        DELETE = "delete", "Delete"
+        ADD = "add", "Add"
+        REORDER = "reorder", "Reorder"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="nugget_edits")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="nugget_edits")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="nugget_edits"
+    )
+    action = models.CharField(max_length=10, choices=Action.choices)
+    before = models.JSONField(default=list, blank=True)
+    after = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge_id", "turn_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} {self.turn_id} {self.action}"

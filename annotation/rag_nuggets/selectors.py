@@ -20,25 +20,41 @@ from annotation.models import (
     NuggetAssignment,
     NuggetEdit,
     NuggetImportanceJudgment,
-    NuggetWork,
     Passage,
     RelevanceJudgment,
     Response,
     ResponseSentence,
+    TopicWork,
     Turn,
 )
+from annotation.topic_work.selectors import topic_work_of
 
 # A topic's judged passages shown beside the nuggets: enough to check a nugget against, bounded so that
 # a deep pool never makes the page slow to load.
 MAX_PASSAGES = 100
 
+# The nugget steps as organisers name them (pages, assign_nugget_work), and the kind of work each is.
+STEPS = {
+    "edit": TopicWork.Kind.NUGGET_EDIT,
+    "importance": TopicWork.Kind.NUGGET_IMPORTANCE,
+    "assignment": TopicWork.Kind.NUGGET_ASSIGNMENT,
+}
+NUGGET_KINDS = tuple(STEPS.values())
 
-def work_turns(work: NuggetWork) -> list[Turn]:
+
+def work_source(work: TopicWork) -> Judge:
+    """The judge whose nugget set a piece of nugget work is on (every nugget kind has one)."""
+    if work.source_judge is None:
+        raise ValueError(f"topic work {work.pk} is {work.kind}, not nugget work")
+    return work.source_judge
+
+
+def work_turns(work: TopicWork) -> list[Turn]:
     """The turns (TREC RAG: the one question) of the work's topic, in the topic's order."""
     return list(Turn.objects.filter(topic_id=work.topic_id).order_by("position", "id"))
 
 
-def work_answers(work: NuggetWork) -> list[Response]:
+def work_answers(work: TopicWork) -> list[Response]:
     """The answers of the work's topic one after another: by turn, then run, then rank."""
     return list(
         Response.objects.filter(turn__topic_id=work.topic_id)
@@ -47,9 +63,9 @@ def work_answers(work: NuggetWork) -> list[Response]:
     )
 
 
-def work_items(work: NuggetWork) -> int:
+def work_items(work: TopicWork) -> int:
     """How many pages the work has: one per turn (edit, importance) or one per answer (assignment)."""
-    if work.step == NuggetWork.Step.ASSIGNMENT:
+    if work.kind == TopicWork.Kind.NUGGET_ASSIGNMENT:
         return Response.objects.filter(turn__topic_id=work.topic_id).count()
     return Turn.objects.filter(topic_id=work.topic_id).count()
 
@@ -121,7 +137,7 @@ def judged_passages(*, collection: Collection, turn: Turn) -> list[tuple[Passage
 
 @dataclass
 class WorkProgress:
-    work: NuggetWork
+    work: TopicWork
     total: int
     done: int
 
@@ -130,7 +146,7 @@ class WorkProgress:
         return self.work.completed_at is not None
 
 
-def nugget_work_progress(*, works: list[NuggetWork]) -> list[WorkProgress]:
+def nugget_work_progress(*, works: list[TopicWork]) -> list[WorkProgress]:
     """Each work with its units in all and those done, in a fixed number of grouped queries.
 
     Edit: turns whose assessor list exists. Importance: source nuggets the assessor labelled.
@@ -177,16 +193,17 @@ def nugget_work_progress(*, works: list[NuggetWork]) -> list[WorkProgress]:
     for work in works:
         turns = turns_of[work.topic_id]
         judge_id = judge_of.get(work.user_id, 0)
-        key = (judge_id, work.source_judge_id, work.topic_id)
-        if work.step == NuggetWork.Step.EDIT:
+        source_id = work.source_judge_id or 0
+        key = (judge_id, source_id, work.topic_id)
+        if work.kind == TopicWork.Kind.NUGGET_EDIT:
             total, done = len(turns), sum(1 for t in turns if (judge_id, t) in own_lists)
             if work.completed_at is not None:
                 done = total
-        elif work.step == NuggetWork.Step.IMPORTANCE:
-            total = sum(nuggets_per.get((work.source_judge_id, t), 0) for t in turns)
+        elif work.kind == TopicWork.Kind.NUGGET_IMPORTANCE:
+            total = sum(nuggets_per.get((source_id, t), 0) for t in turns)
             done = importance_done.get(key, 0)
         else:
-            total = sum(nuggets_per.get((work.source_judge_id, t), 0) * answers_per.get(t, 0) for t in turns)
+            total = sum(nuggets_per.get((source_id, t), 0) * answers_per.get(t, 0) for t in turns)
             done = assignment_done.get(key, 0)
         rows.append(WorkProgress(work, total, min(done, total)))
     return rows
@@ -195,9 +212,9 @@ def nugget_work_progress(*, works: list[NuggetWork]) -> list[WorkProgress]:
 def nugget_work_of(*, user: User) -> list[WorkProgress]:
     """The assessor's nugget work, with progress."""
     works = list(
-        NuggetWork.objects.filter(user=user)
+        topic_work_of(user=user, kinds=NUGGET_KINDS)
         .select_related("topic__collection", "source_judge", "machine_judge")
-        .order_by("topic__collection__name", "topic__number", "step")
+        .order_by("topic__collection__name", "topic__number", "kind")
     )
     return nugget_work_progress(works=works)
 
@@ -205,8 +222,8 @@ def nugget_work_of(*, user: User) -> list[WorkProgress]:
 def nugget_work_in(*, collection: Collection) -> list[WorkProgress]:
     """Every piece of nugget work of a collection, for its organisers, with progress and time."""
     works = list(
-        NuggetWork.objects.filter(topic__collection=collection)
+        TopicWork.objects.filter(topic__collection=collection, kind__in=NUGGET_KINDS)
         .select_related("topic", "user", "source_judge", "machine_judge")
-        .order_by("topic__number", "step", "user__username")
+        .order_by("topic__number", "kind", "user__username")
     )
     return nugget_work_progress(works=works)

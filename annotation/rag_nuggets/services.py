@@ -3,7 +3,7 @@ post-edit a nugget list, label nuggets vital or okay, and label (answer, nugget)
 
 Every label goes through the family's writers (annotation.rag_nuggets.writer: a label's scale and
 condition are the same whoever gives it); every edit of a list is kept as a NuggetEdit row, so the history of a post-edited list
-can be read back and timed. Time per topic adds up on the NuggetWork from what each page sends.
+can be read back and timed. Time per topic adds up on the TopicWork from what each page sends.
 """
 
 from __future__ import annotations
@@ -13,33 +13,31 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import BigIntegerField, F
-from django.db.models.functions import Cast, Least
-from django.utils import timezone
 
-from annotation.labels.writer import TIME_SPENT_MAX_MS, JudgmentRefused
+from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
+    Condition,
     Judge,
     Nugget,
     NuggetAssignment,
     NuggetEdit,
     NuggetImportanceJudgment,
-    NuggetWork,
     Response,
     Topic,
+    TopicWork,
     Turn,
 )
 from annotation.rag_nuggets import selectors, writer
-from annotation.rag_nuggets.selectors import Item
+from annotation.rag_nuggets.selectors import NUGGET_KINDS, STEPS, Item
 from annotation.rag_nuggets.writer import NuggetDraft
 from annotation.services import judge_for_assessor
+from annotation.topic_work.selectors import topic_work_get
+from annotation.topic_work.services import MAX_PAGE_TIME_MS, topic_work_clock
 
 MAX_TEXT = 2000
 MAX_NUGGETS = 200
 MAX_PARTS = 20
-# One page's clock is capped: a tab left open overnight is not a night of judging.
-MAX_TIME_MS = 3600 * 1000
-HUMAN_CONDITIONS = (NuggetWork.Condition.SCRATCH, NuggetWork.Condition.POST_EDIT)
+HUMAN_CONDITIONS = (Condition.SCRATCH, Condition.POST_EDIT)
 
 
 class NuggetWorkRefused(Exception):
@@ -55,7 +53,7 @@ def _source_has_nuggets(*, topic: Topic, judge: Judge) -> bool:
 
 def _machine_has_labels(*, topic: Topic, step: str, source: Judge, machine: Judge) -> bool:
     on_set = {"judge": machine, "nugget__judge": source, "nugget__turn__topic": topic}
-    if step == NuggetWork.Step.IMPORTANCE:
+    if step == "importance":
         return NuggetImportanceJudgment.objects.filter(**on_set).exists()
     return NuggetAssignment.objects.filter(**on_set).exists()
 
@@ -67,9 +65,9 @@ def nugget_work_assign(
     user: User,
     step: str,
     source_judge: Judge,
-    condition: str = NuggetWork.Condition.SCRATCH,
+    condition: str = Condition.SCRATCH,
     machine_judge: Judge | None = None,
-) -> NuggetWork:
+) -> TopicWork:
     """Hand an assessor one nugget step of a topic over `source_judge`'s nugget set.
 
     The set must exist for the topic (there is nothing to post-edit or label otherwise). Post-editing
@@ -77,21 +75,21 @@ def nugget_work_assign(
     Step edit always post-edits the source set and takes no condition. Handing out the same work again
     changes nothing; changing it is refused once the assessor has started it.
     """
-    if step not in NuggetWork.Step.values:
-        raise NuggetWorkRefused(f"step must be one of {', '.join(NuggetWork.Step.values)}, not {step!r}")
+    if step not in STEPS:
+        raise NuggetWorkRefused(f"step must be one of {', '.join(STEPS)}, not {step!r}")
     if condition not in HUMAN_CONDITIONS:
         raise NuggetWorkRefused(f"condition must be scratch or post-edit, not {condition!r}")
     if not user.is_active:
         raise NuggetWorkRefused(f"{user.get_username()} is not an active account")
     if source_judge.kind == Judge.Kind.ASSESSOR and source_judge.user_id == user.pk:
         raise NuggetWorkRefused("an assessor's work cannot be on their own nugget set")
-    if step == NuggetWork.Step.EDIT:
-        if condition == NuggetWork.Condition.POST_EDIT or machine_judge is not None:
+    if step == "edit":
+        if condition == Condition.POST_EDIT or machine_judge is not None:
             raise NuggetWorkRefused(
                 "step edit always post-edits the source set: condition and machine judge are for the "
                 "importance and assignment steps"
             )
-    elif condition == NuggetWork.Condition.POST_EDIT:
+    elif condition == Condition.POST_EDIT:
         if machine_judge is None:
             raise NuggetWorkRefused("post-editing needs the machine judge whose labels are shown")
         if not _machine_has_labels(topic=topic, step=step, source=source_judge, machine=machine_judge):
@@ -103,13 +101,14 @@ def nugget_work_assign(
         machine_judge = None
     if not _source_has_nuggets(topic=topic, judge=source_judge):
         raise NuggetWorkRefused(f"{source_judge.name} has no nuggets for topic {topic.number}")
-    current = NuggetWork.objects.select_for_update().filter(topic=topic, user=user, step=step).first()
+    kind = STEPS[step]
+    current = TopicWork.objects.select_for_update().filter(topic=topic, user=user, kind=kind).first()
     wanted = (source_judge.pk, condition, machine_judge.pk if machine_judge else None)
     if current is None:
-        return NuggetWork.objects.create(
+        return TopicWork.objects.create(
             topic=topic,
             user=user,
-            step=step,
+            kind=kind,
             condition=condition,
             source_judge=source_judge,
             machine_judge=machine_judge,
@@ -119,40 +118,16 @@ def nugget_work_assign(
     if current.started_at is not None:
         raise NuggetWorkRefused(
             f"{user.get_username()} has started {step} of topic {topic.number} "
-            f"({current.get_condition_display()} on {current.source_judge.name}): it cannot change now"
+            f"({current.get_condition_display()} on {selectors.work_source(current).name}): it cannot change now"
         )
     current.source_judge, current.condition, current.machine_judge = source_judge, condition, machine_judge
     current.save(update_fields=["source_judge", "condition", "machine_judge"])
     return current
 
 
-def nugget_work_get(*, work_id: int, user: User) -> NuggetWork:
-    """A piece of work reached through its assessor; anyone else gets DoesNotExist."""
-    return NuggetWork.objects.select_related("topic__collection", "source_judge", "machine_judge").get(
-        id=work_id, user=user
-    )
-
-
-def _clock(work: NuggetWork, time_spent_ms: int | None, *, complete: bool = False) -> None:
-    """Add a page's time to the work (and start its clock); complete it if asked. One UPDATE."""
-    now = timezone.now()
-    spent = min(max(time_spent_ms or 0, 0), MAX_TIME_MS)
-    # Summed as bigint, then held to the integer column (annotation.labels.writer.TIME_SPENT_MAX_MS).
-    total = Least(Cast(F("time_spent_ms"), BigIntegerField()) + spent, TIME_SPENT_MAX_MS)
-    changes: dict[str, Any] = {"time_spent_ms": total}
-    if work.started_at is None:
-        changes["started_at"] = work.started_at = now
-    if complete and work.completed_at is None:
-        changes["completed_at"] = work.completed_at = now
-    NuggetWork.objects.filter(pk=work.pk).update(**changes)
-    work.time_spent_ms = min(work.time_spent_ms + spent, TIME_SPENT_MAX_MS)
-
-
-def nugget_work_start(*, work: NuggetWork) -> None:
-    """Start the work's clock when its first page is opened (the time per topic starts there)."""
-    if work.started_at is None:
-        work.started_at = timezone.now()
-        NuggetWork.objects.filter(pk=work.pk, started_at__isnull=True).update(started_at=work.started_at)
+def nugget_work_get(*, work_id: int, user: User) -> TopicWork:
+    """A piece of nugget work reached through its assessor; anyone else gets DoesNotExist."""
+    return topic_work_get(work_id=work_id, user=user, kinds=NUGGET_KINDS)
 
 
 # --- Post-editing a list --------------------------------------------------------------------------
@@ -230,9 +205,9 @@ def _apply(
     raise NuggetWorkRefused(f"action must be one of {', '.join(NuggetEdit.Action.values)}")
 
 
-def _work_turn(work: NuggetWork, turn: Turn, step: str) -> None:
-    if work.step != step:
-        raise NuggetWorkRefused(f"this work is {work.get_step_display()}, not {step}")
+def _work_turn(work: TopicWork, turn: Turn, step: str) -> None:
+    if work.kind != STEPS[step]:
+        raise NuggetWorkRefused(f"this work is {work.get_kind_display()}, not {step}")
     if turn.topic_id != work.topic_id:
         raise NuggetWorkRefused("this turn is not of the work's topic")
 
@@ -251,7 +226,7 @@ def _store(*, judge: Judge, turn: Turn, items: list[Item]) -> None:
 
 @transaction.atomic
 def nugget_edit_apply(
-    *, work: NuggetWork, user: User, turn: Turn, edit: Mapping[str, Any], time_spent_ms: int | None = None
+    *, work: TopicWork, user: User, turn: Turn, edit: Mapping[str, Any], time_spent_ms: int | None = None
 ) -> list[Item]:
     """Apply one edit (rewrite, merge, split, delete, add, reorder) to the assessor's list of a turn.
 
@@ -261,10 +236,10 @@ def nugget_edit_apply(
     """
     if work.user_id != user.pk:
         raise NuggetWorkRefused("this work belongs to another assessor")
-    _work_turn(work, turn, NuggetWork.Step.EDIT)
-    NuggetWork.objects.select_for_update().filter(pk=work.pk).first()
+    _work_turn(work, turn, "edit")
+    TopicWork.objects.select_for_update().filter(pk=work.pk).first()
     judge = judge_for_assessor(user=user)
-    items = selectors.edit_list(judge=judge, turn=turn, source=work.source_judge)
+    items = selectors.edit_list(judge=judge, turn=turn, source=selectors.work_source(work))
     new_key = f"e{selectors.edits_of(judge=judge, turn=turn).count() + 1}"
     action, before, after, items = _apply(edit, items, new_key)
     if len(items) > MAX_NUGGETS:
@@ -273,23 +248,23 @@ def nugget_edit_apply(
     NuggetEdit.objects.create(
         judge=judge, turn=turn, user=user, action=action, before=_shown(before), after=_shown(after)
     )
-    _clock(work, time_spent_ms)
+    topic_work_clock(work=work, time_spent_ms=time_spent_ms)
     return items
 
 
 @transaction.atomic
 def nugget_edit_finish(
-    *, work: NuggetWork, user: User, turn: Turn, last: bool, time_spent_ms: int | None = None
+    *, work: TopicWork, user: User, turn: Turn, last: bool, time_spent_ms: int | None = None
 ) -> list[Item]:
     """The assessor is done with a turn's list: it becomes their set as it stands (the source list
     unchanged if they edited nothing); after the topic's last turn the work is complete."""
     if work.user_id != user.pk:
         raise NuggetWorkRefused("this work belongs to another assessor")
-    _work_turn(work, turn, NuggetWork.Step.EDIT)
+    _work_turn(work, turn, "edit")
     judge = judge_for_assessor(user=user)
-    items = selectors.edit_list(judge=judge, turn=turn, source=work.source_judge)
+    items = selectors.edit_list(judge=judge, turn=turn, source=selectors.work_source(work))
     _store(judge=judge, turn=turn, items=items)
-    _clock(work, time_spent_ms, complete=last)
+    topic_work_clock(work=work, time_spent_ms=time_spent_ms, finish=last)
     return items
 
 
@@ -305,17 +280,19 @@ def _labels_of(labels: Mapping[int, str], nuggets: Sequence[Nugget]) -> None:
 
 
 def _capped(time_spent_ms: int | None) -> int | None:
-    return None if time_spent_ms is None else min(max(time_spent_ms, 0), MAX_TIME_MS)
+    return None if time_spent_ms is None else min(max(time_spent_ms, 0), MAX_PAGE_TIME_MS)
 
 
-def _complete_if_done(work: NuggetWork, time_spent_ms: int | None) -> None:
+def _complete_if_done(work: TopicWork, time_spent_ms: int | None) -> None:
     (progress,) = selectors.nugget_work_progress(works=[work])
-    _clock(work, time_spent_ms, complete=progress.total > 0 and progress.done >= progress.total)
+    topic_work_clock(
+        work=work, time_spent_ms=time_spent_ms, finish=progress.total > 0 and progress.done >= progress.total
+    )
 
 
 @transaction.atomic
 def nugget_importance_submit(
-    *, work: NuggetWork, user: User, turn: Turn, labels: Mapping[int, str], time_spent_ms: int | None = None
+    *, work: TopicWork, user: User, turn: Turn, labels: Mapping[int, str], time_spent_ms: int | None = None
 ) -> None:
     """Record the assessor's vital/okay label of every source nugget of a turn.
 
@@ -324,8 +301,8 @@ def nugget_importance_submit(
     """
     if work.user_id != user.pk:
         raise NuggetWorkRefused("this work belongs to another assessor")
-    _work_turn(work, turn, NuggetWork.Step.IMPORTANCE)
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[turn])
+    _work_turn(work, turn, "importance")
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[turn])
     _labels_of(labels, nuggets)
     shown = selectors.importance_labels(judge=work.machine_judge, nugget_ids=labels)
     try:
@@ -345,7 +322,7 @@ def nugget_importance_submit(
 @transaction.atomic
 def nugget_assignment_page_submit(
     *,
-    work: NuggetWork,
+    work: TopicWork,
     user: User,
     response: Response,
     labels: Mapping[int, str],
@@ -355,8 +332,8 @@ def nugget_assignment_page_submit(
     nugget of its turn; post-editing shows, and records, the machine judge's label."""
     if work.user_id != user.pk:
         raise NuggetWorkRefused("this work belongs to another assessor")
-    _work_turn(work, response.turn, NuggetWork.Step.ASSIGNMENT)
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[response.turn_id])
+    _work_turn(work, response.turn, "assignment")
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[response.turn_id])
     _labels_of(labels, nuggets)
     shown = selectors.assignment_labels(judge=work.machine_judge, response=response, nugget_ids=labels)
     try:
@@ -380,9 +357,9 @@ def nugget_work_hand_out(
     users: Sequence[User],
     step: str,
     source_judge: Judge,
-    condition: str = NuggetWork.Condition.SCRATCH,
+    condition: str = Condition.SCRATCH,
     machine_judge: Judge | None = None,
-) -> list[NuggetWork]:
+) -> list[TopicWork]:
     """Hand every user every topic in one step (`nugget_work_assign` each); all or nothing."""
     if not topics or not users:
         raise NuggetWorkRefused("name at least one topic and one assessor")

@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotation.models import Collection, NuggetImportance, NuggetSupport, NuggetWork, Turn
+from annotation.models import Collection, NuggetImportance, NuggetSupport, TopicWork, Turn
 from annotation.permissions import is_organiser, organiser_required
 from annotation.rag_nuggets import selectors
 from annotation.rag_nuggets.forms import HandOutForm, TimeForm, posted_labels
@@ -28,9 +28,9 @@ from annotation.rag_nuggets.services import (
     nugget_importance_submit,
     nugget_work_get,
     nugget_work_hand_out,
-    nugget_work_start,
 )
 from annotation.services import judge_for_assessor
+from annotation.topic_work.services import topic_work_start
 from annotation.typed import AuthenticatedRequest
 
 IMPORTANCE_KEYS = [(NuggetImportance.VITAL.value, "Vital", "v"), (NuggetImportance.OKAY.value, "Okay", "o")]
@@ -41,10 +41,10 @@ SUPPORT_KEYS = [
 ]
 
 
-def _owned(request: AuthenticatedRequest, work_id: int) -> NuggetWork:
+def _owned(request: AuthenticatedRequest, work_id: int) -> TopicWork:
     try:
         return nugget_work_get(work_id=work_id, user=request.user)
-    except NuggetWork.DoesNotExist:
+    except TopicWork.DoesNotExist:
         raise Http404("no such nugget work") from None
 
 
@@ -62,19 +62,19 @@ def work_list(request: AuthenticatedRequest) -> HttpResponse:
 def work_page(request: AuthenticatedRequest, work_id: int, index: int) -> HttpResponse:
     """Page `index` (from 1) of a piece of work: a turn's list or labels, or an answer's labels."""
     work = _owned(request, work_id)
-    if work.step == NuggetWork.Step.ASSIGNMENT:
+    if work.kind == TopicWork.Kind.NUGGET_ASSIGNMENT:
         return _assignment_page(request, work, index)
     turns = selectors.work_turns(work)
     if not 1 <= index <= len(turns):
         raise Http404("no such turn")
     turn = turns[index - 1]
     nav = _nav(work, index, len(turns))
-    if work.step == NuggetWork.Step.EDIT:
+    if work.kind == TopicWork.Kind.NUGGET_EDIT:
         return _edit_page(request, work, turn, nav)
     return _importance_page(request, work, turn, nav)
 
 
-def _nav(work: NuggetWork, index: int, total: int) -> dict[str, Any]:
+def _nav(work: TopicWork, index: int, total: int) -> dict[str, Any]:
     return {
         "work": work,
         "index": index,
@@ -84,16 +84,16 @@ def _nav(work: NuggetWork, index: int, total: int) -> dict[str, Any]:
     }
 
 
-def _done(request: HttpRequest, work: NuggetWork, nav: dict[str, Any]) -> HttpResponse:
+def _done(request: HttpRequest, work: TopicWork, nav: dict[str, Any]) -> HttpResponse:
     if nav["next_url"]:
         return redirect(nav["next_url"])
     if work.completed_at is not None:
-        messages.success(request, f"Topic {work.topic.number}: {work.get_step_display().lower()} done.")
+        messages.success(request, f"Topic {work.topic.number}: {work.get_kind_display().lower()} done.")
     return redirect("rag-nuggets-work")
 
 
 def _edit_page(
-    request: AuthenticatedRequest, work: NuggetWork, turn: Turn, nav: dict[str, Any]
+    request: AuthenticatedRequest, work: TopicWork, turn: Turn, nav: dict[str, Any]
 ) -> HttpResponse:
     judge = judge_for_assessor(user=request.user)
     status, error = 200, ""
@@ -115,11 +115,11 @@ def _edit_page(
         else:
             error = "the time spent must be a whole number of milliseconds"
         status = 400
-    nugget_work_start(work=work)
+    topic_work_start(work=work)
     context = {
         **nav,
         "turn": turn,
-        "nuggets": selectors.edit_list(judge=judge, turn=turn, source=work.source_judge),
+        "nuggets": selectors.edit_list(judge=judge, turn=turn, source=selectors.work_source(work)),
         "passages": selectors.judged_passages(collection=work.topic.collection, turn=turn),
         "edits": selectors.edits_of(judge=judge, turn=turn).count(),
         "error": error,
@@ -138,7 +138,7 @@ def _labels_post(request: AuthenticatedRequest, allowed: list[str]) -> tuple[dic
 
 
 def _importance_page(
-    request: AuthenticatedRequest, work: NuggetWork, turn: Turn, nav: dict[str, Any]
+    request: AuthenticatedRequest, work: TopicWork, turn: Turn, nav: dict[str, Any]
 ) -> HttpResponse:
     status, error = 200, ""
     posted: dict[int, str] = {}
@@ -154,8 +154,8 @@ def _importance_page(
             else:
                 return _done(request, work, nav)
         status = 400
-    nugget_work_start(work=work)
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[turn])
+    topic_work_start(work=work)
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[turn])
     ids = [n.pk for n in nuggets]
     mine = selectors.importance_labels(judge=getattr(request.user, "judge", None), nugget_ids=ids)
     shown = selectors.importance_labels(judge=work.machine_judge, nugget_ids=ids)
@@ -171,7 +171,7 @@ def _importance_page(
     return render(request, "rag_nuggets/importance.html", context, status=status)
 
 
-def _assignment_page(request: AuthenticatedRequest, work: NuggetWork, index: int) -> HttpResponse:
+def _assignment_page(request: AuthenticatedRequest, work: TopicWork, index: int) -> HttpResponse:
     answers = selectors.work_answers(work)
     if not 1 <= index <= len(answers):
         raise Http404("no such answer")
@@ -191,8 +191,8 @@ def _assignment_page(request: AuthenticatedRequest, work: NuggetWork, index: int
             else:
                 return _done(request, work, nav)
         status = 400
-    nugget_work_start(work=work)
-    nuggets = selectors.nuggets_of(judge=work.source_judge, turns=[answer.turn_id])
+    topic_work_start(work=work)
+    nuggets = selectors.nuggets_of(judge=selectors.work_source(work), turns=[answer.turn_id])
     ids = [n.pk for n in nuggets]
     judge = getattr(request.user, "judge", None)
     mine = selectors.assignment_labels(judge=judge, response=answer, nugget_ids=ids)

@@ -13,10 +13,11 @@ from django.db import transaction
 
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
-    SupportAssignment,
     SupportJudgment,
     Topic,
+    TopicWork,
 )
 from annotation.support.services import HUMAN_CONDITIONS, SupportConflict, _assessor_labels_in_topic
 
@@ -74,7 +75,7 @@ def support_disagreements_assign(
     assessor: User,
     k: int = 15,
     seed: int = 0,
-) -> list[SupportAssignment]:
+) -> list[TopicWork]:
     """Sample up to k disagreements per topic (seeded) and assign them blind to an independent assessor.
 
     The assessor must be none of the human judges and must not already meet the topic in another
@@ -92,21 +93,25 @@ def support_disagreements_assign(
     ).items():
         sample = rng.sample(items, min(k, len(items)))
         units = [[d.sentence_id, d.citation_index] for d in sample]
-        current = SupportAssignment.objects.select_for_update().filter(topic=topic, user=assessor).first()
-        if current is not None and current.condition != SupportAssignment.Condition.BLIND:
+        current = (
+            TopicWork.objects.select_for_update()
+            .filter(kind=TopicWork.Kind.SUPPORT, topic=topic, user=assessor)
+            .first()
+        )
+        if current is not None and current.condition != Condition.BLIND:
             raise SupportConflict(
                 f"{assessor.get_username()} judges topic {topic.number} in condition {current.condition}; "
                 "an assessor never sees the same unit in both conditions"
             )
-        if (
-            _assessor_labels_in_topic(assessor, topic)
-            .exclude(condition=SupportJudgment.Condition.BLIND)
-            .exists()
-        ):
+        if _assessor_labels_in_topic(assessor, topic).exclude(condition=Condition.BLIND).exists():
             raise SupportConflict(f"{assessor.get_username()} already judged units of topic {topic.number}")
         if current is None:
-            current = SupportAssignment.objects.create(
-                topic=topic, user=assessor, condition=SupportAssignment.Condition.BLIND, units=units
+            current = TopicWork.objects.create(
+                kind=TopicWork.Kind.SUPPORT,
+                topic=topic,
+                user=assessor,
+                condition=Condition.BLIND,
+                units=units,
             )
         else:
             done = [

@@ -1,11 +1,11 @@
 """Support declared once: FS/PS/NS labels of (answer sentence, citation), their file, their measures."""
 
 from annotation.labels.family import Agreement, FileKind, Hybrid, LabelFamily, LabelTask, Scale
+from annotation.models.judgments import Condition
 from annotation.support.io import support_labels_export, support_labels_import
 from annotation.support.models import SupportJudgment, SupportLabel
 
 _ORDER = (SupportLabel.NONE, SupportLabel.PARTIAL, SupportLabel.FULL)
-Condition = SupportJudgment.Condition
 
 FAMILY = LabelFamily(
     name="support",

@@ -11,6 +11,7 @@ from django.db import transaction
 from annotation.formats.base import Problems
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     ResponseSentence,
     SupportJudgment,
@@ -68,11 +69,7 @@ def support_labels_import(
 
     if progress is not None:
         progress(0, len(records))
-    condition = (
-        SupportJudgment.Condition.MACHINE
-        if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI)
-        else SupportJudgment.Condition.IMPORTED
-    )
+    condition = Condition.MACHINE if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI) else Condition.IMPORTED
     written = support_judgments_upsert(
         judge=judge,
         collection=collection,

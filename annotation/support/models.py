@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from annotation.models.collection import ResponseSentence
-from annotation.models.judgments import TimedJudgment
+from annotation.models.judgments import Condition, TimedJudgment
 
 
 class SupportLabel(models.TextChoices):
@@ -19,13 +19,6 @@ SUPPORT_WEIGHTS = {SupportLabel.FULL: 1.0, SupportLabel.PARTIAL: 0.5, SupportLab
 
 class SupportJudgment(TimedJudgment):
     """Is an answer sentence supported by the passage it cites (its `citation_index`-th citation)?"""
-
-    class Condition(models.TextChoices):
-        SCRATCH = "scratch", "From scratch"
-        POST_EDIT = "post-edit", "Post-editing"
-        MACHINE = "machine", "Machine"
-        IMPORTED = "imported", "Imported"
-        BLIND = "blind", "Blind re-assessment"
 
     sentence = models.ForeignKey(ResponseSentence, on_delete=models.CASCADE, related_name="support_judgments")
     citation_index = models.PositiveSmallIntegerField(default=0)

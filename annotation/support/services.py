@@ -24,18 +24,20 @@ from django.db.models import Q
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     ResponseSentence,
-    SupportAssignment,
     SupportJudgment,
     SupportLabel,
     Topic,
+    TopicWork,
 )
 from annotation.services import judge_for_assessor
 from annotation.support import writer
+from annotation.topic_work.selectors import topic_work_get
 
 LABELS = list(SupportLabel.values)
-HUMAN_CONDITIONS = (SupportJudgment.Condition.SCRATCH, SupportJudgment.Condition.POST_EDIT)
+HUMAN_CONDITIONS = (Condition.SCRATCH, Condition.POST_EDIT)
 
 GUIDELINE = {
     "question": "Is it accurate to say “according to the citation …” followed by the sentence?",
@@ -144,9 +146,9 @@ def uncited_sentences(
     return [s for s in _sentences(collection=collection, topic=topic) if not s.citations]
 
 
-def assignment_units(assignment: SupportAssignment) -> list[SupportUnit]:
+def assignment_units(assignment: TopicWork) -> list[SupportUnit]:
     """The units an assignment shows, in the order the assessor meets them."""
-    if assignment.condition == SupportAssignment.Condition.BLIND:
+    if assignment.condition == Condition.BLIND:
         wanted = [(int(sid), int(ci)) for sid, ci in assignment.units]
         sentences = ResponseSentence.objects.select_related("response__run", "response__turn__topic").in_bulk(
             [sid for sid, _ci in wanted]
@@ -182,7 +184,7 @@ def support_assignment_set(
     machine_judge: Judge | None = None,
     max_citations: int | None = None,
     switch: bool = False,
-) -> SupportAssignment:
+) -> TopicWork:
     """Assign an assessor a topic's units in one condition (from scratch or post-editing).
 
     Changing an assessor's condition on a topic is refused once they have labelled any unit of it, so no
@@ -190,17 +192,21 @@ def support_assignment_set(
     done only when the caller confirms it (`switch`), never as a side effect of assigning again. A topic
     whose cited answer sentences are all placeholders is refused: there is nothing to judge.
     """
-    if condition not in (SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT):
+    if condition not in (Condition.SCRATCH, Condition.POST_EDIT):
         raise SupportConflict(f"condition must be scratch or post-edit, not {condition!r}")
-    if condition == SupportAssignment.Condition.POST_EDIT and machine_judge is None:
+    if condition == Condition.POST_EDIT and machine_judge is None:
         raise SupportConflict("post-editing needs the machine judge whose labels are shown")
-    if condition == SupportAssignment.Condition.SCRATCH:
+    if condition == Condition.SCRATCH:
         machine_judge = None
     limit = default_max_citations() if max_citations is None else max_citations
     if limit < 1:
         raise SupportConflict("max_citations must be at least 1")
     _refuse_placeholder_topic(topic)
-    current = SupportAssignment.objects.select_for_update().filter(topic=topic, user=user).first()
+    current = (
+        TopicWork.objects.select_for_update()
+        .filter(kind=TopicWork.Kind.SUPPORT, topic=topic, user=user)
+        .first()
+    )
     if (
         current is not None
         and current.condition != condition
@@ -220,8 +226,13 @@ def support_assignment_set(
             raise SupportConflict(
                 f"{user.get_username()} already judged units of topic {topic.number} in another condition"
             )
-        return SupportAssignment.objects.create(
-            topic=topic, user=user, condition=condition, machine_judge=machine_judge, max_citations=limit
+        return TopicWork.objects.create(
+            kind=TopicWork.Kind.SUPPORT,
+            topic=topic,
+            user=user,
+            condition=condition,
+            machine_judge=machine_judge,
+            max_citations=limit,
         )
     current.condition, current.machine_judge, current.max_citations = condition, machine_judge, limit
     current.units = []
@@ -241,16 +252,14 @@ def _refuse_placeholder_topic(topic: Topic) -> None:
         )
 
 
-def support_assignment_get(*, assignment_id: int, user: User) -> SupportAssignment:
+def support_assignment_get(*, assignment_id: int, user: User) -> TopicWork:
     """An assignment reached through its assessor; anyone else gets DoesNotExist."""
-    return SupportAssignment.objects.select_related("topic__collection", "machine_judge").get(
-        id=assignment_id, user=user
-    )
+    return topic_work_get(work_id=assignment_id, user=user, kinds=[TopicWork.Kind.SUPPORT])
 
 
 @dataclass
 class AssignmentProgress:
-    assignment: SupportAssignment
+    assignment: TopicWork
     total: int
     done: int
 
@@ -267,8 +276,10 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     queries per assignment and loaded every sentence with its run and turn).
     """
     judge = Judge.objects.filter(user=user).first()
-    assignments = list(SupportAssignment.objects.filter(user=user).select_related("topic__collection"))
-    blind = SupportAssignment.Condition.BLIND
+    assignments = list(
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=user).select_related("topic__collection")
+    )
+    blind = Condition.BLIND
     topics = {a.topic_id for a in assignments if a.condition != blind}
     blind_ids = {int(sid) for a in assignments if a.condition == blind for sid, _ci in a.units}
     cited: dict[int, int] = {}  # sentence id -> its number of citations
@@ -309,7 +320,7 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
 @transaction.atomic
 def support_judgment_submit(
     *,
-    assignment: SupportAssignment,
+    assignment: TopicWork,
     user: User,
     sentence: ResponseSentence,
     citation_index: int,
@@ -335,7 +346,7 @@ def support_judgment_submit(
     judge = judge_for_assessor(user=user)
     condition = assignment.condition
     shown = ""
-    if condition == SupportAssignment.Condition.POST_EDIT:
+    if condition == Condition.POST_EDIT:
         machine = SupportJudgment.objects.filter(
             judge=assignment.machine_judge, sentence=sentence, citation_index=citation_index
         ).first()

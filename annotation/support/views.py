@@ -16,12 +16,13 @@ from django.urls import reverse
 from annotation.judge_menus import judges_with_labels
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     Passage,
-    SupportAssignment,
     SupportJudgment,
     SupportLabel,
     Topic,
+    TopicWork,
 )
 from annotation.permissions import is_organiser, organiser_required
 from annotation.support.services import (
@@ -44,14 +45,14 @@ class SupportLabelForm(forms.Form):
     time_spent_ms = forms.IntegerField(min_value=0, max_value=24 * 3600 * 1000, required=False)
 
 
-def _owned_assignment(request: AuthenticatedRequest, assignment_id: int) -> SupportAssignment:
+def _owned_assignment(request: AuthenticatedRequest, assignment_id: int) -> TopicWork:
     try:
         return support_assignment_get(assignment_id=assignment_id, user=request.user)
-    except SupportAssignment.DoesNotExist:
+    except TopicWork.DoesNotExist:
         raise Http404("no such assignment") from None
 
 
-def _first_unlabelled(assignment: SupportAssignment, judge: Judge | None) -> int:
+def _first_unlabelled(assignment: TopicWork, judge: Judge | None) -> int:
     """The position (from 1) of the first unit the assessor has not labelled, 1 when all are."""
     units = assignment_units(assignment)
     mine = labels_by_unit(judge=judge, sentence_ids={u.sentence.id for u in units}) if judge else {}
@@ -112,7 +113,7 @@ def support_unit(request: AuthenticatedRequest, assignment_id: int, position: in
         status = 400
 
     shown = ""
-    if assignment.condition == SupportAssignment.Condition.POST_EDIT:
+    if assignment.condition == Condition.POST_EDIT:
         if current is not None:
             shown = current.shown_label
         else:
@@ -157,8 +158,8 @@ class AssignForm(forms.Form):
     )
     condition = forms.ChoiceField(
         choices=[
-            (SupportAssignment.Condition.SCRATCH, "From scratch"),
-            (SupportAssignment.Condition.POST_EDIT, "Post-editing"),
+            (Condition.SCRATCH, "From scratch"),
+            (Condition.POST_EDIT, "Post-editing"),
         ]
     )
     machine_judge = forms.ModelChoiceField(
@@ -181,7 +182,7 @@ class AssignForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
-        if data.get("condition") == SupportAssignment.Condition.POST_EDIT and not data.get("machine_judge"):
+        if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "Post-editing needs the machine judge whose labels are shown.")
         return data
 
@@ -216,9 +217,9 @@ def support_organise(request: HttpRequest, name: str) -> HttpResponse:
         status = 400
     else:
         form = AssignForm(collection=collection)
-    assignments = SupportAssignment.objects.filter(topic__collection=collection).select_related(
-        "topic", "user", "machine_judge"
-    )
+    assignments = TopicWork.objects.filter(
+        kind=TopicWork.Kind.SUPPORT, topic__collection=collection
+    ).select_related("topic", "user", "machine_judge")
     return render(
         request,
         "support/organise.html",

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
 from annotation.labels.writer import Written
-from annotation.models import Judge, LabelCondition
+from annotation.models import Condition, Judge
 from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
 from annotation.rag_nuggets.writer import AssignmentRow, nugget_assignments_upsert
 from annotation.services import judge_get_or_create
@@ -124,7 +124,7 @@ def nugget_labels_aggregate(
             judge=result.judge,
             collection=campaign.collection,
             rows=rows,
-            condition=LabelCondition.SCRATCH,
+            condition=Condition.SCRATCH,
             remove=unresolved,
         )
     return result

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judge_access import ImportJudgeRefused
-from annotation.models import Judge, LabelCondition, NuggetSupport
+from annotation.models import Condition, Judge, NuggetSupport
 from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
 from annotation.rag_nuggets.writer import AssignmentRow, nugget_assignments_upsert
 from annotation.services import judge_get_or_create
@@ -335,7 +335,7 @@ def _worker_votes_store(
                 AssignmentRow(response_id=r, nugget_id=n, label=str(given))
                 for (r, n), (given, _) in votes.items()
             ],
-            condition=LabelCondition.SCRATCH,
+            condition=Condition.SCRATCH,
         )
         return
     ntr_judgments_upsert(

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 
 from annotation.judge_menus import judge_menu, judge_names_by_task
-from annotation.models import Collection, Judge, SupportJudgment
+from annotation.models import Collection, Condition, Judge
 from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from annotation.typed import choice_field
 from judging.agreement.run_scores import IMPORTANCE_MEASURES, RUN_MEASURES
@@ -27,11 +27,7 @@ class ComparisonForm(forms.Form):
     condition = forms.ChoiceField(
         required=False,
         choices=[("", "any")]
-        + [
-            (c.value, c.label)
-            for c in SupportJudgment.Condition
-            if c not in {SupportJudgment.Condition.MACHINE, SupportJudgment.Condition.IMPORTED}
-        ],
+        + [(c.value, c.label) for c in Condition if c not in {Condition.MACHINE, Condition.IMPORTED}],
         help_text="Support and nugget tasks: compare only the human labels given in this condition.",
     )
     topics = forms.CharField(

@@ -22,8 +22,8 @@ from annotation.models import (
     PoolEntry,
     RelevanceJudgment,
     Run,
-    SupportAssignment,
     Topic,
+    TopicWork,
     Turn,
 )
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
@@ -203,7 +203,7 @@ def _support_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec, machi
         # Topics go round the assessors, so each sampled topic is judged once, in the chosen condition.
         for i, topic in enumerate(topics):
             user = spec.assessors[i % len(spec.assessors)]
-            current = SupportAssignment.objects.filter(topic=topic, user=user).first()
+            current = TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, topic=topic, user=user).first()
             if current is not None and current.condition != spec.support_condition:
                 # support_assignment_set would switch it quietly while it holds no labels; an organiser's
                 # earlier choice of condition is not the sampler's to change.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from annotation.models import SUPPORT_WEIGHTS, Collection, Judge, ResponseSentence, SupportJudgment
+from annotation.models import SUPPORT_WEIGHTS, Collection, Condition, Judge, ResponseSentence, SupportJudgment
 from annotation.support.disagreements import support_disagreements
 from annotation.support.services import HUMAN_CONDITIONS, LABELS
 from judging.measures.support import DisagreementReport, SupportScores, answers_scores, disagreement_report
@@ -82,7 +82,7 @@ def support_disagreement_report(
     blind = {
         (sid, ci): label
         for sid, ci, label in SupportJudgment.objects.filter(
-            judge=blind_judge, condition=SupportJudgment.Condition.BLIND
+            judge=blind_judge, condition=Condition.BLIND
         ).values_list("sentence_id", "citation_index", "label")
     }
     triples: dict[str, list[tuple[str, str, str]]] = defaultdict(list)

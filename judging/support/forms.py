@@ -8,7 +8,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from annotation.judge_menus import judges_with_labels
-from annotation.models import Collection, Judge, SupportAssignment, SupportJudgment
+from annotation.models import Collection, Condition, Judge, TopicWork
 from annotation.support.services import HUMAN_CONDITIONS
 from annotation.typed import choice_field, choices
 
@@ -40,9 +40,7 @@ class DisagreementReportForm(forms.Form):
         choice_field(self, "llm").queryset = _support_judges(collection).exclude(
             kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]
         )
-        choice_field(self, "blind").queryset = _support_judges(
-            collection, condition=SupportJudgment.Condition.BLIND
-        )
+        choice_field(self, "blind").queryset = _support_judges(collection, condition=Condition.BLIND)
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -57,7 +55,9 @@ class DisagreementReportForm(forms.Form):
         the first blind assessor: the study as the organiser most likely set it up."""
         form = cls(collection=collection)
         shown = (
-            SupportAssignment.objects.filter(topic__collection=collection, machine_judge__isnull=False)
+            TopicWork.objects.filter(
+                kind=TopicWork.Kind.SUPPORT, topic__collection=collection, machine_judge__isnull=False
+            )
             .values_list("machine_judge__name", flat=True)
             .first()
         )

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 
 from annotation.judge_menus import judges_with_labels
-from annotation.models import Collection, SupportJudgment
+from annotation.models import Collection, Condition
 from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
 from core.names import named
@@ -89,7 +89,7 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
             )
             if request.GET.get("format") == "json":
                 return JsonResponse({c: r.as_dict() for c, r in reports.items()})
-            titles = dict(SupportJudgment.Condition.choices) | {"all": "All conditions"}
+            titles = dict(Condition.choices) | {"all": "All conditions"}
             rows = [
                 {"condition": c, "title": titles[c], "neither": r.neither, **r.as_dict()}
                 for c, r in reports.items()

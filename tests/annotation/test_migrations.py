@@ -105,3 +105,100 @@ def test_an_import_job_keeps_its_row_when_the_console_takes_it_over(empty_databa
     )
     assert "console_importjob" in connection.introspection.table_names()
     assert "annotation_importjob" not in connection.introspection.table_names()
+
+
+BEFORE_TOPIC_WORK = [("annotation", "0021_run_report")]
+AFTER_TOPIC_WORK = [("annotation", "0022_topic_work")]
+
+
+def _old_work_rows(old):
+    user = old.get_model("auth", "User").objects.create(username="alice")
+    collection = old.get_model("annotation", "Collection").objects.create(name="c")
+    topics = [
+        old.get_model("annotation", "Topic").objects.create(collection=collection, number=n) for n in "12"
+    ]
+    judge = old.get_model("annotation", "Judge").objects.create(name="llm", kind="llm")
+    support = old.get_model("annotation", "SupportAssignment").objects
+    nuggets = old.get_model("annotation", "NuggetWork").objects
+    supports = [
+        support.create(
+            topic=topics[0], user=user, condition="post-edit", machine_judge=judge, max_citations=2
+        ),
+        support.create(topic=topics[1], user=user, condition="blind", units=[[7, 0], [8, 1]]),
+    ]
+    work = nuggets.create(
+        topic=topics[0],
+        user=user,
+        step="importance",
+        condition="post-edit",
+        source_judge=judge,
+        machine_judge=judge,
+        time_spent_ms=1234,
+    )
+    nuggets.filter(pk=work.pk).update(started_at=work.created_at, completed_at=work.created_at)
+    nuggets.create(topic=topics[1], user=user, step="edit", source_judge=judge)
+    return user, topics, judge, supports
+
+
+def test_support_assignments_and_nugget_work_become_topic_work(empty_database):
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_TOPIC_WORK)
+    old = executor.loader.project_state(BEFORE_TOPIC_WORK).apps
+    user, topics, judge, supports = _old_work_rows(old)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(AFTER_TOPIC_WORK)
+    new = executor.loader.project_state(AFTER_TOPIC_WORK).apps
+    work = new.get_model("annotation", "TopicWork").objects
+    fields = (
+        "topic_id",
+        "user_id",
+        "kind",
+        "condition",
+        "source_judge_id",
+        "machine_judge_id",
+        "max_citations",
+        "units",
+        "time_spent_ms",
+    )
+
+    assert list(work.filter(kind="support").order_by("pk").values_list("pk", *fields)) == [
+        (supports[0].pk, topics[0].pk, user.pk, "support", "post-edit", None, judge.pk, 2, [], 0),
+        (supports[1].pk, topics[1].pk, user.pk, "support", "blind", None, None, 1, [[7, 0], [8, 1]], 0),
+    ]
+    assert list(work.exclude(kind="support").order_by("pk").values_list(*fields)) == [
+        (topics[0].pk, user.pk, "nugget-importance", "post-edit", judge.pk, judge.pk, 1, [], 1234),
+        (topics[1].pk, user.pk, "nugget-edit", "scratch", judge.pk, None, 1, [], 0),
+    ]
+    finished = work.get(kind="nugget-importance")
+    assert finished.started_at is not None and finished.completed_at is not None
+    # New work after the copied rows takes a fresh id.
+    other = new.get_model("annotation", "Topic").objects.create(
+        collection_id=topics[0].collection_id, number="3"
+    )
+    fresh = work.create(topic_id=other.pk, user_id=user.pk, kind="support")
+    assert fresh.pk > max(work.exclude(pk=fresh.pk).values_list("pk", flat=True))
+
+
+def test_topic_work_goes_back_to_support_assignments_and_nugget_work(empty_database):
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_TOPIC_WORK)
+    old = executor.loader.project_state(BEFORE_TOPIC_WORK).apps
+    user, topics, judge, supports = _old_work_rows(old)
+    executor = MigrationExecutor(connection)
+    executor.migrate(AFTER_TOPIC_WORK)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_TOPIC_WORK)
+    back = executor.loader.project_state(BEFORE_TOPIC_WORK).apps
+
+    support = back.get_model("annotation", "SupportAssignment").objects.order_by("pk")
+    assert list(support.values_list("pk", "condition", "machine_judge_id", "max_citations", "units")) == [
+        (supports[0].pk, "post-edit", judge.pk, 2, []),
+        (supports[1].pk, "blind", None, 1, [[7, 0], [8, 1]]),
+    ]
+    nuggets = back.get_model("annotation", "NuggetWork").objects.order_by("topic__number")
+    assert list(nuggets.values_list("topic_id", "step", "condition", "time_spent_ms")) == [
+        (topics[0].pk, "importance", "post-edit", 1234),
+        (topics[1].pk, "edit", "scratch", 0),
+    ]

@@ -16,9 +16,9 @@ from annotation.io import passages_import, run_import
 from annotation.models import (
     Collection,
     PoolEntry,
-    SupportAssignment,
     SupportJudgment,
     Topic,
+    TopicWork,
     Turn,
     WorkSlot,
 )
@@ -282,7 +282,7 @@ def test_the_demo_pages_show_no_raw_python_structures(client):
     demo = Collection.objects.get(name="demo")
     judges = [j.name for j in judges_with_labels(collection=demo, task="relevance")][:2]
     turn = Turn.objects.filter(collection=demo).order_by("pk").first()
-    assignment = SupportAssignment.objects.filter(topic__collection=demo).first()
+    assignment = TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, topic__collection=demo).first()
     urls = [
         reverse("relevance-queue"),
         reverse("console-work", args=[demo.name]),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, NuggetWork
+from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, TopicWork
 from annotation.rag_nuggets.services import nugget_work_assign
 from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import UserFactory
@@ -150,7 +150,7 @@ def test_it_post_edits_importance_with_v_and_o(page, login, data):
         ("vital", "okay", True, "post-edit"),
         ("okay", "okay", False, "post-edit"),
     ]
-    assert NuggetWork.objects.get().completed_at is not None
+    assert TopicWork.objects.get().completed_at is not None
 
 
 def test_it_assigns_answers_to_nuggets_with_s_p_n_one_answer_after_another(page, login, data):
@@ -188,4 +188,4 @@ def test_it_assigns_answers_to_nuggets_with_s_p_n_one_answer_after_another(page,
         (second.pk, 1): "not_support",
         (second.pk, 2): "not_support",
     }
-    assert NuggetWork.objects.get().completed_at is not None
+    assert TopicWork.objects.get().completed_at is not None

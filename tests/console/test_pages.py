@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Assignment, Collection, Judge, Pool, SupportAssignment, WorkSlot
+from annotation.models import Assignment, Collection, Judge, Pool, TopicWork, WorkSlot
 from annotation.relevance.io import qrels_lines
 from annotation.relevance.services import work_lease
 from console.models import ImportJob
@@ -377,9 +377,9 @@ def test_it_assigns_relevance_and_support_work(client, organiser, collection, ra
     assert (relevance.status_code, support.status_code) == (302, 302)
     assignment = Assignment.objects.get(name="round1")
     assert (assignment.units.count(), WorkSlot.objects.filter(assignment=assignment).count()) == (2, 4)
-    assert list(SupportAssignment.objects.values_list("user__username", "condition")) == [
-        ("alice", "scratch")
-    ]
+    assert list(
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).values_list("user__username", "condition")
+    ) == [("alice", "scratch")]
 
 
 def test_post_editing_support_work_needs_a_machine_judge(client, organiser, collection, ranked):
@@ -389,7 +389,7 @@ def test_post_editing_support_work_needs_a_machine_judge(client, organiser, coll
         {"form": "support", "assessors": [alice.pk], "condition": "post-edit"},
     )
     assert response.status_code == 400
-    assert not SupportAssignment.objects.exists()
+    assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).exists()
 
 
 # --- Dashboard -------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.judge_menus import judge_names_by_task, judges_with_labels
-from annotation.models import Judge, SupportJudgment
+from annotation.models import Condition, Judge, SupportJudgment
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
@@ -38,7 +38,7 @@ def menus():
         citation_index=0,
         passage_id="p1",
         label="FS",
-        condition=SupportJudgment.Condition.MACHINE,
+        condition=Condition.MACHINE,
     )
     elsewhere = JudgeFactory(name="grader-there", kind=Judge.Kind.LLM)
     RelevanceJudgmentFactory(

@@ -1,7 +1,8 @@
 from django.core.management.base import CommandError
 
 from annotation.commands import CollectionCommand
-from annotation.models import NuggetWork
+from annotation.models import Condition
+from annotation.rag_nuggets.selectors import STEPS
 from annotation.rag_nuggets.services import NuggetWorkRefused, nugget_work_hand_out
 from core.commands import user_named
 from core.wording import plural
@@ -20,14 +21,14 @@ class Command(CollectionCommand):
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--step", required=True, choices=NuggetWork.Step.values)
+        parser.add_argument("--step", required=True, choices=list(STEPS))
         parser.add_argument("--users", required=True, help="Usernames of the assessors, comma-separated.")
         parser.add_argument("--topics", help="Topic numbers, comma-separated (default: every topic).")
         parser.add_argument("--source-judge", required=True, help="The judge whose nugget set is worked on.")
         parser.add_argument(
             "--condition",
-            choices=NuggetWork.Condition.values,
-            default=NuggetWork.Condition.SCRATCH,
+            choices=[Condition.SCRATCH, Condition.POST_EDIT],
+            default=Condition.SCRATCH,
             help="importance and assignment: from scratch (default) or post-editing --machine-judge's labels.",
         )
         parser.add_argument("--machine-judge", help="Post-editing: the judge whose labels are shown.")

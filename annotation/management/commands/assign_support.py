@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotation.commands import CollectionCommand
-from annotation.models import SupportAssignment
+from annotation.models import Condition
 from annotation.support.services import SupportConflict, SupportSwitchUnconfirmed, support_assignment_set
 from core.commands import user_named
 from core.wording import plural
@@ -20,7 +20,7 @@ class Command(CollectionCommand):
         parser.add_argument(
             "--condition",
             required=True,
-            choices=[SupportAssignment.Condition.SCRATCH, SupportAssignment.Condition.POST_EDIT],
+            choices=[Condition.SCRATCH, Condition.POST_EDIT],
         )
         parser.add_argument(
             "--topic", action="append", help="Topic number (repeatable; default: every topic)."

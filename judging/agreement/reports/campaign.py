@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from annotation.models import Collection, Judge, SupportJudgment
+from annotation.models import Collection, Condition, Judge, SupportJudgment
 from judging.agreement.label_table import LabelTable
 from judging.agreement.reports.comparison import _agreement
 from judging.agreement.run_scores import RUN_MEASURES, RunScores, run_scores_by_judge
@@ -174,11 +174,7 @@ def campaign_report(
         sections += _sections(
             collection=collection, task=task, titles={None: title}, resamples=resamples, seed=seed
         )
-    human_conditions = [
-        c
-        for c in SupportJudgment.Condition
-        if c not in {SupportJudgment.Condition.MACHINE, SupportJudgment.Condition.IMPORTED}
-    ]
+    human_conditions = [c for c in Condition if c not in {Condition.MACHINE, Condition.IMPORTED}]
     present = set(
         SupportJudgment.objects.filter(sentence__response__run__collection=collection)
         .values_list("condition", flat=True)

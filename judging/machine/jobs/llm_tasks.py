@@ -9,13 +9,13 @@ from django.db import transaction
 
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     Nugget,
     Ranking,
     RelevanceJudgment,
     Response,
     ResponseSentence,
-    SupportJudgment,
     Turn,
 )
 from annotation.nuggets.writer import ntr_judgment_submit, nugget_upsert
@@ -331,7 +331,7 @@ class SupportTask(Task):
             sentence=unit.data["sentence"],
             citation_index=0,
             label=label,
-            condition=SupportJudgment.Condition.MACHINE,
+            condition=Condition.MACHINE,
         )
 
 

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
-    LabelCondition,
     Nugget,
     NuggetSupport,
     RelevanceJudgment,
@@ -239,7 +239,7 @@ class ImportanceTask(Task):
                 judge=ctx.judge,
                 collection=ctx.job.collection,
                 rows=ctx.pending,
-                condition=LabelCondition.MACHINE,
+                condition=Condition.MACHINE,
             )
             ctx.pending.clear()
 
@@ -314,7 +314,7 @@ class AssignmentTask(Task):
                 judge=ctx.judge,
                 collection=ctx.job.collection,
                 rows=ctx.pending,
-                condition=LabelCondition.MACHINE,
+                condition=Condition.MACHINE,
             )
             ctx.pending.clear()
 

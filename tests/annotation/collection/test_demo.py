@@ -13,8 +13,8 @@ from annotation.models import (
     RelevanceJudgment,
     ResponseSentence,
     Run,
-    SupportAssignment,
     SupportJudgment,
+    TopicWork,
     WorkSlot,
 )
 
@@ -32,7 +32,7 @@ def snapshot():
         get_user_model().objects.count(),
         PoolEntry.objects.count(),
         WorkSlot.objects.count(),
-        SupportAssignment.objects.count(),
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).count(),
     )
 
 
@@ -50,7 +50,7 @@ def test_load_demo_loads_the_collection_and_accounts_once(capsys):
     assert get_user_model().objects.get(username="alice").check_password("alice-demo")
     assert PoolEntry.objects.filter(pool__name="demo-adaptive").exists()
     assert WorkSlot.objects.filter(unit__assignment__name="demo-round-1").count() == 2 * 7
-    assert SupportAssignment.objects.count() == 4
+    assert TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).count() == 4
     call_command("load_demo")
     assert snapshot() == first
     assert "organiser / organiser-demo" in capsys.readouterr().out

@@ -11,6 +11,7 @@ from django.apps import apps
 
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
+    Condition,
     GoldResponse,
     NtnJudgment,
     NtrJudgment,
@@ -182,7 +183,7 @@ def test_a_support_revision_replaces_the_label_keeps_what_was_shown_and_adds_up_
         sentence=sentence,
         citation_index=1,
         label="PS",
-        condition=SupportJudgment.Condition.POST_EDIT,
+        condition=Condition.POST_EDIT,
         shown_label="PS",
         time_spent_ms=1000,
     )
@@ -193,7 +194,7 @@ def test_a_support_revision_replaces_the_label_keeps_what_was_shown_and_adds_up_
         sentence=sentence,
         citation_index=1,
         label="FS",
-        condition=SupportJudgment.Condition.POST_EDIT,
+        condition=Condition.POST_EDIT,
         time_spent_ms=500,
     )
     stored.refresh_from_db()
@@ -206,7 +207,7 @@ def test_a_support_revision_replaces_the_label_keeps_what_was_shown_and_adds_up_
 
 
 def test_support_refuses_a_label_off_the_scale_a_missing_citation_and_a_second_condition(judge, sentence):
-    scratch = SupportJudgment.Condition.SCRATCH
+    scratch = Condition.SCRATCH
     with pytest.raises(JudgmentRefused, match="label must be one of FS, PS, NS"):
         support_judgment_submit(
             judge=judge, sentence=sentence, citation_index=0, label="YES", condition=scratch
@@ -222,7 +223,7 @@ def test_support_refuses_a_label_off_the_scale_a_missing_citation_and_a_second_c
             sentence=sentence,
             citation_index=0,
             label="NS",
-            condition=SupportJudgment.Condition.POST_EDIT,
+            condition=Condition.POST_EDIT,
         )
     assert list(SupportJudgment.objects.values_list("label", "condition")) == [("FS", scratch)]
 
@@ -234,7 +235,7 @@ def test_bulk_support_is_idempotent_and_checks_the_scale(judge):
         response__turn=TurnFactory(topic__collection=collection),
         citations=["p1"],
     )
-    machine = SupportJudgment.Condition.MACHINE
+    machine = Condition.MACHINE
     rows = [SupportRow(sentence.pk, 0, "p1", "NS")]
     assert (
         support_judgments_upsert(judge=judge, collection=collection, rows=rows, condition=machine).created

@@ -4,7 +4,7 @@ failing in PostgreSQL ("integer out of range", a 500) on the revision that would
 import pytest
 
 from annotation.labels.writer import TIME_SPENT_MAX_MS
-from annotation.models import NuggetImportanceJudgment, NuggetWork, RelevanceJudgment
+from annotation.models import NuggetImportanceJudgment, RelevanceJudgment, TopicWork
 from annotation.rag_nuggets.services import nugget_edit_finish, nugget_work_assign
 from annotation.rag_nuggets.writer import importance_judgments_submit
 from annotation.relevance.writer import relevance_judgment_submit
@@ -45,12 +45,12 @@ def test_a_works_time_stops_at_the_columns_largest():
     data = rag_topic()
     alice = UserFactory(username="alice")
     work = nugget_work_assign(
-        topic=data.topic, user=alice, step=NuggetWork.Step.EDIT, source_judge=data.llm, condition="scratch"
+        topic=data.topic, user=alice, step="edit", source_judge=data.llm, condition="scratch"
     )
-    NuggetWork.objects.filter(pk=work.pk).update(time_spent_ms=TIME_SPENT_MAX_MS - 10)
+    TopicWork.objects.filter(pk=work.pk).update(time_spent_ms=TIME_SPENT_MAX_MS - 10)
     work.refresh_from_db()
 
     nugget_edit_finish(work=work, user=alice, turn=data.turn, last=False, time_spent_ms=3_600_000)
 
     assert work.time_spent_ms == TIME_SPENT_MAX_MS
-    assert NuggetWork.objects.get(pk=work.pk).time_spent_ms == TIME_SPENT_MAX_MS
+    assert TopicWork.objects.get(pk=work.pk).time_spent_ms == TIME_SPENT_MAX_MS

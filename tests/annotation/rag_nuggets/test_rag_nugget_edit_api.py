@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import NuggetEdit, NuggetWork
+from annotation.models import NuggetEdit, TopicWork
 from annotation.rag_nuggets.services import nugget_work_assign
 from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import OrganiserFactory, UserFactory
@@ -22,7 +22,7 @@ REWRITE = {"action": "rewrite", "key": "2", "text": "Bees fan nectar dry", "time
 
 
 @pytest.fixture
-def work() -> NuggetWork:
+def work() -> TopicWork:
     data = rag_topic()
     return nugget_work_assign(
         topic=data.topic,
@@ -34,7 +34,7 @@ def work() -> NuggetWork:
     )
 
 
-def _post(client: Client, work: NuggetWork, body: Any, **extra: Any):
+def _post(client: Client, work: TopicWork, body: Any, **extra: Any):
     return client.post(
         reverse("rag-nuggets-edit", args=[work.id, 1]),
         body if isinstance(body, str) else json.dumps(body),
@@ -67,7 +67,7 @@ def test_it_validates_ownership_another_users_work_is_not_found(client, work, wh
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
     assert not NuggetEdit.objects.exists()
-    assert NuggetWork.objects.get().time_spent_ms == 0
+    assert TopicWork.objects.get().time_spent_ms == 0
 
 
 def test_the_works_assessor_edits_and_gets_the_list_after_it(client, work):
@@ -84,7 +84,7 @@ def test_the_works_assessor_edits_and_gets_the_list_after_it(client, work):
         ]
     }
     assert NuggetEdit.objects.get().action == "rewrite"
-    assert NuggetWork.objects.get().time_spent_ms == 900
+    assert TopicWork.objects.get().time_spent_ms == 900
 
 
 def test_it_adds_at_the_top_when_after_is_null(client, work):

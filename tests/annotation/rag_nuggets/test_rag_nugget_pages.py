@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, NuggetWork
+from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, TopicWork
 from annotation.rag_nuggets.services import nugget_work_assign
 from annotation.services import judge_for_assessor
 from tests.annotation.rag_nuggets.data import rag_topic
@@ -57,7 +57,7 @@ def test_it_validates_ownership_of_every_page_and_edit(client, data):
     assert _edit(client, work, {"action": "delete", "key": "1"}).status_code == 404
     assert client.post(_page(work), {"time_spent_ms": 5}).status_code == 404
     assert not NuggetEdit.objects.exists()
-    assert NuggetWork.objects.get().started_at is None
+    assert TopicWork.objects.get().started_at is None
 
 
 def test_it_answers_404_for_a_page_past_the_end(client, data):
@@ -94,7 +94,7 @@ def test_an_edit_answers_the_new_list_and_keeps_the_edit(client, data):
     assert response.status_code == 200
     assert response.json()["nuggets"][1] == {"key": "2", "text": "<script>x</script>"}
     assert NuggetEdit.objects.get().action == "rewrite"
-    assert NuggetWork.objects.get().time_spent_ms == 70
+    assert TopicWork.objects.get().time_spent_ms == 70
     # The page shows the assessor's list from now on, escaped.
     assert "&lt;script&gt;x&lt;/script&gt;" in client.get(_page(work)).content.decode()
 
@@ -163,7 +163,7 @@ def test_importance_labels_are_stored_and_the_work_completes(client, data):
         ("okay", "okay", False),
         ("okay", "okay", False),
     ]
-    assert NuggetWork.objects.get().completed_at is not None
+    assert TopicWork.objects.get().completed_at is not None
 
 
 @pytest.mark.parametrize(
@@ -253,8 +253,8 @@ def test_the_organiser_hands_out_work_and_sees_time_per_topic(client, data):
         },
     )
     assert response.status_code == 302
-    work = NuggetWork.objects.get()
-    NuggetWork.objects.filter(pk=work.pk).update(time_spent_ms=65_000)
+    work = TopicWork.objects.get()
+    TopicWork.objects.filter(pk=work.pk).update(time_spent_ms=65_000)
     body = client.get(url).content.decode()
     assert "bob" in body and "65 s" in body
 
@@ -273,7 +273,7 @@ def test_the_hand_out_form_refuses_post_editing_without_a_machine_judge(client, 
     )
     assert response.status_code == 400
     assert "Post-editing needs the machine judge" in response.content.decode()
-    assert not NuggetWork.objects.exists()
+    assert not TopicWork.objects.exists()
 
 
 def test_the_organiser_page_is_for_organisers(client, data):

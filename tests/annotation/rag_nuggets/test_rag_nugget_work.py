@@ -10,7 +10,7 @@ from annotation.models import (
     NuggetAssignment,
     NuggetEdit,
     NuggetImportanceJudgment,
-    NuggetWork,
+    TopicWork,
 )
 from annotation.rag_nuggets import writer
 from annotation.rag_nuggets.services import (
@@ -46,7 +46,7 @@ def _work(data, step, condition="scratch", user=None):
 def test_it_refuses_edit_work_on_a_set_without_nuggets_for_the_topic(data):
     with pytest.raises(NuggetWorkRefused, match="has no nuggets for topic 2024-1"):
         nugget_work_assign(topic=data.topic, user=UserFactory(), step="edit", source_judge=JudgeFactory())
-    assert not NuggetWork.objects.exists()
+    assert not TopicWork.objects.exists()
 
 
 def test_it_refuses_post_editing_a_machine_without_labels_of_that_step(data):
@@ -68,17 +68,17 @@ def test_it_refuses_post_editing_a_machine_without_labels_of_that_step(data):
             source_judge=data.llm,
             condition="post-edit",
         )
-    assert not NuggetWork.objects.exists()
+    assert not TopicWork.objects.exists()
 
 
 def test_it_hands_out_the_same_work_twice_as_one_and_refuses_changing_started_work(data):
     first = _work(data, "importance")
     again = _work(data, "importance")
     assert again.pk == first.pk
-    NuggetWork.objects.filter(pk=first.pk).update(started_at="2026-01-01T00:00Z")
+    TopicWork.objects.filter(pk=first.pk).update(started_at="2026-01-01T00:00Z")
     with pytest.raises(NuggetWorkRefused, match="has started importance"):
         _work(data, "importance", condition="post-edit")
-    assert NuggetWork.objects.get().condition == "scratch"
+    assert TopicWork.objects.get().condition == "scratch"
 
 
 def test_the_command_hands_out_work_to_several_assessors(data):
@@ -92,10 +92,10 @@ def test_the_command_hands_out_work_to_several_assessors(data):
         "--condition=post-edit",
         "--machine-judge=gpt-4o",
     )
-    works = NuggetWork.objects.order_by("user__username")
-    assert [(w.user.username, w.step, w.condition, w.machine_judge.name) for w in works] == [
-        ("alice", "assignment", "post-edit", "gpt-4o"),
-        ("bob", "assignment", "post-edit", "gpt-4o"),
+    works = TopicWork.objects.order_by("user__username")
+    assert [(w.user.username, w.kind, w.condition, w.machine_judge.name) for w in works] == [
+        ("alice", "nugget-assignment", "post-edit", "gpt-4o"),
+        ("bob", "nugget-assignment", "post-edit", "gpt-4o"),
     ]
 
 
@@ -120,7 +120,7 @@ def test_the_command_refuses_a_missing_topic_and_hands_out_nothing(data):
             "--condition=post-edit",
             "--machine-judge=gpt-4o",
         )
-    assert not NuggetWork.objects.exists()
+    assert not TopicWork.objects.exists()
 
 
 # --- Post-editing ---------------------------------------------------------------------------------

@@ -149,7 +149,7 @@ def test_a_unit_already_judged_in_another_condition_is_refused(rag):
     api(rag["alice"]).post(URL, unit(label="FS"), format="json")
     # The organiser's page refuses to switch alice's condition now; simulate an assignment changed behind
     # its back, which the service must still catch.
-    rag["alice"].support_assignments.update(condition="scratch", machine_judge=None)
+    rag["alice"].topic_work.filter(kind="support").update(condition="scratch", machine_judge=None)
 
     response = api(rag["alice"]).post(URL, unit(label="NS"), format="json")
 

@@ -5,7 +5,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
+from annotation.models import Judge, SupportJudgment, Topic, TopicWork
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import (
     SupportConflict,
@@ -110,7 +110,9 @@ def test_the_condition_may_change_before_any_unit_is_judged(topic, gpt):
         topic=topic, user=alice, condition="post-edit", machine_judge=gpt, switch=True
     )
 
-    assert SupportAssignment.objects.get(topic=topic, user=alice).condition == "post-edit"
+    assert (
+        TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, topic=topic, user=alice).condition == "post-edit"
+    )
     assert assignment.machine_judge == gpt
 
 
@@ -121,11 +123,11 @@ def test_it_refuses_to_switch_a_condition_unless_the_switch_is_confirmed(topic, 
     with pytest.raises(SupportSwitchUnconfirmed, match="alice is assigned topic 2024-1 in condition scratch"):
         support_assignment_set(topic=topic, user=alice, condition="post-edit", machine_judge=gpt)
 
-    assignment = SupportAssignment.objects.get(topic=topic, user=alice)
+    assignment = TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, topic=topic, user=alice)
     assert (assignment.condition, assignment.machine_judge) == ("scratch", None)
     # Assigning again in the same condition is no switch and needs no confirmation.
     support_assignment_set(topic=topic, user=alice, condition="scratch", max_citations=2)
-    assert SupportAssignment.objects.get(topic=topic, user=alice).max_citations == 2
+    assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, topic=topic, user=alice).max_citations == 2
 
 
 def test_a_new_assignment_is_refused_when_the_assessor_judged_the_topic_in_another_condition(topic, gpt):
@@ -140,7 +142,7 @@ def test_a_new_assignment_is_refused_when_the_assessor_judged_the_topic_in_anoth
     with pytest.raises(SupportConflict, match="another condition"):
         support_assignment_set(topic=topic, user=alice, condition="post-edit", machine_judge=gpt)
 
-    assert not SupportAssignment.objects.filter(user=alice).exists()
+    assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=alice).exists()
 
 
 def test_submitting_refuses_a_unit_already_judged_in_another_condition(topic, gpt):
@@ -151,7 +153,9 @@ def test_submitting_refuses_a_unit_already_judged_in_another_condition(topic, gp
         assignment=scratch, user=alice, sentence=unit.sentence, citation_index=0, label="FS"
     )
     # An assignment written straight into the database, past the service's check.
-    SupportAssignment.objects.filter(id=scratch.id).update(condition="post-edit", machine_judge=gpt)
+    TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, id=scratch.id).update(
+        condition="post-edit", machine_judge=gpt
+    )
     scratch.refresh_from_db()
 
     with pytest.raises(SupportConflict, match="never judges a unit in two conditions"):
@@ -177,7 +181,7 @@ def test_blind_units_are_refused_for_an_assessor_who_judges_the_topic_in_another
             collection=rag, human_judges=[Judge.objects.get(user=alice)], machine_judge=gpt, assessor=carol
         )
 
-    assert not SupportAssignment.objects.filter(user=carol, condition="blind").exists()
+    assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=carol, condition="blind").exists()
 
 
 def test_it_refuses_a_unit_outside_the_assignment(rag, topic):
@@ -216,7 +220,9 @@ def test_assign_support_command_assigns_every_topic(rag, gpt):
 
     assert "2 topics assigned to alice (post-edit)" in out.getvalue()
     assert set(
-        SupportAssignment.objects.filter(user__username="alice").values_list("topic__number", "condition")
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user__username="alice").values_list(
+            "topic__number", "condition"
+        )
     ) == {
         ("2024-1", "post-edit"),
         ("2024-2", "post-edit"),
@@ -240,9 +246,9 @@ def test_assign_support_command_refuses_a_condition_switch_after_labels(topic, g
             machine_judge="gpt-4o",
         )
 
-    assert set(SupportAssignment.objects.filter(user=alice).values_list("condition", flat=True)) == {
-        "scratch"
-    }
+    assert set(
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=alice).values_list("condition", flat=True)
+    ) == {"scratch"}
 
 
 def test_assign_support_command_switches_a_condition_only_with_switch(topic, gpt):
@@ -252,10 +258,10 @@ def test_assign_support_command_switches_a_condition_only_with_switch(topic, gpt
 
     with pytest.raises(CommandError, match="confirm the switch"):
         call_command("assign_support", machine_judge="gpt-4o", **options)
-    assert SupportAssignment.objects.get(user=alice).condition == "scratch"
+    assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "scratch"
 
     call_command("assign_support", machine_judge="gpt-4o", switch=True, stdout=StringIO(), **options)
-    assert SupportAssignment.objects.get(user=alice).condition == "post-edit"
+    assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "post-edit"
 
 
 def test_assign_support_command_names_an_unknown_topic(rag):

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.models import Judge, ResponseSentence, SupportJudgment
+from annotation.models import Condition, Judge, ResponseSentence, SupportJudgment
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import assignment_units, support_judgment_submit
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
@@ -156,7 +156,7 @@ def test_it_refuses_an_independent_assessor_who_is_also_a_human_judge(client, re
         sentence=sentence,
         passage_id=sentence.citations[0],
         label="FS",
-        condition=SupportJudgment.Condition.BLIND,
+        condition=Condition.BLIND,
     )
     client.force_login(OrganiserFactory())
 

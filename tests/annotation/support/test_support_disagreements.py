@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.models import Judge, SupportAssignment
+from annotation.models import Judge, TopicWork
 from annotation.support.disagreements import support_disagreements, support_disagreements_assign
 from annotation.support.services import (
     SupportConflict,
@@ -58,7 +58,9 @@ def test_it_samples_at_most_k_per_topic_the_same_way_for_the_same_seed(study):
         for d in items
     }
     assert {tuple(u) for a in first for u in a.units} <= disagreeing
-    assert set(SupportAssignment.objects.filter(user=carol).values_list("condition", flat=True)) == {"blind"}
+    assert set(
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=carol).values_list("condition", flat=True)
+    ) == {"blind"}
 
 
 def test_a_human_judge_of_the_study_is_not_independent(study):

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Judge, SupportJudgment
+from annotation.models import Condition, Judge, SupportJudgment
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,7 @@ def test_it_imports_labels_onto_the_cited_units(rag, labels_path):
         0,
         "msmarco_v2.1_doc_01#1",
         "PS",
-        SupportJudgment.Condition.MACHINE,
+        Condition.MACHINE,
     )
 
 

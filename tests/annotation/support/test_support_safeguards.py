@@ -4,7 +4,7 @@ here, and placeholder answers are never support work."""
 import pytest
 from django.urls import reverse
 
-from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
+from annotation.models import Condition, Judge, SupportJudgment, Topic, TopicWork
 from annotation.services import judge_get_or_create
 from annotation.support.services import is_placeholder, support_assignment_set, support_units
 from tests.factories import (
@@ -56,12 +56,12 @@ def test_it_asks_to_confirm_a_condition_switch_and_switches_only_when_confirmed(
     page = asked.content.decode()
     assert "alice is assigned topic 2024-1 in condition scratch" in page
     assert 'id="support-switch"' in page and 'name="switch" value="on"' in page
-    assert SupportAssignment.objects.get(user=alice).condition == "scratch"
+    assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "scratch"
 
     confirmed = organise(client, topic, alice, "post-edit", machine_judge=gpt.id, switch="on")
 
     assert confirmed.status_code == 302
-    assignment = SupportAssignment.objects.get(user=alice)
+    assignment = TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice)
     assert (assignment.condition, assignment.machine_judge) == ("post-edit", gpt)
 
 
@@ -75,7 +75,7 @@ def test_the_console_refuses_an_unconfirmed_switch_of_support_work(client, rag, 
         citation_index=0,
         passage_id="msmarco_v2.1_doc_01#1",
         label="FS",
-        condition=SupportJudgment.Condition.MACHINE,
+        condition=Condition.MACHINE,
     )
     url = reverse("console-work", args=["rag24"])
     post = {"form": "support", "assessors": [alice.pk], "condition": "post-edit", "machine_judge": gpt.pk}
@@ -84,9 +84,9 @@ def test_the_console_refuses_an_unconfirmed_switch_of_support_work(client, rag, 
 
     assert refused.status_code == 400
     assert "confirm the switch" in refused.content.decode()
-    assert SupportAssignment.objects.get(user=alice).condition == "scratch"
+    assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "scratch"
     assert client.post(url, {**post, "topics": [topic.pk], "switch": "on"}).status_code == 302
-    assert SupportAssignment.objects.get(user=alice).condition == "post-edit"
+    assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "post-edit"
 
 
 # --- The machine judge offered ---------------------------------------------------------------------
@@ -104,7 +104,7 @@ def test_the_machine_judge_menu_offers_only_judges_with_support_labels_here(clie
         citation_index=0,
         passage_id="msmarco_v2.1_doc_01#1",
         label="NS",
-        condition=SupportJudgment.Condition.MACHINE,
+        condition=Condition.MACHINE,
     )
 
     response = client.get(reverse("support-organise", args=["rag24"]))
@@ -117,7 +117,7 @@ def test_the_machine_judge_menu_offers_only_judges_with_support_labels_here(clie
         client, Topic.objects.get(number="2024-2"), UserFactory(), "post-edit", machine_judge=relevance_llm.id
     )
     assert refused.status_code == 400
-    assert not SupportAssignment.objects.exists()
+    assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).exists()
 
 
 # --- Placeholder answers ---------------------------------------------------------------------------
@@ -169,14 +169,18 @@ def test_the_organiser_page_refuses_a_topic_whose_answers_are_placeholders(clien
 
     assert response.status_code == 400
     assert "the answers of topic 0 are placeholders" in response.content.decode()
-    assert not SupportAssignment.objects.exists()
+    assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).exists()
 
 
 def test_a_placeholder_unit_takes_no_label(client, rag, alice):
     topic = Topic.objects.get(collection=rag, number="2024-1")
     sentence = placeholder_answer(rag, topic)
-    blind = SupportAssignment.objects.create(
-        topic=topic, user=alice, condition=SupportAssignment.Condition.BLIND, units=[[sentence.id, 0]]
+    blind = TopicWork.objects.create(
+        kind=TopicWork.Kind.SUPPORT,
+        topic=topic,
+        user=alice,
+        condition=Condition.BLIND,
+        units=[[sentence.id, 0]],
     )
     client.force_login(alice)
 

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.models import Judge, SupportAssignment, SupportJudgment, Topic
+from annotation.models import Judge, SupportJudgment, Topic, TopicWork
 from annotation.support.services import support_assignment_set
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 
@@ -167,7 +167,7 @@ def test_an_organiser_assigns_a_condition(client, rag, gpt, alice):
     )
 
     assert response.status_code == 302
-    assignment = SupportAssignment.objects.get(user=alice)
+    assignment = TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice)
     assert (assignment.topic, assignment.condition, assignment.machine_judge) == (topic, "post-edit", gpt)
 
 
@@ -183,7 +183,7 @@ def test_the_organiser_page_refuses_a_second_condition_with_400(client, post_edi
 
     assert response.status_code == 400
     assert "never sees the same unit in both conditions" in response.content.decode()
-    assert SupportAssignment.objects.get(user=alice).condition == "post-edit"
+    assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "post-edit"
 
 
 def test_the_leaderboard_ranks_runs_under_a_judge(client, rag, gpt):

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import LabelCondition, Nugget, NuggetAssignment
+from annotation.models import Condition, Nugget, NuggetAssignment
 from crowd.aggregation.selectors import campaign_fit, counted_answers
 from crowd.aggregation.services import fit_job_run
 from crowd.answers.services import assignment_submit, worker_get_or_create
@@ -95,7 +95,7 @@ def test_it_asks_three_way_questions_on_the_worker_page_and_scores_tests_by_exac
     assert assignment.passed_tests is False
     assert sorted(assignment.answers.values_list("support", "matched")) == [(P, True)] + [(S, True)] * 4
     worker_labels = NuggetAssignment.objects.filter(judge__name__startswith="crowd-worker:user:")
-    assert sorted(worker_labels.values_list("label", "condition")) == [(S, LabelCondition.SCRATCH)] * 4
+    assert sorted(worker_labels.values_list("label", "condition")) == [(S, Condition.SCRATCH)] * 4
 
 
 def test_it_composes_three_way_campaigns_from_three_way_test_questions_only():

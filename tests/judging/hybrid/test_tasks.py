@@ -21,8 +21,8 @@ from annotation.models import (
     Nugget,
     Response,
     ResponseSentence,
-    SupportAssignment,
     SupportJudgment,
+    TopicWork,
 )
 from crowd.aggregation.services import labels_aggregate
 from crowd.answers.services import assignment_submit, worker_get_or_create
@@ -188,7 +188,9 @@ def _label_through_the_support_pages(client, user, world):
     client.force_login(user)
     assert client.get(reverse("support-assignments")).status_code == 200
     posted = 0
-    for assignment in SupportAssignment.objects.filter(user=user).select_related("topic"):
+    for assignment in TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=user).select_related(
+        "topic"
+    ):
         position = 1
         while True:
             url = reverse("support-unit", args=[assignment.id, position])
@@ -229,7 +231,7 @@ def test_a_support_sample_becomes_assignments_whose_labels_two_assessors_give_on
     assert (data["drawn"], data["population"]) == (4, SUPPORT_TOPICS)
     assert all(u["inclusion_probability"] == pytest.approx(4 / SUPPORT_TOPICS) for u in data["units"])
     drawn = sorted(u["key"] for u in data["units"])
-    assignments = SupportAssignment.objects.filter(topic__collection__name="rag")
+    assignments = TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, topic__collection__name="rag")
     assert sorted(a.topic.turns.get().turn_id for a in assignments) == drawn
     assert {a.user.username for a in assignments} == {"ann", "bea"}
     assert {a.condition for a in assignments} == {"scratch"}
@@ -284,7 +286,9 @@ def test_a_support_sample_does_not_switch_an_assessors_condition(support):
         run(
             "sample_for_humans", *SUPPORT, "--budget", "2", "--seed", "1", "--name", "s", "--assessors", "ann"
         )
-    assert set(SupportAssignment.objects.values_list("condition", flat=True)) == {"post-edit"}
+    assert set(TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).values_list("condition", flat=True)) == {
+        "post-edit"
+    }
     assert not HumanSample.objects.filter(name="s").exists()
 
 

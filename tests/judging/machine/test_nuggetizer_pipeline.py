@@ -17,7 +17,7 @@ from django.urls import reverse
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
 from annotation.io import run_import
-from annotation.models import Judge, LabelCondition, Nugget, NuggetAssignment, NuggetImportanceJudgment
+from annotation.models import Condition, Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.writer import ImportanceRow, importance_judgments_upsert
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import QUESTIONS, answer_sentences, reported_length
@@ -169,7 +169,7 @@ def test_nuggetizers_files_go_through_assay_and_score_as_nuggetizer_scores_them(
         judge=vital_judge,
         collection=collection,
         rows=[ImportanceRow(n.pk, "vital" if i % 2 else "okay") for i, n in enumerate(listed)],
-        condition=LabelCondition.SCRATCH,
+        condition=Condition.SCRATCH,
     )
 
     # The import kept what nuggetizer wrote: "failed" labels, the default importance, the file's

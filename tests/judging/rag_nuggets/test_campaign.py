@@ -21,8 +21,8 @@ from annotation.models import (
     NuggetAssignment,
     NuggetEdit,
     NuggetImportanceJudgment,
-    NuggetWork,
     Response,
+    TopicWork,
 )
 from annotation.services import judge_for_assessor
 from devtools.openai_server import toy_responder
@@ -118,15 +118,17 @@ def _write_collection(tmp_path) -> dict[str, str]:
     return {kind: str(tmp_path / name) for kind, name in files.items()}
 
 
-def _hand_out(step: str, user: str, source: str, *extra: str) -> list[NuggetWork]:
+def _hand_out(step: str, user: str, source: str, *extra: str) -> list[TopicWork]:
     run_command(
         "assign_nugget_work", "--collection", "rag24", "--step", step, "--users", user,
         "--source-judge", source, *extra,
     )  # fmt: skip
-    return list(NuggetWork.objects.filter(user__username=user, step=step).order_by("topic__number"))
+    return list(
+        TopicWork.objects.filter(user__username=user, kind=f"nugget-{step}").order_by("topic__number")
+    )
 
 
-def _page(work: NuggetWork, index: int = 1) -> str:
+def _page(work: TopicWork, index: int = 1) -> str:
     return reverse("rag-nuggets-page", args=[work.id, index])
 
 
@@ -134,7 +136,7 @@ def _list_of(judge: Judge, qid: str) -> list[Nugget]:
     return list(Nugget.objects.filter(judge=judge, turn__turn_id=qid).order_by("position"))
 
 
-def _post_edit(client, alice, works: list[NuggetWork], llm: Judge) -> None:
+def _post_edit(client, alice, works: list[TopicWork], llm: Judge) -> None:
     """alice rewrites, deletes, adds and merges as the page's script sends them, then submits each list."""
     client.force_login(alice)
     edits = {
@@ -164,7 +166,7 @@ def _post_edit(client, alice, works: list[NuggetWork], llm: Judge) -> None:
         assert response["Location"] == reverse("rag-nuggets-work")
 
 
-def _label_importance(client, user, works: list[NuggetWork], choose) -> None:
+def _label_importance(client, user, works: list[TopicWork], choose) -> None:
     client.force_login(user)
     for work in works:
         nuggets = _list_of(work.source_judge, work.topic.number)
@@ -174,7 +176,7 @@ def _label_importance(client, user, works: list[NuggetWork], choose) -> None:
         assert response.status_code == 302
 
 
-def _label_assignments(client, user, works: list[NuggetWork], machine: Judge) -> None:
+def _label_assignments(client, user, works: list[TopicWork], machine: Judge) -> None:
     """A person who mostly agrees with the LLM's reading, and rates every third pair one level lower
     (never below not_support)."""
     client.force_login(user)
@@ -272,7 +274,7 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
     ]
     assert [n.text for n in _list_of(edited, "2024-3")] == [n.text for n in _list_of(llm_nuggets, "2024-3")]
     assert NuggetEdit.objects.filter(user=alice).count() == 4
-    assert NuggetWork.objects.filter(user=alice, completed_at__isnull=False).count() == 3
+    assert TopicWork.objects.filter(user=alice, completed_at__isnull=False).count() == 3
     sizes = {qid: len(_list_of(edited, qid)) for qid in QUESTIONS}
     assert sizes == {"2024-1": 3, "2024-2": 2, "2024-3": 3}
 
@@ -313,7 +315,7 @@ def test_it_runs_a_trec_rag_nugget_campaign_from_files_to_scores_and_agreement(c
     pairs = len(RUNS) * sum(sizes.values())
     assert NuggetAssignment.objects.filter(judge=llm_assign).count() == pairs
     assert NuggetAssignment.objects.filter(judge=dave_judge, condition="scratch").count() == pairs
-    assert NuggetWork.objects.filter(user=dave, completed_at__isnull=False).count() == 3
+    assert TopicWork.objects.filter(user=dave, completed_at__isnull=False).count() == 3
 
     # The scores, per answer and per run, are nuggetizer's on the same assignments.
     for assigner in (llm_assign, dave_judge):
