@@ -51,8 +51,17 @@ def nugget_calibration_link(collection_name: str) -> Link:
     )
 
 
+def quality_link(collection_name: str) -> Link:
+    return Link(
+        label="Assessor quality",
+        url=reverse("judging:quality-dashboard", args=[collection_name]),
+        id="quality-dashboard",
+    )
+
+
 def register() -> None:
     JOB_LISTERS.register(judge_job_lines)
     COLLECTION_LINKS.register(live_agreement_link)
     COLLECTION_LINKS.register(nugget_scores_link)
     COLLECTION_LINKS.register(nugget_calibration_link)
+    COLLECTION_LINKS.register(quality_link)

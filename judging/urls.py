@@ -5,6 +5,7 @@ from judging.agreement.calibration import urls as calibration_urls
 from judging.evaluation import urls as evaluation_urls
 from judging.hybrid import urls as hybrid_urls
 from judging.machine import urls as machine_urls
+from judging.quality import urls as quality_urls
 from judging.rag_nuggets import urls as rag_nugget_urls
 
 # One namespace for the app: each feature lists its own pages, included here without a namespace of its own.
@@ -16,4 +17,5 @@ urlpatterns: list = [
     path("agreement/", include(agreement_urls.urlpatterns)),
     path("agreement/", include(calibration_urls.urlpatterns)),
     path("jobs/", include(machine_urls.urlpatterns)),
+    path("quality/", include(quality_urls.urlpatterns)),
 ]

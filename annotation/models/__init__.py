@@ -45,6 +45,7 @@ from annotation.models.work import (
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.quality.models import AssessorPause, GoldGrade, GoldPair, GoldPlan
 
 __all__ = [
     "Collection",
@@ -86,4 +87,8 @@ __all__ = [
     "NuggetAssignment",
     "NuggetWork",
     "NuggetEdit",
+    "GoldPlan",
+    "GoldPair",
+    "GoldGrade",
+    "AssessorPause",
 ]
