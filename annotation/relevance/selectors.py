@@ -284,9 +284,9 @@ def _turn_counts(
         pooled = PoolEntry.objects.filter(
             pool_id=assignment.pool_id, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
         )
-        shown = Exists(pooled)
+        shown = Q(Exists(pooled))
         if with_gold:
-            shown |= Exists(gold.filter(turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")))
+            shown |= Q(Exists(gold.filter(turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id"))))
         judged = _grouped(
             RelevanceJudgment.objects.filter(judge=judge, turn_id__in=turn_pks).filter(shown), "turn_id"
         )
