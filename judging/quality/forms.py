@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django import forms
 
 from judging.quality.selectors import QualitySettings
@@ -30,6 +32,16 @@ class QualityForm(forms.Form):
         initial=DEFAULTS.min_n,
         label="Observations before a flag",
     )
+
+    @classmethod
+    def defaults(cls) -> dict[str, str]:
+        return {name: str(field.initial) for name, field in cls.base_fields.items()}
+
+    def bars_query(self) -> str:
+        """The valid bars as a query string, so that an action can send the organiser back to the same view."""
+        if not self.is_valid():
+            return ""
+        return urlencode({name: value for name, value in self.cleaned_data.items() if value is not None})
 
     def settings(self) -> QualitySettings:
         """The bars asked for, the defaults for those left out."""

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Collection
@@ -20,7 +21,8 @@ from judging.quality.selectors import QualitySettings, collection_quality
 def dashboard(request: HttpRequest, name: str) -> HttpResponse:
     """Per assessor: gold accuracy, agreement with co-assessors, speed, drift and flags."""
     collection = get_object_or_404(Collection, name=name)
-    form = QualityForm(request.GET or None)
+    # Bars left out of the query keep their defaults, shown filled in.
+    form = QualityForm({**QualityForm.defaults(), **request.GET.dict()} if request.GET else None)
     settings = form.settings() if form.is_bound and form.is_valid() else QualitySettings()
     assessors = collection_quality(collection=collection, settings=settings)
     return render(
@@ -44,7 +46,7 @@ def pause(request: HttpRequest, name: str, username: str) -> HttpResponse:
     user = get_object_or_404(get_user_model(), username=username)
     assessor_pause(collection=collection, user=user, by=request.user)  # type: ignore[arg-type]
     messages.success(request, f"{username} is paused in {collection.name}: no new units until resumed.")
-    return redirect("judging:quality-dashboard", name=collection.name)
+    return _back(request, collection)
 
 
 @organiser_required
@@ -57,4 +59,11 @@ def resume(request: HttpRequest, name: str, username: str) -> HttpResponse:
         messages.success(request, f"{username} may take new units in {collection.name} again.")
     else:
         messages.info(request, f"{username} was not paused in {collection.name}.")
-    return redirect("judging:quality-dashboard", name=collection.name)
+    return _back(request, collection)
+
+
+def _back(request: HttpRequest, collection: Collection) -> HttpResponse:
+    """To the dashboard with the bars it was showing (the action's query string)."""
+    url = reverse("judging:quality-dashboard", args=[collection.name])
+    query = QualityForm(request.GET).bars_query() if request.GET else ""
+    return redirect(f"{url}?{query}" if query else url)

@@ -4,18 +4,19 @@ graded, kept out of exported qrels unless asked, and a paused assessor gets no n
 from __future__ import annotations
 
 import random
+import uuid
 from collections import defaultdict
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import AssessorPause, GoldGrade, GoldPair, PoolEntry, RelevanceJudgment
+from annotation.models import AssessorPause, GoldGrade, GoldPair, PoolEntry, RelevanceJudgment, WorkSlot
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import qrels_lines
 from annotation.relevance.quality.gold import allocate, gold_target
 from annotation.relevance.quality.pauses import assessor_pause, assessor_resume
-from annotation.relevance.selectors import unit_progress
+from annotation.relevance.selectors import assessor_queue, unit_progress, unit_steps
 from annotation.relevance.work import NextKind, work_next
 from annotation.services import judge_for_assessor
 from tests.factories import JudgeFactory, OrganiserFactory, UserFactory, relevance_campaign
@@ -219,3 +220,36 @@ def test_the_gold_planted_is_random_but_within_the_reference_judges_pairs():
     rng = random.Random(1)
     campaign = gold_campaign(assessors=[UserFactory()], redundancy=1, seed=rng.randrange(100))
     assert set(gold_pairs(campaign.assignment)) <= set(campaign.reference_grades)
+
+
+def test_the_queue_counts_gold_as_screens_to_judge_and_judged():
+    alice = UserFactory()
+    campaign = gold_campaign(assessors=[alice], redundancy=1)
+    walk(alice, campaign.assignment, lambda pair: 1)
+
+    [row] = assessor_queue(user=alice, judge=judge_for_assessor(user=alice))
+
+    assert (row.judged, row.to_judge) == (100, 100)
+    assert row.state == "finished"
+
+
+def test_a_gold_passage_graded_on_the_page_is_stored_and_marked():
+    alice = UserFactory()
+    campaign = gold_campaign(assessors=[alice], redundancy=1, n_turns=1, n_passages=4, share=0.2)
+    [(turn_pk, passage_id)] = gold_pairs(campaign.assignment)
+    client = api_client(alice)
+    client.force_login(alice)
+    step = work_next(user=alice, assignment_pk=campaign.assignment.pk)
+    slot = WorkSlot.objects.get(pk=step.slot_pk)
+    steps = unit_steps(slot=slot, judge=None)
+    index = next(s.index for s in steps if s.entry is not None and s.entry.passage_id == passage_id)
+
+    answer = client.post(
+        reverse("relevance-passage", args=[slot.pk, turn_pk, index]),
+        {"grade": 4, "time_spent_ms": 5000, "grade_key": str(uuid.uuid4())},
+    )
+
+    assert answer.status_code == 302
+    judgment = RelevanceJudgment.objects.get(judge__user=alice, turn_id=turn_pk, passage_id=passage_id)
+    assert judgment.grade == 4
+    assert GoldGrade.objects.filter(judgment=judgment).exists()

@@ -200,3 +200,19 @@ def test_the_dashboard_costs_the_same_queries_at_any_size(client, django_assert_
         client.get(reverse("judging:quality-dashboard", args=[large.assignment.pool.collection.name]))
     assert len(collection_quality(collection=large.assignment.pool.collection)) == 4
     assert budget <= 8
+
+
+def test_pausing_from_the_dashboard_keeps_the_bars_it_showed(client):
+    alice = UserFactory(username="alice")
+    planted = gold_campaign(assessors=[alice], redundancy=1, n_turns=2)
+    collection = planted.assignment.pool.collection
+    client.force_login(OrganiserFactory())
+
+    page = client.get(reverse("judging:quality-dashboard", args=[collection.name]), {"min_n": 3})
+    answer = client.post(reverse("judging:quality-pause", args=[collection.name, "alice"]) + "?min_n=3")
+
+    assert page.status_code == 200
+    assert page.context["settings"].min_n == 3
+    assert page.context["form"]["gold_bar"].value() == "0.6"  # the bars left out show their defaults
+    assert answer.status_code == 302
+    assert answer["Location"].endswith("?min_n=3")
