@@ -13,11 +13,12 @@ stored row.
 The rules:
 - the copy: held by the user, who is still a member of its assignment (and, for a user the view took
   from memory, whose key or session still holds: core.remembered);
-- the grade: written only when the pair is pooled for a turn of the copy's unit, by the one writer's
+- the grade: written only when the pair is pooled for a turn of the copy's unit or is one of the unit's
+  gold pairs (annotation.relevance.quality; such a grade is marked in gold_grade), by the one writer's
   statement (relevance_upsert_sql, which relevance_judgment_submit runs too), as a
   data-modifying step that runs only when the checks pass; the caller makes the assessor's judge first;
-- the next passage: the unit's first pooled passage, in turn position then presentation order, that the
-  user's judge has not graded. A grade's statement sees the tables as they were when it started, so it
+- the next passage: the unit's first pooled passage or gold pair, in turn position then presentation
+  order (gold pairs at their planted places), that the user's judge has not graded. A grade's statement sees the tables as they were when it started, so it
   leaves the pair it grades out explicitly; the answer is the one a read after the write gives.
 """
 
