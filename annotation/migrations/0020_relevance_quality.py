@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='GoldGrade',
             fields=[
-                ('judgment', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='gold', serialize=False, to='annotation.relevancejudgment')),
+                ('judgment', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='gold_grade', serialize=False, to='annotation.relevancejudgment')),
                 ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='grades', to='annotation.goldpair')),
             ],
         ),
@@ -52,7 +52,7 @@ class Migration(migrations.Migration):
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('collection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assessor_pauses', to='annotation.collection')),
                 ('paused_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pauses', to=settings.AUTH_USER_MODEL)),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='relevance_pauses', to=settings.AUTH_USER_MODEL)),
             ],
             options={
                 'ordering': ['collection', 'user'],

@@ -100,7 +100,7 @@ def qrels_lines(*, collection: Collection, judge: Judge, include_gold: bool = Fa
     unless `include_gold`."""
     judgments = RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection)
     if not include_gold:
-        judgments = judgments.filter(gold__isnull=True)
+        judgments = judgments.filter(gold_grade__isnull=True)
     rows = list(judgments.values_list("turn__turn_id", "passage_id", "grade"))
     rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
     for turn_id, passage_id, grade in rows:

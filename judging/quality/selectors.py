@@ -122,7 +122,7 @@ def collection_quality(
             "grade",
             "time_spent_ms",
             "created_at",
-            "gold__pair__grade",
+            "gold_grade__pair__grade",
         )
     )
     names: dict[int, str] = {}

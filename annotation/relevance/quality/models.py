@@ -59,7 +59,7 @@ class GoldGrade(models.Model):
     """Marks an assessor's grade as given to a gold pair: kept out of their qrels unless asked."""
 
     judgment = models.OneToOneField(
-        RelevanceJudgment, on_delete=models.CASCADE, primary_key=True, related_name="gold"
+        RelevanceJudgment, on_delete=models.CASCADE, primary_key=True, related_name="gold_grade"
     )
     pair = models.ForeignKey(GoldPair, on_delete=models.CASCADE, related_name="grades")
 
@@ -71,7 +71,9 @@ class AssessorPause(models.Model):
     """An organiser has paused an assessor's relevance work in a collection: no new units until resumed."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="assessor_pauses")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pauses")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="relevance_pauses"
+    )
     paused_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
