@@ -55,6 +55,11 @@ def assignment_create(
         raise AssignmentFailed("gold needs both a reference judge and a share")
     if gold_share is not None and not 0 < gold_share <= 0.5:
         raise AssignmentFailed("the gold share is above 0 and at most 0.5")
+    if gold_judge is not None and gold_judge.user_id in {user.pk for user in assessors}:
+        # Their own grades would be the answers: their gold pairs would read as already graded.
+        raise AssignmentFailed(
+            f"judge {gold_judge.name} is an assessor of this assignment: choose another reference"
+        )
     if Assignment.objects.filter(name=name).exists():
         raise AssignmentFailed(f"an assignment named {name!r} already exists")
 

@@ -2,10 +2,11 @@
 
 from django.urls import path
 
+import core.converters  # noqa: F401  registers <text:...>
 from judging.quality import views
 
 urlpatterns = [
     path("<slug:name>/", views.dashboard, name="quality-dashboard"),
-    path("<slug:name>/pause/<str:username>", views.pause, name="quality-pause"),
-    path("<slug:name>/resume/<str:username>", views.resume, name="quality-resume"),
+    path("<slug:name>/pause/<text:username>", views.pause, name="quality-pause"),
+    path("<slug:name>/resume/<text:username>", views.resume, name="quality-resume"),
 ]

@@ -253,3 +253,17 @@ def test_a_gold_passage_graded_on_the_page_is_stored_and_marked():
     judgment = RelevanceJudgment.objects.get(judge__user=alice, turn_id=turn_pk, passage_id=passage_id)
     assert judgment.grade == 4
     assert GoldGrade.objects.filter(judgment=judgment).exists()
+
+
+def test_it_refuses_an_assessor_of_the_assignment_as_its_reference_judge():
+    alice = UserFactory()
+    campaign = gold_campaign(assessors=[UserFactory()], redundancy=1, n_turns=2)
+
+    with pytest.raises(AssignmentFailed, match="is an assessor of this assignment"):
+        assignment_create(
+            pool=campaign.assignment.pool,
+            name="self-checked",
+            assessors=[alice],
+            gold_judge=judge_for_assessor(user=alice),
+            gold_share=0.1,
+        )
