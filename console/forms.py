@@ -70,6 +70,15 @@ class RelevanceWorkForm(forms.Form):
     redundancy = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Assessors per unit.")
     lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
     with_ptkb = forms.BooleanField(required=False, initial=True, label="PTKB step per turn")
+    gold_judge = forms.ModelChoiceField(
+        queryset=Judge.objects.all(),
+        to_field_name="name",
+        required=False,
+        help_text="Plant gold: pairs this reference judge graded, among the assessors' own.",
+    )
+    gold_share = forms.FloatField(
+        required=False, min_value=0.01, max_value=0.5, help_text="Share of gold, e.g. 0.05."
+    )
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -77,6 +86,22 @@ class RelevanceWorkForm(forms.Form):
             "collection"
         )
         choice_field(self, "assessors").queryset = selectors.assessors()
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if (
+            data.get("gold_judge") is not None
+            and data.get("gold_share") is None
+            and "gold_share" not in self.errors
+        ):
+            self.add_error("gold_share", "give the share of gold, e.g. 0.05")
+        if (
+            data.get("gold_judge") is None
+            and data.get("gold_share") is not None
+            and "gold_judge" not in self.errors
+        ):
+            self.add_error("gold_judge", "choose the reference judge whose grades are the gold")
+        return data
 
 
 class SupportWorkForm(forms.Form):
@@ -130,6 +155,7 @@ class ExportForm(forms.Form):
     fmt = forms.ChoiceField(choices=[(f, f) for f in FORMATS], required=False)
     dedup = forms.BooleanField(required=False)
     nugget_judge = forms.ModelChoiceField(queryset=Judge.objects.all(), to_field_name="name", required=False)
+    include_gold = forms.BooleanField(required=False)
 
     def __init__(self, *args: Any, kind: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -346,6 +346,11 @@ def collection_links(*, collection_name: str) -> list[Link]:
             url=reverse("judging:nugget-calibration", args=[collection_name]),
             id="nugget-calibration",
         ),
+        Link(
+            label="Assessor quality",
+            url=reverse("judging:quality-dashboard", args=[collection_name]),
+            id="quality-dashboard",
+        ),
         Link(label="Judges", url=reverse("judging:quality-judges", args=[collection_name]), id="judges-page"),
         Link(
             label="Run reports", url=reverse("judging:quality-runs", args=[collection_name]), id="run-reports"

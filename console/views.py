@@ -191,6 +191,8 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
                 redundancy=data["redundancy"],
                 lease_minutes=data["lease_minutes"],
                 with_ptkb=data["with_ptkb"],
+                gold_judge=data["gold_judge"],
+                gold_share=data["gold_share"],
             )
         except AssignmentFailed as exc:
             relevance.add_error(None, str(exc))
@@ -282,7 +284,8 @@ def export_download(request: AuthenticatedRequest, name: str, kind: str) -> Http
     judge = data["judge"]
     stem = f"{collection.name}-{judge.name if judge else 'all'}"
     if kind == "qrels":
-        body, filename = "".join(qrels_lines(collection=collection, judge=judge)), f"{stem}.qrels"
+        lines = qrels_lines(collection=collection, judge=judge, include_gold=data["include_gold"])
+        body, filename = "".join(lines), f"{stem}.qrels"
     elif kind == "ptkb-qrels":
         body, filename = "".join(ptkb_qrels_lines(collection=collection, judge=judge)), f"{stem}.ptkb.qrels"
     elif kind == "nuggets":

@@ -4,6 +4,7 @@ from judging.agreement import urls as agreement_urls
 from judging.evaluation import urls as evaluation_urls
 from judging.hybrid import urls as hybrid_urls
 from judging.machine import urls as machine_urls
+from judging.quality import urls as quality_urls
 from judging.quality.judges import urls as judges_urls
 from judging.quality.runs import urls as run_report_urls
 from judging.rag_nuggets import urls as rag_nugget_urls
@@ -22,4 +23,5 @@ urlpatterns: list = [
     path("jobs/", include(machine_urls.urlpatterns)),
     path("quality/", include(judges_urls.urlpatterns)),
     path("quality/", include(run_report_urls.urlpatterns)),
+    path("quality/", include(quality_urls.urlpatterns)),
 ]

@@ -43,6 +43,7 @@ from annotation.relevance.models import (
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.quality.models import AssessorPause, GoldGrade, GoldPair, GoldPlan
 from annotation.support.models import SUPPORT_WEIGHTS, SupportJudgment, SupportLabel
 from annotation.topic_work.models import TopicWork
 
@@ -85,4 +86,8 @@ __all__ = [
     "NuggetAssignment",
     "TopicWork",
     "NuggetEdit",
+    "GoldPlan",
+    "GoldPair",
+    "GoldGrade",
+    "AssessorPause",
 ]

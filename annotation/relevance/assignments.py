@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Assignment, Pool, Turn, WorkSlot, WorkUnit
+from annotation.models import Assignment, Judge, Pool, Turn, WorkSlot, WorkUnit
+from annotation.relevance.quality.gold import gold_plant
 from annotation.selectors import natural_key
 from core.wording import plural
 
@@ -30,8 +31,13 @@ def assignment_create(
     lease_minutes: int = 60,
     turn_ids: Iterable[str] | None = None,
     with_ptkb: bool = True,
+    gold_judge: Judge | None = None,
+    gold_share: float | None = None,
 ) -> Assignment:
-    """Cut a pool's turns (all, or those named) into units and open `redundancy` copies of each."""
+    """Cut a pool's turns (all, or those named) into units and open `redundancy` copies of each.
+
+    With `gold_judge`, pairs that judge graded are planted among the units' passages at `gold_share`
+    of what the assessors see (annotation.relevance.quality.gold)."""
     assessors = list(assessors)
     if redundancy < 1:
         raise AssignmentFailed("redundancy must be at least 1")
@@ -45,6 +51,15 @@ def assignment_create(
         )
     if unit_kind not in Assignment.UnitKind.values:
         raise AssignmentFailed(f"unit kind must be one of {', '.join(Assignment.UnitKind.values)}")
+    if (gold_judge is None) != (gold_share is None):
+        raise AssignmentFailed("gold needs both a reference judge and a share")
+    if gold_share is not None and not 0 < gold_share <= 0.5:
+        raise AssignmentFailed("the gold share is above 0 and at most 0.5")
+    if gold_judge is not None and gold_judge.user_id in {user.pk for user in assessors}:
+        # Their own grades would be the answers: their gold pairs would read as already graded.
+        raise AssignmentFailed(
+            f"judge {gold_judge.name} is an assessor of this assignment: choose another reference"
+        )
     if Assignment.objects.filter(name=name).exists():
         raise AssignmentFailed(f"an assignment named {name!r} already exists")
 
@@ -93,4 +108,10 @@ def assignment_create(
             for c in range(redundancy)
         ]
     )
+    if gold_judge is not None and gold_share is not None:
+        planted = gold_plant(assignment=assignment, judge=gold_judge, share=gold_share)
+        if planted.planted == 0:
+            raise AssignmentFailed(
+                f"judge {gold_judge.name} graded no pair of these turns outside pool {pool.name}: no gold to plant"
+            )
     return assignment

@@ -13,11 +13,12 @@ stored row.
 The rules:
 - the copy: held by the user, who is still a member of its assignment (and, for a user the view took
   from memory, whose key or session still holds: core.remembered);
-- the grade: written only when the pair is pooled for a turn of the copy's unit, by the one writer's
+- the grade: written only when the pair is pooled for a turn of the copy's unit or is one of the unit's
+  gold pairs (annotation.relevance.quality; such a grade is marked in gold_grade), by the one writer's
   statement (relevance_upsert_sql, which relevance_judgment_submit runs too), as a
   data-modifying step that runs only when the checks pass; the caller makes the assessor's judge first;
-- the next passage: the unit's first pooled passage, in turn position then presentation order, that the
-  user's judge has not graded. A grade's statement sees the tables as they were when it started, so it
+- the next passage: the unit's first pooled passage or gold pair, in turn position then presentation
+  order (gold pairs at their planted places), that the user's judge has not graded. A grade's statement sees the tables as they were when it started, so it
   leaves the pair it grades out explicitly; the answer is the one a read after the write gives.
 """
 
@@ -41,6 +42,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.quality.models import GoldGrade, GoldPair
 from annotation.relevance.writer import relevance_upsert_sql
 from core.remembered import Remembered, remembered_sql
 
@@ -105,11 +107,13 @@ def _tables() -> dict[str, str]:
         "turn": Turn,
         "judgment": RelevanceJudgment,
         "passage": Passage,
+        "gold": GoldPair,
+        "gold_grade": GoldGrade,
     }
     return {name: quote(model._meta.db_table) for name, model in tables.items()}
 
 
-def _copy(t: dict[str, str], where: str, *, held: bool, also: str = "") -> str:
+def _copy(t: dict[str, str], where: str, *, held: bool, also: str = "", join: str = "") -> str:
     """The copy and what its rules need, as CTE `c`; `held`: only if the user holds it and is still a
     member of its assignment."""
     # A user taken from memory (core.remembered) is checked here too: nothing is read or written unless
@@ -123,13 +127,13 @@ def _copy(t: dict[str, str], where: str, *, held: bool, also: str = "") -> str:
         else ""
     )
     return f"""
-    SELECT s.id AS slot_id, s.leased_until, s.completed_at, a.lease_minutes, u.turn_pks, u.label,
+    SELECT s.id AS slot_id, s.unit_id, s.leased_until, s.completed_at, a.lease_minutes, u.turn_pks, u.label,
            a.pool_id, p.collection_id, j.id AS judge_id{also}
     FROM {t["slot"]} s
     JOIN {t["unit"]} u ON u.id = s.unit_id
     JOIN {t["assignment"]} a ON a.id = u.assignment_id
     JOIN {t["pool"]} p ON p.id = a.pool_id
-    LEFT JOIN {t["judge"]} j ON j.user_id = %(user)s
+    LEFT JOIN {t["judge"]} j ON j.user_id = %(user)s{join}
     WHERE {holder}{where}"""
 
 
@@ -143,29 +147,50 @@ def _next_passage(t: dict[str, str], *, leave_out_graded: bool) -> str:
     until autovacuum's next ANALYZE replans it, and once per entry that scan made every call cost as
     much as the table is large.
 
+    The unit's gold pairs of the turn are walked the same way (gold_pair_in_order) and take their
+    places among the entries: a gold pair of `order` k comes just before the entry of order k. The
+    index is the place in that merged order, so gold and pooled passages read alike to the assessor.
+
     Each unit turn is looked up by its key, one probe per element of `turn_pks` (the LIMIT keeps the
     planner from turning the lookup back into a join): joined as a set, the planner's guess of a
     hundred elements made it hash the whole turns table on every call, a cost that grew with the
     collection.
     """
     graded_now = "AND NOT (e.turn_id = %(turn)s AND e.passage_id = %(passage)s)" if leave_out_graded else ""
+    gold_now = "AND NOT (g.turn_id = %(turn)s AND g.passage_id = %(passage)s)" if leave_out_graded else ""
+    graded = f"SELECT r.passage_id FROM {t['judgment']} r WHERE r.judge_id = c.judge_id AND r.turn_id = tt.id"
     return f"""LATERAL (
-    SELECT first.turn_id, tt.turn_id AS turn_name, first.passage_id, first."order"
+    SELECT first.turn_id, tt.turn_id AS turn_name, first.passage_id,
+           first."order" + (
+               SELECT count(*) FROM {t["gold"]} gb
+               WHERE gb.unit_id = c.unit_id AND gb.turn_id = tt.id
+                 AND (gb."order" < first."order"
+                      OR (gb."order" = first."order" AND (first.pooled OR gb.id < first.id)))
+           ) AS "order"
     FROM jsonb_array_elements_text(c.turn_pks) ut
     CROSS JOIN LATERAL (
         SELECT ot.id, ot.turn_id, ot.position FROM {t["turn"]} ot WHERE ot.id = ut.value::bigint LIMIT 1
     ) tt
     CROSS JOIN LATERAL (
-        SELECT e.turn_id, e.passage_id, e."order", e.id
-        FROM {t["entry"]} e
-        WHERE e.pool_id = c.pool_id AND e.turn_id = tt.id {graded_now}
-          AND e.passage_id NOT IN (
-              SELECT r.passage_id FROM {t["judgment"]} r WHERE r.judge_id = c.judge_id AND r.turn_id = tt.id
-          )
-        ORDER BY e."order", e.id
+        SELECT * FROM ((
+            SELECT e.turn_id, e.passage_id, e."order", e.id, TRUE AS pooled
+            FROM {t["entry"]} e
+            WHERE e.pool_id = c.pool_id AND e.turn_id = tt.id {graded_now}
+              AND e.passage_id NOT IN ({graded})
+            ORDER BY e."order", e.id
+            LIMIT 1
+        ) UNION ALL (
+            SELECT g.turn_id, g.passage_id, g."order", g.id, FALSE AS pooled
+            FROM {t["gold"]} g
+            WHERE g.unit_id = c.unit_id AND g.turn_id = tt.id {gold_now}
+              AND g.passage_id NOT IN ({graded})
+            ORDER BY g."order", g.id
+            LIMIT 1
+        )) both_kinds
+        ORDER BY both_kinds."order", both_kinds.pooled, both_kinds.id
         LIMIT 1
     ) first
-    ORDER BY tt.position, first."order", first.id
+    ORDER BY tt.position, first."order", first.pooled, first.id
     LIMIT 1
 ) n"""
 
@@ -187,13 +212,16 @@ def _grade_statement(with_next: bool) -> str:
         rows="SELECT c.judge_id, %(turn)s, %(passage)s, %(grade)s::smallint, %(time)s::integer, "
         "%(now)s::timestamptz, %(now)s::timestamptz, %(key)s::uuid FROM c WHERE c.pooled AND c.judge_id IS NOT NULL",
     )
-    # The pair must be pooled for a turn of this copy's unit: a pool's other turns may be other units'.
+    # The pair must be pooled for a turn of this copy's unit (a pool's other turns may be other units'),
+    # or be one of the unit's gold pairs; a grade of a gold pair is marked as such (gold_grade).
     pooled = f""",
-           u.turn_pks @> to_jsonb(%(turn)s::bigint) AND EXISTS (
+           u.turn_pks @> to_jsonb(%(turn)s::bigint) AND (EXISTS (
                SELECT 1 FROM {t["entry"]} pe
                WHERE pe.pool_id = a.pool_id AND pe.turn_id = %(turn)s AND pe.passage_id = %(passage)s
-           ) AS pooled"""
-    copy = _copy(t, "s.id = %(slot)s", held=True, also=pooled)
+           ) OR gp.id IS NOT NULL) AS pooled, gp.id AS gold_id"""
+    gold_join = f"""
+    LEFT JOIN {t["gold"]} gp ON gp.unit_id = s.unit_id AND gp.turn_id = %(turn)s AND gp.passage_id = %(passage)s"""
+    copy = _copy(t, "s.id = %(slot)s", held=True, also=pooled, join=gold_join)
     columns = _NEXT_COLUMNS if with_next else "NULL, NULL, NULL, NULL, NULL, NULL"
     joins = (
         f"LEFT JOIN {_next_passage(t, leave_out_graded=True)} ON c.pooled\n{_passage_join(t)}"
@@ -205,6 +233,10 @@ WITH c AS ({copy}
 ), w AS (
     {upsert}
     RETURNING id, grade, time_spent_ms, created_at, updated_at
+), m AS (
+    INSERT INTO {t["gold_grade"]} (judgment_id, pair_id)
+    SELECT w.id, c.gold_id FROM w, c WHERE c.gold_id IS NOT NULL
+    ON CONFLICT (judgment_id) DO NOTHING
 )
 SELECT c.leased_until, c.lease_minutes, c.label, c.judge_id, c.pooled, w.id, w.grade, w.time_spent_ms,
        w.created_at, w.updated_at, {columns}

@@ -88,13 +88,15 @@ def qrels_import(
     return result
 
 
-def qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
-    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id."""
-    rows = list(
-        RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "turn__turn_id", "passage_id", "grade"
-        )
-    )
+def qrels_lines(*, collection: Collection, judge: Judge, include_gold: bool = False) -> Iterator[str]:
+    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id.
+
+    An assessor's grades of planted gold pairs are checks on the assessor, not pool work: left out
+    unless `include_gold`."""
+    judgments = RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection)
+    if not include_gold:
+        judgments = judgments.filter(gold_grade__isnull=True)
+    rows = list(judgments.values_list("turn__turn_id", "passage_id", "grade"))
     rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
     for turn_id, passage_id, grade in rows:
         yield f"{turn_id} 0 {passage_id} {grade}\n"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -20,6 +21,7 @@ from annotation.models import (
     WorkSlot,
     WorkUnit,
 )
+from annotation.relevance.quality.models import GoldPair
 
 # --- Assessors: the screens of a unit --------------------------------------------------------------
 
@@ -79,6 +81,15 @@ def unit_steps(*, slot: WorkSlot, judge: Judge | None) -> list[Step]:
     unit = slot.unit
     turns = unit_turns(unit)
     entries = list(PoolEntry.objects.filter(pool_id=unit.assignment.pool_id, turn_id__in=unit.turn_pks))
+    # Gold pairs are screens like the others: an unsaved entry each, at its place in the turn's order.
+    gold = [
+        PoolEntry(
+            pool_id=unit.assignment.pool_id, turn_id=turn_pk, passage_id=passage_id, order=order, id=-pk
+        )
+        for pk, turn_pk, passage_id, order in GoldPair.objects.filter(unit=unit).values_list(
+            "pk", "turn_id", "passage_id", "order"
+        )
+    ]
     grades: dict[tuple[int, str], int] = {}
     if judge is not None:
         given = RelevanceJudgment.objects.filter(judge=judge, turn_id__in=unit.turn_pks)
@@ -89,7 +100,7 @@ def unit_steps(*, slot: WorkSlot, judge: Judge | None) -> list[Step]:
     statements = _statement_counts({t.topic_id for t in turns}) if unit.assignment.with_ptkb else {}
     ptkb_answered = _ptkb_answered(judge, unit.turn_pks) if statements and judge is not None else {}
     by_turn: dict[int, list[PoolEntry]] = {}
-    for entry in sorted(entries, key=lambda e: e.order):
+    for entry in sorted(entries + gold, key=_presentation):
         by_turn.setdefault(entry.turn_id, []).append(entry)
     steps: list[Step] = []
     for turn in turns:
@@ -99,6 +110,12 @@ def unit_steps(*, slot: WorkSlot, judge: Judge | None) -> list[Step]:
         if statements.get(turn.topic_id):
             steps.append(Step(turn, "ptkb", done=ptkb_answered.get(turn.pk, 0) >= statements[turn.topic_id]))
     return steps
+
+
+def _presentation(entry: PoolEntry) -> tuple[int, bool, int]:
+    """A turn's screens in the order the next-passage statement walks them: a gold pair (negative id)
+    just before the pooled passage of its order."""
+    return (entry.order, entry.pk > 0, abs(entry.pk))
 
 
 def _statement_counts(topic_pks: set[int]) -> dict[int, int]:
@@ -173,7 +190,9 @@ def assessor_queue(*, user: User, judge: Judge | None, now: datetime | None = No
     """
     now = now or timezone.now()
     rows = []
-    for assignment in Assignment.objects.filter(assessors=user).select_related("pool", "pool__collection"):
+    for assignment in Assignment.objects.filter(assessors=user).select_related(
+        "pool", "pool__collection", "gold_plan"
+    ):
         slots = list(
             WorkSlot.objects.filter(assignment=assignment, assessor=user)
             .select_related("unit")
@@ -251,6 +270,11 @@ def _turn_counts(
     if not turn_pks:
         return _TurnCounts({}, {}, {}, {})
     entries = _grouped(PoolEntry.objects.filter(pool_id=assignment.pool_id, turn_id__in=turn_pks), "turn_id")
+    gold = GoldPair.objects.filter(unit__assignment=assignment, turn_id__in=turn_pks)
+    with_gold = _has_gold(assignment)
+    if with_gold:
+        for turn_pk, n in _grouped(gold, "turn_id").items():
+            entries[turn_pk] = entries.get(turn_pk, 0) + n
     judged: dict[int, int] = {}
     answered: dict[int, int] = {}
     statements: dict[int, int] = {}
@@ -260,13 +284,22 @@ def _turn_counts(
         pooled = PoolEntry.objects.filter(
             pool_id=assignment.pool_id, turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id")
         )
+        shown = Q(Exists(pooled))
+        if with_gold:
+            shown |= Q(Exists(gold.filter(turn_id=OuterRef("turn_id"), passage_id=OuterRef("passage_id"))))
         judged = _grouped(
-            RelevanceJudgment.objects.filter(judge=judge, turn_id__in=turn_pks).filter(Exists(pooled)),
-            "turn_id",
+            RelevanceJudgment.objects.filter(judge=judge, turn_id__in=turn_pks).filter(shown), "turn_id"
         )
         if statements:
             answered = _grouped(PtkbJudgment.objects.filter(judge=judge, turn_id__in=turn_pks), "turn_id")
     return _TurnCounts(entries, judged, statements, answered)
+
+
+def _has_gold(assignment: Assignment) -> bool:
+    try:
+        return assignment.gold_plan is not None
+    except ObjectDoesNotExist:
+        return False
 
 
 def _units_left(assignment: Assignment, user: User, now: datetime) -> tuple[int, bool]:

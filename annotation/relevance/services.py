@@ -42,6 +42,7 @@ from annotation.models import (
 )
 from annotation.ptkb.writer import ptkb_judgments_submit
 from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
+from annotation.relevance.quality.models import AssessorPause
 from annotation.relevance.selectors import ptkb_steps_done
 from annotation.services import judge_for_assessor
 from core.remembered import Remembered
@@ -124,6 +125,10 @@ def _work_lease_once(*, assignment: Assignment, user: User, now: datetime) -> Wo
         WorkSlot.objects.filter(assignment=assignment, completed_at__isnull=True)
         .filter(Q(assessor__isnull=True) | Q(leased_until__lt=now) | ~_is_member(OuterRef("assessor_id")))
         .filter(~Exists(mine))
+        # A paused assessor finishes the copy they hold but claims no new one.
+        .filter(
+            ~Exists(AssessorPause.objects.filter(user=user, collection__pools=OuterRef("assignment__pool")))
+        )
         .order_by("position", "copy")
         .select_related(*_SLOT_RELATED)
         .select_for_update(skip_locked=True, of=("self",))

@@ -121,6 +121,8 @@ ORGANISER_GET_STATUS = {
     "judging:job-resume": 405,
     "judging:hybrid-sample": 405,
     "judging:hybrid-budget-again": 405,
+    "judging:quality-pause": 405,
+    "judging:quality-resume": 405,
     "relevance-organise": 302,  # the old address of the relevance work form
     **{
         f"crowd:campaign-{action}": 405

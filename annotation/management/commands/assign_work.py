@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.commands import CollectionCommand
-from annotation.models import Assignment
+from annotation.models import Assignment, GoldPair
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from core.commands import active_users, named
 from core.names import known_names
@@ -34,6 +34,17 @@ class Command(CollectionCommand):
         parser.add_argument("--turns", nargs="+", metavar="TURN", help="Only these turns of the pool.")
         parser.add_argument("--turns-file", help="File of turn ids, one per line.")
         parser.add_argument("--no-ptkb", action="store_true", help="Skip the PTKB statement step.")
+        parser.add_argument(
+            "--gold-judge",
+            metavar="JUDGE",
+            help="Plant gold: pairs this reference judge graded (e.g. nist-qrels), shown among the assessors' own.",
+        )
+        parser.add_argument(
+            "--gold-share",
+            type=float,
+            metavar="SHARE",
+            help="Share of gold among the pairs an assessor grades (e.g. 0.05); needs --gold-judge.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = self.get_collection(options["collection"])
@@ -45,6 +56,11 @@ class Command(CollectionCommand):
         if missing:
             known = known_names(active_users(), kind="user", field="username")
             raise CommandError(f"no such users: {', '.join(missing)}; {known}")
+        gold_judge = self.get_judge(options["gold_judge"]) if options["gold_judge"] else None
+        if gold_judge is not None and options["gold_share"] is None:
+            raise CommandError("--gold-judge needs --gold-share (e.g. 0.05)")
+        if gold_judge is None and options["gold_share"] is not None:
+            raise CommandError("--gold-share needs --gold-judge")
         turn_ids: list[str] | None = options["turns"]
         if options["turns_file"]:
             try:
@@ -61,13 +77,18 @@ class Command(CollectionCommand):
                 lease_minutes=options["lease_minutes"],
                 turn_ids=turn_ids,
                 with_ptkb=not options["no_ptkb"],
+                gold_judge=gold_judge,
+                gold_share=options["gold_share"],
             )
         except AssignmentFailed as exc:
             raise CommandError(str(exc)) from None
         units = assignment.units.count()
+        gold = GoldPair.objects.filter(unit__assignment=assignment).count()
+        planted = f", {plural(gold, 'gold pair')} from {gold_judge.name}" if gold_judge is not None else ""
         self.stdout.write(
             self.style.SUCCESS(
                 f"assignment {assignment.name}: {plural(units, f'{assignment.unit_kind} unit')} x "
                 f"{assignment.redundancy} to {plural(len(users), 'assessor')}, leases of {assignment.lease_minutes} min"
+                f"{planted}"
             )
         )

@@ -15,9 +15,16 @@ class Command(CollectionCommand):
             "--judge", required=True, help="Name of the judge whose labels to write (e.g. nist-qrels)."
         )
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
+        parser.add_argument(
+            "--include-gold",
+            action="store_true",
+            help="Also write an assessor's grades of planted gold pairs (left out by default).",
+        )
 
-    def handle(self, *args, collection, judge, output, **options):
-        lines = qrels_lines(collection=self.get_collection(collection), judge=self.get_judge(judge))
+    def handle(self, *args, collection, judge, output, include_gold, **options):
+        lines = qrels_lines(
+            collection=self.get_collection(collection), judge=self.get_judge(judge), include_gold=include_gold
+        )
         if output:
             with open(output, "w", encoding="utf-8") as handle:
                 handle.writelines(lines)

@@ -1,0 +1,69 @@
+"""The quality dashboard of a collection, and pausing or resuming an assessor from it."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.models import Collection
+from annotation.permissions import organiser_required
+from annotation.relevance.quality.pauses import assessor_pause, assessor_resume
+from judging.quality.forms import QualityForm
+from judging.quality.selectors import QualitySettings, collection_quality
+
+
+@organiser_required
+@require_GET
+def dashboard(request: HttpRequest, name: str) -> HttpResponse:
+    """Per assessor: gold accuracy, agreement with co-assessors, speed, drift and flags."""
+    collection = get_object_or_404(Collection, name=name)
+    # Bars left out of the query keep their defaults, shown filled in.
+    form = QualityForm({**QualityForm.defaults(), **request.GET.dict()} if request.GET else None)
+    settings = form.settings() if form.is_bound and form.is_valid() else QualitySettings()
+    assessors = collection_quality(collection=collection, settings=settings)
+    return render(
+        request,
+        "quality/dashboard.html",
+        {
+            "collection": collection,
+            "form": form if form.is_bound else QualityForm(),
+            "settings": settings,
+            "assessors": assessors,
+        },
+        status=400 if form.is_bound and form.errors else 200,
+    )
+
+
+@organiser_required
+@require_POST
+def pause(request: HttpRequest, name: str, username: str) -> HttpResponse:
+    """Give the assessor no new unit in this collection until resumed (the unit they hold stays theirs)."""
+    collection = get_object_or_404(Collection, name=name)
+    user = get_object_or_404(get_user_model(), username=username)
+    assessor_pause(collection=collection, user=user, by=request.user)  # type: ignore[arg-type]
+    messages.success(request, f"{username} is paused in {collection.name}: no new units until resumed.")
+    return _back(request, collection)
+
+
+@organiser_required
+@require_POST
+def resume(request: HttpRequest, name: str, username: str) -> HttpResponse:
+    """Let a paused assessor take new units again."""
+    collection = get_object_or_404(Collection, name=name)
+    user = get_object_or_404(get_user_model(), username=username)
+    if assessor_resume(collection=collection, user=user):
+        messages.success(request, f"{username} may take new units in {collection.name} again.")
+    else:
+        messages.info(request, f"{username} was not paused in {collection.name}.")
+    return _back(request, collection)
+
+
+def _back(request: HttpRequest, collection: Collection) -> HttpResponse:
+    """To the dashboard with the bars it was showing (the action's query string)."""
+    url = reverse("judging:quality-dashboard", args=[collection.name])
+    query = QualityForm(request.GET).bars_query() if request.GET else ""
+    return redirect(f"{url}?{query}" if query else url)
