@@ -6,6 +6,7 @@ from django.core.management.base import CommandParser
 
 from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
+from crowd.models import CrowdAssignment
 from crowd.providers.mturk.services import REJECT_FEEDBACK, campaign_review
 
 
@@ -28,8 +29,6 @@ class Command(CampaignCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = self.get_campaign(options["campaign"])
         if options["dry_run"]:
-            from crowd.models import CrowdAssignment
-
             pending = CrowdAssignment.objects.filter(batch__campaign=campaign, status="Submitted")
             failed = pending.filter(passed_tests=False).count()
             verb = "reject" if options["reject_failed"] else "approve"
