@@ -171,7 +171,8 @@ def labels_by_unit(*, judge: Judge, sentence_ids: Iterable[int]) -> dict[tuple[i
 # --- Assignments -----------------------------------------------------------------------------------
 
 
-def _assessor_labels_in_topic(user: User, topic: Topic):
+def assessor_labels_in_topic(user: User, topic: Topic):
+    """The support labels an assessor gave on a topic, in any condition."""
     return SupportJudgment.objects.filter(judge__user=user, sentence__response__turn__topic=topic)
 
 
@@ -210,7 +211,7 @@ def support_assignment_set(
     if (
         current is not None
         and current.condition != condition
-        and _assessor_labels_in_topic(user, topic).exists()
+        and assessor_labels_in_topic(user, topic).exists()
     ):
         raise SupportConflict(
             f"{user.get_username()} already judged units of topic {topic.number} in condition "
@@ -222,7 +223,7 @@ def support_assignment_set(
             f"switching to {condition} replaces that assignment: confirm the switch to do it"
         )
     if current is None:
-        if _assessor_labels_in_topic(user, topic).exclude(condition=condition).exists():
+        if assessor_labels_in_topic(user, topic).exclude(condition=condition).exists():
             raise SupportConflict(
                 f"{user.get_username()} already judged units of topic {topic.number} in another condition"
             )
