@@ -139,13 +139,6 @@ def support_units(
     return list(units_of_sentences(_sentences(collection=collection, topic=topic), max_citations=limit))
 
 
-def uncited_sentences(
-    *, collection: Collection | None = None, topic: Topic | None = None
-) -> list[ResponseSentence]:
-    """Sentences that cite nothing: No support automatically, never shown to assessors as units."""
-    return [s for s in _sentences(collection=collection, topic=topic) if not s.citations]
-
-
 def assignment_units(assignment: TopicWork) -> list[SupportUnit]:
     """The units an assignment shows, in the order the assessor meets them."""
     if assignment.condition == Condition.BLIND:
