@@ -12,7 +12,6 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
@@ -39,15 +38,6 @@ def organiser_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
     # Lets a test find every organiser page from the URL configuration.
     wrapper.organiser_only = True  # type: ignore[attr-defined]
     return wrapper
-
-
-class OrganiserRequiredMixin(LoginRequiredMixin):
-    """The same check for a class-based page view."""
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        if request.user.is_authenticated and not is_organiser(request.user):
-            raise PermissionDenied(ORGANISERS_ONLY)
-        return super().dispatch(request, *args, **kwargs)
 
 
 class IsOrganiser(BasePermission):

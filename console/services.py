@@ -5,7 +5,6 @@ own services."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -59,8 +58,3 @@ def support_work_assign(
                 )
             )
     return assigned
-
-
-def options_of(data: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
-    """The chosen options of an upload form, as the JSON an ImportJob keeps."""
-    return {name: data[name] for name in names if data.get(name) not in (None, "", [])}

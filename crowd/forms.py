@@ -206,6 +206,3 @@ class StudyForm(forms.ModelForm):
         if not data.get("completion_code") and not data.get("completion_url"):
             raise forms.ValidationError("Give a completion code, a completion URL, or both.")
         return data
-
-    def study_arguments(self) -> dict[str, Any]:
-        return {name: self.cleaned_data[name] or "" for name in self.Meta.fields}

@@ -70,7 +70,7 @@ class Problems:
     @property
     def items(self) -> list[str]:
         """The kept problems in line order (problems of the whole file first, then by line)."""
-        return [message for _line, _order, message in sorted(self._kept, reverse=True)]
+        return [message for _at, _order, message in sorted(self._kept, reverse=True)]
 
     def raise_if_any(self) -> None:
         if self._kept:
@@ -449,9 +449,11 @@ def _jsonl_objects(
         yield number, obj
 
 
-def _line(obj: Any, default: int = 0) -> int:
+def json_line(obj: Any, default: int = 0) -> int:
+    """The line an object read by `load_json` starts on (a `LineDict`); `default` for any other value."""
     return getattr(obj, "line", default)
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A JSON value as the text stored for it: null is empty, a number its digits."""
     return "" if value is None else str(value)

@@ -15,12 +15,12 @@ from annotation.formats.base import (
     MAX_TURN_ID,
     ImportFailed,
     Problems,
-    _line,
-    _text,
+    as_text,
     check_name,
     excerpt,
     first_line,
     iter_jsonl,
+    json_line,
     load_json,
     plain_line,
     read_lines,
@@ -219,24 +219,24 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Probl
     data = load_json(text, path)
     if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
         raise ImportFailed([f"{path}:1: expected an iKAT run object with 'run_name' and 'turns'"])
-    run_name = name or _text(data.get("run_name")).strip()
+    run_name = name or as_text(data.get("run_name")).strip()
     # A bad name is one problem among the others: the turns are still read, and nothing is stored.
     if not run_name:
-        problems.add(_line(data, 1), "the run has no 'run_name'; pass --name")
+        problems.add(json_line(data, 1), "the run has no 'run_name'; pass --name")
     else:
-        problems.bad_id(_line(data, 1), run_name, "run name", MAX_RUN_NAME)
-    run_type = _text(data.get("run_type") or "automatic").strip().lower().replace("_", "-")
+        problems.bad_id(json_line(data, 1), run_name, "run name", MAX_RUN_NAME)
+    run_type = as_text(data.get("run_type") or "automatic").strip().lower().replace("_", "-")
     if run_type not in {"automatic", "manual", "generation-only"}:
         problems.add(
-            _line(data, 1), f"run_type {excerpt(run_type)} is not automatic, manual or generation-only"
+            json_line(data, 1), f"run_type {excerpt(run_type)} is not automatic, manual or generation-only"
         )
     record = RunRecord(name=run_name, kind=run_type, source_format="ikat-json")
     for turn in data["turns"]:
-        line = _line(turn, 1)
+        line = json_line(turn, 1)
         if not isinstance(turn, dict) or turn.get("turn_id") in (None, ""):
             problems.add(line, "turn without 'turn_id'")
             continue
-        turn_id = _text(turn["turn_id"]).strip()
+        turn_id = as_text(turn["turn_id"]).strip()
         if problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID):
             continue
         if turn_id in record.turn_lines:
@@ -246,7 +246,7 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Probl
         best: list[tuple[float, str]] = []
         seen: set[str] = set()
         for response in turn.get("responses") or []:
-            rline = _line(response, line)
+            rline = json_line(response, line)
             if not isinstance(response, dict):
                 problems.add(rline, f"turn {turn_id}: every response must be an object")
                 continue
@@ -268,16 +268,16 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Probl
                         rline, f"turn {turn_id}: passage_provenance entries must be objects with 'id'"
                     )
                     continue
-                pid = _text(prov.get("id")).strip()
+                pid = as_text(prov.get("id")).strip()
                 if not pid:
-                    problems.add(_line(prov, rline), "passage_provenance entry without 'id'")
+                    problems.add(json_line(prov, rline), "passage_provenance entry without 'id'")
                     continue
-                if problems.bad_id(_line(prov, rline), pid, "passage id", MAX_PASSAGE_ID):
+                if problems.bad_id(json_line(prov, rline), pid, "passage id", MAX_PASSAGE_ID):
                     continue
                 raw_score = prov.get("score", 0.0)
                 score, why = _score(raw_score)
                 if score is None:
-                    problems.add(_line(prov, rline), f"score {excerpt(raw_score, 20)} {why}")
+                    problems.add(json_line(prov, rline), f"score {excerpt(raw_score, 20)} {why}")
                     continue
                 if pid in own:
                     record.duplicates[turn_id] = record.duplicates.get(turn_id, 0) + 1
@@ -287,7 +287,7 @@ def _parse_ikat_json_run(text: str, path: str, name: str | None, problems: Probl
                 if pid not in seen:
                     seen.add(pid)
                     best.append((score, pid))
-            text_value = _text(response.get("text"))
+            text_value = as_text(response.get("text"))
             if text_value.strip():
                 record.responses.append(
                     ResponseRecord(
@@ -309,8 +309,8 @@ def _parse_rag_answers(text: str, path: str, name: str | None, problems: Problem
     runs: dict[str, RunRecord] = {}
     seen: dict[tuple[str, str], int] = {}
     for line, obj in iter_jsonl(text, path, problems):
-        run_id = name or _text(obj.get("run_id")).strip()
-        topic_id = _text(obj.get("topic_id")).strip()
+        run_id = name or as_text(obj.get("run_id")).strip()
+        topic_id = as_text(obj.get("topic_id")).strip()
         if not run_id:
             problems.add(line, "answer without 'run_id'; pass --name")
             continue
@@ -331,7 +331,7 @@ def _parse_rag_answers(text: str, path: str, name: str | None, problems: Problem
         if not isinstance(raw_references, list):
             problems.add(line, "'references' must be a list of passage ids")
             continue
-        references = [_text(r).strip() for r in raw_references]
+        references = [as_text(r).strip() for r in raw_references]
         if any(problems.bad_id(line, r, "passage id", MAX_PASSAGE_ID) for r in references):
             continue
         length = obj.get("response_length")
@@ -370,7 +370,7 @@ def _parse_rag_answers(text: str, path: str, name: str | None, problems: Problem
                 references=references,
                 sentences=sentences,
                 line=line,
-                topic_title=_text(obj.get("topic")),
+                topic_title=as_text(obj.get("topic")),
                 response_length=length,
             )
         )

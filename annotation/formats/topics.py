@@ -14,8 +14,8 @@ from annotation.formats.base import (
     MAX_TURN_ID,
     ImportFailed,
     Problems,
-    _line,
-    _text,
+    as_text,
+    json_line,
     load_json,
     read_jsonl,
     read_text,
@@ -77,7 +77,7 @@ def _parse_ikat_topics(data: Any, path: str, problems: Problems) -> list[TopicRe
         if not isinstance(topic, dict):
             problems.add(None, "every topic must be a JSON object")
             continue
-        line = _line(topic)
+        line = json_line(topic)
         if topic.get("number") in (None, ""):
             problems.add(line, "topic without 'number'")
             continue
@@ -97,10 +97,12 @@ def _parse_ikat_topics(data: Any, path: str, problems: Problems) -> list[TopicRe
                 for i, item in enumerate(ptkb_raw)
             }
         if not isinstance(ptkb_raw, dict):
-            problems.add(_line(ptkb_raw, line), f"topic {number}: 'ptkb' must be an object of id: text")
+            problems.add(json_line(ptkb_raw, line), f"topic {number}: 'ptkb' must be an object of id: text")
             ptkb_raw = {}
         for statement_id in ptkb_raw:
-            problems.bad_id(_line(ptkb_raw, line), str(statement_id), "PTKB statement id", MAX_STATEMENT_ID)
+            problems.bad_id(
+                json_line(ptkb_raw, line), str(statement_id), "PTKB statement id", MAX_STATEMENT_ID
+            )
         turns_raw = topic.get("turns")
         if not isinstance(turns_raw, list):
             problems.add(line, f"topic {number}: 'turns' must be a list")
@@ -108,7 +110,7 @@ def _parse_ikat_topics(data: Any, path: str, problems: Problems) -> list[TopicRe
         turns: list[TurnRecord] = []
         seen_turns: dict[str, int] = {}
         for position, turn in enumerate(turns_raw, start=1):
-            tline = _line(turn, line)
+            tline = json_line(turn, line)
             if not isinstance(turn, dict):
                 problems.add(tline, f"topic {number}: turn {position} is not an object")
                 continue
@@ -122,16 +124,16 @@ def _parse_ikat_topics(data: Any, path: str, problems: Problems) -> list[TopicRe
                 problems.add(tline, f"duplicate turn id {turn_id} (first on line {seen_turns[turn_id]})")
                 continue
             seen_turns[turn_id] = tline
-            if not _text(turn.get("utterance")).strip():
+            if not as_text(turn.get("utterance")).strip():
                 problems.add(tline, f"turn {turn_id} has no 'utterance'")
                 continue
             turns.append(
                 TurnRecord(
                     turn_id=turn_id,
                     position=position,
-                    utterance=_text(turn.get("utterance")),
-                    resolved_utterance=_text(turn.get("resolved_utterance")),
-                    response=_text(turn.get("response")),
+                    utterance=as_text(turn.get("utterance")),
+                    resolved_utterance=as_text(turn.get("resolved_utterance")),
+                    response=as_text(turn.get("response")),
                     response_provenance=list(turn.get("response_provenance") or []),
                     ptkb_provenance=[str(p) for p in turn.get("ptkb_provenance") or []],
                     line=tline,
@@ -140,8 +142,8 @@ def _parse_ikat_topics(data: Any, path: str, problems: Problems) -> list[TopicRe
         topics.append(
             TopicRecord(
                 number=number,
-                title=_text(topic.get("title")),
-                ptkb={str(k): _text(v) for k, v in ptkb_raw.items()},
+                title=as_text(topic.get("title")),
+                ptkb={str(k): as_text(v) for k, v in ptkb_raw.items()},
                 turns=turns,
             )
         )
@@ -188,10 +190,10 @@ def passage_records(path: str | Path, *, problems: Problems) -> Iterator[Passage
     an import checks where it holds it (annotation/io.py stages it in the database)."""
     for line, obj in read_jsonl(path, problems):
         if "doc_id" in obj and "passage_id" in obj:
-            pid = f"{_text(obj['doc_id']).strip()}:{_text(obj['passage_id']).strip()}"
+            pid = f"{as_text(obj['doc_id']).strip()}:{as_text(obj['passage_id']).strip()}"
             body = obj.get("passage_text", obj.get("text", obj.get("contents")))
         elif "id" in obj or "docid" in obj or "_id" in obj:
-            pid = _text(obj.get("id", obj.get("docid", obj.get("_id")))).strip()
+            pid = as_text(obj.get("id", obj.get("docid", obj.get("_id")))).strip()
             body = obj.get("text", obj.get("contents", obj.get("segment")))
         else:
             problems.add(line, "no passage id: expected 'doc_id' and 'passage_id', or 'id'")
@@ -204,4 +206,4 @@ def passage_records(path: str | Path, *, problems: Problems) -> Iterator[Passage
         if not isinstance(body, str):
             problems.add(line, f"passage {pid} has no text ('passage_text', 'text' or 'contents')")
             continue
-        yield PassageRecord(pid, _text(obj.get("title")), body, line)
+        yield PassageRecord(pid, as_text(obj.get("title")), body, line)

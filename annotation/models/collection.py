@@ -207,7 +207,3 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    @property
-    def is_human(self) -> bool:
-        return self.kind in {self.Kind.ASSESSOR, self.Kind.CROWD}

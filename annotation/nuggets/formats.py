@@ -21,9 +21,9 @@ from annotation.formats.base import (
     MAX_TURN_ID,
     ImportFailed,
     Problems,
-    _line,
     excerpt,
     iter_jsonl,
+    json_line,
     load_json,
     read_text,
 )
@@ -209,7 +209,7 @@ def parse_nuggets_cone_rag(path: str | Path, *, problems: Problems | None = None
     problems = Problems(name) if problems is None else problems
     result = NuggetFile()
     for turn_id, nuggets in data.items():
-        line = _line(nuggets, _line(data, 1))
+        line = json_line(nuggets, json_line(data, 1))
         if problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID):
             continue
         if not isinstance(nuggets, dict):
@@ -218,7 +218,7 @@ def parse_nuggets_cone_rag(path: str | Path, *, problems: Problems | None = None
         result.turns.append(turn_id)
         result.turn_lines[turn_id] = line
         for key, value in nuggets.items():
-            vline = _line(value, line)
+            vline = json_line(value, line)
             if problems.bad_id(vline, key, "nugget id", MAX_NUGGET_KEY):
                 continue
             if not isinstance(value, dict) or not isinstance(value.get("text"), str):
@@ -326,7 +326,7 @@ def parse_gold_responses_cone_rag(
     problems = Problems(name) if problems is None else problems
     records: list[GoldResponseRecord] = []
     for turn_id, value in data.items():
-        line = _line(value, 1)
+        line = json_line(value, 1)
         if problems.bad_id(line, turn_id, "turn id", MAX_TURN_ID):
             continue
         manual = value.get("manual") if isinstance(value, dict) else None
@@ -338,7 +338,8 @@ def parse_gold_responses_cone_rag(
         not_matched = _string_list(nuggets.get("not-matched", [])) if isinstance(nuggets, dict) else None
         if matched is None or not_matched is None:
             problems.add(
-                _line(nuggets, line), f"turn {turn_id}: 'matched' and 'not-matched' must be lists of texts"
+                json_line(nuggets, line),
+                f"turn {turn_id}: 'matched' and 'not-matched' must be lists of texts",
             )
             continue
         records.append(

@@ -29,7 +29,7 @@ from annotation.nuggets.formats import (
     parse_gold_responses,
     parse_nuggets,
 )
-from annotation.nuggets.services import _cover
+from annotation.nuggets.services import nugget_set_cover
 from annotation.nuggets.writer import (
     gold_response_submit,
     nugget_duplicates_mark,
@@ -317,7 +317,7 @@ def gold_responses_import(
         used = chosen[r.turn_id]
         if used is None:
             if r.matched or r.not_matched:
-                _cover(nugget_judge, turn)
+                nugget_set_cover(nugget_judge, turn)
             created = [
                 nugget_upsert(judge=nugget_judge, turn=turn, key=f"[{i}]", text=text)[0]
                 for i, text in enumerate([*r.matched, *r.not_matched], start=1)

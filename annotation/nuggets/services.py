@@ -70,7 +70,7 @@ def _next_key(judge: Judge, turn: Turn) -> str:
     return f"[{max(numbers, default=0) + 1}]"
 
 
-def _cover(judge: Judge, turn: Turn) -> None:
+def nugget_set_cover(judge: Judge, turn: Turn) -> None:
     """Make the judge's set cover the turn, after the turns it covers already."""
     if NuggetSetTurn.objects.filter(judge=judge, turn=turn).exists():
         return
@@ -107,7 +107,7 @@ def nugget_create(
     # Lock the judge row so two saves at once cannot both take the same next key.
     Judge.objects.select_for_update().filter(pk=judge.pk).first()
     start, end, text = span_check(passage_text=passage.text, start=start, end=end, text=text)
-    _cover(judge, turn)
+    nugget_set_cover(judge, turn)
     nugget, _ = _recorded(
         nugget_upsert,
         judge=judge,

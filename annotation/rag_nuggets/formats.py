@@ -193,27 +193,6 @@ def parse_assignments(path: str | Path, *, problems: Problems) -> list[AssignedA
     return records
 
 
-def parse_scores(path: str | Path, *, problems: Problems) -> list[AnswerScores]:
-    """`{qid, strict_vital_score, strict_all_score, vital_score, all_score}` a line; the last line, qid
-    "all", is the mean over the file's answers."""
-    name = str(path)
-    records: list[AnswerScores] = []
-    for line, obj in iter_jsonl(read_text(path), name, problems):
-        qid = _string(obj, "qid", line, problems)
-        values = [obj.get(score) for score in SCORE_NAMES]
-        bad = [
-            n
-            for n, v in zip(SCORE_NAMES, values, strict=True)
-            if isinstance(v, bool) or not isinstance(v, int | float)
-        ]
-        if bad:
-            problems.add(line, f"'{bad[0]}' must be a number")
-            continue
-        if qid is not None:
-            records.append(AnswerScores(qid, *(float(v) for v in values)))  # type: ignore[arg-type]
-    return records
-
-
 def _line_of(record: dict[str, Any]) -> str:
     # nuggetizer's own writing: default separators, ASCII escapes.
     return json.dumps(record) + "\n"

@@ -63,13 +63,6 @@ def work_answers(work: TopicWork) -> list[Response]:
     )
 
 
-def work_items(work: TopicWork) -> int:
-    """How many pages the work has: one per turn (edit, importance) or one per answer (assignment)."""
-    if work.kind == TopicWork.Kind.NUGGET_ASSIGNMENT:
-        return Response.objects.filter(turn__topic_id=work.topic_id).count()
-    return Turn.objects.filter(topic_id=work.topic_id).count()
-
-
 def nuggets_of(*, judge: Judge | int, turns: Iterable[Turn | int]) -> list[Nugget]:
     """A judge's ordered nuggets of the given turns."""
     ids = [t if isinstance(t, int) else t.pk for t in turns]

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.labels.writer import JudgmentRefused, Written, labelled_submit, labels_restate, time_added
+from annotation.labels.writer import JudgmentRefused, Written, labels_restate, time_added
 from annotation.models import (
     MAX_NUGGET_TEXT,
     NUGGET_LABEL_FAILED,
@@ -109,56 +109,7 @@ def nugget_list_replace(
     return written
 
 
-# --- One label at a time (pages) ---------------------------------------------------------------
-
-
-@transaction.atomic
-def importance_judgment_submit(
-    *,
-    judge: Judge,
-    nugget: Nugget,
-    importance: str,
-    condition: str,
-    shown_label: str = "",
-    time_spent_ms: int | None = None,
-) -> NuggetImportanceJudgment:
-    """Record or revise the judge's vital/okay label of a nugget; time spent adds up over revisions."""
-    _label_check(importance, IMPORTANCE_LABELS)
-    return labelled_submit(
-        NuggetImportanceJudgment,
-        unit={"judge": judge, "nugget": nugget},
-        field="importance",
-        label=importance,
-        condition=condition,
-        shown_label=shown_label,
-        time_spent_ms=time_spent_ms,
-    )
-
-
-@transaction.atomic
-def nugget_assignment_submit(
-    *,
-    judge: Judge,
-    response: Response,
-    nugget: Nugget,
-    label: str,
-    condition: str,
-    shown_label: str = "",
-    time_spent_ms: int | None = None,
-) -> NuggetAssignment:
-    """Record or revise the judge's label of (answer, nugget); the nugget must be of the answer's turn."""
-    _label_check(label, ASSIGNMENT_LABELS)
-    if nugget.turn_id != response.turn_id:
-        raise JudgmentRefused(f"nugget {nugget.key} is not a nugget of the answer's turn")
-    return labelled_submit(
-        NuggetAssignment,
-        unit={"judge": judge, "response": response, "nugget": nugget},
-        field="label",
-        label=label,
-        condition=condition,
-        shown_label=shown_label,
-        time_spent_ms=time_spent_ms,
-    )
+# --- A page of labels (pages) ----------------------------------------------------------------------
 
 
 def _page_submit(
@@ -231,8 +182,9 @@ def importance_judgments_submit(
     shown: Mapping[int, str] | None = None,
     time_spent_ms: int | None = None,
 ) -> None:
-    """A page of vital/okay labels: `importance_judgment_submit` for each nugget of the turn in `labels`
-    (nugget pk -> label; `shown`: the label shown for it when post-editing)."""
+    """A page of vital/okay labels: record or revise the judge's label of each nugget of the turn in
+    `labels` (nugget pk -> label; `shown`: the label shown for it when post-editing); time spent adds up
+    over revisions."""
     _nuggets_of_turn(turn.pk, labels, IMPORTANCE_LABELS)
     _page_submit(
         NuggetImportanceJudgment,
@@ -255,8 +207,9 @@ def nugget_assignments_submit(
     shown: Mapping[int, str] | None = None,
     time_spent_ms: int | None = None,
 ) -> None:
-    """A page of one answer's labels: `nugget_assignment_submit` for each nugget of the answer's turn in
-    `labels` (nugget pk -> label; `shown`: the label shown for it when post-editing)."""
+    """A page of one answer's labels: record or revise the judge's label of (answer, nugget) for each
+    nugget in `labels` (nugget pk -> label; `shown`: the label shown for it when post-editing); every
+    nugget must be of the answer's turn."""
     _nuggets_of_turn(response.turn_id, labels, ASSIGNMENT_LABELS)
     _page_submit(
         NuggetAssignment,

@@ -49,28 +49,3 @@ def qrels_records(
             problems.add(number, f"grade {grade} is outside the scale {min_grade}-{max_grade}")
             continue
         yield QrelRecord(qid, docid, grade, number)
-
-
-def parse_qrels(
-    path: str | Path, *, min_grade: int = 0, max_grade: int = 4, problems: Problems | None = None
-) -> list[QrelRecord]:
-    """TREC qrels `qid 0 docid grade` as a list, a pair judged twice refused too (for files read whole;
-    an import streams them through `qrels_records`).
-
-    Given `problems`, the file's problems are added there and the good lines returned; otherwise they
-    are raised here.
-    """
-    own = problems is None
-    problems = Problems(str(path)) if problems is None else problems
-    records: list[QrelRecord] = []
-    seen: dict[tuple[str, str], int] = {}
-    for record in qrels_records(path, problems=problems, min_grade=min_grade, max_grade=max_grade):
-        key = (record.turn_id, record.passage_id)
-        if key in seen:
-            problems.add(record.line, f"{key[0]} {key[1]} is judged twice (first on line {seen[key]})")
-            continue
-        seen[key] = record.line
-        records.append(record)
-    if own:
-        problems.raise_if_any()
-    return records

@@ -19,7 +19,7 @@ from annotation.models import (
     Topic,
     TopicWork,
 )
-from annotation.support.services import HUMAN_CONDITIONS, SupportConflict, _assessor_labels_in_topic
+from annotation.support.services import HUMAN_CONDITIONS, SupportConflict, assessor_labels_in_topic
 
 # --- Disagreement study ----------------------------------------------------------------------------
 
@@ -103,7 +103,7 @@ def support_disagreements_assign(
                 f"{assessor.get_username()} judges topic {topic.number} in condition {current.condition}; "
                 "an assessor never sees the same unit in both conditions"
             )
-        if _assessor_labels_in_topic(assessor, topic).exclude(condition=Condition.BLIND).exists():
+        if assessor_labels_in_topic(assessor, topic).exclude(condition=Condition.BLIND).exists():
             raise SupportConflict(f"{assessor.get_username()} already judged units of topic {topic.number}")
         if current is None:
             current = TopicWork.objects.create(

@@ -139,13 +139,6 @@ def support_units(
     return list(units_of_sentences(_sentences(collection=collection, topic=topic), max_citations=limit))
 
 
-def uncited_sentences(
-    *, collection: Collection | None = None, topic: Topic | None = None
-) -> list[ResponseSentence]:
-    """Sentences that cite nothing: No support automatically, never shown to assessors as units."""
-    return [s for s in _sentences(collection=collection, topic=topic) if not s.citations]
-
-
 def assignment_units(assignment: TopicWork) -> list[SupportUnit]:
     """The units an assignment shows, in the order the assessor meets them."""
     if assignment.condition == Condition.BLIND:
@@ -171,7 +164,8 @@ def labels_by_unit(*, judge: Judge, sentence_ids: Iterable[int]) -> dict[tuple[i
 # --- Assignments -----------------------------------------------------------------------------------
 
 
-def _assessor_labels_in_topic(user: User, topic: Topic):
+def assessor_labels_in_topic(user: User, topic: Topic):
+    """The support labels an assessor gave on a topic, in any condition."""
     return SupportJudgment.objects.filter(judge__user=user, sentence__response__turn__topic=topic)
 
 
@@ -210,7 +204,7 @@ def support_assignment_set(
     if (
         current is not None
         and current.condition != condition
-        and _assessor_labels_in_topic(user, topic).exists()
+        and assessor_labels_in_topic(user, topic).exists()
     ):
         raise SupportConflict(
             f"{user.get_username()} already judged units of topic {topic.number} in condition "
@@ -222,7 +216,7 @@ def support_assignment_set(
             f"switching to {condition} replaces that assignment: confirm the switch to do it"
         )
     if current is None:
-        if _assessor_labels_in_topic(user, topic).exclude(condition=condition).exists():
+        if assessor_labels_in_topic(user, topic).exclude(condition=condition).exists():
             raise SupportConflict(
                 f"{user.get_username()} already judged units of topic {topic.number} in another condition"
             )

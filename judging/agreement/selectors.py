@@ -103,23 +103,6 @@ def _label(value: Any) -> Any:
     return int(value) if isinstance(value, bool) else value
 
 
-def judge_labels(
-    *,
-    collection: Collection,
-    task: str,
-    judge: Judge,
-    topics: Sequence[str] | None = None,
-    condition: str | None = None,
-) -> dict[Unit, tuple[str, Any]]:
-    """{unit: (topic number, label)} of one judge on a task in a collection."""
-    return {
-        (u1, u2): (topic, _label(label))
-        for _judge, u1, u2, topic, label in _rows(
-            collection=collection, task=task, judges=[judge], topics=topics, condition=condition
-        ).iterator(chunk_size=5000)
-    }
-
-
 def labels_by_judge(
     *,
     collection: Collection,
@@ -148,22 +131,6 @@ def pairs_from_labels(
         topics=np.array([labels_a[u][0] for u in shared], dtype=str),
         labels=task_spec(task).labels,
     )
-
-
-def paired_labels(
-    *,
-    collection: Collection,
-    task: str,
-    judge_a: Judge,
-    judge_b: Judge,
-    topics: Sequence[str] | None = None,
-    condition: str | None = None,
-) -> Pairs:
-    """Labels of judges A and B on the units both labelled."""
-    by_judge = labels_by_judge(
-        collection=collection, task=task, judges=[judge_a, judge_b], topics=topics, condition=condition
-    )
-    return pairs_from_labels(task, by_judge[judge_a.id], by_judge[judge_b.id])
 
 
 def reliability_matrix(by_judge: dict[int, dict[Unit, tuple[str, Any]]], task: str) -> np.ndarray:

@@ -10,7 +10,6 @@ from annotation.commands import CollectionCommand
 from annotation.models import Collection, Judge
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, human_sample_get
 from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
-from judging.measures.hybrid.estimators import METHODS
 from judging.measures.hybrid.table import UnitTable
 from judging.models import HumanSample
 
@@ -101,7 +100,3 @@ class HybridCommand(CollectionCommand):
             return human_sample_get(collection=collection, name=name)
         except HybridError as exc:
             raise CommandError(str(exc)) from None
-
-
-def method_choices() -> str:
-    return ", ".join(METHODS)

@@ -64,30 +64,6 @@ def holm_reject(p_values: np.ndarray | list[float], alpha: float) -> np.ndarray:
     return reject
 
 
-def pair_tests_from_covariance(
-    *, runs: list[str], estimates: np.ndarray, covariance: np.ndarray, df: float | None = None
-) -> list[PairTest]:
-    """Every pair's difference, standard error and p-value from per-run estimates and their covariance
-    (the paired design: the covariance carries the shared units)."""
-    est = np.asarray(estimates, dtype=float)
-    cov = np.asarray(covariance, dtype=float)
-    tests = []
-    for i, a in enumerate(runs):
-        for j in range(i + 1, len(runs)):
-            se = math.sqrt(max(cov[i, i] + cov[j, j] - 2 * cov[i, j], 0.0))
-            difference = float(est[i] - est[j])
-            tests.append(
-                PairTest(
-                    a=a,
-                    b=runs[j],
-                    difference=difference,
-                    se=se,
-                    p_value=pair_p_value(difference=difference, se=se, df=df),
-                )
-            )
-    return tests
-
-
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b between x and y along the last axis (scipy's `kendalltau` default, vectorised over
     any leading axes); NaN where either side is all ties."""

@@ -3,7 +3,7 @@ assessors and crowd workers get the site's 403 page (with its navigation) and ch
 organisers get the page.
 
 The list is read from the URL configuration, not written here: every route whose view carries the
-organiser check (`organiser_required`, `OrganiserRequiredMixin`) is tested, and every other route must be
+organiser check (`organiser_required`) is tested, and every other route must be
 named in NOT_ORGANISER_PAGES with whom it is for. A new page is therefore either checked or listed, and
 an organiser page added without the check fails `test_every_route_is_an_organiser_page_or_listed_as_not`.
 """
@@ -19,7 +19,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Collection, RelevanceJudgment, Turn
-from annotation.permissions import OrganiserRequiredMixin
 from annotation.relevance.pooling import pool_build
 from console.models import ImportJob
 from console.people.services import person_create
@@ -98,10 +97,7 @@ NOT_ORGANISER_PAGES = {
 
 
 def _is_organiser_only(view: Any) -> bool:
-    view_class = getattr(view, "view_class", None)
-    return bool(getattr(view, "organiser_only", False)) or (
-        view_class is not None and issubclass(view_class, OrganiserRequiredMixin)
-    )
+    return bool(getattr(view, "organiser_only", False))
 
 
 ORGANISER_ROUTES = sorted((r for r in _routes() if _is_organiser_only(r.view)), key=lambda r: r.name)

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Collection, Condition, Judge, SupportJudgment
 from judging.agreement.label_table import LabelTable
-from judging.agreement.reports.comparison import _agreement
+from judging.agreement.reports.comparison import task_label_agreement
 from judging.agreement.run_scores import RUN_MEASURES, RunScores, run_scores_by_judge
 from judging.agreement.selectors import (
     TASKS,
@@ -84,7 +84,7 @@ def _section(
                 pairs, ordinal=False, alpha_level="nominal", resamples=resamples, seed=seed
             )
         else:
-            figures = _agreement(pairs, task, resamples=resamples, seed=seed)
+            figures = task_label_agreement(pairs, task, resamples=resamples, seed=seed)
         row = {"judges": [judge_a.name, judge_b.name], "judge_ids": [judge_a.id, judge_b.id], **figures}
         if measure and scores is not None:
             a, b = scores[judge_a.id], scores[judge_b.id]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from judging.agreement.reports.text import _fmt
+from judging.agreement.reports.text import format_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -128,7 +128,7 @@ def ranking_scatter(report: dict[str, Any], fmt: ImageFormat = "svg") -> bytes:
     axes.set_ylabel(f"{report['measure']} under {b}", parse_math=False)
     left_out = len(report.get("left_out", []))
     axes.set_title(
-        f"tau-b {_fmt(report['kendall_tau_b'])}, rho {_fmt(report['spearman_rho'])}, {report['n_runs']} runs"
+        f"tau-b {format_figure(report['kendall_tau_b'])}, rho {format_figure(report['spearman_rho'])}, {report['n_runs']} runs"
         + (f" ({left_out} left out)" if left_out else ""),
         fontsize=10,
     )

@@ -29,7 +29,8 @@ FIGURE_COLUMNS = [
 ]
 
 
-def _agreement(pairs: Pairs, task: str, *, resamples: int, seed: int) -> dict[str, Any]:
+def task_label_agreement(pairs: Pairs, task: str, *, resamples: int, seed: int) -> dict[str, Any]:
+    """`label_agreement` at the task's scale (ordinal or not, alpha's level)."""
     spec = task_spec(task)
     return label_agreement(
         pairs, ordinal=spec.ordinal, alpha_level=spec.alpha_level, resamples=resamples, seed=seed
@@ -65,7 +66,7 @@ def comparison_report(
             f"judges {judge_a.name} and {judge_b.name} share no labelled {task} units in collection "
             f"{collection.name}" + (f" (topics {', '.join(topics)})" if topics else "")
         )
-    figures = _agreement(pairs, task, resamples=resamples, seed=seed)
+    figures = task_label_agreement(pairs, task, resamples=resamples, seed=seed)
     report: dict[str, Any] = {
         "collection": collection.name,
         "task": task,

@@ -14,7 +14,8 @@ from judging.agreement.reports.comparison import FIGURE_COLUMNS
 # --- Text and CSV ----------------------------------------------------------------------------------
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
+def format_figure(value: Any, digits: int = 3) -> str:
+    """A figure as reports print it: `digits` decimals, "n/a" for none."""
     if value is None:
         return "n/a"
     if isinstance(value, float):
@@ -36,10 +37,10 @@ def comparison_text(report: dict[str, Any]) -> str:
         f"{report['task']} agreement on collection {report['collection']}: A = {a}, B = {b}"
         + (f", condition {report['condition']}" if report.get("condition") else ""),
         f"units labelled by both: {report['n']} (A labelled {report['labelled_by_a']}, B {report['labelled_by_b']})",
-        f"exact agreement        {_fmt(report['exact_agreement'])}",
-        f"Cohen's kappa          {_fmt(report['cohen_kappa'])}"
+        f"exact agreement        {format_figure(report['exact_agreement'])}",
+        f"Cohen's kappa          {format_figure(report['cohen_kappa'])}"
         + (
-            f"  (95% CI {_fmt(report['kappa_ci95'][0])} to {_fmt(report['kappa_ci95'][1])}, "
+            f"  (95% CI {format_figure(report['kappa_ci95'][0])} to {format_figure(report['kappa_ci95'][1])}, "
             f"bootstrap over {report['bootstrap']['topics']} topic{pluralize(report['bootstrap']['topics'])}, "
             f"{report['bootstrap']['resamples']} resamples)"
             if report["kappa_ci95"]
@@ -47,9 +48,11 @@ def comparison_text(report: dict[str, Any]) -> str:
         ),
     ]
     if report["weighted_kappa_linear"] is not None or report["weighted_kappa_quadratic"] is not None:
-        lines.append(f"weighted kappa linear  {_fmt(report['weighted_kappa_linear'])}")
-        lines.append(f"weighted kappa quadr.  {_fmt(report['weighted_kappa_quadratic'])}")
-    lines.append(f"Krippendorff's alpha   {_fmt(report['krippendorff_alpha'])} ({report['alpha_level']})")
+        lines.append(f"weighted kappa linear  {format_figure(report['weighted_kappa_linear'])}")
+        lines.append(f"weighted kappa quadr.  {format_figure(report['weighted_kappa_quadratic'])}")
+    lines.append(
+        f"Krippendorff's alpha   {format_figure(report['krippendorff_alpha'])} ({report['alpha_level']})"
+    )
     for note in report["notes"]:
         lines.append(f"note: {note}")
     lines += ["", "confusion matrix (rows A, columns B): count (row share)"]
@@ -66,8 +69,8 @@ def comparison_text(report: dict[str, Any]) -> str:
         lines.append("")
         if binary:
             lines.append(
-                f"binary (grade >= {_fmt(binary['threshold'], 1)}): n {binary['n']}, exact {_fmt(binary['exact_agreement'])}, "
-                f"kappa {_fmt(binary['cohen_kappa'])}, alpha {_fmt(binary['krippendorff_alpha'])}"
+                f"binary (grade >= {format_figure(binary['threshold'], 1)}): n {binary['n']}, exact {format_figure(binary['exact_agreement'])}, "
+                f"kappa {format_figure(binary['cohen_kappa'])}, alpha {format_figure(binary['krippendorff_alpha'])}"
             )
             lines += [f"note: {note}" for note in binary["notes"]]
         else:
@@ -75,7 +78,7 @@ def comparison_text(report: dict[str, Any]) -> str:
     if report["per_topic"]:
         lines += ["", "per topic"]
         rows = [
-            [t["topic"], str(t["n"]), _fmt(t["exact_agreement"]), _fmt(t["cohen_kappa"])]
+            [t["topic"], str(t["n"]), format_figure(t["exact_agreement"]), format_figure(t["cohen_kappa"])]
             for t in report["per_topic"]
         ]
         lines += _table(["topic", "n", "exact", "kappa"], rows)
@@ -127,13 +130,13 @@ def rank_text(report: dict[str, Any]) -> str:
     lines = [
         f"{report['measure']} on collection {report['collection']}: runs ranked under A = {a} and B = {b}",
         f"runs scored under both: {report['n_runs']}",
-        f"Kendall's tau-b   {_fmt(report['kendall_tau_b'])}  (p {_fmt(report['kendall_p'], 4)})",
-        f"Spearman's rho    {_fmt(report['spearman_rho'])}  (p {_fmt(report['spearman_p'], 4)})",
+        f"Kendall's tau-b   {format_figure(report['kendall_tau_b'])}  (p {format_figure(report['kendall_p'], 4)})",
+        f"Spearman's rho    {format_figure(report['spearman_rho'])}  (p {format_figure(report['spearman_p'], 4)})",
     ]
     if ci := report.get("kendall_tau_ci"):
         lines.insert(
             -1,
-            f"  95% interval    [{_fmt(ci['ci'][0])}, {_fmt(ci['ci'][1])}]  ({ci['interval']}: "
+            f"  95% interval    [{format_figure(ci['ci'][0])}, {format_figure(ci['ci'][1])}]  ({ci['interval']}: "
             f"{plural(ci['turns'], 'turn')}, {ci['draws']} draws)",
         )
     lines += [f"note: {note}" for note in report["notes"]]
@@ -144,7 +147,13 @@ def rank_text(report: dict[str, Any]) -> str:
     if report["runs"]:
         lines.append("")
         rows = [
-            [r["run"], _fmt(r["score_a"], 4), _fmt(r["score_b"], 4), str(r["rank_a"]), str(r["rank_b"])]
+            [
+                r["run"],
+                format_figure(r["score_a"], 4),
+                format_figure(r["score_b"], 4),
+                str(r["rank_a"]),
+                str(r["rank_b"]),
+            ]
             for r in report["runs"]
         ]
         lines += _table(["run", "score A", "score B", "rank A", "rank B"], rows)

@@ -67,7 +67,7 @@ class Unit:
 # --- Selecting the work ----------------------------------------------------------------------------
 
 
-def _turns(collection: Collection, turn_ids: list[str] | None) -> list[Turn]:
+def chosen_turns(collection: Collection, turn_ids: list[str] | None) -> list[Turn]:
     """The chosen turns (all when none are named), in reading order."""
     try:
         return turns_named(collection=collection, turn_ids=turn_ids or None)
@@ -75,7 +75,8 @@ def _turns(collection: Collection, turn_ids: list[str] | None) -> list[Turn]:
         raise JobError(str(exc)) from None
 
 
-def _run_filter(collection: Collection, run_names: list[str] | None) -> dict[str, Any]:
+def chosen_runs_filter(collection: Collection, run_names: list[str] | None) -> dict[str, Any]:
+    """Filter arguments for rows of the chosen runs (all when none are named); unknown names are a JobError."""
     if not run_names:
         return {"run__collection": collection}
     known = set(collection.runs.filter(name__in=run_names).values_list("name", flat=True))
@@ -93,7 +94,8 @@ def no_judge_named(name: str) -> JobError:
     return JobError(f"no judge named {name!r}; {known_names(Judge.objects.all(), kind='judge')}")
 
 
-def _passage_texts(collection: Collection, passage_ids: Iterable[str]) -> dict[str, str]:
+def passage_texts(collection: Collection, passage_ids: Iterable[str]) -> dict[str, str]:
+    """{passage id: text} of the collection's passages among `passage_ids`, read in chunks."""
     wanted = list(set(passage_ids))
     texts: dict[str, str] = {}
     for start in range(0, len(wanted), 2000):
@@ -105,7 +107,8 @@ def _passage_texts(collection: Collection, passage_ids: Iterable[str]) -> dict[s
     return texts
 
 
-def _query(turn: Turn) -> str:
+def turn_query(turn: Turn) -> str:
+    """What a judge is told the user asked: the resolved utterance where the turn has one."""
     return turn.resolved_utterance or turn.utterance
 
 
@@ -167,11 +170,11 @@ class JobContext:
 # --- Bookkeeping: what a run saves on its job row --------------------------------------------------
 
 
-def _job_failed(job: JudgeJob, exc: BaseException) -> None:
+def judge_job_fail(job: JudgeJob, exc: BaseException) -> None:
     """Killed or broken: the job keeps what it did and says why; run again, it resumes."""
     job.status = JudgeJob.Status.FAILED
     job.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    _save_counters(job)
+    judge_job_save_progress(job)
 
 
 # The start of the error of a job that ended without judging anything: the Jobs pages, the judge command
@@ -179,7 +182,9 @@ def _job_failed(job: JudgeJob, exc: BaseException) -> None:
 NOTHING_JUDGED = "nothing judged"
 
 
-def _job_done(job: JudgeJob, *, nothing: str = "", skipped: int = 0, skipped_reason: str = "") -> JudgeJob:
+def judge_job_finish(
+    job: JudgeJob, *, nothing: str = "", skipped: int = 0, skipped_reason: str = ""
+) -> JudgeJob:
     """The end of a run: done, saying first how many units failed and why, then how many were skipped and
     why; failed when none succeeded, or when there was nothing to judge (`nothing` says why).
 
@@ -210,11 +215,11 @@ def _job_done(job: JudgeJob, *, nothing: str = "", skipped: int = 0, skipped_rea
         job.status = JudgeJob.Status.FAILED
         notes.insert(0, f"{NOTHING_JUDGED}: {nothing}")
     job.error = "; ".join(notes)
-    _save_counters(job)
+    judge_job_save_progress(job)
     return job
 
 
-def _save_counters(job: JudgeJob) -> None:
+def judge_job_save_progress(job: JudgeJob) -> None:
     """Save the job's progress; its call and cost totals are those of its call rows, so a count never
     drifts from what was paid for. Every save also moves `updated_at`: the job's sign of life."""
     if not job.is_nli:

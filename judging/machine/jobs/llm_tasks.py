@@ -30,11 +30,11 @@ from judging.machine.jobs.base import (
     Steps,
     Task,
     Unit,
-    _passage_texts,
-    _query,
-    _run_filter,
-    _turns,
+    chosen_runs_filter,
+    chosen_turns,
     no_judge_named,
+    passage_texts,
+    turn_query,
 )
 from judging.machine.jobs.rag_nuggets import RAG_TASKS
 from judging.models import JudgeJob, UnmatchedSpan
@@ -48,19 +48,19 @@ class RelevanceTask(Task):
 
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
         """Every passage the chosen runs rank within `depth` for the chosen turns, once per turn."""
-        turns = _turns(collection, options.get("turns"))
+        turns = chosen_turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
         depth = int(options.get("depth") or 30)
         pairs: dict[tuple[int, str], None] = {}
         rankings = Ranking.objects.filter(
-            turn_id__in=list(by_id), **_run_filter(collection, options.get("runs"))
+            turn_id__in=list(by_id), **chosen_runs_filter(collection, options.get("runs"))
         )
         for turn_id, passage_ids in rankings.order_by("turn_id", "run__name").values_list(
             "turn_id", "passage_ids"
         ):
             for passage_id in passage_ids[:depth]:
                 pairs.setdefault((turn_id, passage_id), None)
-        texts = _passage_texts(collection, (pid for _, pid in pairs))
+        texts = passage_texts(collection, (pid for _, pid in pairs))
         history = _conversations(turns)
         ptkb = {t.topic_id: [s.text for s in t.topic.ptkb.all()] for t in turns}
         units = []
@@ -123,11 +123,11 @@ class NuggetTask(Task):
 
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
         """Relevant passages of the chosen turns (grade >= min_grade), or the chosen runs' responses."""
-        turns = _turns(collection, options.get("turns"))
+        turns = chosen_turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
         if options.get("source") == "responses":
             responses = Response.objects.filter(
-                turn_id__in=list(by_id), **_run_filter(collection, options.get("runs"))
+                turn_id__in=list(by_id), **chosen_runs_filter(collection, options.get("runs"))
             )
             return Plan(
                 [
@@ -144,7 +144,7 @@ class NuggetTask(Task):
         if options.get("relevance_judge"):
             judged = judged.filter(judge__name=options["relevance_judge"])
         pairs = dict.fromkeys(judged.order_by("turn_id", "passage_id").values_list("turn_id", "passage_id"))
-        texts = _passage_texts(collection, (pid for _, pid in pairs))
+        texts = passage_texts(collection, (pid for _, pid in pairs))
         units = [
             Unit(
                 name=f"{by_id[turn_id].turn_id} {passage_id}",
@@ -162,7 +162,7 @@ class NuggetTask(Task):
         )
 
     def first_request(self, unit: Unit) -> CallRequest:
-        prompt = llm_judges.nuggets_render(query=_query(unit.data["turn"]), text=unit.data["text"])
+        prompt = llm_judges.nuggets_render(query=turn_query(unit.data["turn"]), text=unit.data["text"])
         return CallRequest(self.prompt_version, prompt, self.max_tokens)
 
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
@@ -171,7 +171,7 @@ class NuggetTask(Task):
         found, missing = llm_judges.spans_match(text, llm_judges.nugget_lines_parse(answer))
         if missing:
             # One more chance: ask for the exact wording of what was not found; what still is not stays apart.
-            followup = llm_judges.nuggets_followup_render(query=_query(turn), text=text, missing=missing)
+            followup = llm_judges.nuggets_followup_render(query=turn_query(turn), text=text, missing=missing)
             answer = yield CallRequest(llm_judges.NUGGETS_FOLLOWUP, followup, self.max_tokens)
             lines = llm_judges.followup_lines_parse(answer)
             if len(lines) == len(missing):
@@ -245,7 +245,7 @@ class NtrTask(Task):
             raise JobError("the ntr task needs the judge whose gold nuggets to match (--gold-judge)")
         if not Judge.objects.filter(name=gold_name).exists():
             raise no_judge_named(gold_name)
-        turns = _turns(collection, options.get("turns"))
+        turns = chosen_turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
         nuggets: dict[int, list[Nugget]] = {}
         for nugget in Nugget.objects.filter(judge__name=gold_name, turn_id__in=list(by_id)).order_by(
@@ -253,7 +253,7 @@ class NtrTask(Task):
         ):
             nuggets.setdefault(nugget.turn_id, []).append(nugget)
         responses = Response.objects.filter(
-            turn_id__in=list(nuggets), **_run_filter(collection, options.get("runs"))
+            turn_id__in=list(nuggets), **chosen_runs_filter(collection, options.get("runs"))
         )
         units = []
         for response in responses.select_related("run").order_by("turn_id", "run__name", "rank"):
@@ -272,7 +272,7 @@ class NtrTask(Task):
 
     def first_request(self, unit: Unit) -> CallRequest:
         prompt = llm_judges.ntr_render(
-            query=_query(unit.data["turn"]),
+            query=turn_query(unit.data["turn"]),
             nugget=unit.data["nugget"].text,
             response=unit.data["response"].text,
         )
@@ -294,16 +294,18 @@ class SupportTask(Task):
 
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
         """Each answer sentence of the chosen runs against its first cited passage (TREC RAG 2024)."""
-        turns = _turns(collection, options.get("turns"))
+        turns = chosen_turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
-        run_filter = {f"response__{k}": v for k, v in _run_filter(collection, options.get("runs")).items()}
+        run_filter = {
+            f"response__{k}": v for k, v in chosen_runs_filter(collection, options.get("runs")).items()
+        }
         sentences = list(
             ResponseSentence.objects.filter(response__turn_id__in=list(by_id), **run_filter)
             .select_related("response__run")
             .order_by("response__turn_id", "response__run__name", "response__rank", "index")
         )
         cited = [s for s in sentences if s.citations]
-        texts = _passage_texts(collection, (s.citations[0] for s in cited))
+        texts = passage_texts(collection, (s.citations[0] for s in cited))
         units = [
             Unit(
                 name=f"{s.response.run.name} {by_id[s.response.turn_id].turn_id} s{s.index} {s.citations[0]}",

@@ -12,8 +12,8 @@ from annotation.models import (
     Nugget,
     Turn,
 )
-from judging.machine.jobs.base import _job_done, _job_failed, _save_counters, _turns
-from judging.machine.jobs.start import _judge_named
+from judging.machine.jobs.base import chosen_turns, judge_job_fail, judge_job_finish, judge_job_save_progress
+from judging.machine.jobs.start import required_judge
 from judging.machine.nli import (
     DedupResult,
     NtnMatchResult,
@@ -34,14 +34,14 @@ def _dedup_pairs(source: Judge, turn: Turn, exact_only: bool) -> int:
     return distinct * (distinct - 1)
 
 
-def _nli_job_run(*, job: JudgeJob, progress: Callable[[JudgeJob], None] | None = None) -> JudgeJob:
+def nli_job_run(*, job: JudgeJob, progress: Callable[[JudgeJob], None] | None = None) -> JudgeJob:
     """Run (or resume) an NtN or de-duplication job one turn at a time, saving progress after each turn.
 
     The services skip what is stored (pairs already scored, turns already de-duplicated), so a killed job
     run again scores only what it had not reached.
     """
     options = job.options
-    turns = _turns(job.collection, options.get("turns"))
+    turns = chosen_turns(job.collection, options.get("turns"))
     job.units_total, job.units_done, job.units_failed = len(turns), 0, 0
     job.status, job.error, job.summary, job.finished_at = JudgeJob.Status.RUNNING, "", "", None
     job.started_at = job.started_at or timezone.now()
@@ -52,11 +52,13 @@ def _nli_job_run(*, job: JudgeJob, progress: Callable[[JudgeJob], None] | None =
     try:
         if job.task == JudgeJob.Task.NTN:
             tally = NtnMatchResult()
-            gold = _judge_named(options.get("gold_judge"), "the judge of the gold nuggets")
-            premises = _judge_named(options.get("response_nugget_judge"), "the judge of the response nuggets")
+            gold = required_judge(options.get("gold_judge"), "the judge of the gold nuggets")
+            premises = required_judge(
+                options.get("response_nugget_judge"), "the judge of the response nuggets"
+            )
         else:
             tally = DedupResult()
-            source = _judge_named(options.get("source_judge"), "the judge whose nuggets to de-duplicate")
+            source = required_judge(options.get("source_judge"), "the judge whose nuggets to de-duplicate")
         for turn in turns:
             result: NtnMatchResult | DedupResult
             if job.task == JudgeJob.Task.NTN:
@@ -93,11 +95,11 @@ def _nli_job_run(*, job: JudgeJob, progress: Callable[[JudgeJob], None] | None =
             job.summary = str(tally)
             if progress is not None:
                 progress(job)
-            _save_counters(job)
+            judge_job_save_progress(job)
     except BaseException as exc:
-        _job_failed(job, exc)
+        judge_job_fail(job, exc)
         raise
-    return _job_done(job, nothing=_nothing_judged(job, tally))
+    return judge_job_finish(job, nothing=_nothing_judged(job, tally))
 
 
 def _nothing_judged(job: JudgeJob, tally: NtnMatchResult | DedupResult) -> str:

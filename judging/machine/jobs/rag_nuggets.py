@@ -47,11 +47,11 @@ from judging.machine.jobs.base import (
     Steps,
     Task,
     Unit,
-    _passage_texts,
-    _query,
-    _run_filter,
-    _turns,
+    chosen_runs_filter,
+    chosen_turns,
     no_judge_named,
+    passage_texts,
+    turn_query,
 )
 from judging.machine.llm_judges import UnparsableAnswer
 from judging.models import JudgeJob
@@ -132,7 +132,7 @@ class NuggetsCreateTask(Task):
         )
         if max_nuggets < 1:
             raise JobError("--max-nuggets must be at least 1")
-        turns = _turns(collection, options.get("turns"))
+        turns = chosen_turns(collection, options.get("turns"))
         min_grade = int(options.get("min_grade", 1))
         judged = RelevanceJudgment.objects.filter(turn__in=turns, grade__gte=min_grade)
         if options.get("relevance_judge"):
@@ -143,7 +143,7 @@ class NuggetsCreateTask(Task):
         pairs = dict.fromkeys(
             judged.order_by("turn_id", "-grade", "passage_id").values_list("turn_id", "passage_id")
         )
-        texts = _passage_texts(collection, (pid for _, pid in pairs))
+        texts = passage_texts(collection, (pid for _, pid in pairs))
         passages: dict[int, list[str]] = {}
         for turn_id, passage_id in pairs:
             if passage_id in texts:
@@ -166,7 +166,10 @@ class NuggetsCreateTask(Task):
 
     def _request(self, unit: Unit, nuggets: Sequence[str], window: Sequence[str]) -> CallRequest:
         text = rag_nuggets.nuggets_create_render(
-            query=_query(unit.data["turn"]), nuggets=nuggets, passages=window, max_nuggets=unit.data["max"]
+            query=turn_query(unit.data["turn"]),
+            nuggets=nuggets,
+            passages=window,
+            max_nuggets=unit.data["max"],
         )
         return CallRequest(self.prompt_version, text, self.max_tokens)
 
@@ -201,7 +204,7 @@ class ImportanceTask(Task):
         """The nuggets judge's nuggets of each chosen turn, a window at a time."""
         _no_runs(self.name, options)
         window = _window_size(options)
-        turns = _turns(collection, options.get("turns"))
+        turns = chosen_turns(collection, options.get("turns"))
         nuggets = _nuggets_of(options.get("nuggets_judge"), turns, self.name)
         units = [
             Unit(
@@ -217,7 +220,7 @@ class ImportanceTask(Task):
 
     def first_request(self, unit: Unit) -> CallRequest:
         text = rag_nuggets.importance_render(
-            query=_query(unit.data["turn"]), nuggets=[n.text for n in unit.data["nuggets"]]
+            query=turn_query(unit.data["turn"]), nuggets=[n.text for n in unit.data["nuggets"]]
         )
         return CallRequest(self.prompt_version, text, self.max_tokens)
 
@@ -253,11 +256,11 @@ class AssignmentTask(Task):
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
         """Each answer of the chosen runs against its turn's nuggets (the nuggets judge's), a window at a time."""
         window = _window_size(options)
-        turns = _turns(collection, options.get("turns"))
+        turns = chosen_turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
         nuggets = _nuggets_of(options.get("nuggets_judge"), turns, self.name)
         responses = Response.objects.filter(
-            turn_id__in=list(nuggets), **_run_filter(collection, options.get("runs"))
+            turn_id__in=list(nuggets), **chosen_runs_filter(collection, options.get("runs"))
         )
         units = []
         for response in responses.select_related("run").order_by("turn_id", "run__name", "rank"):
@@ -282,7 +285,7 @@ class AssignmentTask(Task):
 
     def first_request(self, unit: Unit) -> CallRequest:
         text = rag_nuggets.assignment_render(
-            query=_query(unit.data["turn"]),
+            query=turn_query(unit.data["turn"]),
             answer=unit.data["response"].text,
             nuggets=[n.text for n in unit.data["nuggets"]],
         )

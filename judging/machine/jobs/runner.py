@@ -19,13 +19,13 @@ from judging.machine.jobs.base import (
     Steps,
     Task,
     Unit,
-    _job_done,
-    _job_failed,
-    _save_counters,
     call_key,
+    judge_job_fail,
+    judge_job_finish,
+    judge_job_save_progress,
 )
 from judging.machine.jobs.llm_tasks import task_for
-from judging.machine.jobs.nli_runner import _nli_job_run
+from judging.machine.jobs.nli_runner import nli_job_run
 from judging.machine.jobs.start import NLI_TASKS
 from judging.machine.llm_judges import UnparsableAnswer
 from judging.models import JudgeJob, LlmCall, LlmFailure
@@ -50,10 +50,10 @@ def judge_job_run(
 
     Units are walked from the start on every run: those answered before come back from the cache at
     no cost, so a resumed job repeats no paid call and ends with the same labels as an unbroken one.
-    NLI jobs go to `_nli_job_run`, which skips what is stored in the same way.
+    NLI jobs go to `nli_job_run`, which skips what is stored in the same way.
     """
     if job.task in NLI_TASKS:
-        return _nli_job_run(job=job, progress=progress)
+        return nli_job_run(job=job, progress=progress)
     client = client or get_client()
     task = task_for(job.task)
     ctx = JobContext(job=job, judge=job.judge)
@@ -86,7 +86,7 @@ def judge_job_run(
         nonlocal last_saved
         if time.monotonic() - last_saved >= PROGRESS_EVERY_S:
             task.flush(ctx)
-            _save_counters(job)
+            judge_job_save_progress(job)
             last_saved = time.monotonic()
 
     def finish_unit() -> None:
@@ -155,10 +155,10 @@ def judge_job_run(
             # Killed or broken: cancel what has not started, keep what was paid for, stay resumable.
             pool.shutdown(wait=False, cancel_futures=True)
             _flush_on_failure(task, ctx)
-            _job_failed(job, exc)
+            judge_job_fail(job, exc)
             raise
     task.flush(ctx)
-    return _job_done(
+    return judge_job_finish(
         job,
         nothing="" if plan.units else plan.nothing_to_judge(),
         skipped=plan.skipped,

@@ -19,7 +19,14 @@ from core.wording import plural
 from judging.clients import nli as nli_client
 from judging.clients.llm import cost_usd, price_per_million
 from judging.clients.llm import default_model as llm_default_model
-from judging.machine.jobs.base import CHARS_PER_TOKEN, JobError, _run_filter, _turns, call_key, no_judge_named
+from judging.machine.jobs.base import (
+    CHARS_PER_TOKEN,
+    JobError,
+    call_key,
+    chosen_runs_filter,
+    chosen_turns,
+    no_judge_named,
+)
 from judging.machine.jobs.llm_tasks import task_for
 from judging.machine.nli import (
     NliJobError,
@@ -162,7 +169,9 @@ def job_model(task: str, model: str | None, options: Mapping[str, Any]) -> str:
     return str(folder.resolve()) if folder.is_dir() else name
 
 
-def _judge_named(name: str | None, what: str) -> Judge:
+def required_judge(name: str | None, what: str) -> Judge:
+    """The judge named `name`; a JobError when no name is given (`what` says which judge the job needs)
+    or no judge has it."""
     if not name:
         raise JobError(f"the job needs {what}")
     try:
@@ -175,24 +184,24 @@ def _nli_job_judge(
     *, collection: Collection, task: str, judge_name: str, model: str, options: Mapping[str, Any]
 ) -> Judge:
     """Check an NLI job's inputs now, not in a worker, and give the judge its labels go to."""
-    _turns(collection, options.get("turns"))
+    chosen_turns(collection, options.get("turns"))
     threshold = options.get("threshold")
     if threshold is not None and not 0.0 <= threshold <= 1.0:
         raise JobError("the threshold must be between 0 and 1")
     if options.get("batch_size") is not None and options["batch_size"] < 1:
         raise JobError("the batch size must be at least 1")
     if task == JudgeJob.Task.NTN:
-        _judge_named(options.get("gold_judge"), "the judge of the gold nuggets (--gold-judge)")
-        _judge_named(
+        required_judge(options.get("gold_judge"), "the judge of the gold nuggets (--gold-judge)")
+        required_judge(
             options.get("response_nugget_judge"),
             "the judge of the response nuggets (--response-nugget-judge)",
         )
-        _run_filter(collection, options.get("runs"))
+        chosen_runs_filter(collection, options.get("runs"))
         description = f"NtN matching by NLI: entails when P(entailment) >= {threshold}"
     else:
         if options.get("runs"):
             raise JobError("dedup works on a judge's whole nugget set per turn: runs do not apply")
-        source = _judge_named(options.get("source_judge"), "the judge whose nuggets to de-duplicate")
+        source = required_judge(options.get("source_judge"), "the judge whose nuggets to de-duplicate")
         if source.name == judge_name:
             raise JobError("the de-duplicated set needs its own judge: choose another judge name")
         rule = (

@@ -52,17 +52,6 @@ def _turn_ap(
     return (hit * term).sum(1), hit.sum(1)
 
 
-def _by_turn(population: PairPopulation, run: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    rank = population.rank[run]
-    out = []
-    order = np.lexsort((rank, population.turn))
-    for t in range(len(population.turns)):
-        members = order[population.turn[order] == t]
-        members = members[rank[members] > 0]
-        out.append((t, members, rank[members] - 1))
-    return out
-
-
 def inferred_ap_replicates(
     population: PairPopulation,
     *,

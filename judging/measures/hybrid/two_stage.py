@@ -277,10 +277,6 @@ def turn_level(
     return TurnLevel(estimate, resid.std(1, ddof=1) / math.sqrt(n), lam, n - 1)
 
 
-def machine_turn_scores(population: PairPopulation, measure: RankedMeasure) -> np.ndarray:
-    return turn_scores(population, measure, population.machine)
-
-
 def two_stage_warning(turns: int, total: int) -> str | None:
     """What the turn-level interval needs said: below `MIN_TURNS` drawn turns its coverage was not shown
     to hold; above half the turns it holds with room to spare, having no finite-population correction."""

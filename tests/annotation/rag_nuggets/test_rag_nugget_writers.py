@@ -8,9 +8,9 @@ from annotation.rag_nuggets.writer import (
     AssignmentRow,
     ImportanceRow,
     NuggetDraft,
-    importance_judgment_submit,
+    importance_judgments_submit,
     importance_judgments_upsert,
-    nugget_assignment_submit,
+    nugget_assignments_submit,
     nugget_assignments_upsert,
     nugget_list_replace,
 )
@@ -54,23 +54,26 @@ def test_it_refuses_a_list_with_a_repeated_key_or_an_empty_text():
 
 def test_it_adds_up_importance_time_and_notes_a_changed_post_edit():
     nugget, judge = NuggetFactory(), JudgeFactory()
-    importance_judgment_submit(
+    importance_judgments_submit(
         judge=judge,
-        nugget=nugget,
-        importance="okay",
+        turn=nugget.turn,
+        labels={nugget.pk: "okay"},
         condition="post-edit",
-        shown_label="vital",
+        shown={nugget.pk: "vital"},
         time_spent_ms=300,
     )
-    stored = importance_judgment_submit(
-        judge=judge, nugget=nugget, importance="vital", condition="post-edit", time_spent_ms=200
+    importance_judgments_submit(
+        judge=judge, turn=nugget.turn, labels={nugget.pk: "vital"}, condition="post-edit", time_spent_ms=200
     )
+    stored = NuggetImportanceJudgment.objects.get(judge=judge, nugget=nugget)
     assert (stored.importance, stored.changed, stored.time_spent_ms) == ("vital", False, 500)
     with pytest.raises(JudgmentRefused, match="condition"):
-        importance_judgment_submit(judge=judge, nugget=nugget, importance="okay", condition="scratch")
+        importance_judgments_submit(
+            judge=judge, turn=nugget.turn, labels={nugget.pk: "okay"}, condition="scratch"
+        )
     with pytest.raises(JudgmentRefused, match="one of"):
-        importance_judgment_submit(
-            judge=JudgeFactory(), nugget=nugget, importance="high", condition="scratch"
+        importance_judgments_submit(
+            judge=JudgeFactory(), turn=nugget.turn, labels={nugget.pk: "high"}, condition="scratch"
         )
 
 
@@ -79,9 +82,9 @@ def test_it_refuses_an_assignment_to_a_nugget_of_another_turn():
     answer = ResponseFactory(run=run, turn=TurnFactory(collection=run.collection))
     elsewhere = NuggetFactory(turn=TurnFactory(collection=run.collection))
     judge = JudgeFactory()
-    with pytest.raises(JudgmentRefused, match="not a nugget"):
-        nugget_assignment_submit(
-            judge=judge, response=answer, nugget=elsewhere, label="support", condition="scratch"
+    with pytest.raises(JudgmentRefused, match="not nuggets of this turn"):
+        nugget_assignments_submit(
+            judge=judge, response=answer, labels={elsewhere.pk: "support"}, condition="scratch"
         )
     with pytest.raises(JudgmentRefused, match="not a nugget"):
         nugget_assignments_upsert(

@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 from annotation.formats.base import ImportFailed
 from annotation.io import run_import
 from annotation.models import Response, ResponseSentence, Run, Topic
-from annotation.support.services import support_units, uncited_sentences
+from annotation.support.services import support_units
 from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,9 @@ def test_it_builds_one_unit_per_sentence_and_its_first_cited_passage(rag):
 
 
 def test_it_never_makes_a_unit_of_an_uncited_sentence(rag):
-    uncited = uncited_sentences(collection=rag)
+    uncited = ResponseSentence.objects.filter(response__run__collection=rag, citations=[]).order_by(
+        "response__run__name", "response__turn__turn_id", "index"
+    )
     unit_sentences = {u.sentence.id for u in support_units(collection=rag, max_citations=5)}
 
     assert [(s.response.run.name, s.response.turn.turn_id, s.index) for s in uncited] == [

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from annotation.models import Judge, NtnJudgment, NtrJudgment, PtkbJudgment, SupportJudgment
-from judging.agreement.selectors import paired_labels
+from judging.agreement.selectors import labels_by_judge, pairs_from_labels
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -25,6 +25,14 @@ from tests.factories import (
     TopicFactory,
     TurnFactory,
 )
+
+
+def _paired_labels(*, collection, task, judge_a, judge_b, topics=None, condition=None):
+    """The coded pairs of two judges, read as the agreement reports read them."""
+    by_judge = labels_by_judge(
+        collection=collection, task=task, judges=[judge_a, judge_b], topics=topics, condition=condition
+    )
+    return pairs_from_labels(task, by_judge[judge_a.id], by_judge[judge_b.id])
 
 
 @pytest.fixture
@@ -53,9 +61,9 @@ def test_it_pairs_relevance_labels_on_shared_units_of_the_collection_only(world)
     RelevanceJudgmentFactory(judge=a, turn=turns[1], passage_id="only-a", grade=4)
     RelevanceJudgmentFactory(judge=a, turn=other_turn, passage_id="p1", grade=1)
     RelevanceJudgmentFactory(judge=b, turn=other_turn, passage_id="p1", grade=1)
-    pairs = paired_labels(collection=collection, task="relevance", judge_a=a, judge_b=b)
+    pairs = _paired_labels(collection=collection, task="relevance", judge_a=a, judge_b=b)
     assert _decoded(pairs) == [("7", 3, 2), ("8", 0, 0)]
-    only_8 = paired_labels(collection=collection, task="relevance", judge_a=a, judge_b=b, topics=["8"])
+    only_8 = _paired_labels(collection=collection, task="relevance", judge_a=a, judge_b=b, topics=["8"])
     assert _decoded(only_8) == [("8", 0, 0)]
 
 
@@ -72,9 +80,9 @@ def test_it_pairs_ptkb_ntr_and_ntn_labels_as_zero_one(world):
     premise = NuggetFactory(turn=turns[1])
     NtnJudgment.objects.create(judge=a, response_nugget=premise, gold_nugget=gold, entails=False)
     NtnJudgment.objects.create(judge=b, response_nugget=premise, gold_nugget=gold, entails=True)
-    assert _decoded(paired_labels(collection=collection, task="ptkb", judge_a=a, judge_b=b)) == [("7", 1, 0)]
-    assert _decoded(paired_labels(collection=collection, task="ntr", judge_a=a, judge_b=b)) == [("8", 1, 1)]
-    assert _decoded(paired_labels(collection=collection, task="ntn", judge_a=a, judge_b=b)) == [("8", 0, 1)]
+    assert _decoded(_paired_labels(collection=collection, task="ptkb", judge_a=a, judge_b=b)) == [("7", 1, 0)]
+    assert _decoded(_paired_labels(collection=collection, task="ntr", judge_a=a, judge_b=b)) == [("8", 1, 1)]
+    assert _decoded(_paired_labels(collection=collection, task="ntn", judge_a=a, judge_b=b)) == [("8", 0, 1)]
 
 
 @pytest.mark.django_db
@@ -103,16 +111,16 @@ def test_it_pairs_support_labels_per_citation_and_filters_human_condition(world)
             label=machine,
             condition="machine",
         )
-    both = paired_labels(collection=collection, task="support", judge_a=human, judge_b=llm)
+    both = _paired_labels(collection=collection, task="support", judge_a=human, judge_b=llm)
     assert _decoded(both) == [("7", "FS", "FS"), ("7", "NS", "PS")]
-    scratch = paired_labels(
+    scratch = _paired_labels(
         collection=collection, task="support", judge_a=human, judge_b=llm, condition="scratch"
     )
     assert _decoded(scratch) == [("7", "FS", "FS")]
     with pytest.raises(
         ValueError, match="applies to the support, nugget-importance, nugget-assignment tasks only"
     ):
-        paired_labels(collection=collection, task="ptkb", judge_a=human, judge_b=llm, condition="scratch")
+        _paired_labels(collection=collection, task="ptkb", judge_a=human, judge_b=llm, condition="scratch")
 
 
 @pytest.mark.django_db

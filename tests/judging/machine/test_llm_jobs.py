@@ -542,9 +542,9 @@ def test_a_slow_call_does_not_stop_the_job_from_showing_it_lives(fake_openai, co
 
     monkeypatch.setattr(runner, "PROGRESS_EVERY_S", 0.1)
     saves = []
-    real_save = runner._save_counters
+    real_save = runner.judge_job_save_progress
     monkeypatch.setattr(
-        runner, "_save_counters", lambda job: (saves.append(time.monotonic()), real_save(job))
+        runner, "judge_job_save_progress", lambda job: (saves.append(time.monotonic()), real_save(job))
     )
     fake_openai.responder = grade_by_topic
     fake_openai.latency = 0.8
