@@ -37,6 +37,7 @@ django.setup()
 from judging.measures.hybrid.estimate import Draw, HybridEstimate, add_pairs, runs_estimate  # noqa: E402
 from judging.measures.hybrid.estimators import Estimate, mean_interval  # noqa: E402
 from judging.measures.hybrid.pair_simulation import allocation_for, draw_block  # noqa: E402
+from judging.measures.hybrid.pairs import pair_population  # noqa: E402
 from judging.measures.hybrid.planning import plan_budget  # noqa: E402
 from judging.measures.hybrid.ranked import (  # noqa: E402
     layout_for,
@@ -54,7 +55,6 @@ from judging.measures.hybrid.two_stage import (  # noqa: E402
     two_stage_draw,
 )
 from judging.measures.ranking import kendall_tau_b, tau_over_turns  # noqa: E402
-from judging.measures.hybrid.pairs import pair_population  # noqa: E402
 from tests.judging.pair_data import IKAT_QRELS, machine_judge, read_qrels  # noqa: E402
 
 TURNS, DRAWS, PILOTS, FRESH, WIDTH, PILOT, SEED = (
@@ -147,7 +147,7 @@ def taus(pop) -> None:  # noqa: ANN001
             add_pairs(
                 result,
                 estimates=level.estimate,
-                difference_se=lambda i, j, r=resid: float(np.std(r[i] - r[j], ddof=1) / np.sqrt(n_t)),
+                difference_se=lambda i, j, r=resid: float(np.std(r[i] - r[j], ddof=1) / np.sqrt(r.shape[1])),
                 df=n_t - 1,
                 human_only=human.mean(1),
                 n_human=len(draw.chosen),
