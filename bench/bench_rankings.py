@@ -272,6 +272,8 @@ def plans(pop) -> None:  # noqa: ANN001
             f"mean share {share.mean():.2f}; planned turns median {np.median(n):.0f} "
             f"(5-95% {np.percentile(n, 5):.0f}-{np.percentile(n, 95):.0f})"
         )
+        short = [(int(k), round(float(m), 2)) for k, m in zip(n, share, strict=True) if m < 0.8]
+        print(f"    pilots short of 80% (planned turns, share met): {short}")
 
 
 def main() -> None:
