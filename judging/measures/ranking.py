@@ -1,9 +1,9 @@
-"""Rankings with confidence: which pairs of runs are settled, and how far the hybrid ranking agrees with
-the ranking the human labels alone give.
+"""Rankings with confidence: which pairs of runs are settled, and how far the hybrid ranking can be from
+the ranking full human judgments would give.
 
 Design-neutral on purpose: the functions take per-run estimates with their covariance, or per-pair
-differences with their standard errors, and bootstrap draws of the per-run estimates. Any sampling design
-that can produce those (whole turns today, pairs within turns tomorrow) gets the same decisions.
+differences with their standard errors. Every sampling design produces those (whole turns, two-stage
+samples, stratified pair samples) and gets the same decisions.
 
 * **Settled pairs** are decided under Holm's step-down procedure, which holds the family-wise error rate
   (the chance of calling any one pair wrongly ordered) at alpha over all k(k-1)/2 pairs, whatever their
