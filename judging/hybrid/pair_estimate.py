@@ -16,7 +16,7 @@ import numpy as np
 from annotation.models import Collection, Judge, Run
 from annotation.selectors import qrels_dict, runs_dict
 from core.wording import plural
-from judging.measures.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate
+from judging.measures.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate, add_pairs
 from judging.measures.hybrid.estimators import Estimate, EstimationError
 from judging.measures.hybrid.inferred import inferred_ap_estimate
 from judging.measures.hybrid.intervals import interval_ends
@@ -32,6 +32,7 @@ from judging.measures.hybrid.ranked import (
     ranked_estimates,
     sample_layout,
     sample_strata,
+    stratified_se,
     total_inside,
     turn_scores,
     uniform_layout,
@@ -93,7 +94,8 @@ def pair_hybrid_estimate(
     alpha: float = 0.05,
     sample: HumanSample | None = None,
 ) -> HybridEstimate:
-    """Every run's interval from the pair sample; no differences between runs (not derived for pairs)."""
+    """Every run's interval from the pair sample and, for nDCG@k and P@k, every pair's difference with
+    Holm's settled pairs and the ranking's agreement bound (`estimate.add_pairs`)."""
     parsed = parse_ranked(measure)
     two_stage = sample is not None and sample.strategy == HumanSample.Strategy.TWO_STAGE
     check_offered(parsed, two_stage=two_stage)
@@ -151,6 +153,13 @@ def pair_hybrid_estimate(
             population=population, measure=parsed, layout=layout, idx=idx, y=y, method=method
         )
         est, se, lam = got.estimate, got.se, got.lam[:, 0, :].mean(-1)
+        human_only = (
+            est
+            if method == "classical"
+            else ranked_estimates(
+                population=population, measure=parsed, layout=layout, idx=idx, y=y, method="classical"
+            ).estimate
+        )
     n, big_n = len(drawn), population.size
     inside = informative_pairs(population, parsed, idx[0])
     point, lo, hi, _wilson = interval_ends(
@@ -178,6 +187,22 @@ def pair_hybrid_estimate(
             warning=informative_warning(int(inside[r]), parsed),
         )
     result.notes.append("pair estimates: design-weighted within the sample's strata (docs/statistics.md)")
+    if parsed.name == "AP":
+        result.notes.append("no differences between runs for inferred AP: its bootstrap is per run")
+    else:
+        # A difference's linearised residuals are the two runs' residuals' difference on the same pairs.
+        residuals = got.residuals[:, 0, :]
+        add_pairs(
+            result,
+            estimates=point,
+            difference_se=lambda i, j: float(
+                stratified_se((residuals[i] - residuals[j])[None, :], layout)[0]
+            ),
+            df=max(n - 1, 1),
+            human_only=human_only[:, 0],
+            n_human=n,
+            n_machine=big_n,
+        )
     # P@k's and nDCG@k's variance is the stratified sample's without replacement, (1 - n_h/N_h) included;
     # inferred AP's bootstrap resamples with replacement and has no such correction.
     result.fpc = parsed.name != "AP"
@@ -253,5 +278,20 @@ def two_stage_estimate(
     result.notes.append(
         "two-stage estimates: each drawn turn's score from its pairs, then the machine's score on every turn "
         "corrected by the drawn turns (Student t over them; docs/statistics.md)"
+    )
+    # Each run's estimate is the machine's mean plus the mean of its residuals over the drawn turns, so a
+    # difference's standard error is that of the residuals' differences over the same turns.
+    residuals = human - got.lam[:, None] * machine[:, turns]
+    n_turns = residuals.shape[1]
+    add_pairs(
+        result,
+        estimates=est,
+        difference_se=lambda i, j: (
+            0.0 if every else float(np.std(residuals[i] - residuals[j], ddof=1) / np.sqrt(n_turns))
+        ),
+        df=max(n_turns - 1, 1),
+        human_only=human.mean(1),
+        n_human=len(sampled),
+        n_machine=population.size,
     )
     return result

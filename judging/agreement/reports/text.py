@@ -137,7 +137,7 @@ def rank_text(report: dict[str, Any]) -> str:
         lines.insert(
             -1,
             f"  95% interval    [{format_figure(ci['ci'][0])}, {format_figure(ci['ci'][1])}]  ({ci['interval']}: "
-            f"{plural(ci['turns'], 'turn')}, {ci['draws']} draws)",
+            f"{plural(ci['turns'], 'turn')}, {ci['draws']} draws; coverage {ci['coverage']})",
         )
     lines += [f"note: {note}" for note in report["notes"]]
     if report["only_a"] or report["only_b"]:

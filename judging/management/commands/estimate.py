@@ -22,13 +22,14 @@ class Command(HybridCommand):
         "judge's labels on a sample and the machine judge's labels on every unit, with confidence intervals "
         "(classical: humans only; ppi; ppi++: power-tuned; active: inverse-probability weighted), the "
         "differences between runs, and the ranking with the pairs whose order is settled (under Holm's "
-        "control of the family-wise error at --alpha), with Kendall's tau between the hybrid and the "
-        "human-only ranking and its bootstrap interval. Name the sample "
+        "control of the family-wise error at --alpha), in every design, with a one-sided bound on Kendall's "
+        "tau-b of the hybrid ranking with the full-judgment ranking (from the settled pairs) and the tau-b "
+        "with the human-only ranking on the sample. Name the sample "
         "drawn by sample_for_humans with --sample; without it the human labels are treated as a uniform "
         'random sample, which the output says. --format json: {"method", "alpha", "runs": {run: '
         '{"estimate", "ci", "n_human", "n_machine", "effective_n", "interval", "warning"}}, "pairs": [...], '
-        '"ranking": [...], "multiple_comparisons": "holm", "rank_agreement": {"kendall_tau", "ci", '
-        '"interval"}, "warnings": [...]}. Intervals are Student t intervals, Wilson intervals for yes/no '
+        '"ranking": [...], "multiple_comparisons": "holm", "rank_agreement": {"kendall_tau", "point", '
+        '"estimand", "ci", "interval"}, "warnings": [...]}. Intervals are Student t intervals, Wilson intervals for yes/no '
         "labels, clipped to the measure's range; a warning names every run with fewer than 30 human-labelled "
         "units or 5 labels of the rarer answer, below which their coverage was not shown to hold. With "
         "--unit pair and P@k or AP, each run's score comes from a pair sample (sample_for_humans "

@@ -13,21 +13,22 @@ Which human labels count depends on how they were drawn:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from judging.measures.hybrid.estimators import Estimate, EstimationError, mean_interval
-from judging.measures.hybrid.intervals import Bounds, measure_bounds
+from judging.measures.hybrid.intervals import Bounds, measure_bounds, quantiles
 from judging.measures.hybrid.table import UnitTable
 from judging.measures.ranking import (
     MULTIPLE_COMPARISONS,
+    PairTest,
     TauInterval,
     holm_reject,
     pair_p_value,
-    tau_interval,
-    unit_bootstrap,
+    settled_tau,
 )
 from judging.measures.text import plural
 
@@ -252,11 +253,12 @@ def runs_estimate(
                 )
                 result.pairs.append(PairDifference(a=a, b=b, estimate=estimate, p_value=p_value))
     if result.pairs:
-        settled = holm_reject([p.p_value for p in result.pairs], alpha)
-        for pair, holm in zip(result.pairs, settled, strict=True):
-            pair.holm = bool(holm)
-        result.notes.append(SETTLED_NOTE.format(alpha=f"{alpha:g}", pairs=plural(len(result.pairs), "pair")))
-        result.rank_agreement = _rank_agreement(table, result, drawn, pi, alpha)
+        names = [r for r in table.runs if r in result.runs]
+        rows = [table.runs.index(r) for r in names]
+        human_only = np.array(
+            [_weighted_mean(table.human[i], table.machine[i], drawn, pi) for i in rows], dtype=float
+        )
+        settle(result, human_only=dict(zip(names, human_only, strict=True)))
     return result
 
 
@@ -265,35 +267,76 @@ SETTLED_NOTE = (
     "{alpha} (multiple_comparisons: holm), so the chance that any settled pair is wrongly ordered is at most "
     "{alpha}; each pair's own interval is a per-pair interval"
 )
-TAU_INTERVAL = (
-    "percentile bootstrap over the human-labelled units, {draws} resamples with seed 0, the machine values on "
-    "every unit held fixed"
-)
 
 
-def _rank_agreement(
-    table: UnitTable, result: HybridEstimate, drawn: np.ndarray, pi: np.ndarray | None, alpha: float
-) -> TauInterval | None:
-    """Kendall's tau between the hybrid ranking and the ranking by the human labels alone on the sample."""
-    names = [r for r in table.runs if r in result.runs]
-    if len(names) < 2:
-        return None
-    rows = [table.runs.index(r) for r in names]
-    _h, human_only, hybrid_draws, human_draws = unit_bootstrap(
-        human=table.human[rows],
-        machine=table.machine[rows],
-        drawn=drawn,
-        pi=pi,
-        lam=np.array([result.runs[r].lam for r in names]),
+def _weighted_mean(human: np.ndarray, machine: np.ndarray, drawn: np.ndarray, pi: np.ndarray | None) -> float:
+    """The human-only estimate of a run: the design-weighted mean of its drawn units' human values."""
+    labelled = drawn & ~np.isnan(machine) & ~np.isnan(human)
+    if not labelled.any():
+        return float("nan")
+    weight = np.ones(int(labelled.sum())) if pi is None else 1 / np.asarray(pi, dtype=float)[labelled]
+    return float((weight * human[labelled]).sum() / weight.sum())
+
+
+def settle(result: HybridEstimate, *, human_only: dict[str, float]) -> None:
+    """Holm's decisions over `result.pairs`, the settled note, and `TAU_ESTIMAND` with its bound (every
+    design's pairs go through here). `human_only`: each run's estimate from the human labels alone."""
+    if not result.pairs:
+        return
+    settled = holm_reject([p.p_value for p in result.pairs], result.alpha)
+    for pair, holm in zip(result.pairs, settled, strict=True):
+        pair.holm = bool(holm)
+    result.notes.append(
+        SETTLED_NOTE.format(alpha=f"{result.alpha:g}", pairs=plural(len(result.pairs), "pair"))
     )
-    return tau_interval(
-        hybrid=np.array([result.runs[r].estimate for r in names]),
-        human=human_only,
-        hybrid_draws=hybrid_draws,
-        human_draws=human_draws,
-        alpha=alpha,
-        interval=TAU_INTERVAL.format(draws=len(hybrid_draws)),
+    names = list(result.runs)
+    result.rank_agreement = settled_tau(
+        runs=names,
+        estimates=np.array([result.runs[r].estimate for r in names]),
+        human_only=np.array([human_only.get(r, np.nan) for r in names]),
+        tests=[
+            PairTest(a=p.a, b=p.b, difference=p.estimate.estimate, se=p.estimate.se, p_value=p.p_value)
+            for p in result.pairs
+        ],
+        settled=settled,
+        alpha=result.alpha,
     )
+
+
+def add_pairs(
+    result: HybridEstimate,
+    *,
+    estimates: np.ndarray,
+    difference_se: Callable[[int, int], float],
+    df: int,
+    human_only: np.ndarray,
+    n_human: int,
+    n_machine: int,
+) -> None:
+    """Every pair's difference of `result.runs` (in order; `estimates` theirs) with its standard error from
+    the design (`difference_se(i, j)`, the paired one: both runs share the drawn units), Student's t with
+    `df` degrees of freedom, then `settle`. For designs whose run estimates are linear in the drawn units'
+    residuals, where a difference is the difference of two estimates."""
+    names = list(result.runs)
+    t = float(quantiles(result.alpha, df)[1])
+    for i, a in enumerate(names):
+        for j in range(i + 1, len(names)):
+            difference = float(estimates[i] - estimates[j])
+            se = float(difference_se(i, j))
+            p_value = pair_p_value(difference=difference, se=se, df=df)
+            estimate = Estimate(
+                estimate=difference,
+                lo=max(difference - t * se, -1.0),
+                hi=min(difference + t * se, 1.0),
+                se=se,
+                lam=float("nan"),
+                n_human=n_human,
+                n_machine=n_machine,
+                effective_n=float("nan"),
+                rule="t" if se > 0 else "census",
+            )
+            result.pairs.append(PairDifference(a=a, b=names[j], estimate=estimate, p_value=p_value))
+    settle(result, human_only=dict(zip(names, (float(h) for h in human_only), strict=True)))
 
 
 def estimate_text(result: HybridEstimate) -> str:
@@ -321,8 +364,8 @@ def estimate_text(result: HybridEstimate) -> str:
     tau = result.rank_agreement
     if tau is not None:
         lines.append(
-            f"Kendall's tau, hybrid vs human-only ranking on the sample: {tau.tau:.3f} "
-            f"[{tau.lo:.3f}, {tau.hi:.3f}] ({tau.interval})"
+            f"{tau.estimand}: at least {tau.lo:.3f} ({tau.interval}); against the human-only ranking on "
+            f"the sample {tau.tau:.3f}"
         )
     for run, reason in result.skipped.items():
         lines.append(f"{run}: no interval ({reason})")

@@ -13,6 +13,12 @@ numbers at every n. The worst run decides the campaign's budget.
 t * se(n) = |d|, if d is the true difference (about even odds then; `estimate` settles pairs under Holm's
 control, which asks more as the number of pairs grows).
 
+**Per pilot, not on average.** A budget read off the pilot's own variance meets the assurance for about
+half the pilots, since the pilot's variance is itself a draw. So each run's resamples are spread out to
+the pilot's one-sided `PILOT_UPPER` upper confidence bound of the rectifier's variance (chi-square, with
+degrees of freedom lowered for the pilot's excess kurtosis, as graded labels have): the plan then meets
+the assurance for at least about that share of pilots. The run whose budget is largest decides.
+
 Every budget is at least `MIN_UNITS` (the size below which the intervals' coverage was not shown to
 hold), or every unit when there are fewer. The plan is only as good as the pilot: with a small pilot
 the rectifier's variance is known only within a chi-square interval, and the budget scales with it, so
@@ -42,6 +48,23 @@ from judging.measures.text import plural
 ASSURANCE = 0.8
 DRAWS = 400
 PILOT_RANGE = 0.9  # the two-sided level of the pilot variance's chi-square interval
+PILOT_UPPER = 0.9  # the one-sided level of the pilot variance's upper bound the plan is sized from
+
+
+def variance_upper_factor(values: np.ndarray, level: float) -> float:
+    """The factor by which the variance of `values` is at most this times its sample variance, with
+    one-sided confidence `level`: chi-square with Satterthwaite's degrees of freedom for a non-normal
+    sample, 2 / (2 / (n - 1) + excess kurtosis / n) (the kurtosis taken as at least 0)."""
+    n = len(values)
+    if n < 2:
+        return 1.0
+    from scipy.special import chdtri
+
+    centred = values - values.mean()
+    m2 = float(np.mean(centred**2))
+    kurtosis = float(np.mean(centred**4)) / m2**2 - 3 if m2 > 0 else 0.0
+    df = 2 / (2 / (n - 1) + max(kurtosis, 0.0) / n)
+    return float(df / chdtri(df, level))
 
 
 @dataclass
@@ -73,6 +96,7 @@ class BudgetPlan:
     n_pilot: int = 0
     nothing_to_estimate: list[str] = field(default_factory=list)
     fpc: bool = False
+    pilot_upper: float | None = PILOT_UPPER
 
     def word(self, n: int) -> str:
         return plural(n, self.unit)
@@ -138,9 +162,14 @@ class BudgetPlan:
         if factors is None:
             return ""
         lo, hi = (min(self.units, max(self.floor, math.ceil(n * f))) for f in factors)
+        sized = (
+            f"sized from the {100 * self.pilot_upper:g}% upper bound of each run's variance, "
+            if self.pilot_upper
+            else ""
+        )
         return (
-            f" (from a pilot of {self.word(self.n_pilot)}: anywhere from {lo} to {hi} with "
-            f"{100 * PILOT_RANGE:g}% confidence in its variance)"
+            f" ({sized}from a pilot of {self.word(self.n_pilot)}: the spread of the pilot's variance "
+            f"puts it anywhere from {lo} to {hi} with {100 * PILOT_RANGE:g}% confidence)"
         )
 
     def width_sentence(self) -> str | None:
@@ -177,6 +206,7 @@ class BudgetPlan:
             "assurance": self.assurance,
             "n_pilot": self.n_pilot,
             "pilot_variance_range": list(factors) if factors else None,
+            "pilot_upper": self.pilot_upper,
             "target_width": self.target_width,
             "settle_share": self.settle_share,
             "minimum": self.floor,
@@ -233,10 +263,14 @@ def assured_size(
     bounds: Bounds = (0.0, 1.0),
     draws: int = DRAWS,
     seed: int = 0,
+    inflate: float = 1.0,
 ) -> float:
     """The smallest n in [2, N] at which the interval is at most `target_width` wide in at least
-    `assurance` of `draws` resamples of n pilot units (inf when not even N reaches it)."""
+    `assurance` of `draws` resamples of n pilot units (inf when not even N reaches it); `inflate`
+    spreads the pilot's rectifier values about their mean so their variance is that many times larger."""
     big_n = len(yhat_all)
+    pooled = y - lam * yhat
+    pooled = pooled.mean() + math.sqrt(inflate) * (pooled - pooled.mean())
     machine_term = lam * float(np.mean(yhat_all))
     imputed = lam**2 * float(np.var(yhat_all)) / big_n
     binary = bool(np.all((y == 0) | (y == 1)))
@@ -244,8 +278,8 @@ def assured_size(
     def share(n: int) -> float:
         # The same random numbers at every n, so the share falls smoothly as n grows.
         picks = np.random.default_rng(seed).integers(0, len(y), size=(draws, n))
-        ys, hs = y[picks], yhat[picks]
-        rect = ys - lam * hs
+        ys = y[picks]
+        rect = pooled[picks]
         variance = rect.var(-1, ddof=1) if n > 1 else np.zeros(draws)
         se = np.sqrt((1 - n / big_n) * variance / n if fpc else variance / n + imputed)
         _est, lo, hi, _wilson = interval_ends(
@@ -295,9 +329,12 @@ def plan_budget(
     alpha: float = 0.05,
     fpc: bool = False,
     assurance: float = ASSURANCE,
+    pilot_upper: float | None = PILOT_UPPER,
 ) -> BudgetPlan:
     """Units needed (in all, pilot included) per run for `target_width` with probability `assurance`, and
-    to settle `settle_share`; `fpc`: for intervals with the finite-population correction."""
+    to settle `settle_share`; `fpc`: for intervals with the finite-population correction. `pilot_upper`:
+    the level of the pilot variance's upper bound the width plan is sized from (None: the pilot's
+    variance itself, which meets the assurance for only about half the pilots)."""
     if target_width is None and settle_share is None:
         raise EstimationError("give a target width, a share of pairs to settle, or both")
     if target_width is not None and target_width <= 0:
@@ -316,6 +353,7 @@ def plan_budget(
         unit=table.unit,
         assurance=assurance,
         fpc=fpc,
+        pilot_upper=pilot_upper,
     )
     bounds = measure_bounds(table.measure)
     rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -346,6 +384,11 @@ def plan_budget(
                 alpha=alpha,
                 fpc=fpc,
                 bounds=bounds,
+                inflate=(
+                    variance_upper_factor(y - _lam(y, yhat, yhat_all, fpc) * yhat, pilot_upper)
+                    if pilot_upper
+                    else 1.0
+                ),
             )
             if target_width is not None
             else math.nan

@@ -212,6 +212,7 @@ class RankedEstimates:
     estimate: np.ndarray  # (runs, R)
     se: np.ndarray  # (runs, R)
     lam: np.ndarray  # (runs, R, H)
+    residuals: np.ndarray  # (runs, R, n) each drawn pair's linearised residual (`stratified_se`)
 
 
 class _Run:
@@ -310,19 +311,26 @@ class _Run:
             e = e / self.big_t
         # The one-step correction: the linearised residuals, weighted up by the design.
         score = score + (e * (self.w - 1)).sum(1)
-        s2 = np.zeros((self.reps, self.big_h))
-        for h, s in enumerate(self.layout.slices):
-            if s.stop - s.start >= 2:
-                s2[:, h] = e[:, s].var(1, ddof=1)
-        thin = self.layout.drawn < 2
-        if thin.any() and (~thin).any():
-            # A stratum with one drawn pair shows no spread: lend it the largest the others show.
-            s2[:, thin] = s2[:, ~thin].max(1, keepdims=True)
-        n = self.layout.drawn.astype(float)
-        big = self.layout.sizes.astype(float)
-        factor = np.where(n > 0, big**2 * (1 - n / big) / np.maximum(n, 1), 0.0)
+        self.residuals = e
         lam = np.repeat((beta if method == "ppi++" else np.zeros(self.reps))[:, None], self.big_h, 1)
-        return score, np.sqrt((s2 * factor).sum(1)), lam
+        return score, stratified_se(e, self.layout), lam
+
+
+def stratified_se(e: np.ndarray, layout: Layout) -> np.ndarray:
+    """(R,) the standard error of a total of linearised residuals `e` (R, n) drawn without replacement
+    within `layout`'s strata; the difference of two runs' estimates has its residuals' difference."""
+    s2 = np.zeros((e.shape[0], len(layout.sizes)))
+    for h, s in enumerate(layout.slices):
+        if s.stop - s.start >= 2:
+            s2[:, h] = e[:, s].var(1, ddof=1)
+    thin = layout.drawn < 2
+    if thin.any() and (~thin).any():
+        # A stratum with one drawn pair shows no spread: lend it the largest the others show.
+        s2[:, thin] = s2[:, ~thin].max(1, keepdims=True)
+    n = layout.drawn.astype(float)
+    big = layout.sizes.astype(float)
+    factor = np.where(n > 0, big**2 * (1 - n / big) / np.maximum(n, 1), 0.0)
+    return np.asarray(np.sqrt((s2 * factor).sum(1)))
 
 
 def ranked_estimates(
@@ -347,14 +355,15 @@ def ranked_estimates(
     c = coefficients(population, measure)
     levels = int(max(np.nanmax(population.machine), np.nanmax(y), 1))
     chosen = range(len(population.runs)) if runs is None else runs
-    est, se, lams = [], [], []
+    est, se, lams, residuals = [], [], [], []
     for r in chosen:
         one = _Run(population, measure, layout, idx, y, c[r], levels)
         e, s, lam = one.run(method)
         est.append(e)
         se.append(s)
         lams.append(lam)
-    return RankedEstimates(np.array(est), np.array(se), np.array(lams))
+        residuals.append(one.residuals)
+    return RankedEstimates(np.array(est), np.array(se), np.array(lams), np.array(residuals))
 
 
 def sample_layout(

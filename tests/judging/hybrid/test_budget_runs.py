@@ -110,7 +110,8 @@ def test_the_plan_says_when_no_budget_reaches_the_width(collection):
     assert (
         reachable["width_plan"]
         == f"every run's 95% interval at most 5 wide in 80% of samples: {reachable['budget_for_width']} turns in all "
-        "(from a pilot of 12 turns: anywhere from 12 to 12 with 90% confidence in its variance)"
+        "(sized from the 90% upper bound of each run's variance, from a pilot of 12 turns: the spread of the "
+        "pilot's variance puts it anywhere from 12 to 12 with 90% confidence)"
     )
 
 

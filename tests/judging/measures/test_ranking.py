@@ -1,22 +1,28 @@
-"""Rankings with confidence: Holm's settled pairs (against statsmodels), Kendall's tau and its bootstrap
-interval (against scipy), in `estimate`'s text and JSON and on the estimates page."""
+"""Rankings with confidence: Holm's settled pairs (against statsmodels), Kendall's tau (against scipy) and
+the bound on the hybrid ranking's agreement with the full-judgment ranking (against a brute force over
+every true order), in every design, in `estimate`'s text and JSON and on the estimates page."""
 
+import itertools
 import json
 
 import numpy as np
 import pytest
 from django.urls import reverse
 from scipy.stats import kendalltau
+from scipy.stats import t as student
 from statsmodels.stats.multitest import multipletests
 
 from judging.hybrid.estimate import hybrid_estimate
+from judging.measures.hybrid.estimate import HybridEstimate, add_pairs
+from judging.measures.hybrid.estimators import Estimate
 from judging.measures.hybrid.table import UnitTable
 from judging.measures.ranking import (
+    PairTest,
     holm_reject,
     kendall_tau_b,
     pair_p_value,
     tau_interval,
-    unit_bootstrap,
+    tau_lower_bound,
 )
 from tests.factories import OrganiserFactory
 from tests.judging.helpers import BASE, run
@@ -52,24 +58,65 @@ def test_it_computes_kendalls_tau_b_as_scipy_does_ties_included():
         assert ours[row] == pytest.approx(kendalltau(x[row], y[row]).statistic)
 
 
-def test_it_bootstraps_a_tau_interval_that_holds_the_point_and_narrows_with_more_units():
-    rng = np.random.default_rng(2)
-    quality = np.linspace(0.2, 0.6, 6)[:, None]
-
-    def interval(units):
-        human = np.clip(quality + rng.normal(0, 0.25, (6, units)), 0, 1)
-        machine = np.clip(human + rng.normal(0.05, 0.1, (6, units)), 0, 1)
-        hybrid, human_only, hd, yd = unit_bootstrap(
-            human=human, machine=machine, drawn=np.ones(units, bool), pi=None, lam=np.full(6, 0.8)
-        )
-        assert human_only == pytest.approx(human.mean(1))
-        return tau_interval(hybrid=hybrid, human=human_only, hybrid_draws=hd, human_draws=yd)
-
-    small, large = interval(20), interval(400)
-    assert small.lo <= small.tau <= small.hi and large.lo <= large.tau <= large.hi
-    assert large.hi - large.lo < small.hi - small.lo
+def test_it_gives_no_tau_interval_for_a_ranking_that_is_all_ties():
     ties = np.ones((5, 3))
     assert tau_interval(hybrid=np.ones(3), human=np.arange(3.0), hybrid_draws=ties, human_draws=ties) is None
+
+
+def _brute_force_bound(estimates, tests, settled, runs):
+    """The smallest scipy tau-b over every true ordering of the runs, ties included (scores 0..k-1 for
+    each run), in which every settled pair is ordered as its difference says."""
+    k = len(runs)
+    position = {r: i for i, r in enumerate(runs)}
+    worst = np.inf
+    for truth in itertools.product(range(k), repeat=k):
+        if len(set(truth)) < 2:
+            continue
+        if all(
+            np.sign(truth[position[t.a]] - truth[position[t.b]]) == np.sign(t.difference)
+            for t, holm in zip(tests, settled, strict=True)
+            if holm
+        ):
+            worst = min(worst, kendalltau(estimates, truth).statistic)
+    return worst
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_tau_bound_is_at_most_the_worst_tau_b_over_every_true_order_the_settled_pairs_allow(seed):
+    rng = np.random.default_rng(seed)
+    runs = ["a", "b", "c", "d"]
+    estimates = rng.integers(0, 3 if seed % 2 else 10, 4).astype(float)
+    tests = [
+        PairTest(a=x, b=y, difference=float(rng.choice([-1, 1]) * rng.uniform(0.1, 1)), se=0.1, p_value=0.0)
+        for x, y in itertools.combinations(runs, 2)
+    ]
+    # A settled pair's difference agrees with the hybrid order, as it does when the difference is the
+    # difference of the two estimates.
+    tests = [
+        PairTest(
+            t.a, t.b, float(estimates[runs.index(t.a)] - estimates[runs.index(t.b)]) or t.difference, 0.1, 0
+        )
+        for t in tests
+    ]
+    settled = rng.random(len(tests)) < 0.5
+    settled &= np.array([estimates[runs.index(t.a)] != estimates[runs.index(t.b)] for t in tests])
+    if len(set(estimates)) < 2:
+        return
+    ours = tau_lower_bound(estimates=estimates, tests=tests, settled=settled, runs=runs)
+    # Counting every unsettled pair against the ranking, pair by pair, may ask for orders no ranking has
+    # (they need not be transitive): a bound at or below the worst true order, never above it.
+    assert -1 <= ours <= _brute_force_bound(estimates, tests, settled, runs) + 1e-12
+
+
+def test_every_pair_settled_bounds_tau_at_one_and_none_settled_at_minus_one():
+    runs = ["a", "b", "c"]
+    estimates = np.array([0.9, 0.5, 0.1])
+    tests = [
+        PairTest(a, b, estimates[runs.index(a)] - estimates[runs.index(b)], 0.01, 0.0)
+        for a, b in itertools.combinations(runs, 2)
+    ]
+    assert tau_lower_bound(estimates=estimates, tests=tests, settled=np.ones(3, bool), runs=runs) == 1.0
+    assert tau_lower_bound(estimates=estimates, tests=tests, settled=np.zeros(3, bool), runs=runs) == -1.0
 
 
 def test_it_leaves_a_pair_unsettled_when_holm_says_so_though_its_own_interval_excludes_zero():
@@ -95,9 +142,14 @@ def test_it_leaves_a_pair_unsettled_when_holm_says_so_though_its_own_interval_ex
     assert [p.settled for p in result.pairs] == expected.tolist()
     assert sum(expected) < sum(per_pair)
     names = list(result.runs)
-    assert result.rank_agreement.tau == pytest.approx(
+    tau = result.rank_agreement
+    assert tau.tau == pytest.approx(
         kendalltau([result.runs[r].estimate for r in names], human.mean(1)).statistic
     )
+    estimates = [result.runs[r].estimate for r in names]
+    tests = [PairTest(p.a, p.b, p.estimate.estimate, p.estimate.se, p.p_value) for p in result.pairs]
+    assert tau.lo <= _brute_force_bound(estimates, tests, expected, names) + 1e-12 and tau.hi == 1.0
+    assert tau.estimand == "Kendall's tau-b of the hybrid ranking with the full-judgment ranking"
 
 
 @pytest.mark.django_db
@@ -106,11 +158,12 @@ def test_it_states_holm_and_tau_in_estimates_json_and_text(hybrid_collection):
     assert data["multiple_comparisons"] == "holm" and data["alpha"] == 0.05
     assert all(0 <= p["p_value"] <= 1 for p in data["pairs"])
     tau = data["rank_agreement"]
-    assert tau["ci"][0] <= tau["kendall_tau"] <= tau["ci"][1]
-    assert "bootstrap over the human-labelled units" in tau["interval"]
+    assert tau["estimand"] == "Kendall's tau-b of the hybrid ranking with the full-judgment ranking"
+    assert -1 <= tau["ci"][0] <= tau["ci"][1] == 1.0
+    assert "bound from the Holm-settled pairs" in tau["interval"]
     text = run("estimate", *BASE, "--human-judge", "nist")
     assert "multiple comparisons: Holm, alpha 0.05" in text
-    assert "Kendall's tau, hybrid vs human-only ranking on the sample:" in text
+    assert "Kendall's tau-b of the hybrid ranking with the full-judgment ranking: at least" in text
 
 
 @pytest.mark.django_db
@@ -124,3 +177,39 @@ def test_it_shows_holm_and_tau_on_the_estimates_page(client, hybrid_collection):
     body = response.content.decode()
     assert 'id="hybrid-settled"' in body and "Holm" in body
     assert 'id="hybrid-tau"' in body and "Kendall" in body
+
+
+def test_a_two_stage_like_design_gets_paired_differences_holm_and_the_tau_bound():
+    rng = np.random.default_rng(5)
+    turns = 25
+    resid = np.linspace(0.3, 0.6, 5)[:, None] + rng.normal(0, 0.15, (5, turns))
+    estimates = resid.mean(1)
+    result = HybridEstimate(
+        task="relevance", measure="nDCG@5", unit="pair", method="ppi++", alpha=0.05, design=""
+    )
+    runs = [f"r{i}" for i in range(5)]
+    for r, name in enumerate(runs):
+        result.runs[name] = Estimate(float(estimates[r]), 0.0, 1.0, 0.0, 0.0, turns, 100, float("nan"))
+    add_pairs(
+        result,
+        estimates=estimates,
+        difference_se=lambda i, j: float(np.std(resid[i] - resid[j], ddof=1) / np.sqrt(turns)),
+        df=turns - 1,
+        human_only=estimates[::-1],
+        n_human=turns,
+        n_machine=100,
+    )
+    pairs = list(itertools.combinations(range(5), 2))
+    assert [(p.a, p.b) for p in result.pairs] == [(runs[i], runs[j]) for i, j in pairs]
+    p_values = []
+    for pair, (i, j) in zip(result.pairs, pairs, strict=True):
+        d = resid[i] - resid[j]
+        se = d.std(ddof=1) / np.sqrt(turns)
+        assert pair.estimate.estimate == pytest.approx(d.mean())
+        assert pair.estimate.hi - pair.estimate.lo == pytest.approx(2 * student.ppf(0.975, turns - 1) * se)
+        p_values.append(2 * student.sf(abs(d.mean()) / se, turns - 1))
+    assert [p.p_value for p in result.pairs] == pytest.approx(p_values)
+    expected, *_ = multipletests(p_values, alpha=0.05, method="holm")
+    assert [p.settled for p in result.pairs] == expected.tolist()
+    assert result.rank_agreement.tau == pytest.approx(kendalltau(estimates, estimates[::-1]).statistic)
+    assert result.rank_agreement.hi == 1.0 and result.rank_agreement.lo <= 1.0
