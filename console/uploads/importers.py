@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from annotation.io import passages_import, run_import, topics_import
+from annotation.collection.io import passages_import, run_import, topics_import
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, Judge
 from annotation.nuggets.io import gold_responses_import, nuggets_import

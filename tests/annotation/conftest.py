@@ -3,7 +3,7 @@ GPT-4o labels, a TREC RAG topic with its nugget work."""
 
 import pytest
 
-from annotation.io import passages_import, run_import
+from annotation.collection.io import passages_import, run_import
 from annotation.models import Judge, ResponseSentence, Topic
 from annotation.services import judge_get_or_create
 from annotation.support.io import support_labels_import

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.io import run_import
+from annotation.collection.io import run_import
 from annotation.models import SUPPORT_WEIGHTS, Judge, ResponseSentence, SupportJudgment
 from annotation.services import judge_get_or_create
 from annotation.support.io import support_labels_import
