@@ -15,8 +15,6 @@ FIRST_PARTY = set(PACKAGES)
 
 # (module, function) -> why an import of Assay's code inside it is right.
 ALLOWED = {
-    ("annotation/apps.py", "ready"): "AppConfig.ready registers the app's own parts once the apps are loaded",
-    ("judging/apps.py", "ready"): "AppConfig.ready registers the app's own parts once the apps are loaded",
     ("crowd/apps.py", "ready"): "AppConfig.ready reserves judge names and registers once the apps are loaded",
     ("crowd/management/commands/mturk_review.py", "handle"): "the command's own app's models, for --dry-run",
 }

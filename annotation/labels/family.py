@@ -1,8 +1,10 @@
 """How a label family declares itself: once, in its package's `family.py`, read by every consumer.
 
-Agreement, the hybrid estimates' tables, judge menus and the file pages read a family's tasks from here
-rather than each keeping a table of their own, so a new family is its package plus one line in
-`annotation/families.py` (and one in `annotation/models/__init__.py` for Django to register its models).
+Agreement, the hybrid estimates' tables, judge menus and the console's uploads and downloads read a
+family's tasks and files from here rather than each keeping a table of their own, so a new family is its
+package plus its import and its place in `FAMILIES` (`annotation/families.py`), the import of its models
+in `annotation/models/__init__.py` (for Django to register them) and its name in the families'
+independence contract (pyproject.toml).
 """
 
 from __future__ import annotations
