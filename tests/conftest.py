@@ -48,7 +48,7 @@ def judge():
 
 
 @pytest.fixture
-def rag(fixtures_dir):
+def rag(db, fixtures_dir):
     """The support fixtures' TREC RAG collection: two runs' cited answers and the passages they cite."""
     collection = CollectionFactory(name="rag24")
     run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
