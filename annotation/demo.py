@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.io import passages_import, run_import, topics_import
+from annotation.collection.io import passages_import, run_import, topics_import
 from annotation.models import Assignment, Collection, Condition, Judge, Passage, Pool, TopicWork
 from annotation.nuggets.writer import nugget_upsert
 from annotation.relevance.assignments import assignment_create

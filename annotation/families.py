@@ -1,7 +1,7 @@
 """The label families, each declared once in its own package (`annotation/<family>/family.py`).
 
-Agreement, hybrid estimates, judge menus and the file pages read the families here; a new family adds
-its package and one line to `FAMILIES`.
+Agreement, hybrid estimates, judge menus and the console's uploads and downloads read the families here;
+a new family adds its package, its import here and its place in `FAMILIES`.
 """
 
 from annotation.labels.family import FileKind, LabelFamily, LabelTask

@@ -59,7 +59,7 @@ def raw_baseline(files: list[Path], columns: int) -> float:
 
 
 def bench_qrels(scratch: Path) -> None:
-    from annotation.io import topics_import
+    from annotation.collection.io import topics_import
     from annotation.relevance.io import qrels_import, qrels_lines
     from annotation.services import collection_get_or_create, judge_get_or_create
 
@@ -85,7 +85,7 @@ def bench_qrels(scratch: Path) -> None:
 
 
 def bench_runs(scratch: Path, n_runs: int, n_turns: int, depth: int) -> None:
-    from annotation.io import run_import
+    from annotation.collection.io import run_import
     from annotation.models import Ranking, Topic, Turn
     from annotation.services import collection_get_or_create
 

@@ -68,7 +68,7 @@ def main() -> None:
     from django.db import connection
     from nuggetizer.core.metrics import calculate_global_metrics
 
-    from annotation.io import run_import
+    from annotation.collection.io import run_import
     from annotation.models import Collection, Judge, Nugget, Response, Turn
     from annotation.rag_nuggets.writer import (
         AssignmentRow,

@@ -101,7 +101,7 @@ def main() -> None:
     args = parser.parse_args()
     scratch = django_with_temp_database()
 
-    from annotation.io import run_import
+    from annotation.collection.io import run_import
     from annotation.models import Collection, Judge
     from annotation.services import judge_get_or_create
     from annotation.support.io import support_labels_import

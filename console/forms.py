@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from annotation.families import FILE_KINDS
 from annotation.models import Assignment, Collection, Condition, Judge, Pool, Topic
 from annotation.nuggets.formats import FORMATS
 from annotation.typed import choice_field
@@ -140,13 +141,12 @@ class SupportWorkForm(forms.Form):
         return data
 
 
+# The downloads: each label family's file it gives out (its declaration's exporter), then the console's
+# own judgment log.
+JUDGMENT_LOG = "judgment-log"
 EXPORT_KINDS = {
-    "qrels": "Relevance qrels (TREC)",
-    "ptkb-qrels": "PTKB qrels",
-    "nuggets": "Gold nuggets",
-    "gold-responses": "Gold responses",
-    "support-labels": "Support labels (JSONL)",
-    "judgment-log": "Judgment log (CSV)",
+    **{kind: file.title for kind, file in FILE_KINDS.items() if file.exporter is not None},
+    JUDGMENT_LOG: "Judgment log (CSV)",
 }
 
 
@@ -164,7 +164,7 @@ class ExportForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
-        if self.kind != "judgment-log" and data.get("judge") is None and "judge" not in self.errors:
+        if self.kind != JUDGMENT_LOG and data.get("judge") is None and "judge" not in self.errors:
             self.add_error("judge", "choose the judge whose labels to download")
         data["fmt"] = data.get("fmt") or "jsonl"
         return data

@@ -5,8 +5,25 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotation.families import FILE_KINDS
 from annotation.models import Collection
 from core.jobs import BackgroundJob, status_field
+
+# The collection's own files come first on the upload menu, crowd's last.
+COLLECTION_FILES = ("topics", "passages", "run")
+
+
+def upload_kinds() -> list[tuple[str, str]]:
+    """Every kind of file the console takes in, with its title: the collection's own, each label
+    family's (as its package declares them), then crowd's. A callable, so that a family's new file needs
+    no migration."""
+    own = ImportJob.Kind.choices
+    families = [(file.kind, file.upload_title) for file in FILE_KINDS.values()]
+    return [
+        *(choice for choice in own if choice[0] in COLLECTION_FILES),
+        *families,
+        *(choice for choice in own if choice[0] not in COLLECTION_FILES),
+    ]
 
 
 class ImportJob(BackgroundJob):
@@ -19,22 +36,14 @@ class ImportJob(BackgroundJob):
     messages of a rejected file, which left the collection as it was.
     """
 
+    # The console's own kinds: the collection's files and crowd's CONE-RAG files. The label families'
+    # files are declared in their packages (FileKind); `upload_kinds` lists every kind.
     class Kind(models.TextChoices):
         TOPICS = "topics", "Topics (iKAT JSON or TREC id<TAB>query)"
         PASSAGES = "passages", "Passages (JSONL)"
         RUN = "run", "Run (TREC run, iKAT JSON run, TREC RAG answers JSONL)"
-        QRELS = "qrels", "Relevance qrels (TREC)"
-        PTKB_QRELS = "ptkb-qrels", "PTKB qrels"
-        NUGGETS = "nuggets", "Gold nuggets (JSONL or CONE-RAG JSON)"
-        GOLD_RESPONSES = "gold-responses", "Gold responses (JSONL or CONE-RAG JSON)"
-        SUPPORT_LABELS = "support-labels", "Support labels (JSONL)"
         CONE_RAG_RESPONSES = "cone-rag-responses", "CONE-RAG participant responses (JSON)"
         CONE_RAG_LABELS = "cone-rag-labels", "CONE-RAG crowd labels (TSV)"
-        NUGGETIZER_NUGGETS = (
-            "nuggetizer-nuggets",
-            "TREC RAG created nuggets with vital/okay (nuggetizer JSONL)",
-        )
-        NUGGET_ASSIGNMENTS = "nugget-assignments", "TREC RAG nugget assignments (nuggetizer JSONL)"
 
     # The console's words for the job states (core.jobs.JobStatus): a failed import is a rejected file.
     class Status(models.TextChoices):
@@ -44,7 +53,7 @@ class ImportJob(BackgroundJob):
         FAILED = "failed", "Rejected"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="import_jobs")
-    kind = models.CharField(max_length=24, choices=Kind.choices)
+    kind = models.CharField(max_length=24, choices=upload_kinds)
     file_name = models.CharField(max_length=255, help_text="The uploaded file's own name.")
     stored_path = models.CharField(max_length=1024, help_text="Where the upload waits for its import.")
     size = models.PositiveBigIntegerField(default=0)

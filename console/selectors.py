@@ -15,6 +15,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.labels.family import FileKind
 from annotation.models import (
     Assignment,
     Collection,
@@ -51,16 +52,13 @@ def relevance_judges(*, collection: Collection) -> QuerySet[Judge]:
     )
 
 
-def ptkb_judges(*, collection: Collection) -> QuerySet[Judge]:
-    return Judge.objects.filter(ptkbjudgments__turn__collection=collection).distinct().order_by("name")
+def file_judges(*, collection: Collection, file: FileKind) -> QuerySet[Judge]:
+    """Judges with labels of a family's file on the collection: the choices of its download."""
+    return Judge.objects.filter(**{file.judges: collection}).distinct().order_by("name")
 
 
 def nugget_judges(*, collection: Collection) -> QuerySet[Judge]:
     return Judge.objects.filter(nuggets__turn__collection=collection).distinct().order_by("name")
-
-
-def gold_response_judges(*, collection: Collection) -> QuerySet[Judge]:
-    return Judge.objects.filter(goldresponses__turn__collection=collection).distinct().order_by("name")
 
 
 def support_judges(*, collection: Collection) -> QuerySet[Judge]:

@@ -8,7 +8,6 @@ Every console page but the account page is for organisers only (`organiser_requi
 from __future__ import annotations
 
 import io
-import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -17,23 +16,23 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.families import FILE_KINDS
 from annotation.judge_access import judges_readable
+from annotation.labels.files import Download
 from annotation.models import Collection, Pool
-from annotation.nuggets.io import gold_responses_export, nuggets_export
 from annotation.permissions import is_organiser, organiser_required
-from annotation.ptkb.io import ptkb_qrels_lines
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write, qrels_lines
+from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
 from annotation.selectors import collection_counts, natural_key
 from annotation.services import api_token_get, api_token_reset
-from annotation.support.io import support_labels_export
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
 from console import selectors
 from console.forms import (
     EXPORT_KINDS,
+    JUDGMENT_LOG,
     CollectionForm,
     ExportForm,
     PoolForm,
@@ -248,19 +247,22 @@ def dashboard_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
 @organiser_required
 def exports_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
-    judges = {
-        "qrels": selectors.relevance_judges(collection=collection),
-        "ptkb-qrels": selectors.ptkb_judges(collection=collection),
-        "nuggets": selectors.nugget_judges(collection=collection),
-        "gold-responses": selectors.gold_response_judges(collection=collection),
-        "support-labels": selectors.support_judges(collection=collection),
-    }
-    judges["judgment-log"] = selectors.relevance_judges(collection=collection)
-    exports = [(kind, label, judges[kind]) for kind, label in EXPORT_KINDS.items()]
+    exports = [
+        (kind, file.title, selectors.file_judges(collection=collection, file=file), file.download_options)
+        for kind, file in FILE_KINDS.items()
+        if file.exporter is not None
+    ]
+    exports.append(
+        (JUDGMENT_LOG, EXPORT_KINDS[JUDGMENT_LOG], selectors.relevance_judges(collection=collection), ())
+    )
     return render(
         request,
         "console/exports.html",
-        {"collection": collection, "exports": exports, "nugget_judges": judges["nuggets"]},
+        {
+            "collection": collection,
+            "exports": exports,
+            "nugget_judges": selectors.nugget_judges(collection=collection),
+        },
     )
 
 
@@ -283,22 +285,10 @@ def export_download(request: AuthenticatedRequest, name: str, kind: str) -> Http
     data = form.cleaned_data
     judge = data["judge"]
     stem = f"{collection.name}-{judge.name if judge else 'all'}"
-    if kind == "qrels":
-        lines = qrels_lines(collection=collection, judge=judge, include_gold=data["include_gold"])
-        body, filename = "".join(lines), f"{stem}.qrels"
-    elif kind == "ptkb-qrels":
-        body, filename = "".join(ptkb_qrels_lines(collection=collection, judge=judge)), f"{stem}.ptkb.qrels"
-    elif kind == "nuggets":
-        body = nuggets_export(collection=collection, judge=judge, fmt=data["fmt"], dedup=data["dedup"])
-        filename = f"{stem}-nuggets.{'jsonl' if data['fmt'] == 'jsonl' else 'json'}"
-    elif kind == "gold-responses":
-        body = gold_responses_export(
-            collection=collection, judge=judge, nugget_judge=data["nugget_judge"], fmt=data["fmt"]
-        )
-        filename = f"{stem}-gold-responses.{'jsonl' if data['fmt'] == 'jsonl' else 'json'}"
-    elif kind == "support-labels":
-        rows = support_labels_export(collection=collection, judge=judge)
-        body, filename = "".join(json.dumps(row) + "\n" for row in rows), f"{stem}-support.jsonl"
+    exporter = FILE_KINDS[kind].exporter if kind in FILE_KINDS else None
+    if exporter is not None:
+        written = exporter(Download(collection=collection, judge=judge, options=data))
+        body, filename = written.body, stem + written.ending
     else:
         buffer = io.StringIO()
         judgment_log_write(buffer, judgment_log_rows(collection=collection, judge=judge, tasks=LOG_TASKS))

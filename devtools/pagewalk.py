@@ -110,7 +110,7 @@ class World:
         assert judge is not None and slot is not None, "build the collection with realsize_build first"
         import_job, _ = ImportJob.objects.get_or_create(
             collection=collection,
-            kind=ImportJob.Kind.QRELS,
+            kind="qrels",
             file_name="walk.qrels",
             defaults={"stored_path": ""},
         )

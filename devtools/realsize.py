@@ -24,7 +24,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.io import passages_import, run_import, topics_import
+from annotation.collection.io import passages_import, run_import, topics_import
 from annotation.models import Collection, Condition, Judge, Passage, Pool, Turn
 from annotation.nuggets.writer import nugget_upsert
 from annotation.relevance.assignments import assignment_create

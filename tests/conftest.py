@@ -1,4 +1,6 @@
-"""Shared fixtures: the real public data folder, and a live server for browser tests."""
+"""Fixtures tests of more than one app share: the real public data folder and this checkout's fixture
+files, a signed-in organiser, a judge, the support fixtures' TREC RAG collection with GPT-4o's labels of
+it, and a TREC RAG topic with its answers and nugget list."""
 
 from __future__ import annotations
 
@@ -6,6 +8,13 @@ import os
 from pathlib import Path
 
 import pytest
+
+from annotation.collection.io import passages_import, run_import
+from annotation.models import Judge
+from annotation.services import judge_get_or_create
+from annotation.support.io import support_labels_import
+from tests.annotation.rag_nuggets.data import rag_topic
+from tests.factories import CollectionFactory, JudgeFactory, OrganiserFactory
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -23,6 +32,42 @@ def shared_data() -> Path:
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def organiser(client):
+    """An organiser, signed in on `client`."""
+    user = OrganiserFactory(username="olga")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def judge():
+    return JudgeFactory()
+
+
+@pytest.fixture
+def rag(db, fixtures_dir):
+    """The support fixtures' TREC RAG collection: two runs' cited answers and the passages they cite."""
+    collection = CollectionFactory(name="rag24")
+    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
+    passages_import(path=fixtures_dir / "support" / "passages.jsonl", collection=collection)
+    return collection
+
+
+@pytest.fixture
+def gpt(rag, fixtures_dir):
+    """GPT-4o's support labels of every citation in `rag`."""
+    judge = judge_get_or_create(name="gpt-4o", kind=Judge.Kind.LLM)
+    support_labels_import(path=fixtures_dir / "support" / "gpt4o_labels.jsonl", collection=rag, judge=judge)
+    return judge
+
+
+@pytest.fixture
+def data():
+    """A TREC RAG topic with answers and a nugget list (tests/annotation/rag_nuggets/data.py)."""
+    return rag_topic()
 
 
 @pytest.fixture(autouse=True)

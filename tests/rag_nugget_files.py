@@ -7,7 +7,7 @@ import json
 import random
 from pathlib import Path
 
-from annotation.io import run_import
+from annotation.collection.io import run_import
 from annotation.models import Collection
 
 QUESTIONS = {"2024-1": "what is a nugget", "2024-2": "who runs trec", "2024-10": "why é matters"}

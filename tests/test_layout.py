@@ -21,12 +21,12 @@ ROOTS = {
     # The console's own pages (home, collections, pools and work, dashboard, downloads) at its root; its
     # uploads and people are packages.
     "console": APP_WIDE | {"views", "forms", "selectors", "services"},
-    # annotation's root: the collection's reads and writes every family builds on (selectors, services,
-    # io and rankings: topics, passages and runs in), the list of label families, and the rules every
+    # annotation's root: the collection's reads and writes every family builds on (selectors, services;
+    # its files in are the collection package), the list of label families, and the rules every
     # family's pages, API and commands share (who is an organiser, whose labels one may read, judge
     # menus, the commands' base, narrow request types). demo builds `make run`'s collection.
     "annotation": APP_WIDE
-    | {"selectors", "services", "io", "rankings", "families", "permissions", "judge_access", "judge_menus"}
+    | {"selectors", "services", "families", "permissions", "judge_access", "judge_menus"}
     | {"commands", "typed", "demo"},
 }
 

@@ -187,7 +187,7 @@ class PassageRecord:
 def passage_records(path: str | Path, *, problems: Problems) -> Iterator[PassageRecord]:
     """The well-formed passages of a passages JSONL file, read a line at a time; each bad line's problem
     goes to `problems`. A passage given twice is not looked for here: that needs the whole file, which
-    an import checks where it holds it (annotation/io.py stages it in the database)."""
+    an import checks where it holds it (annotation/collection/io.py stages it in the database)."""
     for line, obj in read_jsonl(path, problems):
         if "doc_id" in obj and "passage_id" in obj:
             pid = f"{as_text(obj['doc_id']).strip()}:{as_text(obj['passage_id']).strip()}"

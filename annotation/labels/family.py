@@ -1,8 +1,10 @@
 """How a label family declares itself: once, in its package's `family.py`, read by every consumer.
 
-Agreement, the hybrid estimates' tables, judge menus and the file pages read a family's tasks from here
-rather than each keeping a table of their own, so a new family is its package plus one line in
-`annotation/families.py` (and one in `annotation/models/__init__.py` for Django to register its models).
+Agreement, the hybrid estimates' tables, judge menus and the console's uploads and downloads read a
+family's tasks and files from here rather than each keeping a table of their own, so a new family is its
+package plus its import and its place in `FAMILIES` (`annotation/families.py`), the import of its models
+in `annotation/models/__init__.py` (for Django to register them) and its name in the families'
+independence contract (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Any, Literal
 
 from django.db.models import Model, QuerySet
 
+from annotation.labels.files import Download, Export, Upload
 from annotation.models import Collection
+from annotation.services import ImportResult
 
 
 @dataclass(frozen=True)
@@ -98,14 +102,31 @@ class LabelTask:
 
 @dataclass(frozen=True)
 class FileKind:
-    """A file a family takes in or gives out: its kind (the console's and commands' word for it), its
-    title on pages, and the functions that read it into and write it out of the database (None where
-    the family has only one direction). Options beyond the collection and judge differ by file."""
+    """A file a family takes in and may give out, as the console's uploads and downloads read it.
+
+    `kind` is the console's and commands' word for it and `title` its name on pages (`formats`, if any,
+    follows it on the upload menu). `importer` takes an upload in through the service its import command
+    calls, its counts by default of `records`; `options` are the upload form's options it reads beyond the
+    judge's (judge, kind, model, prompt version). `exporter`, if the console offers the file as a
+    download, writes it through the function its export command calls, reading `download_options` of
+    the download form; `judges` is the path from a judge to a collection through the file's rows, for the
+    judges with labels of it there. `progress_unit` is what a running import's `done of total` counts.
+    """
 
     kind: str
     title: str
-    importer: Callable[..., Any] | None = None
-    exporter: Callable[..., Any] | None = None
+    records: str
+    importer: Callable[[Upload], ImportResult]
+    options: tuple[str, ...] = ()
+    formats: str = ""
+    exporter: Callable[[Download], Export] | None = None
+    download_options: tuple[str, ...] = ()
+    judges: str = ""
+    progress_unit: str = "records stored"
+
+    @property
+    def upload_title(self) -> str:
+        return f"{self.title} ({self.formats})" if self.formats else self.title
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,7 @@ class Run(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.AUTOMATIC)
     source_format = models.CharField(max_length=20, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # What its last import accepted with warnings (annotation.run_checks builds it); empty for a run
+    # What its last import accepted with warnings (annotation.collection.checks builds it); empty for a run
     # imported before the checks existed, whose report the run_report command or page builds on demand.
     report = models.JSONField(default=dict, blank=True)
 

@@ -1,7 +1,12 @@
 """Gold nuggets declared once: nugget lists and gold responses (not compared), NtR and NtN labels."""
 
 from annotation.labels.family import Agreement, FileKind, Hybrid, LabelFamily, LabelTask, Scale
-from annotation.nuggets.io import gold_responses_export, gold_responses_import, nuggets_export, nuggets_import
+from annotation.nuggets.io import (
+    gold_responses_download,
+    gold_responses_upload,
+    nuggets_download,
+    nuggets_upload,
+)
 from annotation.nuggets.models import GoldResponse, NtnJudgment, NtrJudgment, Nugget
 
 FAMILY = LabelFamily(
@@ -43,9 +48,28 @@ FAMILY = LabelFamily(
         ),
     ),
     files=(
-        FileKind("nuggets", "Gold nuggets", importer=nuggets_import, exporter=nuggets_export),
         FileKind(
-            "gold-responses", "Gold responses", importer=gold_responses_import, exporter=gold_responses_export
+            "nuggets",
+            "Gold nuggets",
+            records="nuggets",
+            importer=nuggets_upload,
+            options=("fmt", "dedup_of"),
+            formats="JSONL or CONE-RAG JSON",
+            exporter=nuggets_download,
+            download_options=("fmt", "dedup"),
+            judges="nuggets__turn__collection",
+            progress_unit="nuggets stored",
+        ),
+        FileKind(
+            "gold-responses",
+            "Gold responses",
+            records="gold responses",
+            importer=gold_responses_upload,
+            options=("nugget_judge", "fmt"),
+            formats="JSONL or CONE-RAG JSON",
+            exporter=gold_responses_download,
+            download_options=("fmt", "nugget_judge"),
+            judges="goldresponses__turn__collection",
         ),
     ),
 )

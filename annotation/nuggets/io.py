@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.formats.base import ImportFailed, Problems, excerpt
+from annotation.labels.files import Download, Export, Upload, UploadRefused, judge_named
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
@@ -371,3 +372,58 @@ def gold_responses_export(
     if fmt == "cone-rag":
         return gold_responses_cone_rag_text(records)
     return gold_responses_jsonl_text(records)
+
+
+# --- The console's upload and download ------------------------------------------------------------
+
+
+def nuggets_upload(upload: Upload) -> ImportResult:
+    """The checks of `import_nuggets`, then its service."""
+    options = upload.options
+    original = judge_named(options["dedup_of"]) if options.get("dedup_of") else None
+    if original is not None and original.name == options["judge"]:
+        raise UploadRefused("the de-duplicated set must belong to another judge than the set it reduces")
+    return nuggets_import(
+        path=upload.path,
+        collection=upload.collection,
+        judge=upload.judge(),
+        fmt=options.get("fmt", "jsonl"),
+        dedup_of=original,
+        progress=upload.progress,
+    )
+
+
+def nuggets_download(download: Download) -> Export:
+    fmt = download.options["fmt"]
+    body = nuggets_export(
+        collection=download.collection, judge=download.judge, fmt=fmt, dedup=download.options["dedup"]
+    )
+    return Export(body, f"-nuggets.{'jsonl' if fmt == 'jsonl' else 'json'}")
+
+
+def gold_responses_upload(upload: Upload) -> ImportResult:
+    judge = upload.judge()
+    name = upload.options.get("nugget_judge")
+    if name and upload.options.get("fmt") == "cone-rag" and not Judge.objects.filter(name=name).exists():
+        # CONE-RAG names nuggets by text: a new nugget judge gets its nuggets from the file.
+        nuggets_of: Judge | None = upload.judge(name)
+    else:
+        nuggets_of = judge_named(name) if name else None
+    return gold_responses_import(
+        path=upload.path,
+        collection=upload.collection,
+        judge=judge,
+        nugget_judge=nuggets_of,
+        fmt=upload.options.get("fmt", "jsonl"),
+    )
+
+
+def gold_responses_download(download: Download) -> Export:
+    fmt = download.options["fmt"]
+    body = gold_responses_export(
+        collection=download.collection,
+        judge=download.judge,
+        nugget_judge=download.options["nugget_judge"],
+        fmt=fmt,
+    )
+    return Export(body, f"-gold-responses.{'jsonl' if fmt == 'jsonl' else 'json'}")

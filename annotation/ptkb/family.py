@@ -1,7 +1,7 @@
 """PTKB declared once: yes/no labels of (turn, PTKB statement), and their PTKB qrels files."""
 
 from annotation.labels.family import Agreement, FileKind, LabelFamily, LabelTask, Scale
-from annotation.ptkb.io import ptkb_qrels_import, ptkb_qrels_lines
+from annotation.ptkb.io import ptkb_qrels_download, ptkb_qrels_upload
 from annotation.ptkb.models import PtkbJudgment
 
 FAMILY = LabelFamily(
@@ -22,5 +22,15 @@ FAMILY = LabelFamily(
             ),
         ),
     ),
-    files=(FileKind("ptkb-qrels", "PTKB qrels", importer=ptkb_qrels_import, exporter=ptkb_qrels_lines),),
+    files=(
+        FileKind(
+            "ptkb-qrels",
+            "PTKB qrels",
+            records="PTKB judgments",
+            importer=ptkb_qrels_upload,
+            options=("replace",),
+            exporter=ptkb_qrels_download,
+            judges="ptkbjudgments__turn__collection",
+        ),
+    ),
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import Problems
+from annotation.labels.files import Download, Export, Upload
 from annotation.models import Collection, Judge, PtkbJudgment, PtkbStatement, Turn
 from annotation.ptkb.formats import ptkb_qrels_records
 from annotation.ptkb.writer import PtkbRow, ptkb_judgments_upsert
@@ -97,3 +98,20 @@ def ptkb_qrels_import(
     if replace:
         result.deleted = written.removed
     return result
+
+
+# --- The console's upload and download ------------------------------------------------------------
+
+
+def ptkb_qrels_upload(upload: Upload) -> ImportResult:
+    return ptkb_qrels_import(
+        path=upload.path,
+        collection=upload.collection,
+        judge=upload.judge(),
+        replace=bool(upload.options.get("replace")),
+    )
+
+
+def ptkb_qrels_download(download: Download) -> Export:
+    lines = ptkb_qrels_lines(collection=download.collection, judge=download.judge)
+    return Export("".join(lines), ".ptkb.qrels")

@@ -6,12 +6,7 @@ from annotation.labels.family import Agreement, FileKind, Hybrid, LabelFamily, L
 # Nugget is the nuggets family's model, which these labels point at: read through annotation.models.
 from annotation.models import Condition, Nugget
 from annotation.rag_nuggets.formats import SCORE_NAMES
-from annotation.rag_nuggets.io import (
-    assignments_export,
-    assignments_import,
-    created_nuggets_export,
-    created_nuggets_import,
-)
+from annotation.rag_nuggets.io import assignments_upload, created_nuggets_upload
 from annotation.rag_nuggets.models import (
     NUGGET_LABEL_FAILED,
     NuggetAssignment,
@@ -72,14 +67,15 @@ FAMILY = LabelFamily(
         FileKind(
             "nuggetizer-nuggets",
             "TREC RAG created nuggets with vital/okay (nuggetizer JSONL)",
-            importer=created_nuggets_import,
-            exporter=created_nuggets_export,
+            records="nuggets",
+            importer=created_nuggets_upload,
         ),
         FileKind(
             "nugget-assignments",
             "TREC RAG nugget assignments (nuggetizer JSONL)",
-            importer=assignments_import,
-            exporter=assignments_export,
+            records="assignments",
+            importer=assignments_upload,
+            options=("nugget_judge",),
         ),
     ),
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.formats.base import ImportFailed, Problems, excerpt
+from annotation.labels.files import Upload, UploadRefused, judge_named
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
@@ -421,3 +422,21 @@ def assignments_export(
             )
         )
     return assignments_text(records)
+
+
+# --- The console's upload and download ------------------------------------------------------------
+
+
+def created_nuggets_upload(upload: Upload) -> ImportResult:
+    return created_nuggets_import(path=upload.path, collection=upload.collection, judge=upload.judge())
+
+
+def assignments_upload(upload: Upload) -> ImportResult:
+    """The checks of `import_nugget_assignments`, then its service."""
+    options = upload.options
+    owner = judge_named(options["nugget_judge"]) if options.get("nugget_judge") else None
+    if owner is not None and owner.name == options["judge"]:
+        raise UploadRefused("the nugget judge is the judge itself: leave it empty")
+    return assignments_import(
+        path=upload.path, collection=upload.collection, judge=upload.judge(), nuggets_judge=owner
+    )

@@ -1,7 +1,7 @@
 """Relevance declared once: graded (turn, passage) pairs, their qrels files, their hybrid measures."""
 
 from annotation.labels.family import Agreement, FileKind, Hybrid, LabelFamily, LabelTask, Scale
-from annotation.relevance.io import qrels_import, qrels_lines
+from annotation.relevance.io import qrels_download, qrels_upload
 from annotation.relevance.models import RelevanceGrade, RelevanceJudgment
 
 # The share of pooled pairs graded at least a threshold: a plain mean over pairs, the one relevance
@@ -38,5 +38,19 @@ FAMILY = LabelFamily(
             ),
         ),
     ),
-    files=(FileKind("qrels", "Relevance qrels (TREC)", importer=qrels_import, exporter=qrels_lines),),
+    files=(
+        FileKind(
+            "qrels",
+            "Relevance qrels (TREC)",
+            records="judgments",
+            importer=qrels_upload,
+            options=("replace", "require_passages"),
+            exporter=qrels_download,
+            # The assessors' grades of planted gold pairs stay out of their qrels unless asked.
+            download_options=("include_gold",),
+            judges="relevancejudgments__turn__collection",
+            # A qrels file's grades go in with one upsert: none, then all.
+            progress_unit="grades stored",
+        ),
+    ),
 )

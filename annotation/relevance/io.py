@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotation.formats.base import MAX_PROBLEMS, Problems
+from annotation.labels.files import Download, Export, Upload
 from annotation.models import (
     Collection,
     Judge,
@@ -185,3 +186,26 @@ def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
         writer.writerow(row)
         count += 1
     return count
+
+
+# --- The console's upload and download ------------------------------------------------------------
+
+
+def qrels_upload(upload: Upload) -> ImportResult:
+    return qrels_import(
+        path=upload.path,
+        collection=upload.collection,
+        judge=upload.judge(),
+        require_passages=bool(upload.options.get("require_passages")),
+        replace=bool(upload.options.get("replace")),
+        progress=upload.progress,
+    )
+
+
+def qrels_download(download: Download) -> Export:
+    lines = qrels_lines(
+        collection=download.collection,
+        judge=download.judge,
+        include_gold=bool(download.options.get("include_gold")),
+    )
+    return Export("".join(lines), ".qrels")

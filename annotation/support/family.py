@@ -2,7 +2,7 @@
 
 from annotation.labels.family import Agreement, FileKind, Hybrid, LabelFamily, LabelTask, Scale
 from annotation.models.judgments import Condition
-from annotation.support.io import support_labels_export, support_labels_import
+from annotation.support.io import support_labels_download, support_labels_upload
 from annotation.support.models import SupportJudgment, SupportLabel
 
 _ORDER = (SupportLabel.NONE, SupportLabel.PARTIAL, SupportLabel.FULL)
@@ -41,8 +41,11 @@ FAMILY = LabelFamily(
         FileKind(
             "support-labels",
             "Support labels (JSONL)",
-            importer=support_labels_import,
-            exporter=support_labels_export,
+            records="support labels",
+            importer=support_labels_upload,
+            exporter=support_labels_download,
+            judges="supportjudgments__sentence__response__run__collection",
+            progress_unit="labels stored",
         ),
     ),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
@@ -9,6 +10,7 @@ from typing import TypedDict
 from django.db import transaction
 
 from annotation.formats.base import Problems
+from annotation.labels.files import Download, Export, Upload
 from annotation.models import (
     Collection,
     Condition,
@@ -114,3 +116,17 @@ def support_labels_export(*, collection: Collection, judge: Judge) -> list[Suppo
         {"run_id": run, "topic_id": topic, "sentence_index": index, "passage_id": pid, "label": label}
         for run, topic, index, _ci, pid, label in ordered
     ]
+
+
+# --- The console's upload and download ------------------------------------------------------------
+
+
+def support_labels_upload(upload: Upload) -> ImportResult:
+    return support_labels_import(
+        path=upload.path, collection=upload.collection, judge=upload.judge(), progress=upload.progress
+    )
+
+
+def support_labels_download(download: Download) -> Export:
+    rows = support_labels_export(collection=download.collection, judge=download.judge)
+    return Export("".join(json.dumps(row) + "\n" for row in rows), "-support.jsonl")

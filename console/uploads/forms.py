@@ -6,38 +6,28 @@ from typing import Any
 
 from django import forms
 
-from annotation.judge_access import FILE_KINDS
+from annotation.families import FILE_KINDS
+from annotation.judge_access import FILE_KINDS as JUDGE_KINDS
 from annotation.models import Judge
 from annotation.nuggets.formats import FORMATS
-from console.models import ImportJob
+from console.models import ImportJob, upload_kinds
 
 # The options of a judge's labels: the judge, its kind, and an LLM's model and prompt version.
 JUDGE_OPTIONS = ("judge", "judge_kind", "model", "prompt_version")
 
-# Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs.
+# Which options each kind of upload reads (the rest of the form is ignored for it), and which it needs:
+# a label family's file reads the judge's options and those its declaration names, and needs the judge.
 UPLOAD_OPTIONS: dict[str, tuple[str, ...]] = {
     ImportJob.Kind.TOPICS: (),
     ImportJob.Kind.PASSAGES: (),
     ImportJob.Kind.RUN: ("run_name", "group"),
-    ImportJob.Kind.QRELS: ("judge", "replace", "require_passages", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.PTKB_QRELS: ("judge", "replace", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.NUGGETS: ("judge", "fmt", "dedup_of", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.GOLD_RESPONSES: ("judge", "nugget_judge", "fmt", "judge_kind", "model", "prompt_version"),
-    ImportJob.Kind.SUPPORT_LABELS: ("judge", "judge_kind", "model", "prompt_version"),
+    **{kind: (*JUDGE_OPTIONS, *file.options) for kind, file in FILE_KINDS.items()},
     ImportJob.Kind.CONE_RAG_RESPONSES: (),
     ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "judge", "aliases"),
-    ImportJob.Kind.NUGGETIZER_NUGGETS: JUDGE_OPTIONS,
-    ImportJob.Kind.NUGGET_ASSIGNMENTS: (*JUDGE_OPTIONS, "nugget_judge"),
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
-    ImportJob.Kind.QRELS: ("judge",),
-    ImportJob.Kind.PTKB_QRELS: ("judge",),
-    ImportJob.Kind.NUGGETS: ("judge",),
-    ImportJob.Kind.GOLD_RESPONSES: ("judge",),
-    ImportJob.Kind.SUPPORT_LABELS: ("judge",),
+    **dict.fromkeys(FILE_KINDS, ("judge",)),
     ImportJob.Kind.CONE_RAG_LABELS: ("nugget_judge", "aliases"),
-    ImportJob.Kind.NUGGETIZER_NUGGETS: ("judge",),
-    ImportJob.Kind.NUGGET_ASSIGNMENTS: ("judge",),
 }
 
 
@@ -50,7 +40,7 @@ class AliasLinesField(forms.CharField):
 
 
 class UploadForm(forms.Form):
-    kind = forms.ChoiceField(choices=ImportJob.Kind.choices)
+    kind = forms.ChoiceField(choices=upload_kinds)
     file = forms.FileField()
     judge = forms.CharField(
         required=False, max_length=200, help_text="Judge the labels belong to (created if new)."
@@ -68,7 +58,7 @@ class UploadForm(forms.Form):
     )
     judge_kind = forms.ChoiceField(
         choices=[("", "Default (a new judge: imported file; an existing one: as it is)")]
-        + [(k, Judge.Kind(k).label) for k in FILE_KINDS],
+        + [(k, Judge.Kind(k).label) for k in JUDGE_KINDS],
         required=False,
         label="Judge kind",
         help_text="What the labels are: an LLM's labels are compared with the assessors' on the agreement pages.",
@@ -94,9 +84,8 @@ class UploadForm(forms.Form):
         kind = str(data.get("kind") or "")
         for name in REQUIRED.get(kind, ()):
             if not data.get(name):
-                self.add_error(
-                    name, f"a {ImportJob.Kind(kind).label.split(' (')[0].lower()} upload needs this"
-                )
+                title = dict(upload_kinds())[kind]
+                self.add_error(name, f"a {title.split(' (')[0].lower()} upload needs this")
         return data
 
     def options(self) -> dict[str, Any]:

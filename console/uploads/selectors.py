@@ -10,19 +10,18 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from annotation.families import FILE_KINDS
 from console.models import ImportJob
 from console.uploads.services import progress_cache_key
 from core.jobs import job_interrupted
 
 # What a running import's `done of total` counts, as its page says it: each importer counts the records
-# of its file once, as they are stored (a qrels file's grades go in with one upsert: none, then all).
+# of its file once, as they are stored (a label family's file says it in its declaration).
 PROGRESS_UNITS: dict[str, str] = {
     ImportJob.Kind.TOPICS: "topics stored",
     ImportJob.Kind.PASSAGES: "passages stored",
     ImportJob.Kind.RUN: "rankings and responses stored",
-    ImportJob.Kind.QRELS: "grades stored",
-    ImportJob.Kind.NUGGETS: "nuggets stored",
-    ImportJob.Kind.SUPPORT_LABELS: "labels stored",
+    **{kind: file.progress_unit for kind, file in FILE_KINDS.items()},
 }
 
 

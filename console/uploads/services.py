@@ -27,9 +27,10 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from annotation.formats.base import ImportFailed
+from annotation.labels.files import UploadRefused
 from annotation.models import Collection
-from console.models import ImportJob
-from console.uploads.importers import IMPORTERS, UploadRefused
+from console.models import ImportJob, upload_kinds
+from console.uploads.importers import IMPORTERS
 from core.jobs import FINISHED, job_end, job_start
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,9 @@ def import_job_create(
 
     The file keeps its name so that the parsers' `path:line` messages can be shown as `name:line`.
     """
-    if kind not in ImportJob.Kind.values:
-        raise UploadRefused(f"unknown kind {kind!r}; one of {', '.join(ImportJob.Kind.values)}")
+    kinds = [known for known, _ in upload_kinds()]
+    if kind not in kinds:
+        raise UploadRefused(f"unknown kind {kind!r}; one of {', '.join(kinds)}")
     name = get_valid_filename(Path(upload.name or "upload").name) or "upload"
     folder = upload_root() / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=False)

@@ -8,8 +8,8 @@ from pathlib import Path
 from django.db import transaction
 from django_tasks import task
 
+from annotation.labels.files import UploadRefused
 from console.models import ImportJob
-from console.uploads.importers import UploadRefused
 from console.uploads.selectors import import_job_state
 from console.uploads.services import import_job_run, inline_limit
 from core.background import requeue_on_shutdown

@@ -11,6 +11,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.formats.base import import_max_bytes, megabytes
+from annotation.labels.files import UploadRefused
 from annotation.models import Collection, Pool, Run
 from annotation.permissions import organiser_required
 from annotation.selectors import collection_counts
@@ -18,7 +19,6 @@ from annotation.typed import AuthenticatedRequest
 from console.models import ImportJob
 from console.selectors import collection_links
 from console.uploads.forms import UPLOAD_OPTIONS, UploadForm
-from console.uploads.importers import UploadRefused
 from console.uploads.selectors import import_job_state, progress_unit
 from console.uploads.services import import_job_create
 from console.uploads.tasks import import_job_resumable, import_job_resume, import_job_start

@@ -1,50 +1,20 @@
-"""Fixtures the annotation tests share: an organiser, an assessor, the support study collection and its
-GPT-4o labels, a TREC RAG topic with its nugget work."""
+"""Fixtures the annotation tests share: an assessor, and the support study (GPT-4o's labels, two assessors'
+post-edited and from-scratch labels). The organiser, the support collection and the TREC RAG topic are
+shared with other apps' tests (tests/conftest.py)."""
 
 import pytest
 
-from annotation.io import passages_import, run_import
+from annotation.collection.io import run_import
 from annotation.models import Judge, ResponseSentence, Topic
 from annotation.services import judge_get_or_create
 from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set, support_judgment_submit
-from tests.annotation.rag_nuggets.data import rag_topic
-from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
-
-
-@pytest.fixture
-def organiser(client):
-    user = OrganiserFactory(username="olga")
-    client.force_login(user)
-    return user
+from tests.factories import CollectionFactory, UserFactory
 
 
 @pytest.fixture
 def alice():
     return UserFactory(username="alice")
-
-
-@pytest.fixture
-def rag(fixtures_dir):
-    """The support fixtures' TREC RAG collection: two runs' cited answers and the passages they cite."""
-    collection = CollectionFactory(name="rag24")
-    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
-    passages_import(path=fixtures_dir / "support" / "passages.jsonl", collection=collection)
-    return collection
-
-
-@pytest.fixture
-def gpt(rag, fixtures_dir):
-    """GPT-4o's support labels of every citation in `rag`."""
-    judge = judge_get_or_create(name="gpt-4o", kind=Judge.Kind.LLM)
-    support_labels_import(path=fixtures_dir / "support" / "gpt4o_labels.jsonl", collection=rag, judge=judge)
-    return judge
-
-
-@pytest.fixture
-def data():
-    """A TREC RAG topic with answers and a nugget list (tests/annotation/rag_nuggets/data.py)."""
-    return rag_topic()
 
 
 def sentence(run, topic, index):

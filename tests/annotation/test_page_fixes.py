@@ -12,7 +12,7 @@ from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.io import passages_import, run_import
+from annotation.collection.io import passages_import, run_import
 from annotation.models import (
     Collection,
     PoolEntry,

@@ -11,7 +11,6 @@ from django.urls import reverse
 
 from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, TopicWork
 from annotation.rag_nuggets.services import nugget_work_assign
-from tests.annotation.rag_nuggets.data import rag_topic
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,11 +29,6 @@ def _shot(page, name: str) -> None:
     with Image.open(path) as picture:
         small = picture.convert("RGB").quantize(colors=64)
     small.save(path, optimize=True)
-
-
-@pytest.fixture
-def data():
-    return rag_topic()
 
 
 def _work(data, step, condition="scratch"):

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from annotation.io import passages_import, run_import
+from annotation.collection.io import passages_import, run_import
 from annotation.models import SupportJudgment, Topic
 from annotation.support.services import support_assignment_set
 from tests.factories import CollectionFactory, UserFactory

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from annotation.io import passages_import, run_import
+from annotation.collection.io import passages_import, run_import
 from annotation.models import Judge, SupportJudgment, Topic
 from annotation.services import judge_get_or_create
 from annotation.support.io import support_labels_import

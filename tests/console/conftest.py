@@ -1,15 +1,8 @@
-"""The console's fixtures: an organiser logged in on the test client, and a collection to work on."""
+"""The console's fixtures: a collection to work on (the signed-in organiser is tests/conftest.py's)."""
 
 import pytest
 
-from tests.factories import CollectionFactory, OrganiserFactory
-
-
-@pytest.fixture
-def organiser(client):
-    user = OrganiserFactory(username="olga")
-    client.force_login(user)
-    return user
+from tests.factories import CollectionFactory
 
 
 @pytest.fixture

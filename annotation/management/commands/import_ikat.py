@@ -6,9 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotation.collection.io import passages_import, topics_import
 from annotation.commands import check_collection_name, import_judge_check
 from annotation.formats.base import ImportFailed
-from annotation.io import passages_import, topics_import
 from annotation.relevance.io import qrels_import
 from annotation.services import collection_get_or_create, judge_get_or_create
 from core.wording import plural

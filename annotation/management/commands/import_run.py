@@ -1,5 +1,5 @@
+from annotation.collection.io import run_import
 from annotation.commands import CollectionCommand
-from annotation.io import run_import
 
 
 class Command(CollectionCommand):

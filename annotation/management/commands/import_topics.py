@@ -1,5 +1,5 @@
+from annotation.collection.io import topics_import
 from annotation.commands import CollectionCommand
-from annotation.io import topics_import
 from core.wording import plural
 
 

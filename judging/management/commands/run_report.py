@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from annotation.collection.checks import run_report_get
 from annotation.commands import CollectionCommand
 from annotation.models import Run
-from annotation.run_checks import run_report_get
 from judging.quality.runs.forms import MAX_DEPTH
 from judging.quality.runs.selectors import (
     cutoffs,

@@ -69,7 +69,7 @@ def test_demo_texts_are_plain_prose_without_markup():
 
 
 def test_scraped_markup_is_imported_verbatim_and_shown_as_text(client, fixtures_dir):
-    from annotation.io import passages_import
+    from annotation.collection.io import passages_import
     from annotation.relevance.services import work_lease
     from tests.factories import CollectionFactory, UserFactory, relevance_campaign
 

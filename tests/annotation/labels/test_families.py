@@ -1,14 +1,12 @@
 """Each label family declares itself once (annotation/<family>/family.py), and the declarations hold
-together: every family package is listed, every task's rows and scale are readable, every file kind is
-one the console knows."""
+together: every family package is listed, every task's rows and scale are readable."""
 
 from pathlib import Path
 
 import pytest
 from django.apps import apps
 
-from annotation.families import FAMILIES, FILE_KINDS, LABEL_TASKS, label_task
-from annotation.models import ImportJob
+from annotation.families import FAMILIES, LABEL_TASKS, label_task
 from tests.factories import CollectionFactory
 
 REPO = Path(__file__).resolve().parents[3]
@@ -45,11 +43,6 @@ def test_hybrid_defaults_are_measures_the_task_accepts():
     for task in LABEL_TASKS.values():
         if task.hybrid is not None and not task.hybrid.any_measure:
             assert task.hybrid.default in task.hybrid.measures, task.name
-
-
-def test_every_family_file_is_a_kind_the_console_imports():
-    assert set(FILE_KINDS) <= set(ImportJob.Kind.values)
-    assert all(kind.importer is not None and kind.exporter is not None for kind in FILE_KINDS.values())
 
 
 @pytest.mark.django_db

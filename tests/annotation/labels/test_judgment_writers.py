@@ -34,7 +34,6 @@ from annotation.relevance.writer import RelevanceRow, relevance_judgments_upsert
 from annotation.support.writer import SupportRow, support_judgment_submit, support_judgments_upsert
 from tests.factories import (
     CollectionFactory,
-    JudgeFactory,
     NuggetFactory,
     PtkbStatementFactory,
     ResponseFactory,
@@ -51,11 +50,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def turn():
     return TurnFactory()
-
-
-@pytest.fixture
-def judge():
-    return JudgeFactory()
 
 
 # --- Nuggets and gold responses ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import OutputWrapper
 
-from annotation import rankings as collection_rankings
+from annotation.collection import rankings as collection_rankings
 from annotation.models import PoolEntry, Ranking
 from core.progress import CommandProgress
 from tests.factories import CollectionFactory, RankingFactory, RunFactory, TopicFactory, TurnFactory

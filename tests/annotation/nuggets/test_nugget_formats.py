@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.io import passages_import
+from annotation.collection.io import passages_import
 from annotation.models import GoldResponse, Judge, Nugget, NuggetSetTurn
 from annotation.nuggets.io import (
     gold_responses_export,

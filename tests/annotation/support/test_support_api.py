@@ -8,7 +8,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.io import run_import
+from annotation.collection.io import run_import
 from annotation.models import Judge, SupportJudgment, Topic
 from annotation.services import judge_get_or_create
 from annotation.support.io import support_labels_import

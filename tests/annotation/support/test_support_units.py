@@ -3,8 +3,8 @@
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.collection.io import run_import
 from annotation.formats.base import ImportFailed
-from annotation.io import run_import
 from annotation.models import Response, ResponseSentence, Run, Topic
 from annotation.support.services import support_units
 from tests.factories import CollectionFactory

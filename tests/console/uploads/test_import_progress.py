@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-import annotation.io
+import annotation.collection.io
 from console.models import ImportJob
 from console.uploads import services as uploads
 from console.uploads.selectors import INTERRUPTED_REASON, import_job_state
@@ -51,7 +51,7 @@ def test_a_background_import_publishes_intermediate_progress_seen_outside_its_tr
 ):
     collection = CollectionFactory()
     job = _passages_job(tmp_path, collection, 1000)
-    monkeypatch.setattr(annotation.io, "BATCH", 100)  # ten batches, each told
+    monkeypatch.setattr(annotation.collection.io, "BATCH", 100)  # ten batches, each told
     monkeypatch.setattr(uploads, "PROGRESS_EVERY_S", 0.0)
     tell = uploads.ImportProgress.__call__
 

@@ -124,7 +124,7 @@ def test_an_import_that_meets_rows_another_import_committed_says_so_in_words(
     def clashing(path, collection, options, file_name, progress):
         raise IntegrityError('duplicate key value violates unique constraint "one_label_per_unit"')
 
-    monkeypatch.setitem(IMPORTERS, ImportJob.Kind.QRELS, clashing)
+    monkeypatch.setitem(IMPORTERS, "qrels", clashing)
 
     response = client.post(
         reverse("console-collection", args=["camp"]),

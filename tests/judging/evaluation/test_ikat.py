@@ -10,7 +10,7 @@ import ir_measures
 import pytest
 from django.core.management import call_command
 
-from annotation.io import topics_import
+from annotation.collection.io import topics_import
 from annotation.models import Collection, Judge
 from annotation.relevance.io import qrels_import, qrels_lines
 from annotation.services import judge_get_or_create

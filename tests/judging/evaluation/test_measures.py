@@ -24,11 +24,6 @@ def collection():
     return CollectionFactory()
 
 
-@pytest.fixture
-def judge():
-    return JudgeFactory()
-
-
 def make_turn(collection):
     return TurnFactory(topic=TopicFactory(collection=collection))
 

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
-from annotation.io import run_import
+from annotation.collection.io import run_import
 from annotation.models import Condition, Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.writer import ImportanceRow, importance_judgments_upsert
 from tests.factories import CollectionFactory, OrganiserFactory

@@ -6,10 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.io import run_import
-from annotation.models import SUPPORT_WEIGHTS, Judge, ResponseSentence, SupportJudgment
-from annotation.services import judge_get_or_create
-from annotation.support.io import support_labels_import
+from annotation.models import SUPPORT_WEIGHTS, ResponseSentence, SupportJudgment
 from judging.measures.support import (
     answer_support,
     compare_judges,
@@ -18,7 +15,7 @@ from judging.measures.support import (
     rank_correlation,
 )
 from judging.scores.support import support_scores
-from tests.factories import CollectionFactory, JudgeFactory
+from tests.factories import JudgeFactory
 
 
 def test_the_studys_worked_example_gives_precision_075_and_recall_05():
@@ -74,20 +71,6 @@ def test_rank_correlation_needs_three_shared_runs():
         "kendall_tau": None,
         "spearman_rho": None,
     }
-
-
-@pytest.fixture
-def rag(db, fixtures_dir):
-    collection = CollectionFactory(name="rag24")
-    run_import(path=fixtures_dir / "support" / "answers.jsonl", collection=collection)
-    return collection
-
-
-@pytest.fixture
-def gpt(rag, fixtures_dir):
-    judge = judge_get_or_create(name="gpt-4o", kind=Judge.Kind.LLM)
-    support_labels_import(path=fixtures_dir / "support" / "gpt4o_labels.jsonl", collection=rag, judge=judge)
-    return judge
 
 
 def _label(judge, run, topic, index, label, citation_index=0):

@@ -15,9 +15,9 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.urls import reverse
 
+from annotation.collection.io import passages_import, run_import, topics_import
 from annotation.formats import base
 from annotation.formats.base import ImportFailed
-from annotation.io import passages_import, run_import, topics_import
 from annotation.models import (
     Judge,
     Nugget,

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from annotation.collection.io import passages_import, run_import, topics_import
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
-from annotation.io import passages_import, run_import, topics_import
 from annotation.models import GoldResponse, Nugget, Passage, Ranking, Run, Topic, Turn
 from annotation.nuggets.io import gold_responses_import, nuggets_import
 from annotation.relevance.io import qrels_import

@@ -9,9 +9,9 @@ import tracemalloc
 
 import pytest
 
-from annotation import rankings
+from annotation.collection import rankings
+from annotation.collection.io import passages_import, run_import
 from annotation.formats.base import MAX_PROBLEMS, ImportFailed
-from annotation.io import passages_import, run_import
 from annotation.models import Passage, PtkbJudgment, Ranking, Run
 from annotation.ptkb.io import ptkb_qrels_import
 from tests.factories import (

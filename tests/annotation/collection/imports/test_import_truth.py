@@ -227,7 +227,7 @@ def test_the_qrels_progress_counts_each_grade_once(collection, qrels):
 def test_the_import_page_says_what_its_count_counts(client, organiser, collection):
     job = ImportJob.objects.create(
         collection=collection,
-        kind=ImportJob.Kind.QRELS,
+        kind="qrels",
         file_name="q.qrels",
         stored_path="/x",
         status=ImportJob.Status.RUNNING,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.collection.io import passages_import, run_import, topics_import
 from annotation.formats.base import ImportFailed
-from annotation.io import passages_import, run_import, topics_import
 from annotation.models import (
     Collection,
     Judge,

@@ -11,8 +11,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.collection.io import run_import
 from annotation.formats.base import ImportFailed
-from annotation.io import run_import
 from annotation.models import Run
 from console.models import ImportJob
 from tests.factories import CollectionFactory, OrganiserFactory, TopicFactory, TurnFactory

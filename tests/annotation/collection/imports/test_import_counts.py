@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.io import topics_import
+from annotation.collection.io import topics_import
 from annotation.services import ImportResult, collection_get_or_create
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,7 @@
 """What the import of a run accepted with warnings: the run's validation report, kept on the run.
 
 A run file that breaks the format rules, ranks a document twice for a turn or names a turn the collection
-lacks is refused whole, its problems named by line (annotation.formats.runs, annotation.rankings). What a
+lacks is refused whole, its problems named by line (annotation.formats.runs, annotation.collection.rankings). What a
 file that passed may still get wrong, and evaluation would take as it is, is told here: turns of the
 collection it does not rank, rankings shallower than its others, ranks that disagree with the scores
 (evaluation orders a ranking by score, as trec_eval does; pooling and judged@k by rank), tied scores, and the passages an iKAT

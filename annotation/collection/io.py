@@ -8,6 +8,8 @@ from pathlib import Path
 
 from django.db import connections, router, transaction
 
+from annotation.collection.checks import run_report_store
+from annotation.collection.rankings import rankings_store, trec_run_import
 from annotation.formats.base import MAX_PROBLEMS, MAX_RUN_NAME, Problems, check_name
 from annotation.formats.runs import parse_run, run_format
 from annotation.formats.topics import parse_topics, passage_records
@@ -21,8 +23,6 @@ from annotation.models import (
     Topic,
     Turn,
 )
-from annotation.rankings import rankings_store, trec_run_import
-from annotation.run_checks import run_report_store
 from annotation.services import (
     PASSAGES,
     PTKB_STATEMENTS,
@@ -242,7 +242,7 @@ def run_import(
     Every problem of the file, its syntax and its turns the collection lacks alike, is reported in one
     pass (TREC RAG answers create the topics they name instead). `progress(done, total)` counts the
     rankings and responses of the file stored so far, told after each chunk of rankings and each response.
-    A TREC run streams (annotation/rankings.py); the JSON shapes, one record per turn or answer, are
+    A TREC run streams (annotation/collection/rankings.py); the JSON shapes, one record per turn or answer, are
     read whole.
     """
     pathname = str(path)

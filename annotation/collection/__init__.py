@@ -1,0 +1,1 @@
+"""The collection's own data in: topics, passages and runs, and a run's validation report."""
