@@ -186,6 +186,7 @@ class Judge(models.Model):
         LLM = "llm", "LLM"
         NLI = "nli", "NLI model"
         IMPORTED = "imported", "Imported file"
+        ADJUDICATED = "adjudicated", "Adjudicated"
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -210,4 +211,4 @@ class Judge(models.Model):
 
     @property
     def is_human(self) -> bool:
-        return self.kind in {self.Kind.ASSESSOR, self.Kind.CROWD}
+        return self.kind in {self.Kind.ASSESSOR, self.Kind.CROWD, self.Kind.ADJUDICATED}
