@@ -138,7 +138,7 @@ def _two_judges(grades_a, grades_b, *, collection=None):
     collection = collection or CollectionFactory()
     turn = TurnFactory(topic=TopicFactory(collection=collection))
     a, b = AssessorJudgeFactory(), AssessorJudgeFactory()
-    for index, (ga, gb) in enumerate(zip(grades_a, grades_b, strict=True)):
+    for ga, gb in zip(grades_a, grades_b, strict=True):
         passage_id = PassageFactory(collection=collection).passage_id
         if ga is not None:
             RelevanceJudgmentFactory(judge=a, turn=turn, passage_id=passage_id, grade=ga)
