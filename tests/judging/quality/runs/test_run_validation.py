@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from annotation.formats.base import ImportFailed
 from annotation.io import run_import
-from annotation.models import ImportJob, Run
+from annotation.models import Run
+from console.models import ImportJob
 from tests.factories import CollectionFactory, OrganiserFactory, TopicFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db
