@@ -289,3 +289,12 @@ def test_the_console_form_is_for_organisers_and_answers_400_with_reasons(client)
     assert adjudication.adjudicator == carol and adjudication.items.count() == 1
     again = client.post(url, good)
     assert again.status_code == 400 and "already the adjudication of" in again.content.decode()
+
+
+def test_the_collection_page_links_to_its_adjudication_form(client):
+    collection = CollectionFactory()
+    client.force_login(OrganiserFactory())
+
+    html = client.get(reverse("console-collection", args=[collection.name])).content.decode()
+
+    assert f'href="{reverse("adjudication-assign", args=[collection.name])}"' in html
