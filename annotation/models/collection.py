@@ -211,4 +211,4 @@ class Judge(models.Model):
 
     @property
     def is_human(self) -> bool:
-        return self.kind in {self.Kind.ASSESSOR, self.Kind.CROWD, self.Kind.ADJUDICATED}
+        return self.kind in {self.Kind.ASSESSOR, self.Kind.CROWD}
