@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+import annotation.relevance.adjudication.admin  # noqa: F401  adjudication keeps its admin beside its models
 import annotation.relevance.quality.admin  # noqa: F401  relevance quality control keeps its admin beside its models
 from annotation import models
 

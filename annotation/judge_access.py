@@ -42,7 +42,11 @@ def judge_readable(*, user: AbstractBaseUser | AnonymousUser, judge: Judge) -> b
 
 # Labels of these judges come from people, through their own pages and the crowd aggregation; a file
 # imported under their name would silently replace them.
-PEOPLES_JUDGES: dict[str, str] = {Judge.Kind.ASSESSOR: "an assessor", Judge.Kind.CROWD: "a crowd aggregate"}
+PEOPLES_JUDGES: dict[str, str] = {
+    Judge.Kind.ASSESSOR: "an assessor",
+    Judge.Kind.CROWD: "a crowd aggregate",
+    Judge.Kind.ADJUDICATED: "an adjudication",
+}
 
 
 def import_judge_refusal(name: str, *, kind: str = Judge.Kind.IMPORTED) -> str | None:

@@ -327,7 +327,8 @@ def job_lines(*, collection_id: int | None, limit: int) -> list[JobLine]:
 
 
 def collection_links(*, collection_name: str) -> list[Link]:
-    """The links at the top of a collection's dashboard: judging's pages of the collection."""
+    """The links at the top of a collection's dashboard: judging's pages of the collection, and its
+    adjudication of relevance disagreements."""
     return [
         Link(
             label="Live agreement",
@@ -350,6 +351,11 @@ def collection_links(*, collection_name: str) -> list[Link]:
             id="quality-dashboard",
         ),
         Link(label="Judges", url=reverse("judging:quality-judges", args=[collection_name]), id="judges-page"),
+        Link(
+            label="Adjudication",
+            url=reverse("adjudication-assign", args=[collection_name]),
+            id="adjudication-page",
+        ),
         Link(
             label="Run reports", url=reverse("judging:quality-runs", args=[collection_name]), id="run-reports"
         ),

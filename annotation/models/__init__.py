@@ -34,6 +34,7 @@ from annotation.rag_nuggets.models import (
     NuggetImportanceJudgment,
     NuggetSupport,
 )
+from annotation.relevance.adjudication.models import Adjudication, AdjudicationItem
 from annotation.relevance.models import (
     Assignment,
     Pool,
@@ -90,4 +91,6 @@ __all__ = [
     "GoldPair",
     "GoldGrade",
     "AssessorPause",
+    "Adjudication",
+    "AdjudicationItem",
 ]

@@ -186,6 +186,7 @@ class Judge(models.Model):
         LLM = "llm", "LLM"
         NLI = "nli", "NLI model"
         IMPORTED = "imported", "Imported file"
+        ADJUDICATED = "adjudicated", "Adjudicated"
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)

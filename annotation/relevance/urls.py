@@ -1,9 +1,10 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation.relevance import views
 
 # The assessor JSON API (relevance-api-next, relevance-api-grade) is routed first, in assay/urls.py.
 urlpatterns = [
+    path("", include("annotation.relevance.adjudication.urls")),
     path("relevance/", views.queue, name="relevance-queue"),
     path("relevance/organise/", views.organise, name="relevance-organise"),
     path("relevance/<int:assignment_pk>/next/", views.next_unit, name="relevance-next"),

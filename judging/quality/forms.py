@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
 
+from annotation.models import Collection, Judge
 from judging.quality.selectors import QualitySettings
 
 DEFAULTS = QualitySettings()
@@ -33,9 +35,25 @@ class QualityForm(forms.Form):
         label="Observations before a flag",
     )
 
+    adjudicated = forms.ModelChoiceField(
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        required=False,
+        label="Agreement with adjudicated judge",
+    )
+
+    def __init__(self, *args: Any, collection: Collection | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["adjudicated"]
+        assert isinstance(field, forms.ModelChoiceField)
+        if collection is not None:
+            field.queryset = Judge.objects.filter(adjudication__collection=collection).order_by("name")
+
     @classmethod
     def defaults(cls) -> dict[str, str]:
-        return {name: str(field.initial) for name, field in cls.base_fields.items()}
+        return {
+            name: str(field.initial) for name, field in cls.base_fields.items() if field.initial is not None
+        }
 
     def bars_query(self) -> str:
         """The valid bars as a query string, so that an action can send the organiser back to the same view."""

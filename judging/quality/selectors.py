@@ -82,6 +82,8 @@ class AssessorQuality:
     agreement: Rate = Rate(0, 0)  # exact agreement with each co-assessor's grade of the same pair
     agreement_kappa: float | None = None
     agreement_weighted_kappa: float | None = None  # linear weights
+    adjudicated: Rate = Rate(0, 0)  # exact agreement with the adjudicated judge's grade of the same pair
+    adjudicated_kappa: float | None = None
     median_seconds: float | None = None
     fast_share: float | None = None
     by_day: list[DriftBin] = field(default_factory=list)
@@ -104,10 +106,12 @@ class _Grade:
 
 
 def collection_quality(
-    *, collection: Collection, settings: QualitySettings | None = None
+    *, collection: Collection, settings: QualitySettings | None = None, adjudicated: Judge | None = None
 ) -> list[AssessorQuality]:
     """Every assessor of the collection (a member of one of its assignments, or the author of one of its
-    assessor grades), by username, with their quality figures and flags."""
+    assessor grades), by username, with their quality figures and flags; with `adjudicated` (a judge
+    made by adjudication, or any reference judge), each one's agreement with it on the pairs both
+    graded (one more query)."""
     settings = settings or QualitySettings()
     rows = (
         RelevanceJudgment.objects.filter(
@@ -138,6 +142,14 @@ def collection_quality(
     )
     names.update(dict(members))
     paused = set(AssessorPause.objects.filter(collection=collection).values_list("user_id", flat=True))
+    reference: dict[tuple[int, str], int] = {}
+    if adjudicated is not None:
+        reference = {
+            (turn_pk, passage_id): grade
+            for turn_pk, passage_id, grade in RelevanceJudgment.objects.filter(
+                judge=adjudicated, turn__collection=collection
+            ).values_list("turn_id", "passage_id", "grade")
+        }
 
     # Who else graded each pooled pair: the co-assessors' grades, gold grades left out.
     by_pair: dict[tuple[int, str], dict[int, int]] = defaultdict(dict)
@@ -148,10 +160,26 @@ def collection_quality(
 
     result = []
     for user_pk, username in sorted(names.items(), key=lambda item: item[1]):
-        result.append(
-            _assessor(user_pk, username, grades.get(user_pk, []), by_pair, user_pk in paused, settings)
-        )
+        quality = _assessor(user_pk, username, grades.get(user_pk, []), by_pair, user_pk in paused, settings)
+        if adjudicated is not None:
+            _compare_with_reference(quality, grades.get(user_pk, []), reference)
+        result.append(quality)
     return result
+
+
+def _compare_with_reference(
+    quality: AssessorQuality, given: list[_Grade], reference: dict[tuple[int, str], int]
+) -> None:
+    """The assessor's pooled grades against the reference judge's grade of the same pairs (gold left out)."""
+    pairs = [
+        (g.grade, reference[(g.turn_pk, g.passage_id)])
+        for g in given
+        if g.gold is None and (g.turn_pk, g.passage_id) in reference
+    ]
+    quality.adjudicated = Rate(len(pairs), sum(a == b for a, b in pairs))
+    quality.adjudicated_kappa = (
+        cohen_kappa([a for a, _ in pairs], [b for _, b in pairs], labels=GRADES) if pairs else None
+    )
 
 
 def _assessor(
@@ -236,12 +264,24 @@ def _flags(quality: AssessorQuality, settings: QualitySettings) -> list[str]:
     return flags
 
 
-def quality_json(assessors: list[AssessorQuality]) -> dict[str, dict[str, dict[str, object]]]:
-    """The `quality_report --format json` shape: figures per username."""
+def quality_json(
+    assessors: list[AssessorQuality], *, adjudicated: Judge | None = None
+) -> dict[str, dict[str, dict[str, object]]]:
+    """The `quality_report --format json` shape: figures per username; with `adjudicated`, the
+    agreement with that judge too (`adjudicated_n`, `adjudicated_exact`, `adjudicated_kappa`)."""
 
     def interval(rate: Rate) -> list[float] | None:
         found = rate.interval
         return [round(found[0], 4), round(found[1], 4)] if found else None
+
+    def with_reference(a: AssessorQuality) -> dict[str, object]:
+        if adjudicated is None:
+            return {}
+        return {
+            "adjudicated_n": a.adjudicated.n,
+            "adjudicated_exact": a.adjudicated.value,
+            "adjudicated_kappa": a.adjudicated_kappa,
+        }
 
     return {
         "assessors": {
@@ -263,6 +303,7 @@ def quality_json(assessors: list[AssessorQuality]) -> dict[str, dict[str, dict[s
                 "fast_share": a.fast_share,
                 "paused": a.paused,
                 "flags": a.flags,
+                **with_reference(a),
             }
             for a in assessors
         }

@@ -22,16 +22,21 @@ def dashboard(request: HttpRequest, name: str) -> HttpResponse:
     """Per assessor: gold accuracy, agreement with co-assessors, speed, drift and flags."""
     collection = get_object_or_404(Collection, name=name)
     # Bars left out of the query keep their defaults, shown filled in.
-    form = QualityForm({**QualityForm.defaults(), **request.GET.dict()} if request.GET else None)
-    settings = form.settings() if form.is_bound and form.is_valid() else QualitySettings()
-    assessors = collection_quality(collection=collection, settings=settings)
+    form = QualityForm(
+        {**QualityForm.defaults(), **request.GET.dict()} if request.GET else None, collection=collection
+    )
+    valid = form.is_bound and form.is_valid()
+    settings = form.settings() if valid else QualitySettings()
+    adjudicated = form.cleaned_data.get("adjudicated") if valid else None
+    assessors = collection_quality(collection=collection, settings=settings, adjudicated=adjudicated)
     return render(
         request,
         "quality/dashboard.html",
         {
             "collection": collection,
-            "form": form if form.is_bound else QualityForm(),
+            "form": form if form.is_bound else QualityForm(collection=collection),
             "settings": settings,
+            "adjudicated": adjudicated,
             "assessors": assessors,
         },
         status=400 if form.is_bound and form.errors else 200,
@@ -65,5 +70,5 @@ def resume(request: HttpRequest, name: str, username: str) -> HttpResponse:
 def _back(request: HttpRequest, collection: Collection) -> HttpResponse:
     """To the dashboard with the bars it was showing (the action's query string)."""
     url = reverse("judging:quality-dashboard", args=[collection.name])
-    query = QualityForm(request.GET).bars_query() if request.GET else ""
+    query = QualityForm(request.GET, collection=collection).bars_query() if request.GET else ""
     return redirect(f"{url}?{query}" if query else url)

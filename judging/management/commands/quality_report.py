@@ -18,8 +18,8 @@ class Command(CollectionCommand):
     help = (
         "Report each assessor's quality on a collection's relevance work, as the quality dashboard shows it: "
         "accuracy on planted gold pairs (exact, within one grade, binary at --rel) with 95%% Wilson intervals "
-        "and Cohen's kappa, kappa with co-assessors on the pairs they share, median seconds per judgment, and "
-        'flags. A table by default, or JSON ({"assessors": {username: {...}}}).'
+        "and Cohen's kappa, kappa with co-assessors on the pairs they share, median seconds per judgment, "
+        'with --adjudicated the agreement with that judge, and flags. A table by default, or JSON ({"assessors": {username: {...}}}).'
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -33,6 +33,11 @@ class Command(CollectionCommand):
         )
         parser.add_argument(
             "--fast-seconds", type=float, default=DEFAULTS.fast_seconds, help="A judgment under this is fast."
+        )
+        parser.add_argument(
+            "--adjudicated",
+            metavar="JUDGE",
+            help="Also give each assessor's agreement (exact and kappa) with this judge, e.g. an adjudicated one.",
         )
         parser.add_argument(
             "--min-n", type=int, default=DEFAULTS.min_n, help="Observations needed before a flag is raised."
@@ -49,11 +54,14 @@ class Command(CollectionCommand):
             fast_seconds=options["fast_seconds"],
             min_n=options["min_n"],
         )
+        adjudicated = self.get_judge(options["adjudicated"]) if options["adjudicated"] else None
         assessors = collection_quality(
-            collection=self.get_collection(options["collection"]), settings=settings
+            collection=self.get_collection(options["collection"]), settings=settings, adjudicated=adjudicated
         )
         if options["format"] == "json":
-            self.stdout.write(json.dumps(quality_json(assessors), indent=2, default=str))
+            self.stdout.write(
+                json.dumps(quality_json(assessors, adjudicated=adjudicated), indent=2, default=str)
+            )
             return
         if not assessors:
             self.stdout.write("no assessor has relevance work on this collection")
@@ -64,12 +72,20 @@ class Command(CollectionCommand):
 
         self.stdout.write(
             f"{'assessor':<20} {'gold':>5} {'exact':>6} {'within1':>7} {'binary':>6} {'gold_k':>6} "
-            f"{'agree_k':>7} {'median_s':>8}  flags"
+            f"{'agree_k':>7} {'median_s':>8}"
+            + (f" {'adj_n':>5} {'adj_ex':>6} {'adj_k':>6}" if adjudicated else "")
+            + "  flags"
         )
         for a in assessors:
             self.stdout.write(
                 f"{a.username:<20} {a.gold_n:>5} {figure(a.gold_exact.value):>6} {figure(a.gold_within_one.value):>7} "
                 f"{figure(a.gold_binary.value):>6} {figure(a.gold_kappa):>6} {figure(a.agreement_kappa):>7} "
-                f"{figure(a.median_seconds, 1):>8}  {' '.join(a.flags) + (' (paused)' if a.paused else '')}"
+                f"{figure(a.median_seconds, 1):>8}"
+                + (
+                    f" {a.adjudicated.n:>5} {figure(a.adjudicated.value):>6} {figure(a.adjudicated_kappa):>6}"
+                    if adjudicated
+                    else ""
+                )
+                + f"  {' '.join(a.flags) + (' (paused)' if a.paused else '')}"
             )
         self.stdout.write(f"{plural(len(assessors), 'assessor')}")

@@ -8,7 +8,6 @@ import uuid
 from collections import defaultdict
 
 import pytest
-from annotation.relevance.work import NextKind, work_next
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -18,6 +17,7 @@ from annotation.relevance.io import qrels_lines
 from annotation.relevance.quality.gold import allocate, gold_target
 from annotation.relevance.quality.pauses import assessor_pause, assessor_resume
 from annotation.relevance.selectors import assessor_queue, unit_progress, unit_steps
+from annotation.relevance.services import NextKind, work_next
 from annotation.services import judge_for_assessor
 from tests.factories import JudgeFactory, OrganiserFactory, UserFactory, relevance_campaign
 from tests.gold_campaign import api_client, gold_campaign, gold_pairs, walk

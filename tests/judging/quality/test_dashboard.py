@@ -9,7 +9,6 @@ from io import StringIO
 
 import numpy as np
 import pytest
-from annotation.relevance.work import NextKind, work_next
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -17,6 +16,7 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import AssessorPause
+from annotation.relevance.services import NextKind, work_next
 from judging.measures.quality import wilson_interval
 from judging.quality.selectors import collection_quality
 from tests.factories import OrganiserFactory, UserFactory
