@@ -154,9 +154,42 @@ def true_scores(population: PairPopulation, measure: RankedMeasure, grades: np.n
     return np.asarray(turn_scores(population, measure, grades).mean(-1))
 
 
+def turn_ap(
+    population: PairPopulation,
+    measure: RankedMeasure,
+    grades: np.ndarray,
+    pairs: np.ndarray,
+    at: np.ndarray,
+    weight: np.ndarray,
+    n_turns: int,
+) -> np.ndarray:
+    """(runs, n_turns) each run's AP on each turn from `pairs` (indices), `at` their turn's position in
+    0..n_turns-1, `weight` what each stands for in its turn's count of relevant pairs (1 in a census).
+    The precision at each relevant retrieved pair needs every retrieved pair among `pairs`; a retrieved
+    passage outside the pool counts as not relevant, as in trec_eval. The count of relevant pairs is
+    estimated by the weights where only some of the turn's other pairs are drawn."""
+    relevant = np.nan_to_num(grades[pairs], nan=-1.0) >= measure.rel
+    count = np.bincount(at, weight * relevant, n_turns)
+    out = np.zeros((len(population.runs), n_turns))
+    for r in range(len(population.runs)):
+        rank = population.rank[r, pairs]
+        inside = np.flatnonzero(rank > 0)
+        order = inside[np.lexsort((rank[inside], at[inside]))]
+        hit = relevant[order].astype(float)
+        running = np.cumsum(hit)
+        start = np.searchsorted(at[order], at[order], side="left")
+        above = running - np.concatenate([[0.0], running])[start]  # relevant at or above, within the turn
+        precision = np.bincount(at[order], hit * above / rank[order], n_turns)
+        out[r] = np.where(count > 0, precision / np.where(count > 0, count, 1.0), 0.0)
+    return out
+
+
 def turn_scores(population: PairPopulation, measure: RankedMeasure, grades: np.ndarray) -> np.ndarray:
-    """(runs, turns) each run's nDCG@k or P@k on each turn with `grades` on every pair."""
+    """(runs, turns) each run's nDCG@k, P@k or AP on each turn with `grades` on every pair."""
     t_count = len(population.turns)
+    if measure.name == "AP":
+        every = np.arange(population.size)
+        return turn_ap(population, measure, grades, every, population.turn, np.ones(population.size), t_count)
     c = coefficients(population, measure)
     dcg = np.stack([np.bincount(population.turn, c_r * gain(grades, measure), t_count) for c_r in c])
     if measure.name == "P":
