@@ -76,9 +76,11 @@ def _row(pop, measure, truth, machine, frame, turns: int) -> None:  # noqa: ANN0
     for _ in range(DRAWS):
         draw = two_stage_draw(population=pop, measure=measure, budget=0, rng=rng, turns=turns, frame=frame)
         human, _empty = drawn_turn_scores(pop, measure, draw.chosen, draw.turns, frame)
-        got = turn_level(human=human, machine_drawn=machine[:, draw.turns], machine_all=machine, method="ppi++")
+        got = turn_level(
+            human=human, machine_drawn=machine[:, draw.turns], machine_all=machine, method="ppi++"
+        )
         for i in INTERVALS:
-            _e, a, b = two_stage_intervals(got=got, alpha=0.05, interval=i)
+            _e, a, b = two_stage_intervals(got=got, alpha=0.05, interval=i, exact=measure.name == "P")
             lo[i].append(a)
             hi[i].append(b)
         cost.append(len(draw.chosen))

@@ -130,7 +130,9 @@ def betting_interval(
         log_down += np.log1p(-down * gap)
         best = np.maximum(best, np.logaddexp(log_up, log_down) + math.log(0.5))
     kept = alive & (best < math.log(1 / alpha))
-    lo = np.where(kept.any(1), m[np.argmax(kept, 1)], 0.0)
-    hi = np.where(kept.any(1), m[grid - 1 - np.argmax(kept[:, ::-1], 1)], 1.0)
-    # Rejection is a property of each candidate, not an interval; its hull is the interval reported.
-    return lo, hi
+    # The hull of the candidates kept, one grid step wider each side: between two grid points the true
+    # mean may be kept while both neighbours are rejected.
+    step = 1.0 / (grid - 1)
+    lo = np.where(kept.any(1), m[np.argmax(kept, 1)] - step, 0.0)
+    hi = np.where(kept.any(1), m[grid - 1 - np.argmax(kept[:, ::-1], 1)] + step, 1.0)
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
