@@ -59,7 +59,7 @@ TWO_STAGE_METHODS = ("classical", "ppi++")
 # The measures whose turn score needs the turn's pairs outside every run's ranking (the ideal DCG, AP's
 # count of relevant pairs): a drawn turn also draws a few of those.
 SAMPLES_REST = ("nDCG", "AP")
-BOUNDARY_SHARE = 0.3
+BOUNDARY_SHARE = 0.5
 MIN_TURNS = 20  # below this many drawn turns, the interval's coverage was not shown to hold
 CENSUS = "census"  # the stratum name of a drawn turn's pairs within some run's cutoff
 # The other pairs of a drawn turn are drawn within machine grades, this much more often the higher the

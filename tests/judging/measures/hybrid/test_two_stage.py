@@ -91,21 +91,23 @@ def test_it_corrects_the_machine_by_the_drawn_turns_and_classical_is_their_mean(
 
 def test_it_covers_ndcg_at_5_for_the_worst_run_and_is_about_three_times_narrower_than_whole_turns(ikat):
     """Measured with bench/bench_ndcg_two_stage.py (1,000 draws): worst-run coverage 0.953 at 1,000 pairs
-    (43 turns), 0.991 at 2,000 (86 of 116 turns, no finite-population correction); 3.1x and 3.0x narrower
-    than whole-turn ppi++ with as many pairs (6 and 11 turns)."""
+    (43 turns), 0.991 at 2,000 (86 of 116 turns, no finite-population correction: nDCG's within-turn
+    error would be scaled away); 3.1x and 3.0x narrower than whole-turn ppi++ with as many pairs (6 and 11
+    turns). With the boundary hull (a run with half its drawn turns at 1 takes in the betting interval)
+    0.980 and 0.993 here, still 3.1x and 3.1x narrower."""
     repeats = 300
     result = simulate_two_stage(population=ikat, measure=NDCG, budgets=[1000, 2000], repeats=repeats, seed=1)
     truth = turn_scores(ikat, NDCG, ikat.human)
     whole = simulate(truth=truth, machine=turn_scores(ikat, NDCG, ikat.machine), budgets=[6, 11], repeats=500)
     mc = 2 * np.sqrt(0.95 * 0.05 / repeats)
     low, high = result.budgets[1000]["ppi++"], result.budgets[2000]["ppi++"]
-    assert 0.93 - mc <= low.worst_run_coverage <= 0.97 + mc
-    assert high.worst_run_coverage >= 0.93  # conservative: most turns drawn, no correction for it
+    assert 0.93 - mc <= low.worst_run_coverage <= 0.98 + mc
+    assert high.worst_run_coverage >= 0.93
     assert result.draws[1000]["turns"] == 43 and abs(result.draws[1000]["pairs"] - 1000) < 20
     assert whole.budgets[6]["ppi++"].mean_width / low.mean_width > 2.8
     assert whole.budgets[11]["ppi++"].mean_width / high.mean_width > 2.7
     assert low.width_ratio < 0.9  # ppi++ against the drawn turns' human scores alone (0.84)
-    assert list(result.warnings) == [2000] and "conservative" in result.warnings[2000]
+    assert not result.warnings  # 86 of 116 turns is no longer called conservative
     assert true_scores(ikat, NDCG, ikat.human) == pytest.approx(truth.mean(1))
 
 
