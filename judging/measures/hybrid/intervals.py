@@ -132,7 +132,7 @@ def betting_interval(
     kept = alive & (best < math.log(1 / alpha))
     # The hull of the candidates kept, one grid step wider each side: between two grid points the true
     # mean may be kept while both neighbours are rejected.
-    step = 1.0 / (grid - 1)
-    lo = np.where(kept.any(1), m[np.argmax(kept, 1)] - step, 0.0)
-    hi = np.where(kept.any(1), m[grid - 1 - np.argmax(kept[:, ::-1], 1)] + step, 1.0)
+    spacing = 1.0 / (grid - 1)
+    lo = np.where(kept.any(1), m[np.argmax(kept, 1)] - spacing, 0.0)
+    hi = np.where(kept.any(1), m[grid - 1 - np.argmax(kept[:, ::-1], 1)] + spacing, 1.0)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
