@@ -376,7 +376,7 @@ def ranked_estimates(
     if method not in PAIR_METHODS:
         raise EstimationError(f"method must be one of {', '.join(PAIR_METHODS)}, not {method!r}")
     if measure.name == "AP":
-        raise EstimationError("AP from a pair sample is estimated by inferred.inferred_ap_estimate")
+        raise EstimationError("AP from a pair sample is estimated by two_stage, from a two-stage sample only")
     c = coefficients(population, measure)
     levels = int(max(np.nanmax(population.machine), np.nanmax(y), 1))
     chosen = range(len(population.runs)) if runs is None else runs
