@@ -3,8 +3,8 @@
 The population is every pair the machine judge graded; the human grades count on the sample's drawn pairs
 only (each with its stratum's probability), or, without a sample, on every human-graded pair treated as a
 uniform sample, which the result says. nDCG@k and P@k come from `ranked` (classical, ppi++ or
-strat-ppi++); AP is inferred AP (`inferred`), human labels only, with a design-bootstrap interval. A
-two-stage sample (turns, then pairs) is estimated by `two_stage` at the turn level, nDCG@k included.
+strat-ppi++). A two-stage sample (turns, then pairs) is estimated by `two_stage` at the turn level,
+nDCG@k and AP included; those two are refused from a single-stage sample (`ranked.check_offered`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from annotation.selectors import qrels_dict, runs_dict
 from core.wording import plural
 from judging.measures.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate, add_pairs
 from judging.measures.hybrid.estimators import Estimate, EstimationError
-from judging.measures.hybrid.inferred import inferred_ap_estimate
 from judging.measures.hybrid.intervals import interval_ends
 from judging.measures.hybrid.pairs import PairPopulation, pair_population
 from judging.measures.hybrid.ranked import (
@@ -39,6 +38,8 @@ from judging.measures.hybrid.ranked import (
 )
 from judging.measures.hybrid.two_stage import (
     TWO_STAGE_METHODS,
+    boundary_warning,
+    check_two_stage_turns,
     drawn_turn_scores,
     turn_level,
     two_stage_intervals,
@@ -105,10 +106,6 @@ def pair_hybrid_estimate(
         )
     if method not in PAIR_METHODS:
         raise EstimationError(f"a pair sample's methods are {', '.join(PAIR_METHODS)}, not {method!r}")
-    if parsed.name == "AP" and method != "classical":
-        raise EstimationError(
-            "AP from a pair sample is inferred AP, from the human labels alone: use classical"
-        )
     drawn, stratified, notes = _drawn(population, sample)
     if len(drawn) < 2:
         raise EstimationError(f"an interval needs at least 2 human-graded drawn pairs, got {len(drawn)}")
@@ -132,34 +129,15 @@ def pair_hybrid_estimate(
         notes=list(population.notes) + notes,
     )
     y = population.human[idx]
-    if parsed.name == "AP":
-        strata = layout.strata
-        pi = 1.0 / layout.weights()
-        est = np.zeros((len(population.runs), 1))
-        se = np.zeros((len(population.runs), 1))
-        for r in range(len(population.runs)):
-            est[r, 0], se[r, 0] = inferred_ap_estimate(
-                population,
-                run=r,
-                drawn=idx[0],
-                probability=pi,
-                strata=strata,
-                grades=population.human,
-                rel=parsed.rel,
-            )
-        lam = np.zeros(len(population.runs))
-    else:
-        got = ranked_estimates(
-            population=population, measure=parsed, layout=layout, idx=idx, y=y, method=method
-        )
-        est, se, lam = got.estimate, got.se, got.lam[:, 0, :].mean(-1)
-        human_only = (
-            est
-            if method == "classical"
-            else ranked_estimates(
-                population=population, measure=parsed, layout=layout, idx=idx, y=y, method="classical"
-            ).estimate
-        )
+    got = ranked_estimates(population=population, measure=parsed, layout=layout, idx=idx, y=y, method=method)
+    est, se, lam = got.estimate, got.se, got.lam[:, 0, :].mean(-1)
+    human_only = (
+        est
+        if method == "classical"
+        else ranked_estimates(
+            population=population, measure=parsed, layout=layout, idx=idx, y=y, method="classical"
+        ).estimate
+    )
     n, big_n = len(drawn), population.size
     inside = informative_pairs(population, parsed, idx[0])
     point, lo, hi, _wilson = interval_ends(
@@ -187,35 +165,27 @@ def pair_hybrid_estimate(
             warning=informative_warning(int(inside[r]), parsed),
         )
     result.notes.append("pair estimates: design-weighted within the sample's strata (docs/statistics.md)")
-    if parsed.name == "AP":
-        result.notes.append("no differences between runs for inferred AP: its bootstrap is per run")
-    else:
-        # A difference's linearised residuals are the two runs' residuals' difference on the same pairs.
-        residuals = got.residuals[:, 0, :]
-        add_pairs(
-            result,
-            estimates=point,
-            difference_se=lambda i, j: float(
-                stratified_se((residuals[i] - residuals[j])[None, :], layout)[0]
-            ),
-            df=max(n - 1, 1),
-            human_only=human_only[:, 0],
-            n_human=n,
-            n_machine=big_n,
-        )
-    # P@k's and nDCG@k's variance is the stratified sample's without replacement, (1 - n_h/N_h) included;
-    # inferred AP's bootstrap resamples with replacement and has no such correction.
-    result.fpc = parsed.name != "AP"
+    # A difference's linearised residuals are the two runs' residuals' difference on the same pairs.
+    residuals = got.residuals[:, 0, :]
+    add_pairs(
+        result,
+        estimates=point,
+        difference_se=lambda i, j: float(stratified_se((residuals[i] - residuals[j])[None, :], layout)[0]),
+        df=max(n - 1, 1),
+        human_only=human_only[:, 0],
+        n_human=n,
+        n_machine=big_n,
+    )
+    # P@k's variance is the stratified sample's without replacement, (1 - n_h/N_h) included.
+    result.fpc = True
     return result
 
 
 def two_stage_estimate(
     *, population: PairPopulation, measure: RankedMeasure, method: str, alpha: float, sample: HumanSample
 ) -> HybridEstimate:
-    """Every run's nDCG@k or P@k from a two-stage sample (`two_stage`): each drawn turn's score from its
+    """Every run's nDCG@k, P@k or AP from a two-stage sample (`two_stage`): each drawn turn's score from its
     census and its drawn other pairs, then the turn-level estimate over the drawn turns."""
-    if measure.name not in ("nDCG", "P"):
-        raise EstimationError(f"a two-stage sample estimates nDCG@k and P@k, not {measure.text}")
     if method not in TWO_STAGE_METHODS:
         raise EstimationError(
             f"a two-stage sample's methods are {', '.join(TWO_STAGE_METHODS)}, not {method!r}"
@@ -223,6 +193,7 @@ def two_stage_estimate(
     drawn_for = parse_ranked(sample.measure) if is_ranked(sample.measure) else None
     if (
         drawn_for is None
+        or (measure.name == "AP") != (drawn_for.name == "AP")
         or (drawn_for.cutoff or 0) < (measure.cutoff or 0)
         or (measure.name == "nDCG" and drawn_for.name != "nDCG")
     ):
@@ -230,8 +201,12 @@ def two_stage_estimate(
         # draws the other pairs the ideal DCG needs: anything else would weight a non-random part.
         raise EstimationError(
             f"sample {sample.name} was drawn for {sample.measure or 'no measure'}: a two-stage sample "
-            f"estimates {measure.text} when drawn for nDCG@k (P@k: either) with a cutoff of at least "
-            f"{measure.cutoff}"
+            f"estimates {measure.text} when drawn for "
+            + (
+                "AP (the census holds every pair a run retrieves)"
+                if measure.name == "AP"
+                else f"nDCG@k (P@k: either) with a cutoff of at least {measure.cutoff}"
+            )
         )
     sampled, _stratified, notes = _drawn(population, sample)
     keys = set(sample.units.values_list("key", flat=True))
@@ -242,6 +217,7 @@ def two_stage_estimate(
         notes.append(
             f"{plural(lost, 'drawn turn')} without a human grade left out: assumed missing at random"
         )
+    check_two_stage_turns(measure, len(turns), len(population.turns))
     human, empty = drawn_turn_scores(population, measure, sampled, turns)
     if empty:
         notes.append(
@@ -251,7 +227,7 @@ def two_stage_estimate(
     machine = turn_scores(population, measure, population.machine)
     got = turn_level(human=human, machine_drawn=machine[:, turns], machine_all=machine, method=method)
     every = len(sampled) == population.size
-    est, lo, hi = two_stage_intervals(got=got, alpha=alpha, census=every)
+    est, lo, hi = two_stage_intervals(got=got, alpha=alpha, census=every, exact=measure.name == "P")
     result = HybridEstimate(
         task="relevance",
         measure=measure.text,
@@ -272,12 +248,18 @@ def two_stage_estimate(
             n_human=len(sampled),
             n_machine=population.size,
             effective_n=float("nan"),
-            rule="census" if every else "t",
-            warning=warning,
+            rule="census" if every else "betting" if got.boundary[r] else "t",
+            warning="; ".join(
+                w
+                for w in (warning, boundary_warning(measure) if got.boundary[r] and not every else None)
+                if w
+            )
+            or None,
         )
     result.notes.append(
         "two-stage estimates: each drawn turn's score from its pairs, then the machine's score on every turn "
-        "corrected by the drawn turns (Student t over them; docs/statistics.md)"
+        "corrected by the drawn turns (Student t over them, for P@k with the finite-population correction; "
+        "for a run at 0 or 1 widened by a betting interval; docs/statistics.md)"
     )
     # Each run's estimate is the machine's mean plus the mean of its residuals over the drawn turns, so a
     # difference's standard error is that of the residuals' differences over the same turns.
@@ -294,4 +276,5 @@ def two_stage_estimate(
         n_human=len(sampled),
         n_machine=population.size,
     )
+    result.fpc = measure.name == "P"
     return result

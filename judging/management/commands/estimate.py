@@ -82,11 +82,11 @@ class Command(HybridCommand):
     def handle_pairs(self, options: dict[str, Any]) -> None:
         """nDCG@k, P@k or AP per run from a pair sample (`pair_estimate`)."""
         if options["fpc"]:
-            # Said rather than ignored: P@k's stratified variance always has it, AP's bootstrap and the
-            # two-stage interval have none (docs/statistics.md); the JSON's "fpc" says which applied.
+            # Said rather than ignored: P@k's stratified variance always has it, the two-stage interval has
+            # it for P@k only (docs/statistics.md); the JSON's "fpc" says which applied.
             raise CommandError(
                 "--fpc is not an option for a pair sample: P@k from a stratified or uniform pair sample "
-                "always has the finite-population correction; AP and the two-stage design have none"
+                "always has the finite-population correction, the two-stage design for P@k only"
             )
         alpha = self.check_alpha(options["alpha"])
         collection = self.get_collection(options["collection"])

@@ -40,9 +40,9 @@ class Command(HybridCommand):
             default="default",
             help="stratified (with --task relevance --unit pair): pairs drawn within strata of the machine "
             "judge's grade, exactly --budget, each pair's stratum and probability stored; Neyman "
-            "allocation from --pilot, else proportional. two-stage (--unit pair, --measure nDCG@k or "
-            "P@k): turns drawn uniformly, then every pair some run ranks within the cutoff in each drawn "
-            "turn and, for nDCG, a few of its other pairs per machine grade; about --budget pairs, each "
+            "allocation from --pilot, else proportional. two-stage (--unit pair, --measure nDCG@k, "
+            "P@k or AP): turns drawn uniformly, then every pair some run ranks within the cutoff (AP: "
+            "retrieves) in each drawn turn and, for nDCG and AP, a few of its other pairs per machine grade; about --budget pairs, each "
             "with P(turn) x P(pair | turn). Default: --strategy decides, as before.",
         )
         parser.add_argument(

@@ -33,7 +33,8 @@ class Command(HybridCommand):
         "(30 units, 5 labels of the rarer answer) are warned about. With --unit pair --design stratified "
         "and P@k the budget counts human pairs, drawn within strata of the machine's grade, and "
         "the methods are classical, ppi++ and strat-ppi++ (below 30 drawn pairs in a run's top k: warned); "
-        "with --design two-stage and nDCG@k or P@k, turns then pairs within them, classical and ppi++ over "
+        "with --design two-stage and nDCG@k, P@k or AP (AP: the default design, the only one offered), "
+        "turns then pairs within them, classical and ppi++ over "
         "the drawn turns (below 20 drawn turns: warned; JSON draws: turns and mean pairs per budget). "
         '--format json: {"budgets": {"200": '
         '{"ppi++": {"coverage", "worst_run_coverage", "mc_error", "mean_width", "width_ratio", "warning"}, '
@@ -145,13 +146,16 @@ class Command(HybridCommand):
         if unknown:
             raise CommandError(f"--methods must be among {', '.join(PAIR_METHODS)}, not {', '.join(unknown)}")
         design = {"uniform": "uniform", "two-stage": "two-stage"}.get(options["design"], "stratified")
+        if options["design"] == "default" and is_ranked(options["measure"] or ""):
+            # AP is offered from the two-stage design only: the default runs that one for it.
+            design = "two-stage" if parse_ranked(options["measure"]).name == "AP" else design
         offered = TWO_STAGE_METHODS if design == "two-stage" else PAIR_METHODS
         chosen = [m for m in asked if m in offered]
         methods = list(offered) if asked == list(METHODS) or not chosen else chosen
         if design == "two-stage" and options["fpc"]:
             raise CommandError(
-                "--fpc is not offered for the two-stage design: its interval is the drawn turns' spread "
-                "without the correction (docs/statistics.md)"
+                "--fpc is not an option of the two-stage design: its interval always has the correction "
+                "(docs/statistics.md)"
             )
         collection = self.get_collection(options["collection"])
         try:

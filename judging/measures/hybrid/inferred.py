@@ -7,20 +7,18 @@ mean of these over the relevant drawn pairs. With a uniform sample this is trec_
 retrieved outside the pool count as not relevant. With strata (xinfAP's generalisation, Yilmaz, Kanoulas
 and Aslam 2008) the relevant share above rank i is taken stratum by stratum, each weighted by the
 stratum's pooled pairs above i, and the mean over relevant pairs weights each by 1/pi. A ratio of
-estimates, it is consistent rather than unbiased. Its interval comes from a design bootstrap: the drawn
-pairs resampled with replacement within each stratum.
+estimates, it is consistent rather than unbiased, and at the sampling rates people afford far off, so no
+command estimates AP from a single-stage sample (`ranked.AP_REFUSED`); with every pair sampled it is the
+run's AP, the reference `ranked.true_scores` uses.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from judging.measures.hybrid.pairs import PairPopulation
 
 EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
-BOOTSTRAP = 200
 
 
 def _turn_ap(
@@ -106,34 +104,3 @@ def inferred_ap(
     return float(
         inferred_ap_replicates(population, run=run, grades=grades, rel=rel, weights=w, strata=strata)[0]
     )
-
-
-def inferred_ap_estimate(
-    population: PairPopulation,
-    *,
-    run: int,
-    drawn: np.ndarray,
-    probability: np.ndarray,
-    strata: np.ndarray,
-    grades: np.ndarray,
-    rel: int,
-    seed: int = 0,
-    replicates: int = BOOTSTRAP,
-) -> tuple[float, float]:
-    """(estimate, bootstrap standard error): drawn pairs resampled with replacement within strata."""
-    n = population.size
-    base = np.zeros(n)
-    base[drawn] = 1.0 / probability
-    estimate = inferred_ap_replicates(
-        population, run=run, grades=grades, rel=rel, weights=base[None, :], strata=strata
-    )[0]
-    rng = np.random.default_rng(seed)
-    reps = np.zeros((replicates, n))
-    for h in np.unique(strata[drawn]):
-        members = drawn[strata[drawn] == h]
-        picks = rng.integers(0, len(members), size=(replicates, len(members)))
-        counts = np.zeros((replicates, len(members)))
-        np.add.at(counts, (np.arange(replicates)[:, None], picks), 1.0)
-        reps[:, members] = counts * base[members]
-    values = inferred_ap_replicates(population, run=run, grades=grades, rel=rel, weights=reps, strata=strata)
-    return float(estimate), float(np.std(values, ddof=1)) if replicates > 1 else math.nan

@@ -89,7 +89,10 @@ def simulate_pairs(
     if np.isnan(population.human).any():
         raise EstimationError("the simulation needs a human grade on every pair (use population.complete())")
     if measure.name == "AP":
-        raise EstimationError("the pair simulation serves nDCG@k and P@k; AP's bootstrap is too slow for it")
+        raise EstimationError(
+            "the single-stage pair simulation serves P@k: AP is offered from the two-stage design only "
+            "(two_stage.simulate_two_stage)"
+        )
     unknown = [m for m in methods if m not in PAIR_METHODS]
     if unknown:
         raise EstimationError(f"methods must be among {', '.join(PAIR_METHODS)}, not {', '.join(unknown)}")

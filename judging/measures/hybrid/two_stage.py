@@ -1,4 +1,4 @@
-"""The two-stage pair design: sample turns, then pairs inside each sampled turn; nDCG@k and P@k per run.
+"""The two-stage pair design: sample turns, then pairs inside each sampled turn; nDCG@k, P@k and AP per run.
 
 A single-stage pair sample gives each turn a handful of labels, too few to pin its ideal DCG, and every
 estimator of the ideal tried ran low by more than its spread (docs/statistics.md). Two stages put the
@@ -17,10 +17,16 @@ known on every turn, is the control variate (PPI++ at the turn level): the estim
 lam * mean over all turns of the machine's nDCG + mean over the drawn turns of (estimated human nDCG -
 lam * machine nDCG), with lam tuned on the drawn turns. The interval is Student's t on the drawn turns'
 residuals: the two-stage ultimate-cluster variance, whose between-turn spread already holds the within-turn
-error. No finite-population correction: the ultimate cluster's would scale the within-turn error down too,
-and the two-stage one, with the ideal DCG's within-turn variance linearised, overstated it (the ideal
-DCG saturates at k pairs) while P@k, exact in each drawn turn, undercovered with it (docs/statistics.md);
-without it the interval errs wide when most turns are drawn.
+error. For P@k, exact in each drawn turn, it carries the finite-population correction 1 - n/T; nDCG@k and
+AP estimate part of each drawn turn (the ideal DCG, the count of relevant pairs), and the correction would
+scale that error away too (nDCG@5 then covered 0.78 for the worst run with 87 of 116 turns drawn). A run
+whose drawn turn scores sit mostly at 0 or 1 shows less spread than its turns have, and t undercovers it:
+its interval takes in Waudby-Smith and Ramdas' betting interval, valid for bounded values at any n
+(`intervals.betting_interval`; docs/statistics.md has the figures).
+
+AP: the census of a drawn turn is every pair some run retrieves, so the precision at each relevant
+retrieved pair is exact, and the turn's count of relevant pairs is the census's plus the weighted rest;
+with every pair drawn it is trec_eval's AP.
 
 Pairs per turn: the turn-level spread dominates (on the iKAT 2024 qrels the residual's sd across turns is
 0.06-0.18, the within-turn error of a census of the top k plus one pair per grade far less), so the
@@ -39,7 +45,7 @@ import numpy as np
 
 from judging.measures.hybrid.estimators import EstimationError
 from judging.measures.hybrid.figures import method_figures
-from judging.measures.hybrid.intervals import interval_ends
+from judging.measures.hybrid.intervals import betting_interval, interval_ends
 from judging.measures.hybrid.pairs import PairPopulation
 from judging.measures.hybrid.ranked import (
     RankedMeasure,
@@ -48,6 +54,7 @@ from judging.measures.hybrid.ranked import (
     ideal_curve,
     parse_ranked,
     true_scores,
+    turn_ap,
     turn_scores,
 )
 from judging.measures.hybrid.sampling import SamplingError
@@ -55,6 +62,10 @@ from judging.measures.hybrid.simulation import SimulationResult
 from judging.measures.text import plural
 
 TWO_STAGE_METHODS = ("classical", "ppi++")
+# The measures whose turn score needs the turn's pairs outside every run's ranking (the ideal DCG, AP's
+# count of relevant pairs): a drawn turn also draws a few of those.
+SAMPLES_REST = ("nDCG", "AP")
+BOUNDARY_SHARE = 0.5
 MIN_TURNS = 20  # below this many drawn turns, the interval's coverage was not shown to hold
 CENSUS = "census"  # the stratum name of a drawn turn's pairs within some run's cutoff
 # The other pairs of a drawn turn are drawn within machine grades, this much more often the higher the
@@ -63,7 +74,9 @@ GRADE_WEIGHT = (1.0, 1.0, 2.0, 3.0, 3.0)
 
 
 def census_pairs(population: PairPopulation, measure: RankedMeasure) -> np.ndarray:
-    """(N,) whether some run ranks the pair within the measure's cutoff."""
+    """(N,) whether some run ranks the pair within the measure's cutoff (AP: retrieves it at all)."""
+    if measure.name == "AP":
+        return np.asarray((population.rank > 0).any(0))
     return np.asarray((coefficients(population, measure) > 0).any(0))
 
 
@@ -83,7 +96,7 @@ def turns_for(population: PairPopulation, measure: RankedMeasure, budget: int) -
     t_count = len(population.turns)
     strata = within_strata(population, measure)
     census = np.bincount(population.turn, strata == 0, t_count)
-    if measure.name == "nDCG":
+    if measure.name in SAMPLES_REST:
         present = np.zeros((t_count, int(strata.max()) + 1), dtype=bool)
         present[population.turn, strata] = True
         census = census + present[:, 1:].sum(1)
@@ -140,11 +153,11 @@ def two_stage_draw(
     drawn_turns = np.sort(rng.choice(t_count, n_t, replace=False))
     members = [frame.members[t] for t in drawn_turns]
     census = [m[strata[m] == 0] for m in members]
-    left = max(budget - sum(len(c) for c in census), 0) if measure.name == "nDCG" else 0
+    left = max(budget - sum(len(c) for c in census), 0) if measure.name in SAMPLES_REST else 0
     share = np.full(n_t, left // n_t) + (np.arange(n_t) < left % n_t)
     p_turn = n_t / t_count
     chosen, probability = [np.concatenate(census)], [np.full(sum(len(c) for c in census), p_turn)]
-    if measure.name == "nDCG":
+    if measure.name in SAMPLES_REST:
         # Each (turn, grade) cell draws its count without replacement: the pairs with the smallest
         # random keys within the cell.
         rest = np.concatenate([m[strata[m] > 0] for m in members])
@@ -180,8 +193,10 @@ def two_stage_keys(
         parsed = parse_ranked(measure)
     except EstimationError:
         parsed = None
-    if parsed is None or parsed.name not in ("nDCG", "P"):
-        raise SamplingError(f"the two-stage design serves nDCG@k and P@k (give --measure), not {measure!r}")
+    if parsed is None:
+        raise SamplingError(
+            f"the two-stage design serves nDCG@k, P@k and AP (give --measure), not {measure!r}"
+        )
     wanted = set(keys)
     population = population.only(np.array([k in wanted for k in population.keys]))
     draw = two_stage_draw(
@@ -232,6 +247,8 @@ def drawn_turn_scores(
     at = position[population.turn[drawn]]
     y = population.human[drawn]
     c = frame.coef[:, drawn]
+    if measure.name == "AP":
+        return turn_ap(population, measure, population.human, drawn, at, w, len(turns)), empty
     dcg = np.stack([np.bincount(at, row * w * gain(y, measure), len(turns)) for row in c])
     if measure.name == "P":
         return dcg, empty
@@ -247,6 +264,9 @@ class TurnLevel:
     se: np.ndarray  # (runs,)
     lam: np.ndarray  # (runs,)
     df: int
+    resid: np.ndarray  # (runs, n) each drawn turn's human score minus lam times the machine's
+    total: int  # T, the turns drawn from
+    boundary: np.ndarray  # (runs,) `at_boundary` of the drawn turns' human scores
 
 
 def turn_level(
@@ -274,23 +294,61 @@ def turn_level(
             lam = np.clip(np.where(var > 0, cov / var, 0.0), 0.0, 1.0)
     resid = human - lam[:, None] * machine_drawn
     estimate = lam * machine_all.mean(1) + resid.mean(1)
-    return TurnLevel(estimate, resid.std(1, ddof=1) / math.sqrt(n), lam, n - 1)
+    return TurnLevel(
+        estimate,
+        resid.std(1, ddof=1) / math.sqrt(n),
+        lam,
+        n - 1,
+        resid,
+        machine_all.shape[1],
+        at_boundary(human),
+    )
+
+
+def at_boundary(human: np.ndarray) -> np.ndarray:
+    """(runs,) whether a run's drawn turn scores sit at 0 or 1: at least `BOUNDARY_SHARE` of them at one
+    end. Student's t rests on the spread the sample shows, and such a sample rarely shows the few turns
+    that pull the mean off the end, so its interval undercovers (docs/statistics.md)."""
+    n = max(human.shape[1], 1)
+    top = (human >= 1 - 1e-9).sum(1) / n
+    bottom = (human <= 1e-9).sum(1) / n
+    return np.asarray(np.maximum(top, bottom) >= BOUNDARY_SHARE)
 
 
 def two_stage_warning(turns: int, total: int) -> str | None:
     """What the turn-level interval needs said: below `MIN_TURNS` drawn turns its coverage was not shown
-    to hold; above half the turns it holds with room to spare, having no finite-population correction."""
-    if turns > total / 2:
-        return (
-            f"conservative: {turns} of {plural(total, 'turn')} drawn, and the interval has no "
-            "finite-population correction, so it covers more often than its level (on the iKAT 2024 qrels "
-            "0.99 with three quarters of the turns drawn)"
-        )
-    if turns >= MIN_TURNS:
+    to hold."""
+    if turns >= MIN_TURNS or turns >= total:
         return None
     return (
         f"coverage not shown to hold with {plural(turns, 'drawn turn')} (fewer than {MIN_TURNS}): the "
         "interval rests on the spread across turns; treat it as a rough guide"
+    )
+
+
+def check_two_stage_turns(measure: RankedMeasure, turns: int, total: int) -> None:
+    """AP is refused below `MIN_TURNS` drawn turns: its per-turn values spread widely (a turn's AP is often
+    0 or 1), and below that the simulation did not show its interval to cover."""
+    if measure.name == "AP" and turns < min(MIN_TURNS, total):
+        raise EstimationError(
+            f"AP from a two-stage sample needs at least {MIN_TURNS} drawn turns with a human grade, got "
+            f"{turns}: below that its interval's coverage was not shown (docs/statistics.md); each drawn "
+            "turn costs the pairs the runs retrieve in it, so draw a larger budget or sample whole turns"
+        )
+
+
+# The shipped interval's worst-run coverage from 20 drawn turns up, with a near-perfect and a near-zero run
+# among seven (bench/bench_intervals_boundary.py on the iKAT 2024 qrels, 200 draws a cell).
+BOUNDARY_COVERAGE = {"nDCG": 0.94, "P": 0.93, "AP": 0.95}
+
+
+def boundary_warning(measure: RankedMeasure) -> str:
+    """What a run `at_boundary` gets said: Student's t alone undercovers it, so its interval is widened."""
+    return (
+        "most drawn turns score at 0 or 1 for this run: Student's t alone undercovers such a run (a "
+        "near-perfect run's covered 0.85 at 20 drawn turns on the iKAT 2024 qrels), so its interval takes "
+        "in a betting interval for bounded values, wider; simulated coverage with it "
+        f"{BOUNDARY_COVERAGE.get(measure.name, 0.93):.2f} for the worst run (docs/statistics.md)"
     )
 
 
@@ -302,14 +360,33 @@ def check_two_stage_methods(methods: Sequence[str]) -> None:
         )
 
 
+INTERVALS = ("t", "t-fpc", "betting", "boundary")
+
+
 def two_stage_intervals(
-    *, got: TurnLevel, alpha: float, census: bool = False
+    *, got: TurnLevel, alpha: float, census: bool = False, interval: str = "boundary", exact: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(estimate, lo, hi) per run: Student's t on the drawn turns, clipped to [0, 1]."""
+    """(estimate, lo, hi) per run, clipped to [0, 1]. `interval`:
+
+    * t: Student's t on the drawn turns' residuals, no finite-population correction;
+    * t-fpc: the same with the correction (1 - n/T) on the variance: the turns are drawn without
+      replacement and, each drawn turn's score being (nearly) exact, the between-turn spread is the whole
+      variance;
+    * betting: `intervals.betting_interval` on the residuals, valid for bounded values at any n;
+    * boundary (shipped): t-fpc where each drawn turn's score is `exact` (P@k: the census holds every
+      pair it counts), t elsewhere (nDCG@k's ideal DCG and AP's count of relevant pairs are estimated
+      within the turn, an error the correction would scale away: with it nDCG@5 covered 0.78 for the
+      worst run at 87 of 116 turns), and for a run `at_boundary` the hull of that and betting.
+    """
+    if interval not in INTERVALS:
+        raise EstimationError(f"interval must be one of {', '.join(INTERVALS)}, not {interval!r}")
+    n = got.df + 1
+    corrected = interval == "t-fpc" or (interval == "boundary" and exact)
+    fpc = math.sqrt(max(1 - n / got.total, 0.0)) if corrected else 1.0
     est, lo, hi, _wilson = interval_ends(
         estimate=got.estimate,
-        se=got.se,
-        se_srs=got.se,
+        se=got.se * fpc,
+        se_srs=got.se * fpc,
         n=got.df + 1,
         binary=False,
         identical=False,
@@ -317,7 +394,28 @@ def two_stage_intervals(
         alpha=alpha,
         bounds=(0.0, 1.0),
     )
+    if interval in ("betting", "boundary") and not census:
+        use = np.ones(len(est), dtype=bool) if interval == "betting" else got.boundary
+        if use.any():
+            b_lo, b_hi = _betting(got, alpha, use)
+            lo = np.where(use, np.minimum(b_lo, lo) if interval == "boundary" else b_lo, lo)
+            hi = np.where(use, np.maximum(b_hi, hi) if interval == "boundary" else b_hi, hi)
+            lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
     return est, lo, hi
+
+
+def _betting(got: TurnLevel, alpha: float, use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`betting_interval` on the chosen runs' residuals, rescaled from [-lam, 1] to [0, 1] and back, in a
+    fixed random order (any order not chosen from the values is valid; the turns' own order may not be)."""
+    lam = got.lam[use]
+    order = np.random.default_rng(0).permutation(got.resid.shape[1])
+    scaled = (got.resid[use][:, order] + lam[:, None]) / (1 + lam[:, None])
+    lo_x, hi_x = betting_interval(scaled, population=got.total, alpha=alpha)
+    shift = got.estimate[use] - got.resid[use].mean(1)  # lam times the machine's mean over every turn
+    lo, hi = np.zeros(len(use)), np.ones(len(use))
+    lo[use] = shift + lo_x * (1 + lam) - lam
+    hi[use] = shift + hi_x * (1 + lam) - lam
+    return lo, hi
 
 
 def simulate_two_stage(
@@ -330,14 +428,13 @@ def simulate_two_stage(
     alpha: float = 0.05,
     methods: Sequence[str] = TWO_STAGE_METHODS,
     turns: int | None = None,
+    interval: str = "boundary",
 ) -> SimulationResult:
     """Coverage and width of the two-stage design's intervals for every run and budget (human pairs), as
     `pair_simulation.simulate_pairs` reports them; `width_ratio` is against classical (the drawn turns'
     estimated human scores alone). `turns` fixes the number of drawn turns (the bench's trade-off)."""
     if np.isnan(population.human).any():
         raise EstimationError("the simulation needs a human grade on every pair (use population.complete())")
-    if measure.name not in ("nDCG", "P"):
-        raise EstimationError("the two-stage design serves nDCG@k and P@k")
     check_two_stage_methods(methods)
     big_n = population.size
     bad = [b for b in budgets if not 2 <= b <= big_n]
@@ -347,7 +444,14 @@ def simulate_two_stage(
     machine_all = turn_scores(population, measure, population.machine)
     rng = np.random.default_rng(seed)
     k = len(population.runs)
-    result = SimulationResult(units=big_n, runs=k, repeats=repeats, alpha=alpha, seed=seed)
+    result = SimulationResult(
+        units=big_n,
+        runs=k,
+        repeats=repeats,
+        alpha=alpha,
+        seed=seed,
+        fpc=interval == "t-fpc" or (interval == "boundary" and measure.name == "P"),
+    )
     wanted = list(dict.fromkeys(["classical", *methods]))
     frame = frame_for(population, measure)
     for budget in sorted(set(budgets)):
@@ -368,7 +472,13 @@ def simulate_two_stage(
                     machine_all=machine_all,
                     method=method,
                 )
-                _est, lo, hi = two_stage_intervals(got=got, alpha=alpha, census=len(draw.chosen) == big_n)
+                _est, lo, hi = two_stage_intervals(
+                    got=got,
+                    alpha=alpha,
+                    census=len(draw.chosen) == big_n,
+                    interval=interval,
+                    exact=measure.name == "P",
+                )
                 hits[method] += (lo - 1e-12 <= truth) & (truth <= hi + 1e-12)
                 widths[method] += hi - lo
         warning = two_stage_warning(n_t, len(population.turns))

@@ -91,21 +91,23 @@ def test_it_corrects_the_machine_by_the_drawn_turns_and_classical_is_their_mean(
 
 def test_it_covers_ndcg_at_5_for_the_worst_run_and_is_about_three_times_narrower_than_whole_turns(ikat):
     """Measured with bench/bench_ndcg_two_stage.py (1,000 draws): worst-run coverage 0.953 at 1,000 pairs
-    (43 turns), 0.991 at 2,000 (86 of 116 turns, no finite-population correction); 3.1x and 3.0x narrower
-    than whole-turn ppi++ with as many pairs (6 and 11 turns)."""
+    (43 turns), 0.991 at 2,000 (86 of 116 turns, no finite-population correction: nDCG's within-turn
+    error would be scaled away); 3.1x and 3.0x narrower than whole-turn ppi++ with as many pairs (6 and 11
+    turns). With the boundary hull (a run with half its drawn turns at 1 takes in the betting interval)
+    0.980 and 0.993 here, still 3.1x and 3.1x narrower."""
     repeats = 300
     result = simulate_two_stage(population=ikat, measure=NDCG, budgets=[1000, 2000], repeats=repeats, seed=1)
     truth = turn_scores(ikat, NDCG, ikat.human)
     whole = simulate(truth=truth, machine=turn_scores(ikat, NDCG, ikat.machine), budgets=[6, 11], repeats=500)
     mc = 2 * np.sqrt(0.95 * 0.05 / repeats)
     low, high = result.budgets[1000]["ppi++"], result.budgets[2000]["ppi++"]
-    assert 0.93 - mc <= low.worst_run_coverage <= 0.97 + mc
-    assert high.worst_run_coverage >= 0.93  # conservative: most turns drawn, no correction for it
+    assert 0.93 - mc <= low.worst_run_coverage <= 0.98 + mc
+    assert high.worst_run_coverage >= 0.93
     assert result.draws[1000]["turns"] == 43 and abs(result.draws[1000]["pairs"] - 1000) < 20
     assert whole.budgets[6]["ppi++"].mean_width / low.mean_width > 2.8
     assert whole.budgets[11]["ppi++"].mean_width / high.mean_width > 2.7
     assert low.width_ratio < 0.9  # ppi++ against the drawn turns' human scores alone (0.84)
-    assert list(result.warnings) == [2000] and "conservative" in result.warnings[2000]
+    assert not result.warnings  # 86 of 116 turns is no longer called conservative
     assert true_scores(ikat, NDCG, ikat.human) == pytest.approx(truth.mean(1))
 
 
@@ -142,8 +144,8 @@ def test_sample_for_humans_draws_a_two_stage_sample_with_each_pairs_probability(
     assert all(0 < u["inclusion_probability"] <= 25 / 40 for u in data["units"])
     text = _two_stage("two-text")
     assert "turns: 25 drawn" in text and "census" in text
-    with pytest.raises(CommandError, match="nDCG@k and P@k"):
-        _two_stage("two-ap", "AP(rel=2)")
+    ap = json.loads(_two_stage("two-ap", "AP(rel=2)", "400", "--format", "json"))
+    assert {u["stratum"] for u in ap["units"]} >= {"census"}
 
 
 @pytest.mark.django_db
@@ -179,7 +181,9 @@ def test_estimate_gives_every_run_ndcg_at_5_from_a_two_stage_sample(hybrid_colle
                 assert 0 <= row["ci"][0] <= row["estimate"] <= row["ci"][1] <= 1
                 assert row["n_human"] == HumanSample.objects.get(name="two").units.count()
                 assert row["n_machine"] == 240
-                assert row["warning"].startswith("conservative: 25 of 40 turns drawn")
+                # 25 of 40 turns: not called conservative; a run at 0 or 1 is warned with its coverage.
+                assert row["warning"] is None or "score at 0 or 1" in row["warning"]
+                assert "conservative" not in (row["warning"] or "")
     # The ordered run (run0 ranks by the human grade) is the best, as its full-label nDCG@5 is.
     best = estimate("nDCG@5", "ppi++")["runs"]
     assert best["run0"]["estimate"] > max(best["run1"]["estimate"], best["run2"]["estimate"])
@@ -212,10 +216,11 @@ def test_simulate_budget_reports_the_two_stage_design_in_the_usual_shape_and_war
         assert fields <= set(f)
     assert data["draws"]["60"]["turns"] == 10 and data["draws"]["150"]["turns"] == 25
     assert "fewer than 20" in data["warnings"]["60"]
-    assert data["warnings"]["150"].startswith("conservative: 25 of 40 turns drawn")
+    # 25 of 40 turns drawn: no longer called conservative (a run at the boundary undercovered there).
+    assert "150" not in data["warnings"]
     text = run("simulate_budget", *args, "--budgets", "150", "--repeats", "10")
     assert "design: two-stage pairs" in text and "25 turns drawn" in text
-    with pytest.raises(CommandError, match="--fpc is not offered"):
+    with pytest.raises(CommandError, match="--fpc is not an option of the two-stage design"):
         run("simulate_budget", *args, "--budgets", "150", "--repeats", "10", "--fpc")
 
 
