@@ -9,13 +9,14 @@ two-stage sample (turns, then pairs) is estimated by `two_stage` at the turn lev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from annotation.models import Collection, Judge, Run
 from annotation.selectors import qrels_dict, runs_dict
 from core.wording import plural
+from judging.measures.hybrid.coverage import Coverage, pair_coverage
 from judging.measures.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate
 from judging.measures.hybrid.estimators import Estimate, EstimationError
 from judging.measures.hybrid.inferred import inferred_ap_estimate
@@ -92,15 +93,28 @@ def pair_hybrid_estimate(
     method: str,
     alpha: float = 0.05,
     sample: HumanSample | None = None,
+    coverage: Callable[..., Coverage | None] = pair_coverage,
 ) -> HybridEstimate:
-    """Every run's interval from the pair sample; no differences between runs (not derived for pairs)."""
+    """Every run's interval from the pair sample; no differences between runs (not derived for pairs).
+    `coverage` simulates the design on the same data (`coverage.pair_coverage`): the result warns when its
+    worst run is under the floor."""
     parsed = parse_ranked(measure)
     two_stage = sample is not None and sample.strategy == HumanSample.Strategy.TWO_STAGE
     check_offered(parsed, two_stage=two_stage)
     if two_stage and sample is not None:
-        return two_stage_estimate(
+        result = two_stage_estimate(
             population=population, measure=parsed, method=method, alpha=alpha, sample=sample
         )
+        result.coverage = coverage(
+            population=population,
+            measure=parsed,
+            drawn=_drawn(population, sample)[0],
+            method=method,
+            alpha=alpha,
+            design="two-stage",
+            budget=sample.budget,
+        )
+        return result
     if method not in PAIR_METHODS:
         raise EstimationError(f"a pair sample's methods are {', '.join(PAIR_METHODS)}, not {method!r}")
     if parsed.name == "AP" and method != "classical":
@@ -181,6 +195,14 @@ def pair_hybrid_estimate(
     # P@k's and nDCG@k's variance is the stratified sample's without replacement, (1 - n_h/N_h) included;
     # inferred AP's bootstrap resamples with replacement and has no such correction.
     result.fpc = parsed.name != "AP"
+    result.coverage = coverage(
+        population=population,
+        measure=parsed,
+        drawn=drawn,
+        method=method,
+        alpha=alpha,
+        design="stratified" if stratified else "uniform",
+    )
     return result
 
 
