@@ -80,9 +80,7 @@ def _from_result(result: SimulationResult, method: str, how: str) -> Coverage | 
     if not result.budgets:
         return None
     figures = next(iter(result.budgets.values()))[method]
-    return Coverage(
-        worst=figures.worst_run_coverage, mean=figures.coverage, repeats=result.repeats, how=how
-    )
+    return Coverage(worst=figures.worst_run_coverage, mean=figures.coverage, repeats=result.repeats, how=how)
 
 
 def turn_coverage(
