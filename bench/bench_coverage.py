@@ -43,7 +43,7 @@ from judging.measures.hybrid.table import UnitTable  # noqa: E402
 from judging.measures.hybrid.two_stage import simulate_two_stage, two_stage_draw  # noqa: E402
 from tests.judging.pair_data import IKAT_QRELS, read_qrels, runs_for  # noqa: E402
 
-REPEATS, PAIR_REPEATS, CHECKS, SEED = 400, 100, 3, 0
+REPEATS, PAIR_REPEATS, CHECKS, SEED = 400, 100, 10, 0
 TURN_BUDGETS = (10, 20, 30, 40, 60)
 PAIR_BUDGETS = (200, 500, 1000)
 TWO_STAGE_BUDGETS = (500, 1000, 2000)

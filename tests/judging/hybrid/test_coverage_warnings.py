@@ -9,7 +9,8 @@ from judging.hybrid.estimate import hybrid_estimate
 from judging.measures.hybrid.coverage import COVERAGE_FLOOR, Coverage, turn_coverage
 from judging.measures.hybrid.table import UnitTable
 from judging.models import BudgetSimulation
-from tests.factories import OrganiserFactory
+from tests.factories import OrganiserFactory, ResponseFactory, RunFactory
+from tests.judging.budget_page import budget_simulated
 from tests.judging.helpers import QUERY
 
 
@@ -76,3 +77,23 @@ def test_the_estimate_page_refuses_ranked_measures_by_pair(client, views_collect
     response = client.get(reverse("judging:hybrid-estimate", args=["views"]), {**QUERY, "unit": "pair"})
     assert response.status_code == 400
     assert "choose unit turn" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_answer_only_runs_are_listed_not_scored_on_the_evaluation_and_budget_pages(client, views_collection):
+    answers = RunFactory(collection=views_collection, name="answers-only")
+    ResponseFactory(run=answers, turn=views_collection.turns.first(), text="An answer.")
+    client.force_login(OrganiserFactory())
+    page = client.get(reverse("judging:evaluation-runs", args=["views"]), {"judge": "nist"})
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert (
+        'id="evaluation-answer-only"' in body
+        and "answers-only" in body.split('id="evaluation-answer-only"')[1]
+    )
+    assert "answers-only" not in body.split('id="evaluation-table"')[1].split("</table>")[0]
+    budget = budget_simulated(client, "views", {**QUERY, "budgets": "4 8", "repeats": "20"})
+    assert (
+        "1 answer-only run (responses, no ranking) left out of nDCG@5: answers-only"
+        in budget.content.decode()
+    )
