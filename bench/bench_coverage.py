@@ -12,7 +12,7 @@ for stratified and uniform pairs, `two_stage.simulate_two_stage` for two-stage p
 runs) give the worst run's coverage of the 95% interval and the mean width; then `CHECKS` samples of the
 cell are drawn and the tool's own warning (`coverage.turn_coverage` / `coverage.pair_coverage`, as
 `estimate` calls it) is run on each: "warned" is the share of them that warn. A cell passes when its
-worst-run coverage is at least 0.90 or the tool warns on most of its samples. Pure numpy; about 5 minutes
+worst-run coverage is at least 0.90 or the tool warns on at least half of its samples. Pure numpy; about 2 minutes
 on one core. Not part of the test suite.
 """
 
