@@ -105,11 +105,11 @@ def unsupported(*, task: str, measure: str, unit: str, design: str, page: str) -
     if design == "default":
         if unit == "pair" and ranked:
             return (
-                f"{measure} from pairs needs a pair design: choose the stratified design (P@k) or the "
+                f"{measure} needs a pair design to be estimated from pairs: choose the stratified design (P@k) or the "
                 "two-stage design (nDCG@k, P@k) on the budget page, or sample_for_humans --unit pair and "
                 "estimate --unit pair"
                 if page == "budget"
-                else f"{measure} from pairs is estimated by `estimate --unit pair` from a pair sample; "
+                else f"{measure} is estimated from a pair sample by `estimate --unit pair`; "
                 "this page estimates whole turns: choose unit turn"
             )
         return None

@@ -35,6 +35,7 @@ from judging.measures.hybrid.ranked import RankedMeasure
 from judging.measures.hybrid.simulation import SimulationResult, simulate
 from judging.measures.hybrid.table import UnitTable
 from judging.measures.hybrid.two_stage import simulate_two_stage
+from judging.measures.text import plural
 
 COVERAGE_FLOOR = 0.90
 REPEATS = 200
@@ -61,7 +62,7 @@ class Coverage:
             return None
         return (
             f"simulated coverage of these intervals on this data is {self.worst:.3f} for the worst run "
-            f"(mean {self.mean:.3f}, {self.repeats} simulated samples, {self.how}), under "
+            f"(mean {self.mean:.3f}, {plural(self.repeats, 'simulated sample')}, {self.how}), under "
             f"{COVERAGE_FLOOR:.2f}: read them as narrower than their level"
         )
 
@@ -127,7 +128,7 @@ def turn_coverage(
         )
     except EstimationError:
         return None
-    return _from_result(result, method, f"bootstrap population of the {n} labelled units")
+    return _from_result(result, method, f"bootstrap population of the {plural(n, 'labelled unit')}")
 
 
 def pseudo_grades(population: PairPopulation, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
