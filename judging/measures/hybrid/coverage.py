@@ -12,9 +12,10 @@ coverage is under `COVERAGE_FLOOR`:
   values for every run, so the joint spread of human and machine values is the sample's own. The sample
   size, the method and `--fpc` are the estimate's; `simulation.simulate` draws and estimates.
 * pairs (`pair_coverage`): every pair keeps its machine grade, and its human grade is drawn from the
-  confusion matrix seen on the drawn pairs (the human grades given each machine grade; a machine grade
-  with no drawn pair keeps its own grade). `pair_simulation.simulate_pairs` (stratified or uniform) or
-  `two_stage.simulate_two_stage` draws the same number of pairs.
+  human grades seen on the drawn pairs of its design stratum (machine grade x rank band; a stratum with
+  no drawn pair falls back to its machine grade, then to the machine's grade itself).
+  `pair_simulation.simulate_pairs` (stratified or uniform) or `two_stage.simulate_two_stage` draws the
+  same number of pairs.
 
 Both are Monte Carlo figures over `REPEATS` samples (Monte Carlo error about ±0.02 at 0.90).
 """
@@ -30,8 +31,8 @@ from judging.measures.hybrid.active import correction_from_machine
 from judging.measures.hybrid.estimators import EstimationError
 from judging.measures.hybrid.intervals import measure_bounds
 from judging.measures.hybrid.pair_simulation import simulate_pairs
-from judging.measures.hybrid.pairs import PairPopulation
-from judging.measures.hybrid.ranked import RankedMeasure
+from judging.measures.hybrid.pairs import PairPopulation, design_strata
+from judging.measures.hybrid.ranked import RankedMeasure, design_value
 from judging.measures.hybrid.simulation import SimulationResult, simulate
 from judging.measures.hybrid.table import UnitTable
 from judging.measures.hybrid.two_stage import simulate_two_stage
@@ -131,16 +132,23 @@ def turn_coverage(
     return _from_result(result, method, f"bootstrap population of the {plural(n, 'labelled unit')}")
 
 
-def pseudo_grades(population: PairPopulation, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A human grade for every pair, drawn from the human grades seen on the drawn pairs with the same
-    machine grade (the confusion matrix of the sample); the machine's own grade where it has none."""
+def pseudo_grades(
+    population: PairPopulation, measure: RankedMeasure, drawn: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """A human grade for every pair, drawn from the human grades seen on the drawn pairs of the same design
+    stratum (machine grade x whether some run ranks it within the cutoff); else of the same machine grade;
+    else the machine's own grade. Within a machine grade the pairs the runs rank high are the relevant
+    ones far more often: one confusion matrix for all would make the unranked pairs relevant too, a
+    population unlike any collection's (the two-stage design's ideal DCG then runs far off)."""
+    strata = design_strata(population.machine, value=design_value(population, measure))[0]
     grades = population.machine.astype(float).copy()
     seen = drawn[~np.isnan(population.human[drawn])]
-    for grade in np.unique(population.machine):
-        here = population.machine == grade
-        pool = population.human[seen][population.machine[seen] == grade]
-        if len(pool):
-            grades[here] = rng.choice(pool, size=int(here.sum()))
+    for groups in (population.machine, strata):
+        for group in np.unique(groups):
+            here = groups == group
+            pool = population.human[seen][groups[seen] == group]
+            if len(pool):
+                grades[here] = rng.choice(pool, size=int(here.sum()))
     return grades
 
 
@@ -162,7 +170,7 @@ def pair_coverage(
     if measure.name == "AP" or len(drawn) < 2 or len(drawn) >= population.size:
         return None
     rng = np.random.default_rng(seed)
-    pseudo = replace(population, human=pseudo_grades(population, drawn, rng))
+    pseudo = replace(population, human=pseudo_grades(population, measure, drawn, rng))
     how = f"the machine's grades with human grades from the sample's confusion matrix ({design} design)"
     try:
         if design == "two-stage":
