@@ -11,6 +11,7 @@ from annotation.models import Collection
 from annotation.permissions import organiser_required
 from judging.evaluation.views import evaluation_from_query
 from judging.hybrid.views import evaluation_estimate
+from judging.scores.relevance import answer_only_runs
 
 
 @organiser_required
@@ -34,6 +35,7 @@ def evaluation_runs(request: HttpRequest, name: str) -> HttpResponse:
         "form": form,
         "evaluation": evaluation,
         "rows": rows,
+        "answer_only": answer_only_runs(collection) if evaluation is not None else [],
         "error": error,
         **hybrid,
     }

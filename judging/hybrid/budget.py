@@ -192,6 +192,7 @@ def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[st
         **simulation_json(outcome),
         "run_names": outcome.table.runs,
         "table_units": outcome.table.size,
+        "table_notes": outcome.table.notes,
         "plan": plan,
     }
     return _encoded(result)
@@ -274,6 +275,8 @@ def budget_shown(*, stored: dict[str, Any], params: dict[str, Any]) -> dict[str,
         "constant_runs": [runs[i] for i in simulation.constant_runs],
         "confidence": f"{100 * nominal:g}%",
         "units": data["table_units"],
+        # Simulations stored before the notes were kept have none.
+        "table_notes": data.get("table_notes", []),
         "fpc": params["fpc"],
         "coverage_chart": charts.lines(
             coverage,

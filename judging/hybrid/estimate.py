@@ -4,10 +4,14 @@ human labels count)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from core.wording import plural
+from judging.measures.hybrid.coverage import Coverage, turn_coverage
 from judging.measures.hybrid.estimate import Draw, HybridEstimate, labelled_draw, runs_estimate
+from judging.measures.hybrid.estimators import EstimationError
 from judging.measures.hybrid.table import UnitTable
 from judging.models import HumanSample
 
@@ -39,14 +43,24 @@ def hybrid_estimate(
     sample: HumanSample | None = None,
     pairs: bool = True,
     fpc: bool = False,
+    coverage: Callable[..., Coverage | None] = turn_coverage,
 ) -> HybridEstimate:
     """Every run's interval under `method` on the units `sample` drew (without one, every human-labelled
-    unit), and (with `pairs`) every pair's difference; `fpc`: with the finite-population correction."""
-    return runs_estimate(
-        table=table,
-        method=method,
-        draw=sample_draw(table=table, sample=sample),
-        alpha=alpha,
-        pairs=pairs,
-        fpc=fpc,
-    )
+    unit), and (with `pairs`) every pair's difference; `fpc`: with the finite-population correction.
+    `coverage` simulates the setting on the same data (`coverage.turn_coverage`): the result warns when
+    its worst run is under the floor."""
+    if sample is not None and sample.strategy in (
+        HumanSample.Strategy.STRATIFIED,
+        HumanSample.Strategy.TWO_STAGE,
+    ):
+        # The uniform and weighted methods here ignore the strata; no stratified estimator of a pooled
+        # share is built, so the sample is refused rather than estimated as if it were uniform.
+        raise EstimationError(
+            f"sample {sample.name} is {sample.get_strategy_display().lower()}: it serves P@k (and nDCG@k, "
+            f"two-stage) through estimate --unit pair; {table.measure} has no estimator for it: draw a "
+            "uniform or uncertainty sample"
+        )
+    draw = sample_draw(table=table, sample=sample)
+    result = runs_estimate(table=table, method=method, draw=draw, alpha=alpha, pairs=pairs, fpc=fpc)
+    result.coverage = coverage(table=table, drawn=draw.drawn, pi=draw.pi, method=method, alpha=alpha, fpc=fpc)
+    return result

@@ -9,13 +9,14 @@ nDCG@k and AP included; those two are refused from a single-stage sample (`ranke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from annotation.models import Collection, Judge, Run
 from annotation.selectors import qrels_dict, runs_dict
 from core.wording import plural
+from judging.measures.hybrid.coverage import Coverage, pair_coverage
 from judging.measures.hybrid.estimate import UNSAMPLED_NOTE, HybridEstimate, add_pairs
 from judging.measures.hybrid.estimators import Estimate, EstimationError
 from judging.measures.hybrid.intervals import interval_ends
@@ -94,16 +95,29 @@ def pair_hybrid_estimate(
     method: str,
     alpha: float = 0.05,
     sample: HumanSample | None = None,
+    coverage: Callable[..., Coverage | None] = pair_coverage,
 ) -> HybridEstimate:
     """Every run's interval from the pair sample and, for nDCG@k and P@k, every pair's difference with
-    Holm's settled pairs and the ranking's agreement bound (`estimate.add_pairs`)."""
+    Holm's settled pairs and the ranking's agreement bound (`estimate.add_pairs`). `coverage` simulates the
+    design on the same data (`coverage.pair_coverage`): the result warns when its worst run is under the
+    floor."""
     parsed = parse_ranked(measure)
     two_stage = sample is not None and sample.strategy == HumanSample.Strategy.TWO_STAGE
     check_offered(parsed, two_stage=two_stage)
     if two_stage and sample is not None:
-        return two_stage_estimate(
+        result = two_stage_estimate(
             population=population, measure=parsed, method=method, alpha=alpha, sample=sample
         )
+        result.coverage = coverage(
+            population=population,
+            measure=parsed,
+            drawn=_drawn(population, sample)[0],
+            method=method,
+            alpha=alpha,
+            design="two-stage",
+            budget=sample.budget,
+        )
+        return result
     if method not in PAIR_METHODS:
         raise EstimationError(f"a pair sample's methods are {', '.join(PAIR_METHODS)}, not {method!r}")
     drawn, stratified, notes = _drawn(population, sample)
@@ -178,6 +192,14 @@ def pair_hybrid_estimate(
     )
     # P@k's variance is the stratified sample's without replacement, (1 - n_h/N_h) included.
     result.fpc = True
+    result.coverage = coverage(
+        population=population,
+        measure=parsed,
+        drawn=drawn,
+        method=method,
+        alpha=alpha,
+        design="stratified" if stratified else "uniform",
+    )
     return result
 
 

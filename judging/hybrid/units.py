@@ -34,6 +34,7 @@ from judging.measures.hybrid.table import UnitTable
 from judging.measures.nuggets import NuggetMetricsError
 from judging.scores.nuggets import nugget_metrics
 from judging.scores.rag_nuggets import nugget_scores
+from judging.scores.relevance import answer_only_runs
 from judging.scores.support import support_scores
 
 # The tasks whose family declares hybrid measures (annotation/<family>/family.py), and those measures.
@@ -200,9 +201,15 @@ def relevance_table(
     machine_q = qrels_dict(collection=collection, judge=machine)
     human_q = qrels_dict(collection=collection, judge=human)
     turns = sorted(machine_q, key=natural_key)
-    runs = list(Run.objects.filter(collection=collection).order_by("name"))
+    answer_only = answer_only_runs(collection)
+    runs = list(Run.objects.filter(collection=collection).exclude(name__in=answer_only).order_by("name"))
     if not runs:
-        raise UnitsError(f"collection {collection.name} has no runs")
+        raise UnitsError(f"collection {collection.name} has no runs with rankings")
+    if answer_only:
+        notes.append(
+            f"{plural(len(answer_only), 'answer-only run')} (responses, no ranking) left out of {measure}: "
+            + ", ".join(answer_only)
+        )
     by_run = runs_dict(runs=runs, turn_ids=turns)
     rankings = {run.name: by_run.get(run.pk, {}) for run in runs}
     names = [run.name for run in runs]

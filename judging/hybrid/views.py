@@ -32,6 +32,7 @@ from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, huma
 from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
 from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
 from judging.measures.hybrid.estimators import METHODS, EstimationError
+from judging.measures.hybrid.ranked import is_ranked, parse_ranked
 from judging.models import BudgetSimulation, HumanSample
 
 MAX_REPEATS = 2000
@@ -79,6 +80,52 @@ class HybridForm(forms.Form):
                     names, first=task, empty=None if multiple else "---------"
                 )
         self.fields["gold_judge"].widget.choices = judge_menu(gold)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if "task" in data and "unit" in data:
+            why = unsupported(
+                task=data["task"],
+                measure=data.get("measure") or DEFAULT_MEASURE[data["task"]],
+                unit=data["unit"],
+                design=data.get("design") or "default",
+                page="budget" if "design" in self.fields else "estimate",
+            )
+            if why:
+                self.add_error(None, why)
+        return data
+
+
+def unsupported(*, task: str, measure: str, unit: str, design: str, page: str) -> str | None:
+    """Why a measure x unit x design combination does not run on `page` ("estimate" or "budget"), or None:
+    checked by the forms so that nothing that would fail on the worker is queued."""
+    ranked = task == "relevance" and is_ranked(measure)
+    if unit == "pair" and task != "relevance":
+        return f"{task} is sampled by whole turns: pair units serve relevance only"
+    if design == "default":
+        if unit == "pair" and ranked:
+            return (
+                f"{measure} needs a pair design to be estimated from pairs: choose the stratified design (P@k) or the "
+                "two-stage design (nDCG@k, P@k) on the budget page, or sample_for_humans --unit pair and "
+                "estimate --unit pair"
+                if page == "budget"
+                else f"{measure} is estimated from a pair sample by `estimate --unit pair`; "
+                "this page estimates whole turns: choose unit turn"
+            )
+        return None
+    if unit != "pair":
+        return f"the {design} design draws (turn, passage) pairs: choose unit pair"
+    if not ranked:
+        return (
+            f"the {design} design serves per-run measures (P@k; nDCG@k two-stage only); {measure} has no "
+            f"{design} estimator: choose the default design (uniform pairs)"
+        )
+    parsed = parse_ranked(measure)
+    if parsed.name == "AP":
+        return f"the {design} design's simulation serves nDCG@k and P@k, not {measure}"
+    if design == "stratified" and parsed.name != "P":
+        return f"the stratified design serves P@k; {measure} needs the two-stage design"
+    return None
 
 
 class BudgetForm(HybridForm):

@@ -8,7 +8,7 @@ from typing import Any
 
 from ir_measures import AP, Judged, P, R, nDCG
 
-from annotation.models import Collection, Judge, RelevanceGrade, Run
+from annotation.models import Collection, Judge, Ranking, RelevanceGrade, Response, Run
 from annotation.selectors import qrels_by_judge, qrels_dict, runs_dict
 from judging.measures.ir import Evaluation, EvaluationError, qrels_evaluate, ranking_head
 
@@ -107,8 +107,25 @@ def runs_evaluate_judges(
     }
 
 
+def answer_only_runs(collection: Collection) -> list[str]:
+    """The runs of `collection` with responses and no ranking (a RAG run that submitted answers only):
+    ranked-run measures have nothing to score for them, so they are listed rather than scored 0."""
+    ranked = Ranking.objects.filter(run__collection=collection).values("run_id")
+    answered = Response.objects.filter(run__collection=collection).values("run_id")
+    return list(
+        collection.runs.filter(id__in=answered)
+        .exclude(id__in=ranked)
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+
+
 def _runs_of(collection: Collection, runs: Iterable[Run] | None) -> list[Run]:
-    selected = list(collection.runs.all()) if runs is None else list(runs)
+    if runs is None:
+        # Answer-only runs are left out of every ranked-run measure; callers list them (`answer_only_runs`).
+        selected = list(collection.runs.exclude(name__in=answer_only_runs(collection)))
+    else:
+        selected = list(runs)
     for run in selected:
         if run.collection_id != collection.id:
             raise EvaluationError(f"run {run.name} is not a run of collection {collection.name}")

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from judging.measures.hybrid.coverage import Coverage
 from judging.measures.hybrid.estimators import Estimate, EstimationError, mean_interval
 from judging.measures.hybrid.intervals import Bounds, measure_bounds, quantiles
 from judging.measures.hybrid.table import UnitTable
@@ -101,6 +102,7 @@ class HybridEstimate:
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     rank_agreement: TauInterval | None = None
+    coverage: Coverage | None = None  # this setting's simulated coverage on the same data (`coverage`)
 
     def ranking(self) -> list[dict[str, Any]]:
         """Runs best first; each with the runs it beats and the runs its order against is not settled."""
@@ -133,8 +135,12 @@ class HybridEstimate:
 
     @property
     def warnings(self) -> list[str]:
-        """One line per run whose sample is below the sizes where the intervals' coverage was shown to hold."""
-        return [f"{run}: {e.warning}" for run, e in self.runs.items() if e.warning]
+        """One line per run whose sample is below the sizes where the intervals' coverage was shown to hold,
+        and one where this setting's simulated coverage is under the floor."""
+        lines = [f"{run}: {e.warning}" for run, e in self.runs.items() if e.warning]
+        if self.coverage is not None and (line := self.coverage.warning()):
+            lines.append(line)
+        return lines
 
     def settled_share(self) -> float | None:
         return sum(p.settled for p in self.pairs) / len(self.pairs) if self.pairs else None
@@ -154,6 +160,7 @@ class HybridEstimate:
             "settled_share": self.settled_share(),
             "multiple_comparisons": MULTIPLE_COMPARISONS,
             "rank_agreement": self.rank_agreement.as_dict() if self.rank_agreement else None,
+            "coverage": self.coverage.as_dict() if self.coverage else None,
             "skipped": self.skipped,
             "notes": self.notes,
             "warnings": self.warnings,
@@ -339,6 +346,11 @@ def add_pairs(
     settle(result, human_only=dict(zip(names, (float(h) for h in human_only), strict=True)))
 
 
+def _effective(value: float) -> str:
+    """effective_n as printed: "–" where the design has none (pair designs)."""
+    return "–" if np.isnan(value) else f"{value:.1f}"
+
+
 def estimate_text(result: HybridEstimate) -> str:
     """A plain-text report: one line per run, best first, then the settled share of pairs."""
     lines = [
@@ -352,7 +364,7 @@ def estimate_text(result: HybridEstimate) -> str:
         e = result.runs[row["run"]]
         lines.append(
             f"{row['run'].ljust(width)}  {e.estimate:8.4f}  [{e.lo:8.4f}, {e.hi:8.4f}]  {e.n_human:7d}  "
-            f"{e.n_machine:9d}  {e.effective_n:11.1f}"
+            f"{e.n_machine:9d}  {_effective(e.effective_n):>11}"
         )
     share = result.settled_share()
     if share is not None:

@@ -86,7 +86,8 @@ class Estimate:
             "ci": [self.lo, self.hi],
             "n_human": self.n_human,
             "n_machine": self.n_machine,
-            "effective_n": self.effective_n,
+            # null where the design has no uniform-sample equivalent (pair designs): NaN is not JSON.
+            "effective_n": None if math.isnan(self.effective_n) else self.effective_n,
             "lam": self.lam,
             "interval": self.rule,
             "warning": self.warning,

@@ -271,3 +271,15 @@ def test_estimate_warns_about_runs_whose_sample_is_below_30_units(hybrid_collect
     assert data["warnings"] and all("12 human-labelled units" in w for w in data["warnings"])
     assert all(row["warning"] and row["interval"] in {"t", "wilson"} for row in data["runs"].values())
     assert "warning: run1: coverage not shown to hold at 12 human-labelled units" in run("estimate", *args)
+
+
+def test_estimate_reports_its_settings_simulated_coverage_and_warns_under_the_floor(hybrid_collection):
+    run("sample_for_humans", *BASE, "--budget", "12", "--seed", "4", "--name", "cov", "--no-work")
+    args = [*BASE, "--human-judge", "nist", "--sample", "cov", "--no-pairs", "--method", "active"]
+    data = json.loads(run("estimate", *args, "--format", "json"))
+    coverage = data["coverage"]
+    assert coverage is not None and 0 <= coverage["worst_run"] <= coverage["mean"] <= 1
+    warned = [w for w in data["warnings"] if w.startswith("simulated coverage")]
+    assert bool(warned) == (coverage["worst_run"] < 0.90)
+    if warned:
+        assert f"{coverage['worst_run']:.3f}" in warned[0]

@@ -9,6 +9,7 @@ import pytest
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from judging.hybrid.views import BUDGET_INITIAL
 from judging.measures.hybrid.inferred import inferred_ap
 from judging.measures.hybrid.pair_simulation import allocation_for, draw_block, simulate_pairs
 from judging.measures.hybrid.pairs import neyman_allocation, stratified_draw
@@ -391,10 +392,12 @@ def test_the_budget_page_offers_and_runs_the_stratified_pair_design(client, hybr
     assert response.status_code == 200
     body = response.content.decode()
     assert "strat-ppi++" in body and "stratified pairs" in body
-    refused = budget_simulated(client, "hybrid", {**query, "measure": "nDCG@5"})
-    assert refused.status_code == 200
-    assert 'data-status="failed"' in refused.content.decode()
-    assert "ideal DCG" in refused.content.decode()
+    # Refused by the form before anything is queued.
+    refused = client.post(
+        reverse("judging:hybrid-budget", args=["hybrid"]), {**BUDGET_INITIAL, **query, "measure": "nDCG@5"}
+    )
+    assert refused.status_code == 400
+    assert "needs the two-stage design" in refused.content.decode()
 
 
 @pytest.mark.django_db

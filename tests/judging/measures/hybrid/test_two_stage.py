@@ -9,6 +9,7 @@ import pytest
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from judging.hybrid.views import BUDGET_INITIAL
 from judging.measures.hybrid.ranked import parse_ranked, true_scores, turn_scores
 from judging.measures.hybrid.simulation import simulate
 from judging.measures.hybrid.two_stage import (
@@ -242,6 +243,8 @@ def test_the_budget_page_runs_the_two_stage_design_for_ndcg(client, hybrid_colle
     response = budget_simulated(client, "hybrid", query)
     assert response.status_code == 200
     assert "two-stage pairs" in response.content.decode()
-    # The single-stage design refuses nDCG: the simulation fails and its page says why, naming the other.
-    refused = budget_simulated(client, "hybrid", {**query, "design": "stratified"})
-    assert "Failed" in refused.content.decode() and "two-stage" in refused.content.decode()
+    # The single-stage design refuses nDCG before anything is queued, naming the other.
+    refused = client.post(
+        reverse("judging:hybrid-budget", args=["hybrid"]), {**BUDGET_INITIAL, **query, "design": "stratified"}
+    )
+    assert refused.status_code == 400 and "needs the two-stage design" in refused.content.decode()
