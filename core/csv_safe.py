@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -39,7 +39,14 @@ class SafeWriter:
             self.writerow(row)
 
 
-class SafeDictWriter(csv.DictWriter):
+# csv.DictWriter is generic in typeshed only: subscripted at run time it raises TypeError.
+if TYPE_CHECKING:
+    _DictWriter = csv.DictWriter[str]
+else:
+    _DictWriter = csv.DictWriter
+
+
+class SafeDictWriter(_DictWriter):
     """csv.DictWriter whose header and rows are written through `csv_cell`."""
 
     def __init__(

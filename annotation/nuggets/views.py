@@ -209,7 +209,7 @@ def nugget_turn(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpR
     )
 
 
-class NuggetChoice(ModelMultipleChoiceField):
+class NuggetChoice(ModelMultipleChoiceField[Nugget]):
     def label_from_instance(self, obj: Nugget) -> str:
         return f"{obj.key} {obj.text}"
 
