@@ -14,7 +14,6 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import connections, models, router
 
-
 _M = TypeVar("_M", bound=models.Model)
 
 # Django's form fields are generic in django-stubs only: subscripted at run time they raise TypeError.

@@ -74,7 +74,9 @@ def _username_field() -> str:
 
 def _recent() -> QuerySet[AccessAttempt]:
     # axes ships no type information: its manager's queryset is Any until named here.
-    recent: QuerySet[AccessAttempt] = AccessAttempt.objects.filter(attempt_time__gte=timezone.now() - window())
+    recent: QuerySet[AccessAttempt] = AccessAttempt.objects.filter(
+        attempt_time__gte=timezone.now() - window()
+    )
     return recent
 
 

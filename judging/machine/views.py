@@ -340,10 +340,11 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
 
 @organiser_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(JudgeJob.objects.select_related("collection", "judge"), pk=pk)
-    (job,) = jobs_read([job])
+    (read,) = jobs_read([get_object_or_404(JudgeJob.objects.select_related("collection", "judge"), pk=pk)])
+    job = read.job
     context = {
         "job": job,
+        "read": read,
         "options": _options_shown(job.options),
         "failures": job.failures.all()[:500],
         "unmatched": job.unmatched_spans.all()[:500],
