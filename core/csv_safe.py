@@ -18,7 +18,7 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def csv_cell(value: Any) -> Any:
+def csv_cell(value: object) -> object:
     """`value`, or `'value` when a spreadsheet would read the text as a formula."""
     if isinstance(value, str) and value[:1] in FORMULA_PREFIXES and not _NUMBER.fullmatch(value):
         return "'" + value
@@ -31,10 +31,10 @@ class SafeWriter:
     def __init__(self, handle: IO[str], **options: Any):
         self._writer = csv.writer(handle, **options)
 
-    def writerow(self, row: Iterable[Any]) -> Any:
+    def writerow(self, row: Iterable[object]) -> object:
         return self._writer.writerow([csv_cell(value) for value in row])
 
-    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+    def writerows(self, rows: Iterable[Iterable[object]]) -> None:
         for row in rows:
             self.writerow(row)
 
@@ -54,7 +54,7 @@ class SafeDictWriter(_DictWriter):
         handle: IO[str],
         fieldnames: Iterable[str],
         *,
-        restval: Any = "",
+        restval: object = "",
         extrasaction: Literal["raise", "ignore"] = "raise",
         **options: Any,
     ):

@@ -449,9 +449,9 @@ def _jsonl_objects(
         yield number, obj
 
 
-def _line(obj: Any, default: int = 0) -> int:
+def _line(obj: object, default: int = 0) -> int:
     return getattr(obj, "line", default)
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return "" if value is None else str(value)

@@ -14,7 +14,7 @@ from judging.agreement.reports.comparison import FIGURE_COLUMNS
 # --- Text and CSV ----------------------------------------------------------------------------------
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
+def _fmt(value: object, digits: int = 3) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
@@ -151,5 +151,5 @@ def rank_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _csv(value: Any) -> str:
+def _csv(value: object) -> str:
     return "" if value is None else str(value)
