@@ -75,7 +75,7 @@ def _turns(collection: Collection, turn_ids: list[str] | None) -> list[Turn]:
         raise JobError(str(exc)) from None
 
 
-def _run_filter(collection: Collection, run_names: list[str] | None) -> dict[str, Any]:
+def _run_filter(collection: Collection, run_names: list[str] | None) -> dict[str, object]:
     if not run_names:
         return {"run__collection": collection}
     known = set(collection.runs.filter(name__in=run_names).values_list("name", flat=True))
