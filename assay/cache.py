@@ -13,21 +13,29 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from datetime import timedelta
+from typing import Any, TypeAlias, TypeVar
 
 import redis.exceptions
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis import Redis
 from redis.backoff import NoBackoff
+from redis.commands.core import Script
 from redis.retry import Retry
+
+# The key and expiry types of Django's RedisCacheClient, whose methods the clients below override.
+_Key: TypeAlias = str | bytes | memoryview
+_Expiry: TypeAlias = int | timedelta
+_T = TypeVar("_T")
 
 
 class ReusingRedisCacheClient(RedisCacheClient):
     def __init__(self, servers: list[str], **options: Any) -> None:
         super().__init__(servers, **options)
-        self._clients: dict[int, Any] = {}
+        self._clients: dict[int, Redis] = {}
 
-    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+    def get_client(self, key: _Key | None = None, *, write: bool = False) -> Redis:
         # Keyed by the pool that Django's own choice of server (random among the readers) returns.
         django_client: Any = self  # the stubs do not declare the private helpers used here
         pool = django_client._get_connection_pool(write)
@@ -49,7 +57,7 @@ class ReusingRedisCache(RedisCache):
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = ReusingRedisCacheClient
-        self._scripts: dict[int, Any] = {}  # the count script per client (redis-py's Script, by digest)
+        self._scripts: dict[int, Script] = {}  # the count script per client (redis-py's Script, by digest)
 
     def count(self, key: str, *, timeout: int, by: int = 1) -> int:
         """Add `by` to the counter `key` (made at 0, living `timeout` seconds, when missing) and return it.
@@ -92,10 +100,10 @@ class _Outage:
         self.lock = threading.Lock()
         self.since: float | None = None
         self.retry_at = 0.0
-        self.stale: set[str] = set()
+        self.stale: set[_Key] = set()
         self.untracked = 0
 
-    def failed(self, exc: Exception, writes: Iterable[str]) -> None:
+    def failed(self, exc: Exception, writes: Iterable[_Key]) -> None:
         with self.lock:
             self._note(writes)
             now = time.monotonic()
@@ -108,11 +116,11 @@ class _Outage:
                     exc,
                 )
 
-    def skipped(self, writes: Iterable[str]) -> None:
+    def skipped(self, writes: Iterable[_Key]) -> None:
         with self.lock:
             self._note(writes)
 
-    def _note(self, writes: Iterable[str]) -> None:
+    def _note(self, writes: Iterable[_Key]) -> None:
         for key in writes:
             if len(self.stale) < STALE_KEYS_KEPT:
                 self.stale.add(key)
@@ -160,7 +168,7 @@ class OutageTolerantRedisCacheClient(ReusingRedisCacheClient):
         with _outages_lock:
             self._outage = _outages.setdefault(tuple(servers), _Outage())
 
-    def _run(self, call: Callable[..., Any], *args: Any, writes: Iterable[str] = ()) -> Any:
+    def _run(self, call: Callable[..., _T], *args: object, writes: Iterable[_Key] = ()) -> _T:
         outage = self._outage
         if outage.since is not None and time.monotonic() < outage.retry_at:
             outage.skipped(writes)
@@ -184,43 +192,43 @@ class OutageTolerantRedisCacheClient(ReusingRedisCacheClient):
             self._outage.stale.difference_update(keys)
         return len(keys)
 
-    def _or(self, miss: Any, call: Callable[..., Any], *args: Any, writes: Iterable[str] = ()) -> Any:
+    def _or(self, miss: _T, call: Callable[..., _T], *args: object, writes: Iterable[_Key] = ()) -> _T:
         try:
             return self._run(call, *args, writes=writes)
         except CACHE_UNAVAILABLE:
             return miss
 
-    def get(self, key: Any, default: Any) -> Any:
+    def get(self, key: _Key, default: Any) -> Any:
         return self._or(default, super().get, key, default)
 
-    def get_many(self, keys: Any) -> Any:
+    def get_many(self, keys: Iterable[_Key]) -> dict[_Key, Any]:
         return self._or({}, super().get_many, keys)
 
-    def has_key(self, key: Any) -> Any:
+    def has_key(self, key: _Key) -> bool:
         return self._or(False, super().has_key, key)
 
-    def add(self, key: Any, value: Any, timeout: Any) -> Any:
+    def add(self, key: _Key, value: object, timeout: _Expiry | None) -> bool:
         return self._or(False, super().add, key, value, timeout, writes=[key])
 
-    def set(self, key: Any, value: Any, timeout: Any) -> Any:
+    def set(self, key: _Key, value: object, timeout: _Expiry | None) -> None:
         return self._or(None, super().set, key, value, timeout, writes=[key])
 
-    def set_many(self, data: Any, timeout: Any) -> Any:
+    def set_many(self, data: Mapping[_Key, object], timeout: _Expiry) -> None:
         return self._or(None, super().set_many, data, timeout, writes=list(data))
 
-    def touch(self, key: Any, timeout: Any) -> Any:
+    def touch(self, key: _Key, timeout: _Expiry) -> bool:
         return self._or(False, super().touch, key, timeout, writes=[key])
 
-    def delete(self, key: Any) -> Any:
+    def delete(self, key: _Key) -> bool:
         return self._or(False, super().delete, key, writes=[key])
 
-    def delete_many(self, keys: Any) -> Any:
+    def delete_many(self, keys: Iterable[_Key]) -> None:
         return self._or(None, super().delete_many, keys, writes=list(keys))
 
-    def clear(self) -> Any:
+    def clear(self) -> bool:
         return self._or(False, super().clear)
 
-    def incr(self, key: Any, delta: Any) -> Any:
+    def incr(self, key: _Key, delta: int) -> int:
         return self._run(super().incr, key, delta)
 
 

@@ -49,7 +49,7 @@ class PoolForm(forms.Form):
         choice_field(self, "filter_judge").queryset = selectors.relevance_judges(collection=collection)
         choice_field(self, "filter_judge").label_from_instance = _graded  # type: ignore[method-assign,assignment]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if data.get("adaptive"):
@@ -131,7 +131,7 @@ class SupportWorkForm(forms.Form):
         choice_field(self, "topics").queryset = collection.topics.all()
         self.collection = collection
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):
@@ -161,7 +161,7 @@ class ExportForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.kind = kind
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if self.kind != JUDGMENT_LOG and data.get("judge") is None and "judge" not in self.errors:

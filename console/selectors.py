@@ -391,7 +391,7 @@ def campaigns_section() -> Section:
 # --- The organiser's home --------------------------------------------------------------------------
 
 
-def organiser_home(*, user: Any) -> dict[str, Any]:
+def organiser_home(*, user: object) -> dict[str, object]:
     """What an organiser's home lists besides the collections: crowd's campaigns, and recent jobs
     (judging's judge jobs and uploads)."""
     return {

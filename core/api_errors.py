@@ -50,7 +50,7 @@ def form_error_json(form: forms.BaseForm) -> JsonResponse:
     return error_json(detail=_sentence(fields), code="invalid", status=400, fields=fields)
 
 
-def _fields(detail: Any) -> dict[str, list[str]]:
+def _fields(detail: object) -> dict[str, list[str]]:
     """A ValidationError's detail as {field: [messages]}; nested serializers flatten to `a.b`."""
     if isinstance(detail, dict):
         flat: dict[str, list[str]] = {}

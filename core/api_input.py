@@ -37,7 +37,7 @@ class IntegerField(serializers.IntegerField):
         super().__init__(**kwargs)
 
 
-def query_input(request: Request, serializer_class: type[serializers.Serializer]) -> dict[str, Any]:
+def query_input(request: Request, serializer_class: type[serializers.Serializer[Any]]) -> dict[str, Any]:
     """The request's query parameters as `serializer_class` validates them; ValidationError (a 400 that
     names the parameter) for one it refuses. Parameters it does not declare are ignored, as HTTP allows."""
     serializer = serializer_class(data=request.query_params)

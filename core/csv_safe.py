@@ -12,13 +12,13 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def csv_cell(value: Any) -> Any:
+def csv_cell(value: object) -> object:
     """`value`, or `'value` when a spreadsheet would read the text as a formula."""
     if isinstance(value, str) and value[:1] in FORMULA_PREFIXES and not _NUMBER.fullmatch(value):
         return "'" + value
@@ -31,15 +31,22 @@ class SafeWriter:
     def __init__(self, handle: IO[str], **options: Any):
         self._writer = csv.writer(handle, **options)
 
-    def writerow(self, row: Iterable[Any]) -> Any:
+    def writerow(self, row: Iterable[object]) -> object:
         return self._writer.writerow([csv_cell(value) for value in row])
 
-    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+    def writerows(self, rows: Iterable[Iterable[object]]) -> None:
         for row in rows:
             self.writerow(row)
 
 
-class SafeDictWriter(csv.DictWriter):
+# csv.DictWriter is generic in typeshed only: subscripted at run time it raises TypeError.
+if TYPE_CHECKING:
+    _DictWriter = csv.DictWriter[str]
+else:
+    _DictWriter = csv.DictWriter
+
+
+class SafeDictWriter(_DictWriter):
     """csv.DictWriter whose header and rows are written through `csv_cell`."""
 
     def __init__(
@@ -47,7 +54,7 @@ class SafeDictWriter(csv.DictWriter):
         handle: IO[str],
         fieldnames: Iterable[str],
         *,
-        restval: Any = "",
+        restval: object = "",
         extrasaction: Literal["raise", "ignore"] = "raise",
         **options: Any,
     ):

@@ -8,14 +8,24 @@ reached the database driver, which cannot bind it (OverflowError), and every for
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db import connections, models, router
 
+_M = TypeVar("_M", bound=models.Model)
 
-class ModelMultipleChoiceField(forms.ModelMultipleChoiceField):
+# Django's form fields are generic in django-stubs only: subscripted at run time they raise TypeError.
+if TYPE_CHECKING:
+    _DjangoField = forms.ModelMultipleChoiceField
+else:
+
+    class _DjangoField(forms.ModelMultipleChoiceField, Generic[_M]):
+        pass
+
+
+class ModelMultipleChoiceField(_DjangoField[_M]):
     """Django's field, with keys outside the key column's integer range refused as invalid values."""
 
     def clean(self, value: Any) -> Any:

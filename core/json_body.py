@@ -45,9 +45,9 @@ def _check_text(text: str) -> None:
         raise ParseError("JSON parse error - lone surrogates are not allowed") from None
 
 
-def _check_tree(data: Any) -> None:
+def _check_tree(data: object) -> None:
     """NUL-free, encodable strings (keys too) and at most MAX_DEPTH levels, walked without recursion."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
+    stack: list[tuple[object, int]] = [(data, 1)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, str):

@@ -73,10 +73,14 @@ def _username_field() -> str:
 
 
 def _recent() -> QuerySet[AccessAttempt]:
-    return AccessAttempt.objects.filter(attempt_time__gte=timezone.now() - window())
+    # axes ships no type information: its manager's queryset is Any until named here.
+    recent: QuerySet[AccessAttempt] = AccessAttempt.objects.filter(
+        attempt_time__gte=timezone.now() - window()
+    )
+    return recent
 
 
-class LoginLimitHandler(AxesDatabaseHandler):
+class LoginLimitHandler(AxesDatabaseHandler):  # type: ignore[misc]  # axes ships no types: its class is Any
     """axes' database handler with a limit per name and a larger one per address."""
 
     def get_failures(self, request: HttpRequest, credentials: dict[str, Any] | None = None) -> int:
@@ -104,7 +108,8 @@ def _lock_end(attempts: QuerySet[AccessAttempt], limit: int) -> datetime | None:
     ):
         total += failures
         if total >= limit:
-            return last + window()
+            end: datetime = last + window()
+            return end
     return None
 
 

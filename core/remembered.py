@@ -136,7 +136,7 @@ class RecheckedSessionAuthentication(SessionAuthentication):
         return authenticated
 
 
-def _session_claims(request: HttpRequest) -> tuple[Any, str] | None:
+def _session_claims(request: HttpRequest) -> tuple[int, str] | None:
     """The user pk and password hash a signed-in session names (None when it names none, or was signed in by
     a backend no longer configured, which Django's get_user refuses too)."""
     user_id = request.session.get(SESSION_KEY)
@@ -153,7 +153,7 @@ def _session_matches(user: AbstractBaseUser, session_hash: str) -> bool:
     return bool(user.is_active) and constant_time_compare(session_hash, user.get_session_auth_hash())
 
 
-def _session_recheck(user_pk: Any, session_hash: str) -> None:
+def _session_recheck(user_pk: int, session_hash: str) -> None:
     user = get_user_model()._default_manager.filter(pk=user_pk).first()
     if user is None or not _session_matches(user, session_hash):
         SEEN.delete(f"user:{user_pk}")

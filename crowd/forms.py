@@ -201,7 +201,7 @@ class StudyForm(forms.ModelForm):
             "external_study_id": "The panel's study id",
         }
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         if not data.get("completion_code") and not data.get("completion_url"):
             raise forms.ValidationError("Give a completion code, a completion URL, or both.")

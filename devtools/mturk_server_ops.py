@@ -39,7 +39,7 @@ def _new_id(prefix: str) -> str:
     return (prefix + uuid.uuid4().hex.upper())[:30]
 
 
-def _epoch(value: Any) -> float:
+def _epoch(value: object) -> float:
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -59,7 +60,7 @@ SKIPPED = {
 class Route:
     name: str
     params: tuple[str, ...]
-    view: Any = None
+    view: object = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class World:
 
     collection: Collection
     campaign: CrowdCampaign
-    assessor: Any
+    assessor: User
     slot: WorkSlot
     support: TopicWork
     import_job: ImportJob
@@ -102,7 +103,7 @@ class World:
     nugget: Nugget
 
     @classmethod
-    def of(cls, collection: Collection, assessor: Any) -> World:
+    def of(cls, collection: Collection, assessor: User) -> World:
         judge = Judge.objects.filter(name__startswith=collection.name, kind=Judge.Kind.LLM).first()
         slot = WorkSlot.objects.filter(
             assessor=assessor, unit__assignment__pool__collection=collection
@@ -180,7 +181,7 @@ def page_get(client: Client, url: str, *, route: str, who: str) -> PageResult:
     return PageResult(route, url, who, response.status_code, len(queries), elapsed * 1000)
 
 
-def walk(world: World, organiser: Any) -> list[PageResult]:
+def walk(world: World, organiser: User) -> list[PageResult]:
     """Every page, as the organiser and as the world's assessor, each read twice and measured the second
     time: a first visit may make what later visits find (a session, a crowd worker's record)."""
     results = []

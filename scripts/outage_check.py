@@ -222,10 +222,10 @@ def _job_resume_once_interrupted(job_id: int, since: float, within_s: float) -> 
             (read,) = jobs_read([JudgeJob.objects.get(pk=job_id)])
         except OperationalError:
             read = None
-        if read is not None and read.state == INTERRUPTED:  # type: ignore[attr-defined]
+        if read is not None and read.state == INTERRUPTED:
             break
         if time.monotonic() - since > within_s:
-            state = "unknown" if read is None else read.state  # type: ignore[attr-defined]
+            state = "unknown" if read is None else read.state
             raise SystemExit(f"the judge job still read {state} {within_s:g} s after its worker went")
         time.sleep(0.1)
     took = time.monotonic() - since

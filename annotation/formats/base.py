@@ -449,11 +449,11 @@ def _jsonl_objects(
         yield number, obj
 
 
-def json_line(obj: Any, default: int = 0) -> int:
+def json_line(obj: object, default: int = 0) -> int:
     """The line an object read by `load_json` starts on (a `LineDict`); `default` for any other value."""
     return getattr(obj, "line", default)
 
 
-def as_text(value: Any) -> str:
+def as_text(value: object) -> str:
     """A JSON value as the text stored for it: null is empty, a number its digits."""
     return "" if value is None else str(value)

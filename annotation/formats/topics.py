@@ -32,7 +32,7 @@ class TurnRecord:
     resolved_utterance: str = ""
     response: str = ""
     response_provenance: list[Any] = field(default_factory=list)
-    ptkb_provenance: list[Any] = field(default_factory=list)
+    ptkb_provenance: list[str] = field(default_factory=list)
     line: int = 0
 
 

@@ -28,7 +28,7 @@ class Scale:
     `binarisable` that a threshold on the scale makes a yes/no task (relevant at grade >= T).
     """
 
-    values: tuple[Any, ...]
+    values: tuple[int | str, ...]
     names: tuple[str, ...]
     ordinal: bool = False
     alpha_level: Literal["nominal", "ordinal"] = "nominal"
@@ -50,7 +50,7 @@ class Agreement:
     topic: str
     label: str
     scale: Scale
-    excluded: tuple[Any, ...] = ()
+    excluded: tuple[int | str, ...] = ()
     human_conditions: frozenset[str] = frozenset()
 
 

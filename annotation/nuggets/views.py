@@ -7,6 +7,7 @@ annotation/nuggets/api.py, answered with the changed nuggets, so the page update
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -55,7 +56,7 @@ class RelevanceChoiceForm(forms.Form):
         self.choosable = judges_with_labels(collection=collection, task="relevance").filter(
             pk__in=judges_readable(user=user).values("pk")
         )
-        self.fields["judge"].queryset = self.choosable  # type: ignore[attr-defined]
+        choice_field(self, "judge").queryset = self.choosable
 
 
 def _collection(name: str) -> Collection:
@@ -96,13 +97,29 @@ def _bad_page_request(exc: BadRequest) -> HttpResponse:
     return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
 
 
+@dataclass(frozen=True)
+class CollectionTurns:
+    collection: Collection
+    n_turns: int
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """A turn on the nugget pages' list: its relevant passages and the assessor's nuggets counted, and
+    the state of the assessor's gold response (None: none written; True: a draft)."""
+
+    turn: Turn
+    n_relevant: int
+    n_nuggets: int
+    draft: bool | None
+
+
 @login_required
 def nugget_index(request: AuthenticatedRequest) -> HttpResponse:
     collections = list(Collection.objects.all())
     turns = collection_counts(collection_ids=[c.pk for c in collections])
-    for collection in collections:
-        collection.n_turns = turns[collection.pk]["turns"]  # type: ignore[attr-defined]
-    return render(request, "nuggets/index.html", {"collections": collections})
+    rows = [CollectionTurns(c, turns[c.pk]["turns"]) for c in collections]
+    return render(request, "nuggets/index.html", {"collections": rows})
 
 
 def _count_by_turn(rows: QuerySet[Any]) -> dict[int, int]:
@@ -135,9 +152,6 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
         if relevance_judge is not None
         else {}
     )
-    for turn in turns:
-        turn.n_nuggets = nuggets.get(turn.pk, 0)  # type: ignore[attr-defined]
-        turn.n_relevant = relevant.get(turn.pk, 0)  # type: ignore[attr-defined]
     drafts = (
         dict(
             GoldResponse.objects.filter(judge=judge, turn__collection=collection).values_list(
@@ -147,7 +161,10 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
         if judge is not None
         else {}
     )
-    rows = [(turn, drafts.get(turn.pk)) for turn in sorted(turns, key=turn_key)]
+    rows = [
+        TurnRow(turn, relevant.get(turn.pk, 0), nuggets.get(turn.pk, 0), drafts.get(turn.pk))
+        for turn in sorted(turns, key=turn_key)
+    ]
     query = f"?judge={relevance_judge.pk}&min_grade={min_grade}" if relevance_judge else ""
     return render(
         request,
@@ -209,7 +226,7 @@ def nugget_turn(request: AuthenticatedRequest, name: str, turn_id: str) -> HttpR
     )
 
 
-class NuggetChoice(ModelMultipleChoiceField):
+class NuggetChoice(ModelMultipleChoiceField[Nugget]):
     def label_from_instance(self, obj: Nugget) -> str:
         return f"{obj.key} {obj.text}"
 

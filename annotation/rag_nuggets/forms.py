@@ -56,7 +56,7 @@ class HandOutForm(forms.Form):
             Judge.objects.filter(labelled).exclude(kind=Judge.Kind.ASSESSOR).order_by("name")
         )
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):

@@ -133,7 +133,7 @@ def nugget_work_get(*, work_id: int, user: User) -> TopicWork:
 # --- Post-editing a list --------------------------------------------------------------------------
 
 
-def _text(value: Any, what: str = "text") -> str:
+def _text(value: object, what: str = "text") -> str:
     if not isinstance(value, str) or not value.strip():
         raise NuggetWorkRefused(f"{what} must be some text")
     text = " ".join(value.split())
@@ -142,7 +142,7 @@ def _text(value: Any, what: str = "text") -> str:
     return text
 
 
-def _keys(value: Any, current: Mapping[str, Item]) -> list[str]:
+def _keys(value: object, current: Mapping[str, Item]) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
         raise NuggetWorkRefused("keys must be a list of nugget keys")
     unknown = [k for k in value if k not in current]

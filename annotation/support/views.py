@@ -3,8 +3,6 @@ conditions. The leaderboard and the disagreement report are measures: judging.su
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -179,7 +177,7 @@ class AssignForm(forms.Form):
             collection=collection, task="support"
         ).exclude(kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD])
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):

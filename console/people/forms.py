@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_ipv46_address
@@ -25,7 +23,7 @@ class LoginUnlockForm(forms.Form):
     kind = forms.ChoiceField(choices=[("name", "user name"), ("address", "address")])
     value = forms.CharField(max_length=255)
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         if data.get("kind") == "address" and data.get("value"):
             try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import Count, QuerySet
 
 from annotation.models import Nugget, Response
@@ -32,7 +34,16 @@ def batch_items(*, batch: CrowdBatch) -> QuerySet[BatchItem]:
     )
 
 
-def campaigns_overview(*, limit: int | None = None) -> list[CrowdCampaign]:
+@dataclass(frozen=True)
+class CampaignRow:
+    """A campaign as the campaign lists show it: with its batches and confirmed answers counted."""
+
+    campaign: CrowdCampaign
+    n_batches: int
+    n_answered: int
+
+
+def campaigns_overview(*, limit: int | None = None) -> list[CampaignRow]:
     """Every campaign (the newest `limit` when given) with its collection, crowd judge and counts, newest
     first: `n_batches`, and `n_answered` (its confirmed assignments).
 
@@ -53,10 +64,7 @@ def campaigns_overview(*, limit: int | None = None) -> list[CrowdCampaign]:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    for campaign in chosen:
-        campaign.n_batches = batches.get(campaign.pk, 0)  # type: ignore[attr-defined]
-        campaign.n_answered = answered.get(campaign.pk, 0)  # type: ignore[attr-defined]
-    return chosen
+    return [CampaignRow(c, batches.get(c.pk, 0), answered.get(c.pk, 0)) for c in chosen]
 
 
 def campaigns_recent(*, limit: int) -> QuerySet[CrowdCampaign]:

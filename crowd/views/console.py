@@ -168,7 +168,7 @@ def _campaign_page(
     three_way = campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT
     fit = campaign_fit_report(campaign=campaign) if three_way else {}
     reliability = {row["worker"]: row for row in fit.get("workers", [])}
-    context: dict[str, Any] = {
+    context: dict[str, object] = {
         "campaign": campaign,
         "report": report,
         "three_way": three_way,

@@ -52,7 +52,7 @@ class ComparisonForm(forms.Form):
     def clean_topics(self) -> list[str]:
         return [t for t in re.split(r"[\s,]+", self.cleaned_data["topics"]) if t]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if data.get("threshold") is not None and data.get("task") and not TASKS[data["task"]].binarisable:
@@ -93,7 +93,7 @@ class RankingForm(forms.Form):
         )
         choice_field(self, "importance_judge").widget.choices = judge_menu(importance, empty="default")
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         measure = data.get("measure")
         if data.get("importance_judge") is not None and measure and measure not in IMPORTANCE_MEASURES:

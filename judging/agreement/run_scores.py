@@ -40,7 +40,7 @@ def _qrels_of(collection: Collection, labels: LabelsByJudge) -> dict[int, dict[s
     for judge_id, units in labels.items():
         judge_qrels = qrels[judge_id] = {}
         for (turn, passage), (_topic, grade) in units.items():
-            judge_qrels.setdefault(turn_ids[turn], {})[passage] = grade
+            judge_qrels.setdefault(turn_ids[turn], {})[passage] = int(grade)
     return qrels
 
 

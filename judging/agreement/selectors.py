@@ -16,10 +16,10 @@ from django.db.models import QuerySet
 from annotation.families import LABEL_TASKS, label_task
 from annotation.labels.family import LabelTask
 from annotation.models import Collection, Judge
-from judging.measures.agreement import AlphaLevel, Pairs, encode_pairs
+from judging.measures.agreement import AlphaLevel, Label, Pairs, encode_pairs
 
 Unit = tuple[Any, Any]
-LabelsByJudge = dict[int, dict[Unit, tuple[str, Any]]]
+LabelsByJudge = dict[int, dict[Unit, tuple[str, Label]]]
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class TaskSpec:
 
     name: str
     unit: str
-    labels: tuple[Any, ...]
+    labels: tuple[Label, ...]
     label_names: tuple[str, ...]
     ordinal: bool
     alpha_level: AlphaLevel
@@ -98,7 +98,7 @@ def _rows(
     return rows.values_list("judge_id", *agreement.unit, agreement.topic, agreement.label)
 
 
-def _label(value: Any) -> Any:
+def _label(value: Label) -> Label:
     # Yes/no tasks are stored as booleans and compared on a 0/1 scale.
     return int(value) if isinstance(value, bool) else value
 
@@ -110,9 +110,9 @@ def labels_by_judge(
     judges: Sequence[Judge],
     topics: Sequence[str] | None = None,
     condition: str | None = None,
-) -> dict[int, dict[Unit, tuple[str, Any]]]:
+) -> dict[int, dict[Unit, tuple[str, Label]]]:
     """{judge id: {unit: (topic number, label)}} for several judges in one query."""
-    result: dict[int, dict[Unit, tuple[str, Any]]] = {judge.id: {} for judge in judges}
+    result: dict[int, dict[Unit, tuple[str, Label]]] = {judge.id: {} for judge in judges}
     for judge_id, u1, u2, topic, label in _rows(
         collection=collection, task=task, judges=judges, topics=topics, condition=condition
     ).iterator(chunk_size=5000):
@@ -121,7 +121,7 @@ def labels_by_judge(
 
 
 def pairs_from_labels(
-    task: str, labels_a: dict[Unit, tuple[str, Any]], labels_b: dict[Unit, tuple[str, Any]]
+    task: str, labels_a: dict[Unit, tuple[str, Label]], labels_b: dict[Unit, tuple[str, Label]]
 ) -> Pairs:
     """The units both judges labelled, in a stable order, as coded pairs."""
     shared = sorted(labels_a.keys() & labels_b.keys(), key=lambda unit: (str(unit[0]), str(unit[1])))
@@ -133,7 +133,7 @@ def pairs_from_labels(
     )
 
 
-def reliability_matrix(by_judge: dict[int, dict[Unit, tuple[str, Any]]], task: str) -> np.ndarray:
+def reliability_matrix(by_judge: dict[int, dict[Unit, tuple[str, Label]]], task: str) -> np.ndarray:
     """Judges x units of label positions on the task's scale, NaN where a judge gave no label (for
     Krippendorff's alpha over any number of judges)."""
     position = {label: i for i, label in enumerate(task_spec(task).labels)}

@@ -50,8 +50,8 @@ class SampleDrawForm(forms.Form):
         choice_field(self, "pool").queryset = (
             Pool.objects.filter(collection=collection).select_related("collection").order_by("name")
         )
-        self.fields["machine_judge"].queryset = judges  # type: ignore[attr-defined]
-        self.fields["confidence_judges"].queryset = judges  # type: ignore[attr-defined]
+        choice_field(self, "machine_judge").queryset = judges
+        choice_field(self, "confidence_judges").queryset = judges
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

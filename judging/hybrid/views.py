@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
+from annotation.typed import choice_field
 from core.jobs import job_interrupted
 from core.names import named
 from core.wording import plural
@@ -67,7 +68,7 @@ class HybridForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["sample"].queryset = HumanSample.objects.filter(collection=collection)  # type: ignore[attr-defined]
+        choice_field(self, "sample").queryset = HumanSample.objects.filter(collection=collection)
         # The menus offer the judges with labels here, under the task they labelled, the chosen task's
         # first; any judge named is still accepted, so the estimate says why it has nothing to estimate.
         names = judge_names_by_task(collection=collection, tasks=[*TASKS, "nuggets"])
@@ -292,9 +293,9 @@ class EvaluationEstimateForm(forms.Form):
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         judges = judges_with_labels(collection=collection, task="relevance")
-        self.fields["human_judge"].queryset = judges  # type: ignore[attr-defined]
-        self.fields["machine_judge"].queryset = judges  # type: ignore[attr-defined]
-        self.fields["sample"].queryset = HumanSample.objects.filter(  # type: ignore[attr-defined]
+        choice_field(self, "human_judge").queryset = judges
+        choice_field(self, "machine_judge").queryset = judges
+        choice_field(self, "sample").queryset = HumanSample.objects.filter(
             collection=collection, task="relevance", unit="turn"
         )
 

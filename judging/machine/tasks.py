@@ -68,6 +68,6 @@ def judge_job_resume(*, job: JudgeJob) -> JudgeJob:
     The row is locked first, so two clicks queue it once.
     """
     (read,) = jobs_read([JudgeJob.objects.select_for_update().get(pk=job.pk)])
-    if read.state not in (INTERRUPTED, JudgeJob.Status.FAILED):  # type: ignore[attr-defined]
-        raise JobError(f"job {job.pk} is {read.state}: only an interrupted or failed job resumes")  # type: ignore[attr-defined]
-    return judge_job_queue(job=read)
+    if read.state not in (INTERRUPTED, JudgeJob.Status.FAILED):
+        raise JobError(f"job {job.pk} is {read.state}: only an interrupted or failed job resumes")
+    return judge_job_queue(job=read.job)

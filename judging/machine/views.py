@@ -221,7 +221,7 @@ class JobStartForm(forms.Form):
         (any other name starts a new judge)."""
         return self._task_judges.get(task, [])
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         task = data.get("task")
         if not task:
@@ -340,10 +340,11 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
 
 @organiser_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(JudgeJob.objects.select_related("collection", "judge"), pk=pk)
-    (job,) = jobs_read([job])
+    (read,) = jobs_read([get_object_or_404(JudgeJob.objects.select_related("collection", "judge"), pk=pk)])
+    job = read.job
     context = {
         "job": job,
+        "read": read,
         "options": _options_shown(job.options),
         "failures": job.failures.all()[:500],
         "unmatched": job.unmatched_spans.all()[:500],
@@ -354,7 +355,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _options_shown(options: dict[str, Any]) -> list[tuple[str, str]]:
     """A job's options as (name, text) rows for the page: lists (turns, runs) as comma-separated values."""
 
-    def text(value: Any) -> str:
+    def text(value: object) -> str:
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, list):

@@ -16,13 +16,15 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
 from judging.measures.ranking import tau_over_turns
 from judging.measures.text import natural_key, plural
 
+# A label on a judge's scale: a grade, or a class name (support's labels).
+Label: TypeAlias = int | float | str
 AlphaLevel = Literal["nominal", "ordinal"]
 WeightKind = Literal["none", "linear", "quadratic"]
 
@@ -42,7 +44,7 @@ class Pairs:
     a: np.ndarray
     b: np.ndarray
     topic: np.ndarray
-    labels: tuple[Any, ...]
+    labels: tuple[Label, ...]
     topics: tuple[str, ...]
 
     @property
@@ -50,7 +52,7 @@ class Pairs:
         return int(self.a.shape[0])
 
 
-def _codes(values: Sequence[Any] | np.ndarray, labels: Sequence[Any]) -> np.ndarray:
+def _codes(values: Sequence[Label] | np.ndarray, labels: Sequence[Label]) -> np.ndarray:
     """Map label values to their positions in `labels`; a value outside the scale is an error."""
     array = np.asarray(values)
     if array.size == 0:
@@ -66,10 +68,10 @@ def _codes(values: Sequence[Any] | np.ndarray, labels: Sequence[Any]) -> np.ndar
 
 def encode_pairs(
     *,
-    a: Sequence[Any] | np.ndarray,
-    b: Sequence[Any] | np.ndarray,
-    topics: Sequence[Any] | np.ndarray,
-    labels: Sequence[Any],
+    a: Sequence[Label] | np.ndarray,
+    b: Sequence[Label] | np.ndarray,
+    topics: Sequence[Label] | np.ndarray,
+    labels: Sequence[Label],
 ) -> Pairs:
     """Pairs from label values and the topic of each unit (any hashable topic names)."""
     if not (len(a) == len(b) == len(topics)):
@@ -137,10 +139,10 @@ def kappa_from_confusion(confusion: np.ndarray, weights: np.ndarray) -> np.ndarr
 
 
 def cohen_kappa(
-    a: Sequence[Any] | np.ndarray,
-    b: Sequence[Any] | np.ndarray,
+    a: Sequence[Label] | np.ndarray,
+    b: Sequence[Label] | np.ndarray,
     *,
-    labels: Sequence[Any],
+    labels: Sequence[Label],
     weights: WeightKind = "none",
 ) -> float | None:
     """Cohen's kappa of two judges' labels of the same units (`a[i]`, `b[i]` for unit i), on the scale

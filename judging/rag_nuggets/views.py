@@ -9,7 +9,6 @@ reads, and the downloads are the text the export functions and `nugget_scores_te
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -51,7 +50,7 @@ def _table(form: NuggetScoresForm, collection: Collection) -> ScoreTable:
     )
 
 
-def _context(request: HttpRequest, collection: Collection, form: NuggetScoresForm) -> dict[str, Any]:
+def _context(request: HttpRequest, collection: Collection, form: NuggetScoresForm) -> dict[str, object]:
     return {
         "collection": collection,
         "form": form,

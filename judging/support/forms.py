@@ -42,7 +42,7 @@ class DisagreementReportForm(forms.Form):
         )
         choice_field(self, "blind").queryset = _support_judges(collection, condition=Condition.BLIND)
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if data.get("blind") is not None and data.get("blind") in data.get("human", []):

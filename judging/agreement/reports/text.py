@@ -14,7 +14,7 @@ from judging.agreement.reports.comparison import FIGURE_COLUMNS
 # --- Text and CSV ----------------------------------------------------------------------------------
 
 
-def format_figure(value: Any, digits: int = 3) -> str:
+def format_figure(value: object, digits: int = 3) -> str:
     """A figure as reports print it: `digits` decimals, "n/a" for none."""
     if value is None:
         return "n/a"
@@ -160,5 +160,5 @@ def rank_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _csv(value: Any) -> str:
+def _csv(value: object) -> str:
     return "" if value is None else str(value)

@@ -75,7 +75,7 @@ def chosen_turns(collection: Collection, turn_ids: list[str] | None) -> list[Tur
         raise JobError(str(exc)) from None
 
 
-def chosen_runs_filter(collection: Collection, run_names: list[str] | None) -> dict[str, Any]:
+def chosen_runs_filter(collection: Collection, run_names: list[str] | None) -> dict[str, object]:
     """Filter arguments for rows of the chosen runs (all when none are named); unknown names are a JobError."""
     if not run_names:
         return {"run__collection": collection}

@@ -98,13 +98,24 @@ def job_status_text(job: JudgeJob, state: str | None = None) -> str:
     return state
 
 
-def jobs_read(jobs: Iterable[JudgeJob]) -> list[JudgeJob]:
-    """The jobs with their call totals from the rows and `state`, `status_text` set, for pages."""
+@dataclass(frozen=True)
+class JobRead:
+    """A job as pages, the API and commands show it: its row with the totals of its call rows, and its
+    state read honestly (`interrupted` when its worker is gone), in a word and in words."""
+
+    job: JudgeJob
+    state: str
+    status_text: str
+
+
+def jobs_read(jobs: Iterable[JudgeJob]) -> list[JobRead]:
+    """The jobs with their call totals from the rows, and their state, for pages."""
     jobs = list(jobs)
     totals = call_totals(job.pk for job in jobs if not job.is_nli)
     unfinished = tasks_unfinished([job.task_id for job in jobs if not job.finished])
+    reads = []
     for job in jobs:
         totals_apply(job, totals.get(job.pk))
-        job.state = job_state(job, unfinished)  # type: ignore[attr-defined]
-        job.status_text = job_status_text(job, job.state)  # type: ignore[attr-defined]
-    return jobs
+        state = job_state(job, unfinished)
+        reads.append(JobRead(job, state, job_status_text(job, state)))
+    return reads

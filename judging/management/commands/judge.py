@@ -175,7 +175,7 @@ class Command(CollectionCommand):
             raise CommandError(f"job {job.pk} stopped: {exc}") from None
         finally:
             self.bar.close()
-        (job,) = jobs_read([job])
+        job = jobs_read([job])[0].job
         self.stdout.write(self.report(job))
         if job.status == JudgeJob.Status.FAILED:
             # Nothing to show for it (or it stopped): a script or a shell `&&` must not go on as if it had.

@@ -42,7 +42,7 @@ class CalibrationForm(forms.Form):
     def clean_score(self) -> str:
         return self.cleaned_data["score"] or DEFAULT_SCORE
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if (

@@ -52,7 +52,7 @@ def test_it_lists_the_nugget_turns_in_reading_order(client, collection):
     response = client.get(reverse("nuggets-turns", args=[collection.name]))
 
     assert response.status_code == 200
-    assert [turn.turn_id for turn, _draft in response.context["rows"]] == READING_ORDER
+    assert [row.turn.turn_id for row in response.context["rows"]] == READING_ORDER
     links = re.findall(rf'href="/nuggets/{collection.name}/([0-9_]+)/"', response.content.decode())
     assert links == READING_ORDER
 

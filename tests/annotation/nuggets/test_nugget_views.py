@@ -319,7 +319,7 @@ def test_it_lists_collections_and_turns_to_work_on(client, setup):
 
     assert index.status_code == 200 and collection.name in index.content.decode()
     assert turns.status_code == 200
-    assert [(t.turn_id, t.n_relevant, t.n_nuggets) for t, _draft in turns.context["rows"]] == [
+    assert [(r.turn.turn_id, r.n_relevant, r.n_nuggets) for r in turns.context["rows"]] == [
         (turn.turn_id, 1, 0)
     ]
 

@@ -133,7 +133,7 @@ def test_it_counts_each_campaigns_batches_and_answers_without_distinct_counts(cl
         assert client.get(reverse("crowd:campaigns")).status_code == 200
 
     assert response.status_code == 200
-    counts = {c.name: (c.n_batches, c.n_answered) for c in response.context["campaigns"]}
+    counts = {r.campaign.name: (r.n_batches, r.n_answered) for r in response.context["campaigns"]}
     assert counts == {wide.name: (10, 6), narrow.name: (2, 0)}
     assert not [q["sql"] for q in captured if "DISTINCT" in q["sql"].upper()]
     assert len(again) == len(captured)

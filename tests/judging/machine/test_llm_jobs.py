@@ -260,7 +260,7 @@ def test_units_asking_the_same_prompt_at_once_share_one_paid_call(fake_openai, c
     assert (job.calls_made, job.cache_hits) == (1, 1)
     assert len(fake_openai.received) == 1
     (read,) = jobs_read([JudgeJob.objects.get(pk=job.pk)])
-    assert read.calls_made == LlmCall.objects.count() == 1
+    assert read.job.calls_made == LlmCall.objects.count() == 1
     labels = SupportJudgment.objects.filter(judge__name="gpt-judge").values_list(
         "sentence__response__run__name", "label"
     )
@@ -471,8 +471,8 @@ def test_a_job_killed_with_sigkill_resumes_without_repeating_paid_calls(fake_ope
     # Its totals are those of the calls it saved, however far behind its counters were when it died,
     # and once it has shown no sign of life for a while it reads as interrupted.
     (read,) = jobs_read([job])
-    assert read.calls_made == LlmCall.objects.filter(job=job).count() == len(paid)
-    assert read.cost_usd == sum(c.cost_usd for c in LlmCall.objects.filter(job=job))
+    assert read.job.calls_made == LlmCall.objects.filter(job=job).count() == len(paid)
+    assert read.job.cost_usd == sum(c.cost_usd for c in LlmCall.objects.filter(job=job))
     JudgeJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - timedelta(minutes=10))
     (read,) = jobs_read([JudgeJob.objects.get(pk=job.pk)])
     assert read.state == "interrupted"
@@ -560,5 +560,5 @@ def test_totals_are_read_from_the_call_rows(fake_openai, conversation):
     JudgeJob.objects.filter(pk=job.pk).update(calls_made=1, input_tokens=0, output_tokens=0, cost_usd=0)
     (read,) = jobs_read([JudgeJob.objects.get(pk=job.pk)])
     rows = LlmCall.objects.filter(job=job)
-    assert (read.calls_made, read.input_tokens) == (4, sum(r.input_tokens for r in rows))
-    assert read.cost_usd == sum(r.cost_usd for r in rows)
+    assert (read.job.calls_made, read.job.input_tokens) == (4, sum(r.input_tokens for r in rows))
+    assert read.job.cost_usd == sum(r.cost_usd for r in rows)
