@@ -190,6 +190,7 @@ def _assessor(
     paused: bool,
     settings: QualitySettings,
 ) -> AssessorQuality:
+    # Every row here has a reference grade (`or 0` below only tells the type checker so).
     gold = [g for g in given if g.gold is not None]
     mine: list[int] = []
     theirs: list[int] = []
@@ -216,7 +217,7 @@ def _assessor(
         gold_binary=Rate(
             len(gold), sum((g.grade >= settings.rel) == ((g.gold or 0) >= settings.rel) for g in gold)
         ),
-        gold_kappa=cohen_kappa([g.grade for g in gold], [g.gold for g in gold], labels=GRADES)
+        gold_kappa=cohen_kappa([g.grade for g in gold], [g.gold or 0 for g in gold], labels=GRADES)
         if gold
         else None,
         agreement=Rate(len(mine), sum(a == b for a, b in zip(mine, theirs, strict=True))),
