@@ -135,7 +135,9 @@ def _grade_units(browser, base_url, username, reference, grade_of, tour: Tour | 
     return given
 
 
-def test_an_organiser_checks_assessors_with_gold_and_adjudicates_their_disputes(browser, live_server, tmp_path):
+def test_an_organiser_checks_assessors_with_gold_and_adjudicates_their_disputes(
+    browser, live_server, tmp_path
+):
     qrels, reference = _collection(tmp_path)
     OrganiserFactory(username="olga")
     for username in ("ana", "ben", "cy"):
