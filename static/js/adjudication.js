@@ -30,3 +30,5 @@ if (form) {
     Enter: () => form.requestSubmit(),
   });
 }
+// Lets scripted clients (the browser tests) know the keys are bound.
+document.documentElement.dataset.hotkeysReady = "1";

@@ -73,6 +73,10 @@ NOT_ORGANISER_PAGES = {
     "relevance-ptkb": "assessors",
     "relevance-api-next": "assessors",
     "relevance-api-grade": "assessors",
+    # the adjudicator's work, reached only through its adjudicator (tests/annotation/relevance/test_adjudication.py)
+    "adjudication-queue": "adjudicators",
+    "adjudication-start": "adjudicators",
+    "adjudication-item": "adjudicators",
     "nuggets-index": "assessors",
     "nuggets-turns": "assessors",
     "nuggets-stats": "assessors",
