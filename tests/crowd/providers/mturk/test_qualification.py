@@ -4,13 +4,14 @@ and set up from the campaign page by organisers only."""
 
 from __future__ import annotations
 
+import io
 import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from crowd.campaigns import services as campaign_services
@@ -255,3 +256,20 @@ def test_assessors_and_anonymous_users_cannot_make_it(client, fake_mturk):
     assert client.post(url, data).status_code == 403
     assert not CrowdQualification.objects.exists()
     assert not fake_mturk.state.qualification_types
+
+
+def test_the_command_makes_the_test_then_sets_the_threshold_and_says_why_it_refuses(fake_mturk):
+    campaign = build_campaign()
+    out = io.StringIO()
+    call_command("mturk_qualify", campaign=campaign.name, threshold=70, questions=2, stdout=out)
+    qualification = CrowdQualification.objects.get(campaign=campaign)
+    assert (
+        f"qualification test {qualification.qualification_type_id} made (Active, 2 questions)"
+        in out.getvalue()
+    )
+    out = io.StringIO()
+    call_command("mturk_qualify", campaign=campaign.name, threshold=90, stdout=out)
+    assert "kept" in out.getvalue() and ">= 90" in out.getvalue()
+    other = build_campaign()
+    with pytest.raises(CommandError, match="a test of 9 cannot be made"):
+        call_command("mturk_qualify", campaign=other.name, threshold=70, questions=9)
