@@ -149,10 +149,14 @@ def _campaign_page(
     status: int = 200,
 ) -> HttpResponse:
     is_mturk = campaign.provider == CrowdCampaign.Provider.MTURK
+    qualification = campaign_qualification(campaign=campaign) if is_mturk else None
+    made = (
+        {"threshold": qualification.threshold, "questions": qualification.questions} if qualification else {}
+    )
     action_forms: dict[str, forms.BaseForm] = {
         "aggregate": AggregateForm(),
         "study": StudyForm(),
-        "qualification": QualificationForm(prefix="qualification"),
+        "qualification": QualificationForm(prefix="qualification", initial=made),
         "publish": ConfirmForm(prefix="publish"),
         "sync": forms.Form(),
         "review": ReviewForm(prefix="review"),
@@ -201,7 +205,7 @@ def _campaign_page(
             "external_url": _external_url(request),
             "started_by_make_run": "mturk" in settings.LOCAL_FAKES,
         }
-        context["qualification"] = campaign_qualification(campaign=campaign)
+        context["qualification"] = qualification
         if client.is_local:
             # The local fake stands in for MTurk's worker site: these open a HIT as a made-up worker
             # (the HITs of the batches on this page of the Batches table).

@@ -222,6 +222,7 @@ def test_organisers_make_it_from_the_campaign_page_and_see_its_id_and_status(cli
         url, {"qualification-threshold": "60", "qualification-questions": "3"}, follow=True
     )
     assert "stays as made" in response.content.decode()
+    assert 'name="qualification-threshold" value="60"' in response.content.decode()
     qualification.refresh_from_db()
     assert qualification.threshold == 60
 
