@@ -80,3 +80,17 @@ class CrowdFitJobAdmin(admin.ModelAdmin):
     list_filter = ["status", "method"]
     raw_id_fields = ["campaign"]
     readonly_fields = ["created_at", "started_at", "finished_at"]
+
+
+@admin.register(models.CrowdQualification)
+class CrowdQualificationAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "qualification_type_id", "status", "threshold", "questions", "created_at"]
+    raw_id_fields = ["campaign"]
+    # The test is what MTurk has: changing the copy here would not change what workers take.
+    readonly_fields = [
+        "qualification_type_id",
+        "test_xml",
+        "answer_key_xml",
+        "test_duration_seconds",
+        "created_at",
+    ]

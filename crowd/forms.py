@@ -1,5 +1,5 @@
 """Forms of the organiser's crowd pages: compose a campaign, make a study address, and the campaign's
-actions (publish, sync, review, bonus, extend, expire, aggregate). Forms check input; the services in
+actions (qualification test, publish, sync, review, bonus, extend, expire, aggregate). Forms check input; the services in
 crowd/campaigns/services.py, crowd/providers/mturk/services.py and crowd/providers/panels/services.py do the work."""
 
 from __future__ import annotations
@@ -163,6 +163,18 @@ class BonusForm(ConfirmForm):
         min_value=Decimal("0.01"), max_digits=6, decimal_places=2, help_text="USD each."
     )
     reason = forms.CharField(max_length=500, help_text="MTurk shows workers the reason.")
+
+
+class QualificationForm(forms.Form):
+    threshold = forms.IntegerField(
+        min_value=0,
+        max_value=100,
+        initial=80,
+        help_text="Least share of the test right x 100 a worker needs to take the HITs.",
+    )
+    questions = forms.IntegerField(
+        min_value=1, max_value=50, initial=5, help_text="Test questions the qualification test asks."
+    )
 
 
 class ExtendForm(ConfirmForm):

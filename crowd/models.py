@@ -1,6 +1,6 @@
 """The crowd app's models, each kept in its feature's package and imported here so Django registers them:
-campaigns (campaigns, batches, test questions), answers (workers, assignments, answers), panel studies and
-aggregation jobs."""
+campaigns (campaigns, batches, test questions), answers (workers, assignments, answers), panel studies,
+MTurk qualification tests and aggregation jobs."""
 
 from crowd.aggregation.models import CrowdFitJob
 from crowd.answers.models import (
@@ -11,6 +11,7 @@ from crowd.answers.models import (
     CrowdWorker,
 )
 from crowd.campaigns.models import BatchItem, CrowdBatch, CrowdCampaign, TestQuestion
+from crowd.providers.mturk.models import CrowdQualification
 from crowd.providers.panels.models import CrowdStudy
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "CrowdBatch",
     "CrowdCampaign",
     "CrowdFitJob",
+    "CrowdQualification",
     "CrowdStudy",
     "CrowdWorker",
     "TestQuestion",

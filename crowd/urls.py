@@ -17,6 +17,11 @@ urlpatterns: list = [
     path("campaigns/<text:name>/links/", console.campaign_links, name="campaign-links"),
     path("campaigns/<text:name>/aggregate/", console.campaign_aggregate, name="campaign-aggregate"),
     path("campaigns/<text:name>/studies/", console.campaign_study, name="campaign-study"),
+    path(
+        "campaigns/<text:name>/qualification/",
+        console.campaign_qualification_view,
+        name="campaign-qualification",
+    ),
     path("campaigns/<text:name>/publish/", console.campaign_publish_view, name="campaign-publish"),
     path("campaigns/<text:name>/sync/", console.campaign_sync_view, name="campaign-sync"),
     path("campaigns/<text:name>/review/", console.campaign_review_view, name="campaign-review"),

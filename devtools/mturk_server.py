@@ -14,6 +14,9 @@ The worker side stands in for the MTurk website:
   with `assignmentId`, `hitId`, `workerId` and `turkSubmitTo`;
 - `GET /worker/frame?hitId=H[&workerId=W]` answers a page of the fake's own origin that frames the
   ExternalURL as MTurk's worker site does: accepted for W when given, in the preview state otherwise;
+- `POST /worker/qualify` takes a qualification test for a worker (`qualificationTypeId`, `workerId`, and
+  each QuestionIdentifier with the SelectionIdentifier chosen), grades it with the type's AnswerKey and
+  keeps the score as the worker's qualification value; accepting a HIT then checks its requirements;
 - `POST /mturk/externalSubmit` takes the worker page's form (must carry `assignmentId`) and stores the other
   fields as the assignment's QuestionFormAnswers XML.
 """
@@ -99,6 +102,18 @@ def _make_handler(fake: FakeMTurk) -> type[BaseHTTPRequestHandler]:
                     self._send(exc.status, escape(exc.message).encode(), "text/plain; charset=utf-8")
                     return
                 self._send(200, f"Assignment {assignment_id} submitted".encode(), "text/html; charset=utf-8")
+                return
+            if path == "/worker/qualify":
+                fields = {k: v[-1] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}
+                qual_id, worker_id = fields.pop("qualificationTypeId", ""), fields.pop("workerId", "")
+                try:
+                    if not worker_id:
+                        raise FakeError("RequestError", "taking a test needs the workerId")
+                    value = fake.worker_take_test(qual_id, worker_id, fields)
+                except FakeError as exc:
+                    self._send(exc.status, escape(exc.message).encode(), "text/plain; charset=utf-8")
+                    return
+                self._send(200, f"Qualification value {value}".encode(), "text/plain; charset=utf-8")
                 return
             target = self.headers.get("X-Amz-Target", "")
             if path != "/" or not target.startswith(TARGET_PREFIX):

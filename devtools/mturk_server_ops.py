@@ -2,17 +2,21 @@
 
 `FakeMTurk.handle` checks every requester call against botocore's own service model for MTurk (unknown
 parameters, missing required ones and wrong types answer 400 as MTurk does) before serving it from
-`FakeState`, which tests read and tweak directly. The worker side (accept, preview, externalSubmit)
-stands in for the MTurk website.
+`FakeState`, which tests read and tweak directly. The worker side (accept, preview, externalSubmit, and
+taking a qualification test, graded with its AnswerKey) stands in for the MTurk website; accepting a HIT
+checks the worker against its requirements on the qualification types made here.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import re
 import threading
 import time
 import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -56,6 +60,78 @@ def answer_xml(fields: dict[str, str]) -> str:
         for k, v in fields.items()
     )
     return f'<?xml version="1.0" encoding="UTF-8"?><QuestionFormAnswers xmlns="{ANSWER_NS}">{answers}</QuestionFormAnswers>'
+
+
+COMPARATORS: dict[str, Callable[[int, int], bool]] = {
+    "LessThan": operator.lt,
+    "LessThanOrEqualTo": operator.le,
+    "GreaterThan": operator.gt,
+    "GreaterThanOrEqualTo": operator.ge,
+    "EqualTo": operator.eq,
+    "NotEqualTo": operator.ne,
+}
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _parse(xml: str, what: str) -> ET.Element:
+    try:
+        return ET.fromstring(xml.encode())
+    except ET.ParseError as exc:
+        raise FakeError("ParameterValidationError", f"{what} is not well-formed XML: {exc}") from None
+
+
+def _child_text(element: ET.Element, name: str) -> str:
+    for child in element:
+        if _local(child.tag) == name:
+            return (child.text or "").strip()
+    return ""
+
+
+def _test_questions(test_xml: str) -> set[str]:
+    """The QuestionIdentifiers of a QuestionForm test."""
+    root = _parse(test_xml, "Test")
+    if _local(root.tag) != "QuestionForm":
+        raise FakeError("ParameterValidationError", "Test must be a QuestionForm document")
+    asked = {_child_text(q, "QuestionIdentifier") for q in root if _local(q.tag) == "Question"}
+    if not asked:
+        raise FakeError("ParameterValidationError", "Test has no Question")
+    return asked
+
+
+def _answer_key(key_xml: str) -> tuple[dict[str, dict[str, int]], int | None]:
+    """An AnswerKey as {question: {selection: score}} and its PercentageMapping's MaximumSummedScore."""
+    root = _parse(key_xml, "AnswerKey")
+    if _local(root.tag) != "AnswerKey":
+        raise FakeError("ParameterValidationError", "AnswerKey must be an AnswerKey document")
+    scores: dict[str, dict[str, int]] = {}
+    maximum: int | None = None
+    for part in root:
+        if _local(part.tag) == "Question":
+            options = scores.setdefault(_child_text(part, "QuestionIdentifier"), {})
+            for option in part:
+                if _local(option.tag) == "AnswerOption":
+                    score = int(_child_text(option, "AnswerScore") or 0)
+                    for selection in option:
+                        if _local(selection.tag) == "SelectionIdentifier":
+                            options[(selection.text or "").strip()] = score
+        elif _local(part.tag) == "QualificationValueMapping":
+            for mapping in part.iter():
+                if _local(mapping.tag) == "MaximumSummedScore":
+                    maximum = int((mapping.text or "0").strip())
+    return scores, maximum
+
+
+def grade_test(key_xml: str, answers: dict[str, str]) -> int:
+    """The qualification value of a test's answers: the summed AnswerScores of the selections given, as a
+    whole percentage of MaximumSummedScore when the key maps it so."""
+    scores, maximum = _answer_key(key_xml)
+    total = sum(options.get(answers.get(question, ""), 0) for question, options in scores.items())
+    if maximum:
+        return total * 100 // maximum
+    return total
 
 
 @dataclass
@@ -206,6 +282,21 @@ class FakeMTurk:
             self.state.unique_tokens[token] = hit_id
         return {"HIT": self._hit_view(self.state.hits[hit_id])}
 
+    def op_CreateHIT(self, params: dict[str, Any]) -> dict[str, Any]:
+        # CreateHIT is CreateHITType and CreateHITWithHITType in one request, as MTurk documents it.
+        type_fields = (
+            "AutoApprovalDelayInSeconds",
+            "AssignmentDurationInSeconds",
+            "Reward",
+            "Title",
+            "Keywords",
+            "Description",
+            "QualificationRequirements",
+        )
+        hit_type_id = self.op_CreateHITType({k: params[k] for k in type_fields if k in params})["HITTypeId"]
+        hit_fields = {k: v for k, v in params.items() if k not in type_fields}
+        return self.op_CreateHITWithHITType({**hit_fields, "HITTypeId": hit_type_id})
+
     def op_GetHIT(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"HIT": self._hit_view(self._hit(params["HITId"]))}
 
@@ -266,18 +357,68 @@ class FakeMTurk:
                 raise FakeError(
                     "RequestError", "You have already created a QualificationType with this name."
                 )
+        test, key = params.get("Test"), params.get("AnswerKey")
+        if test is not None:
+            if "TestDurationInSeconds" not in params:
+                raise FakeError("ParameterValidationError", "A Test needs TestDurationInSeconds.")
+            if params.get("AutoGranted"):
+                raise FakeError(
+                    "ParameterValidationError", "A QualificationType with a Test is not AutoGranted."
+                )
+            asked = _test_questions(test)
+            if key is not None:
+                unknown = set(_answer_key(key)[0]) - asked
+                if unknown:
+                    raise FakeError(
+                        "ParameterValidationError",
+                        f"AnswerKey names questions the Test does not have: {', '.join(sorted(unknown))}",
+                    )
+        elif key is not None:
+            raise FakeError("ParameterValidationError", "An AnswerKey needs a Test.")
         qual_id = _new_id("3Q")
-        qual = {
+        qual: dict[str, Any] = {
             "QualificationTypeId": qual_id,
             "CreationTime": time.time(),
             "Name": params["Name"],
             "Description": params["Description"],
             "QualificationTypeStatus": params["QualificationTypeStatus"],
-            "IsRequestable": False,
+            # Workers ask for a type with a test by taking the test.
+            "IsRequestable": test is not None,
             "AutoGranted": bool(params.get("AutoGranted", False)),
         }
+        for name in ("Keywords", "Test", "AnswerKey", "TestDurationInSeconds", "RetryDelayInSeconds"):
+            if name in params:
+                qual[name] = params[name]
+        if qual["AutoGranted"]:
+            qual["AutoGrantedValue"] = params.get("AutoGrantedValue", 1)
         self.state.qualification_types[qual_id] = qual
-        return {"QualificationType": qual}
+        return {"QualificationType": dict(qual)}
+
+    def _qualification_type(self, qual_id: str) -> dict[str, Any]:
+        try:
+            return self.state.qualification_types[qual_id]
+        except KeyError:
+            raise FakeError("RequestError", f"QualificationType {qual_id} does not exist.") from None
+
+    def op_GetQualificationType(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"QualificationType": dict(self._qualification_type(params["QualificationTypeId"]))}
+
+    def op_ListQualificationTypes(self, params: dict[str, Any]) -> dict[str, Any]:
+        # Only the requester's own types: the fake knows no one else's.
+        query = (params.get("Query") or "").lower()
+        rows = [
+            dict(q)
+            for q in self.state.qualification_types.values()
+            if (not query or query in q["Name"].lower() or query in q.get("Keywords", "").lower())
+            and (not params["MustBeRequestable"] or q["IsRequestable"])
+        ]
+        start = int(params.get("NextToken") or 0)
+        size = params.get("MaxResults", 10)
+        page = rows[start : start + size]
+        answer: dict[str, Any] = {"NumResults": len(page), "QualificationTypes": page}
+        if start + size < len(rows):
+            answer["NextToken"] = str(start + size)
+        return answer
 
     def op_AssociateQualificationWithWorker(self, params: dict[str, Any]) -> dict[str, Any]:
         if params["QualificationTypeId"] not in self.state.qualification_types:
@@ -327,11 +468,7 @@ class FakeMTurk:
             if view["NumberOfAssignmentsAvailable"] <= 0:
                 raise FakeError("RequestError", "HIT is not available", 409)
             for requirement in view["QualificationRequirements"]:
-                key = (requirement["QualificationTypeId"], worker_id)
-                if (
-                    requirement.get("Comparator") == "DoesNotExist"
-                    and key in self.state.worker_qualifications
-                ):
+                if not self._meets(requirement, worker_id):
                     raise FakeError(
                         "RequestError", "worker does not meet the qualification requirements", 403
                     )
@@ -354,6 +491,45 @@ class FakeMTurk:
                 "turkSubmitTo": self.submit_origin,
             }
             return self._with_query(self.external_url(hit_id), query)
+
+    def _meets(self, requirement: dict[str, Any], worker_id: str) -> bool:
+        """Whether a worker meets one requirement; the system qualifications (approval rate, locale...)
+        are MTurk's own records of a worker, which the fake does not keep, so every worker meets them."""
+        qual_id = requirement["QualificationTypeId"]
+        if qual_id not in self.state.qualification_types:
+            return True
+        value = self.state.worker_qualifications.get((qual_id, worker_id))
+        comparator = requirement["Comparator"]
+        if comparator == "DoesNotExist":
+            return value is None
+        if value is None:
+            return False
+        if comparator == "Exists":
+            return True
+        wanted = requirement.get("IntegerValues") or []
+        if comparator == "In":
+            return value in wanted
+        if comparator == "NotIn":
+            return value not in wanted
+        compare = COMPARATORS.get(comparator)
+        if compare is None or len(wanted) != 1:
+            raise FakeError("ParameterValidationError", f"bad requirement {requirement!r}")
+        return compare(value, wanted[0])
+
+    def worker_take_test(self, qualification_type_id: str, worker_id: str, answers: dict[str, str]) -> int:
+        """A worker takes a qualification type's test: graded with its AnswerKey as MTurk does, the score
+        becomes the worker's qualification value. `answers` maps QuestionIdentifier to SelectionIdentifier."""
+        with self.state.lock:
+            qual = self._qualification_type(qualification_type_id)
+            if "Test" not in qual:
+                raise FakeError("RequestError", "this QualificationType has no test", 409)
+            if "AnswerKey" not in qual:
+                raise FakeError("RequestError", "the fake grades only tests with an AnswerKey", 409)
+            if qual["QualificationTypeStatus"] != "Active":
+                raise FakeError("RequestError", "this QualificationType is not active", 409)
+            value = grade_test(qual["AnswerKey"], answers)
+            self.state.worker_qualifications[(qualification_type_id, worker_id)] = value
+            return value
 
     def worker_preview(self, hit_id: str) -> str:
         with self.state.lock:

@@ -1,5 +1,6 @@
 """The organiser's campaign pages: list, compose, signed links, and the campaign page with its actions
-(aggregate, study address, and on MTurk publish / sync / review / bonus / extend / expire).
+(aggregate, study address, and on MTurk qualification test / publish / sync / review / bonus / extend /
+expire).
 
 Each action is a POST form over one service of crowd's features (campaigns, aggregation, MTurk or panels), then back to
 the campaign page with what happened. The worker-facing pages are in crowd/views/worker.py.
@@ -45,16 +46,19 @@ from crowd.forms import (
     CollectionChoiceForm,
     ConfirmForm,
     ExtendForm,
+    QualificationForm,
     ReviewForm,
     StudyForm,
 )
 from crowd.models import CrowdCampaign
 from crowd.providers.links import selectors as link_selectors
 from crowd.providers.mturk.client import MTurkClient, MTurkError
+from crowd.providers.mturk.selectors import campaign_qualification
 from crowd.providers.mturk.services import (
     campaign_bonus,
     campaign_expire,
     campaign_publish,
+    campaign_qualification_set,
     campaign_review,
     campaign_sync,
 )
@@ -145,9 +149,14 @@ def _campaign_page(
     status: int = 200,
 ) -> HttpResponse:
     is_mturk = campaign.provider == CrowdCampaign.Provider.MTURK
+    qualification = campaign_qualification(campaign=campaign) if is_mturk else None
+    made = (
+        {"threshold": qualification.threshold, "questions": qualification.questions} if qualification else {}
+    )
     action_forms: dict[str, forms.BaseForm] = {
         "aggregate": AggregateForm(),
         "study": StudyForm(),
+        "qualification": QualificationForm(prefix="qualification", initial=made),
         "publish": ConfirmForm(prefix="publish"),
         "sync": forms.Form(),
         "review": ReviewForm(prefix="review"),
@@ -196,6 +205,7 @@ def _campaign_page(
             "external_url": _external_url(request),
             "started_by_make_run": "mturk" in settings.LOCAL_FAKES,
         }
+        context["qualification"] = qualification
         if client.is_local:
             # The local fake stands in for MTurk's worker site: these open a HIT as a made-up worker
             # (the HITs of the batches on this page of the Batches table).
@@ -307,6 +317,26 @@ def campaign_study(request: HttpRequest, campaign: CrowdCampaign, data: dict[str
     return (
         f"Study address made for {study.panel}; give the panel the address shown below, "
         f"with {plural(needed, 'place')} for participants (one batch each)."
+    )
+
+
+@_action(QualificationForm, "qualification", prefix="qualification")
+def campaign_qualification_view(request: HttpRequest, campaign: CrowdCampaign, data: dict[str, Any]) -> str:
+    qualification, made = campaign_qualification_set(
+        campaign=campaign,
+        client=_client_for(campaign),
+        threshold=data["threshold"],
+        questions=data["questions"],
+    )
+    if made:
+        return (
+            f"Qualification test {qualification.qualification_type_id} made on MTurk from "
+            f"{plural(qualification.questions, 'test question')}: HITs published from now on require "
+            f"{qualification.threshold}% right."
+        )
+    return (
+        f"The qualification test {qualification.qualification_type_id} stays as made; HITs published from "
+        f"now on require {qualification.threshold}% right."
     )
 
 

@@ -126,7 +126,17 @@ ORGANISER_GET_STATUS = {
     "relevance-organise": 302,  # the old address of the relevance work form
     **{
         f"crowd:campaign-{action}": 405
-        for action in ("aggregate", "study", "publish", "sync", "review", "bonus", "extend", "expire")
+        for action in (
+            "aggregate",
+            "study",
+            "qualification",
+            "publish",
+            "sync",
+            "review",
+            "bonus",
+            "extend",
+            "expire",
+        )
     },
 }
 
@@ -254,6 +264,7 @@ FORMS: dict[str, Payload] = {
     },
     "crowd:campaign-extend": lambda w: {"extend-min_votes": 2, "extend-extra": 2, "extend-confirm": "on"},
     "crowd:campaign-aggregate": lambda w: {"min_votes": 1},
+    "crowd:campaign-qualification": lambda w: {"qualification-threshold": 80, "qualification-questions": 1},
     "judging:job-start": lambda w: {
         "collection": w["collection"].name,
         "task": JudgeJob.Task.DEDUP,

@@ -85,6 +85,24 @@ class AssignmentInfo:
         return parse_answer_xml(self.answer_xml)
 
 
+@dataclass(frozen=True)
+class QualificationTypeInfo:
+    qualification_type_id: str
+    name: str
+    status: str
+    has_test: bool
+
+    @classmethod
+    def from_response(cls, response: dict[str, Any]) -> QualificationTypeInfo:
+        qual = response["QualificationType"]
+        return cls(
+            qualification_type_id=qual["QualificationTypeId"],
+            name=qual.get("Name", ""),
+            status=qual.get("QualificationTypeStatus", ""),
+            has_test=bool(qual.get("Test")),
+        )
+
+
 def external_question_xml(url: str, frame_height: int = 0) -> str:
     """The ExternalQuestion document that makes MTurk show our worker page in a frame."""
     from xml.sax.saxutils import escape
@@ -345,6 +363,36 @@ class MTurkClient:
             "create_qualification_type", Name=name, Description=description, QualificationTypeStatus="Active"
         )
         return response["QualificationType"]["QualificationTypeId"]
+
+    def qualification_test_create(
+        self,
+        *,
+        name: str,
+        description: str,
+        test_xml: str,
+        answer_key_xml: str,
+        test_duration_seconds: int,
+        keywords: str = "",
+        retry_delay_seconds: int | None = None,
+    ) -> QualificationTypeInfo:
+        """A qualification type workers earn by taking a test that MTurk grades with the answer key."""
+        params: dict[str, Any] = {
+            "Name": name,
+            "Description": description,
+            "QualificationTypeStatus": "Active",
+            "Test": test_xml,
+            "AnswerKey": answer_key_xml,
+            "TestDurationInSeconds": test_duration_seconds,
+        }
+        if keywords:
+            params["Keywords"] = keywords
+        if retry_delay_seconds is not None:
+            params["RetryDelayInSeconds"] = retry_delay_seconds
+        return QualificationTypeInfo.from_response(self._call("create_qualification_type", **params))
+
+    def qualification_type_get(self, *, qualification_type_id: str) -> QualificationTypeInfo:
+        response = self._call("get_qualification_type", QualificationTypeId=qualification_type_id)
+        return QualificationTypeInfo.from_response(response)
 
     def qualification_assign(self, *, qualification_type_id: str, worker_id: str, value: int = 1) -> None:
         self._call(

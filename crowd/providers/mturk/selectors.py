@@ -1,10 +1,11 @@
-"""Reads for MTurk: the signed address of a batch's HIT page, and the batch it names."""
+"""Reads for MTurk: the signed address of a batch's HIT page and the batch it names, and a campaign's
+qualification test and the test questions it is made from."""
 
 from __future__ import annotations
 
 from django.core import signing
 
-from crowd.models import CrowdBatch
+from crowd.models import CrowdBatch, CrowdCampaign, CrowdQualification, TestQuestion
 
 HIT_SALT = "mturk.hit"
 # A HIT page link outlives the HIT by this long, so a worker who accepted at the last moment can finish.
@@ -29,3 +30,19 @@ def hit_batch_from_token(token: str) -> CrowdBatch | None:
     except signing.BadSignature:
         return None
     return batch
+
+
+def campaign_qualification(*, campaign: CrowdCampaign) -> CrowdQualification | None:
+    return CrowdQualification.objects.filter(campaign=campaign).first()
+
+
+def campaign_test_questions(*, campaign: CrowdCampaign) -> list[TestQuestion]:
+    """The test questions of the campaign's kind in its collection: those its batches use first, then the
+    rest of the pool, each part in the order they were made."""
+    pool = TestQuestion.objects.filter(collection=campaign.collection)
+    if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
+        pool = pool.exclude(support="")
+    else:
+        pool = pool.filter(support="")
+    used = set(pool.filter(items__batch__campaign=campaign).values_list("id", flat=True))
+    return sorted(pool, key=lambda question: (question.id not in used, question.id))

@@ -1,4 +1,5 @@
-"""MTurk side of a crowd campaign: publish batches as HITs, sync submitted assignments, review, bonus, expire.
+"""MTurk side of a crowd campaign: a qualification test, publish batches as HITs, sync submitted
+assignments, review, bonus, expire.
 
 Services that call MTurk do the remote call first and record its result in a short transaction per HIT
 or assignment, so a failure half way leaves the database agreeing with MTurk about everything done so
@@ -14,7 +15,7 @@ from django.db import transaction
 
 from crowd.answers.services import answers_from_fields, assignment_confirm
 from crowd.errors import CrowdError
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdWorker
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdQualification, CrowdWorker
 from crowd.providers.mturk.client import (
     DEFAULT_QUALIFICATIONS,
     MTurkAnswerError,
@@ -22,7 +23,8 @@ from crowd.providers.mturk.client import (
     MTurkError,
     MTurkNotFound,
 )
-from crowd.providers.mturk.selectors import hit_token
+from crowd.providers.mturk.qualification import qualification_test
+from crowd.providers.mturk.selectors import campaign_qualification, campaign_test_questions, hit_token
 
 
 def hit_url(*, batch: CrowdBatch, base_url: str) -> str:
@@ -36,6 +38,9 @@ def campaign_publish(*, campaign: CrowdCampaign, client: MTurkClient, base_url: 
     if not campaign.batches.exists():
         raise CrowdError(f"campaign {campaign.name} has no batches yet")
     qualifications = list(DEFAULT_QUALIFICATIONS)
+    qualification = campaign_qualification(campaign=campaign)
+    if qualification is not None:
+        qualifications.append(qualification.requirement())
     if campaign.block_qualification_id:
         qualifications.append(
             {"QualificationTypeId": campaign.block_qualification_id, "Comparator": "DoesNotExist"}
@@ -71,6 +76,66 @@ def campaign_publish(*, campaign: CrowdCampaign, client: MTurkClient, base_url: 
             batch.save(update_fields=["hit_id", "status"])
         published.append(batch)
     return published
+
+
+# How long a worker has to take the qualification test once started.
+TEST_DURATION_SECONDS = 20 * 60
+
+
+def campaign_qualification_set(
+    *,
+    campaign: CrowdCampaign,
+    client: MTurkClient,
+    threshold: int,
+    questions: int,
+    test_duration_seconds: int = TEST_DURATION_SECONDS,
+) -> tuple[CrowdQualification, bool]:
+    """Make the campaign's qualification test on MTurk from its test questions, or, when it has one, set a
+    new threshold for the HITs published from now on (the test itself stays as MTurk has it).
+
+    Answers the qualification and whether it was made now. HITs already published keep the requirements
+    they were made with.
+    """
+    if campaign.provider != CrowdCampaign.Provider.MTURK:
+        raise CrowdError(f"campaign {campaign.name} is in the platform, not on MTurk")
+    if not 0 <= threshold <= 100:
+        raise CrowdError("the threshold is a share of the test right x 100, from 0 to 100")
+    existing = campaign_qualification(campaign=campaign)
+    if existing is not None:
+        if existing.threshold != threshold:
+            existing.threshold = threshold
+            existing.save(update_fields=["threshold"])
+        return existing, False
+    chosen = campaign_test_questions(campaign=campaign)[:questions]
+    if questions < 1 or len(chosen) < questions:
+        raise CrowdError(
+            f"campaign {campaign.name} has {len(chosen)} test questions of its kind: "
+            f"a test of {questions} cannot be made"
+        )
+    test = qualification_test(campaign=campaign, questions=chosen)
+    info = client.qualification_test_create(
+        name=f"Assay test ({campaign.name})",
+        description=(
+            f"A test of {test.questions} questions like those of the HITs '{campaign.title}'; "
+            f"{threshold}% right qualifies."
+        ),
+        keywords=campaign.keywords,
+        test_xml=test.test_xml,
+        answer_key_xml=test.answer_key_xml,
+        test_duration_seconds=test_duration_seconds,
+    )
+    with transaction.atomic():
+        qualification = CrowdQualification.objects.create(
+            campaign=campaign,
+            qualification_type_id=info.qualification_type_id,
+            status=info.status,
+            threshold=threshold,
+            questions=test.questions,
+            test_duration_seconds=test_duration_seconds,
+            test_xml=test.test_xml,
+            answer_key_xml=test.answer_key_xml,
+        )
+    return qualification, True
 
 
 @dataclass

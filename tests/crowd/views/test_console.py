@@ -34,7 +34,7 @@ def _pages(campaign: CrowdCampaign) -> list[str]:
     ]
 
 
-ACTIONS = ["aggregate", "studies", "publish", "sync", "review", "bonus", "extend", "expire"]
+ACTIONS = ["aggregate", "studies", "qualification", "publish", "sync", "review", "bonus", "extend", "expire"]
 
 
 def _action_url(campaign: CrowdCampaign, action: str) -> str:
