@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from core.wording import plural
 from crowd.management.commands._crowd import CampaignCommand
 from crowd.providers.mturk.services import campaign_qualification_set
 
@@ -39,6 +40,6 @@ class Command(CampaignCommand):
         what = "made" if made else "kept"
         self.stdout.write(
             f"qualification test {qualification.qualification_type_id} {what} ({qualification.status}, "
-            f"{qualification.questions} questions); HITs published from now on require "
+            f"{plural(qualification.questions, 'question')}); HITs published from now on require "
             f">= {qualification.threshold}"
         )

@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
 
+from core.wording import plural
 from crowd.answers.services import answers_from_fields, assignment_confirm
 from crowd.errors import CrowdError
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdCampaign, CrowdQualification, CrowdWorker
@@ -109,14 +110,14 @@ def campaign_qualification_set(
     chosen = campaign_test_questions(campaign=campaign)[:questions]
     if questions < 1 or len(chosen) < questions:
         raise CrowdError(
-            f"campaign {campaign.name} has {len(chosen)} test questions of its kind: "
+            f"campaign {campaign.name} has {plural(len(chosen), 'test question')} of its kind: "
             f"a test of {questions} cannot be made"
         )
     test = qualification_test(campaign=campaign, questions=chosen)
     info = client.qualification_test_create(
         name=f"Assay test ({campaign.name})",
         description=(
-            f"A test of {test.questions} questions like those of the HITs '{campaign.title}'; "
+            f"A test of {plural(test.questions, 'question')} like those of the HITs '{campaign.title}'; "
             f"{threshold}% right qualifies."
         ),
         keywords=campaign.keywords,

@@ -39,6 +39,10 @@ from judging.measures.hybrid.two_stage import simulate_two_stage
 from judging.measures.text import plural
 
 COVERAGE_FLOOR = 0.90
+# The simulated figure is itself an estimate (about ±0.02 of Monte Carlo error at 0.90) and a population
+# rebuilt from 20-40 drawn turns misses the low tail they did not see, so it reads high near the floor:
+# the output warns below this guard, a little above the floor it protects.
+WARN_BELOW = 0.94
 REPEATS = 200
 PAIR_REPEATS = 60
 TWO_STAGE_REPEATS = 60
@@ -55,7 +59,7 @@ class Coverage:
 
     @property
     def warned(self) -> bool:
-        return self.worst < COVERAGE_FLOOR
+        return self.worst < WARN_BELOW
 
     def warning(self) -> str | None:
         """The line the output prints when the worst run's coverage is under the floor."""
@@ -64,7 +68,8 @@ class Coverage:
         return (
             f"simulated coverage of these intervals on this data is {self.worst:.3f} for the worst run "
             f"(mean {self.mean:.3f}, {plural(self.repeats, 'simulated sample')}, {self.how}), under "
-            f"{COVERAGE_FLOOR:.2f}: read them as narrower than their level"
+            f"{WARN_BELOW:.2f} (the {COVERAGE_FLOOR:.2f} floor with a margin for the simulation's own error): "
+            "read them as narrower than their level"
         )
 
     def as_dict(self) -> dict[str, Any]:

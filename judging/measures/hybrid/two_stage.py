@@ -331,8 +331,8 @@ def check_two_stage_turns(measure: RankedMeasure, turns: int, total: int) -> Non
     0 or 1), and below that the simulation did not show its interval to cover."""
     if measure.name == "AP" and turns < min(MIN_TURNS, total):
         raise EstimationError(
-            f"AP from a two-stage sample needs at least {MIN_TURNS} drawn turns with a human grade, got "
-            f"{turns}: below that its interval's coverage was not shown (docs/statistics.md); each drawn "
+            f"AP from a two-stage sample needs at least {plural(MIN_TURNS, 'drawn turn')} with a human grade, "
+            f"got {turns}: below that its interval's coverage was not shown (docs/statistics.md); each drawn "
             "turn costs the pairs the runs retrieve in it, so draw a larger budget or sample whole turns"
         )
 

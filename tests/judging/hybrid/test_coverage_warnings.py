@@ -1,12 +1,12 @@
-"""Warnings appear exactly where the setting's simulated coverage is under the floor (a stub coverage
-source), and the forms refuse the combinations that do not run, queueing nothing."""
+"""Warnings appear exactly where the setting's simulated coverage is under the guard a little above the
+0.90 floor (a stub coverage source), and the forms refuse the combinations that do not run, queueing nothing."""
 
 import numpy as np
 import pytest
 from django.urls import reverse
 
 from judging.hybrid.estimate import hybrid_estimate
-from judging.measures.hybrid.coverage import COVERAGE_FLOOR, Coverage, turn_coverage
+from judging.measures.hybrid.coverage import WARN_BELOW, Coverage, turn_coverage
 from judging.measures.hybrid.table import UnitTable
 from judging.models import BudgetSimulation
 from tests.factories import OrganiserFactory, ResponseFactory, RunFactory
@@ -24,17 +24,17 @@ def _table() -> UnitTable:
     )
 
 
-@pytest.mark.parametrize("worst", [0.0, 0.5, 0.899, 0.9, 0.95, 1.0])
-def test_the_coverage_warning_appears_exactly_under_the_floor(worst):
+@pytest.mark.parametrize("worst", [0.0, 0.5, 0.899, 0.9, 0.939, 0.94, 0.95, 1.0])
+def test_the_coverage_warning_appears_exactly_under_the_guard_above_the_floor(worst):
     def stub(**_kwargs):
         return Coverage(worst=worst, mean=max(worst, 0.9), repeats=200, how="stub")
 
     result = hybrid_estimate(table=_table(), method="ppi++", coverage=stub, pairs=False)
     warned = [w for w in result.warnings if w.startswith("simulated coverage")]
-    assert bool(warned) == (worst < COVERAGE_FLOOR)
+    assert bool(warned) == (worst < WARN_BELOW)
     if warned:
         assert f"{worst:.3f}" in warned[0]
-    assert result.as_json()["coverage"]["warned"] == (worst < COVERAGE_FLOOR)
+    assert result.as_json()["coverage"]["warned"] == (worst < WARN_BELOW)
 
 
 def test_no_coverage_figure_no_warning():
