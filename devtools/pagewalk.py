@@ -26,6 +26,10 @@ from judging.models import JudgeJob
 
 # Routes that are not pages a person opens, and why they are not walked.
 SKIPPED = {
+    "adjudication-start": "an adjudicator's own queue item redirect; the walk's world has no adjudication "
+    "(tests/annotation/relevance/test_adjudication.py reads its pages)",
+    "adjudication-item": "an adjudicator's own pair; the walk's world has no adjudication "
+    "(tests/annotation/relevance/test_adjudication.py reads its pages)",
     "login": "the login form (no data)",
     "logout": "a POST",
     "console-welcome": "an invitation's one-time link",
