@@ -111,8 +111,15 @@ class JobRead:
 def jobs_read(jobs: Iterable[JudgeJob]) -> list[JobRead]:
     """The jobs with their call totals from the rows, and their state, for pages."""
     jobs = list(jobs)
-    totals = call_totals(job.pk for job in jobs if not job.is_nli)
     unfinished = tasks_unfinished([job.task_id for job in jobs if not job.finished])
+    # The rows were read before the queue: a task that ended in between saved its job's last progress
+    # before its own end was committed, so a job whose task is gone is read again (one query, only then)
+    # and is interrupted only if it is still unfinished now.
+    gone = [job.pk for job in jobs if job_task_gone(job, unfinished)]
+    if gone:
+        fresh = JudgeJob.objects.select_related("judge", "collection").in_bulk(gone)
+        jobs = [fresh.get(job.pk, job) for job in jobs]
+    totals = call_totals(job.pk for job in jobs if not job.is_nli)
     reads = []
     for job in jobs:
         totals_apply(job, totals.get(job.pk))

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from annotation.models import NtnJudgment, Nugget, RelevanceJudgment
+from judging.machine.jobs.state import jobs_read
 from judging.machine.tasks import judge_job_queue
 from judging.models import JudgeJob, LlmCall
 from tests.background import IMMEDIATE, tasks_run_ready
@@ -358,6 +359,19 @@ def test_a_waiting_job_whose_task_failed_without_finishing_it_shows_as_interrupt
     detail = client.get(reverse("judging:job-detail", args=[job.pk])).content.decode()
     assert "Interrupted: no progress saved since" in detail
     assert reverse("judging:job-resume", args=[job.pk]) in detail
+
+
+def test_a_job_whose_task_ended_after_its_row_was_read_shows_its_end_not_interrupted(job):
+    # A page reads the job, then the queue; a task that saved the job's end and then ended in between
+    # must not make the job look interrupted (the row is read again when its task is gone).
+    job = judge_job_queue(job=job)
+    stale = JudgeJob.objects.get(pk=job.pk)
+    JudgeJob.objects.filter(pk=job.pk).update(status="done", units_done=2, units_total=2)
+    DBTaskResult.objects.filter(id=job.task_id).update(status="SUCCESSFUL")
+
+    (read,) = jobs_read([stale])
+
+    assert (read.state, read.job.units_done) == ("done", 2)
 
 
 def test_resuming_an_interrupted_job_queues_it_again_and_the_worker_finishes_it(
