@@ -29,8 +29,8 @@ from annotation.models import (
     WorkSlot,
 )
 from annotation.relevance.pooling import PoolSummary, PoolTurn
-from annotation.selectors import natural_key
 from console.models import ImportJob
+from core.ordering import natural_key
 from crowd.campaigns.selectors import campaigns_recent
 from judging.machine.selectors import judge_jobs_recent
 

@@ -25,7 +25,7 @@ from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
-from annotation.selectors import collection_counts, natural_key
+from annotation.selectors import collection_counts
 from annotation.services import api_token_get, api_token_reset
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
@@ -44,6 +44,7 @@ from console.services import (
     collection_create,
     support_work_assign,
 )
+from core.ordering import natural_key
 from core.wording import plural
 
 

@@ -80,7 +80,7 @@ VIOLATIONS = [
         "label families (relevance, ptkb",
     ),
     ("judging/measures/bad.py", "from django.db import models", "measures are pure statistics"),
-    ("judging/measures/hybrid/bad.py", "from core import wording", "measures are pure statistics"),
+    ("judging/measures/hybrid/bad.py", "from core import jobs", "measures are pure statistics"),
     ("judging/measures/bad.py", "import judging.models", "measures are pure statistics"),
     ("judging/support/bad.py", "from judging.agreement import selectors", "judging's features (agreement"),
     ("judging/evaluation/bad.py", "from judging.hybrid import views", "judging's features (agreement"),

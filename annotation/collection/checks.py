@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Ranking, Response, Run, Turn
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 from core.wording import plural
 
 # The version of the report's shape; a stored report of another version is built again when read.

@@ -37,8 +37,8 @@ from annotation.nuggets.writer import (
     nugget_refusal,
     nugget_upsert,
 )
-from annotation.selectors import natural_key
 from annotation.services import ImportResult
+from core.ordering import natural_key
 from core.wording import plural
 
 # --- Imports and exports ---------------------------------------------------------------------------

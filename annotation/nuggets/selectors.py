@@ -18,7 +18,7 @@ from annotation.models import (
     RelevanceJudgment,
     Turn,
 )
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 
 # --- Selectors -------------------------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ from annotation.labels.files import Download, Export, Upload
 from annotation.models import Collection, Judge, PtkbJudgment, PtkbStatement, Turn
 from annotation.ptkb.formats import ptkb_qrels_records
 from annotation.ptkb.writer import PtkbRow, ptkb_judgments_upsert
-from annotation.selectors import natural_key
 from annotation.services import UNKNOWN_TURNS, ImportResult
+from core.ordering import natural_key
 
 
 def ptkb_qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:

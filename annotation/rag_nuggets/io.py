@@ -58,8 +58,8 @@ from annotation.rag_nuggets.writer import (
     nugget_assignments_upsert,
     nugget_list_replace,
 )
-from annotation.selectors import natural_key
 from annotation.services import ImportResult
+from core.ordering import natural_key
 
 
 @transaction.atomic

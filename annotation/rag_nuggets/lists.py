@@ -19,8 +19,8 @@ from annotation.rag_nuggets.writer import (
     importance_judgments_upsert,
     nugget_list_replace,
 )
-from annotation.selectors import natural_key
 from annotation.services import ImportResult
+from core.ordering import natural_key
 
 NUGGETS, IMPORTANCE, ASSIGNMENTS = "nuggets", "importance labels", "assignments"
 

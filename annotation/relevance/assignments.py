@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotation.models import Assignment, Judge, Pool, Turn, WorkSlot, WorkUnit
 from annotation.relevance.quality.gold import gold_plant
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 from core.wording import plural
 
 

@@ -23,9 +23,9 @@ from annotation.models import (
 )
 from annotation.relevance.formats import qrels_records
 from annotation.relevance.writer import relevance_judgments_upsert_stage, relevance_stage
-from annotation.selectors import natural_key
 from annotation.services import JUDGMENTS, ImportResult, TurnPks
 from core.csv_safe import SafeDictWriter
+from core.ordering import natural_key
 
 # --- Passage qrels ---------------------------------------------------------------------------------
 

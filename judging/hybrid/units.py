@@ -28,7 +28,8 @@ from annotation.families import LABEL_TASKS
 from annotation.labels.family import Hybrid
 from annotation.models import Collection, Judge, RelevanceJudgment, Run
 from annotation.relevance.family import RELEVANT_SHARE
-from annotation.selectors import natural_key, qrels_dict, runs_dict
+from annotation.selectors import qrels_dict, runs_dict
+from core.ordering import natural_key
 from core.wording import plural
 from judging.measures.hybrid.table import UnitTable
 from judging.measures.nuggets import NuggetMetricsError

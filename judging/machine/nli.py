@@ -40,8 +40,8 @@ from django.db.models import Q
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, Judge, NtnJudgment, Nugget, Turn
 from annotation.nuggets.writer import NtnRow, ntn_judgments_store, nugget_duplicates_mark, nuggets_create
-from annotation.selectors import natural_key
 from annotation.services import judge_get_or_create
+from core.ordering import natural_key
 from core.progress import Progress
 from core.wording import plural
 from judging.clients import nli as nli_client

@@ -15,9 +15,9 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Collection, Judge, Nugget, RelevanceJudgment
 from annotation.permissions import organiser_required
-from annotation.selectors import natural_key
 from annotation.typed import choice_field
 from core.names import named
+from core.ordering import natural_key
 from judging.clients.llm import default_model
 from judging.clients.nli import default_model as nli_default_model
 from judging.machine.jobs import NLI_TASKS, JobError, job_options, judge_job_start

@@ -20,8 +20,9 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from core.ordering import natural_key
+from core.wording import plural
 from judging.measures.ranking import tau_over_turns
-from judging.measures.text import natural_key, plural
 
 # A label on a judge's scale: a grade, or a class name (support's labels).
 Label: TypeAlias = int | float | str

@@ -27,7 +27,7 @@ from typing import Any
 
 import ir_measures
 
-from judging.measures.text import natural_key
+from core.ordering import natural_key
 
 PRIMARY_MEASURE = "nDCG@5"
 

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from judging.measures.text import natural_key, plural
+from core.ordering import natural_key
+from core.wording import plural
 
 # As for the run-level tau: with two runs a rank correlation is +1 or -1 whatever the evaluations.
 MIN_TOPIC_RUNS = 3

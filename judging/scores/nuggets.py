@@ -18,7 +18,7 @@ from annotation.models import (
     Run,
     Turn,
 )
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 from judging.measures.nuggets import (
     Mode,
     NuggetMetricsError,

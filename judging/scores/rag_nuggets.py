@@ -21,7 +21,7 @@ from annotation.models import (
 from annotation.rag_nuggets.formats import OVERALL_QID, scores_text
 from annotation.rag_nuggets.formats import AnswerScores as FileScores
 from annotation.rag_nuggets.importance import importance_labels, vital_nuggets
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 from judging.measures.rag_nuggets import SCORE_NAMES, AnswerScores, Counts, NuggetScores, mean_scores
 
 ANSWERED_ONLY_NOTE = (

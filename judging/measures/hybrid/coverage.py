@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.active import correction_from_machine
 from judging.measures.hybrid.estimators import EstimationError
 from judging.measures.hybrid.intervals import measure_bounds
@@ -36,7 +37,6 @@ from judging.measures.hybrid.ranked import RankedMeasure, design_value
 from judging.measures.hybrid.simulation import SimulationResult, simulate
 from judging.measures.hybrid.table import UnitTable
 from judging.measures.hybrid.two_stage import simulate_two_stage
-from judging.measures.text import plural
 
 COVERAGE_FLOOR = 0.90
 # The simulated figure is itself an estimate (about ±0.02 of Monte Carlo error at 0.90) and a population

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.coverage import Coverage
 from judging.measures.hybrid.estimators import Estimate, EstimationError, mean_interval
 from judging.measures.hybrid.intervals import Bounds, measure_bounds, quantiles
@@ -31,7 +32,6 @@ from judging.measures.ranking import (
     pair_p_value,
     settled_tau,
 )
-from judging.measures.text import plural
 
 UNSAMPLED_NOTE = (
     "no human sample is chosen (draw one on the estimates page or with sample_for_humans): the human labels "

@@ -48,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.active import uniform_equivalent_n
 from judging.measures.hybrid.intervals import Bounds, interval_ends
-from judging.measures.text import plural
 
 METHODS = ("classical", "ppi", "ppi++", "active")
 # Below these sizes the intervals' coverage was not shown to hold (docs/statistics.md): fewer human-labelled

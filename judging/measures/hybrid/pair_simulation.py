@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.estimators import EstimationError, small_sample_warning
 from judging.measures.hybrid.figures import method_figures
 from judging.measures.hybrid.intervals import interval_ends
@@ -29,7 +30,6 @@ from judging.measures.hybrid.ranked import (
     true_scores,
 )
 from judging.measures.hybrid.simulation import SimulationResult
-from judging.measures.text import plural
 
 BLOCK = 4_000_000  # elements of (repeats x pairs) per block of draws
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.ordering import natural_key
+from core.wording import plural
 from judging.measures.hybrid.sampling import SamplingError
-from judging.measures.text import natural_key, plural
 
 DESIGNS = ("uniform", "stratified")
 MIN_PER_STRATUM = 2

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.estimators import (
     MIN_UNITS,
     EstimationError,
@@ -43,7 +44,6 @@ from judging.measures.hybrid.estimators import (
 )
 from judging.measures.hybrid.intervals import Bounds, interval_ends, measure_bounds, quantiles
 from judging.measures.hybrid.table import UnitTable
-from judging.measures.text import plural
 
 ASSURANCE = 0.8
 DRAWS = 400

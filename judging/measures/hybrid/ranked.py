@@ -39,10 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.estimators import MIN_UNITS, EstimationError
 from judging.measures.hybrid.inferred import inferred_ap
 from judging.measures.hybrid.pairs import PairPopulation, design_strata, stratum_of
-from judging.measures.text import plural
 
 PAIR_METHODS = ("classical", "ppi++", "strat-ppi++")
 RANKED = ("nDCG", "P", "AP")

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from judging.measures.text import plural
+from core.wording import plural
 
 STRATEGIES = ("uniform", "uncertainty")
 UNIFORM_SHARE = 0.2

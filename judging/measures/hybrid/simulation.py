@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.active import (
     ActiveVerdict,
     correction_from_machine,
@@ -29,7 +30,6 @@ from judging.measures.hybrid.figures import MethodFigures, method_figures
 from judging.measures.hybrid.intervals import Bounds, interval_ends, measure_bounds
 from judging.measures.hybrid.sampling import disagreement, inclusion_probabilities
 from judging.measures.hybrid.table import UnitTable
-from judging.measures.text import plural
 
 # Elements per block of (runs x repeats x sample) arrays: keeps memory near 64 MB whatever the sizes.
 BLOCK = 8_000_000

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.wording import plural
 from judging.measures.hybrid.estimators import EstimationError
 from judging.measures.hybrid.figures import method_figures
 from judging.measures.hybrid.intervals import betting_interval, interval_ends
@@ -59,7 +60,6 @@ from judging.measures.hybrid.ranked import (
 )
 from judging.measures.hybrid.sampling import SamplingError
 from judging.measures.hybrid.simulation import SimulationResult
-from judging.measures.text import plural
 
 TWO_STAGE_METHODS = ("classical", "ppi++")
 # The measures whose turn score needs the turn's pairs outside every run's ranking (the ideal DCG, AP's

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import Collection, Judge
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 from core.wording import plural
 from judging.measures.agreement import rank_agreement
 from judging.measures.rag_nuggets import (

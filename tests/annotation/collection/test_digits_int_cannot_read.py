@@ -8,7 +8,7 @@ from django import forms
 from django.http import QueryDict
 
 from annotation.rag_nuggets.forms import posted_labels
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 
 
 def test_natural_key_sorts_a_superscript_digit_as_text():

@@ -1,6 +1,6 @@
 """The one natural sort: annotation.selectors.natural_key."""
 
-from annotation.selectors import natural_key
+from core.ordering import natural_key
 
 
 def test_it_sorts_turn_ids_nugget_keys_and_span_keys_the_way_people_read_them():
