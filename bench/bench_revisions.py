@@ -59,7 +59,9 @@ def main() -> None:
         times[on].append((time.perf_counter() - start) / PER_SLICE * 1e6)
     _trigger(True)
     on, off = statistics.median(times[True]), statistics.median(times[False])
-    print(f"{SLICES} slices of {PER_SLICE} grades each way, median per grade (load {os.getloadavg()[0]:.1f}):")
+    print(
+        f"{SLICES} slices of {PER_SLICE} grades each way, median per grade (load {os.getloadavg()[0]:.1f}):"
+    )
     print(f"  trigger off: {off:7.1f} µs")
     print(f"  trigger on:  {on:7.1f} µs   ratio {on / off:.2f}  (+{on - off:.1f} µs a grade)")
 
