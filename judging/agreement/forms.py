@@ -7,12 +7,12 @@ from typing import Any
 
 from django import forms
 
-from annotation.judge_menus import judge_menu, judge_names_by_task
+from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Condition, Judge
 from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from annotation.typed import choice_field
 from judging.agreement.run_scores import IMPORTANCE_MEASURES, RUN_MEASURES
-from judging.agreement.selectors import HUMAN_CONDITIONS, TASKS, judges_with_labels
+from judging.agreement.selectors import HUMAN_CONDITIONS, TASKS
 
 
 class ComparisonForm(forms.Form):
