@@ -28,8 +28,8 @@ def main() -> None:
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
     from annotation.models import Judge
