@@ -143,11 +143,11 @@ def test_conversations_past_the_file_are_generated_in_its_shape(tmp_path):
     _load("shaped", scale=3, topics=path)
     built = (
         Topic.objects.filter(collection__name="shaped")
-        .annotate(turns=Count("turns", distinct=True), statements=Count("ptkb", distinct=True))
+        .annotate(turn_count=Count("turns", distinct=True), statement_count=Count("ptkb", distinct=True))
         .order_by("number")
     )
-    assert [(t.number, t.turns, t.statements) for t in built] == [
-        (n, *shapes[n % 2]) for n in range(SMALL.topics * 3)
+    assert [(t.number, t.turn_count, t.statement_count) for t in built] == [
+        (str(n), *shapes[n % 2]) for n in range(SMALL.topics * 3)
     ]
     assert list(built.values_list("title", flat=True)[:2]) == ["Conversation 0", "Conversation 1"]
 
