@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -51,6 +52,8 @@ RATIO_GOAL = 1.5
 def phase(scale: int, base: str, out: Path) -> None:
     """Build at `scale`, walk, drain the task queue, walk again measuring; write the figures to `out`."""
     django_with_temp_database()
+    # The walk reads pages its reader may not (an assessor on an organiser's page): not news here.
+    logging.getLogger("django.request").setLevel(logging.ERROR)
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
