@@ -5,8 +5,12 @@ every table costs nothing; at a real campaign's size the same query took 40 s. T
 organiser has mid-campaign: the iKAT 2024 conversations (or generated ones of the same shape when the
 public files are absent), tens of ranked and answer runs, three pools, machine judges' grades and
 support labels, gold nuggets, assessors with work in progress, support work in both conditions and two
-crowd campaigns (the in-platform one two-thirds answered by link workers). Passage texts are generated (the iKAT 2024 passages are not public); the official qrels
-are loaded as a judge when the file is given.
+crowd campaigns (the in-platform one two-thirds answered by link workers) and a nugget evaluation of the
+answer runs in nuggetizer's files (TREC RAG's). Passage texts are generated (the iKAT 2024 passages are not
+public); the official qrels are loaded as a judge when the file is given.
+
+`Size.scaled(n)` is that collection n times over, up to a TREC track's numbers (`load_real_size --scale
+n`; 10 is the track's size): past the public file's 17 conversations, generated ones of the same shapes.
 
 Everything goes in through the import and work services the console uses, from files written in the
 formats people upload, so the rows have the shape real uploads give them.
