@@ -49,6 +49,7 @@ SKIPPED = {
     "judging:agreement-download": "a download (its size is the data's)",
     "judging:agreement-ranking-download": "a download (its size is the data's)",
     "judging:nugget-scores-download": "a download (its size is the data's)",
+    "judging:quality-runs-download": "a download (its size is the data's)",
     "crowd:batch-take": "a crowd worker's POST",
     "crowd:link-take": "a crowd worker's signed link",
     "crowd:hit": "MTurk's frame, with a signed token",

@@ -5,8 +5,12 @@ every table costs nothing; at a real campaign's size the same query took 40 s. T
 organiser has mid-campaign: the iKAT 2024 conversations (or generated ones of the same shape when the
 public files are absent), tens of ranked and answer runs, three pools, machine judges' grades and
 support labels, gold nuggets, assessors with work in progress, support work in both conditions and two
-crowd campaigns (the in-platform one two-thirds answered by link workers). Passage texts are generated (the iKAT 2024 passages are not public); the official qrels
-are loaded as a judge when the file is given.
+crowd campaigns (the in-platform one two-thirds answered by link workers) and a nugget evaluation of the
+answer runs in nuggetizer's files (TREC RAG's). Passage texts are generated (the iKAT 2024 passages are not
+public); the official qrels are loaded as a judge when the file is given.
+
+`Size.scaled(n)` is that collection n times over, up to a TREC track's numbers (`load_real_size --scale
+n`; 10 is the track's size): past the public file's 17 conversations, generated ones of the same shapes.
 
 Everything goes in through the import and work services the console uses, from files written in the
 formats people upload, so the rows have the shape real uploads give them.
@@ -17,16 +21,32 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.test.utils import override_settings
 
 from annotation.collection.io import passages_import, run_import, topics_import
-from annotation.models import Collection, Condition, Judge, Passage, Pool, Turn
+from annotation.models import (
+    Collection,
+    Condition,
+    Judge,
+    NuggetAssignment,
+    NuggetImportance,
+    NuggetSupport,
+    Passage,
+    Pool,
+    PoolEntry,
+    RelevanceJudgment,
+    Turn,
+)
 from annotation.nuggets.writer import nugget_upsert
+from annotation.rag_nuggets.formats import AssignedAnswer, FileNugget, assignments_text
+from annotation.rag_nuggets.io import assignments_import
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.io import qrels_import
 from annotation.relevance.pooling import pool_build
@@ -38,7 +58,7 @@ from annotation.support.services import support_assignment_set
 from core.wording import plural
 from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.campaigns.services import batches_compose, campaign_create
-from crowd.models import CrowdBatch, CrowdCampaign
+from crowd.models import CrowdAnswer, CrowdBatch, CrowdCampaign
 
 WORDS = (
     "travel visa season weather budget museum train hotel route coast river market food history "
@@ -61,9 +81,47 @@ class Size:
     assessors: int = 10
     campaigns: int = 2
     campaign_topics: int = 2  # conversations each crowd campaign covers
+    crowd_workers: int = 12  # link workers answering the in-platform campaign
+    rag_nuggets: int = 12  # nuggets per turn that every answer run's answers are assigned against
 
+    def scaled(self, factor: int) -> Size:
+        """This size `factor` times over: conversations, turns, passages and pools' pairs (which follow the
+        turns), crowd work and, up to a TREC track's numbers, runs (90) and assessors (50). A run's depth,
+        a turn's candidates and its nuggets stay: they are a run's and a topic's shape, not the track's."""
+        if factor < 1:
+            raise ValueError("the scale is a whole number of at least 1")
+        return replace(
+            self,
+            topics=self.topics * factor,
+            ranked_runs=min(self.ranked_runs * factor, MAX_RANKED_RUNS),
+            answer_runs=min(self.answer_runs * factor, MAX_ANSWER_RUNS),
+            assessors=min(self.assessors * factor, MAX_ASSESSORS),
+            campaign_topics=self.campaign_topics * factor,
+            crowd_workers=self.crowd_workers * factor,
+        )
+
+
+# A TREC track's numbers: the 2024 RAG track had tens of runs (about 90 with its answer runs) and a
+# campaign of 50 assessors is a large one; scaling stops there.
+MAX_RANKED_RUNS, MAX_ANSWER_RUNS, MAX_ASSESSORS = 60, 30, 50
 
 REAL = Size()
+# A small collection of the same shape, for trying the command and for tests that build it at several scales.
+SMALL = Size(
+    topics=2,
+    turns_per_topic=4,
+    ranked_runs=2,
+    answer_runs=1,
+    depth=6,
+    candidates=10,
+    pools=2,
+    assessors=2,
+    campaigns=2,
+    campaign_topics=1,
+    crowd_workers=3,
+    rag_nuggets=3,
+)
+SIZES = {"real": REAL, "small": SMALL}
 
 
 @dataclass
@@ -76,25 +134,38 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
 
 
-def _topics(size: Size, topics_path: Path | None, rng: random.Random) -> list[dict]:
-    if topics_path is not None:
-        return json.loads(topics_path.read_text(encoding="utf-8"))[: size.topics]
-    topics = []
-    for number in range(size.topics):
-        turns = [
-            {
-                "turn_id": t + 1,
-                "utterance": _text(rng, 12).rstrip(".") + "?",
-                "resolved_utterance": _text(rng, 14).rstrip(".") + "?",
-                "response": _text(rng, 40),
-                "ptkb_provenance": [],
-                "response_provenance": [],
-            }
-            for t in range(size.turns_per_topic)
-        ]
-        ptkb = {str(k + 1): _text(rng, 8) for k in range(12)}
-        topics.append({"number": number, "title": _text(rng, 4), "ptkb": ptkb, "turns": turns})
+def _topics(size: Size, topics_path: Path | None, rng: random.Random, seed: int) -> list[dict]:
+    """The file's conversations, then (past its end, at a larger scale) generated ones of the same shape:
+    the k-th generated one has as many turns and statements as the file's (k mod n)-th."""
+    if topics_path is None:
+        return [_conversation(rng, number, size.turns_per_topic, 12) for number in range(size.topics)]
+    public = json.loads(topics_path.read_text(encoding="utf-8"))
+    topics = public[: size.topics]
+    # Their own stream: the file's conversations take nothing from the main one, so adding more leaves
+    # everything else a scale-1 build makes as it was.
+    more = random.Random(f"{seed}-conversations")
+    numbers = {int(t["number"]) for t in public if str(t["number"]).isdigit()}
+    number = max(numbers, default=-1) + 1
+    for k in range(size.topics - len(topics)):
+        shape = public[k % len(public)]
+        topics.append(_conversation(more, number + k, len(shape["turns"]), len(shape["ptkb"])))
     return topics
+
+
+def _conversation(rng: random.Random, number: int, turns: int, statements: int) -> dict:
+    conversation = [
+        {
+            "turn_id": t + 1,
+            "utterance": _text(rng, 12).rstrip(".") + "?",
+            "resolved_utterance": _text(rng, 14).rstrip(".") + "?",
+            "response": _text(rng, 40),
+            "ptkb_provenance": [],
+            "response_provenance": [],
+        }
+        for t in range(turns)
+    ]
+    ptkb = {str(k + 1): _text(rng, 8) for k in range(statements)}
+    return {"number": number, "title": _text(rng, 4), "ptkb": ptkb, "turns": conversation}
 
 
 def _official_passages(qrels_path: Path | None, turn_ids: set[str]) -> dict[str, list[str]]:
@@ -114,7 +185,6 @@ def _write(path: Path, lines: list[str]) -> Path:
     return path
 
 
-@transaction.atomic
 def realsize_build(
     *,
     name: str = "ikat-real-size",
@@ -124,18 +194,41 @@ def realsize_build(
     seed: int = 2024,
     say: Callable[[str], None] = lambda message: None,
 ) -> Built:
-    """Build the collection `name` (which must not exist yet) at `size`; deterministic for a seed."""
+    """Build the collection `name` (which must not exist yet) at `size`, all or nothing; deterministic for
+    a seed. `say` is told each step with the seconds so far."""
+    # With DEBUG on (a development machine, the benches) Django would also log and format each of the
+    # build's queries, a sixth of its time, which a server (DEBUG off) never spends.
+    with override_settings(DEBUG=False), transaction.atomic():
+        return _build(
+            name=name, size=size, topics_path=topics_path, qrels_path=qrels_path, seed=seed, say=say
+        )
+
+
+def _build(
+    *,
+    name: str,
+    size: Size,
+    topics_path: Path | None,
+    qrels_path: Path | None,
+    seed: int,
+    say: Callable[[str], None],
+) -> Built:
     if Collection.objects.filter(name=name).exists():
         raise ValueError(f"collection {name!r} exists: choose another name or delete it first")
     rng = random.Random(seed)
     collection = collection_get_or_create(name=name, description="A collection of real size (generated).")
     built = Built(collection)
+    started = time.monotonic()
+
+    def step(message: str) -> None:
+        say(f"{message} ({time.monotonic() - started:.0f} s)")
+
     with tempfile.TemporaryDirectory(prefix="assay-realsize-") as scratch:
         folder = Path(scratch)
-        topics = _topics(size, topics_path, rng)
+        topics = _topics(size, topics_path, rng, seed)
         topics_import(path=_write(folder / "topics.json", [json.dumps(topics)]), collection=collection)
         turns = list(Turn.objects.filter(collection=collection).order_by("topic__number", "position"))
-        say(f"topics: {plural(len(topics), 'conversation')}, {plural(len(turns), 'turn')}")
+        step(f"topics: {plural(len(topics), 'conversation')}, {plural(len(turns), 'turn')}")
 
         official = _official_passages(qrels_path, {t.turn_id for t in turns})
         candidates: dict[str, list[str]] = {}
@@ -145,9 +238,11 @@ def realsize_build(
             candidates[turn.turn_id] = ids
         # A passage can be a candidate of several turns of a conversation: it is written once.
         unique = dict.fromkeys(pid for ids in candidates.values() for pid in ids)
-        passages = [json.dumps({"id": pid, "text": _text(rng, rng.randint(40, 90))}) for pid in unique]
-        passages_import(path=_write(folder / "passages.jsonl", passages), collection=collection)
-        say(f"passages: {len(passages)}")
+        with (folder / "passages.jsonl").open("w", encoding="utf-8") as out:
+            for pid in unique:
+                out.write(json.dumps({"id": pid, "text": _text(rng, rng.randint(40, 90))}) + "\n")
+        passages_import(path=folder / "passages.jsonl", collection=collection)
+        step(f"passages: {len(unique)}")
 
         # Each run prefers the turn's first candidates, with a run-specific taste, so runs overlap at the
         # top as real runs do and a depth-10 pool holds about 90 passages per turn.
@@ -167,6 +262,7 @@ def realsize_build(
             run_import(
                 path=_write(folder / f"{run}.trec", lines), collection=collection, group=f"group-{r % 8}"
             )
+        step(f"ranked runs: {size.ranked_runs} of depth {size.depth}")
         answers: list[str] = []
         for r in range(size.answer_runs):
             run = f"rag-{r + 1:02d}"
@@ -185,20 +281,33 @@ def realsize_build(
                         }
                     )
                 )
-        rag_file = _write(folder / "answers.jsonl", answers)
-        run_import(path=rag_file, collection=collection, group="rag")
-        say(f"runs: {size.ranked_runs} ranked, {size.answer_runs} answer-only")
+        # One file per run, as TREC RAG takes submissions: the answers import reads a file whole.
+        for run, lines in _by_run(answers).items():
+            run_import(path=_write(folder / f"{run}.jsonl", lines), collection=collection, group="rag")
+        step(f"answer runs: {size.answer_runs}")
 
         judges = _machine_judges(collection, folder, rng, turns, ranked, answers, qrels_path)
+        step("machine judges")
         _pools(collection, size, judges["llm"])
+        step(f"pools: {size.pools}")
         _people(collection, size, rng)
+        step(f"assessors: {size.assessors}")
         _crowd(collection, size, rng, turns, candidates)
+        step(f"crowd campaigns: {size.campaigns}")
+        _rag_nuggets(collection, folder, size, turns, answers, random.Random(f"{seed}-nuggets"))
+        step(f"nugget assignments: {size.rag_nuggets} nuggets a turn")
         built.counts = {
             "topics": len(topics),
             "turns": len(turns),
-            "passages": len(passages),
+            "passages": len(unique),
             "runs": size.ranked_runs + size.answer_runs,
-            "pooled_pairs": sum(p.entries.count() for p in Pool.objects.filter(collection=collection)),
+            "pooled_pairs": PoolEntry.objects.filter(pool__collection=collection).count(),
+            "relevance_labels": RelevanceJudgment.objects.filter(turn__collection=collection).count(),
+            "nugget_assignments": NuggetAssignment.objects.filter(
+                response__run__collection=collection
+            ).count(),
+            "assessors": size.assessors,
+            "crowd_answers": CrowdAnswer.objects.filter(item__batch__campaign__collection=collection).count(),
         }
     return built
 
@@ -377,13 +486,13 @@ def _crowd(
         )
         batches = batches_compose(campaign=campaign)
         if campaign.provider == CrowdCampaign.Provider.PLATFORM:
-            _crowd_answer(batches, rng)
+            _crowd_answer(batches, rng, size)
 
 
-def _crowd_answer(batches: list[CrowdBatch], rng: random.Random) -> None:
+def _crowd_answer(batches: list[CrowdBatch], rng: random.Random, size: Size) -> None:
     """Workers with signed links answer the first two thirds of the batches, each batch by as many
     workers as it has places, so the campaign page has answers, votes and workers to count."""
-    workers = [worker_get_or_create(worker_id=f"link:realsize-{k:02d}") for k in range(12)]
+    workers = [worker_get_or_create(worker_id=f"link:realsize-{k:02d}") for k in range(size.crowd_workers)]
     for batch in batches[: 2 * len(batches) // 3]:
         positions = list(batch.items.values_list("position", flat=True))
         for worker in rng.sample(workers, batch.max_assignments):
@@ -393,3 +502,61 @@ def _crowd_answer(batches: list[CrowdBatch], rng: random.Random) -> None:
                 answers={p: rng.random() < 0.4 for p in positions},
                 times_ms={p: rng.randint(3_000, 40_000) for p in positions},
             )
+
+
+def _by_run(answers: list[str]) -> dict[str, list[str]]:
+    runs: dict[str, list[str]] = {}
+    for line in answers:
+        runs.setdefault(json.loads(line)["run_id"], []).append(line)
+    return runs
+
+
+def _rag_nuggets(
+    collection: Collection,
+    folder: Path,
+    size: Size,
+    turns: list[Turn],
+    answers: list[str],
+    rng: random.Random,
+) -> None:
+    """A nugget evaluation of every answer run, as nuggetizer writes it: `size.rag_nuggets` nuggets a turn
+    (the first ones vital) and each answer's support of each, imported a run's file at a time (the first
+    file makes the judge's nugget lists, the others are matched against them)."""
+    if size.rag_nuggets < 1 or not answers:
+        return
+    judge = judge_get_or_create(
+        name=f"{collection.name}-nuggetizer",
+        kind=Judge.Kind.LLM,
+        model="gpt-4o",
+        prompt_version="nuggetizer-1",
+    )
+    vital = max(1, size.rag_nuggets * 2 // 5)
+    nuggets = {
+        turn.turn_id: [
+            (f"{k + 1}. {_text(rng, 7)}", NuggetImportance.VITAL if k < vital else NuggetImportance.OKAY)
+            for k in range(size.rag_nuggets)
+        ]
+        for turn in turns
+    }
+    query = {turn.turn_id: turn.resolved_utterance or turn.utterance for turn in turns}
+    labels = (NuggetSupport.SUPPORT, NuggetSupport.PARTIAL, NuggetSupport.NONE)
+    for run, lines in _by_run(answers).items():
+        records = []
+        for line in lines:
+            answer = json.loads(line)
+            qid = answer["topic_id"]
+            records.append(
+                AssignedAnswer(
+                    qid=qid,
+                    query=query[qid],
+                    run_id=run,
+                    answer_text=" ".join(sentence["text"].strip() for sentence in answer["answer"]),
+                    nuggets=[
+                        FileNugget(text, importance, rng.choices(labels, weights=(3, 2, 5))[0])
+                        for text, importance in nuggets[qid]
+                    ],
+                )
+            )
+        path = folder / f"{run}.assignments.jsonl"
+        path.write_text(assignments_text(records), encoding="utf-8")
+        assignments_import(path=path, collection=collection, judge=judge)
