@@ -326,6 +326,9 @@ class ClientResult:
     granted: list[tuple[str, int, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     ended_at: float = 0.0
+    index: int = 0  # the client's place in the credentials it was started with
+    # A browser's state when it stopped (the unit on its screen, its cookies), to go on from in the next run.
+    carried: dict[str, Any] = field(default_factory=dict)
 
 
 class Browser:
@@ -556,22 +559,29 @@ def _client_process(
     stop_at: float,
     queue: Any,
     think_s: float = 0.0,
+    indexes: list[int] | None = None,
+    carried: list[dict[str, Any]] | None = None,
 ) -> None:
     """A client process: one thread per simulated client, each looping until `stop_at` (wall clock),
-    pausing after each judgment for an exponential think time of mean `think_s` (0: none)."""
-    results = [ClientResult() for _ in credentials]
+    pausing after each judgment for an exponential think time of mean `think_s` (0: none). A browser
+    given its `carried` state goes on with the unit on its screen instead of asking for one."""
+    results = [ClientResult(index=i) for i in indexes or range(len(credentials))]
+    carried = carried or [{} for _ in credentials]
     prefix = f"/{PLAIN}" if kind.startswith("plain") else ""
     kind = kind.removeprefix("plain")
 
-    def run(credential: Any, out: ClientResult) -> None:
+    def run(credential: Any, out: ClientResult, before: dict[str, Any]) -> None:
         pace = random.Random(hash(str(credential)))
         conn = http.client.HTTPConnection(HOST, PORT, timeout=30)
         state = None
         api_state = ApiState()
         if kind == "browser":
             browser = Browser()
-            browser.cookies = dict(credential)
+            browser.cookies = dict(before.get("cookies") or credential)
             state = BrowserState(assignment_pk=assignment_pk, browser=browser, prefix=prefix)
+            for name in ("csrf", "slot", "grade_url", "resume_url", "step"):
+                if name in before:
+                    setattr(state, name, before[name])
         headers = {"Authorization": f"Token {credential}", "Content-Type": "application/json"}
         # Paced, people arrive at their own moments, not all at the first instant.
         time.sleep(max(0.0, start_at - time.time()) + (pace.uniform(0, 2 * think_s) if think_s else 0.0))
@@ -595,10 +605,19 @@ def _client_process(
                 time.sleep(min(pace.expovariate(1 / think_s), max(0.0, stop_at - time.time())))
         out.ended_at = time.time()
         conn.close()
+        if state is not None:
+            out.carried = {
+                "cookies": state.browser.cookies,
+                "csrf": state.csrf,
+                "slot": state.slot,
+                "grade_url": state.grade_url,
+                "resume_url": state.resume_url,
+                "step": state.step,
+            }
 
     threads = [
-        threading.Thread(target=run, args=(c, r), daemon=True)
-        for c, r in zip(credentials, results, strict=True)
+        threading.Thread(target=run, args=(c, r, b), daemon=True)
+        for c, r, b in zip(credentials, results, carried, strict=True)
     ]
     for t in threads:
         t.start()
@@ -635,6 +654,10 @@ class Phase:
     def errors(self) -> list[str]:
         return [e for r in self.results for e in r.errors]
 
+    @property
+    def carried(self) -> list[dict[str, Any]]:
+        return [r.carried for r in self.results]
+
 
 def _merged(phases: list[Phase]) -> Phase:
     return Phase(
@@ -654,9 +677,11 @@ def _load(
     processes: int,
     cpu_of: Any,
     think_s: float = 0.0,
+    carried: list[dict[str, Any]] | None = None,
 ) -> Phase:
     """Run len(credentials) closed-loop clients spread over `processes` client processes (with
     `think_s`, each pausing that long on average after each judgment, as a person reads the next passage).
+    `carried`: each browser's state at the end of an earlier run (Phase.carried), to go on from.
 
     The same harness for every kind, so that ratios compare what the server does, not the clients;
     clients live in their own processes so that one Python process's GIL is not what is measured.
@@ -665,19 +690,22 @@ def _load(
     queue = context.Queue()
     start_at = time.time() + 1.0
     stop_at = start_at + seconds
-    shares = [credentials[i::processes] for i in range(processes)]
+    indexes = list(range(len(credentials)))
+    carried = carried or [{} for _ in credentials]
     workers = [
         context.Process(
-            target=_client_process, args=(kind, share, assignment_pk, start_at, stop_at, queue, think_s)
+            target=_client_process,
+            args=(kind, credentials[i::processes], assignment_pk, start_at, stop_at, queue, think_s),
+            kwargs={"indexes": indexes[i::processes], "carried": carried[i::processes]},
         )
-        for share in shares
-        if share
+        for i in range(processes)
+        if credentials[i::processes]
     ]
     for w in workers:
         w.start()
     time.sleep(max(0.0, start_at - time.time()))
     cpu_before = cpu_of()
-    results = [r for _ in workers for r in queue.get()]
+    results = sorted((r for _ in workers for r in queue.get()), key=lambda r: r.index)
     cpu_after = cpu_of()
     for w in workers:
         w.join()
@@ -892,11 +920,15 @@ def _scale_main(args: argparse.Namespace) -> int:
             return lambda: _server_cpu(servers[i].pid, names[i], redis_title)
 
         warm: list[Phase] = []
+        # Each browser goes on from where its last run left it (the unit on its screen), as a person
+        # does: one unit page per unit, not one per slice.
+        carried: list[list[dict[str, Any]] | None] = [None for _ in scales]
         if args.warmup_seconds > 0:
             for i in range(len(scales)):
                 _aim(ports[i])
                 _load("trivial", trivial_credentials, 0, args.warmup_seconds, procs, cpu_of(i))
                 warm.append(_load("browser", cookies[i], seeded[i][1], args.warmup_seconds, procs, cpu_of(i)))
+                carried[i] = warm[-1].carried
             for name in names:
                 with psycopg_connect(name) as conn:
                     conn.execute("VACUUM ANALYZE")
@@ -911,8 +943,17 @@ def _scale_main(args: argparse.Namespace) -> int:
                     _load("trivial", trivial_credentials, 0, args.trivial_seconds / slices, procs, cpu_of(i))
                 )
                 page_runs[i].append(
-                    _load("browser", cookies[i], seeded[i][1], args.seconds / slices, procs, cpu_of(i))
+                    _load(
+                        "browser",
+                        cookies[i],
+                        seeded[i][1],
+                        args.seconds / slices,
+                        procs,
+                        cpu_of(i),
+                        carried=carried[i],
+                    )
                 )
+                carried[i] = page_runs[i][-1].carried
         ratios = []
         ok = True
         for i, scale in enumerate(scales):
