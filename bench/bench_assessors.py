@@ -774,7 +774,6 @@ def _scale_seed(scale: int, n_assessors: int, turns: int, per_turn: int) -> tupl
         "slot": WorkSlot._meta.db_table,
         "unit": WorkUnit._meta.db_table,
     }
-    units = n_turns
     params = {
         "collection": pool.collection_id,
         "pool": pool.pk,
@@ -782,8 +781,8 @@ def _scale_seed(scale: int, n_assessors: int, turns: int, per_turn: int) -> tupl
         "others": [u.pk for u in others],
         "n_others": len(others),
         "extra_passages": max(0, 30000 * scale - n_turns * per_turn),
-        "done": int(units * 0.6),
-        "held": int(units * 0.62),
+        "done": int(n_turns * 0.6),
+        "held": int(n_turns * 0.62),
     }
     statements = [
         # The passages no run ranked: 30,000 a scale in all, as real size holds.
@@ -830,10 +829,12 @@ def _scale_seed(scale: int, n_assessors: int, turns: int, per_turn: int) -> tupl
     # What autovacuum leaves on a table in use: statistics and a visibility map.
     with psycopg_connect(connection.settings_dict["NAME"]) as conn:
         conn.execute("VACUUM ANALYZE")
-        judgments = conn.execute(f"SELECT count(*) FROM {t['judgment']}").fetchone()[0]  # type: ignore[index]
-        passages = conn.execute(f"SELECT count(*) FROM {t['passage']}").fetchone()[0]  # type: ignore[index]
-        pairs = conn.execute(f"SELECT count(*) FROM {t['entry']}").fetchone()[0]  # type: ignore[index]
-        slots = conn.execute(f"SELECT count(*) FROM {t['slot']} WHERE assessor_id IS NOT NULL").fetchone()[0]  # type: ignore[index]
+        counts = conn.execute(
+            f"""SELECT (SELECT count(*) FROM {t["judgment"]}), (SELECT count(*) FROM {t["passage"]}),
+                       (SELECT count(*) FROM {t["entry"]}),
+                       (SELECT count(*) FROM {t["slot"]} WHERE assessor_id IS NOT NULL)"""
+        ).fetchone()
+    judgments, passages, pairs, slots = counts or (0, 0, 0, 0)
     summary = (
         f"{n_turns} turns, {passages} passages, {9 * scale} runs, a pool of {pairs} pairs, "
         f"{judgments} judgments by {len(others)} other assessors and 5 machine judges, "
@@ -1097,6 +1098,9 @@ def main() -> int:
     parser.add_argument("--scale-turns", type=int, default=220, help="Turns of the base size (--scale).")
     parser.add_argument("--scale-per-turn", type=int, default=50, help="Pooled passages per turn (--scale).")
     args = parser.parse_args()
+    if args.scale > 1 and args.scale_turns < 2 * args.assessors:
+        # A unit is a turn: with fewer than two each, assessors run out of work and idle within a run.
+        parser.error("--scale-turns must be at least twice --assessors")
     if args.scale > 1:
         return _scale_main(args)
 
