@@ -43,7 +43,7 @@ services` starts, over loopback TCP) and drops it at the end.
     .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 30] [--trivial-seconds 20]
     BENCH_SECONDS=8 BENCH_TRIVIAL_SECONDS=6 .venv/bin/python bench/bench_assessors.py   # a quick run
     BENCH_DB_POOL=0 ...   # the server on persistent connections (one per thread) instead of Django's pool
-    .venv/bin/python bench/bench_assessors.py --scale 10   # the page path on a small and a 10x collection
+    .venv/bin/python bench/bench_assessors.py --scale 10 --slices 6 --seconds 60 --trivial-seconds 36
 
 With `--scale N` it measures the page path (the browser kind) on two databases at once, each with its own
 server: a collection at the base size (--scale-turns turns of --scale-per-turn pooled passages, 30,000
@@ -51,8 +51,9 @@ passages, 9 runs, 10 other assessors who did 60% of an earlier assignment in two
 that graded every pooled pair) and the same N times over (at 10: 2,200 turns, a pool of 110,000 pairs,
 300,000 passages, 90 runs, 100 other assessors, about 680,000 judgments by other judges), the bench's
 assessors on a fresh assignment of each. The slices alternate between the two, each after a slice of the
-trivial view on the same server; it prints each scale's judgments/s as a ratio to its trivial view and the
-ratio between scales (goal >= 0.9).
+trivial view on the same server, and each browser goes on from the unit on its screen from one slice to
+the next (one unit page per unit, as a person loads them). It prints each scale's judgments/s as a ratio
+to its trivial view and the ratio between scales (goal >= 0.9).
 
 Imported by gunicorn (as `bench_assessors:application`) it serves the project plus /bench/trivial/.
 """
