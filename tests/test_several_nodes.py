@@ -281,6 +281,13 @@ def nodes(tmp_path):
         )
         for port in ports:
             _wait_ready(port, processes, log_path)
+        deadline = time.monotonic() + 20
+        while True:  # and the proxy in front of them
+            with contextlib.suppress(OSError):
+                if Browser(proxy, tmp_path / "proxy.crt").request("GET", "/readyz")[0] == 200:
+                    break
+            assert time.monotonic() < deadline, f"the proxy did not answer: {log_path.read_text()[-3000:]}"
+            time.sleep(0.2)
         yield {
             "proxy": proxy,
             "nodes": {f"127.0.0.1:{port}" for port in ports},
@@ -448,5 +455,8 @@ def test_two_web_nodes_behind_one_proxy_lose_nothing_and_count_nothing_twice(nod
         ["console.uploads.tasks.import_job_run_task"],
     ).fetchall()
     assert len(ran) == 1 and ran[0][0] == "SUCCESSFUL" and len(ran[0][1]) == 1, ran
-    assert not list(nodes["media"].glob("assay-imports/*/*"))  # the stored file is gone once imported
+    # The file waited in the shared storage (MEDIA_ROOT), and is gone from it once imported.
+    stored_path = db.execute("SELECT stored_path FROM console_importjob WHERE id = %s", [job]).fetchone()[0]
+    assert Path(stored_path).is_relative_to(nodes["media"] / "assay-imports")
+    assert not Path(stored_path).exists()
     db.close()
