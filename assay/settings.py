@@ -179,6 +179,10 @@ STATIC_ROOT = BASE_DIR / env_str("STATIC_ROOT", "staticfiles")
 # the files where they lie (Django's finders) in every mode, so that a server started without DEBUG and
 # without collectstatic still has its CSS and JavaScript.
 WHITENOISE_USE_FINDERS = True
+# Where uploads wait for the task worker that imports them (console.uploads): storage every web node and
+# every worker machine reaches (a network file system) when there are several; the system's temporary
+# directory when unset.
+MEDIA_ROOT = env_str("MEDIA_ROOT", "")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

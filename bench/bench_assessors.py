@@ -43,6 +43,17 @@ services` starts, over loopback TCP) and drops it at the end.
     .venv/bin/python bench/bench_assessors.py [--assessors 50] [--seconds 30] [--trivial-seconds 20]
     BENCH_SECONDS=8 BENCH_TRIVIAL_SECONDS=6 .venv/bin/python bench/bench_assessors.py   # a quick run
     BENCH_DB_POOL=0 ...   # the server on persistent connections (one per thread) instead of Django's pool
+    .venv/bin/python bench/bench_assessors.py --scale 10 --slices 6 --seconds 60 --trivial-seconds 36
+
+With `--scale N` it measures the page path (the browser kind) on two databases at once, each with its own
+server: a collection at the base size (--scale-turns turns of --scale-per-turn pooled passages, 30,000
+passages, 9 runs, 10 other assessors who did 60% of an earlier assignment in two copies, 5 machine judges
+that graded every pooled pair) and the same N times over (at 10: 2,200 turns, a pool of 110,000 pairs,
+300,000 passages, 90 runs, 100 other assessors, about 680,000 judgments by other judges), the bench's
+assessors on a fresh assignment of each. The slices alternate between the two, each after a slice of the
+trivial view on the same server, and each browser goes on from the unit on its screen from one slice to
+the next (one unit page per unit, as a person loads them). It prints each scale's judgments/s as a ratio
+to its trivial view and the ratio between scales (goal >= 0.9).
 
 Imported by gunicorn (as `bench_assessors:application`) it serves the project plus /bench/trivial/.
 """
@@ -122,6 +133,10 @@ def _database_create(name: str) -> str:
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
+    return _database_url(name)
+
+
+def _database_url(name: str) -> str:
     return PG_URL.rsplit("/", 1)[0] + "/" + name
 
 
@@ -194,7 +209,12 @@ def _seed(n_assessors: int, n_turns: int, per_turn: int, plain: bool) -> Seeded:
 
 
 def _serve(
-    database_url: str, secret_key: str, args: argparse.Namespace, connections: int
+    database_url: str,
+    secret_key: str,
+    args: argparse.Namespace,
+    connections: int,
+    port: int = PORT,
+    cache_url: str | None = None,
 ) -> subprocess.Popen:
     env = dict(
         os.environ,
@@ -209,6 +229,8 @@ def _serve(
         LOG_LEVEL="ERROR",
     )
     env.pop("DB_CONN_MAX_AGE", None)
+    if cache_url is not None:
+        env["CACHE_URL"] = cache_url
     if os.environ.get("BENCH_DB_POOL") == "0":  # persistent connections instead, one per thread
         env.update(DB_POOL="0", DB_CONN_MAX_AGE="600")
     command = [
@@ -217,7 +239,7 @@ def _serve(
         "--chdir",
         str(REPO / "bench"),
         "--bind",
-        f"{HOST}:{PORT}",
+        f"{HOST}:{port}",
         "--worker-class",
         "gthread",
         "--workers",
@@ -237,7 +259,7 @@ def _serve(
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            conn = http.client.HTTPConnection(HOST, PORT, timeout=2)
+            conn = http.client.HTTPConnection(HOST, port, timeout=2)
             conn.request("GET", "/bench/trivial/")
             if conn.getresponse().status == 200:
                 return process
@@ -305,6 +327,9 @@ class ClientResult:
     granted: list[tuple[str, int, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     ended_at: float = 0.0
+    index: int = 0  # the client's place in the credentials it was started with
+    # A browser's state when it stopped (the unit on its screen, its cookies), to go on from in the next run.
+    carried: dict[str, Any] = field(default_factory=dict)
 
 
 class Browser:
@@ -535,22 +560,29 @@ def _client_process(
     stop_at: float,
     queue: Any,
     think_s: float = 0.0,
+    indexes: list[int] | None = None,
+    carried: list[dict[str, Any]] | None = None,
 ) -> None:
     """A client process: one thread per simulated client, each looping until `stop_at` (wall clock),
-    pausing after each judgment for an exponential think time of mean `think_s` (0: none)."""
-    results = [ClientResult() for _ in credentials]
+    pausing after each judgment for an exponential think time of mean `think_s` (0: none). A browser
+    given its `carried` state goes on with the unit on its screen instead of asking for one."""
+    results = [ClientResult(index=i) for i in indexes or range(len(credentials))]
+    carried = carried or [{} for _ in credentials]
     prefix = f"/{PLAIN}" if kind.startswith("plain") else ""
     kind = kind.removeprefix("plain")
 
-    def run(credential: Any, out: ClientResult) -> None:
+    def run(credential: Any, out: ClientResult, before: dict[str, Any]) -> None:
         pace = random.Random(hash(str(credential)))
         conn = http.client.HTTPConnection(HOST, PORT, timeout=30)
         state = None
         api_state = ApiState()
         if kind == "browser":
             browser = Browser()
-            browser.cookies = dict(credential)
+            browser.cookies = dict(before.get("cookies") or credential)
             state = BrowserState(assignment_pk=assignment_pk, browser=browser, prefix=prefix)
+            for name in ("csrf", "slot", "grade_url", "resume_url", "step"):
+                if name in before:
+                    setattr(state, name, before[name])
         headers = {"Authorization": f"Token {credential}", "Content-Type": "application/json"}
         # Paced, people arrive at their own moments, not all at the first instant.
         time.sleep(max(0.0, start_at - time.time()) + (pace.uniform(0, 2 * think_s) if think_s else 0.0))
@@ -574,10 +606,19 @@ def _client_process(
                 time.sleep(min(pace.expovariate(1 / think_s), max(0.0, stop_at - time.time())))
         out.ended_at = time.time()
         conn.close()
+        if state is not None:
+            out.carried = {
+                "cookies": state.browser.cookies,
+                "csrf": state.csrf,
+                "slot": state.slot,
+                "grade_url": state.grade_url,
+                "resume_url": state.resume_url,
+                "step": state.step,
+            }
 
     threads = [
-        threading.Thread(target=run, args=(c, r), daemon=True)
-        for c, r in zip(credentials, results, strict=True)
+        threading.Thread(target=run, args=(c, r, b), daemon=True)
+        for c, r, b in zip(credentials, results, carried, strict=True)
     ]
     for t in threads:
         t.start()
@@ -614,6 +655,10 @@ class Phase:
     def errors(self) -> list[str]:
         return [e for r in self.results for e in r.errors]
 
+    @property
+    def carried(self) -> list[dict[str, Any]]:
+        return [r.carried for r in self.results]
+
 
 def _merged(phases: list[Phase]) -> Phase:
     return Phase(
@@ -633,9 +678,11 @@ def _load(
     processes: int,
     cpu_of: Any,
     think_s: float = 0.0,
+    carried: list[dict[str, Any]] | None = None,
 ) -> Phase:
     """Run len(credentials) closed-loop clients spread over `processes` client processes (with
     `think_s`, each pausing that long on average after each judgment, as a person reads the next passage).
+    `carried`: each browser's state at the end of an earlier run (Phase.carried), to go on from.
 
     The same harness for every kind, so that ratios compare what the server does, not the clients;
     clients live in their own processes so that one Python process's GIL is not what is measured.
@@ -644,23 +691,157 @@ def _load(
     queue = context.Queue()
     start_at = time.time() + 1.0
     stop_at = start_at + seconds
-    shares = [credentials[i::processes] for i in range(processes)]
+    indexes = list(range(len(credentials)))
+    carried = carried or [{} for _ in credentials]
     workers = [
         context.Process(
-            target=_client_process, args=(kind, share, assignment_pk, start_at, stop_at, queue, think_s)
+            target=_client_process,
+            args=(kind, credentials[i::processes], assignment_pk, start_at, stop_at, queue, think_s),
+            kwargs={"indexes": indexes[i::processes], "carried": carried[i::processes]},
         )
-        for share in shares
-        if share
+        for i in range(processes)
+        if credentials[i::processes]
     ]
     for w in workers:
         w.start()
     time.sleep(max(0.0, start_at - time.time()))
     cpu_before = cpu_of()
-    results = [r for _ in workers for r in queue.get()]
+    results = sorted((r for _ in workers for r in queue.get()), key=lambda r: r.index)
     cpu_after = cpu_of()
     for w in workers:
         w.join()
     return Phase(results, max(r.ended_at for r in results) - start_at, *_cpu_spent(cpu_before, cpu_after))
+
+
+# --- At scale: the page path on a small and a bigger collection, side by side ------------------------
+
+
+def _aim(port: int) -> None:
+    """Point this process's clients (and the processes it forks next) at the server on `port`."""
+    global PORT
+    PORT = port
+
+
+def _use(db_name: str) -> None:
+    """Point this process's Django connection at the database `db_name`."""
+    from django.db import connection
+
+    connection.close()
+    connection.settings_dict["NAME"] = db_name
+
+
+def _scale_seed(scale: int, n_assessors: int, turns: int, per_turn: int) -> tuple[list[int], int, str]:
+    """A collection `scale` times the base size with what other people and machines did in it, and the
+    bench's assessors on a fresh assignment of its pool: (their user pks, the assignment, a summary).
+
+    Made by the project's builders where they are the path (the pool, the assignments) and by bulk
+    INSERT ... SELECT for the rest, which only has to be there: the other assessors' copies and grades,
+    the machine judges' grades, the runs and the passages no run ranked."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.db import connection
+
+    from annotation.models import Judge, Passage, Ranking, RelevanceJudgment, Run
+    from annotation.relevance.assignments import assignment_create
+    from annotation.relevance.models import PoolEntry, WorkSlot, WorkUnit
+    from devtools.load_data import load_pool_build
+
+    n_turns = turns * scale
+    pool = load_pool_build(name="track", n_turns=n_turns, per_turn=per_turn)
+    hashed = make_password(PASSWORD)
+    user_model = get_user_model()
+    others = user_model.objects.bulk_create(
+        [user_model(username=f"other{i}", password=hashed) for i in range(10 * scale)]
+    )
+    Judge.objects.bulk_create(
+        [Judge(name=f"other{i}", kind=Judge.Kind.ASSESSOR, user=user) for i, user in enumerate(others)]
+    )
+    Judge.objects.bulk_create([Judge(name=f"llm{i}", kind=Judge.Kind.LLM, model="fake") for i in range(5)])
+    earlier = assignment_create(pool=pool, name="earlier", assessors=others, redundancy=2, with_ptkb=False)
+    Run.objects.bulk_create(
+        [Run(collection=pool.collection, name=f"run{i}", source_format="trec") for i in range(9 * scale - 1)]
+    )
+    users = user_model.objects.bulk_create(
+        [user_model(username=f"browser{i}", password=hashed) for i in range(n_assessors)]
+    )
+    bench = assignment_create(pool=pool, name="bench-browser", assessors=users, with_ptkb=False)
+    t = {
+        "passage": Passage._meta.db_table,
+        "run": Run._meta.db_table,
+        "ranking": Ranking._meta.db_table,
+        "entry": PoolEntry._meta.db_table,
+        "judge": Judge._meta.db_table,
+        "judgment": RelevanceJudgment._meta.db_table,
+        "slot": WorkSlot._meta.db_table,
+        "unit": WorkUnit._meta.db_table,
+    }
+    params = {
+        "collection": pool.collection_id,
+        "pool": pool.pk,
+        "earlier": earlier.pk,
+        "others": [u.pk for u in others],
+        "n_others": len(others),
+        "extra_passages": max(0, 30000 * scale - n_turns * per_turn),
+        "done": int(n_turns * 0.6),
+        "held": int(n_turns * 0.62),
+    }
+    statements = [
+        # The passages no run ranked: 30,000 a scale in all, as real size holds.
+        f"""INSERT INTO {t["passage"]} (collection_id, passage_id, title, text)
+        SELECT %(collection)s, 'x' || i, '', repeat('Unranked text of no interest. ', 12)
+        FROM generate_series(1, %(extra_passages)s) i""",
+        # The other runs: each ranks every turn's pooled passages in its own order, 20 deep.
+        f"""INSERT INTO {t["ranking"]} (run_id, turn_id, passage_ids, scores)
+        SELECT r.id, tt.turn_id, tt.ids, (SELECT jsonb_agg(20 - k) FROM generate_series(0, 19) k)
+        FROM {t["run"]} r
+        CROSS JOIN LATERAL (
+            SELECT e.turn_id, (jsonb_agg(e.passage_id ORDER BY md5(e.passage_id || r.id)) -> 0) AS ids
+            FROM {t["entry"]} e WHERE e.pool_id = %(pool)s GROUP BY e.turn_id
+        ) tt
+        WHERE r.collection_id = %(collection)s AND r.name LIKE 'run%%'""",
+        # Five machine judges graded every pooled pair.
+        f"""INSERT INTO {t["judgment"]}
+            (judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at, grade_key)
+        SELECT j.id, e.turn_id, e.passage_id, abs(hashtext(e.passage_id || j.id)) %% 5, NULL, now(), now(), NULL
+        FROM {t["entry"]} e CROSS JOIN {t["judge"]} j
+        WHERE e.pool_id = %(pool)s AND j.kind = 'llm'""",
+        # The other assessors did the first 60% of the earlier assignment's units in both copies and hold
+        # the next 2%.
+        f"""UPDATE {t["slot"]} s
+        SET assessor_id = (%(others)s::bigint[])[1 + (s.position * 2 + s.copy) %% %(n_others)s],
+            started_at = now() - interval '2 hours',
+            leased_until = now() + interval '1 hour',
+            completed_at = CASE WHEN s.position < %(done)s THEN now() - interval '1 hour' END
+        WHERE s.assignment_id = %(earlier)s AND s.position < %(held)s""",
+        f"""INSERT INTO {t["judgment"]}
+            (judge_id, turn_id, passage_id, grade, time_spent_ms, created_at, updated_at, grade_key)
+        SELECT j.id, e.turn_id, e.passage_id, abs(hashtext(e.passage_id || j.id)) %% 5, 20000, now(), now(),
+               gen_random_uuid()
+        FROM {t["slot"]} s
+        JOIN {t["unit"]} u ON u.id = s.unit_id
+        JOIN {t["judge"]} j ON j.user_id = s.assessor_id
+        JOIN {t["entry"]} e ON e.pool_id = %(pool)s AND e.turn_id = (u.turn_pks ->> 0)::bigint
+        WHERE s.assignment_id = %(earlier)s AND s.completed_at IS NOT NULL""",
+    ]
+    with connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement, params)
+    connection.close()
+    # What autovacuum leaves on a table in use: statistics and a visibility map.
+    with psycopg_connect(connection.settings_dict["NAME"]) as conn:
+        conn.execute("VACUUM ANALYZE")
+        counts = conn.execute(
+            f"""SELECT (SELECT count(*) FROM {t["judgment"]}), (SELECT count(*) FROM {t["passage"]}),
+                       (SELECT count(*) FROM {t["entry"]}),
+                       (SELECT count(*) FROM {t["slot"]} WHERE assessor_id IS NOT NULL)"""
+        ).fetchone()
+    judgments, passages, pairs, slots = counts or (0, 0, 0, 0)
+    summary = (
+        f"{n_turns} turns, {passages} passages, {9 * scale} runs, a pool of {pairs} pairs, "
+        f"{judgments} judgments by {len(others)} other assessors and 5 machine judges, "
+        f"{slots} copies held or done by the others"
+    )
+    return [u.pk for u in users], bench.pk, summary
 
 
 def _p(values: list[float], q: int) -> float:
@@ -677,6 +858,160 @@ def _stored_once(phase: Phase, judgments: Any) -> tuple[bool, str]:
     pairs = judgments.values("turn_id", "passage_id").distinct().count()
     ok = submitted == rows == pairs == len(granted)
     return ok, f"{submitted} 2xx submits, {rows} stored, {pairs} distinct pairs"
+
+
+def _scale_main(args: argparse.Namespace) -> int:
+    """The page path at scale 1 and at `args.scale`, each on its own database and server, slice by slice
+    beside the trivial view on the same server; the ratio between the two scales is the figure."""
+    import redis
+
+    scales = (1, args.scale)
+    names = [f"bench_assessors_{os.getpid()}_x{scale}" for scale in scales]
+    urls = [_database_create(name) for name in names]
+    ports = [PORT, PORT + 1]
+    secret_key = secrets.token_urlsafe(50)
+    cache_url, redis_title = _cache()
+    # A Redis database per server: user pks repeat between the two databases, and throttles count by user.
+    caches = [cache_url, cache_url.rsplit("/", 1)[0] + "/9" if cache_url else ""]
+    os.environ.update(DATABASE_URL=urls[0], SECRET_KEY=secret_key, DB_POOL="0", CACHE_URL=cache_url)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.models import RelevanceJudgment
+
+    for url in caches:
+        if url:
+            redis.Redis.from_url(url).flushdb()
+    servers: list[subprocess.Popen] = []
+    try:
+        seeded = []
+        for scale, name in zip(scales, names, strict=True):
+            _use(name)
+            started = time.monotonic()
+            call_command("migrate", verbosity=0)
+            users, assignment, summary = _scale_seed(
+                scale, args.assessors, args.scale_turns, args.scale_per_turn
+            )
+            print(f"scale {scale}: {summary}; built in {time.monotonic() - started:.0f} s")
+            seeded.append((users, assignment))
+        for url, port, cache in zip(urls, ports, caches, strict=True):
+            servers.append(_serve(url, secret_key, args, args.threads, port=port, cache_url=cache))
+        cookies = []
+        for name, port, (users, _assignment) in zip(names, ports, seeded, strict=True):
+            _use(name)
+            _aim(port)
+            # Threads of their own: a thread's connection keeps the database it was opened on.
+            with ThreadPoolExecutor(8) as pool:
+                cookies.append(list(pool.map(_browser_session, users)))
+        connection.close()
+        print(
+            f"server: gunicorn gthread, {args.workers} workers x {args.threads} threads, one per scale on "
+            f"its own database (the other idle while one is measured); {args.assessors} closed loops in "
+            f"{args.client_processes} processes, no think time; each warmed up for {args.warmup_seconds:g} s, "
+            "unmeasured, then VACUUM ANALYZE"
+        )
+        procs = args.client_processes
+        trivial_credentials = [f"trivial{i}" for i in range(args.assessors)]
+
+        def cpu_of(i: int) -> Any:
+            return lambda: _server_cpu(servers[i].pid, names[i], redis_title)
+
+        warm: list[Phase] = []
+        # Each browser goes on from where its last run left it (the unit on its screen), as a person
+        # does: one unit page per unit, not one per slice.
+        carried: list[list[dict[str, Any]] | None] = [None for _ in scales]
+        if args.warmup_seconds > 0:
+            for i in range(len(scales)):
+                _aim(ports[i])
+                _load("trivial", trivial_credentials, 0, args.warmup_seconds, procs, cpu_of(i))
+                warm.append(_load("browser", cookies[i], seeded[i][1], args.warmup_seconds, procs, cpu_of(i)))
+                carried[i] = warm[-1].carried
+            for name in names:
+                with psycopg_connect(name) as conn:
+                    conn.execute("VACUUM ANALYZE")
+        slices = max(1, args.slices)
+        trivial_runs: list[list[Phase]] = [[] for _ in scales]
+        page_runs: list[list[Phase]] = [[] for _ in scales]
+        for n in range(slices):
+            # The order turns each slice, so that neither scale always runs first.
+            for i in range(len(scales)) if n % 2 == 0 else reversed(range(len(scales))):
+                _aim(ports[i])
+                trivial_runs[i].append(
+                    _load("trivial", trivial_credentials, 0, args.trivial_seconds / slices, procs, cpu_of(i))
+                )
+                page_runs[i].append(
+                    _load(
+                        "browser",
+                        cookies[i],
+                        seeded[i][1],
+                        args.seconds / slices,
+                        procs,
+                        cpu_of(i),
+                        carried=carried[i],
+                    )
+                )
+                carried[i] = page_runs[i][-1].carried
+        ratios = []
+        ok = True
+        for i, scale in enumerate(scales):
+            trivial, page = _merged(trivial_runs[i]), _merged(page_runs[i])
+            ratio = page.per_s / trivial.per_s if trivial.per_s else 0.0
+            ratios.append(ratio)
+            _use(names[i])
+            stored, counts = _stored_once(
+                Phase(page.results + (warm[i].results if warm else []), 0.0, 0.0, 0.0, 0.0),
+                RelevanceJudgment.objects.filter(judge__user__username__startswith="browser"),
+            )
+            loads = [x for r in page.results for x in r.unit_loads]
+            queues = [x for r in page.results for x in r.queue_loads]
+            lat = page.latencies
+            errors = page.errors + trivial.errors + (warm[i].errors if warm else [])
+            ok = ok and stored and not errors
+            print(
+                f"scale {scale}: page path {page.per_s:.1f} judgments/s beside the trivial view's "
+                f"{trivial.per_s:.1f} loops/s: {ratio:.3f} x trivial; grade p50 {_p(lat, 50) * 1000:.1f} ms, "
+                f"p95 {_p(lat, 95) * 1000:.1f} ms; server CPU {page.cpu_ms:.2f} ms per judgment "
+                f"({page.web_cpu / max(len(lat), 1) * 1000:.2f} gunicorn + "
+                f"{page.db_cpu / max(len(lat), 1) * 1000:.2f} PostgreSQL)"
+            )
+            print(
+                f"  unit pages {len(loads)}: p50 {_p(loads, 50) * 1000:.1f} ms, p95 {_p(loads, 95) * 1000:.1f} ms;"
+                f" queue page p50 {_p(queues, 50) * 1000:.1f} ms, p95 {_p(queues, 95) * 1000:.1f} ms; "
+                f"stored: {counts}; errors {len(errors)}" + (f" (first: {errors[0]})" if errors else "")
+            )
+        between = ratios[1] / ratios[0] if ratios[0] else 0.0
+        met = between >= 0.9
+        print(
+            f"goal, scale {args.scale} against scale 1: {between:.2f} of the judgments/s (as ratios to the "
+            f"trivial view beside each) (>= 0.9): {'MET' if met else 'NOT MET'}"
+        )
+        print(
+            "every 2xx submit stored exactly once"
+            if ok
+            else "MISMATCH: judgments lost or duplicated, or errors"
+        )
+        return 0 if ok else 1
+    finally:
+        for server in servers:
+            _stop(server)
+        connection.close()
+        for name in names:
+            _database_drop(name)
+        for url in caches:
+            if url:
+                redis.Redis.from_url(url).flushdb()
+
+
+def psycopg_connect(name: str) -> Any:
+    """An autocommit connection to the database `name` (VACUUM runs outside a transaction)."""
+    import psycopg
+
+    return psycopg.connect(_database_url(name), autocommit=True)
 
 
 def main() -> int:
@@ -755,7 +1090,20 @@ def main() -> int:
         default=float(os.environ.get("BENCH_WARMUP_SECONDS", "3")),
         help="Unmeasured run of each path before the measured ones, then ANALYZE (0: none).",
     )
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=int(os.environ.get("BENCH_SCALE", "0")),
+        help="Measure only the page path, on a collection at the base size and at this many times it (env BENCH_SCALE).",
+    )
+    parser.add_argument("--scale-turns", type=int, default=220, help="Turns of the base size (--scale).")
+    parser.add_argument("--scale-per-turn", type=int, default=50, help="Pooled passages per turn (--scale).")
     args = parser.parse_args()
+    if args.scale > 1 and args.scale_turns < 2 * args.assessors:
+        # A unit is a turn: with fewer than two each, assessors run out of work and idle within a run.
+        parser.error("--scale-turns must be at least twice --assessors")
+    if args.scale > 1:
+        return _scale_main(args)
 
     db_name = f"bench_assessors_{os.getpid()}"
     database_url = _database_create(db_name)
