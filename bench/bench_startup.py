@@ -141,7 +141,7 @@ def main() -> None:
         "PYTHONPATH": str(ROOT),
     }
     modules = modules_of_check(env)
-    heavy = sorted({m for m in modules for h in HEAVY if m == h or m.startswith(h + ".")})
+    heavy = sorted({h for m in modules for h in HEAVY if m == h or m.startswith(h + ".")})
     print(f"manage.py check loads {len(modules)} modules; of the heavy ones: {', '.join(heavy) or 'none'}")
 
     as_run = (
