@@ -30,6 +30,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import URLPattern, URLResolver, get_resolver
 
 _FUNCTION = object()  # the `initkwargs` of a view named without as_view(): a view function
+_OWN = frozenset({"_initkwargs", "_view", "_lock"})
 
 
 class LazyView:
@@ -81,8 +82,9 @@ class LazyView:
         return self.load()(request, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        # Only names the instance does not hold reach here: the loaded view's attributes.
-        if name == "view_class" or (name.startswith("__") and name.endswith("__")):
+        # Only names the instance does not hold reach here: the loaded view's attributes. Its own are
+        # refused, for an instance not yet initialised (a copy) not to load itself looking for them.
+        if name in _OWN or name == "view_class" or (name.startswith("__") and name.endswith("__")):
             raise AttributeError(name)
         return getattr(self.load(), name)
 
