@@ -5,6 +5,10 @@ Django's RedisCacheClient builds a new `redis.Redis` around its connection pool 
 building one costs more than the GET it then sends (its response-callback table is filled anew each
 time). The client holds no connection of its own, only the pool, so keeping it is safe: the pool is
 made lazily in the process that first uses it, and redis-py's pool resets itself in a forked child.
+
+redis-py itself is imported by the first client made, as Django's own Redis client does: the settings name
+this backend in every process, and importing redis costs a tenth of a second that a command or worker that
+never reads the cache should not pay (tests/test_startup.py).
 """
 
 from __future__ import annotations
@@ -15,14 +19,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-import redis.exceptions
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
-from redis import Redis
-from redis.backoff import NoBackoff
-from redis.commands.core import Script
-from redis.retry import Retry
+
+if TYPE_CHECKING:
+    from redis import Redis
+    from redis.commands.core import Script
 
 # The key and expiry types of Django's RedisCacheClient, whose methods the clients below override.
 _Key: TypeAlias = str | bytes | memoryview
@@ -76,14 +79,6 @@ class ReusingRedisCache(RedisCache):
         return int(script(keys=[full_key], args=[timeout, by]))
 
 
-# What an unreachable, restarting, read-only or full Redis raises (BusyLoadingError, while it loads its
-# data after a restart, is a ConnectionError). Other errors are bugs of the caller and stay errors.
-CACHE_UNAVAILABLE: tuple[type[Exception], ...] = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    redis.exceptions.ReadOnlyError,
-    redis.exceptions.OutOfMemoryError,
-)
 # After a failure a process leaves Redis alone this long: a Redis that hangs rather than refuses costs one
 # socket timeout per process and second, not one per call.
 RETRY_AFTER_S = 1.0
@@ -161,10 +156,24 @@ class OutageTolerantRedisCacheClient(ReusingRedisCacheClient):
     """
 
     def __init__(self, servers: list[str], **options: Any) -> None:
+        # Imported with the first client, not at start-up (the module's docstring).
+        from redis import exceptions as errors
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
         # One immediate retry, for a pooled connection that a restarted Redis dropped; redis-py's default
         # backs off and retries three times, which every call of every request would wait through.
         options.setdefault("retry", Retry(NoBackoff(), 1))
         super().__init__(servers, **options)
+        # What an unreachable, restarting, read-only or full Redis raises (BusyLoadingError, while it loads
+        # its data after a restart, is a ConnectionError). Other errors are the caller's bugs: they stay.
+        self._unavailable: tuple[type[Exception], ...] = (
+            errors.ConnectionError,
+            errors.TimeoutError,
+            errors.ReadOnlyError,
+            errors.OutOfMemoryError,
+        )
+        self._connection_error = errors.ConnectionError
         with _outages_lock:
             self._outage = _outages.setdefault(tuple(servers), _Outage())
 
@@ -172,11 +181,11 @@ class OutageTolerantRedisCacheClient(ReusingRedisCacheClient):
         outage = self._outage
         if outage.since is not None and time.monotonic() < outage.retry_at:
             outage.skipped(writes)
-            raise redis.exceptions.ConnectionError(f"the cache failed less than {RETRY_AFTER_S} s ago")
+            raise self._connection_error(f"the cache failed less than {RETRY_AFTER_S} s ago")
         try:
             deleted = self._delete_stale() if outage.stale else 0
             result = call(*args)
-        except CACHE_UNAVAILABLE as exc:
+        except self._unavailable as exc:
             outage.failed(exc, writes)
             raise
         if outage.since is not None:
@@ -195,7 +204,7 @@ class OutageTolerantRedisCacheClient(ReusingRedisCacheClient):
     def _or(self, miss: _T, call: Callable[..., _T], *args: object, writes: Iterable[_Key] = ()) -> _T:
         try:
             return self._run(call, *args, writes=writes)
-        except CACHE_UNAVAILABLE:
+        except self._unavailable:
             return miss
 
     def get(self, key: _Key, default: Any) -> Any:

@@ -12,9 +12,9 @@ so this is the answer for a use of Redis that forgot to choose, rather than a 50
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 
-import redis.exceptions
 from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
@@ -57,6 +57,13 @@ def database_unavailable_response(request: HttpRequest, *, service: str = "datab
     return response
 
 
+def _redis_unavailable(exception: Exception) -> bool:
+    # redis-py's errors exist only once it is loaded, which the Redis cache does with its first client
+    # (assay/cache.py); a process whose cache is in its memory never imports it, here either.
+    errors = sys.modules.get("redis.exceptions")
+    return errors is not None and isinstance(exception, errors.ConnectionError | errors.TimeoutError)
+
+
 class DatabaseUnavailableMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -68,7 +75,7 @@ class DatabaseUnavailableMiddleware:
         # OperationalError covers a refused or dropped connection and a pool that timed out; an
         # InterfaceError is a connection already closed under us. Errors in the data are IntegrityError
         # or DataError, and stay server errors.
-        if isinstance(exception, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        if _redis_unavailable(exception):
             logger.warning("cache unavailable on %s %s: %s", request.method, request.path, exception)
             return database_unavailable_response(request, service="cache")
         if not isinstance(exception, OperationalError | InterfaceError):

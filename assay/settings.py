@@ -70,7 +70,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "rest_framework",
+    # DRF itself is no app here: installed, it brings the browsable API's templates and template tags, and
+    # Django imports every installed app's template tags whenever it makes its template engine, which every
+    # command's system checks do; DRF's import its serializers, YAML, requests, markdown and pygments, a
+    # tenth of a second. The API answers JSON (REST_FRAMEWORK below); /api/docs/ is its page to browse.
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -260,6 +263,8 @@ CONTENT_SECURITY_POLICY = {
 }
 
 REST_FRAMEWORK = {
+    # JSON only: the browsable API's renderer needs DRF installed as an app (INSTALLED_APPS above).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",

@@ -1,11 +1,17 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation.relevance import api as relevance_api
-from assay import favicon, health, login
+from core.lazy_views import lazy_views
 from judging.support import urls as support_measure_urls
+
+# Each module of views is imported by its first request, not by every command that loads the URL conf
+# (core/lazy_views.py).
+relevance_api = lazy_views("annotation.relevance.api")
+favicon = lazy_views("assay.favicon")
+health = lazy_views("assay.health")
+login = lazy_views("assay.login")
+spectacular = lazy_views("drf_spectacular.views")
 
 urlpatterns = [
     # The assessor JSON loop comes first: the resolver tries patterns in order on every request, and
@@ -26,8 +32,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", login.LandingLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/schema/", spectacular.SpectacularAPIView.as_view(), name="api-schema"),
+    path(
+        "api/docs/", spectacular.SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
+    ),
     path("api/", include("annotation.api.urls")),
     path("judging/", include("judging.urls")),
     path("crowd/", include("crowd.urls")),

@@ -1,10 +1,12 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from console import views
-from console.people import views as people
-from console.uploads import api
-from console.uploads import views as uploads
+from core.lazy_views import lazy_views
+
+views = lazy_views("console.views")
+people = lazy_views("console.people.views")
+api = lazy_views("console.uploads.api")
+uploads = lazy_views("console.uploads.views")
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -16,15 +16,16 @@ to guess which one it got; the relevance endpoints had a third of their own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
-from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
+
+if TYPE_CHECKING:
+    from rest_framework.response import Response
 
 
 def error_body(*, detail: str, code: str, fields: dict[str, list[str]] | None = None) -> dict[str, Any]:
@@ -73,6 +74,10 @@ def _sentence(fields: dict[str, list[str]]) -> str:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler (status, WWW-Authenticate, Retry-After, Http404 and PermissionDenied mapped), then
     its body in the one shape. None (a 500) for what is not an API refusal, as DRF does."""
+    # Imported here: the API view that calls this has loaded DRF's views already, and the pages and the
+    # middleware that import this module for the error shape alone need not (tests/test_startup.py).
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     # DRF maps these two as well, but only inside its handler: mapped here, their body is shaped too.
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)

@@ -25,10 +25,10 @@ own reading believes anyone's X-Forwarded-For, so a script could take a fresh co
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-import redis.exceptions
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.authentication import TokenAuthentication
@@ -106,7 +106,7 @@ class FixedWindowThrottle(SimpleRateThrottle):
             return True
         try:
             count = self._count(self.cache, counter, self.duration, lease)
-        except redis.exceptions.RedisError:
+        except _redis_errors():
             # The shared cache is down. Each process counts on its own until it is back, one by one (its
             # memory is as near as a lease): a runaway script is still slowed (by as many limits as there
             # are processes), and no request fails for it. Failed log-ins are not counted here but by axes
@@ -141,6 +141,13 @@ class FixedWindowThrottle(SimpleRateThrottle):
         if self.window_end is None:
             return None
         return max(0.0, self.window_end - self.timer())
+
+
+def _redis_errors() -> tuple[type[Exception], ...]:
+    # redis-py's errors exist only once it is loaded, which the Redis cache does with its first client
+    # (assay/cache.py); with the cache in the process's memory nothing is imported, and nothing caught.
+    errors = sys.modules.get("redis.exceptions")
+    return (errors.RedisError,) if errors is not None else ()
 
 
 def _cache_name(cache: BaseCache) -> str:

@@ -18,8 +18,8 @@ class CrowdConfig(AppConfig):
 
         from annotation.models import Judge
         from core.names import judge_name_reserve, judge_prefix_reserve
-        from crowd.aggregation.services import aggregate_judge_names
-        from crowd.answers.services import WORKER_JUDGE_PREFIX
+        from crowd.aggregation.selectors import aggregate_judge_names
+        from crowd.campaigns.models import WORKER_JUDGE_PREFIX
 
         # A worker's judge is made on the worker's first answer; a machine or a file of that name first
         # would take it (and the worker's answers would then be refused).

@@ -1,7 +1,10 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from crowd.views import console, worker
+from core.lazy_views import lazy_views
+
+console = lazy_views("crowd.views.console")
+worker = lazy_views("crowd.views.worker")
 
 app_name = "crowd"
 urlpatterns: list = [

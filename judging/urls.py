@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from core.lazy_views import lazy_views
 from judging.agreement import urls as agreement_urls
 from judging.evaluation import urls as evaluation_urls
 from judging.hybrid import urls as hybrid_urls
@@ -10,13 +11,14 @@ from judging.quality.runs import urls as run_report_urls
 from judging.rag_nuggets import urls as rag_nugget_urls
 from judging.rag_nuggets.calibration import urls as calibration_urls
 from judging.reports import urls as report_urls
-from judging.views import evaluation_runs
+
+views = lazy_views("judging.views")
 
 # One namespace for the app: each feature lists its own pages, included here without a namespace of its own.
 app_name = "judging"
 urlpatterns: list = [
     path("evaluation/", include(evaluation_urls.urlpatterns)),
-    path("evaluation/<slug:name>/", evaluation_runs, name="evaluation-runs"),
+    path("evaluation/<slug:name>/", views.evaluation_runs, name="evaluation-runs"),
     path("evaluation/", include(rag_nugget_urls.urlpatterns)),
     path("evaluation/<slug:name>/hybrid/", include(hybrid_urls.urlpatterns)),
     path("agreement/", include(agreement_urls.urlpatterns)),

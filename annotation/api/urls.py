@@ -1,7 +1,9 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from annotation.api import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("annotation.api.views")
 
 urlpatterns = [
     path("token/", views.TokenObtain.as_view(), name="api-token"),

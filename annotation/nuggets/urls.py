@@ -1,7 +1,10 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from annotation.nuggets import api, views
+from core.lazy_views import lazy_views
+
+api = lazy_views("annotation.nuggets.api")
+views = lazy_views("annotation.nuggets.views")
 
 urlpatterns = [
     path("nuggets/", views.nugget_index, name="nuggets-index"),

@@ -1,6 +1,10 @@
 from django.urls import path
 
-from annotation.rag_nuggets import api, views
+from core.lazy_views import lazy_views
+
+api = lazy_views("annotation.rag_nuggets.api")
+views = lazy_views("annotation.rag_nuggets.views")
+
 
 urlpatterns = [
     path("rag-nuggets/", views.work_list, name="rag-nuggets-work"),

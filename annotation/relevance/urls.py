@@ -1,6 +1,8 @@
 from django.urls import include, path
 
-from annotation.relevance import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("annotation.relevance.views")
 
 # The assessor JSON API (relevance-api-next, relevance-api-grade) is routed first, in assay/urls.py.
 urlpatterns = [

@@ -1,6 +1,9 @@
 from django.urls import path
 
-from annotation.support import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("annotation.support.views")
+
 
 urlpatterns = [
     path("support/", views.support_assignments, name="support-assignments"),

@@ -28,6 +28,7 @@ from typing import Any
 from django.conf import settings
 
 from core.jobs import job_interrupted
+from crowd.campaigns.models import LABEL_JUDGE_BY_PROVIDER, NUGGET_LABEL_JUDGE_BY_PROVIDER
 from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdCampaign, CrowdFitJob
 
 METHODS = ("majority", "ds", "mace", "glad")
@@ -38,6 +39,21 @@ RELIABILITY_MEANING = {
     "mace": "MACE: competence, the chance the worker is not spamming",
     "glad": "GLAD: ability alpha (0 is chance; higher is better; negative is adversarial)",
 }
+
+
+def judge_name_of_method(label_judge: str, method: str) -> str:
+    """The judge of `method`'s labels beside the campaign judge `label_judge`: the majority's is that
+    judge itself, each model's is named after it."""
+    return label_judge if method == "majority" else f"{label_judge}-{method}"
+
+
+def aggregate_judge_names() -> list[str]:
+    """The crowd judges campaigns write their aggregates to unless they name their own: each provider's
+    majority judge and, beside a nugget-support campaign's, each model's. Kept for them (crowd/apps.py)."""
+    names = list(LABEL_JUDGE_BY_PROVIDER.values())
+    for label_judge in NUGGET_LABEL_JUDGE_BY_PROVIDER.values():
+        names += [judge_name_of_method(label_judge, method) for method in METHODS]
+    return names
 
 
 @dataclass(frozen=True)

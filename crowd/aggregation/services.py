@@ -23,10 +23,10 @@ from crowd.aggregation.selectors import (
     METHODS,
     campaign_fit,
     campaign_pair_keys,
+    judge_name_of_method,
     majority_labels,
     pair_task,
 )
-from crowd.campaigns.services import LABEL_JUDGE_BY_PROVIDER, NUGGET_LABEL_JUDGE_BY_PROVIDER
 from crowd.errors import CrowdError
 from crowd.models import VOTING_STATUSES, BatchItem, CrowdAnswer, CrowdAssignment, CrowdCampaign, CrowdFitJob
 
@@ -52,20 +52,7 @@ class NuggetAggregateResult:
 def method_judge_name(*, campaign: CrowdCampaign, method: str) -> str:
     """The majority is the campaign's own crowd judge; each model gets its own, named after it, so the
     methods can be compared with each other and with assessors on the agreement page."""
-    return _method_judge_name(campaign.label_judge.name, method)
-
-
-def _method_judge_name(label_judge: str, method: str) -> str:
-    return label_judge if method == "majority" else f"{label_judge}-{method}"
-
-
-def aggregate_judge_names() -> list[str]:
-    """The crowd judges campaigns write their aggregates to unless they name their own: each provider's
-    majority judge and, beside a nugget-support campaign's, each model's. Kept for them (crowd/apps.py)."""
-    names = list(LABEL_JUDGE_BY_PROVIDER.values())
-    for label_judge in NUGGET_LABEL_JUDGE_BY_PROVIDER.values():
-        names += [_method_judge_name(label_judge, method) for method in METHODS]
-    return names
+    return judge_name_of_method(campaign.label_judge.name, method)
 
 
 def _method_judge(campaign: CrowdCampaign, method: str) -> Judge:

@@ -22,6 +22,7 @@ from annotation.models import Condition, Judge, NuggetSupport
 from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
 from annotation.rag_nuggets.writer import AssignmentRow, nugget_assignments_upsert
 from annotation.services import judge_get_or_create
+from crowd.campaigns.models import WORKER_JUDGE_PREFIX
 from crowd.errors import CrowdError
 from crowd.models import (
     VOTING_STATUSES,
@@ -278,12 +279,6 @@ def assignment_confirm(
         accept_time=accept_time,
         submit_time=submit_time,
     )
-
-
-WORKER_JUDGE_PREFIX: dict[str, str] = {
-    CrowdCampaign.Provider.MTURK: "mturk-worker",
-    CrowdCampaign.Provider.PLATFORM: "crowd-worker",
-}
 
 
 def worker_judge_name(*, worker: CrowdWorker, provider: str) -> str:

@@ -76,6 +76,28 @@ class CrowdCampaign(models.Model):
         return self.name
 
 
+# The judges a campaign's labels go to, by provider, so labels from the platform's own workers are not
+# filed as Mechanical Turk's. Here beside the campaign, not with the services that write those labels:
+# the crowd app reserves the names at every start-up (crowd/apps.py), which should not import the services.
+#
+# The crowd judge a campaign's majority labels go to unless it names one.
+LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
+    CrowdCampaign.Provider.PLATFORM: "crowd-majority",
+    CrowdCampaign.Provider.MTURK: "mturk-majority",
+}
+# A nugget-support campaign's labels are NuggetAssignments, aggregated by one of several methods
+# (crowd/aggregation): the majority's judge is named after the provider, each model's after that.
+NUGGET_LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
+    CrowdCampaign.Provider.PLATFORM: "crowd-nuggets",
+    CrowdCampaign.Provider.MTURK: "mturk-nuggets",
+}
+# Each worker's own votes go to a judge of theirs: this prefix, then the worker's id.
+WORKER_JUDGE_PREFIX: dict[str, str] = {
+    CrowdCampaign.Provider.MTURK: "mturk-worker",
+    CrowdCampaign.Provider.PLATFORM: "crowd-worker",
+}
+
+
 class TestQuestion(models.Model):
     """A response–nugget pair whose answer is known, used to catch careless workers."""
 

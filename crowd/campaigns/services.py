@@ -19,6 +19,7 @@ from django.db import transaction
 from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, Judge, Nugget, NuggetSupport, Run, Turn
 from annotation.services import judge_get_or_create
+from crowd.campaigns.models import LABEL_JUDGE_BY_PROVIDER, NUGGET_LABEL_JUDGE_BY_PROVIDER
 from crowd.campaigns.selectors import campaign_pairs
 from crowd.errors import CrowdError
 from crowd.models import (
@@ -31,18 +32,6 @@ from crowd.providers.mturk.client import MTurkClient
 
 # --- campaigns and batches -----------------------------------------------------------------------
 
-# The crowd judge a campaign's majority labels go to unless it names one: by provider, so labels from the
-# platform's own workers are not filed as Mechanical Turk's.
-LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
-    CrowdCampaign.Provider.PLATFORM: "crowd-majority",
-    CrowdCampaign.Provider.MTURK: "mturk-majority",
-}
-# A nugget-support campaign's labels are NuggetAssignments, aggregated by one of several methods
-# (crowd/aggregation): the majority's judge is named after the provider, each model's after that.
-NUGGET_LABEL_JUDGE_BY_PROVIDER: dict[str, str] = {
-    CrowdCampaign.Provider.PLATFORM: "crowd-nuggets",
-    CrowdCampaign.Provider.MTURK: "mturk-nuggets",
-}
 # What a worker is asked, by kind, unless the campaign sets its own HIT title and description.
 NUGGET_SUPPORT_HIT = {
     "title": "Does the answer support this fact?",

@@ -25,8 +25,7 @@ from annotation.judge_access import ImportJudgeRefused
 from annotation.models import Collection, Judge, Nugget, Response, Run, Turn
 from annotation.nuggets.writer import NtrRow, ntr_judgments_upsert
 from annotation.services import ImportResult, judge_get_or_create
-from crowd.answers.services import WORKER_JUDGE_PREFIX
-from crowd.campaigns.services import LABEL_JUDGE_BY_PROVIDER
+from crowd.campaigns.models import LABEL_JUDGE_BY_PROVIDER, WORKER_JUDGE_PREFIX
 from crowd.models import CrowdCampaign
 
 SOURCE_FORMAT = "cone-rag"

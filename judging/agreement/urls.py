@@ -3,7 +3,10 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from judging.agreement import api, views
+from core.lazy_views import lazy_views
+
+api = lazy_views("judging.agreement.api")
+views = lazy_views("judging.agreement.views")
 
 urlpatterns = [
     path("", views.agreement_index, name="agreement-index"),

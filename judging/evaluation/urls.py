@@ -3,7 +3,9 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from judging.evaluation import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.evaluation.views")
 
 urlpatterns = [
     path("", views.evaluation_index, name="evaluation-index"),

@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from judging.hybrid import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.hybrid.views")
+
 
 urlpatterns = [
     path("", views.hybrid_estimate_page, name="hybrid-estimate"),

@@ -2,7 +2,11 @@
 
 from django.urls import path
 
-from judging.machine import api, views
+from core.lazy_views import lazy_views
+
+api = lazy_views("judging.machine.api")
+views = lazy_views("judging.machine.views")
+
 
 urlpatterns = [
     path("", views.job_list, name="job-list"),

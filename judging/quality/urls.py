@@ -3,7 +3,9 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...>
-from judging.quality import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.quality.views")
 
 urlpatterns = [
     path("<slug:name>/", views.dashboard, name="quality-dashboard"),

@@ -3,7 +3,9 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  registers <text:...> and <textpath:...>
-from judging.rag_nuggets import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.rag_nuggets.views")
 
 urlpatterns = [
     path("<slug:name>/nuggets/", views.nugget_scores_page, name="nugget-scores"),

@@ -2,7 +2,9 @@
 
 from django.urls import path
 
-from judging.reports import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.reports.views")
 
 urlpatterns = [
     path("<int:pk>/again/", views.report_again_view, name="report-again"),

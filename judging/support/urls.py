@@ -3,7 +3,10 @@ theirs)."""
 
 from django.urls import path
 
-from judging.support import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.support.views")
+
 
 urlpatterns = [
     path("leaderboard/<slug:name>/", views.support_leaderboard, name="support-leaderboard"),

@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from annotation.relevance.adjudication import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("annotation.relevance.adjudication.views")
+
 
 urlpatterns = [
     path("relevance/adjudication/", views.queue, name="adjudication-queue"),

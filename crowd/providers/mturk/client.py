@@ -17,15 +17,6 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    ConnectionClosedError,
-    EndpointConnectionError,
-    ReadTimeoutError,
-)
 from django.conf import settings
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
@@ -193,6 +184,11 @@ class MTurkClient:
     @property
     def boto(self) -> Any:
         if self._client is None:
+            # boto3 is imported by the first client that talks to MTurk, not by every process that loads
+            # the crowd app (a tenth of a second at start-up for each command and worker).
+            import boto3
+            from botocore.config import Config
+
             kwargs: dict[str, Any] = {
                 "region_name": self.region,
                 "endpoint_url": self.endpoint_url,
@@ -206,6 +202,15 @@ class MTurkClient:
         return self._client
 
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+        # botocore's errors, imported here with boto3 (above) rather than at start-up.
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectionClosedError,
+            EndpointConnectionError,
+            ReadTimeoutError,
+        )
+
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return getattr(self.boto, operation)(**params)

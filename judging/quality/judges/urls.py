@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from judging.quality.judges import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.quality.judges.views")
+
 
 urlpatterns = [
     path("<slug:name>/judges/", views.judges_page, name="quality-judges"),

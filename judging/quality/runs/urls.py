@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from judging.quality.runs import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.quality.runs.views")
+
 
 urlpatterns = [
     path("<slug:name>/runs/", views.runs_page, name="quality-runs"),

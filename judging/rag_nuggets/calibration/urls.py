@@ -2,7 +2,10 @@
 
 from django.urls import path
 
-from judging.rag_nuggets.calibration import views
+from core.lazy_views import lazy_views
+
+views = lazy_views("judging.rag_nuggets.calibration.views")
+
 
 urlpatterns = [
     path("<slug:name>/nuggets/", views.calibration_page, name="nugget-calibration"),
