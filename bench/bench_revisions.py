@@ -3,17 +3,23 @@ upsert the assessor page's grade statement embeds) timed with the revision trigg
 table enabled and disabled, in alternating slices of one invocation, on a throwaway database.
 
 Each grade is its own transaction (autocommit), as on the assessor's path, so each pays the trigger's
-UPDATE of the table's revision row and its commit. One client: the lock the trigger holds from the end of
-the statement to its commit is not contended here.
+UPDATE of one of the table's count rows and its commit. With `--writers N`, N clients grade at once, each
+its own judge, and the figure is their grades per second with the trigger on against off: the lock a
+trigger holds from the end of the statement to its commit (the log's flush included, on a server that
+flushes it) is then contended, unless the counts are spread over enough rows (core/revisions.py SHARDS).
+The embedded cluster of the tests and benches does not flush its log (fsync off), so the contention the
+flush makes shows only on a server that does: point PG_PORT at one.
 
-    DEBUG=1 PG_PORT=55432 .venv/bin/python bench/bench_revisions.py [grades per slice] [slices]
+    DEBUG=1 PG_PORT=55432 .venv/bin/python bench/bench_revisions.py [--per-slice 400] [--slices 10] [--writers 1]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -24,14 +30,19 @@ from _setup import django_with_temp_database  # noqa: E402
 
 django_with_temp_database()
 
+import psycopg  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from annotation.models import Collection, Judge, RelevanceJudgment, Topic, Turn  # noqa: E402
-from annotation.relevance.writer import relevance_judgment_submit  # noqa: E402
-from core.revisions import TRIGGER  # noqa: E402
+from annotation.relevance.writer import relevance_judgment_submit, relevance_upsert_sql  # noqa: E402
+from core.revisions import SHARDS, TRIGGER  # noqa: E402
 
-PER_SLICE = int(sys.argv[1]) if len(sys.argv) > 1 else 400
-SLICES = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--per-slice", type=int, default=400, help="grades per slice (per writer)")
+parser.add_argument("--slices", type=int, default=10, help="slices each way")
+parser.add_argument("--writers", type=int, default=1, help="clients grading at once")
+ARGS = parser.parse_args()
+PER_SLICE, SLICES = ARGS.per_slice, ARGS.slices
 
 
 def _trigger(on: bool) -> None:
@@ -40,10 +51,51 @@ def _trigger(on: bool) -> None:
         cursor.execute(f"ALTER TABLE {table} {'ENABLE' if on else 'DISABLE'} TRIGGER {TRIGGER}")
 
 
+def concurrent(turn: Turn, writers: int) -> None:
+    """Grades per second of `writers` clients at once, trigger on against off, in alternating slices. Each
+    client is a psycopg connection of its own running the writer's one statement (relevance_upsert_sql),
+    so that the clients' own Python work, which shares one interpreter here, is not what is measured."""
+    judges = [Judge.objects.create(name=f"bench-{k}", kind=Judge.Kind.IMPORTED).pk for k in range(writers)]
+    table = connection.ops.quote_name(RelevanceJudgment._meta.db_table)
+    sql = relevance_upsert_sql(table=table, rows="VALUES (%s, %s, %s, %s, NULL, now(), now(), NULL)")
+    clients = [psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) for _ in judges]
+    rates: dict[bool, list[float]] = {True: [], False: []}
+
+    def grade(client: psycopg.Connection, judge: int, offset: int) -> None:
+        for n in range(offset, offset + PER_SLICE):
+            client.execute(sql, (judge, turn.pk, f"doc{n // 2}:0", n % 5))
+
+    for slice_ in range(SLICES * 2):
+        on = slice_ % 2 == 0
+        _trigger(on)
+        threads = [
+            threading.Thread(target=grade, args=(client, judge, slice_ * PER_SLICE))
+            for client, judge in zip(clients, judges, strict=True)
+        ]
+        start = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        rates[on].append(writers * PER_SLICE / (time.perf_counter() - start))
+    for client in clients:
+        client.close()
+    _trigger(True)
+    on, off = statistics.median(rates[True]), statistics.median(rates[False])
+    print(
+        f"{writers} writers, {SLICES} slices of {PER_SLICE} grades each way (load {os.getloadavg()[0]:.1f}):"
+    )
+    print(f"  trigger off: {off:8.0f} grades/s")
+    print(f"  trigger on:  {on:8.0f} grades/s   ratio {on / off:.2f}  ({SHARDS} count rows a table)")
+
+
 def main() -> None:
     collection = Collection.objects.create(name="bench-revisions")
     topic = Topic.objects.create(collection=collection, number="1", title="t")
     turn = Turn.objects.create(collection=collection, topic=topic, turn_id="1_1", position=1, utterance="u")
+    if ARGS.writers > 1:
+        concurrent(turn, ARGS.writers)
+        return
     judge = Judge.objects.create(name="bench", kind=Judge.Kind.IMPORTED)
     times: dict[bool, list[float]] = {True: [], False: []}
     n = 0
