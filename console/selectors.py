@@ -11,7 +11,7 @@ from itertools import pairwise
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -135,20 +135,9 @@ def pool_summary(*, pool: Pool) -> PoolSummary:
 
 
 def pools_listed(*, collection: Collection) -> QuerySet[Pool]:
-    """The collection's pools with their pairs, their turns and, for adaptive pools, the turns holding
-    pairs that entered unfiltered (deeper than the head, no grade of the filter judge): one query."""
-    unfiltered = Q(
-        adaptive=True, entries__filter_grade__isnull=True, entries__best_rank__gt=F("always_depth")
-    )
-    return (
-        Pool.objects.filter(collection=collection)
-        .select_related("filter_judge")
-        .annotate(
-            size=Count("entries"),
-            n_turns=Count("entries__turn", distinct=True),
-            unfiltered_turns=Count("entries__turn", distinct=True, filter=unfiltered),
-        )
-    )
+    """The collection's pools with their kept counts (pairs, turns, turns holding pairs that entered
+    unfiltered): one query on the pools alone, whatever their size."""
+    return Pool.objects.filter(collection=collection).select_related("filter_judge")
 
 
 # --- The campaign dashboard ------------------------------------------------------------------------

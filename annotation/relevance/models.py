@@ -68,6 +68,13 @@ class Pool(models.Model):
     )
     min_grade = models.SmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Kept counts of the entries, so that the pages listing pools read them instead of counting a pool's
+    # hundreds of thousands of pairs on each view. Entries are written only when a pool is built (or a
+    # sample copied into one), and pool_counts_store sets these in that same transaction.
+    pair_count = models.PositiveIntegerField(default=0)
+    turn_count = models.PositiveIntegerField(default=0)
+    # Turns holding a pair that entered unfiltered: deeper than the head, no grade of the filter judge.
+    unfiltered_turn_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["collection", "name"]
