@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.families import FILE_KINDS
 from annotation.judge_access import judges_readable
 from annotation.labels.files import Download
-from annotation.models import Collection, Pool
+from annotation.models import Assignment, Collection, Pool
 from annotation.permissions import is_organiser, organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
@@ -218,7 +218,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         else:
             messages.success(request, f"{plural(len(assigned), 'support assignment')} saved.")
             return redirect("console-work", name=collection.name)
-    dashboard = selectors.campaign_dashboard(collection=collection)
+    assignments = list(Assignment.objects.filter(pool__collection=collection).select_related("pool"))
     return render(
         request,
         "console/work.html",
@@ -226,7 +226,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "collection": collection,
             "relevance": relevance,
             "support": support,
-            "progress": assignments_progress(assignments=dashboard.assignments),
+            "progress": assignments_progress(assignments=assignments),
         },
         status=400 if request.method == "POST" else 200,
     )

@@ -177,6 +177,11 @@ class WorkSlot(models.Model):
     leased_until = models.DateTimeField(null=True, blank=True, verbose_name="lease ends")
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # Kept when the copy completes (work_close, in the same write): the pairs it showed (pooled and gold)
+    # and how many of them the assessor graded, so that the queue page sums these instead of counting
+    # every unit the assessor ever did.
+    pairs_shown = models.PositiveIntegerField(default=0)
+    pairs_judged = models.PositiveIntegerField(default=0)
 
     class Meta:
         # The word pages and docs use (docs/glossary.md); the class keeps its first name.
