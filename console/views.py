@@ -11,7 +11,7 @@ import io
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.db.models import Count, prefetch_related_objects
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -45,7 +45,11 @@ from console.services import (
     support_work_assign,
 )
 from core.ordering import natural_key
+from core.pagination import page_of
 from core.wording import plural
+
+# Conversations per page of a collection's contents, each shown with its turns and PTKB statements.
+TOPICS_PER_PAGE = 20
 
 
 def _collection(name: str) -> Collection:
@@ -78,6 +82,11 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         .filter(relevancejudgments__turn__collection=collection)
         .annotate(n=Count("relevancejudgments"))
     )
+    # By number as people read it (2 before 10), not in the order the topics were imported; a page of
+    # them at a time with their turns and PTKB, so that a track of hundreds of conversations costs one page.
+    topics = sorted(collection.topics.all(), key=lambda t: natural_key(t.number))
+    conversations = page_of(request, topics, param="page", anchor="conversations", per_page=TOPICS_PER_PAGE)
+    prefetch_related_objects(conversations.page.object_list, "ptkb", "turns")
     return render(
         request,
         "console/collection_detail.html",
@@ -85,10 +94,8 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
             "collection": collection,
             "runs": collection.runs.all(),
             "judges": judges,
-            # By number as people read it (2 before 10), not in the order the topics were imported.
-            "topics": sorted(
-                collection.topics.prefetch_related("ptkb", "turns"), key=lambda t: natural_key(t.number)
-            ),
+            "topics": conversations.page.object_list,
+            "conversations": conversations,
         },
     )
 
