@@ -261,7 +261,12 @@ def exports_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         if file.exporter is not None
     ]
     exports.append(
-        (JUDGMENT_LOG, EXPORT_KINDS[JUDGMENT_LOG], selectors.relevance_judges(collection=collection), ())
+        (
+            JUDGMENT_LOG,
+            EXPORT_KINDS[JUDGMENT_LOG],
+            selectors.judges_with_labels(path="relevancejudgments__turn__collection", collection=collection),
+            (),
+        )
     )
     return render(
         request,

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.utils import timezone
 
 from annotation.models import (
@@ -237,11 +237,46 @@ def assessor_queue(*, user: User, judge: Judge | None, now: datetime | None = No
 
 
 def copy_pair_counts(*, slot: WorkSlot, judge: Judge | None) -> tuple[int, int]:
-    """The pairs the copy shows (pooled for its turns, and its gold pairs) and how many of them the judge
-    graded: what a copy keeps when it completes, counted as the queue page counts an open copy."""
-    assignment = slot.unit.assignment
-    counts = _turn_counts(assignment, judge, list(slot.unit.turn_pks), {slot.unit.topic_id})
-    return sum(counts.entries.values()), sum(counts.judged.values())
+    """The pairs the copy shows (pooled for its turns, and the assignment's gold pairs of them) and how
+    many of them the judge graded, as the queue page counts an open copy: what a copy keeps when it
+    completes. One query, since every unit's completion pays it."""
+    turn_pks = list(slot.unit.turn_pks)
+    pooled = PoolEntry.objects.filter(pool_id=OuterRef("pool_id"), turn_id__in=turn_pks)
+    gold = GoldPair.objects.filter(unit__assignment_id=OuterRef("pk"), turn_id__in=turn_pks)
+    shown = Q(
+        Exists(
+            PoolEntry.objects.filter(
+                pool_id=OuterRef(OuterRef("pool_id")),
+                turn_id=OuterRef("turn_id"),
+                passage_id=OuterRef("passage_id"),
+            )
+        )
+    ) | Q(
+        Exists(
+            GoldPair.objects.filter(
+                unit__assignment_id=OuterRef(OuterRef("pk")),
+                turn_id=OuterRef("turn_id"),
+                passage_id=OuterRef("passage_id"),
+            )
+        )
+    )
+    graded = RelevanceJudgment.objects.filter(judge=judge, turn_id__in=turn_pks).filter(shown)
+    pairs, planted, judged = (
+        Assignment.objects.filter(pk=slot.assignment_id)
+        .annotate(
+            pairs=_count(pooled),
+            planted=_count(gold),
+            judged=_count(graded) if judge is not None else Value(0),
+        )
+        .values_list("pairs", "planted", "judged")
+        .get()
+    )
+    return pairs + planted, judged
+
+
+def _count(queryset: QuerySet) -> Subquery:
+    """A scalar subquery counting the rows of `queryset`."""
+    return Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"))
 
 
 @dataclass
