@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.families import FILE_KINDS
 from annotation.judge_access import judges_readable
 from annotation.labels.files import Download
-from annotation.models import Assignment, Collection, Pool
+from annotation.models import Assignment, Collection, Pool, Topic
 from annotation.permissions import is_organiser, organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
@@ -86,7 +86,8 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
     # them at a time with their turns and PTKB, so that a track of hundreds of conversations costs one page.
     topics = sorted(collection.topics.all(), key=lambda t: natural_key(t.number))
     conversations = page_of(request, topics, param="page", anchor="conversations", per_page=TOPICS_PER_PAGE)
-    prefetch_related_objects(conversations.page.object_list, "ptkb", "turns")
+    shown: list[Topic] = list(conversations.page.object_list)
+    prefetch_related_objects(shown, "ptkb", "turns")
     return render(
         request,
         "console/collection_detail.html",
@@ -94,7 +95,7 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
             "collection": collection,
             "runs": collection.runs.all(),
             "judges": judges,
-            "topics": conversations.page.object_list,
+            "topics": shown,
             "conversations": conversations,
         },
     )
