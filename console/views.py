@@ -11,7 +11,7 @@ import io
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.db.models import Count, prefetch_related_objects
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.families import FILE_KINDS
 from annotation.judge_access import judges_readable
 from annotation.labels.files import Download
-from annotation.models import Collection, Pool
+from annotation.models import Assignment, Collection, Pool, Topic
 from annotation.permissions import is_organiser, organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
@@ -45,7 +45,11 @@ from console.services import (
     support_work_assign,
 )
 from core.ordering import natural_key
+from core.pagination import page_of
 from core.wording import plural
+
+# Conversations per page of a collection's contents, each shown with its turns and PTKB statements.
+TOPICS_PER_PAGE = 20
 
 
 def _collection(name: str) -> Collection:
@@ -78,6 +82,12 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         .filter(relevancejudgments__turn__collection=collection)
         .annotate(n=Count("relevancejudgments"))
     )
+    # By number as people read it (2 before 10), not in the order the topics were imported; a page of
+    # them at a time with their turns and PTKB, so that a track of hundreds of conversations costs one page.
+    topics = sorted(collection.topics.all(), key=lambda t: natural_key(t.number))
+    conversations = page_of(request, topics, param="page", anchor="conversations", per_page=TOPICS_PER_PAGE)
+    shown: list[Topic] = list(conversations.page.object_list)
+    prefetch_related_objects(shown, "ptkb", "turns")
     return render(
         request,
         "console/collection_detail.html",
@@ -85,10 +95,8 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
             "collection": collection,
             "runs": collection.runs.all(),
             "judges": judges,
-            # By number as people read it (2 before 10), not in the order the topics were imported.
-            "topics": sorted(
-                collection.topics.prefetch_related("ptkb", "turns"), key=lambda t: natural_key(t.number)
-            ),
+            "topics": shown,
+            "conversations": conversations,
         },
     )
 
@@ -218,7 +226,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         else:
             messages.success(request, f"{plural(len(assigned), 'support assignment')} saved.")
             return redirect("console-work", name=collection.name)
-    dashboard = selectors.campaign_dashboard(collection=collection)
+    assignments = list(Assignment.objects.filter(pool__collection=collection).select_related("pool"))
     return render(
         request,
         "console/work.html",
@@ -226,7 +234,7 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "collection": collection,
             "relevance": relevance,
             "support": support,
-            "progress": assignments_progress(assignments=dashboard.assignments),
+            "progress": assignments_progress(assignments=assignments),
         },
         status=400 if request.method == "POST" else 200,
     )
@@ -254,7 +262,12 @@ def exports_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         if file.exporter is not None
     ]
     exports.append(
-        (JUDGMENT_LOG, EXPORT_KINDS[JUDGMENT_LOG], selectors.relevance_judges(collection=collection), ())
+        (
+            JUDGMENT_LOG,
+            EXPORT_KINDS[JUDGMENT_LOG],
+            selectors.judges_with_labels(path="relevancejudgments__turn__collection", collection=collection),
+            (),
+        )
     )
     return render(
         request,

@@ -4,6 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from annotation import models
+from annotation.relevance.pooling import pool_counts_store
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -162,6 +163,12 @@ class PoolEntryFactory(factory.django.DjangoModelFactory):
     passage_id = factory.Sequence(lambda n: f"doc{n}:0")
     best_rank = 1
     order = factory.Sequence(lambda n: n)
+
+    @factory.post_generation
+    def counted(obj, create, extracted, **kwargs):  # noqa: N805 (factory_boy passes the object)
+        """The pool keeps its counts as pool_build's entries leave them."""
+        if create:
+            pool_counts_store(pool=obj.pool)
 
 
 def relevance_campaign(

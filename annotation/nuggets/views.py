@@ -39,6 +39,7 @@ from annotation.typed import AuthenticatedRequest, choice_field
 from core.api_errors import form_error_json
 from core.form_fields import ModelMultipleChoiceField
 from core.names import assessor_judge_name
+from core.pagination import page_of
 
 DEFAULT_MIN_GRADE = int(getattr(settings, "NUGGET_MIN_GRADE", 1))
 
@@ -126,6 +127,10 @@ def _count_by_turn(rows: QuerySet[Any]) -> dict[int, int]:
     return dict(rows.values_list("turn_id").annotate(n=Count("pk")).order_by())
 
 
+# Turns per page of a collection's nugget list.
+TURNS_PER_PAGE = 50
+
+
 @login_required
 def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
@@ -135,35 +140,29 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
         return _bad_page_request(exc)
     # Reading never creates the assessor's judge: one who has written nothing has no nuggets yet.
     judge = assessor_judge(request.user)
-    # One grouped query per count: counting nuggets and relevant passages in one query joins both
-    # tables to every turn, a product that grows with each.
-    turns = list(Turn.objects.filter(collection=collection).select_related("topic"))
-    nuggets = (
-        _count_by_turn(Nugget.objects.filter(judge=judge, turn__collection=collection))
-        if judge is not None
-        else {}
-    )
+    # A page of turns at a time in reading order, and one grouped query per count over that page's
+    # turns only: counting nuggets and relevant passages in one query joins both tables to every turn, and
+    # counting them over every turn grows with the collection.
+    turns = sorted(Turn.objects.filter(collection=collection).select_related("topic"), key=turn_key)
+    pager = page_of(request, turns, param="page", anchor="nugget-turns", per_page=TURNS_PER_PAGE)
+    shown: list[Turn] = list(pager.page.object_list)
+    pks = [turn.pk for turn in shown]
+    nuggets = _count_by_turn(Nugget.objects.filter(judge=judge, turn_id__in=pks)) if judge is not None else {}
     relevant = (
         _count_by_turn(
-            RelevanceJudgment.objects.filter(
-                judge=relevance_judge, turn__collection=collection, grade__gte=min_grade
-            )
+            RelevanceJudgment.objects.filter(judge=relevance_judge, turn_id__in=pks, grade__gte=min_grade)
         )
         if relevance_judge is not None
         else {}
     )
     drafts = (
-        dict(
-            GoldResponse.objects.filter(judge=judge, turn__collection=collection).values_list(
-                "turn_id", "is_draft"
-            )
-        )
+        dict(GoldResponse.objects.filter(judge=judge, turn_id__in=pks).values_list("turn_id", "is_draft"))
         if judge is not None
         else {}
     )
     rows = [
         TurnRow(turn, relevant.get(turn.pk, 0), nuggets.get(turn.pk, 0), drafts.get(turn.pk))
-        for turn in sorted(turns, key=turn_key)
+        for turn in shown
     ]
     query = f"?judge={relevance_judge.pk}&min_grade={min_grade}" if relevance_judge else ""
     return render(
@@ -173,6 +172,7 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "collection": collection,
             "form": form,
             "rows": rows,
+            "pager": pager,
             "query": query,
             "relevance_judge": relevance_judge,
         },

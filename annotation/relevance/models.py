@@ -68,6 +68,13 @@ class Pool(models.Model):
     )
     min_grade = models.SmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Kept counts of the entries, so that the pages listing pools read them instead of counting a pool's
+    # hundreds of thousands of pairs on each view. Entries are written only when a pool is built (or a
+    # sample copied into one), and pool_counts_store sets these in that same transaction.
+    pair_count = models.PositiveIntegerField(default=0)
+    turn_count = models.PositiveIntegerField(default=0)
+    # Turns holding a pair that entered unfiltered: deeper than the head, no grade of the filter judge.
+    unfiltered_turn_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["collection", "name"]
@@ -170,6 +177,11 @@ class WorkSlot(models.Model):
     leased_until = models.DateTimeField(null=True, blank=True, verbose_name="lease ends")
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # Kept when the copy completes (work_close, in the same write): the pairs it showed (pooled and gold)
+    # and how many of them the assessor graded, so that the queue page sums these instead of counting
+    # every unit the assessor ever did.
+    pairs_shown = models.PositiveIntegerField(default=0)
+    pairs_judged = models.PositiveIntegerField(default=0)
 
     class Meta:
         # The word pages and docs use (docs/glossary.md); the class keeps its first name.

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import Count, F, Q
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Ranking, RelevanceJudgment, Turn
 from annotation.selectors import UnknownTurns, turns_named
@@ -265,4 +266,26 @@ def pool_build(
         if progress is not None:
             progress(len(report.turns), len(turns))
     PoolEntry.objects.bulk_create(entries, batch_size=ENTRY_BATCH)
+    pool_counts_store(pool=pool)
     return report
+
+
+def pool_counts_store(*, pool: Pool) -> Pool:
+    """Count the pool's entries once, as they are written, into its kept counts (pairs, turns, turns with
+    unfiltered pairs). Every writer of a pool's entries calls it in its transaction, after writing them."""
+    unfiltered = Q(
+        adaptive=True, entries__filter_grade__isnull=True, entries__best_rank__gt=F("always_depth")
+    )
+    counts = Pool.objects.filter(pk=pool.pk).aggregate(
+        pairs=Count("entries"),
+        turns=Count("entries__turn", distinct=True),
+        unfiltered_turns=Count("entries__turn", distinct=True, filter=unfiltered),
+    )
+    pool.pair_count, pool.turn_count = counts["pairs"], counts["turns"]
+    pool.unfiltered_turn_count = counts["unfiltered_turns"]
+    Pool.objects.filter(pk=pool.pk).update(
+        pair_count=pool.pair_count,
+        turn_count=pool.turn_count,
+        unfiltered_turn_count=pool.unfiltered_turn_count,
+    )
+    return pool

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, Func, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.utils import timezone
 
 from annotation.models import (
@@ -184,38 +184,40 @@ class QueueRow:
 def assessor_queue(*, user: User, judge: Judge | None, now: datetime | None = None) -> list[QueueRow]:
     """Each assignment of the assessor with their progress, in a fixed number of queries per assignment.
 
-    Counts over every unit they ever held come from grouped counts (pooled pairs, grades and PTKB
-    answers per turn), not from each unit's screens, so the page costs the same late in a campaign as
-    on its first day; only the open copy and the latest completed ones are listed turn by turn.
+    Only the open copy and the latest completed ones are read turn by turn; the totals over every copy
+    they completed come from the counts each copy kept when it completed (`pairs_shown`,
+    `pairs_judged`), so the page costs the same after 600 units as on the first day.
     """
     now = now or timezone.now()
     rows = []
     for assignment in Assignment.objects.filter(assessors=user).select_related(
         "pool", "pool__collection", "gold_plan"
     ):
-        slots = list(
-            WorkSlot.objects.filter(assignment=assignment, assessor=user)
-            .select_related("unit")
-            .order_by("unit__position")
+        mine = WorkSlot.objects.filter(assignment=assignment, assessor=user)
+        # The open copy first (no completion time), then the latest completed ones.
+        listed = list(
+            mine.select_related("unit").order_by(F("completed_at").desc(nulls_first=True), "-pk")[
+                : QUEUE_RECENT_UNITS + 1
+            ]
         )
-        turn_pks = [pk for slot in slots for pk in slot.unit.turn_pks]
-        counts = _turn_counts(assignment, judge, turn_pks, {slot.unit.topic_id for slot in slots})
-        open_slot = next((slot for slot in slots if slot.completed_at is None), None)
-        completed = sorted(
-            (slot for slot in slots if slot.completed_at is not None),
-            key=lambda slot: slot.completed_at or now,
-            reverse=True,
+        open_slot = next((slot for slot in listed if slot.completed_at is None), None)
+        listed = listed[: QUEUE_RECENT_UNITS + (1 if open_slot is not None else 0)]
+        kept = mine.aggregate(
+            held=Count("pk"),
+            done=Count("pk", filter=Q(completed_at__isnull=False)),
+            shown=Sum("pairs_shown", filter=Q(completed_at__isnull=False), default=0),
+            judged=Sum("pairs_judged", filter=Q(completed_at__isnull=False), default=0),
         )
-        listed = ([open_slot] if open_slot is not None else []) + completed[:QUEUE_RECENT_UNITS]
-        turns = {
-            t.pk: t for t in Turn.objects.filter(pk__in=[pk for slot in listed for pk in slot.unit.turn_pks])
-        }
+        turn_pks = [pk for slot in listed for pk in slot.unit.turn_pks]
+        counts = _turn_counts(assignment, judge, turn_pks, {slot.unit.topic_id for slot in listed})
+        turns = {t.pk: t for t in Turn.objects.filter(pk__in=turn_pks)}
         copies = [(slot, counts.unit(slot.unit, turns)) for slot in listed]
+        open_turns = open_slot.unit.turn_pks if open_slot is not None else []
         free, others_hold = _units_left(assignment, user, now)
         if open_slot is not None:
             state = "in progress"
         elif free:
-            state = "next unit" if slots else "not started"
+            state = "next unit" if kept["held"] else "not started"
         else:
             state = "waiting" if others_hold else "finished"
         rows.append(
@@ -224,14 +226,57 @@ def assessor_queue(*, user: User, judge: Judge | None, now: datetime | None = No
                 copies=copies,
                 open=open_slot,
                 state=state,
-                units_done=len(completed),
-                copies_unlisted=max(0, len(completed) - QUEUE_RECENT_UNITS),
+                units_done=kept["done"],
+                copies_unlisted=max(0, kept["done"] - QUEUE_RECENT_UNITS),
                 units_free=free,
-                judged=sum(counts.judged.get(pk, 0) for pk in turn_pks),
-                to_judge=sum(counts.entries.get(pk, 0) for pk in turn_pks),
+                judged=kept["judged"] + sum(counts.judged.get(pk, 0) for pk in open_turns),
+                to_judge=kept["shown"] + sum(counts.entries.get(pk, 0) for pk in open_turns),
             )
         )
     return rows
+
+
+def copy_pair_counts(*, slot: WorkSlot, judge: Judge | None) -> tuple[int, int]:
+    """The pairs the copy shows (pooled for its turns, and the assignment's gold pairs of them) and how
+    many of them the judge graded, as the queue page counts an open copy: what a copy keeps when it
+    completes. One query, since every unit's completion pays it."""
+    turn_pks = list(slot.unit.turn_pks)
+    pooled = PoolEntry.objects.filter(pool_id=OuterRef("pool_id"), turn_id__in=turn_pks)
+    gold = GoldPair.objects.filter(unit__assignment_id=OuterRef("pk"), turn_id__in=turn_pks)
+    shown = Q(
+        Exists(
+            PoolEntry.objects.filter(
+                pool_id=OuterRef(OuterRef("pool_id")),
+                turn_id=OuterRef("turn_id"),
+                passage_id=OuterRef("passage_id"),
+            )
+        )
+    ) | Q(
+        Exists(
+            GoldPair.objects.filter(
+                unit__assignment_id=OuterRef(OuterRef("pk")),
+                turn_id=OuterRef("turn_id"),
+                passage_id=OuterRef("passage_id"),
+            )
+        )
+    )
+    graded = RelevanceJudgment.objects.filter(judge=judge, turn_id__in=turn_pks).filter(shown)
+    pairs, planted, judged = (
+        Assignment.objects.filter(pk=slot.assignment_id)
+        .annotate(
+            pairs=_count(pooled),
+            planted=_count(gold),
+            judged=_count(graded) if judge is not None else Value(0),
+        )
+        .values_list("pairs", "planted", "judged")
+        .get()
+    )
+    return pairs + planted, judged
+
+
+def _count(queryset: QuerySet) -> Subquery:
+    """A scalar subquery counting the rows of `queryset`."""
+    return Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"))
 
 
 @dataclass

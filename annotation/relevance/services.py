@@ -43,7 +43,7 @@ from annotation.models import (
 from annotation.ptkb.writer import ptkb_judgments_submit
 from annotation.relevance.grade_sql import GradeWritten, NextPassage, grade_write, next_of_copy, next_read
 from annotation.relevance.quality.models import AssessorPause
-from annotation.relevance.selectors import ptkb_steps_done
+from annotation.relevance.selectors import copy_pair_counts, ptkb_steps_done
 from annotation.services import judge_for_assessor
 from core.remembered import Remembered
 
@@ -344,7 +344,10 @@ def work_close(*, slot: WorkSlot, judge: Judge, passages_done: bool = False) -> 
     if not ptkb_steps_done(slot=slot, judge=judge):
         return False
     slot.completed_at = timezone.now()
-    WorkSlot.objects.filter(pk=slot.pk).update(completed_at=slot.completed_at)
+    slot.pairs_shown, slot.pairs_judged = copy_pair_counts(slot=slot, judge=judge)
+    WorkSlot.objects.filter(pk=slot.pk).update(
+        completed_at=slot.completed_at, pairs_shown=slot.pairs_shown, pairs_judged=slot.pairs_judged
+    )
     return True
 
 

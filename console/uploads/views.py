@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -75,7 +74,7 @@ def _collection_page(request: AuthenticatedRequest, name: str, limit: LimitedUpl
             "counts": counts,
             "form": form,
             "jobs": ImportJob.objects.filter(collection=collection)[:15],
-            "pools": Pool.objects.filter(collection=collection).annotate(size=Count("entries")),
+            "pools": Pool.objects.filter(collection=collection),
             "links": collection_links(collection_name=collection.name),
             "upload_options": {kind: list(names) for kind, names in UPLOAD_OPTIONS.items()},
         },

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import timedelta
 from functools import wraps
 from typing import Any
@@ -19,8 +18,6 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -30,6 +27,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.csv_safe import csv_writer
+from core.pagination import page_of
 from core.wording import plural
 from crowd.aggregation.selectors import campaign_fit_report, fit_job_state
 from crowd.aggregation.services import labels_aggregate, method_judge_name
@@ -101,36 +99,6 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     return render(request, "crowd/campaign_new.html", {"chooser": chooser, "form": form}, status=400)
 
 
-@dataclass
-class Pager:
-    """One page of a table of the campaign page, and the addresses of its neighbours ('' at either end).
-    Each table has its own page parameter; the links keep the other's."""
-
-    page: Page[Any]
-    first: str = ""
-    previous: str = ""
-    next: str = ""
-    last: str = ""
-
-
-def _pager(
-    request: HttpRequest, rows: Sequence[Any] | QuerySet[Any, Any], *, param: str, anchor: str
-) -> Pager:
-    page = Paginator(rows, PER_PAGE).get_page(request.GET.get(param))
-
-    def url(number: int) -> str:
-        query = request.GET.copy()
-        query[param] = str(number)
-        return f"?{query.urlencode()}#{anchor}"
-
-    pager = Pager(page)
-    if page.has_previous():
-        pager.first, pager.previous = url(1), url(page.previous_page_number())
-    if page.has_next():
-        pager.next, pager.last = url(page.next_page_number()), url(page.paginator.num_pages)
-    return pager
-
-
 # A worker who answered after the last fit has no reliability yet.
 NOT_FITTED: dict[str, None] = {"ds": None, "mace": None, "glad": None}
 
@@ -165,9 +133,19 @@ def _campaign_page(
         "expire": ConfirmForm(prefix="expire"),
         **(bound or {}),
     }
-    batches = _pager(request, campaign.batches.order_by("index"), param="batch_page", anchor="crowd-batches")
-    workers = _pager(
-        request, campaign_workers(campaign=campaign), param="worker_page", anchor="crowd-workers"
+    batches = page_of(
+        request,
+        campaign.batches.order_by("index"),
+        param="batch_page",
+        anchor="crowd-batches",
+        per_page=PER_PAGE,
+    )
+    workers = page_of(
+        request,
+        campaign_workers(campaign=campaign),
+        param="worker_page",
+        anchor="crowd-workers",
+        per_page=PER_PAGE,
     )
     report = campaign_report(
         campaign=campaign,

@@ -27,6 +27,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
+from annotation.relevance.pooling import pool_counts_store
 from annotation.support.services import SupportConflict, support_assignment_set
 from core.wording import plural
 from crowd.campaigns.services import campaign_compose
@@ -179,6 +180,7 @@ def _relevance_work(*, sample: HumanSample, keys: list[str], spec: WorkSpec) -> 
                     for e in entries
                 ]
             )
+            pool_counts_store(pool=pool)
             turn_ids = sorted({e.turn.turn_id for e in entries})
         else:
             turn_ids = list(keys)

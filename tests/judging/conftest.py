@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Pool, PoolEntry, RelevanceJudgment
+from annotation.relevance.pooling import pool_counts_store
 from tests.background import IMMEDIATE
 from tests.factories import (
     CollectionFactory,
@@ -85,6 +86,7 @@ def hybrid_collection():
             RankingFactory(run=run, turn=turn, passage_ids=order, scores=list(range(PASSAGES, 0, -1)))
     RelevanceJudgment.objects.bulk_create(rows)
     PoolEntry.objects.bulk_create(entries)
+    pool_counts_store(pool=pool)
     return collection
 
 

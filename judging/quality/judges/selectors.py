@@ -169,8 +169,7 @@ class PoolSize:
 def collection_pools(*, collection: Collection) -> list[PoolSize]:
     rows = (
         Pool.objects.filter(collection=collection)
-        .annotate(size=Count("entries"))
-        .values_list("pk", "name", "depth", "size")
+        .values_list("pk", "name", "depth", "pair_count")
         .order_by("name")
     )
     return [PoolSize(*row) for row in rows]

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.selectors import turn_key
+from console.views import TOPICS_PER_PAGE
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
@@ -113,3 +114,23 @@ def test_it_names_turns_missing_from_a_pool_in_reading_order(collection):
         )
 
     assert str(failure.value) == f"turns not in pool {pool.name}: 2_2, 2_10, 10_1"
+
+
+def test_it_lists_the_conversations_a_page_at_a_time_in_reading_order(client):
+    collection = CollectionFactory(name="many")
+    for number in range(TOPICS_PER_PAGE + 5, 0, -1):
+        TurnFactory(topic=TopicFactory(collection=collection, number=str(number)), position=1)
+    client.force_login(OrganiserFactory())
+    url = reverse("collection-detail", args=[collection.name])
+
+    first = client.get(url)
+    last = client.get(url, {"page": 2})
+
+    assert [t.number for t in first.context["topics"]] == [str(n) for n in range(1, TOPICS_PER_PAGE + 1)]
+    assert [t.number for t in last.context["topics"]] == [
+        str(n) for n in range(TOPICS_PER_PAGE + 1, TOPICS_PER_PAGE + 6)
+    ]
+    page = first.content.decode()
+    assert f"Conversations 1–{TOPICS_PER_PAGE} of {TOPICS_PER_PAGE + 5}, page 1 of 2" in page
+    assert 'href="?page=2#conversations" rel="next"' in page
+    assert page.count("<code>") == TOPICS_PER_PAGE

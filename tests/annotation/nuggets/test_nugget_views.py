@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import GoldResponse, Judge, Nugget, NuggetSetTurn
+from annotation.nuggets.views import TURNS_PER_PAGE
 from annotation.services import judge_for_assessor
 from tests.factories import (
     CollectionFactory,
@@ -322,6 +323,28 @@ def test_it_lists_collections_and_turns_to_work_on(client, setup):
     assert [(r.turn.turn_id, r.n_relevant, r.n_nuggets) for r in turns.context["rows"]] == [
         (turn.turn_id, 1, 0)
     ]
+
+
+def test_it_lists_turns_a_page_at_a_time_with_the_counts_of_that_page(client):
+    collection = CollectionFactory(name="paged")
+    topic = TopicFactory(collection=collection, number="1")
+    turns = [TurnFactory(topic=topic, position=p) for p in range(TURNS_PER_PAGE + 3, 0, -1)]
+    qrels = JudgeFactory(name="paged-qrels")
+    last = max(turns, key=lambda t: t.position)
+    RelevanceJudgmentFactory(judge=qrels, turn=last, passage_id="p1", grade=3)
+    user = UserFactory()
+    client.force_login(user)
+    url = reverse("nuggets-turns", args=[collection.name])
+
+    first = client.get(url, {"judge": qrels.pk, "min_grade": 2})
+    second = client.get(url, {"judge": qrels.pk, "min_grade": 2, "page": 2})
+
+    assert [r.turn.position for r in first.context["rows"]] == list(range(1, TURNS_PER_PAGE + 1))
+    rows = [(r.turn.position, r.n_relevant) for r in second.context["rows"]]
+    assert rows == [(TURNS_PER_PAGE + 1, 0), (TURNS_PER_PAGE + 2, 0), (TURNS_PER_PAGE + 3, 1)]
+    page = first.content.decode()
+    assert f"Turns 1–{TURNS_PER_PAGE} of {TURNS_PER_PAGE + 3}, page 1 of 2" in page
+    assert f'href="?judge={qrels.pk}&amp;min_grade=2&amp;page=2#nugget-turns" rel="next"' in page
 
 
 def test_it_shows_only_passages_at_or_above_the_threshold_of_the_chosen_judge(client, setup):

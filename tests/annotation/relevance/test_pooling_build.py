@@ -236,3 +236,45 @@ def test_it_reads_back_the_summary_the_build_gave(two_runs):
     # One summary for a pool, whether the build returns it or the pool page reads it back later.
     assert pool_summary(pool=built.pool) == built
     assert (built.size, built.saved, built.candidates, built.left_out) == (117, 1, 118, 0)
+
+
+def _counted(pool) -> tuple[int, int, int]:
+    """The pool's counts as its entries give them, for the kept counts to equal."""
+    entries = PoolEntry.objects.filter(pool=pool)
+    deeper = pool.always_depth if pool.adaptive else pool.depth
+    unfiltered = entries.filter(filter_grade__isnull=True, best_rank__gt=deeper) if pool.adaptive else []
+    return (
+        entries.count(),
+        len(set(entries.values_list("turn_id", flat=True))),
+        len({e.turn_id for e in unfiltered}),
+    )
+
+
+def _kept(pool) -> tuple[int, int, int]:
+    pool.refresh_from_db()
+    return (pool.pair_count, pool.turn_count, pool.unfiltered_turn_count)
+
+
+def test_a_built_pool_keeps_the_counts_its_entries_give(two_runs):
+    collection, t1, _t2, _run_a, _run_b = two_runs
+    llm = JudgeFactory(name="llm")
+    RelevanceJudgmentFactory(judge=llm, turn=t1, passage_id="a7", grade=0)
+
+    plain = pool_build(collection=collection, name="d5", depth=5).pool
+    adaptive = pool_build(
+        collection=collection, name="adaptive", depth=30, adaptive=True, filter_judge=llm, min_grade=2
+    ).pool
+
+    assert _kept(plain) == _counted(plain) == (2 * 9, 2, 0)
+    # Both turns hold deeper pairs the filter never graded.
+    assert _kept(adaptive) == _counted(adaptive) == (58 + 59, 2, 2)
+
+
+def test_a_rebuilt_pool_keeps_the_counts_of_its_new_entries(two_runs):
+    collection, t1, _t2, _run_a, _run_b = two_runs
+    pool = pool_build(collection=collection, name="p", depth=30).pool
+    assert _kept(pool) == _counted(pool) == (2 * 59, 2, 0)
+
+    pool = pool_build(collection=collection, name="p", depth=5, turns=[t1], replace=True).pool
+
+    assert _kept(pool) == _counted(pool) == (9, 1, 0)

@@ -5,9 +5,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Judge, PoolEntry, Turn, WorkSlot
+from annotation.models import Judge, PoolEntry, RelevanceJudgment, Turn, WorkSlot
 from annotation.relevance.selectors import QUEUE_RECENT_UNITS
-from annotation.relevance.services import work_close, work_grade, work_lease, work_ptkb_submit
+from annotation.relevance.services import work_close, work_grade, work_lease, work_next, work_ptkb_submit
 from annotation.services import judge_for_assessor
 from tests.factories import OrganiserFactory, UserFactory, relevance_campaign
 
@@ -158,3 +158,59 @@ def test_an_assessor_reading_their_pages_gets_no_judge_until_they_label(client):
     graded = client.post(reverse("relevance-passage", args=[slot.pk, slot.unit.turn_pks[0], 0]), {"grade": 2})
     assert graded.status_code == 302
     assert Judge.objects.get(user=alice).name == f"assessor:{alice.username}"
+
+
+def _counted(slot) -> tuple[int, int]:
+    """A completed copy's pairs and its assessor's grades of them, counted from the rows."""
+    pairs = {
+        (turn_pk, passage_id)
+        for turn_pk, passage_id in PoolEntry.objects.filter(
+            pool=slot.assignment.pool, turn_id__in=slot.unit.turn_pks
+        ).values_list("turn_id", "passage_id")
+    }
+    graded = set(
+        RelevanceJudgment.objects.filter(
+            judge__user=slot.assessor, turn_id__in=slot.unit.turn_pks
+        ).values_list("turn_id", "passage_id")
+    )
+    return len(pairs), len(pairs & graded)
+
+
+def test_a_copy_keeps_its_pair_counts_however_it_completes(client):
+    alice = UserFactory()
+    with_ptkb = relevance_campaign(assessors=[alice], n_turns=3, n_passages=3, n_ptkb=1)
+    judge = judge_for_assessor(user=alice)
+    # Closed by its PTKB step (work_ptkb_submit) after its passages.
+    _complete_units(with_ptkb, alice, 2)
+    # Closed by the next-unit rules (work_next), which close a copy with nothing left to answer.
+    slot = work_lease(assignment=with_ptkb, user=alice)
+    turn = Turn.objects.get(pk=slot.unit.turn_pks[0])
+    work_ptkb_submit(slot=slot, judge=judge, turn=turn, answers={s.pk: False for s in turn.topic.ptkb.all()})
+    for entry in PoolEntry.objects.filter(pool=with_ptkb.pool, turn_id__in=slot.unit.turn_pks):
+        work_grade(user=alice, slot_pk=slot.pk, turn_pk=entry.turn_id, passage_id=entry.passage_id, grade=3)
+    work_next(user=alice, assignment_pk=with_ptkb.pk, slot_pk=slot.pk)
+
+    completed = list(
+        WorkSlot.objects.filter(assessor=alice, completed_at__isnull=False).select_related("unit")
+    )
+
+    assert len(completed) == 3
+    for done in completed:
+        assert (done.pairs_shown, done.pairs_judged) == _counted(done) == (3, 3)
+    client.force_login(alice)
+    _queries, page = _queue_queries(client)
+    assert "you completed 3 units (9 passages judged)" in page
+
+
+def test_a_copy_closed_with_passages_left_keeps_what_was_graded(client):
+    alice = UserFactory()
+    assignment = relevance_campaign(assessors=[alice], n_turns=2, n_passages=4, n_ptkb=0)
+    judge = judge_for_assessor(user=alice)
+    slot = work_lease(assignment=assignment, user=alice)
+    entry = PoolEntry.objects.filter(pool=assignment.pool, turn_id__in=slot.unit.turn_pks).first()
+    work_grade(user=alice, slot_pk=slot.pk, turn_pk=entry.turn_id, passage_id=entry.passage_id, grade=1)
+
+    assert work_close(slot=slot, judge=judge, passages_done=True)
+
+    slot.refresh_from_db()
+    assert (slot.pairs_shown, slot.pairs_judged) == _counted(slot) == (4, 1)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from django.core.management.base import CommandError
 
-from annotation.models import Assignment, Judge, PoolEntry, RelevanceJudgment
+from annotation.models import Assignment, Judge, Pool, PoolEntry, RelevanceJudgment
 from judging.models import HumanSample
 from judging.scores.relevance import runs_evaluate
 from tests.factories import (
@@ -133,6 +133,10 @@ def test_relevant_share_by_pair_is_one_entry_named_pool_and_its_sample_gets_its_
         "bob",
     )
     assert PoolEntry.objects.filter(pool__name="pairs").count() == 30
+    # The sample's pool keeps its counts, as a built pool does (the pools list reads them).
+    sampled = Pool.objects.get(name="pairs")
+    turns = PoolEntry.objects.filter(pool=sampled).values("turn_id").distinct().count()
+    assert (sampled.pair_count, sampled.turn_count, sampled.unfiltered_turn_count) == (30, turns, 0)
     data = json.loads(
         run("estimate", *args, "--human-judge", "nist", "--sample", "pairs", "--format", "json")
     )
