@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.models import Collection, Judge
-from judging.measures.rag_nuggets import SCORE_NAMES, AnswerScores, NuggetScores, Scores, vital_unlabelled
+from judging.measures.rag_nuggets import SCORE_NAMES, NuggetScores, Scores, vital_unlabelled
 from judging.scores.rag_nuggets import nugget_scores
 
 # TREC 2024 RAG's nugget evaluation reports the strict vital score first: the pages and the calibration
@@ -56,8 +56,6 @@ def nugget_score_table(
     order: str,
 ) -> ScoreTable:
     """Every run's four scores under the choices, ranked by `order` (ties by run name)."""
-    if order not in SCORE_NAMES:
-        raise ValueError(f"unknown score {order!r}; choose one of {', '.join(SCORE_NAMES)}")
     scores = nugget_scores(
         collection=collection,
         judge=judge,
@@ -65,9 +63,23 @@ def nugget_score_table(
         nuggets_judge=nuggets_judge,
         answered_only=answered_only,
     )
-    topics: dict[str, list[AnswerScores]] = {}
+    return score_table(scores=scores, topics=run_topic_counts(scores), order=order)
+
+
+def run_topic_counts(scores: NuggetScores) -> dict[str, tuple[int, int]]:
+    """{run: (topics scored, topics answered)} of an evaluation."""
+    counts: dict[str, tuple[int, int]] = {}
     for answer in scores["answers"]:
-        topics.setdefault(answer["run_id"], []).append(answer)
+        topics, answered = counts.get(answer["run_id"], (0, 0))
+        counts[answer["run_id"]] = (topics + 1, answered + answer.get("answered", True))
+    return counts
+
+
+def score_table(*, scores: NuggetScores, topics: dict[str, tuple[int, int]], order: str) -> ScoreTable:
+    """The table of `scores` ranked by `order` (ties by run name); `topics` gives each run's topics scored
+    and answered (`run_topic_counts`), so that a stored table needs not keep every answer."""
+    if order not in SCORE_NAMES:
+        raise ValueError(f"unknown score {order!r}; choose one of {', '.join(SCORE_NAMES)}")
     runs = sorted(scores["runs"])
     values = [scores["runs"][run][order] for run in runs]  # type: ignore[literal-required]
     rows = [
@@ -75,8 +87,8 @@ def nugget_score_table(
             run=run,
             rank=rank,
             scores=scores["runs"][run],
-            topics=len(topics.get(run, [])),
-            answered=sum(1 for a in topics.get(run, []) if a.get("answered", True)),
+            topics=topics.get(run, (0, 0))[0],
+            answered=topics.get(run, (0, 0))[1],
         )
         for run, rank in zip(runs, ranks(values), strict=True)
     ]

@@ -2,8 +2,9 @@
 judge and importance judge, ranked by any of them; one run topic by topic; and nuggetizer's three files
 (created nuggets, assignments, a run's per-answer metrics) with the choices in their names.
 
-Thin views: `NuggetScoresForm` validates the query string (a table is a link to share), one selector
-reads, and the downloads are the text the export functions and `nugget_scores_text` write.
+Thin views: `NuggetScoresForm` validates the query string (a table is a link to share); the pages show
+the scores of a stored report (`reports`), computed by a task worker, at once or say how their
+computation stands; the downloads are the text the export functions and `nugget_scores_text` write.
 """
 
 from __future__ import annotations
@@ -26,7 +27,16 @@ from judging.rag_nuggets.forms import (
     choices_slug,
     importance_slug,
 )
+from judging.rag_nuggets.reports import (
+    NUGGET_READS,
+    NUGGET_SCORES,
+    NUGGET_SCORES_RUN,
+    VERSION,
+    nugget_params,
+    stored_table,
+)
 from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, nugget_score_table, run_topics
+from judging.reports.store import ReportView, report_for, report_shown
 from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE, nugget_scores_text
 
 DOWNLOADS = ("nuggets", "assignments", "metrics")
@@ -62,6 +72,28 @@ def _context(request: HttpRequest, collection: Collection, form: NuggetScoresFor
     }
 
 
+def _report(
+    collection: Collection, form: NuggetScoresForm, run: Run | None = None
+) -> tuple[ReportView, ScoreTable | None]:
+    """The stored report of the form's choices (with `run`, that run's topics too), and its table ranked
+    by the chosen score once there are figures to show."""
+    report = report_for(
+        kind=NUGGET_SCORES if run is None else NUGGET_SCORES_RUN,
+        version=VERSION,
+        collection=collection,
+        params=nugget_params(form.cleaned_data, run=run),
+        reads=NUGGET_READS,
+        compute=(
+            "judging.rag_nuggets.reports.nugget_scores_compute"
+            if run is None
+            else "judging.rag_nuggets.reports.nugget_scores_run_compute"
+        ),
+    )
+    stored = report_shown(report)
+    table = stored_table(stored, order=form.cleaned_data["order"]) if stored is not None else None
+    return report, table
+
+
 @organiser_required
 def nugget_scores_page(request: HttpRequest, name: str) -> HttpResponse:
     """Every run's four scores, ranked by the chosen one, with the downloads under the same choices."""
@@ -71,7 +103,8 @@ def nugget_scores_page(request: HttpRequest, name: str) -> HttpResponse:
     status = 200
     if form.is_bound:
         if form.is_valid():
-            context["table"] = _table(form, collection)
+            context["report"], context["table"] = _report(collection, form)
+            status = 400 if context["report"].failed else 200
         else:
             status = 400
     return render(request, "evaluation/nugget_scores.html", context, status=status)
@@ -87,10 +120,12 @@ def nugget_scores_run(request: HttpRequest, name: str, run: str) -> HttpResponse
     status = 200
     if form.is_bound:
         if form.is_valid():
-            table = _table(form, collection)
-            context["table"] = table
-            context["topics"] = run_topics(table, run_obj.name)
-            context["row"] = next((row for row in table.rows if row.run == run_obj.name), None)
+            report, table = _report(collection, form, run_obj)
+            context["report"], context["table"] = report, table
+            status = 400 if report.failed else 200
+            if table is not None:
+                context["topics"] = run_topics(table, run_obj.name)
+                context["row"] = next((row for row in table.rows if row.run == run_obj.name), None)
         else:
             status = 400
     return render(request, "evaluation/nugget_run.html", context, status=status)

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Judge, RelevanceJudgment
-from judging.hybrid.budget import DEFAULT_REPEATS, _decoded, _encoded, budget_shown
+from judging.hybrid.budget import DEFAULT_REPEATS, json_decoded, json_encoded, budget_shown
 from judging.hybrid.units import unit_table
 from judging.hybrid.views import BUDGET_INITIAL, BudgetForm
 from judging.measures.hybrid.planning import plan_budget
@@ -236,14 +236,14 @@ def test_it_stores_figures_json_cannot_hold_and_shows_them_as_computed():
         "plan": None,
     }
 
-    encoded = _encoded(stored)
+    encoded = json_encoded(stored)
     shown = budget_shown(stored=encoded, params={"alpha": 0.05, "method": "ppi++", "fpc": False})
 
     assert encoded["budgets"]["4"]["ppi++"]["width_ratio"] == {"float": "nan"}
     json.dumps(encoded, allow_nan=False)  # valid JSON, as PostgreSQL requires
     f = shown["simulation"].budgets[4]["ppi++"]
     assert f.width_ratio != f.width_ratio and f.worst_run_coverage == float("inf")
-    assert _decoded(encoded)["budgets"]["4"]["ppi++"]["coverage"] == 0.9
+    assert json_decoded(encoded)["budgets"]["4"]["ppi++"]["coverage"] == 0.9
 
 
 def test_the_simulation_page_links_the_estimates_of_its_choices(client, views_collection):
