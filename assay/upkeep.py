@@ -10,6 +10,8 @@ from django_tasks import task
 from django_tasks.base import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
+from judging.reports.store import reports_prune
+
 EVERY = timedelta(days=1)
 
 
@@ -19,10 +21,12 @@ KEEP_FINISHED_TASKS_DAYS = 14
 
 @task()
 def upkeep_daily() -> None:
-    """Delete expired sessions, which Django leaves in their table until told (`clearsessions`), and the
-    queue's finished tasks older than KEEP_FINISHED_TASKS_DAYS; then queue the next run a day later."""
+    """Delete expired sessions, which Django leaves in their table until told (`clearsessions`), the
+    queue's finished tasks older than KEEP_FINISHED_TASKS_DAYS and the stored reports' older figures (a
+    few kept per report and choices); then queue the next run a day later."""
     call_command("clearsessions")
     call_command("prune_db_task_results", min_age_days=KEEP_FINISHED_TASKS_DAYS, verbosity=0)
+    reports_prune()
     upkeep_schedule(delay=EVERY)
 
 

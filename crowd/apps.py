@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+from core.revisions import revisions_install_receiver
 
 
 class CrowdConfig(AppConfig):
@@ -7,6 +10,12 @@ class CrowdConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # A campaign's batches, items, assignments and answers may be read by a stored report: each table
+        # keeps a revision (core/revisions.py) its fingerprint reads.
+        post_migrate.connect(
+            revisions_install_receiver(), sender=self, weak=False, dispatch_uid="crowd-revisions"
+        )
+
         from annotation.models import Judge
         from core.names import judge_name_reserve, judge_prefix_reserve
         from crowd.aggregation.services import aggregate_judge_names

@@ -7,6 +7,7 @@ from django.db import models
 
 from annotation.models import Collection, Judge, Turn
 from core.jobs import BackgroundJob, JobStatus, status_field
+from judging.reports.models import ReportResult  # noqa: F401  Django registers an app's models from here
 
 # --- LLM judge jobs and the call cache -------------------------------------------------------------
 

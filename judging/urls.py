@@ -9,6 +9,7 @@ from judging.quality.judges import urls as judges_urls
 from judging.quality.runs import urls as run_report_urls
 from judging.rag_nuggets import urls as rag_nugget_urls
 from judging.rag_nuggets.calibration import urls as calibration_urls
+from judging.reports import urls as report_urls
 from judging.views import evaluation_runs
 
 # One namespace for the app: each feature lists its own pages, included here without a namespace of its own.
@@ -24,4 +25,5 @@ urlpatterns: list = [
     path("quality/", include(judges_urls.urlpatterns)),
     path("quality/", include(run_report_urls.urlpatterns)),
     path("quality/", include(quality_urls.urlpatterns)),
+    path("reports/", include(report_urls.urlpatterns)),
 ]

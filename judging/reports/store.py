@@ -1,0 +1,156 @@
+"""How a page asks for a stored report: `report_for` answers at once with the figures, or with where
+their computation stands (and the latest earlier figures of the same choices, to show as such).
+
+A report's fingerprint is the digest of its kind, its code version, the collection, the page's choices
+(normalised) and the revisions of the tables it reads (core/revisions.py), read in one query BEFORE
+anything is computed: a write committed during the computation changes the next view's fingerprint, so
+that view computes again; a figure is never shown as current once a table it read has changed. Revisions
+are per table, for every collection at once: a label written in another collection also makes the report
+compute again (never stale; sometimes computed needlessly).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models, transaction
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
+from annotation.models import Collection
+from core.jobs import FINISHED, job_interrupted
+from core.revisions import revisions_read
+from judging.reports.models import ReportResult
+from judging.reports.tasks import report_queue
+
+
+class ReportError(Exception):
+    """A report asked to do what its state forbids (queue again one that is not failed or interrupted)."""
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, cls=DjangoJSONEncoder, sort_keys=True, separators=(",", ":"))
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(_canonical(value).encode()).hexdigest()
+
+
+def params_normalise(params: dict[str, Any]) -> dict[str, Any]:
+    """The choices as stored and as the compute function reads them back: JSON, keys sorted."""
+    return json.loads(_canonical(params))
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What a page shows of a report: `row` (its figures in `result` once done), and while it is not done,
+    `earlier`, the latest done row of the same choices under an older fingerprint (None if none)."""
+
+    row: ReportResult
+    earlier: ReportResult | None
+    interrupted: bool
+
+    @property
+    def done(self) -> bool:
+        return self.row.status == ReportResult.Status.DONE
+
+    @property
+    def failed(self) -> bool:
+        return self.row.status == ReportResult.Status.FAILED
+
+    @property
+    def computing(self) -> bool:
+        """Waiting or running on a worker that lives: the page refreshes itself."""
+        return not self.row.finished and not self.interrupted
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The current figures, or None while they are computed (or failed)."""
+        return self.row.result if self.done else None
+
+
+def report_for(
+    *,
+    kind: str,
+    version: int,
+    collection: Collection,
+    params: dict[str, Any],
+    reads: Iterable[type[models.Model]],
+    compute: str,
+) -> ReportView:
+    """The report `kind` (at code `version`: raise it when the figures' computation or shape changes) of
+    `params` on the collection, whose compute function (dotted path: a `Compute` of
+    judging/reports/tasks.py) reads the tables of the models `reads`.
+
+    The stored row of the current fingerprint is found, or made and queued (once: two views at once find
+    the same row). A handful of queries, whatever the data's size.
+    """
+    params = params_normalise(params)
+    params_key = _digest([kind, params])
+    revisions = revisions_read(models=reads)
+    key = _digest([kind, version, collection.pk, params, sorted(revisions.items())])
+    row = ReportResult.objects.filter(kind=kind, key=key).first()
+    if row is None:
+        with transaction.atomic():
+            row, created = ReportResult.objects.get_or_create(
+                kind=kind,
+                key=key,
+                defaults={
+                    "collection": collection,
+                    "params": params,
+                    "params_key": params_key,
+                    "compute": compute,
+                },
+            )
+            if created:
+                report_queue(report=row)
+        row.refresh_from_db()
+    earlier = None
+    if row.status != ReportResult.Status.DONE:
+        earlier = (
+            ReportResult.objects.filter(
+                kind=kind, collection=collection, params_key=params_key, status=ReportResult.Status.DONE
+            )
+            .exclude(pk=row.pk)
+            .order_by("-finished_at", "-id")
+            .first()
+        )
+    return ReportView(row=row, earlier=earlier, interrupted=job_interrupted(row))
+
+
+@transaction.atomic
+def report_again(*, report: ReportResult) -> ReportResult:
+    """Queue again a report that failed or whose worker died. One that waits, runs or is done is refused;
+    the row is locked first, so two clicks queue it once."""
+    report = ReportResult.objects.select_for_update().get(pk=report.pk)
+    if report.status != ReportResult.Status.FAILED and not job_interrupted(report):
+        raise ReportError(
+            f"report {report.pk} is {report.get_status_display().lower()}: nothing to try again"
+        )
+    report_queue(report=report)
+    report.refresh_from_db()
+    return report
+
+
+# Finished rows kept per report, collection and choices: the current figures and a few earlier ones.
+KEEP_PER_CHOICES = 3
+
+
+def reports_prune(*, keep: int = KEEP_PER_CHOICES) -> int:
+    """Delete the finished rows of each report, collection and choices but the latest `keep`; the number
+    deleted. Rows that wait or run are kept."""
+    ranked = ReportResult.objects.filter(status__in=FINISHED).annotate(
+        rank=Window(
+            RowNumber(),
+            partition_by=[F("kind"), F("collection_id"), F("params_key")],
+            order_by=[F("created_at").desc(), F("id").desc()],
+        )
+    )
+    stale = [row.pk for row in ranked.filter(rank__gt=keep).only("pk")]
+    deleted, _ = ReportResult.objects.filter(pk__in=stale).delete()
+    return deleted
