@@ -21,15 +21,16 @@ def evaluation_runs(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     form = evaluation_form(request, collection)
     report, stored, status = evaluation_report(collection, form)
-    evaluation = evaluation_of(stored) if stored is not None else None
+    evaluation = evaluation_of(stored)
     hybrid, hybrid_status = evaluation_estimate(request, collection)
     context = {
         "collection": collection,
         "form": form,
         "report": report,
         "evaluation": evaluation,
+        "error": (stored or {}).get("error", ""),
         "rows": run_rows(evaluation) if evaluation is not None else [],
-        "answer_only": stored["answer_only"] if stored is not None else [],
+        "answer_only": (stored or {}).get("answer_only", []),
         **hybrid,
     }
     return render(request, "evaluation/runs.html", context, status=max(status, hybrid_status))

@@ -42,34 +42,47 @@ def _judge(name: str) -> Judge:
     return judge
 
 
-def evaluation_runs_compute(*, collection: Collection, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def evaluation_runs_compute(
+    *, collection: Collection, params: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
     """Every run's mean scores under the choices, as the collection's page shows them; the per-turn
-    values stay out (the run page computes its own). Raises EvaluationError as the page used to answer."""
-    evaluation = runs_evaluate(
-        collection=collection,
-        judge=_judge(params["judge"]),
-        rel_threshold=params["rel"],
-        progress=lambda done, total: progress(done, total, "runs"),
-    )
+    values stay out (the run page computes its own). What cannot be evaluated (a judge without labels
+    here) is `{"error": why}`, which the page shows as it did when it computed in the request."""
+    try:
+        evaluation = runs_evaluate(
+            collection=collection,
+            judge=_judge(params["judge"]),
+            rel_threshold=params["rel"],
+            progress=lambda done, total: progress(done, total, "runs"),
+        )
+    except EvaluationError as exc:
+        return {"error": str(exc)}
     stored = asdict(evaluation)
     stored["per_turn"] = {}
     return {"evaluation": stored, "answer_only": answer_only_runs(collection)}
 
 
-def evaluation_run_compute(*, collection: Collection, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """One run's scores turn by turn and its mean under the choices."""
+def evaluation_run_compute(
+    *, collection: Collection, params: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """One run's scores turn by turn and its mean under the choices (or `{"error": why}`)."""
     run = Run.objects.filter(collection=collection, name=params["run"]).first()
-    if run is None:
-        raise EvaluationError(f"run {params['run']} no longer exists")
-    evaluation = runs_evaluate(
-        collection=collection, judge=_judge(params["judge"]), runs=[run], rel_threshold=params["rel"]
-    )
+    try:
+        if run is None:
+            raise EvaluationError(f"run {params['run']} no longer exists")
+        evaluation = runs_evaluate(
+            collection=collection, judge=_judge(params["judge"]), runs=[run], rel_threshold=params["rel"]
+        )
+    except EvaluationError as exc:
+        return {"error": str(exc)}
     return {"evaluation": asdict(evaluation)}
 
 
-def evaluation_of(stored: dict[str, Any]) -> Evaluation:
+def evaluation_of(stored: dict[str, Any] | None) -> Evaluation | None:
     """The evaluation a report stored, as `runs_evaluate` returned it (without per-turn values on the
-    collection's page)."""
+    collection's page); None without figures or with an error."""
+    if stored is None or "evaluation" not in stored:
+        return None
     return Evaluation(**stored["evaluation"])
 
 

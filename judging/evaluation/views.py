@@ -61,7 +61,8 @@ def evaluation_report(
             else "judging.evaluation.reports.evaluation_run_compute"
         ),
     )
-    return report, report_shown(report), 400 if report.failed else 200
+    stored = report_shown(report)
+    return report, stored, 400 if report.failed or (stored and "error" in stored) else 200
 
 
 @organiser_required
@@ -76,13 +77,14 @@ def evaluation_run_turns(request: HttpRequest, name: str, run: str) -> HttpRespo
     run_obj = get_object_or_404(Run, collection=collection, name=run)
     form = evaluation_form(request, collection)
     report, stored, status = evaluation_report(collection, form, run_obj)
-    evaluation = evaluation_of(stored) if stored is not None else None
+    evaluation = evaluation_of(stored)
     context = {
         "collection": collection,
         "run": run_obj,
         "form": form,
         "report": report,
         "evaluation": evaluation,
+        "error": (stored or {}).get("error", ""),
         "rows": turn_rows(evaluation, run_obj.name) if evaluation else [],
         "mean": [evaluation.runs[run_obj.name][m] for m in evaluation.measures] if evaluation else [],
     }

@@ -16,10 +16,10 @@ from typing import Any
 from annotation.models import Collection
 from judging.hybrid.budget import json_decoded, json_encoded, params_resolved, table_for
 from judging.hybrid.estimate import hybrid_estimate
-from judging.hybrid.units import unit_table
+from judging.hybrid.units import UnitsError, unit_table
 from judging.measures.hybrid.coverage import Coverage
 from judging.measures.hybrid.estimate import HybridEstimate, PairDifference
-from judging.measures.hybrid.estimators import Estimate
+from judging.measures.hybrid.estimators import Estimate, EstimationError
 from judging.measures.ranking import TauInterval
 from judging.reports.tasks import Progress
 
@@ -35,10 +35,12 @@ ESTIMATE_FIELDS = ("task", "measure", "unit", "method", "alpha", "fpc", "rel_thr
 
 def estimate_params(data: dict[str, Any]) -> dict[str, Any]:
     """The estimate form's cleaned data as JSON: judges and the sample by name, the human judges sorted."""
-    choices = {k: data[k] for k in ESTIMATE_FIELDS}
-    choices.update({k: data[k].name if data.get(k) else None for k in ("machine_judge", "gold_judge", "sample")})
+    params = {k: data[k] for k in ESTIMATE_FIELDS}
+    params.update(
+        {k: data[k].name if data.get(k) else None for k in ("machine_judge", "gold_judge", "sample")}
+    )
     params["human_judge"] = sorted(j.name for j in data["human_judge"])
-    return choices
+    return params
 
 
 def panel_params(data: dict[str, Any]) -> dict[str, Any]:
@@ -52,45 +54,64 @@ def panel_params(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def hybrid_estimate_compute(*, collection: Collection, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Every run's estimate under the estimate page's choices, with its pairs and simulated coverage.
-    Raises UnitsError or EstimationError as the page answers them."""
-    data = params_resolved(collection, params)
-    result = hybrid_estimate(
-        table=table_for(collection, data),
-        method=data["method"],
-        alpha=data["alpha"],
-        sample=data["sample"],
-        fpc=data["fpc"],
-    )
+def hybrid_estimate_compute(
+    *, collection: Collection, params: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """Every run's estimate under the estimate page's choices, with its pairs and simulated coverage. What
+    cannot be estimated (an unknown measure, a judge without labels here) is `{"error": why}`, which the
+    page shows as it did when it estimated in the request."""
+    try:
+        data = params_resolved(collection, params)
+        result = hybrid_estimate(
+            table=table_for(collection, data),
+            method=data["method"],
+            alpha=data["alpha"],
+            sample=data["sample"],
+            fpc=data["fpc"],
+        )
+    except (UnitsError, EstimationError) as exc:
+        return {"error": str(exc)}
     return estimate_json(result)
 
 
-def evaluation_estimate_compute(*, collection: Collection, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Every run's relevance estimate by turn under the evaluation panel's choices (no pairs)."""
-    data = params_resolved(collection, params)
-    table = unit_table(
-        collection=collection,
-        task="relevance",
-        measure=data["measure"],
-        human=data["human_judge"],
-        machine=data["machine_judge"],
-    )
-    return estimate_json(hybrid_estimate(table=table, method=data["method"], sample=data["sample"], pairs=False))
+def evaluation_estimate_compute(
+    *, collection: Collection, params: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """Every run's relevance estimate by turn under the evaluation panel's choices (no pairs), or
+    `{"error": why}`."""
+    try:
+        data = params_resolved(collection, params)
+        table = unit_table(
+            collection=collection,
+            task="relevance",
+            measure=data["measure"],
+            human=data["human_judge"],
+            machine=data["machine_judge"],
+        )
+        result = hybrid_estimate(table=table, method=data["method"], sample=data["sample"], pairs=False)
+    except (UnitsError, EstimationError) as exc:
+        return {"error": str(exc)}
+    return estimate_json(result)
 
 
 def estimate_json(result: HybridEstimate) -> dict[str, Any]:
-    """The estimate field by field, as JSON can hold it."""
-    return json_encoded(asdict(result))  # type: ignore[no-any-return]
+    """The estimate field by field, as JSON can hold it; the runs (and those skipped) as [run, ...] pairs,
+    since a stored JSON object keeps no order (PostgreSQL's jsonb sorts keys) and the pages list the runs
+    in the estimate's order."""
+    data = asdict(result)
+    data["runs"] = list(data["runs"].items())
+    data["skipped"] = list(data["skipped"].items())
+    return dict(json_encoded(data))
 
 
 def estimate_of(stored: dict[str, Any]) -> HybridEstimate:
-    """The estimate `estimate_json` stored."""
+    """The estimate `estimate_json` stored (not an `{"error": why}` result)."""
     data = json_decoded(stored)
     tau, coverage = data["rank_agreement"], data["coverage"]
     return HybridEstimate(
-        **{k: data[k] for k in ("task", "measure", "unit", "method", "alpha", "design", "fpc", "skipped", "notes")},
-        runs={run: Estimate(**e) for run, e in data["runs"].items()},
+        **{k: data[k] for k in ("task", "measure", "unit", "method", "alpha", "design", "fpc", "notes")},
+        runs={run: Estimate(**e) for run, e in data["runs"]},
+        skipped=dict(data["skipped"]),
         pairs=[PairDifference(**{**p, "estimate": Estimate(**p["estimate"])}) for p in data["pairs"]],
         rank_agreement=TauInterval(**tau) if tau is not None else None,
         coverage=Coverage(**coverage) if coverage is not None else None,

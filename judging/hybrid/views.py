@@ -29,9 +29,6 @@ from core.wording import plural
 from judging.hybrid import charts
 from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial
 from judging.hybrid.forms import SampleDrawForm
-from judging.hybrid.selectors import samples_progress, simulations_recent
-from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
-from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
 from judging.hybrid.reports import (
     EVALUATION_ESTIMATE,
     HYBRID_ESTIMATE,
@@ -40,6 +37,9 @@ from judging.hybrid.reports import (
     estimate_params,
     panel_params,
 )
+from judging.hybrid.selectors import samples_progress, simulations_recent
+from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
+from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
 from judging.hybrid.units import TASKS, UNITS, table_reads
 from judging.measures.hybrid.estimators import METHODS
 from judging.measures.hybrid.ranked import is_ranked, parse_ranked
@@ -247,6 +247,7 @@ def _estimate_page(
         "form": form,
         "result": None,
         "report": None,
+        "error": "",
         "draw_form": draw_form,
         "samples": samples_progress(collection_id=collection.id),
     }
@@ -264,9 +265,11 @@ def _estimate_page(
             )
             stored = report_shown(report)
             context["report"] = report
-            if report.failed:
+            if report.failed or (stored and "error" in stored):
                 status = 400
-            if stored is not None:
+            if stored and "error" in stored:
+                context["error"] = stored["error"]
+            elif stored is not None:
                 result = estimate_of(stored)
                 context["result"] = result
                 context["settled_count"] = sum(p.settled for p in result.pairs)
@@ -319,7 +322,7 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
         request.GET if f"{EvaluationEstimateForm.prefix}-human_judge" in request.GET else None,
         collection=collection,
     )
-    context: dict[str, Any] = {"hybrid_form": form, "hybrid": None, "hybrid_report": None}
+    context: dict[str, Any] = {"hybrid_form": form, "hybrid": None, "hybrid_report": None, "hybrid_error": ""}
     if not form.is_bound:
         return context, 200
     if not form.is_valid():
@@ -335,6 +338,9 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
     )
     context["hybrid_report"] = report
     stored = report_shown(report)
+    if stored and "error" in stored:
+        context["hybrid_error"] = stored["error"]
+        return context, 400
     status = 400 if report.failed else 200
     if stored is None:
         return context, status

@@ -79,9 +79,15 @@ def _scores(collection: Collection, params: dict[str, Any]) -> NuggetScores:
     )
 
 
-def nugget_scores_compute(*, collection: Collection, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Every run's four scores and its topics scored and answered; the answers left out."""
-    scores = _scores(collection, params)
+def nugget_scores_compute(
+    *, collection: Collection, params: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """Every run's four scores and its topics scored and answered; the answers left out. A judge gone
+    since the choices were made is `{"error": why}`."""
+    try:
+        scores = _scores(collection, params)
+    except NuggetReportError as exc:
+        return {"error": str(exc)}
     return {"scores": {**scores, "answers": []}, "topics": run_topic_counts(scores)}
 
 
@@ -89,12 +95,17 @@ def nugget_scores_run_compute(
     *, collection: Collection, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The table of `nugget_scores_compute` and the answers of the chosen run, topic by topic."""
-    scores = _scores(collection, params)
+    try:
+        scores = _scores(collection, params)
+    except NuggetReportError as exc:
+        return {"error": str(exc)}
     answers = [a for a in scores["answers"] if a["run_id"] == params["run"]]
     return {"scores": {**scores, "answers": answers}, "topics": run_topic_counts(scores)}
 
 
-def stored_table(stored: dict[str, Any], *, order: str) -> ScoreTable:
-    """The table a report stored, ranked by `order`."""
+def stored_table(stored: dict[str, Any] | None, *, order: str) -> ScoreTable | None:
+    """The table a report stored, ranked by `order`; None without figures or with an error."""
+    if stored is None or "scores" not in stored:
+        return None
     topics = {run: (pair[0], pair[1]) for run, pair in stored["topics"].items()}
     return score_table(scores=stored["scores"], topics=topics, order=order)

@@ -74,9 +74,9 @@ def _context(request: HttpRequest, collection: Collection, form: NuggetScoresFor
 
 def _report(
     collection: Collection, form: NuggetScoresForm, run: Run | None = None
-) -> tuple[ReportView, ScoreTable | None]:
-    """The stored report of the form's choices (with `run`, that run's topics too), and its table ranked
-    by the chosen score once there are figures to show."""
+) -> tuple[ReportView, ScoreTable | None, str]:
+    """The stored report of the form's choices (with `run`, that run's topics too), its table ranked by
+    the chosen score once there are figures to show, and why there are none when they cannot be."""
     report = report_for(
         kind=NUGGET_SCORES if run is None else NUGGET_SCORES_RUN,
         version=VERSION,
@@ -90,8 +90,7 @@ def _report(
         ),
     )
     stored = report_shown(report)
-    table = stored_table(stored, order=form.cleaned_data["order"]) if stored is not None else None
-    return report, table
+    return report, stored_table(stored, order=form.cleaned_data["order"]), (stored or {}).get("error", "")
 
 
 @organiser_required
@@ -103,8 +102,9 @@ def nugget_scores_page(request: HttpRequest, name: str) -> HttpResponse:
     status = 200
     if form.is_bound:
         if form.is_valid():
-            context["report"], context["table"] = _report(collection, form)
-            status = 400 if context["report"].failed else 200
+            report, context["table"], context["error"] = _report(collection, form)
+            context["report"] = report
+            status = 400 if report.failed or context["error"] else 200
         else:
             status = 400
     return render(request, "evaluation/nugget_scores.html", context, status=status)
@@ -120,9 +120,9 @@ def nugget_scores_run(request: HttpRequest, name: str, run: str) -> HttpResponse
     status = 200
     if form.is_bound:
         if form.is_valid():
-            report, table = _report(collection, form, run_obj)
+            report, table, context["error"] = _report(collection, form, run_obj)
             context["report"], context["table"] = report, table
-            status = 400 if report.failed else 200
+            status = 400 if report.failed or context["error"] else 200
             if table is not None:
                 context["topics"] = run_topics(table, run_obj.name)
                 context["row"] = next((row for row in table.rows if row.run == run_obj.name), None)

@@ -61,26 +61,49 @@ def _judges():
     return Judge.objects.in_bulk(["nist", "llm"], field_name="name")
 
 
-def _expected_cells(name, collection) -> list[str]:
-    """The figures each page shows, as its template writes them, computed here in the request as the
-    pages did before their figures moved to the worker."""
+def _computed(name, collection):
+    """The figures of each page computed here in the request, as the pages did before their figures
+    moved to the worker: an Evaluation or a HybridEstimate."""
     judges = _judges()
     if name == "evaluation-runs":
-        evaluation = runs_evaluate(collection=collection, judge=judges["nist"])
-        return [f'data-sort-value="{v!r}"' for run in evaluation.runs.values() for v in run.values()]
+        return runs_evaluate(collection=collection, judge=judges["nist"])
     if name == "evaluation-run":
         run = Run.objects.get(collection=collection, name="plain")
-        evaluation = runs_evaluate(collection=collection, judge=judges["nist"], runs=[run], rel_threshold=1)
-        return [f'data-sort-value="{v!r}"' for turn in evaluation.per_turn["plain"].values() for v in turn.values()]
+        return runs_evaluate(collection=collection, judge=judges["nist"], runs=[run], rel_threshold=1)
     table = unit_table(
         collection=collection, task="relevance", measure="nDCG@5", human=judges["nist"], machine=judges["llm"]
     )
-    result = hybrid_estimate(table=table, method="ppi++", pairs=name == "hybrid-estimate")
+    return hybrid_estimate(table=table, method="ppi++", pairs=name == "hybrid-estimate")
+
+
+def _figures(name, computed):
+    """What a page's figures say, comparable between a computed result and the one a page drew."""
+    if name == "evaluation-runs":
+        return computed.runs
+    if name == "evaluation-run":
+        return computed.per_turn
+    return computed.as_json()
+
+
+def _drawn(name, response):
+    """The figures a page drew, from its context."""
+    key = {"evaluation-runs": "evaluation", "evaluation-run": "evaluation", "evaluation-panel": "hybrid"}
+    return _figures(name, response.context[key.get(name, "result")])
+
+
+def _cells(name, computed) -> list[str]:
+    """The figures as the page's template writes them."""
+    if name == "evaluation-runs":
+        return [f'data-sort-value="{v!r}"' for run in computed.runs.values() for v in run.values()]
+    if name == "evaluation-run":
+        return [
+            f'data-sort-value="{v!r}"' for turn in computed.per_turn["plain"].values() for v in turn.values()
+        ]
     if name == "evaluation-panel":
         # The error bars are drawn from the estimate and its interval: their titles carry the figures.
-        return [f"{e.estimate:.4f} [{e.lo:.4f}, {e.hi:.4f}]</title>" for e in result.runs.values()]
-    return [f"[{e.lo:.4f}, {e.hi:.4f}]" for e in result.runs.values()] + [
-        f'{row["estimate"]:.4f}' for row in result.ranking()
+        return [f"{e.estimate:.4f} [{e.lo:.4f}, {e.hi:.4f}]</title>" for e in computed.runs.values()]
+    return [f"[{e.lo:.4f}, {e.hi:.4f}]" for e in computed.runs.values()] + [
+        f"{row['estimate']:.4f}" for row in computed.ranking()
     ]
 
 
@@ -93,7 +116,8 @@ def test_a_page_answers_computing_at_once_then_shows_the_figures_the_request_use
 ):
     client.force_login(OrganiserFactory())
     url, query = _page(name, views_collection)
-    expected = _expected_cells(name, views_collection)
+    computed = _computed(name, views_collection)
+    expected = _cells(name, computed)
 
     waiting = client.get(url, query)
     ran = tasks_run_ready()
@@ -109,6 +133,7 @@ def test_a_page_answers_computing_at_once_then_shows_the_figures_the_request_use
     shown = done.content.decode()
     assert 'id="report-status"' not in shown and '<meta http-equiv="refresh"' not in shown
     assert all(cell in shown for cell in expected), [cell for cell in expected if cell not in shown]
+    assert _drawn(name, done) == _figures(name, computed)
     assert ReportResult.objects.get().status == ReportResult.Status.DONE
 
 
@@ -118,24 +143,34 @@ def test_a_label_written_after_a_report_makes_the_next_view_compute_again(client
     url, query = _page(name, views_collection)
     client.get(url, query)
     tasks_run_ready()
-    before = _expected_cells(name, views_collection)
-    # Every grade of the human judge one higher: every figure moves.
+    before = _figures(name, _computed(name, views_collection))
+    # Every grade of the human judge below 4 raised to 4: the figures move.
     RelevanceJudgment.objects.filter(judge__name="nist", grade__lt=4).update(grade=4)
-    after = _expected_cells(name, views_collection)
-    assert set(after) != set(before)
+    after = _computed(name, views_collection)
+    assert _figures(name, after) != before
 
     stale = client.get(url, query)
     tasks_run_ready()
     fresh = client.get(url, query)
 
     body = stale.content.decode()
-    # The earlier figures may be shown, but only under the warning that they predate the latest changes.
-    assert 'data-status="pending"' in body and 'id="report-earlier"' in body
+    # The earlier figures may be drawn, but only under the warning that they predate the latest changes.
+    assert not stale.context[_report_key(name)].done
+    assert (
+        'data-status="pending"' in body
+        and 'id="report-earlier"' in body
+        and "before the latest changes" in body
+    )
     assert '<meta http-equiv="refresh"' in body
-    assert not all(cell in body for cell in after)
-    assert all(cell in fresh.content.decode() for cell in after)
+    assert _drawn(name, stale) == before
+    assert _drawn(name, fresh) == _figures(name, after)
+    assert all(cell in fresh.content.decode() for cell in _cells(name, after))
     assert 'id="report-earlier"' not in fresh.content.decode()
     assert ReportResult.objects.filter(status=ReportResult.Status.DONE).count() == 2
+
+
+def _report_key(name):
+    return "hybrid_report" if name == "evaluation-panel" else "report"
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -151,18 +186,22 @@ def test_two_views_before_the_worker_queue_one_computation(client, views_collect
     assert tasks_run_ready() == 1
 
 
-def test_a_failed_estimate_says_why_with_400_and_is_not_computed_again_on_each_view(client, views_collection):
+def test_a_choice_that_cannot_be_estimated_says_why_with_400_and_is_not_computed_again(
+    client, views_collection
+):
     client.force_login(OrganiserFactory())
     url = reverse("judging:hybrid-estimate", args=["views"])
     query = {**ESTIMATE, "measure": "nope@3"}
 
     client.get(url, query)
     tasks_run_ready()
-    failed = client.get(url, query)
+    refused = client.get(url, query)
+    again = client.get(url, query)
 
-    assert failed.status_code == 400
-    assert 'data-status="failed"' in failed.content.decode() and "unknown measure" in failed.content.decode()
-    assert 'id="report-again"' in failed.content.decode()
+    assert refused.status_code == again.status_code == 400
+    body = refused.content.decode()
+    assert "unknown measure" in body and 'id="report-status"' not in body
+    assert refused.context["result"] is None
     assert tasks_run_ready() == 0
 
 
@@ -177,7 +216,9 @@ def _collection_of(size: int, name: str):
             RelevanceJudgmentFactory(judge=nist, turn=turn, passage_id=f"d{p}", grade=(t + p) % 5)
             RelevanceJudgmentFactory(judge=llm, turn=turn, passage_id=f"d{p}", grade=(t + 2 * p) % 5)
         for r, run in enumerate(runs):
-            RankingFactory(run=run, turn=turn, passage_ids=[f"d{(p + r) % 3}" for p in range(3)], scores=[3, 2, 1])
+            RankingFactory(
+                run=run, turn=turn, passage_ids=[f"d{(p + r) % 3}" for p in range(3)], scores=[3, 2, 1]
+            )
     return collection
 
 
@@ -188,7 +229,12 @@ def _stored_view_queries(client, collection) -> list[int]:
         (reverse("judging:evaluation-run", args=[name, "run-0"]), {"judge": f"{name}-nist"}),
         (
             reverse("judging:evaluation-runs", args=[name]),
-            {"hybrid-human_judge": f"{name}-nist", "hybrid-machine_judge": f"{name}-llm"},
+            {
+                "hybrid-human_judge": f"{name}-nist",
+                "hybrid-machine_judge": f"{name}-llm",
+                "hybrid-method": "ppi++",
+                "hybrid-measure": "nDCG@5",
+            },
         ),
         (
             reverse("judging:hybrid-estimate", args=[name]),
@@ -224,7 +270,9 @@ def rag(tmp_path):
     rag_collection(tmp_path, collection, runs=RAG_RUNS)
     judge = Judge.objects.create(name="assigner", kind=Judge.Kind.LLM)
     records = assignment_records(nugget_lists(seed=3, size=5), seed=1, runs=RAG_RUNS)
-    assignments_import(path=assignments_file(tmp_path / "a.jsonl", records), collection=collection, judge=judge)
+    assignments_import(
+        path=assignments_file(tmp_path / "a.jsonl", records), collection=collection, judge=judge
+    )
     return collection, judge
 
 
@@ -232,7 +280,9 @@ def _nugget_cells(collection, judge, run: str | None) -> list[str]:
     scores = nugget_scores(collection=collection, judge=judge)
     if run is None:
         return [f'data-sort-value="{scores["runs"][r][s]!r}"' for r in RAG_RUNS for s in SCORE_NAMES]
-    return [f'data-sort-value="{a[s]!r}"' for a in scores["answers"] if a["run_id"] == run for s in SCORE_NAMES]
+    return [
+        f'data-sort-value="{a[s]!r}"' for a in scores["answers"] if a["run_id"] == run for s in SCORE_NAMES
+    ]
 
 
 @pytest.mark.parametrize("run", [None, "run-b"])

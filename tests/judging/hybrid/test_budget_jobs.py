@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Judge, RelevanceJudgment
-from judging.hybrid.budget import DEFAULT_REPEATS, json_decoded, json_encoded, budget_shown
+from judging.hybrid.budget import DEFAULT_REPEATS, budget_shown, json_decoded, json_encoded
 from judging.hybrid.units import unit_table
 from judging.hybrid.views import BUDGET_INITIAL, BudgetForm
 from judging.measures.hybrid.planning import plan_budget

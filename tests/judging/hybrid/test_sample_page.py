@@ -13,7 +13,6 @@ from annotation.relevance.pooling import pool_build
 from annotation.services import judge_for_assessor
 from judging.measures.hybrid.estimate import UNSAMPLED_NOTE
 from judging.models import HumanSample
-from tests.judging.helpers import report_page
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -24,6 +23,7 @@ from tests.factories import (
     TurnFactory,
     UserFactory,
 )
+from tests.judging.helpers import report_page
 
 pytestmark = pytest.mark.django_db
 

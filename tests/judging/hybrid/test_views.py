@@ -34,7 +34,9 @@ def test_the_estimate_page_draws_an_error_bar_per_run_and_escapes_run_names(clie
 
 def test_the_estimate_page_says_what_is_wrong_with_a_bad_measure(client, views_collection):
     client.force_login(OrganiserFactory())
-    response = report_page(client, reverse("judging:hybrid-estimate", args=["views"]), {**QUERY, "measure": "nope@3"})
+    response = report_page(
+        client, reverse("judging:hybrid-estimate", args=["views"]), {**QUERY, "measure": "nope@3"}
+    )
     assert response.status_code == 400
     assert "unknown measure" in response.content.decode()
 

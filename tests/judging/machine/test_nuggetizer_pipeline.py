@@ -20,8 +20,8 @@ from annotation.collection.io import run_import
 from annotation.models import Condition, Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.writer import ImportanceRow, importance_judgments_upsert
 from tests.factories import CollectionFactory, OrganiserFactory
-from tests.rag_nugget_files import QUESTIONS, answer_sentences, reported_length
 from tests.judging.helpers import report_page
+from tests.rag_nugget_files import QUESTIONS, answer_sentences, reported_length
 
 pytestmark = pytest.mark.django_db
 

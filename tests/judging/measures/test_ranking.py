@@ -25,8 +25,7 @@ from judging.measures.ranking import (
     tau_lower_bound,
 )
 from tests.factories import OrganiserFactory
-from tests.judging.helpers import BASE, run
-from tests.judging.helpers import report_page
+from tests.judging.helpers import BASE, report_page, run
 
 
 @pytest.mark.parametrize("seed", range(6))

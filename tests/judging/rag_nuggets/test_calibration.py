@@ -22,9 +22,9 @@ from annotation.rag_nuggets.io import assignments_import
 from judging.measures.agreement import rank_agreement
 from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import CollectionFactory
+from tests.judging.helpers import report_page
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
-from tests.judging.helpers import report_page
 
 pytestmark = pytest.mark.django_db
 

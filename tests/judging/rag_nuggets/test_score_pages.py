@@ -31,6 +31,7 @@ def reports_inline(settings):
     transaction; tests/judging/test_report_pages.py pins the queue, the worker and the stored figures."""
     settings.TASKS = IMMEDIATE
 
+
 RUNS = ("run-a", "run-b", "run-c", "<b>run-d&amp;")
 
 
