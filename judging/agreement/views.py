@@ -20,20 +20,29 @@ from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
 from judging.agreement.forms import ComparisonForm, RankingForm
 from judging.agreement.reports import (
-    campaign_report,
     comparison_csv,
-    comparison_report,
     confusion_csv,
     confusion_heatmap,
     confusion_rows,
-    measures_for_task,
     rank_csv,
-    rank_report,
     ranking_scatter,
 )
 from judging.agreement.selectors import TASKS
-from judging.measures.agreement import AgreementUndefined
+from judging.agreement.stored import (
+    CAMPAIGN,
+    COMPARISON,
+    RANKING,
+    agreement_reads,
+    campaign_compute,
+    comparison_compute,
+    comparison_params,
+    ranking_compute,
+    ranking_params,
+)
+from judging.reports.store import ReportView, report_current, report_for
 
+# The scatter of the run ranking shown beside a comparison, drawn from the comparison's stored figures.
+BESIDE = ("beside.svg", "beside.png")
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv", "svg": "image/svg+xml", "png": "image/png"}
 
 
@@ -41,40 +50,37 @@ def _errors(form: forms.Form) -> str:
     return "; ".join(f"{field}: {' '.join(map(str, messages))}" for field, messages in form.errors.items())
 
 
-def _comparison(collection: Collection, form: ComparisonForm) -> tuple[dict[str, Any] | None, str]:
-    data = form.cleaned_data
-    try:
-        report = comparison_report(
-            collection=collection,
-            task=data["task"],
-            judge_a=data["a"],
-            judge_b=data["b"],
-            topics=data["topics"] or None,
-            condition=data["condition"] or None,
-            binary_threshold=data["threshold"],
-        )
-    except (AgreementUndefined, ValueError) as exc:
-        return None, str(exc)
-    return report, ""
+def _stored(
+    report: tuple[str, int], collection: Collection, params: dict[str, Any], compute: str
+) -> ReportView:
+    kind, version = report
+    return report_for(
+        kind=kind,
+        version=version,
+        collection=collection,
+        params=params,
+        reads=agreement_reads(),
+        compute=f"judging.agreement.stored.{compute}",
+    )
 
 
-def _ranking_beside(collection: Collection, form: ComparisonForm) -> dict[str, Any] | None:
-    """The run ranking under the same two judges by the task's first run measure, for the scatter on the
-    comparison page; None when the task has no run measure or no run is scored under both judges."""
-    data = form.cleaned_data
-    measures = measures_for_task(data["task"])
-    if not measures:
-        return None
-    ranking_form = RankingForm({"measure": measures[0], "a": data["a"].name, "b": data["b"].name})
-    if not ranking_form.is_valid():
-        return None
-    report, _error = _ranking(collection, ranking_form)
-    if report is None:
-        return None
-    return {
-        "report": report,
-        "query": urlencode({"measure": measures[0], "a": data["a"].name, "b": data["b"].name}),
-    }
+def _current(
+    report: tuple[str, int], collection: Collection, params: dict[str, Any], compute
+) -> dict[str, Any]:
+    """A download's figures: the stored ones when current, else computed here (never stale)."""
+    kind, version = report
+    stored = report_current(
+        kind=kind, version=version, collection=collection, params=params, reads=agreement_reads()
+    )
+    return stored if stored is not None else compute(collection=collection, params=params)
+
+
+def _shown(stored: ReportView) -> dict[str, Any] | None:
+    """What the page shows: the current figures, or while they are computed the latest earlier ones
+    (which the page labels as such), or nothing."""
+    if stored.result is not None:
+        return stored.result
+    return stored.earlier.result if stored.earlier is not None else None
 
 
 @organiser_required
@@ -96,28 +102,52 @@ def agreement_report(request: HttpRequest, name: str) -> HttpResponse:
     status = 200
     if form.is_bound:
         if form.is_valid():
-            context["report"], context["error"] = _comparison(collection, form)
-            if context["report"]:
+            data = form.cleaned_data
+            stored = _stored(COMPARISON, collection, comparison_params(data), "comparison_compute")
+            context["stored"] = stored
+            shown = _shown(stored)
+            if shown is not None:
+                context["report"], context["error"] = shown["report"], shown["error"]
+            if context.get("report"):
                 context["confusion_rows"] = confusion_rows(context["report"])
-                context["ranking"] = _ranking_beside(collection, form)
+                if shown and shown["ranking"]:
+                    beside = {
+                        "measure": shown["ranking"]["measure"],
+                        "a": data["a"].name,
+                        "b": data["b"].name,
+                    }
+                    context["ranking"] = {"report": shown["ranking"]["report"], "query": urlencode(beside)}
+            status = 400 if stored.done and not context.get("report") else 200
         else:
             context["error"] = _errors(form)
-        status = 200 if context.get("report") else 400
+            status = 400
     return render(request, "agreement/report.html", context, status=status)
 
 
 @organiser_required
 def agreement_download(request: HttpRequest, name: str, kind: str) -> HttpResponse:
-    """The comparison as report.json, report.csv, confusion.csv, confusion.svg or confusion.png."""
-    if kind not in {"report.json", "report.csv", "confusion.csv", "confusion.svg", "confusion.png"}:
+    """The comparison as report.json, report.csv, confusion.csv, confusion.svg or confusion.png, and the
+    scatter of the run ranking beside it (beside.svg, beside.png), from the comparison's stored figures."""
+    if kind not in {"report.json", "report.csv", "confusion.csv", "confusion.svg", "confusion.png", *BESIDE}:
         raise Http404("unknown download")
     collection = get_object_or_404(Collection, name=name)
     form = ComparisonForm(request.GET, collection=collection)
     if not form.is_valid():
         return form_error_json(form)
-    report, error = _comparison(collection, form)
+    figures = _current(COMPARISON, collection, comparison_params(form.cleaned_data), comparison_compute)
+    report, error = figures["report"], figures["error"]
     if report is None:
         return error_json(detail=error, code="invalid", status=400)
+    if kind in BESIDE:
+        if figures["ranking"] is None:
+            raise Http404("no run ranking beside this comparison")
+        beside = figures["ranking"]["report"]
+        ext = kind.rsplit(".", 1)[1]
+        response = HttpResponse(ranking_scatter(beside, ext), content_type=CONTENT_TYPES[ext])
+        response["Content-Disposition"] = (
+            f'attachment; filename="{collection.name}-{beside["measure"]}-scatter.{ext}"'
+        )
+        return response
     return _download(
         kind,
         report,
@@ -140,23 +170,6 @@ def _download(kind: str, report: dict[str, Any], *, csv_body, chart, stem: str) 
     return response
 
 
-def _ranking(collection: Collection, form: RankingForm) -> tuple[dict[str, Any] | None, str]:
-    data = form.cleaned_data
-    try:
-        report = rank_report(
-            collection=collection,
-            measure=data["measure"],
-            judge_a=data["a"],
-            judge_b=data["b"],
-            importance_judge=data.get("importance_judge"),
-        )
-    except ValueError as exc:
-        return None, str(exc)
-    if report["n_runs"] == 0:
-        return None, f"no run has a {data['measure']} score under both {data['a'].name} and {data['b'].name}"
-    return report, ""
-
-
 @organiser_required
 def ranking_report(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
@@ -165,10 +178,15 @@ def ranking_report(request: HttpRequest, name: str) -> HttpResponse:
     status = 200
     if form.is_bound:
         if form.is_valid():
-            context["report"], context["error"] = _ranking(collection, form)
+            stored = _stored(RANKING, collection, ranking_params(form.cleaned_data), "ranking_compute")
+            context["stored"] = stored
+            shown = _shown(stored)
+            if shown is not None:
+                context["report"], context["error"] = shown["report"], shown["error"]
+            status = 400 if stored.done and not context.get("report") else 200
         else:
             context["error"] = _errors(form)
-        status = 200 if context.get("report") else 400
+            status = 400
     return render(request, "agreement/ranking.html", context, status=status)
 
 
@@ -181,7 +199,8 @@ def ranking_download(request: HttpRequest, name: str, kind: str) -> HttpResponse
     form = RankingForm(request.GET)
     if not form.is_valid():
         return form_error_json(form)
-    report, error = _ranking(collection, form)
+    figures = _current(RANKING, collection, ranking_params(form.cleaned_data), ranking_compute)
+    report, error = figures["report"], figures["error"]
     if report is None:
         return error_json(detail=error, code="invalid", status=400)
     return _download(
@@ -197,8 +216,10 @@ def ranking_download(request: HttpRequest, name: str, kind: str) -> HttpResponse
 def campaign(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     if request.GET.get("format") == "json":
-        return JsonResponse(campaign_report(collection=collection))
-    return render(request, "agreement/campaign.html", {"report": campaign_report(collection=collection)})
+        return JsonResponse(_current(CAMPAIGN, collection, {}, campaign_compute))
+    stored = _stored(CAMPAIGN, collection, {}, "campaign_compute")
+    context = {"collection": collection, "stored": stored, "report": _shown(stored)}
+    return render(request, "agreement/campaign.html", context)
 
 
 @organiser_required

@@ -1,6 +1,6 @@
 """Fixtures of the judging tests: a loopback OpenAI-compatible server the LLM client is pointed at, a tiny
-random NLI model saved to disk, an organiser's client, and the two relevance collections the hybrid
-tests share."""
+random NLI model saved to disk, an organiser's client, the two relevance collections the hybrid
+tests share, and stored reports computed within the request."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Pool, PoolEntry, RelevanceJudgment
+from tests.background import IMMEDIATE
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -43,6 +44,14 @@ def fake_openai(settings):
     settings.LLM_BACKOFF_BASE = 0.01
     yield server
     server.stop()
+
+
+@pytest.fixture
+def reports_in_request(settings):
+    """Tasks run as they are queued (the immediate backend), so a stored report's first view computes it
+    and shows it done: for tests of what a report says, not of how it is stored
+    (tests/judging/reports/ and tests/judging/agreement/test_stored_pages.py test that, on the queue)."""
+    settings.TASKS = IMMEDIATE
 
 
 @pytest.fixture

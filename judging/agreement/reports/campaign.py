@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
@@ -153,53 +154,59 @@ def _sections(
 
 
 def campaign_report(
-    *, collection: Collection, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    *,
+    collection: Collection,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> dict[str, Any]:
     """Agreement of every pair of judges on every task of a collection, in the layout of the papers:
     relevance (graded and binary at grade 2, with nDCG@5 rank correlation), PTKB, nuggets (NtN), crowd
-    NtR, and support per human condition (with weighted-precision rank correlation)."""
-    sections = _sections(
-        collection=collection,
-        task="relevance",
-        titles={None: "Passage relevance (0-4)", 2: "Passage relevance, binary (grade >= 2)"},
-        measure="ndcg@5",
-        resamples=resamples,
-        seed=seed,
-    )
-    for task, title in (
-        ("ptkb", "PTKB statement relevance"),
-        ("ntn", "Nugget matching (NtN)"),
-        ("ntr", "Crowd nugget-to-response (NtR)"),
-    ):
-        sections += _sections(
-            collection=collection, task=task, titles={None: title}, resamples=resamples, seed=seed
-        )
+    NtR, and support per human condition (with weighted-precision rank correlation). `progress(done,
+    total, "tasks")` is told after each task's sections."""
     human_conditions = [c for c in Condition if c not in {Condition.MACHINE, Condition.IMPORTED}]
     present = set(
         SupportJudgment.objects.filter(sentence__response__run__collection=collection)
         .values_list("condition", flat=True)
         .distinct()
     )
+    # Each task's sections: (task, titles, condition, measure).
+    parts: list[tuple[str, dict[float | None, str], str | None, str | None]] = [
+        (
+            "relevance",
+            {None: "Passage relevance (0-4)", 2: "Passage relevance, binary (grade >= 2)"},
+            None,
+            "ndcg@5",
+        ),
+        ("ptkb", {None: "PTKB statement relevance"}, None, None),
+        ("ntn", {None: "Nugget matching (NtN)"}, None, None),
+        ("ntr", {None: "Crowd nugget-to-response (NtR)"}, None, None),
+    ]
     for condition in human_conditions:
         if condition.value in present:
-            sections += _sections(
-                collection=collection,
-                task="support",
-                titles={None: f"Support: {condition.label}"},
-                condition=condition.value,
-                measure="support-weighted-precision",
-                resamples=resamples,
-                seed=seed,
+            parts.append(
+                (
+                    "support",
+                    {None: f"Support: {condition.label}"},
+                    condition.value,
+                    "support-weighted-precision",
+                )
             )
     if not any(c.value in present for c in human_conditions):
+        parts.append(("support", {None: "Support"}, None, "support-weighted-precision"))
+    sections: list[dict[str, Any]] = []
+    for done, (task, titles, condition, measure) in enumerate(parts, start=1):
         sections += _sections(
             collection=collection,
-            task="support",
-            titles={None: "Support"},
-            measure="support-weighted-precision",
+            task=task,
+            titles=titles,
+            condition=condition,
+            measure=measure,
             resamples=resamples,
             seed=seed,
         )
+        if progress is not None:
+            progress(done, len(parts), "tasks")
     return {"collection": collection.name, "generated_at": timezone.now().isoformat(), "sections": sections}
 
 

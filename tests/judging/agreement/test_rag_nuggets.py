@@ -32,7 +32,7 @@ from tests.rag_nugget_files import (
     rag_collection,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("reports_in_request")]
 
 RUNS = tuple(f"run-{i}" for i in range(6))
 ORDER = ["not_support", "partial_support", "support"]

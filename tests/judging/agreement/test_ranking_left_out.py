@@ -28,6 +28,9 @@ from tests.factories import (
     TurnFactory,
 )
 
+# What the pages say, computed within the request (tests/judging/conftest.py).
+pytestmark = pytest.mark.usefixtures("reports_in_request")
+
 
 def test_it_leaves_out_runs_without_a_ranking_and_says_how_many():
     scored = {"r1": 0.5, "r2": 0.3, "r3": 0.1, "r4": 0.4}

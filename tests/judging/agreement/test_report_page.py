@@ -3,6 +3,8 @@ comparison page puts the run-ranking scatter of the same two judges beside the l
 
 from __future__ import annotations
 
+import re
+
 import ir_measures
 import pytest
 from django.urls import reverse
@@ -18,6 +20,9 @@ from tests.factories import (
     TopicFactory,
     TurnFactory,
 )
+
+# What the pages say, computed within the request (tests/judging/conftest.py).
+pytestmark = pytest.mark.usefixtures("reports_in_request")
 
 
 @pytest.mark.django_db
@@ -97,10 +102,19 @@ def test_the_comparison_page_shows_the_run_ranking_scatter_of_the_same_judges(cl
 
     tau = stats.kendalltau(ndcg5(GRADES_A), ndcg5(GRADES_B)).statistic
     assert f'<strong id="fig-beside-tau">{tau:.3f}</strong>' in page
+    # The scatter is drawn from the comparison's stored figures; the ranking page draws the same one.
+    beside = reverse("judging:agreement-download", args=[collection.name, "beside.svg"])
+    assert f'src="{beside}?task=relevance&amp;a=nist&amp;b=gpt-4o"' in page
+    image = client.get(beside, {"task": "relevance", "a": a.name, "b": b.name})
     scatter = reverse("judging:agreement-ranking-download", args=[collection.name, "scatter.svg"])
-    assert f'src="{scatter}?measure=ndcg%405&amp;a=nist&amp;b=gpt-4o"' in page
-    image = client.get(scatter, {"measure": "ndcg@5", "a": a.name, "b": b.name})
+    same = client.get(scatter, {"measure": "ndcg@5", "a": a.name, "b": b.name})
     assert image.status_code == 200 and image["Content-Type"] == "image/svg+xml"
+    # matplotlib dates each file and names its markers and clips at random.
+    drawn = [
+        re.sub(rb"\b[mp][0-9a-f]{10}\b", b"", re.sub(rb"<dc:date>.*?</dc:date>", b"", svg.content))
+        for svg in (image, same)
+    ]
+    assert drawn[0] == drawn[1]
 
 
 @pytest.mark.django_db

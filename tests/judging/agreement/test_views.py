@@ -21,6 +21,9 @@ from tests.factories import (
     UserFactory,
 )
 
+# What the pages say, computed within the request (tests/judging/conftest.py).
+pytestmark = pytest.mark.usefixtures("reports_in_request")
+
 GRADES_A = [0, 1, 2, 3, 4, 2, 1, 0, 3, 2, 2, 1]
 GRADES_B = [0, 2, 2, 3, 3, 1, 1, 0, 4, 2, 0, 1]
 
