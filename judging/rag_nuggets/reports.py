@@ -54,13 +54,13 @@ class NuggetReportError(ValueError):
     """A judge the choices name is gone since they were asked."""
 
 
-def nugget_params(data: dict[str, Any], *, run: Run | None = None) -> dict[str, Any]:
+def nugget_params(data: dict[str, Any], *, run: str | None = None) -> dict[str, Any]:
     """The nugget score form's cleaned data as a report's JSON choices, the rank order left out: judges
     by name (None for the defaults), answered-only, and the run of the per-topic page."""
     params: dict[str, Any] = {k: data[k].name if data.get(k) else None for k in JUDGE_CHOICES}
     params["answered_only"] = bool(data["answered_only"])
     if run is not None:
-        params["run"] = run.name
+        params["run"] = run
     return params
 
 

@@ -1,13 +1,12 @@
-"""The reads of the nugget score pages: the four scores of every run ranked by one of them, and one run's
-scores topic by topic, each from one call of `nugget_scores` (two queries whatever the size)."""
+"""The tables of the nugget score pages: the four scores of every run ranked by one of them, and one run's
+scores topic by topic, drawn from one evaluation of `nugget_scores` (the pages' stored reports,
+`judging.rag_nuggets.reports`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotation.models import Collection, Judge
 from judging.measures.rag_nuggets import SCORE_NAMES, NuggetScores, Scores, vital_unlabelled
-from judging.scores.rag_nuggets import nugget_scores
 
 # TREC 2024 RAG's nugget evaluation reports the strict vital score first: the pages and the calibration
 # rank by it unless told otherwise.
@@ -44,26 +43,6 @@ class ScoreTable:
 def ranks(values: list[float]) -> list[int]:
     """Competition ranks, highest first: tied values share the best rank (1, 2, 2, 4)."""
     return [1 + sum(other > value for other in values) for value in values]
-
-
-def nugget_score_table(
-    *,
-    collection: Collection,
-    judge: Judge,
-    importance_judge: Judge | None,
-    nuggets_judge: Judge | None,
-    answered_only: bool,
-    order: str,
-) -> ScoreTable:
-    """Every run's four scores under the choices, ranked by `order` (ties by run name)."""
-    scores = nugget_scores(
-        collection=collection,
-        judge=judge,
-        importance_judge=importance_judge,
-        nuggets_judge=nuggets_judge,
-        answered_only=answered_only,
-    )
-    return score_table(scores=scores, topics=run_topic_counts(scores), order=order)
 
 
 def run_topic_counts(scores: NuggetScores) -> dict[str, tuple[int, int]]:

@@ -33,10 +33,11 @@ from judging.rag_nuggets.reports import (
     NUGGET_SCORES_RUN,
     VERSION,
     nugget_params,
+    nugget_scores_run_compute,
     stored_table,
 )
-from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, nugget_score_table, run_topics
-from judging.reports.store import ReportView, report_for, report_shown
+from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, run_topics
+from judging.reports.store import ReportView, report_current, report_for, report_shown
 from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE, nugget_scores_text
 
 DOWNLOADS = ("nuggets", "assignments", "metrics")
@@ -46,18 +47,6 @@ def _form(request: HttpRequest, collection: Collection) -> NuggetScoresForm:
     # Unbound until a judge is named: the page then shows the form only.
     data = request.GET if "judge" in request.GET else None
     return NuggetScoresForm(data, collection=collection, initial={"order": DEFAULT_SCORE})
-
-
-def _table(form: NuggetScoresForm, collection: Collection) -> ScoreTable:
-    data = form.cleaned_data
-    return nugget_score_table(
-        collection=collection,
-        judge=data["judge"],
-        importance_judge=data["importance_judge"],
-        nuggets_judge=data["nuggets_judge"],
-        answered_only=data["answered_only"],
-        order=data["order"],
-    )
 
 
 def _context(request: HttpRequest, collection: Collection, form: NuggetScoresForm) -> dict[str, object]:
@@ -81,7 +70,7 @@ def _report(
         kind=NUGGET_SCORES if run is None else NUGGET_SCORES_RUN,
         version=VERSION,
         collection=collection,
-        params=nugget_params(form.cleaned_data, run=run),
+        params=nugget_params(form.cleaned_data, run=run.name if run is not None else None),
         reads=NUGGET_READS,
         compute=(
             "judging.rag_nuggets.reports.nugget_scores_compute"
@@ -187,13 +176,17 @@ def nugget_scores_download(request: HttpRequest, name: str, kind: str) -> HttpRe
         )
         return _attachment(body, f"{collection.name}-assignments-{choices}.jsonl")
     run = request.GET.get("run", "")
-    table = _table(form, collection)
-    if run not in table.scores["runs"]:
+    # The run page's stored scores when they are current; else computed here, never stale.
+    params = nugget_params(data, run=run)
+    scores = report_current(
+        kind=NUGGET_SCORES_RUN, version=VERSION, collection=collection, params=params, reads=NUGGET_READS
+    ) or nugget_scores_run_compute(collection=collection, params=params, progress=lambda *_: None)
+    if run not in scores["scores"]["runs"]:
         return error_json(
             detail="choose a run scored under these choices: nuggetizer's metrics file is one run's",
             code="invalid",
             status=400,
             fields={"run": ["not a run scored under these choices" if run else "this field is required"]},
         )
-    body = nugget_scores_text([a for a in table.scores["answers"] if a["run_id"] == run])
+    body = nugget_scores_text(scores["scores"]["answers"])
     return _attachment(body, f"{collection.name}-metrics-{_file_part(run)}-{choices}.jsonl")

@@ -18,7 +18,7 @@ from judging.hybrid.estimate import hybrid_estimate
 from judging.hybrid.units import unit_table
 from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.models import ReportResult
-from judging.scores.rag_nuggets import nugget_scores
+from judging.scores.rag_nuggets import nugget_scores, nugget_scores_text
 from judging.scores.relevance import runs_evaluate
 from tests.background import tasks_run_ready
 from tests.factories import (
@@ -315,3 +315,26 @@ def test_the_nugget_score_pages_compute_on_the_worker_and_again_after_an_assignm
     # One stored evaluation serves every rank order: another order is answered without the worker.
     other = client.get(url, {**query, "order": "vital_score"})
     assert other.status_code == 200 and 'id="report-status"' not in other.content.decode()
+
+
+def test_the_metrics_download_serves_the_stored_scores_when_current_and_is_never_stale(client, rag):
+    collection, judge = rag
+    client.force_login(OrganiserFactory())
+    page = reverse("judging:nugget-scores-run", args=[collection.name, "run-b"])
+    download = reverse("judging:nugget-scores-download", args=[collection.name, "metrics"])
+    query = {"judge": judge.name}
+
+    def expected() -> str:
+        scores = nugget_scores(collection=collection, judge=judge)
+        return nugget_scores_text([a for a in scores["answers"] if a["run_id"] == "run-b"])
+
+    client.get(page, query)
+    tasks_run_ready()
+    with CaptureQueriesContext(connection) as stored:
+        current = client.get(download, {**query, "run": "run-b"})
+    NuggetAssignment.objects.filter(judge=judge).exclude(label="support").update(label="support")
+    changed = client.get(download, {**query, "run": "run-b"})
+
+    assert current.content.decode() != changed.content.decode()
+    assert changed.content.decode() == expected()
+    assert not any('FROM "annotation_nuggetassignment"' in q["sql"] for q in stored.captured_queries)
