@@ -97,6 +97,7 @@ def main() -> int:
     parser.add_argument("--nugget-runs", type=int, default=90)
     parser.add_argument("--nugget-topics", type=int, default=300)
     parser.add_argument("--nuggets", type=int, default=30)
+    parser.add_argument("--smoke", action="store_true", help="a tiny collection, to check the bench runs")
     args = parser.parse_args()
     scratch = django_with_temp_database()
     from django.conf import settings
@@ -107,7 +108,7 @@ def main() -> int:
     from django.urls import reverse
 
     from annotation.models import Judge
-    from devtools.realsize import REAL, realsize_build
+    from devtools.realsize import REAL, Size, realsize_build
     from judging.evaluation import reports as evaluation_reports
     from judging.hybrid import reports as hybrid_reports
     from judging.models import ReportResult
@@ -119,7 +120,20 @@ def main() -> int:
     topics, qrels = shared / "2024_test_topics.json", shared / "2024_test_qrels.trec"
     started = time.perf_counter()
     built = realsize_build(
-        size=REAL,
+        size=Size(
+            topics=2,
+            turns_per_topic=6,
+            ranked_runs=3,
+            answer_runs=1,
+            depth=6,
+            candidates=10,
+            pools=1,
+            assessors=2,
+            campaigns=1,
+            campaign_topics=1,
+        )
+        if args.smoke
+        else REAL,
         topics_path=topics if topics.is_file() else None,
         qrels_path=qrels if qrels.is_file() else None,
     )
@@ -187,7 +201,12 @@ def main() -> int:
         (
             "evaluation-runs (estimate panel)",
             reverse("judging:evaluation-runs", args=[name]),
-            {"hybrid-human_judge": human.name, "hybrid-machine_judge": machine},
+            {
+                "hybrid-human_judge": human.name,
+                "hybrid-machine_judge": machine,
+                "hybrid-method": "ppi++",
+                "hybrid-measure": "nDCG@5",
+            },
             built.collection,
             hybrid_reports.evaluation_estimate_compute,
             panel,
