@@ -17,7 +17,7 @@ The baseline, read the same way in the same invocation, is the organiser's New c
 page through every middleware whose work does not depend on the data). Goal: every view a few ms over the
 baseline, whatever the data's size.
 
-Run: DEBUG=1 PG_PORT=.. .venv/bin/python bench/bench_reports.py [--nugget-runs 90 --nugget-topics 300 --nuggets 30]
+Run: DEBUG=1 PG_PORT=.. .venv/bin/python bench/bench_evaluation_reports.py [--nugget-runs 90 --nugget-topics 300 --nuggets 30]
 """
 
 from __future__ import annotations
