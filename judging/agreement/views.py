@@ -8,7 +8,7 @@ Thin views: a form validates the query string (so a report can be bookmarked and
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 from django import forms
@@ -142,7 +142,7 @@ def agreement_download(request: HttpRequest, name: str, kind: str) -> HttpRespon
         if figures["ranking"] is None:
             raise Http404("no run ranking beside this comparison")
         beside = figures["ranking"]["report"]
-        ext = kind.rsplit(".", 1)[1]
+        ext: Literal["svg", "png"] = "png" if kind.endswith(".png") else "svg"
         response = HttpResponse(ranking_scatter(beside, ext), content_type=CONTENT_TYPES[ext])
         response["Content-Disposition"] = (
             f'attachment; filename="{collection.name}-{beside["measure"]}-scatter.{ext}"'

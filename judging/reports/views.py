@@ -14,8 +14,8 @@ from judging.reports.models import ReportResult
 from judging.reports.store import ReportError, report_again
 
 
-@require_POST
 @organiser_required
+@require_POST
 def report_again_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue the report again, then go back to the page that showed it (`next`)."""
     report = get_object_or_404(ReportResult, pk=pk)

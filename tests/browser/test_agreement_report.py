@@ -10,6 +10,7 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Judge
+from tests.background import IMMEDIATE
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -20,6 +21,14 @@ from tests.factories import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_request(settings):
+    """The live server runs a task as it is queued, so a stored report's first view computes it and shows
+    the figures (tests/judging/agreement/test_stored_pages.py follows the queue)."""
+    settings.TASKS = IMMEDIATE
+
 
 GRADES_A = [0, 1, 2, 3, 4, 2, 1, 0, 3, 2, 2, 1]
 GRADES_B = [0, 2, 2, 3, 3, 1, 1, 0, 4, 2, 0, 1]

@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Judge
+from tests.background import IMMEDIATE
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
@@ -22,6 +23,14 @@ from tests.factories import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_request(settings):
+    """The live server runs a task as it is queued, so a stored report's first view computes it and shows
+    the figures (tests/judging/agreement/test_stored_pages.py follows the queue)."""
+    settings.TASKS = IMMEDIATE
+
 
 # Judge and run names as long as real ones: the tables used to grow past their cards on these.
 JUDGES = [

@@ -25,7 +25,7 @@ from console.people.services import person_create
 from crowd.models import CrowdCampaign, CrowdWorker
 from devtools.pagewalk import Route
 from devtools.pagewalk import routes as _routes
-from judging.models import BudgetSimulation, JudgeJob
+from judging.models import BudgetSimulation, JudgeJob, ReportResult
 from tests.crowd.crowd_helpers import build_campaign
 from tests.factories import JudgeFactory, OrganiserFactory, PassageFactory, RankingFactory, UserFactory
 
@@ -121,6 +121,7 @@ ORGANISER_GET_STATUS = {
     "judging:job-resume": 405,
     "judging:hybrid-sample": 405,
     "judging:hybrid-budget-again": 405,
+    "judging:report-again": 405,
     "judging:quality-pause": 405,
     "judging:quality-resume": 405,
     "relevance-organise": 302,  # the old address of the relevance work form
@@ -177,6 +178,14 @@ def world():
             params_key="",
             fingerprint="",
         ),
+        "report": ReportResult.objects.create(
+            kind="agreement-campaign",
+            collection=collection,
+            params_key="",
+            key="",
+            compute="",
+            status="failed",
+        ),
         "assessor": UserFactory(username="assessor-a"),
         "invited": person_create(username="invited-i"),
     }
@@ -193,6 +202,8 @@ def _argument(route: str, param: str, world: dict[str, Any]) -> str:
             return str(world["job"].pk)
         if route.startswith("judging:hybrid-budget-"):
             return str(world["simulation"].pk)
+        if route == "judging:report-again":
+            return str(world["report"].pk)
     if param == "pool":
         return world["pool"].name
     if param == "run":

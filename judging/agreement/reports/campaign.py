@@ -195,12 +195,12 @@ def campaign_report(
     if not any(c.value in present for c in human_conditions):
         parts.append(("support", {None: "Support"}, None, "support-weighted-precision"))
     sections: list[dict[str, Any]] = []
-    for done, (task, titles, condition, measure) in enumerate(parts, start=1):
+    for done, (task, titles, part_condition, measure) in enumerate(parts, start=1):
         sections += _sections(
             collection=collection,
             task=task,
             titles=titles,
-            condition=condition,
+            condition=part_condition,
             measure=measure,
             resamples=resamples,
             seed=seed,
