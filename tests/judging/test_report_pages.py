@@ -14,6 +14,7 @@ from django_tasks_db.models import DBTaskResult
 
 from annotation.models import Judge, NuggetAssignment, RelevanceJudgment, Run
 from annotation.rag_nuggets.io import assignments_import
+from judging.evaluation.reports import evaluation_runs_compute
 from judging.hybrid.estimate import hybrid_estimate
 from judging.hybrid.units import unit_table
 from judging.measures.rag_nuggets import SCORE_NAMES
@@ -338,3 +339,15 @@ def test_the_metrics_download_serves_the_stored_scores_when_current_and_is_never
     assert current.content.decode() != changed.content.decode()
     assert changed.content.decode() == expected()
     assert not any('FROM "annotation_nuggetassignment"' in q["sql"] for q in stored.captured_queries)
+
+
+def test_the_evaluation_says_how_many_runs_it_has_scored_as_it_goes(views_collection):
+    told = []
+
+    evaluation_runs_compute(
+        collection=views_collection,
+        params={"judge": "nist", "rel": 2},
+        progress=lambda done, total, word="": told.append((done, total, word)),
+    )
+
+    assert told == [(1, 2, "runs"), (2, 2, "runs")]
