@@ -9,34 +9,28 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection
 from annotation.permissions import organiser_required
-from judging.evaluation.views import evaluation_from_query
+from judging.evaluation.reports import evaluation_of, run_rows
+from judging.evaluation.views import evaluation_form, evaluation_report
 from judging.hybrid.views import evaluation_estimate
-from judging.scores.relevance import answer_only_runs
 
 
 @organiser_required
 def evaluation_runs(request: HttpRequest, name: str) -> HttpResponse:
+    """Every run's means under the chosen judge, and the estimate panel: each run's hybrid estimate
+    with its interval for the chosen judges and method. Both are stored reports, each answered at once."""
     collection = get_object_or_404(Collection, name=name)
-    form, evaluation, error, status = evaluation_from_query(request, collection, None)
-    rows = []
-    if evaluation is not None:
-        rows = [
-            {
-                "run": run,
-                "values": [evaluation.runs[run][m] for m in evaluation.measures],
-                "missing": evaluation.missing[run],
-            }
-            for run in evaluation.ranked_runs()
-        ]
-    # The estimate panel: each run's hybrid estimate with its interval, for the chosen judges and method.
+    form = evaluation_form(request, collection)
+    report, stored, status = evaluation_report(collection, form)
+    evaluation = evaluation_of(stored)
     hybrid, hybrid_status = evaluation_estimate(request, collection)
     context = {
         "collection": collection,
         "form": form,
+        "report": report,
         "evaluation": evaluation,
-        "rows": rows,
-        "answer_only": answer_only_runs(collection) if evaluation is not None else [],
-        "error": error,
+        "error": (stored or {}).get("error", ""),
+        "rows": run_rows(evaluation) if evaluation is not None else [],
+        "answer_only": (stored or {}).get("answer_only", []),
         **hybrid,
     }
     return render(request, "evaluation/runs.html", context, status=max(status, hybrid_status))

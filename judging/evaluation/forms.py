@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 from django import forms
-from django.db.models import Count
 
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge, RelevanceGrade
 from annotation.typed import choice_field
 from judging.scores.relevance import DEFAULT_REL_THRESHOLD
-
-
-def _judges_with_labels(collection: Collection):
-    return (
-        Judge.objects.filter(relevancejudgments__turn__collection=collection)
-        .annotate(n_labels=Count("relevancejudgments"))
-        .order_by("name")
-    )
 
 
 class EvaluationForm(forms.Form):
@@ -30,4 +22,5 @@ class EvaluationForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        choice_field(self, "judge").queryset = _judges_with_labels(collection)
+        # An EXISTS per judge, not a count of the collection's labels: the menu costs the same at any size.
+        choice_field(self, "judge").queryset = judges_with_labels(collection=collection, task="relevance")

@@ -15,19 +15,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from django.db.models import Count, Max, Model
-
-from annotation.models import (
-    Collection,
-    Judge,
-    Ranking,
-    Run,
-)
+from annotation.models import Collection, Judge
+from core.revisions import revisions_read
 from judging.hybrid import charts
 from judging.hybrid.estimate import sample_draw
 from judging.hybrid.pair_simulation import pair_budget_simulate
 from judging.hybrid.services import DEFAULT_MEASURE
-from judging.hybrid.units import HYBRID, UnitsError, unit_table
+from judging.hybrid.units import UnitsError, table_reads, unit_table
 from judging.measures.hybrid.active import ActiveVerdict
 from judging.measures.hybrid.figures import MethodFigures
 from judging.measures.hybrid.planning import ASSURANCE, plan_budget
@@ -38,9 +32,6 @@ from judging.models import HumanSample
 # Samples drawn per budget, on the page and in `simulate_budget` alike.
 DEFAULT_REPEATS = 500
 
-# The judges' labels each task's unit table reads: a change to any of them makes a finished simulation
-# of the same choices stale.
-LABELS_READ: dict[str, tuple[type[Model], ...]] = {task: hybrid.reads for task, hybrid in HYBRID.items()}
 JUDGE_FIELDS = ("human_judge", "machine_judge", "confidence_judge", "gold_judge")
 
 
@@ -64,28 +55,13 @@ def form_initial(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def labels_fingerprint(*, collection: Collection, params: dict[str, Any]) -> str:
-    """A digest of what the simulation reads: per label table its count, last id and last change for the
-    judges named (in every collection: cheap, and a change elsewhere only costs a new simulation), the
-    collection's runs and rankings, and the sample. One aggregate query per table."""
-    names = [params["machine_judge"], *params["human_judge"]]
-    names += [params[k] for k in ("confidence_judge", "gold_judge") if params.get(k)]
-    judges = sorted(Judge.objects.filter(name__in=names).values_list("pk", flat=True))
-    parts: list[Any] = [judges]
-    for model in LABELS_READ.get(params["task"], ()):
-        parts.append(
-            model._default_manager.filter(judge__in=judges).aggregate(
-                n=Count("id"), last=Max("id"), changed=Max("updated_at")
-            )
-        )
-    parts.append(Run.objects.filter(collection=collection).aggregate(n=Count("id"), last=Max("id")))
-    parts.append(Ranking.objects.filter(run__collection=collection).aggregate(n=Count("id"), last=Max("id")))
-    if params.get("sample"):
-        parts.append(
-            HumanSample.objects.filter(collection=collection, name=params["sample"]).values_list(
-                "pk", flat=True
-            )[:1]
-        )
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    """A digest of what the simulation reads, by the rule every stored report follows: the revisions of
+    the tables a unit table of the task reads (`units.table_reads`: the labels, the judges, the runs and
+    their rankings, the samples; core/revisions.py), which PostgreSQL moves on every write, and the
+    collection. One query. Revisions are per table: a label written in another collection also makes the
+    next simulation of the same choices run again (never stale; sometimes run needlessly)."""
+    revisions = revisions_read(models=table_reads(params["task"]))
+    return hashlib.sha256(json.dumps([collection.pk, sorted(revisions.items())]).encode()).hexdigest()
 
 
 def table_for(collection: Collection, data: dict[str, Any], human: Any = None) -> UnitTable:
@@ -143,7 +119,7 @@ def _simulate(collection: Collection, data: dict[str, Any]) -> tuple[BudgetSimul
     return outcome, full
 
 
-def _resolved(collection: Collection, params: dict[str, Any]) -> dict[str, Any]:
+def params_resolved(collection: Collection, params: dict[str, Any]) -> dict[str, Any]:
     """`params` with judges and the sample as objects, as the form cleaned them; one that is gone since
     the simulation was asked is an error the page shows."""
     names = [*params["human_judge"], *(params[k] for k in JUDGE_FIELDS[1:] if params.get(k))]
@@ -175,7 +151,7 @@ def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[st
     """Simulate the budgets of `params` (and plan, when a target is given) on the collection as it is;
     the JSON the page is drawn from. Raises UnitsError or EstimationError as the page used to answer."""
 
-    data = _resolved(collection, params)
+    data = params_resolved(collection, params)
     outcome, full = _simulate(collection, data)
     plan = None
     if full is not None and (data["target_width"] or data["settle_share"]):
@@ -195,27 +171,28 @@ def budget_compute(*, collection: Collection, params: dict[str, Any]) -> dict[st
         "table_notes": outcome.table.notes,
         "plan": plan,
     }
-    return _encoded(result)
+    return json_encoded(result)
 
 
-def _encoded(value: Any) -> Any:
+def json_encoded(value: Any) -> Any:
     """JSON has no NaN or infinity (PostgreSQL refuses them): such floats are stored as {"float": "nan"}."""
     if isinstance(value, float) and not math.isfinite(value):
         return {"float": str(value)}
     if isinstance(value, dict):
-        return {k: _encoded(v) for k, v in value.items()}
+        return {k: json_encoded(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_encoded(v) for v in value]
+        return [json_encoded(v) for v in value]
     return value
 
 
-def _decoded(value: Any) -> Any:
+def json_decoded(value: Any) -> Any:
+    """The value `json_encoded` stored, its non-finite floats back."""
     if isinstance(value, dict):
         if value.keys() == {"float"}:
             return float(value["float"])
-        return {k: _decoded(v) for k, v in value.items()}
+        return {k: json_decoded(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_decoded(v) for v in value]
+        return [json_decoded(v) for v in value]
     return value
 
 
@@ -250,7 +227,7 @@ def _verdict(data: dict[str, Any] | None) -> ActiveVerdict | None:
 
 def budget_shown(*, stored: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     """The budget page's context for a finished simulation, from its stored JSON alone."""
-    data = _decoded(stored)
+    data = json_decoded(stored)
     simulation = _simulation_result(data)
     plan = data["plan"]
     methods = list(next(iter(simulation.budgets.values())))

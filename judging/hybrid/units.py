@@ -23,16 +23,29 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.db.models import Model
 
 from annotation.families import LABEL_TASKS
 from annotation.labels.family import Hybrid
-from annotation.models import Collection, Judge, RelevanceJudgment, Run
+from annotation.models import (
+    Collection,
+    Judge,
+    NuggetSetTurn,
+    Ranking,
+    RelevanceJudgment,
+    Response,
+    ResponseSentence,
+    Run,
+    Topic,
+    Turn,
+)
 from annotation.relevance.family import RELEVANT_SHARE
 from annotation.selectors import qrels_dict, runs_dict
 from core.ordering import natural_key
 from core.wording import plural
 from judging.measures.hybrid.table import UnitTable
 from judging.measures.nuggets import NuggetMetricsError
+from judging.models import HumanSample, SampleUnit
 from judging.scores.nuggets import nugget_metrics
 from judging.scores.rag_nuggets import nugget_scores
 from judging.scores.relevance import answer_only_runs
@@ -43,12 +56,33 @@ HYBRID: dict[str, Hybrid] = {
     name: task.hybrid for name, task in LABEL_TASKS.items() if task.hybrid is not None
 }
 TASKS = tuple(HYBRID)
+# What every unit table and estimate reads besides its task's labels: the judges, the collection's
+# topics, turns, runs and their rankings and answers, the nugget sets' topics (which topics a nugget
+# evaluation covers), and the stored human samples.
+COLLECTION_READS: tuple[type[Model], ...] = (
+    Judge,
+    NuggetSetTurn,
+    Topic,
+    Turn,
+    Run,
+    Ranking,
+    Response,
+    ResponseSentence,
+    HumanSample,
+    SampleUnit,
+)
 POOL_ROW = "pool"
 UNITS = ("turn", "pair")
 
 
 class UnitsError(ValueError):
     """The values cannot be gathered as asked (unknown measure, judge without labels, ...)."""
+
+
+def table_reads(task: str) -> tuple[type[Model], ...]:
+    """The tables a unit table (an estimate, a budget simulation) of `task` reads: a write to any of them
+    makes its stored figures stale."""
+    return (*COLLECTION_READS, *HYBRID[task].reads)
 
 
 def measures_for(task: str) -> str:

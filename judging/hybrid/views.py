@@ -1,7 +1,9 @@
 """Organiser pages: each run's hybrid estimate as an error bar, and the budget page (simulation and plan).
 
-Thin views over `units` and `estimate`; the budget page's simulation and plan run on a task worker
-(`tasks`, `budget`) and its page shows the stored figures. The estimate's choices come from the query
+Thin views: the forms are validated here, and the figures computed on a task worker. An estimate (with
+its simulated coverage) is a stored report (`reports`, judging/reports), which the page shows at once or
+says how its computation stands; the budget page's simulation and plan are a `BudgetSimulation` row
+(`tasks`, `budget`) whose page shows the stored figures. The estimate's choices come from the query
 string so a page can be bookmarked. Charts are SVG drawn by the template from numbers, so every collection text
 shown (run and judge names) goes through Django's autoescaping.
 """
@@ -25,16 +27,24 @@ from core.jobs import job_interrupted
 from core.names import named
 from core.wording import plural
 from judging.hybrid import charts
-from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial, table_for
-from judging.hybrid.estimate import hybrid_estimate
+from judging.hybrid.budget import DEFAULT_REPEATS, budget_params, budget_shown, form_initial
 from judging.hybrid.forms import SampleDrawForm
+from judging.hybrid.reports import (
+    EVALUATION_ESTIMATE,
+    HYBRID_ESTIMATE,
+    VERSION,
+    estimate_of,
+    estimate_params,
+    panel_params,
+)
 from judging.hybrid.selectors import samples_progress, simulations_recent
 from judging.hybrid.services import DEFAULT_MEASURE, HybridError, WorkSpec, human_sample_create
 from judging.hybrid.tasks import budget_simulation_again, budget_simulation_start
-from judging.hybrid.units import TASKS, UNITS, UnitsError, unit_table
-from judging.measures.hybrid.estimators import METHODS, EstimationError
+from judging.hybrid.units import TASKS, UNITS, table_reads
+from judging.measures.hybrid.estimators import METHODS
 from judging.measures.hybrid.ranked import is_ranked, parse_ranked
 from judging.models import BudgetSimulation, HumanSample
+from judging.reports.store import report_for, report_shown
 
 MAX_REPEATS = 2000
 
@@ -236,6 +246,7 @@ def _estimate_page(
         "collection": collection,
         "form": form,
         "result": None,
+        "report": None,
         "error": "",
         "draw_form": draw_form,
         "samples": samples_progress(collection_id=collection.id),
@@ -244,22 +255,25 @@ def _estimate_page(
         if not form.is_valid():
             status = 400
         else:
-            data = form.cleaned_data
-            try:
-                result = hybrid_estimate(
-                    table=table_for(collection, data),
-                    method=data["method"],
-                    alpha=data["alpha"],
-                    sample=data["sample"],
-                    fpc=data["fpc"],
-                )
-            except (UnitsError, EstimationError) as exc:
-                context["error"], status = str(exc), 400
-            else:
-                ranking = result.ranking()
+            report = report_for(
+                kind=HYBRID_ESTIMATE,
+                version=VERSION,
+                collection=collection,
+                params=estimate_params(form.cleaned_data),
+                reads=table_reads(form.cleaned_data["task"]),
+                compute="judging.hybrid.reports.hybrid_estimate_compute",
+            )
+            stored = report_shown(report)
+            context["report"] = report
+            if report.failed or (stored and "error" in stored):
+                status = 400
+            if stored and "error" in stored:
+                context["error"] = stored["error"]
+            elif stored is not None:
+                result = estimate_of(stored)
                 context["result"] = result
                 context["settled_count"] = sum(p.settled for p in result.pairs)
-                context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in ranking]
+                context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in result.ranking()]
                 context["chart"] = _error_bars(result)
     return render(request, "hybrid/estimate.html", context, status=status)
 
@@ -308,24 +322,29 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
         request.GET if f"{EvaluationEstimateForm.prefix}-human_judge" in request.GET else None,
         collection=collection,
     )
-    context: dict[str, Any] = {"hybrid_form": form, "hybrid": None, "hybrid_error": ""}
+    context: dict[str, Any] = {"hybrid_form": form, "hybrid": None, "hybrid_report": None, "hybrid_error": ""}
     if not form.is_bound:
         return context, 200
     if not form.is_valid():
         return context, 400
     data = form.cleaned_data
-    try:
-        table = unit_table(
-            collection=collection,
-            task="relevance",
-            measure=data["measure"],
-            human=list(data["human_judge"]),
-            machine=data["machine_judge"],
-        )
-        result = hybrid_estimate(table=table, method=data["method"], sample=data["sample"], pairs=False)
-    except (UnitsError, EstimationError) as exc:
-        context["hybrid_error"] = str(exc)
+    report = report_for(
+        kind=EVALUATION_ESTIMATE,
+        version=VERSION,
+        collection=collection,
+        params=panel_params(data),
+        reads=table_reads("relevance"),
+        compute="judging.hybrid.reports.evaluation_estimate_compute",
+    )
+    context["hybrid_report"] = report
+    stored = report_shown(report)
+    if stored and "error" in stored:
+        context["hybrid_error"] = stored["error"]
         return context, 400
+    status = 400 if report.failed else 200
+    if stored is None:
+        return context, status
+    result = estimate_of(stored)
     query = QueryDict(mutable=True)
     query.update({"task": "relevance", "measure": data["measure"], "method": data["method"]})
     query.setlist("human_judge", [j.name for j in data["human_judge"]])
@@ -333,7 +352,7 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
     if data["sample"] is not None:
         query["sample"] = data["sample"].name
     context.update(hybrid=result, hybrid_chart=_error_bars(result), hybrid_query=query.urlencode())
-    return context, 200
+    return context, status
 
 
 BUDGET_INITIAL: dict[str, Any] = {

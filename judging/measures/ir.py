@@ -22,6 +22,7 @@ the numbers here equal `ir_measures.calc_aggregate` run on the exported qrels an
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,9 +81,10 @@ def qrels_evaluate(
     rankings: dict[str, dict[str, dict[str, float]]],
     rel_threshold: int,
     measures: list[Any],
+    progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """The evaluation of the runs of `rankings` ({run name: {turn: {passage: score}}}) against `qrels`;
-    the rankings may hold turns the judge did not assess."""
+    the rankings may hold turns the judge did not assess. `progress(done, total)` is told after each run."""
     names = [str(m) for m in measures]
     turns = sorted(qrels, key=natural_key)
     # One evaluator for all runs: it indexes the qrels once.
@@ -106,6 +108,8 @@ def qrels_evaluate(
         result.per_turn[run] = scores
         result.runs[run] = {name: sum(scores[turn][name] for turn in turns) / len(turns) for name in names}
         result.missing[run] = [turn for turn in turns if turn not in ranked]
+        if progress is not None:
+            progress(len(result.runs), len(rankings))
     return result
 
 

@@ -1,13 +1,12 @@
-"""The reads of the nugget score pages: the four scores of every run ranked by one of them, and one run's
-scores topic by topic, each from one call of `nugget_scores` (two queries whatever the size)."""
+"""The tables of the nugget score pages: the four scores of every run ranked by one of them, and one run's
+scores topic by topic, drawn from one evaluation of `nugget_scores` (the pages' stored reports,
+`judging.rag_nuggets.reports`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotation.models import Collection, Judge
-from judging.measures.rag_nuggets import SCORE_NAMES, AnswerScores, NuggetScores, Scores, vital_unlabelled
-from judging.scores.rag_nuggets import nugget_scores
+from judging.measures.rag_nuggets import SCORE_NAMES, NuggetScores, Scores, vital_unlabelled
 
 # TREC 2024 RAG's nugget evaluation reports the strict vital score first: the pages and the calibration
 # rank by it unless told otherwise.
@@ -46,28 +45,20 @@ def ranks(values: list[float]) -> list[int]:
     return [1 + sum(other > value for other in values) for value in values]
 
 
-def nugget_score_table(
-    *,
-    collection: Collection,
-    judge: Judge,
-    importance_judge: Judge | None,
-    nuggets_judge: Judge | None,
-    answered_only: bool,
-    order: str,
-) -> ScoreTable:
-    """Every run's four scores under the choices, ranked by `order` (ties by run name)."""
+def run_topic_counts(scores: NuggetScores) -> dict[str, tuple[int, int]]:
+    """{run: (topics scored, topics answered)} of an evaluation."""
+    counts: dict[str, tuple[int, int]] = {}
+    for answer in scores["answers"]:
+        topics, answered = counts.get(answer["run_id"], (0, 0))
+        counts[answer["run_id"]] = (topics + 1, answered + answer.get("answered", True))
+    return counts
+
+
+def score_table(*, scores: NuggetScores, topics: dict[str, tuple[int, int]], order: str) -> ScoreTable:
+    """The table of `scores` ranked by `order` (ties by run name); `topics` gives each run's topics scored
+    and answered (`run_topic_counts`), so that a stored table needs not keep every answer."""
     if order not in SCORE_NAMES:
         raise ValueError(f"unknown score {order!r}; choose one of {', '.join(SCORE_NAMES)}")
-    scores = nugget_scores(
-        collection=collection,
-        judge=judge,
-        importance_judge=importance_judge,
-        nuggets_judge=nuggets_judge,
-        answered_only=answered_only,
-    )
-    topics: dict[str, list[AnswerScores]] = {}
-    for answer in scores["answers"]:
-        topics.setdefault(answer["run_id"], []).append(answer)
     runs = sorted(scores["runs"])
     values = [scores["runs"][run][order] for run in runs]  # type: ignore[literal-required]
     rows = [
@@ -75,8 +66,8 @@ def nugget_score_table(
             run=run,
             rank=rank,
             scores=scores["runs"][run],
-            topics=len(topics.get(run, [])),
-            answered=sum(1 for a in topics.get(run, []) if a.get("answered", True)),
+            topics=topics.get(run, (0, 0))[0],
+            answered=topics.get(run, (0, 0))[1],
         )
         for run, rank in zip(runs, ranks(values), strict=True)
     ]

@@ -2,8 +2,9 @@
 judge and importance judge, ranked by any of them; one run topic by topic; and nuggetizer's three files
 (created nuggets, assignments, a run's per-answer metrics) with the choices in their names.
 
-Thin views: `NuggetScoresForm` validates the query string (a table is a link to share), one selector
-reads, and the downloads are the text the export functions and `nugget_scores_text` write.
+Thin views: `NuggetScoresForm` validates the query string (a table is a link to share); the pages show
+the scores of a stored report (`reports`), computed by a task worker, at once or say how their
+computation stands; the downloads are the text the export functions and `nugget_scores_text` write.
 """
 
 from __future__ import annotations
@@ -26,7 +27,17 @@ from judging.rag_nuggets.forms import (
     choices_slug,
     importance_slug,
 )
-from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, nugget_score_table, run_topics
+from judging.rag_nuggets.reports import (
+    NUGGET_READS,
+    NUGGET_SCORES,
+    NUGGET_SCORES_RUN,
+    VERSION,
+    nugget_params,
+    nugget_scores_run_compute,
+    stored_table,
+)
+from judging.rag_nuggets.selectors import DEFAULT_SCORE, ScoreTable, run_topics
+from judging.reports.store import ReportView, report_current, report_for, report_shown
 from judging.scores.rag_nuggets import ANSWERED_ONLY_NOTE, nugget_scores_text
 
 DOWNLOADS = ("nuggets", "assignments", "metrics")
@@ -36,18 +47,6 @@ def _form(request: HttpRequest, collection: Collection) -> NuggetScoresForm:
     # Unbound until a judge is named: the page then shows the form only.
     data = request.GET if "judge" in request.GET else None
     return NuggetScoresForm(data, collection=collection, initial={"order": DEFAULT_SCORE})
-
-
-def _table(form: NuggetScoresForm, collection: Collection) -> ScoreTable:
-    data = form.cleaned_data
-    return nugget_score_table(
-        collection=collection,
-        judge=data["judge"],
-        importance_judge=data["importance_judge"],
-        nuggets_judge=data["nuggets_judge"],
-        answered_only=data["answered_only"],
-        order=data["order"],
-    )
 
 
 def _context(request: HttpRequest, collection: Collection, form: NuggetScoresForm) -> dict[str, object]:
@@ -62,6 +61,27 @@ def _context(request: HttpRequest, collection: Collection, form: NuggetScoresFor
     }
 
 
+def _report(
+    collection: Collection, form: NuggetScoresForm, run: Run | None = None
+) -> tuple[ReportView, ScoreTable | None, str]:
+    """The stored report of the form's choices (with `run`, that run's topics too), its table ranked by
+    the chosen score once there are figures to show, and why there are none when they cannot be."""
+    report = report_for(
+        kind=NUGGET_SCORES if run is None else NUGGET_SCORES_RUN,
+        version=VERSION,
+        collection=collection,
+        params=nugget_params(form.cleaned_data, run=run.name if run is not None else None),
+        reads=NUGGET_READS,
+        compute=(
+            "judging.rag_nuggets.reports.nugget_scores_compute"
+            if run is None
+            else "judging.rag_nuggets.reports.nugget_scores_run_compute"
+        ),
+    )
+    stored = report_shown(report)
+    return report, stored_table(stored, order=form.cleaned_data["order"]), (stored or {}).get("error", "")
+
+
 @organiser_required
 def nugget_scores_page(request: HttpRequest, name: str) -> HttpResponse:
     """Every run's four scores, ranked by the chosen one, with the downloads under the same choices."""
@@ -71,7 +91,9 @@ def nugget_scores_page(request: HttpRequest, name: str) -> HttpResponse:
     status = 200
     if form.is_bound:
         if form.is_valid():
-            context["table"] = _table(form, collection)
+            report, context["table"], context["error"] = _report(collection, form)
+            context["report"] = report
+            status = 400 if report.failed or context["error"] else 200
         else:
             status = 400
     return render(request, "evaluation/nugget_scores.html", context, status=status)
@@ -87,10 +109,12 @@ def nugget_scores_run(request: HttpRequest, name: str, run: str) -> HttpResponse
     status = 200
     if form.is_bound:
         if form.is_valid():
-            table = _table(form, collection)
-            context["table"] = table
-            context["topics"] = run_topics(table, run_obj.name)
-            context["row"] = next((row for row in table.rows if row.run == run_obj.name), None)
+            report, table, context["error"] = _report(collection, form, run_obj)
+            context["report"], context["table"] = report, table
+            status = 400 if report.failed or context["error"] else 200
+            if table is not None:
+                context["topics"] = run_topics(table, run_obj.name)
+                context["row"] = next((row for row in table.rows if row.run == run_obj.name), None)
         else:
             status = 400
     return render(request, "evaluation/nugget_run.html", context, status=status)
@@ -152,13 +176,17 @@ def nugget_scores_download(request: HttpRequest, name: str, kind: str) -> HttpRe
         )
         return _attachment(body, f"{collection.name}-assignments-{choices}.jsonl")
     run = request.GET.get("run", "")
-    table = _table(form, collection)
-    if run not in table.scores["runs"]:
+    # The run page's stored scores when they are current; else computed here, never stale.
+    params = nugget_params(data, run=run)
+    scores = report_current(
+        kind=NUGGET_SCORES_RUN, version=VERSION, collection=collection, params=params, reads=NUGGET_READS
+    ) or nugget_scores_run_compute(collection=collection, params=params, progress=lambda *_: None)
+    if run not in scores["scores"]["runs"]:
         return error_json(
             detail="choose a run scored under these choices: nuggetizer's metrics file is one run's",
             code="invalid",
             status=400,
             fields={"run": ["not a run scored under these choices" if run else "this field is required"]},
         )
-    body = nugget_scores_text([a for a in table.scores["answers"] if a["run_id"] == run])
+    body = nugget_scores_text(scores["scores"]["answers"])
     return _attachment(body, f"{collection.name}-metrics-{_file_part(run)}-{choices}.jsonl")

@@ -88,6 +88,14 @@ class ReportView:
         return self.row.result if self.done else None
 
 
+def report_shown(view: ReportView) -> dict[str, Any] | None:
+    """The figures a page draws: the current ones, or while they are computed the latest earlier ones
+    (which `reports/_status.html` labels as such), or None."""
+    if view.done:
+        return view.result
+    return view.earlier.result if view.earlier is not None else None
+
+
 def report_for(
     *,
     kind: str,

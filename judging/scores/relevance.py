@@ -3,7 +3,7 @@ and scored by `judging.measures.ir` (whose docstring gives the conventions)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ir_measures import AP, Judged, P, R, nDCG
@@ -37,11 +37,13 @@ def runs_evaluate(
     runs: Iterable[Run] | None = None,
     rel_threshold: int = DEFAULT_REL_THRESHOLD,
     measures: list[Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """Score runs of `collection` (all of them unless `runs` is given) against `judge`'s relevance labels.
 
     Only turns the judge assessed count; a run without a ranking for one of them scores 0 there
     (trec_eval -c). Raises EvaluationError if the judge has no relevance labels on the collection.
+    `progress(done, total)` is told after each run is scored.
     """
     # `measures` narrows the evaluation to what a caller needs (the primary measure, nDCG@5, must stay
     # among them for ranked_runs): ir_measures spends most of an evaluation on each per-turn value.
@@ -60,6 +62,7 @@ def runs_evaluate(
         rankings=runs_dict(runs=selected, turn_ids=qrels),
         rel_threshold=rel_threshold,
         measures=measures,
+        progress=progress,
     )
 
 
@@ -141,6 +144,7 @@ def _evaluate(
     rankings: dict[int, dict[str, dict[str, float]]],
     rel_threshold: int,
     measures: list[Any],
+    progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """The evaluation of `runs` against `qrels`; `rankings` ({run id: ...}) may hold turns the judge did
     not assess."""
@@ -151,4 +155,5 @@ def _evaluate(
         rankings={run.name: rankings.get(run.pk, {}) for run in runs},
         rel_threshold=rel_threshold,
         measures=measures,
+        progress=progress,
     )

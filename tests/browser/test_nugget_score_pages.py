@@ -8,6 +8,7 @@ import pytest
 
 from annotation.models import Judge
 from annotation.rag_nuggets.io import assignments_import
+from tests.background import IMMEDIATE
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
@@ -22,7 +23,10 @@ def column(page, table, index):
     )
 
 
-def test_an_organiser_scores_ranks_downloads_and_calibrates(page, login, tmp_path):
+def test_an_organiser_scores_ranks_downloads_and_calibrates(page, login, tmp_path, settings):
+    # The scores are computed as the page asks for them (tests/judging/test_report_pages.py pins the
+    # worker that computes them otherwise).
+    settings.TASKS = IMMEDIATE
     collection = CollectionFactory(name="rag")
     rag_collection(tmp_path, collection, runs=RUNS)
     lists = nugget_lists(seed=3, size=5)

@@ -1,11 +1,15 @@
-"""What the judging tests share besides fixtures: running a command, and the arguments and query the
-hybrid tests give for the collections of conftest.py."""
+"""What the judging tests share besides fixtures: running a command, reading a page whose figures a task
+worker computes, and the arguments and query the hybrid tests give for the collections of conftest.py."""
 
 from __future__ import annotations
 
 from io import StringIO
+from typing import Any
 
 from django.core.management import call_command
+from django.test import Client
+
+from tests.background import tasks_run_ready
 
 # The size of `hybrid_collection`.
 TURNS, PASSAGES = 40, 6
@@ -21,3 +25,11 @@ def run(name: str, *args: str) -> str:
     out = StringIO()
     call_command(name, *args, stdout=out, stderr=StringIO())
     return out.getvalue()
+
+
+def report_page(client: Client, url: str, data: dict[str, Any] | None = None) -> Any:
+    """A page showing a stored report, once a task worker has computed it: the first view queues the
+    report, the worker runs here, and the second view (returned) shows the stored figures."""
+    client.get(url, data)
+    tasks_run_ready()
+    return client.get(url, data)

@@ -1,4 +1,5 @@
-"""Evaluation pages: organisers only, the table equals runs_evaluate, bad input answers 400, text escaped."""
+"""Evaluation pages: organisers only, the table (computed by a task worker) equals runs_evaluate, bad input
+answers 400, text escaped."""
 
 import pytest
 from django.urls import reverse
@@ -15,6 +16,7 @@ from tests.factories import (
     TurnFactory,
     UserFactory,
 )
+from tests.judging.helpers import report_page
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +80,7 @@ def test_it_shows_organisers_the_table_of_runs_evaluate(client, setup):
     collection, judge, best, sneaky, _ = setup
     client.force_login(OrganiserFactory())
 
-    response = client.get(runs_url(collection), {"judge": "nist", "rel": "3"})
+    response = report_page(client, runs_url(collection), {"judge": "nist", "rel": "3"})
 
     assert response.status_code == 200
     expected = runs_evaluate(collection=collection, judge=judge, rel_threshold=3)
@@ -97,7 +99,7 @@ def test_it_shows_one_run_per_turn_with_missing_turns_at_zero(client, setup):
     collection, judge, _, sneaky, (first, second) = setup
     client.force_login(OrganiserFactory())
 
-    response = client.get(run_url(collection, sneaky), {"judge": "nist", "rel": "2"})
+    response = report_page(client, run_url(collection, sneaky), {"judge": "nist", "rel": "2"})
 
     assert response.status_code == 200
     rows = response.context["rows"]
@@ -152,7 +154,7 @@ def test_a_link_naming_only_the_judge_uses_the_default_threshold(client, setup):
     collection, judge, *_ = setup
     client.force_login(OrganiserFactory())
 
-    response = client.get(runs_url(collection), {"judge": "nist"})
+    response = report_page(client, runs_url(collection), {"judge": "nist"})
 
     assert response.status_code == 200
     assert response.context["evaluation"].runs == runs_evaluate(collection=collection, judge=judge).runs

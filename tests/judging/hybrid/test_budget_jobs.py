@@ -10,8 +10,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Judge, RelevanceJudgment
-from judging.hybrid.budget import DEFAULT_REPEATS, _decoded, _encoded, budget_shown
+from annotation.models import Judge, Ranking, RelevanceJudgment
+from judging.hybrid.budget import DEFAULT_REPEATS, budget_shown, json_decoded, json_encoded
 from judging.hybrid.units import unit_table
 from judging.hybrid.views import BUDGET_INITIAL, BudgetForm
 from judging.measures.hybrid.planning import plan_budget
@@ -110,6 +110,29 @@ def test_it_simulates_anew_when_a_label_changed_since(client, views_collection):
     assert again.status_code == 302
     assert BudgetSimulation.objects.count() == 2
     assert BudgetSimulation.objects.first().status == BudgetSimulation.Status.PENDING
+
+
+def test_it_simulates_anew_after_any_write_to_what_it_reads_even_one_the_orm_never_saw(
+    client, views_collection
+):
+    client.force_login(OrganiserFactory())
+    budget_simulated(client, "views", ASKED)
+    # A grade changed by plain SQL (no updated_at, same count and ids), then a ranking: the table
+    # revisions see both, as every stored report's fingerprint does.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {RelevanceJudgment._meta.db_table} SET grade = 4 - grade WHERE id = %s",
+            [RelevanceJudgment.objects.filter(judge__name="nist").values_list("pk", flat=True).first()],
+        )
+
+    after_label = client.post(_url(), ASKED)
+    tasks_run_ready()
+    Ranking.objects.filter(run__collection=views_collection).first().delete()
+    after_ranking = client.post(_url(), ASKED)
+
+    assert after_label.status_code == after_ranking.status_code == 302
+    assert BudgetSimulation.objects.count() == 3
+    assert len({s.fingerprint for s in BudgetSimulation.objects.all()}) == 3
 
 
 def test_it_answers_a_bad_form_with_400_and_queues_nothing(client, views_collection):
@@ -236,14 +259,14 @@ def test_it_stores_figures_json_cannot_hold_and_shows_them_as_computed():
         "plan": None,
     }
 
-    encoded = _encoded(stored)
+    encoded = json_encoded(stored)
     shown = budget_shown(stored=encoded, params={"alpha": 0.05, "method": "ppi++", "fpc": False})
 
     assert encoded["budgets"]["4"]["ppi++"]["width_ratio"] == {"float": "nan"}
     json.dumps(encoded, allow_nan=False)  # valid JSON, as PostgreSQL requires
     f = shown["simulation"].budgets[4]["ppi++"]
     assert f.width_ratio != f.width_ratio and f.worst_run_coverage == float("inf")
-    assert _decoded(encoded)["budgets"]["4"]["ppi++"]["coverage"] == 0.9
+    assert json_decoded(encoded)["budgets"]["4"]["ppi++"]["coverage"] == 0.9
 
 
 def test_the_simulation_page_links_the_estimates_of_its_choices(client, views_collection):

@@ -24,6 +24,7 @@ from tests.factories import (
     TurnFactory,
 )
 from tests.judging.budget_page import budget_simulated
+from tests.judging.helpers import report_page
 
 
 def _varying(units: int, runs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -153,7 +154,7 @@ def test_the_estimate_page_names_its_intervals_by_confidence_not_alpha(client, c
     client.force_login(OrganiserFactory())
     query = {"task": "relevance", "human_judge": "nist", "machine_judge": "llm", "measure": "nDCG@5"}
 
-    response = client.get(reverse("judging:hybrid-estimate", args=[collection.name]), query)
+    response = report_page(client, reverse("judging:hybrid-estimate", args=[collection.name]), query)
 
     assert response.status_code == 200
     body = response.content.decode()

@@ -11,7 +11,7 @@ from judging.measures.hybrid.table import UnitTable
 from judging.models import BudgetSimulation
 from tests.factories import OrganiserFactory, ResponseFactory, RunFactory
 from tests.judging.budget_page import budget_simulated
-from tests.judging.helpers import QUERY
+from tests.judging.helpers import QUERY, report_page
 
 
 def _table() -> UnitTable:
@@ -84,7 +84,7 @@ def test_answer_only_runs_are_listed_not_scored_on_the_evaluation_and_budget_pag
     answers = RunFactory(collection=views_collection, name="answers-only")
     ResponseFactory(run=answers, turn=views_collection.turns.first(), text="An answer.")
     client.force_login(OrganiserFactory())
-    page = client.get(reverse("judging:evaluation-runs", args=["views"]), {"judge": "nist"})
+    page = report_page(client, reverse("judging:evaluation-runs", args=["views"]), {"judge": "nist"})
     assert page.status_code == 200
     body = page.content.decode()
     assert (

@@ -23,6 +23,7 @@ from tests.factories import (
     TurnFactory,
     UserFactory,
 )
+from tests.judging.helpers import report_page
 
 pytestmark = pytest.mark.django_db
 
@@ -160,12 +161,16 @@ def test_the_estimate_is_valid_once_the_assessors_have_labelled_the_sample(clien
     partial = client.get(page)
     row = next(p for p in partial.context["samples"] if p.sample == sample)
     assert (row.labelled, row.drawn, row.human_judges) == (2, 4, ["assessor:ann"])
-    halfway = client.get(f"{page}?{row.query}")
+    halfway = report_page(client, f"{page}?{row.query}")
     assert halfway.status_code == 200
     assert "2 drawn units per run have no human label yet" in halfway.content.decode()
 
     label(drawn[2:])
-    done = client.get(f"{page}?{row.query}")
+    # The labels written since make the stored estimate stale: this view queues it again.
+    stale = client.get(f"{page}?{row.query}")
+    assert not stale.context["report"].done
+    assert 'id="report-earlier"' in stale.content.decode()
+    done = report_page(client, f"{page}?{row.query}")
 
     assert done.status_code == 200
     body = done.content.decode()

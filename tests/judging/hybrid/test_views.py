@@ -10,7 +10,7 @@ from tests.factories import (
     UserFactory,
 )
 from tests.judging.budget_page import budget_simulated
-from tests.judging.helpers import QUERY
+from tests.judging.helpers import QUERY, report_page
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ def test_it_sends_anonymous_users_to_login_and_refuses_non_organisers(client, vi
 
 def test_the_estimate_page_draws_an_error_bar_per_run_and_escapes_run_names(client, views_collection):
     client.force_login(OrganiserFactory())
-    response = client.get(reverse("judging:hybrid-estimate", args=["views"]), QUERY)
+    response = report_page(client, reverse("judging:hybrid-estimate", args=["views"]), QUERY)
     assert response.status_code == 200
     body = response.content.decode()
     assert 'id="hybrid-error-bars"' in body and body.count("<circle") == 2
@@ -34,7 +34,9 @@ def test_the_estimate_page_draws_an_error_bar_per_run_and_escapes_run_names(clie
 
 def test_the_estimate_page_says_what_is_wrong_with_a_bad_measure(client, views_collection):
     client.force_login(OrganiserFactory())
-    response = client.get(reverse("judging:hybrid-estimate", args=["views"]), {**QUERY, "measure": "nope@3"})
+    response = report_page(
+        client, reverse("judging:hybrid-estimate", args=["views"]), {**QUERY, "measure": "nope@3"}
+    )
     assert response.status_code == 400
     assert "unknown measure" in response.content.decode()
 
@@ -81,7 +83,7 @@ def test_the_evaluation_page_draws_each_runs_estimate_as_an_error_bar(client, vi
     from judging.hybrid.units import unit_table
 
     client.force_login(OrganiserFactory())
-    response = client.get(reverse("judging:evaluation-runs", args=["views"]), EVALUATION)
+    response = report_page(client, reverse("judging:evaluation-runs", args=["views"]), EVALUATION)
 
     assert response.status_code == 200
     panel = _panel(response.content.decode())
@@ -111,7 +113,7 @@ def test_the_evaluation_page_says_what_is_wrong_with_the_estimate_choice(client,
     client.force_login(OrganiserFactory())
     url = reverse("judging:evaluation-runs", args=["views"])
 
-    bad_measure = client.get(url, {**EVALUATION, "hybrid-measure": "nope@3"})
+    bad_measure = report_page(client, url, {**EVALUATION, "hybrid-measure": "nope@3"})
     assert bad_measure.status_code == 400
     assert "unknown measure" in _panel(bad_measure.content.decode())
     unknown_judge = client.get(url, {**EVALUATION, "hybrid-machine_judge": "<i>x</i>"})
@@ -125,7 +127,7 @@ def test_the_evaluation_page_merges_several_human_judges(client, views_collectio
     RelevanceJudgment.objects.create(judge=second, turn=turn, passage_id="d00", grade=4)
     client.force_login(OrganiserFactory())
     query = {**EVALUATION, "hybrid-human_judge": ["nist", "second"]}
-    response = client.get(reverse("judging:evaluation-runs", args=["views"]), query)
+    response = report_page(client, reverse("judging:evaluation-runs", args=["views"]), query)
 
     assert response.status_code == 200
     assert any("2 judges (nist, second) merged" in n for n in response.context["hybrid"].notes)
@@ -147,7 +149,7 @@ def test_the_budget_page_shows_the_worst_run_the_monte_carlo_error_warnings_and_
 
 def test_the_estimate_page_warns_below_30_units(client, views_collection):
     client.force_login(OrganiserFactory())
-    response = client.get(reverse("judging:hybrid-estimate", args=["views"]), QUERY)
+    response = report_page(client, reverse("judging:hybrid-estimate", args=["views"]), QUERY)
     assert response.status_code == 200
     body = response.content.decode()
     assert 'id="hybrid-warnings"' in body and "12 human-labelled units (fewer than 30)" in body

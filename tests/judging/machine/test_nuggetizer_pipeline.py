@@ -20,6 +20,7 @@ from annotation.collection.io import run_import
 from annotation.models import Condition, Judge, Nugget, NuggetAssignment, NuggetImportanceJudgment
 from annotation.rag_nuggets.writer import ImportanceRow, importance_judgments_upsert
 from tests.factories import CollectionFactory, OrganiserFactory
+from tests.judging.helpers import report_page
 from tests.rag_nugget_files import QUESTIONS, answer_sentences, reported_length
 
 pytestmark = pytest.mark.django_db
@@ -232,7 +233,7 @@ def test_nuggetizers_files_go_through_assay_and_score_as_nuggetizer_scores_them(
     # The same choices on the scores page, and its assignments download: the same scores, the same file.
     client.force_login(OrganiserFactory())
     choices = {"judge": "gpt-4o-assign", "importance_judge": "llm-vital"}
-    table = client.get(reverse("judging:nugget-scores", args=[name]), choices).context["table"]
+    table = report_page(client, reverse("judging:nugget-scores", args=[name]), choices).context["table"]
     download = client.get(reverse("judging:nugget-scores-download", args=[name, "assignments"]), choices)
     assert {row.run: dict(row.scores) for row in table.rows} == by_vital_judge["runs"]
     assert download.status_code == 200 and download.content == exported.read_bytes()

@@ -25,7 +25,7 @@ from judging.measures.ranking import (
     tau_lower_bound,
 )
 from tests.factories import OrganiserFactory
-from tests.judging.helpers import BASE, run
+from tests.judging.helpers import BASE, report_page, run
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -169,7 +169,8 @@ def test_it_states_holm_and_tau_in_estimates_json_and_text(hybrid_collection):
 @pytest.mark.django_db
 def test_it_shows_holm_and_tau_on_the_estimates_page(client, hybrid_collection):
     client.force_login(OrganiserFactory())
-    response = client.get(
+    response = report_page(
+        client,
         reverse("judging:hybrid-estimate", args=["hybrid"]),
         {"task": "relevance", "human_judge": "nist", "machine_judge": "llm"},
     )

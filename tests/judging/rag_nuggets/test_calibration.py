@@ -22,6 +22,7 @@ from annotation.rag_nuggets.io import assignments_import
 from judging.measures.agreement import rank_agreement
 from judging.scores.rag_nuggets import nugget_scores
 from tests.factories import CollectionFactory
+from tests.judging.helpers import report_page
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
@@ -93,8 +94,10 @@ def test_it_shows_the_form_until_two_evaluations_are_chosen(organiser, setup):
 
 def test_the_scores_pages_link_fills_in_evaluation_a(organiser, setup):
     collection, auto, _ = setup
-    scores = organiser.get(
-        reverse("judging:nugget-scores", args=[collection.name]), {"judge": auto.name, "order": "vital_score"}
+    scores = report_page(
+        organiser,
+        reverse("judging:nugget-scores", args=[collection.name]),
+        {"judge": auto.name, "order": "vital_score"},
     ).content.decode()
     link = re.search(r'href="([^"]+)" id="calibrate-this"', scores).group(1).replace("&amp;", "&")
 

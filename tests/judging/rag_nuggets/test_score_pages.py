@@ -17,11 +17,20 @@ from annotation.models import Judge, NuggetImportanceJudgment, Response
 from annotation.rag_nuggets.io import assignments_import
 from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.scores.rag_nuggets import nugget_scores
+from tests.background import IMMEDIATE
 from tests.factories import CollectionFactory, RunFactory
 from tests.judging.nugget_pages import assert_form_only, assert_organisers_only
 from tests.rag_nugget_files import assignment_records, assignments_file, nugget_lists, rag_collection
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def reports_inline(settings):
+    """The pages' scores are computed as they are asked (the immediate backend), inside the test's
+    transaction; tests/judging/test_report_pages.py pins the queue, the worker and the stored figures."""
+    settings.TASKS = IMMEDIATE
+
 
 RUNS = ("run-a", "run-b", "run-c", "<b>run-d&amp;")
 
@@ -257,6 +266,8 @@ def test_it_names_the_importance_judge_and_answered_only_in_the_file_names(organ
 def _page_queries(client, collection, judge) -> tuple[int, int, int]:
     counts = []
     for url in (scores_url(collection), run_url(collection, "run-a")):
+        # The first view computes the scores; the one counted shows them stored.
+        client.get(url, {"judge": judge.name, "order": "vital_score"})
         with CaptureQueriesContext(db) as queries:
             response = client.get(url, {"judge": judge.name, "order": "vital_score"})
         assert response.status_code == 200
