@@ -39,7 +39,7 @@ from judging.agreement.stored import (
     ranking_compute,
     ranking_params,
 )
-from judging.reports.store import ReportView, report_current, report_for
+from judging.reports.store import ReportView, report_current, report_for, report_shown
 
 # The scatter of the run ranking shown beside a comparison, drawn from the comparison's stored figures.
 BESIDE = ("beside.svg", "beside.png")
@@ -75,14 +75,6 @@ def _current(
     return stored if stored is not None else compute(collection=collection, params=params)
 
 
-def _shown(stored: ReportView) -> dict[str, Any] | None:
-    """What the page shows: the current figures, or while they are computed the latest earlier ones
-    (which the page labels as such), or nothing."""
-    if stored.result is not None:
-        return stored.result
-    return stored.earlier.result if stored.earlier is not None else None
-
-
 @organiser_required
 def agreement_index(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.all()
@@ -105,7 +97,7 @@ def agreement_report(request: HttpRequest, name: str) -> HttpResponse:
             data = form.cleaned_data
             stored = _stored(COMPARISON, collection, comparison_params(data), "comparison_compute")
             context["stored"] = stored
-            shown = _shown(stored)
+            shown = report_shown(stored)
             if shown is not None:
                 context["report"], context["error"] = shown["report"], shown["error"]
             if context.get("report"):
@@ -180,7 +172,7 @@ def ranking_report(request: HttpRequest, name: str) -> HttpResponse:
         if form.is_valid():
             stored = _stored(RANKING, collection, ranking_params(form.cleaned_data), "ranking_compute")
             context["stored"] = stored
-            shown = _shown(stored)
+            shown = report_shown(stored)
             if shown is not None:
                 context["report"], context["error"] = shown["report"], shown["error"]
             status = 400 if stored.done and not context.get("report") else 200
@@ -218,7 +210,7 @@ def campaign(request: HttpRequest, name: str) -> HttpResponse:
     if request.GET.get("format") == "json":
         return JsonResponse(_current(CAMPAIGN, collection, {}, campaign_compute))
     stored = _stored(CAMPAIGN, collection, {}, "campaign_compute")
-    context = {"collection": collection, "stored": stored, "report": _shown(stored)}
+    context = {"collection": collection, "stored": stored, "report": report_shown(stored)}
     return render(request, "agreement/campaign.html", context)
 
 
