@@ -211,18 +211,16 @@ def created_nuggets_text(records: list[CreatedNuggets]) -> str:
     )
 
 
-def assignments_text(records: list[AssignedAnswer]) -> str:
-    lines = []
-    for r in records:
-        record: dict[str, Any] = {"query": r.query, "qid": r.qid, "answer_text": r.answer_text}
-        if r.response_length is not None:
-            record["response_length"] = r.response_length
-        record["run_id"] = r.run_id
-        record["nuggets"] = [
-            {"text": n.text, "importance": n.importance, "assignment": n.assignment} for n in r.nuggets
-        ]
-        lines.append(_line_of(record))
-    return "".join(lines)
+def assignment_line(r: AssignedAnswer) -> str:
+    """One line of an assignments file."""
+    record: dict[str, Any] = {"query": r.query, "qid": r.qid, "answer_text": r.answer_text}
+    if r.response_length is not None:
+        record["response_length"] = r.response_length
+    record["run_id"] = r.run_id
+    record["nuggets"] = [
+        {"text": n.text, "importance": n.importance, "assignment": n.assignment} for n in r.nuggets
+    ]
+    return _line_of(record)
 
 
 def scores_text(records: list[AnswerScores]) -> str:

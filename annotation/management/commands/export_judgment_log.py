@@ -1,11 +1,9 @@
 """export_judgment_log: every relevance / PTKB label of a collection as CSV, with assessor, effort and times."""
 
-import io
-
 from django.core.management.base import CommandParser
 
 from annotation.commands import CollectionCommand
-from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
+from annotation.relevance.io import LOG_TASKS, judgment_log_lines, judgment_log_rows, judgment_log_write
 from core.wording import plural
 
 
@@ -33,6 +31,5 @@ class Command(CollectionCommand):
                 count = judgment_log_write(handle, rows)
             self.stderr.write(f"{output}: {plural(count, 'judgment')}")
         else:
-            buffer = io.StringIO()
-            judgment_log_write(buffer, rows)
-            self.stdout.write(buffer.getvalue(), ending="")
+            for line in judgment_log_lines(rows):
+                self.stdout.write(line, ending="")
