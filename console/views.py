@@ -20,7 +20,7 @@ from annotation.labels.files import Download
 from annotation.models import Collection, Pool
 from annotation.permissions import is_organiser, organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.relevance.io import LOG_TASKS, judgment_log_lines, judgment_log_rows
+from annotation.relevance.io import LOG_TASKS, judgment_log_lines
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
 from annotation.selectors import collection_counts
@@ -292,8 +292,8 @@ def export_download(
         written = exporter(Download(collection=collection, judge=judge, options=data))
         body, filename = written.body, stem + written.ending
     else:
-        rows = judgment_log_rows(collection=collection, judge=judge, tasks=LOG_TASKS)
-        body, filename = text_chunks(judgment_log_lines(rows)), f"{stem}-judgment-log.csv"
+        lines = judgment_log_lines(collection=collection, judge=judge, tasks=LOG_TASKS)
+        body, filename = text_chunks(lines), f"{stem}-judgment-log.csv"
     content_type = "text/csv" if filename.endswith(".csv") else "text/plain"
     # Streamed: the file is read from the database as the client takes it, never whole in memory.
     response = StreamingHttpResponse(body, content_type=f"{content_type}; charset=utf-8")

@@ -400,16 +400,16 @@ def _run_lines(
 ) -> Iterator[str]:
     """One run's lines of the assignments file (see `assignments_export`)."""
     labels: dict[int, dict[int, str]] = {}
-    for response_pk, nugget_pk, label in rows.values_list("response_id", "nugget_id", "label"):
+    for response_pk, nugget_pk, label in rows.order_by().values_list("response_id", "nugget_id", "label"):
         labels.setdefault(response_pk, {})[nugget_pk] = label
     answers: list[Answer]
     if answered_only:
         answers = list(Response.objects.filter(pk__in=list(labels)).values_list(*ANSWER_COLUMNS))
     else:
         answers = list(
-            Response.objects.filter(run_id=run_pk, turn_id__in=[t[0] for t in topics], rank=1).values_list(
-                *ANSWER_COLUMNS
-            )
+            Response.objects.filter(run_id=run_pk, turn_id__in=[t[0] for t in topics], rank=1)
+            .order_by()
+            .values_list(*ANSWER_COLUMNS)
         )
         given = {turn_pk for _, _, _, turn_pk, *_ in answers}
         answers += [
@@ -421,9 +421,12 @@ def _run_lines(
     # nuggetizer joins the answer's sentences as the answer file gives them; the stored answer text has
     # them stripped first, so it is only the fallback for an answer without sentences.
     sentences: dict[int, list[str]] = {}
-    for response_pk, sentence in ResponseSentence.objects.filter(
-        response__in=[a[0] for a in answers if a[0] is not None]
-    ).values_list("response_id", "text"):
+    # In each answer's order; not the model's ordering, which joins the run, turn and collection to sort.
+    for response_pk, sentence in (
+        ResponseSentence.objects.filter(response__in=[a[0] for a in answers if a[0] is not None])
+        .order_by("response_id", "index")
+        .values_list("response_id", "text")
+    ):
         sentences.setdefault(response_pk, []).append(sentence)
     for answer_pk, _run_pk, _run, turn_pk, qid, question, text, length in answers:
         if answer_pk is None:  # nuggetizer's record of a question the run did not answer

@@ -6,11 +6,12 @@ who gave it, how long it took and when, for studies of assessor effort and for a
 
 from __future__ import annotations
 
+import csv
 import io
 from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
 from pathlib import Path
-from typing import IO, TypedDict
+from typing import IO, TypedDict, cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -29,7 +30,7 @@ from annotation.relevance.quality.models import GoldGrade
 from annotation.relevance.writer import relevance_judgments_upsert_stage, relevance_stage
 from annotation.selectors import turn_places
 from annotation.services import JUDGMENTS, ImportResult, TurnPks
-from core.csv_safe import SafeDictWriter
+from core.csv_safe import SafeDictWriter, csv_cell
 from core.ordering import natural_key
 from core.streaming import query_rows, text_chunks
 
@@ -158,59 +159,83 @@ def judgment_log_rows(
 
     The unit is the passage id (relevance) or the PTKB statement id (ptkb); the label is the 0-4 grade or
     0/1. Rows are ordered by task, judge name, turn (natural order), unit, so two exports diff cleanly.
-    Time spent is empty when the judge did not report it (imported files, machines). The database orders
-    them by judge and turn and streams them; only one judge's labels of one turn are sorted by unit here.
+    Time spent is empty when the judge did not report it (imported files, machines). The rows stream from
+    the database (see `judgment_log_lines`).
     """
+    records = _log_records(collection, judge, _log_tasks(tasks))
+    return (cast(LogRow, dict(zip(LOG_COLUMNS, record, strict=True))) for record in records)
+
+
+def judgment_log_lines(
+    *, collection: Collection, judge: Judge | None = None, tasks: Iterable[str] = LOG_TASKS
+) -> Iterator[str]:
+    """The log (`judgment_log_rows`) as CSV text with its header, in blocks of rows as the database sends
+    them: a million labels are never whole in memory. The names people and files gave (judge, user, turn,
+    unit) are written as `csv_cell` writes them; the other cells are numbers, times and Assay's own words."""
+    records = _log_records(collection, judge, _log_tasks(tasks))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(LOG_COLUMNS)
+    for count, (name, username, kind, task, turn, unit, *rest) in enumerate(records, start=1):
+        writer.writerow(
+            (csv_cell(name), csv_cell(username), kind, task, csv_cell(turn), csv_cell(unit), *rest)
+        )
+        if count % 2_000 == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _log_tasks(tasks: Iterable[str]) -> list[str]:
     wanted = list(tasks)
     unknown = [task for task in wanted if task not in LOG_TASKS]
     if unknown:
         raise ValueError(f"unknown task {', '.join(unknown)}; expected one of {', '.join(LOG_TASKS)}")
-    return _log_rows(collection, judge, wanted)
+    return wanted
 
 
 # The task's table, the unit's column and its join, the label's column.
 _LOG_SOURCES = {
-    "relevance": (RelevanceJudgment._meta.db_table, "j.passage_id", "", "j.grade"),
+    "relevance": (RelevanceJudgment._meta.db_table, "j.passage_id", "", "j.grade::text"),
     "ptkb": (
         PtkbJudgment._meta.db_table,
         "s.statement_id",
         f"JOIN {PtkbStatement._meta.db_table} s ON s.id = j.statement_id",
-        "j.relevant::integer",
+        "j.relevant::integer::text",
     ),
 }
 
 
-def _log_rows(collection: Collection, judge: Judge | None, tasks: list[str]) -> Iterator[LogRow]:
+def _iso(column: str) -> str:
+    """A timestamp as Python's isoformat() writes it in UTC, made by PostgreSQL: reading a million of them
+    as datetimes to format them again is most of a log's time. Without microseconds, no fraction."""
+    utc = f"{column} AT TIME ZONE 'UTC'"
+    return (
+        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN date_part('microseconds', {column})::bigint "
+        f"%% 1000000 = 0 THEN '' ELSE to_char({utc}, '.US') END || '+00:00'"
+    )
+
+
+def _log_records(collection: Collection, judge: Judge | None, tasks: list[str]) -> Iterator[tuple[str, ...]]:
+    """The log's rows as tuples of text in LOG_COLUMNS' order. The database orders them by judge and turn
+    and streams them; only one judge's labels of one turn are sorted by unit (natural order) here."""
     turns = turn_places(collection=collection)
+    judge_pk = None if judge is None else judge.pk
     for task in tasks:
         table, unit, join, label = _LOG_SOURCES[task]
         sql = (
-            f"SELECT jd.id, o.place, jd.name, u.username, jd.kind, o.turn_id, {unit}, {label}, "
-            f"j.time_spent_ms, j.created_at, j.updated_at FROM {table} j "
-            f"JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
+            f"SELECT jd.id, o.place, jd.name, coalesce(u.username, ''), jd.kind, %s, o.turn_id, {unit}, "
+            f"{label}, coalesce(j.time_spent_ms::text, ''), {_iso('j.created_at')}, {_iso('j.updated_at')} "
+            f"FROM {table} j JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
             f"JOIN {Judge._meta.db_table} jd ON jd.id = j.judge_id "
             f"LEFT JOIN {User._meta.db_table} u ON u.id = jd.user_id "
             "WHERE (%s::bigint IS NULL OR j.judge_id = %s) "
             'ORDER BY jd.name COLLATE "C", o.place'
         )
-        judge_pk = None if judge is None else judge.pk
-        rows = query_rows(sql, [*turns, judge_pk, judge_pk])
+        rows = query_rows(sql, [task, *turns, judge_pk, judge_pk])
         for _key, group in groupby(rows, key=lambda row: row[:2]):
-            for name, username, kind, turn_id, unit_id, value, spent, created, updated in sorted(
-                (row[2:] for row in group), key=lambda row: natural_key(row[4])
-            ):
-                yield {
-                    "judge": name,
-                    "username": username or "",
-                    "judge_kind": kind,
-                    "task": task,
-                    "turn": turn_id,
-                    "unit": unit_id,
-                    "label": str(int(value)),
-                    "time_spent_ms": "" if spent is None else str(spent),
-                    "created_at": created.isoformat(),
-                    "updated_at": updated.isoformat(),
-                }
+            yield from sorted((row[2:] for row in group), key=lambda row: natural_key(row[5]))
 
 
 def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
@@ -222,19 +247,6 @@ def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
         writer.writerow(row)
         count += 1
     return count
-
-
-def judgment_log_lines(rows: Iterable[LogRow]) -> Iterator[str]:
-    """The log as CSV text, its header first, a line at a time as the rows come."""
-    buffer = io.StringIO()
-    writer = SafeDictWriter(buffer, fieldnames=LOG_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow(row)
-    yield buffer.getvalue()
 
 
 # --- The console's upload and download ------------------------------------------------------------

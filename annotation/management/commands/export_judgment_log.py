@@ -21,15 +21,15 @@ class Command(CollectionCommand):
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
 
     def handle(self, *args, collection, judge, task, output, **options):
-        rows = judgment_log_rows(
-            collection=self.get_collection(collection),
-            judge=self.get_judge(judge) if judge else None,
-            tasks=[task] if task else LOG_TASKS,
-        )
+        chosen = {
+            "collection": self.get_collection(collection),
+            "judge": self.get_judge(judge) if judge else None,
+            "tasks": [task] if task else LOG_TASKS,
+        }
         if output:
             with open(output, "w", encoding="utf-8", newline="") as handle:
-                count = judgment_log_write(handle, rows)
+                count = judgment_log_write(handle, judgment_log_rows(**chosen))
             self.stderr.write(f"{output}: {plural(count, 'judgment')}")
         else:
-            for line in judgment_log_lines(rows):
-                self.stdout.write(line, ending="")
+            for block in judgment_log_lines(**chosen):
+                self.stdout.write(block, ending="")
