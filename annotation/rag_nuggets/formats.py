@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.formats.base import MAX_TURN_ID, Problems, excerpt, iter_jsonl, read_text
+from annotation.formats.base import MAX_TURN_ID, Problems, excerpt, read_jsonl
 from annotation.models import MAX_NUGGET_TEXT, NUGGET_LABEL_FAILED, NuggetImportance, NuggetSupport
 
 # nuggetizer writes "failed" where its LLM gave no readable label; the labels keep it (see the models).
@@ -140,10 +140,9 @@ def _qid(obj: dict[str, Any], line: int, problems: Problems) -> str | None:
 
 def parse_created_nuggets(path: str | Path, *, problems: Problems) -> list[CreatedNuggets]:
     """`{query, qid, nuggets: [{text, importance}]}` a line, one line per question."""
-    name = str(path)
     records: list[CreatedNuggets] = []
     seen: dict[str, int] = {}
-    for line, obj in iter_jsonl(read_text(path), name, problems):
+    for line, obj in read_jsonl(path, problems):
         qid = _qid(obj, line, problems)
         query = _string(obj, "query", line, problems)
         nuggets = _nuggets(obj, line, problems, assigned=False)
@@ -160,10 +159,9 @@ def parse_created_nuggets(path: str | Path, *, problems: Problems) -> list[Creat
 def parse_assignments(path: str | Path, *, problems: Problems) -> list[AssignedAnswer]:
     """`{query, qid, answer_text, response_length, run_id, nuggets: [{text, importance, assignment}]}` a
     line, one line per (run, question); `response_length` may be absent."""
-    name = str(path)
     records: list[AssignedAnswer] = []
     seen: dict[tuple[str, str], int] = {}
-    for line, obj in iter_jsonl(read_text(path), name, problems):
+    for line, obj in read_jsonl(path, problems):
         qid = _qid(obj, line, problems)
         query = _string(obj, "query", line, problems)
         run_id = _string(obj, "run_id", line, problems)

@@ -11,8 +11,7 @@ from annotation.formats.base import (
     MAX_TURN_ID,
     Problems,
     excerpt,
-    iter_jsonl,
-    read_text,
+    read_jsonl,
 )
 from annotation.models import SupportLabel
 
@@ -36,12 +35,12 @@ def parse_support_labels(path: str | Path, *, problems: Problems | None = None) 
     checks those against the database and raises everything at once); otherwise they are raised here.
     """
     name = str(path)
-    text = read_text(path)
     own = problems is None
     problems = Problems(name) if problems is None else problems
     records: list[SupportLabelRecord] = []
     seen: dict[tuple[str, str, int, str], int] = {}
-    for line, obj in iter_jsonl(text, name, problems):
+    # Read a block of lines at a time: a million labels' file is never held whole beside its records.
+    for line, obj in read_jsonl(path, problems):
         missing = [
             k
             for k in ("run_id", "topic_id", "sentence_index", "passage_id", "label")
