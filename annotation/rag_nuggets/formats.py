@@ -10,6 +10,7 @@ every problem, all problems at once); neither touches the database.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ SCORE_NAMES = ("strict_vital_score", "strict_all_score", "vital_score", "all_sco
 OVERALL_QID = "all"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileNugget:
     """A nugget of a line: its text, its importance and (assignment files) the answer's label of it."""
 
@@ -122,7 +123,12 @@ def _nuggets(
             ok = False
             continue
         nuggets.append(
-            FileNugget(text=item["text"], importance=importance, assignment=assignment if assigned else "")
+            # A nugget's text comes back on every answer to its question (90 runs): held once (sys.intern).
+            FileNugget(
+                text=sys.intern(item["text"]),
+                importance=sys.intern(importance),
+                assignment=sys.intern(assignment) if assigned else "",
+            )
         )
     return nuggets if ok else None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from annotation.models import SupportLabel
 # --- Import and export of labels -------------------------------------------------------------------
 
 
-@dataclass
+# Slots, and the names a file repeats on every line held once (sys.intern): a million labels' records.
+@dataclass(slots=True)
 class SupportLabelRecord:
     run_id: str
     topic_id: str
@@ -58,11 +60,11 @@ def parse_support_labels(path: str | Path, *, problems: Problems | None = None) 
             problems.add(line, f"label {excerpt(obj['label'], 20)} is not FS, PS or NS")
             continue
         record = SupportLabelRecord(
-            run_id=str(obj["run_id"]).strip(),
-            topic_id=str(obj["topic_id"]).strip(),
+            run_id=sys.intern(str(obj["run_id"]).strip()),
+            topic_id=sys.intern(str(obj["topic_id"]).strip()),
             sentence_index=index,
             passage_id=str(obj["passage_id"]).strip(),
-            label=label,
+            label=sys.intern(label),
             line=line,
         )
         if (
