@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 
 from annotation.formats.base import ImportFailed, Problems, excerpt
 from annotation.labels.files import Upload, UploadRefused, judge_named
-from annotation.labels.writer import JudgmentRefused
+from annotation.labels.writer import JudgmentRefused, Written
 from annotation.models import (
     Collection,
     Condition,
@@ -205,6 +205,10 @@ def _match(
     return matched
 
 
+# Answers written per round: tens of nuggets each.
+_ANSWERS_PER_WRITE = 500
+
+
 @transaction.atomic
 def assignments_import(
     *, path: str | Path, collection: Collection, judge: Judge, nuggets_judge: Judge | None = None
@@ -270,16 +274,27 @@ def assignments_import(
                 importance.update({n.pk: f.importance for n, f in zip(created, r.nuggets, strict=True)})
     if firsts:
         cover(judge, collection, [turns[qid] for qid in firsts])
-    rows = [
-        AssignmentRow(answers[r.run_id, r.qid][0], nugget.pk, item.assignment)
-        for index, r in enumerate(records)
-        if (r.run_id, r.qid) in answers
-        for nugget, item in zip(matched[index] or [], r.nuggets, strict=True)
-    ]
+    # A block of answers at a time through the writer, which reads the stored labels of those answers only:
+    # an evaluation's 810,000 labels never become 810,000 rows and model instances at once.
+    stored_answers = [index for index, r in enumerate(records) if (r.run_id, r.qid) in answers]
+    written = Written()
     try:
-        written = nugget_assignments_upsert(
-            judge=judge, collection=collection, rows=rows, condition=Condition.IMPORTED
-        )
+        for start in range(0, len(stored_answers), _ANSWERS_PER_WRITE):
+            done = nugget_assignments_upsert(
+                judge=judge,
+                collection=collection,
+                rows=[
+                    AssignmentRow(
+                        answers[records[index].run_id, records[index].qid][0], nugget.pk, item.assignment
+                    )
+                    for index in stored_answers[start : start + _ANSWERS_PER_WRITE]
+                    for nugget, item in zip(matched[index] or [], records[index].nuggets, strict=True)
+                ],
+                condition=Condition.IMPORTED,
+            )
+            written.created += done.created
+            written.updated += done.updated
+            written.unchanged += done.unchanged
     except JudgmentRefused as exc:
         raise ImportFailed([f"{pathname}: {exc}"]) from None
     count_into(result, ASSIGNMENTS, written.created, written.updated, written.unchanged, 0)

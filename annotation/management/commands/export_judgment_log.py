@@ -21,15 +21,14 @@ class Command(CollectionCommand):
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
 
     def handle(self, *args, collection, judge, task, output, **options):
-        chosen = {
-            "collection": self.get_collection(collection),
-            "judge": self.get_judge(judge) if judge else None,
-            "tasks": [task] if task else LOG_TASKS,
-        }
+        the_collection = self.get_collection(collection)
+        the_judge = self.get_judge(judge) if judge else None
+        tasks = [task] if task else LOG_TASKS
         if output:
+            rows = judgment_log_rows(collection=the_collection, judge=the_judge, tasks=tasks)
             with open(output, "w", encoding="utf-8", newline="") as handle:
-                count = judgment_log_write(handle, judgment_log_rows(**chosen))
+                count = judgment_log_write(handle, rows)
             self.stderr.write(f"{output}: {plural(count, 'judgment')}")
         else:
-            for block in judgment_log_lines(**chosen):
+            for block in judgment_log_lines(collection=the_collection, judge=the_judge, tasks=tasks):
                 self.stdout.write(block, ending="")
