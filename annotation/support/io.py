@@ -12,6 +12,7 @@ from django.db.models.functions import Collate
 
 from annotation.formats.base import Problems
 from annotation.labels.files import Download, Export, Upload
+from annotation.labels.writer import Written
 from annotation.models import (
     Collection,
     Condition,
@@ -23,6 +24,8 @@ from annotation.services import ImportResult
 from annotation.support.formats import SupportLabelRecord, parse_support_labels
 from annotation.support.writer import SupportRow, support_judgments_upsert
 from core.streaming import queryset_rows, text_chunks
+
+_LABELS_PER_WRITE = 10_000
 
 
 @transaction.atomic
@@ -74,20 +77,26 @@ def support_labels_import(
     if progress is not None:
         progress(0, len(records))
     condition = Condition.MACHINE if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI) else Condition.IMPORTED
-    written = support_judgments_upsert(
-        judge=judge,
-        collection=collection,
-        condition=condition,
-        rows=[
-            SupportRow(
-                sentence_id=sentence_id,
-                citation_index=citation_index,
-                passage_id=record.passage_id,
-                label=record.label,
-            )
-            for record, sentence_id, citation_index in resolved
-        ],
-    )
+    # A block of labels per writer call: the file's labels never become one list of rows at once.
+    written = Written()
+    for start in range(0, len(resolved), _LABELS_PER_WRITE):
+        done = support_judgments_upsert(
+            judge=judge,
+            collection=collection,
+            condition=condition,
+            rows=[
+                SupportRow(
+                    sentence_id=sentence_id,
+                    citation_index=citation_index,
+                    passage_id=record.passage_id,
+                    label=record.label,
+                )
+                for record, sentence_id, citation_index in resolved[start : start + _LABELS_PER_WRITE]
+            ],
+        )
+        written.created += done.created
+        written.updated += done.updated
+        written.unchanged += done.unchanged
     if progress is not None:
         progress(len(records), len(records))
     return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)
