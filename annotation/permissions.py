@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http.response import HttpResponseBase
 from django.template import loader
 from rest_framework.permissions import BasePermission
 
@@ -25,19 +26,23 @@ def is_organiser(user: AbstractBaseUser | AnonymousUser) -> bool:
     return bool(user.is_authenticated and user.is_active and getattr(user, "is_staff", False))
 
 
-def organiser_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+# A page view or a download (which may stream): the decorated view keeps its type.
+View = TypeVar("View", bound=Callable[..., HttpResponseBase])
+
+
+def organiser_required(view: View) -> View:
     """Decorate a page view: anonymous users go to the login page, non-organisers get the 403 page."""
 
     @login_required
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not is_organiser(request.user):
             raise PermissionDenied(ORGANISERS_ONLY)
         return view(request, *args, **kwargs)
 
     # Lets a test find every organiser page from the URL configuration.
     wrapper.organiser_only = True  # type: ignore[attr-defined]
-    return wrapper
+    return cast(View, wrapper)
 
 
 class IsOrganiser(BasePermission):

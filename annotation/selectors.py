@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from django.contrib.auth.models import User
 from django.db.models import Count, Model
@@ -93,6 +93,29 @@ def turns_named(*, collection: Collection, turn_ids: Iterable[str] | None = None
             raise UnknownTurns(f"no turn {', '.join(missing[:20])} in collection {collection.name}")
         turns = list(found.values())
     return sorted(turns, key=turn_key)
+
+
+class TurnPlaces(NamedTuple):
+    """The collection's turns in reading order, as arrays a query joins on (`unnest(...) WITH ORDINALITY`
+    would lose the ties): turn pks, their ids, and each one's place, equal for ids that read the same."""
+
+    pks: list[int]
+    turn_ids: list[str]
+    places: list[int]
+
+
+def turn_places(*, collection: Collection) -> TurnPlaces:
+    """Every turn of the collection with its place in reading order (`natural_key` of its id), so that an
+    export orders its rows by turn in the database and streams them instead of sorting them all in Python."""
+    turns = sorted(
+        Turn.objects.filter(collection=collection).values_list("pk", "turn_id"),
+        key=lambda t: natural_key(t[1]),
+    )
+    places: list[int] = []
+    for index, (_pk, turn_id) in enumerate(turns):
+        tied = index and natural_key(turns[index - 1][1]) == natural_key(turn_id)
+        places.append(places[-1] if tied else index)
+    return TurnPlaces([pk for pk, _ in turns], [turn_id for _, turn_id in turns], places)
 
 
 def qrels_dict(*, collection: Collection, judge: Judge) -> dict[str, dict[str, int]]:

@@ -7,12 +7,10 @@ Every console page but the account page is for organisers only (`organiser_requi
 
 from __future__ import annotations
 
-import io
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, prefetch_related_objects
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -22,7 +20,7 @@ from annotation.labels.files import Download
 from annotation.models import Assignment, Collection, Pool, Topic
 from annotation.permissions import is_organiser, organiser_required
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
+from annotation.relevance.io import LOG_TASKS, judgment_log_lines
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
 from annotation.selectors import collection_counts
@@ -46,6 +44,7 @@ from console.services import (
 )
 from core.ordering import natural_key
 from core.pagination import page_of
+from core.streaming import text_chunks
 from core.wording import plural
 
 # Conversations per page of a collection's contents, each shown with its turns and PTKB statements.
@@ -282,7 +281,9 @@ def exports_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
 
 @organiser_required
 @require_GET
-def export_download(request: AuthenticatedRequest, name: str, kind: str) -> HttpResponse:
+def export_download(
+    request: AuthenticatedRequest, name: str, kind: str
+) -> HttpResponse | StreamingHttpResponse:
     """One download, written by the function the matching export_* command calls."""
     collection = _collection(name)
     if kind not in EXPORT_KINDS:
@@ -304,11 +305,11 @@ def export_download(request: AuthenticatedRequest, name: str, kind: str) -> Http
         written = exporter(Download(collection=collection, judge=judge, options=data))
         body, filename = written.body, stem + written.ending
     else:
-        buffer = io.StringIO()
-        judgment_log_write(buffer, judgment_log_rows(collection=collection, judge=judge, tasks=LOG_TASKS))
-        body, filename = buffer.getvalue(), f"{stem}-judgment-log.csv"
+        lines = judgment_log_lines(collection=collection, judge=judge, tasks=LOG_TASKS)
+        body, filename = text_chunks(lines), f"{stem}-judgment-log.csv"
     content_type = "text/csv" if filename.endswith(".csv") else "text/plain"
-    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    # Streamed: the file is read from the database as the client takes it, never whole in memory.
+    response = StreamingHttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 

@@ -7,6 +7,7 @@ through the function its export command calls; its `family.py` names both in a `
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,9 @@ class Download:
 
 @dataclass(frozen=True)
 class Export:
-    """A written download: its text and how its file name ends after the collection's and judge's names."""
+    """A download being written: its text in blocks, read from the database as the client takes them (a
+    file of a million labels is never whole in memory), and how its file name ends after the collection's
+    and judge's names."""
 
-    body: str
+    body: Iterable[str]
     ending: str

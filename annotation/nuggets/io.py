@@ -398,7 +398,8 @@ def nuggets_download(download: Download) -> Export:
     body = nuggets_export(
         collection=download.collection, judge=download.judge, fmt=fmt, dedup=download.options["dedup"]
     )
-    return Export(body, f"-nuggets.{'jsonl' if fmt == 'jsonl' else 'json'}")
+    # A collection's nuggets (tens per turn), not its labels: written whole.
+    return Export([body], f"-nuggets.{'jsonl' if fmt == 'jsonl' else 'json'}")
 
 
 def gold_responses_upload(upload: Upload) -> ImportResult:
@@ -426,4 +427,4 @@ def gold_responses_download(download: Download) -> Export:
         nugget_judge=download.options["nugget_judge"],
         fmt=fmt,
     )
-    return Export(body, f"-gold-responses.{'jsonl' if fmt == 'jsonl' else 'json'}")
+    return Export([body], f"-gold-responses.{'jsonl' if fmt == 'jsonl' else 'json'}")

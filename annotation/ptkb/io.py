@@ -19,6 +19,7 @@ from annotation.ptkb.formats import ptkb_qrels_records
 from annotation.ptkb.writer import PtkbRow, ptkb_judgments_upsert
 from annotation.services import UNKNOWN_TURNS, ImportResult
 from core.ordering import natural_key
+from core.streaming import text_chunks
 
 
 def ptkb_qrels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
@@ -114,4 +115,4 @@ def ptkb_qrels_upload(upload: Upload) -> ImportResult:
 
 def ptkb_qrels_download(download: Download) -> Export:
     lines = ptkb_qrels_lines(collection=download.collection, judge=download.judge)
-    return Export("".join(lines), ".ptkb.qrels")
+    return Export(text_chunks(lines), ".ptkb.qrels")

@@ -10,11 +10,12 @@ every problem, all problems at once); neither touches the database.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.formats.base import MAX_TURN_ID, Problems, excerpt, iter_jsonl, read_text
+from annotation.formats.base import MAX_TURN_ID, Problems, excerpt, read_jsonl
 from annotation.models import MAX_NUGGET_TEXT, NUGGET_LABEL_FAILED, NuggetImportance, NuggetSupport
 
 # nuggetizer writes "failed" where its LLM gave no readable label; the labels keep it (see the models).
@@ -27,7 +28,7 @@ SCORE_NAMES = ("strict_vital_score", "strict_all_score", "vital_score", "all_sco
 OVERALL_QID = "all"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileNugget:
     """A nugget of a line: its text, its importance and (assignment files) the answer's label of it."""
 
@@ -122,7 +123,12 @@ def _nuggets(
             ok = False
             continue
         nuggets.append(
-            FileNugget(text=item["text"], importance=importance, assignment=assignment if assigned else "")
+            # A nugget's text comes back on every answer to its question (90 runs): held once (sys.intern).
+            FileNugget(
+                text=sys.intern(item["text"]),
+                importance=sys.intern(importance),
+                assignment=sys.intern(assignment) if assigned else "",
+            )
         )
     return nuggets if ok else None
 
@@ -140,10 +146,9 @@ def _qid(obj: dict[str, Any], line: int, problems: Problems) -> str | None:
 
 def parse_created_nuggets(path: str | Path, *, problems: Problems) -> list[CreatedNuggets]:
     """`{query, qid, nuggets: [{text, importance}]}` a line, one line per question."""
-    name = str(path)
     records: list[CreatedNuggets] = []
     seen: dict[str, int] = {}
-    for line, obj in iter_jsonl(read_text(path), name, problems):
+    for line, obj in read_jsonl(path, problems):
         qid = _qid(obj, line, problems)
         query = _string(obj, "query", line, problems)
         nuggets = _nuggets(obj, line, problems, assigned=False)
@@ -160,10 +165,9 @@ def parse_created_nuggets(path: str | Path, *, problems: Problems) -> list[Creat
 def parse_assignments(path: str | Path, *, problems: Problems) -> list[AssignedAnswer]:
     """`{query, qid, answer_text, response_length, run_id, nuggets: [{text, importance, assignment}]}` a
     line, one line per (run, question); `response_length` may be absent."""
-    name = str(path)
     records: list[AssignedAnswer] = []
     seen: dict[tuple[str, str], int] = {}
-    for line, obj in iter_jsonl(read_text(path), name, problems):
+    for line, obj in read_jsonl(path, problems):
         qid = _qid(obj, line, problems)
         query = _string(obj, "query", line, problems)
         run_id = _string(obj, "run_id", line, problems)
@@ -211,18 +215,16 @@ def created_nuggets_text(records: list[CreatedNuggets]) -> str:
     )
 
 
-def assignments_text(records: list[AssignedAnswer]) -> str:
-    lines = []
-    for r in records:
-        record: dict[str, Any] = {"query": r.query, "qid": r.qid, "answer_text": r.answer_text}
-        if r.response_length is not None:
-            record["response_length"] = r.response_length
-        record["run_id"] = r.run_id
-        record["nuggets"] = [
-            {"text": n.text, "importance": n.importance, "assignment": n.assignment} for n in r.nuggets
-        ]
-        lines.append(_line_of(record))
-    return "".join(lines)
+def assignment_line(r: AssignedAnswer) -> str:
+    """One line of an assignments file."""
+    record: dict[str, Any] = {"query": r.query, "qid": r.qid, "answer_text": r.answer_text}
+    if r.response_length is not None:
+        record["response_length"] = r.response_length
+    record["run_id"] = r.run_id
+    record["nuggets"] = [
+        {"text": n.text, "importance": n.importance, "assignment": n.assignment} for n in r.nuggets
+    ]
+    return _line_of(record)
 
 
 def scores_text(records: list[AnswerScores]) -> str:

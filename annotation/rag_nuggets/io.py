@@ -8,13 +8,15 @@ the response of the run named `run_id` to that turn.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from annotation.formats.base import ImportFailed, Problems, excerpt
 from annotation.labels.files import Upload, UploadRefused, judge_named
-from annotation.labels.writer import JudgmentRefused
+from annotation.labels.writer import JudgmentRefused, Written
 from annotation.models import (
     Collection,
     Condition,
@@ -32,7 +34,7 @@ from annotation.rag_nuggets.formats import (
     AssignedAnswer,
     CreatedNuggets,
     FileNugget,
-    assignments_text,
+    assignment_line,
     created_nuggets_text,
     parse_assignments,
     parse_created_nuggets,
@@ -203,6 +205,10 @@ def _match(
     return matched
 
 
+# Answers written per round: tens of nuggets each.
+_ANSWERS_PER_WRITE = 500
+
+
 @transaction.atomic
 def assignments_import(
     *, path: str | Path, collection: Collection, judge: Judge, nuggets_judge: Judge | None = None
@@ -268,16 +274,27 @@ def assignments_import(
                 importance.update({n.pk: f.importance for n, f in zip(created, r.nuggets, strict=True)})
     if firsts:
         cover(judge, collection, [turns[qid] for qid in firsts])
-    rows = [
-        AssignmentRow(answers[r.run_id, r.qid][0], nugget.pk, item.assignment)
-        for index, r in enumerate(records)
-        if (r.run_id, r.qid) in answers
-        for nugget, item in zip(matched[index] or [], r.nuggets, strict=True)
-    ]
+    # A block of answers at a time through the writer, which reads the stored labels of those answers only:
+    # an evaluation's 810,000 labels never become 810,000 rows and model instances at once.
+    stored_answers = [index for index, r in enumerate(records) if (r.run_id, r.qid) in answers]
+    written = Written()
     try:
-        written = nugget_assignments_upsert(
-            judge=judge, collection=collection, rows=rows, condition=Condition.IMPORTED
-        )
+        for start in range(0, len(stored_answers), _ANSWERS_PER_WRITE):
+            done = nugget_assignments_upsert(
+                judge=judge,
+                collection=collection,
+                rows=[
+                    AssignmentRow(
+                        answers[records[index].run_id, records[index].qid][0], nugget.pk, item.assignment
+                    )
+                    for index in stored_answers[start : start + _ANSWERS_PER_WRITE]
+                    for nugget, item in zip(matched[index] or [], records[index].nuggets, strict=True)
+                ],
+                condition=Condition.IMPORTED,
+            )
+            written.created += done.created
+            written.updated += done.updated
+            written.unchanged += done.unchanged
     except JudgmentRefused as exc:
         raise ImportFailed([f"{pathname}: {exc}"]) from None
     count_into(result, ASSIGNMENTS, written.created, written.updated, written.unchanged, 0)
@@ -329,9 +346,9 @@ def assignments_export(
     nuggets_judge: Judge | None = None,
     importance_judge: Judge | None = None,
     answered_only: bool = False,
-) -> str:
-    """The judge's nugget assignments as nuggetizer's assignments file: an answer a line, runs by name
-    and questions in the nugget set's order, each answer's nuggets in list order.
+) -> Iterator[str]:
+    """The judge's nugget assignments as nuggetizer's assignments file, a line at a time: an answer a line,
+    runs by name and questions in the nugget set's order, each answer's nuggets in list order.
 
     As nuggetizer's pipeline writes it, every run the judge assigned nuggets to has a line for every
     question the evaluation covers (one the judge labelled an answer of, or whose list is empty): an answer
@@ -341,13 +358,13 @@ def assignments_export(
     label, else its own judge's; okay without one). `answer_text` is the answer's sentences joined by a
     space, as nuggetizer joins them; `response_length` is the one the answer file gave, else the answer's
     number of words.
+
+    The nuggets and their importance are read once (tens per question); the labels, answers and sentences
+    a run at a time, so the memory is one run's, not the evaluation's (800,000 labels at TREC RAG's size).
     """
     rows = NuggetAssignment.objects.filter(judge=judge, response__run__collection=collection)
     if nuggets_judge is not None:
         rows = rows.filter(nugget__judge=nuggets_judge)
-    labels: dict[int, dict[int, str]] = {}
-    for response_pk, nugget_pk, label in rows.values_list("response_id", "nugget_id", "label"):
-        labels.setdefault(response_pk, {})[nugget_pk] = label
     owners = (
         {nuggets_judge.pk}
         if nuggets_judge is not None
@@ -356,54 +373,77 @@ def assignments_export(
     importance = importance_labels(
         collection=collection, judge=judge, importance_judge=importance_judge, nuggets_judge=nuggets_judge
     )
-    # (response pk, or None for a question the run did not answer; run pk, run, turn pk, qid, question, text,
-    # response_length)
-    Answer = tuple[int | None, int, str, int, str, str, str, int | None]  # as ANSWER_COLUMNS reads them
-    labelled_answers: list[Answer] = list(
-        Response.objects.filter(pk__in=list(labels)).values_list(*ANSWER_COLUMNS)
+    # (run pk, run, turn pk) of every labelled answer: the runs written, and the questions covered.
+    labelled = set(
+        rows.order_by().values_list("response__run_id", "response__run__name", "response__turn_id").distinct()
     )
+    runs = sorted({(run_pk, run) for run_pk, run, _ in labelled}, key=lambda r: r[1])
+    labelled_turns = {turn_pk for _, _, turn_pk in labelled}
     # The questions the evaluation covers, as nugget_scores counts them: those with a labelled answer, and
     # those whose list is empty.
-    labelled_turns = {a[3] for a in labelled_answers}
     owned = set(
         Nugget.objects.filter(judge_id__in=owners, turn__collection=collection).values_list(
             "turn_id", flat=True
         )
     )
     topics = [t for t in _covered(collection, owners) if t[0] in labelled_turns or t[0] not in owned]
-    answers: list[Answer]
-    if answered_only:
-        answers = labelled_answers
-    else:
-        runs = {(run_pk, run) for _, run_pk, run, *_ in labelled_answers}
-        answers = list(
-            Response.objects.filter(
-                run_id__in=[pk for pk, _ in runs], turn_id__in=[t[0] for t in topics], rank=1
-            ).values_list(*ANSWER_COLUMNS)
-        )
-        given = {(run_pk, turn_pk) for _, run_pk, _, turn_pk, *_ in answers}
-        answers += [
-            (None, run_pk, run, turn_pk, qid, question, "", 0)
-            for run_pk, run in runs
-            for turn_pk, qid, question in topics
-            if (run_pk, turn_pk) not in given
-        ]
     by_turn: dict[int, list[tuple[int, str, str]]] = {}
     for pk, turn_pk, text in Nugget.objects.filter(
         judge_id__in=owners, turn__collection=collection
     ).values_list("pk", "turn_id", "text"):  # in list order (the model's ordering)
         by_turn.setdefault(turn_pk, []).append((pk, text, importance.get(pk, "okay")))
     place = {pk: i for i, (pk, _, _) in enumerate(topics)}
-    answers.sort(key=lambda a: (a[2], place.get(a[3], len(place)), natural_key(a[4])))
+    for run_pk, run in runs:
+        yield from _run_lines(
+            rows.filter(response__run_id=run_pk), run_pk, run, topics, place, by_turn, answered_only
+        )
+
+
+# (response pk, or None for a question the run did not answer; run pk, run, turn pk, qid, question, text,
+# response_length), as ANSWER_COLUMNS reads them
+Answer = tuple[int | None, int, str, int, str, str, str, int | None]
+
+
+def _run_lines(
+    rows: QuerySet[NuggetAssignment],
+    run_pk: int,
+    run: str,
+    topics: list[tuple[int, str, str]],
+    place: dict[int, int],
+    by_turn: dict[int, list[tuple[int, str, str]]],
+    answered_only: bool,
+) -> Iterator[str]:
+    """One run's lines of the assignments file (see `assignments_export`)."""
+    labels: dict[int, dict[int, str]] = {}
+    for response_pk, nugget_pk, label in rows.order_by().values_list("response_id", "nugget_id", "label"):
+        labels.setdefault(response_pk, {})[nugget_pk] = label
+    answers: list[Answer]
+    if answered_only:
+        answers = list(Response.objects.filter(pk__in=list(labels)).values_list(*ANSWER_COLUMNS))
+    else:
+        answers = list(
+            Response.objects.filter(run_id=run_pk, turn_id__in=[t[0] for t in topics], rank=1)
+            .order_by()
+            .values_list(*ANSWER_COLUMNS)
+        )
+        given = {turn_pk for _, _, _, turn_pk, *_ in answers}
+        answers += [
+            (None, run_pk, run, turn_pk, qid, question, "", 0)
+            for turn_pk, qid, question in topics
+            if turn_pk not in given
+        ]
+    answers.sort(key=lambda a: (place.get(a[3], len(place)), natural_key(a[4])))
     # nuggetizer joins the answer's sentences as the answer file gives them; the stored answer text has
     # them stripped first, so it is only the fallback for an answer without sentences.
     sentences: dict[int, list[str]] = {}
-    for response_pk, sentence in ResponseSentence.objects.filter(
-        response__in=[a[0] for a in answers if a[0] is not None]
-    ).values_list("response_id", "text"):
+    # In each answer's order; not the model's ordering, which joins the run, turn and collection to sort.
+    for response_pk, sentence in (
+        ResponseSentence.objects.filter(response__in=[a[0] for a in answers if a[0] is not None])
+        .order_by("response_id", "index")
+        .values_list("response_id", "text")
+    ):
         sentences.setdefault(response_pk, []).append(sentence)
-    records = []
-    for answer_pk, _run_pk, run, turn_pk, qid, question, text, length in answers:
+    for answer_pk, _run_pk, _run, turn_pk, qid, question, text, length in answers:
         if answer_pk is None:  # nuggetizer's record of a question the run did not answer
             nuggets = [
                 FileNugget(t, vital, NuggetSupport.NONE.value) for _, t, vital in by_turn.get(turn_pk, [])
@@ -411,7 +451,7 @@ def assignments_export(
         else:
             mine = labels.get(answer_pk, {})
             nuggets = [FileNugget(t, vital, mine[n]) for n, t, vital in by_turn.get(turn_pk, []) if n in mine]
-        records.append(
+        yield assignment_line(
             AssignedAnswer(
                 qid=qid,
                 query=question,
@@ -421,7 +461,6 @@ def assignments_export(
                 nuggets=nuggets,
             )
         )
-    return assignments_text(records)
 
 
 # --- The console's upload and download ------------------------------------------------------------

@@ -6,12 +6,15 @@ who gave it, how long it took and when, for studies of assessor effort and for a
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby
 from pathlib import Path
-from typing import IO, Any, TypedDict
+from typing import IO, TypedDict, cast
 
+from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import QuerySet
 
 from annotation.formats.base import MAX_PROBLEMS, Problems
 from annotation.labels.files import Download, Export, Upload
@@ -19,13 +22,17 @@ from annotation.models import (
     Collection,
     Judge,
     PtkbJudgment,
+    PtkbStatement,
     RelevanceJudgment,
 )
 from annotation.relevance.formats import qrels_records
+from annotation.relevance.quality.models import GoldGrade
 from annotation.relevance.writer import relevance_judgments_upsert_stage, relevance_stage
+from annotation.selectors import turn_places
 from annotation.services import JUDGMENTS, ImportResult, TurnPks
-from core.csv_safe import SafeDictWriter
+from core.csv_safe import SafeDictWriter, csv_cell
 from core.ordering import natural_key
+from core.streaming import query_rows, text_chunks
 
 # --- Passage qrels ---------------------------------------------------------------------------------
 
@@ -89,17 +96,29 @@ def qrels_import(
     return result
 
 
+# The rows of an export in turn order: the turns' places joined to the labels, so PostgreSQL sorts them and
+# the rows stream; passage ids compare by code point (COLLATE "C") as Python compares strings.
+_IN_TURN_ORDER = "unnest(%s::bigint[], %s::text[], %s::integer[]) AS o(pk, turn_id, place)"
+
+
 def qrels_lines(*, collection: Collection, judge: Judge, include_gold: bool = False) -> Iterator[str]:
-    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id.
+    """TREC qrels lines of a judge in a stable order: turn (natural order), then passage id, read from the
+    database as they are written (a server-side cursor), so a file of any size takes the same memory.
 
     An assessor's grades of planted gold pairs are checks on the assessor, not pool work: left out
     unless `include_gold`."""
-    judgments = RelevanceJudgment.objects.filter(judge=judge, turn__collection=collection)
-    if not include_gold:
-        judgments = judgments.filter(gold_grade__isnull=True)
-    rows = list(judgments.values_list("turn__turn_id", "passage_id", "grade"))
-    rows.sort(key=lambda row: (natural_key(row[0]), row[1]))
-    for turn_id, passage_id, grade in rows:
+    turns = turn_places(collection=collection)
+    gold = (
+        ""
+        if include_gold
+        else f"AND NOT EXISTS (SELECT 1 FROM {GoldGrade._meta.db_table} g WHERE g.judgment_id = j.id)"
+    )
+    sql = (
+        f"SELECT o.turn_id, j.passage_id, j.grade FROM {RelevanceJudgment._meta.db_table} j "
+        f"JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id WHERE j.judge_id = %s {gold} "
+        'ORDER BY o.place, j.passage_id COLLATE "C"'
+    )
+    for turn_id, passage_id, grade in query_rows(sql, [*turns, judge.pk]):
         yield f"{turn_id} 0 {passage_id} {grade}\n"
 
 
@@ -135,46 +154,88 @@ class LogRow(TypedDict):
 
 def judgment_log_rows(
     *, collection: Collection, judge: Judge | None = None, tasks: Iterable[str] = LOG_TASKS
-) -> list[LogRow]:
+) -> Iterator[LogRow]:
     """Every relevance and/or PTKB label on a collection (of one judge, or all), with effort and timestamps.
 
     The unit is the passage id (relevance) or the PTKB statement id (ptkb); the label is the 0-4 grade or
     0/1. Rows are ordered by task, judge name, turn (natural order), unit, so two exports diff cleanly.
-    Time spent is empty when the judge did not report it (imported files, machines).
+    Time spent is empty when the judge did not report it (imported files, machines). The rows stream from
+    the database (see `judgment_log_lines`).
     """
+    records = _log_records(collection, judge, _log_tasks(tasks))
+    return (cast(LogRow, dict(zip(LOG_COLUMNS, record, strict=True))) for record in records)
+
+
+def judgment_log_lines(
+    *, collection: Collection, judge: Judge | None = None, tasks: Iterable[str] = LOG_TASKS
+) -> Iterator[str]:
+    """The log (`judgment_log_rows`) as CSV text with its header, in blocks of rows as the database sends
+    them: a million labels are never whole in memory. The names people and files gave (judge, user, turn,
+    unit) are written as `csv_cell` writes them; the other cells are numbers, times and Assay's own words."""
+    records = _log_records(collection, judge, _log_tasks(tasks))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(LOG_COLUMNS)
+    for count, (name, username, kind, task, turn, unit, *rest) in enumerate(records, start=1):
+        writer.writerow(
+            (csv_cell(name), csv_cell(username), kind, task, csv_cell(turn), csv_cell(unit), *rest)
+        )
+        if count % 2_000 == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _log_tasks(tasks: Iterable[str]) -> list[str]:
     wanted = list(tasks)
     unknown = [task for task in wanted if task not in LOG_TASKS]
     if unknown:
         raise ValueError(f"unknown task {', '.join(unknown)}; expected one of {', '.join(LOG_TASKS)}")
-    rows: list[tuple[tuple, LogRow]] = []
-    fields = ("judge__name", "judge__user__username", "judge__kind", "turn__turn_id")
-    sources: dict[str, tuple[QuerySet[Any], str, str]] = {
-        "relevance": (RelevanceJudgment.objects.all(), "passage_id", "grade"),
-        "ptkb": (PtkbJudgment.objects.all(), "statement__statement_id", "relevant"),
-    }
-    for task in wanted:
-        queryset, unit_field, label_field = sources[task]
-        queryset = queryset.filter(turn__collection=collection)
-        if judge is not None:
-            queryset = queryset.filter(judge=judge)
-        for name, username, kind, turn_id, unit, label, spent, created, updated in queryset.values_list(
-            *fields, unit_field, label_field, "time_spent_ms", "created_at", "updated_at"
-        ):
-            row: LogRow = {
-                "judge": name,
-                "username": username or "",
-                "judge_kind": kind,
-                "task": task,
-                "turn": turn_id,
-                "unit": unit,
-                "label": str(int(label)),
-                "time_spent_ms": "" if spent is None else str(spent),
-                "created_at": created.isoformat(),
-                "updated_at": updated.isoformat(),
-            }
-            rows.append(((LOG_TASKS.index(task), name, natural_key(turn_id), natural_key(unit)), row))
-    rows.sort(key=lambda item: item[0])
-    return [row for _key, row in rows]
+    return wanted
+
+
+# The task's table, the unit's column and its join, the label's column.
+_LOG_SOURCES = {
+    "relevance": (RelevanceJudgment._meta.db_table, "j.passage_id", "", "j.grade::text"),
+    "ptkb": (
+        PtkbJudgment._meta.db_table,
+        "s.statement_id",
+        f"JOIN {PtkbStatement._meta.db_table} s ON s.id = j.statement_id",
+        "j.relevant::integer::text",
+    ),
+}
+
+
+def _iso(column: str) -> str:
+    """A timestamp as Python's isoformat() writes it in UTC, made by PostgreSQL: reading a million of them
+    as datetimes to format them again is most of a log's time. Without microseconds, no fraction."""
+    utc = f"{column} AT TIME ZONE 'UTC'"
+    return (
+        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN date_part('microseconds', {column})::bigint "
+        f"%% 1000000 = 0 THEN '' ELSE to_char({utc}, '.US') END || '+00:00'"
+    )
+
+
+def _log_records(collection: Collection, judge: Judge | None, tasks: list[str]) -> Iterator[tuple[str, ...]]:
+    """The log's rows as tuples of text in LOG_COLUMNS' order. The database orders them by judge and turn
+    and streams them; only one judge's labels of one turn are sorted by unit (natural order) here."""
+    turns = turn_places(collection=collection)
+    judge_pk = None if judge is None else judge.pk
+    for task in tasks:
+        table, unit, join, label = _LOG_SOURCES[task]
+        sql = (
+            f"SELECT jd.id, o.place, jd.name, coalesce(u.username, ''), jd.kind, %s, o.turn_id, {unit}, "
+            f"{label}, coalesce(j.time_spent_ms::text, ''), {_iso('j.created_at')}, {_iso('j.updated_at')} "
+            f"FROM {table} j JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
+            f"JOIN {Judge._meta.db_table} jd ON jd.id = j.judge_id "
+            f"LEFT JOIN {User._meta.db_table} u ON u.id = jd.user_id "
+            "WHERE (%s::bigint IS NULL OR j.judge_id = %s) "
+            'ORDER BY jd.name COLLATE "C", o.place'
+        )
+        rows = query_rows(sql, [task, *turns, judge_pk, judge_pk])
+        for _key, group in groupby(rows, key=lambda row: row[:2]):
+            yield from sorted((row[2:] for row in group), key=lambda row: natural_key(row[5]))
 
 
 def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
@@ -208,4 +269,4 @@ def qrels_download(download: Download) -> Export:
         judge=download.judge,
         include_gold=bool(download.options.get("include_gold")),
     )
-    return Export("".join(lines), ".qrels")
+    return Export(text_chunks(lines), ".qrels")

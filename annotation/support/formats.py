@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,15 +12,15 @@ from annotation.formats.base import (
     MAX_TURN_ID,
     Problems,
     excerpt,
-    iter_jsonl,
-    read_text,
+    read_jsonl,
 )
 from annotation.models import SupportLabel
 
 # --- Import and export of labels -------------------------------------------------------------------
 
 
-@dataclass
+# Slots, and the names a file repeats on every line held once (sys.intern): a million labels' records.
+@dataclass(slots=True)
 class SupportLabelRecord:
     run_id: str
     topic_id: str
@@ -36,12 +37,12 @@ def parse_support_labels(path: str | Path, *, problems: Problems | None = None) 
     checks those against the database and raises everything at once); otherwise they are raised here.
     """
     name = str(path)
-    text = read_text(path)
     own = problems is None
     problems = Problems(name) if problems is None else problems
     records: list[SupportLabelRecord] = []
     seen: dict[tuple[str, str, int, str], int] = {}
-    for line, obj in iter_jsonl(text, name, problems):
+    # Read a block of lines at a time: a million labels' file is never held whole beside its records.
+    for line, obj in read_jsonl(path, problems):
         missing = [
             k
             for k in ("run_id", "topic_id", "sentence_index", "passage_id", "label")
@@ -59,11 +60,11 @@ def parse_support_labels(path: str | Path, *, problems: Problems | None = None) 
             problems.add(line, f"label {excerpt(obj['label'], 20)} is not FS, PS or NS")
             continue
         record = SupportLabelRecord(
-            run_id=str(obj["run_id"]).strip(),
-            topic_id=str(obj["topic_id"]).strip(),
+            run_id=sys.intern(str(obj["run_id"]).strip()),
+            topic_id=sys.intern(str(obj["topic_id"]).strip()),
             sentence_index=index,
             passage_id=str(obj["passage_id"]).strip(),
-            label=label,
+            label=sys.intern(label),
             line=line,
         )
         if (

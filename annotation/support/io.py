@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypedDict
 
 from django.db import transaction
+from django.db.models.functions import Collate
 
 from annotation.formats.base import Problems
 from annotation.labels.files import Download, Export, Upload
+from annotation.labels.writer import Written
 from annotation.models import (
     Collection,
     Condition,
@@ -21,6 +23,9 @@ from annotation.models import (
 from annotation.services import ImportResult
 from annotation.support.formats import SupportLabelRecord, parse_support_labels
 from annotation.support.writer import SupportRow, support_judgments_upsert
+from core.streaming import queryset_rows, text_chunks
+
+_LABELS_PER_WRITE = 10_000
 
 
 @transaction.atomic
@@ -72,20 +77,26 @@ def support_labels_import(
     if progress is not None:
         progress(0, len(records))
     condition = Condition.MACHINE if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI) else Condition.IMPORTED
-    written = support_judgments_upsert(
-        judge=judge,
-        collection=collection,
-        condition=condition,
-        rows=[
-            SupportRow(
-                sentence_id=sentence_id,
-                citation_index=citation_index,
-                passage_id=record.passage_id,
-                label=record.label,
-            )
-            for record, sentence_id, citation_index in resolved
-        ],
-    )
+    # A block of labels per writer call: the file's labels never become one list of rows at once.
+    written = Written()
+    for start in range(0, len(resolved), _LABELS_PER_WRITE):
+        done = support_judgments_upsert(
+            judge=judge,
+            collection=collection,
+            condition=condition,
+            rows=[
+                SupportRow(
+                    sentence_id=sentence_id,
+                    citation_index=citation_index,
+                    passage_id=record.passage_id,
+                    label=record.label,
+                )
+                for record, sentence_id, citation_index in resolved[start : start + _LABELS_PER_WRITE]
+            ],
+        )
+        written.created += done.created
+        written.updated += done.updated
+        written.unchanged += done.unchanged
     if progress is not None:
         progress(len(records), len(records))
     return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)
@@ -99,23 +110,33 @@ class SupportLabelLine(TypedDict):
     label: str
 
 
-def support_labels_export(*, collection: Collection, judge: Judge) -> list[SupportLabelLine]:
-    """A judge's support labels in the import shape, ordered by run, topic, sentence, citation."""
-    rows = SupportJudgment.objects.filter(
-        judge=judge, sentence__response__run__collection=collection
-    ).values_list(
-        "sentence__response__run__name",
-        "sentence__response__turn__turn_id",
-        "sentence__index",
-        "citation_index",
-        "passage_id",
-        "label",
+def support_labels_export(*, collection: Collection, judge: Judge) -> Iterator[SupportLabelLine]:
+    """A judge's support labels in the import shape, ordered by run, topic, sentence, citation (run and topic
+    by code point, as Python compares strings), streamed from the database."""
+    rows = (
+        SupportJudgment.objects.filter(judge=judge, sentence__response__run__collection=collection)
+        .order_by(
+            Collate("sentence__response__run__name", "C"),
+            Collate("sentence__response__turn__turn_id", "C"),
+            "sentence__index",
+            "citation_index",
+        )
+        .values_list(
+            "sentence__response__run__name",
+            "sentence__response__turn__turn_id",
+            "sentence__index",
+            "passage_id",
+            "label",
+        )
     )
-    ordered = sorted(rows, key=lambda r: (r[0], r[1], r[2], r[3]))
-    return [
-        {"run_id": run, "topic_id": topic, "sentence_index": index, "passage_id": pid, "label": label}
-        for run, topic, index, _ci, pid, label in ordered
-    ]
+    for run, topic, index, pid, label in queryset_rows(rows):
+        yield {"run_id": run, "topic_id": topic, "sentence_index": index, "passage_id": pid, "label": label}
+
+
+def support_labels_lines(*, collection: Collection, judge: Judge) -> Iterator[str]:
+    """The export as JSONL, a label a line."""
+    for row in support_labels_export(collection=collection, judge=judge):
+        yield json.dumps(row) + "\n"
 
 
 # --- The console's upload and download ------------------------------------------------------------
@@ -128,5 +149,5 @@ def support_labels_upload(upload: Upload) -> ImportResult:
 
 
 def support_labels_download(download: Download) -> Export:
-    rows = support_labels_export(collection=download.collection, judge=download.judge)
-    return Export("".join(json.dumps(row) + "\n" for row in rows), "-support.jsonl")
+    lines = support_labels_lines(collection=download.collection, judge=download.judge)
+    return Export(text_chunks(lines), "-support.jsonl")

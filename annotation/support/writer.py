@@ -57,6 +57,10 @@ class SupportRow:
     label: str
 
 
+# Units written per round (labels_restate's model instances, the sentence ids a query names).
+_BLOCK = 10_000
+
+
 @transaction.atomic
 def support_judgments_upsert(
     *, judge: Judge, collection: Collection, rows: Iterable[SupportRow], condition: str
@@ -66,23 +70,35 @@ def support_judgments_upsert(
     wanted = {(r.sentence_id, r.citation_index): r for r in rows}
     for row in wanted.values():
         _support_label_check(row.label)
-    if not wanted:
-        return Written()
-    stored = SupportJudgment.objects.filter(judge=judge, sentence__response__run__collection=collection)
-    return labels_restate(
-        SupportJudgment,
-        stored=(
-            (pk, (sid, ci), label)
-            for pk, sid, ci, label in stored.values_list("id", "sentence_id", "citation_index", "label")
-        ),
-        wanted={key: row.label for key, row in wanted.items()},
-        field="label",
-        build=lambda key, label: SupportJudgment(
+    written = Written()
+    keys = list(wanted)
+    # A block of units at a time, each against the stored labels of its own sentences: a file of a million
+    # labels never has a model instance of each in memory, nor reads every stored label per block.
+    for start in range(0, len(keys), _BLOCK):
+        block = keys[start : start + _BLOCK]
+        stored = SupportJudgment.objects.filter(
             judge=judge,
-            sentence_id=key[0],
-            citation_index=key[1],
-            passage_id=wanted[key].passage_id,
-            label=label,
-            condition=condition,
-        ),
-    )
+            sentence__response__run__collection=collection,
+            sentence_id__in={sid for sid, _ in block},
+        )
+        done = labels_restate(
+            SupportJudgment,
+            stored=(
+                (pk, (sid, ci), label)
+                for pk, sid, ci, label in stored.values_list("id", "sentence_id", "citation_index", "label")
+            ),
+            wanted={key: wanted[key].label for key in block},
+            field="label",
+            build=lambda key, label: SupportJudgment(
+                judge=judge,
+                sentence_id=key[0],
+                citation_index=key[1],
+                passage_id=wanted[key].passage_id,
+                label=label,
+                condition=condition,
+            ),
+        )
+        written.created += done.created
+        written.updated += done.updated
+        written.unchanged += done.unchanged
+    return written

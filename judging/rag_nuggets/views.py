@@ -10,8 +10,9 @@ computation stands; the downloads are the text the export functions and `nugget_
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Collection, Judge, Run
@@ -20,6 +21,7 @@ from annotation.rag_nuggets.importance import IMPORTANCE_DEFAULT
 from annotation.rag_nuggets.io import assignments_export, created_nuggets_export
 from annotation.rag_nuggets.lists import assigned_list_owners
 from core.api_errors import error_json, form_error_json
+from core.streaming import text_chunks
 from judging.measures.rag_nuggets import SCORE_NAMES
 from judging.rag_nuggets.forms import (
     SCORE_CHOICES,
@@ -131,15 +133,24 @@ def _nuggets_judge(collection: Collection, judge: Judge) -> Judge | None:
     return owners[0] if len(owners) == 1 else None
 
 
-def _attachment(body: str, filename: str) -> HttpResponse:
-    response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
+def _attachment(body: str | Iterator[str], filename: str) -> HttpResponse | StreamingHttpResponse:
+    """The file as a download; an iterator of lines (the assignments: a line per answer, hundreds of
+    thousands of labels at TREC RAG's size) is streamed as it is read from the database."""
+    content_type = "application/x-ndjson; charset=utf-8"
+    response: HttpResponse | StreamingHttpResponse
+    if isinstance(body, str):
+        response = HttpResponse(body, content_type=content_type)
+    else:
+        response = StreamingHttpResponse(text_chunks(body), content_type=content_type)
     # Every part of the name went through _file_part (and a collection name is a slug): plain ASCII.
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
 @organiser_required
-def nugget_scores_download(request: HttpRequest, name: str, kind: str) -> HttpResponse:
+def nugget_scores_download(
+    request: HttpRequest, name: str, kind: str
+) -> HttpResponse | StreamingHttpResponse:
     """nuggetizer's files under the page's choices: the nugget lists (`nuggets`), the assignments
     (`assignments`), or one run's per-answer scores ending in their mean (`metrics`, with `run`)."""
     if kind not in DOWNLOADS:
@@ -167,14 +178,14 @@ def nugget_scores_download(request: HttpRequest, name: str, kind: str) -> HttpRe
         importance = _file_part(importance_slug(data))
         return _attachment(body, f"{collection.name}-nuggets-{_file_part(owner.name)}-{importance}.jsonl")
     if kind == "assignments":
-        body = assignments_export(
+        lines = assignments_export(
             collection=collection,
             judge=data["judge"],
             nuggets_judge=data["nuggets_judge"],
             importance_judge=data["importance_judge"],
             answered_only=data["answered_only"],
         )
-        return _attachment(body, f"{collection.name}-assignments-{choices}.jsonl")
+        return _attachment(lines, f"{collection.name}-assignments-{choices}.jsonl")
     run = request.GET.get("run", "")
     # The run page's stored scores when they are current; else computed here, never stale.
     params = nugget_params(data, run=run)

@@ -439,8 +439,10 @@ def test_it_downloads_a_judges_qrels_as_the_command_writes_them(client, organise
 
     assert response.status_code == 200
     assert response["Content-Disposition"] == f'attachment; filename="{collection.name}-nist.qrels"'
-    assert response.content.decode() == "".join(qrels_lines(collection=collection, judge=judge))
-    assert response.content.decode() == f"{turn.turn_id} 0 d:1 3\n"
+    assert response.streaming
+    body = response.getvalue().decode()
+    assert body == "".join(qrels_lines(collection=collection, judge=judge))
+    assert body == f"{turn.turn_id} 0 d:1 3\n"
 
 
 def test_a_download_needs_a_judge(client, organiser, collection):
@@ -452,7 +454,7 @@ def test_a_download_needs_a_judge(client, organiser, collection):
 def test_the_judgment_log_downloads_as_csv(client, organiser, collection):
     response = client.get(reverse("console-export", args=[collection.name, "judgment-log"]))
     assert response.status_code == 200
-    assert response.content.decode().startswith("judge,username,")
+    assert response.getvalue().decode().startswith("judge,username,")
 
 
 # --- People ----------------------------------------------------------------------------------------

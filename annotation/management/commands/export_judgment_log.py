@@ -1,11 +1,9 @@
 """export_judgment_log: every relevance / PTKB label of a collection as CSV, with assessor, effort and times."""
 
-import io
-
 from django.core.management.base import CommandParser
 
 from annotation.commands import CollectionCommand
-from annotation.relevance.io import LOG_TASKS, judgment_log_rows, judgment_log_write
+from annotation.relevance.io import LOG_TASKS, judgment_log_lines, judgment_log_rows, judgment_log_write
 from core.wording import plural
 
 
@@ -23,16 +21,14 @@ class Command(CollectionCommand):
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
 
     def handle(self, *args, collection, judge, task, output, **options):
-        rows = judgment_log_rows(
-            collection=self.get_collection(collection),
-            judge=self.get_judge(judge) if judge else None,
-            tasks=[task] if task else LOG_TASKS,
-        )
+        the_collection = self.get_collection(collection)
+        the_judge = self.get_judge(judge) if judge else None
+        tasks = [task] if task else LOG_TASKS
         if output:
+            rows = judgment_log_rows(collection=the_collection, judge=the_judge, tasks=tasks)
             with open(output, "w", encoding="utf-8", newline="") as handle:
                 count = judgment_log_write(handle, rows)
             self.stderr.write(f"{output}: {plural(count, 'judgment')}")
         else:
-            buffer = io.StringIO()
-            judgment_log_write(buffer, rows)
-            self.stdout.write(buffer.getvalue(), ending="")
+            for block in judgment_log_lines(collection=the_collection, judge=the_judge, tasks=tasks):
+                self.stdout.write(block, ending="")

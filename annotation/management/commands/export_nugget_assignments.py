@@ -30,7 +30,7 @@ class Command(CollectionCommand):
     def handle(
         self, *args, collection, judge, nuggets_judge, importance_judge, answered_only, output, **options
     ):
-        text = assignments_export(
+        lines = assignments_export(
             collection=self.get_collection(collection),
             judge=self.get_judge(judge),
             nuggets_judge=self.get_judge(nuggets_judge) if nuggets_judge else None,
@@ -39,6 +39,7 @@ class Command(CollectionCommand):
         )
         if output:
             with open(output, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
+                handle.writelines(lines)
         else:
-            self.stdout.write(text, ending="")
+            for line in lines:
+                self.stdout.write(line, ending="")

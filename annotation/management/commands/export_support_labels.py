@@ -1,7 +1,5 @@
-import json
-
 from annotation.commands import CollectionCommand
-from annotation.support.io import support_labels_export
+from annotation.support.io import support_labels_lines
 
 
 class Command(CollectionCommand):
@@ -16,8 +14,7 @@ class Command(CollectionCommand):
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
 
     def handle(self, *args, collection, judge, output, **options):
-        rows = support_labels_export(collection=self.get_collection(collection), judge=self.get_judge(judge))
-        lines = [json.dumps(row) + "\n" for row in rows]
+        lines = support_labels_lines(collection=self.get_collection(collection), judge=self.get_judge(judge))
         if output:
             with open(output, "w", encoding="utf-8") as handle:
                 handle.writelines(lines)

@@ -7,6 +7,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.formats.base import ImportFailed
@@ -21,11 +23,17 @@ from annotation.models import (
     Turn,
 )
 from annotation.rag_nuggets.formats import OVERALL_QID, SCORE_NAMES, AnswerScores, scores_text
-from annotation.rag_nuggets.io import assignments_import, created_nuggets_export, created_nuggets_import
+from annotation.rag_nuggets.io import (
+    assignments_export,
+    assignments_import,
+    created_nuggets_export,
+    created_nuggets_import,
+)
 from annotation.rag_nuggets.writer import NuggetDraft, nugget_list_replace
 from console.models import ImportJob
 from tests.factories import CollectionFactory, OrganiserFactory
 from tests.rag_nugget_files import (
+    RUNS,
     assignment_records,
     assignments_file,
     created_nuggets_file,
@@ -140,6 +148,27 @@ def test_it_round_trips_assignments_byte_for_byte_creating_the_nugget_lists(coll
         ).values_list("nugget__text", "label")
     )
     assert stored == {n["text"]: n["assignment"] for n in row["nuggets"]}
+
+
+def test_it_writes_the_assignments_a_run_at_a_time_reading_each_runs_labels_when_it_comes(
+    collection, tmp_path
+):
+    # 810,000 labels at TREC RAG's size: a run's labels are read when its lines are written, so the
+    # export holds one run's, not all of them.
+    path = assignments_file(tmp_path / "assignments.jsonl", assignment_records(nugget_lists()))
+    judge = Judge.objects.create(name="gpt-4o-assign", kind=Judge.Kind.LLM)
+    assignments_import(path=path, collection=collection, judge=judge)
+
+    def label_reads(queries):
+        return sum('FROM "annotation_nuggetassignment"' in query["sql"] for query in queries)
+
+    lines = assignments_export(collection=collection, judge=judge)
+    first = next(lines)
+    with CaptureQueriesContext(connection) as after_first:
+        rest = list(lines)
+
+    assert (first + "".join(rest)).encode() == path.read_bytes()
+    assert label_reads(after_first.captured_queries) == len(RUNS) - 1
 
 
 def test_it_matches_assignments_to_another_judges_nuggets_and_is_idempotent(collection, tmp_path):

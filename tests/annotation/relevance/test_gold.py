@@ -139,9 +139,9 @@ def test_gold_grades_are_marked_and_left_out_of_the_qrels_unless_asked(tmp_path)
     organiser = api_client(OrganiserFactory())
     organiser.force_login(OrganiserFactory())
     url = reverse("console-export", args=[collection.name, "qrels"])
-    assert len(organiser.get(url, {"judge": judge.name}).content.decode().splitlines()) == 90
+    assert len(organiser.get(url, {"judge": judge.name}).getvalue().decode().splitlines()) == 90
     assert (
-        len(organiser.get(url, {"judge": judge.name, "include_gold": "on"}).content.decode().splitlines())
+        len(organiser.get(url, {"judge": judge.name, "include_gold": "on"}).getvalue().decode().splitlines())
         == 100
     )
 

@@ -236,7 +236,7 @@ def test_nuggetizers_files_go_through_assay_and_score_as_nuggetizer_scores_them(
     table = report_page(client, reverse("judging:nugget-scores", args=[name]), choices).context["table"]
     download = client.get(reverse("judging:nugget-scores-download", args=[name, "assignments"]), choices)
     assert {row.run: dict(row.scores) for row in table.rows} == by_vital_judge["runs"]
-    assert download.status_code == 200 and download.content == exported.read_bytes()
+    assert download.status_code == 200 and download.getvalue() == exported.read_bytes()
 
     # nuggetizer's per-answer metrics file of one run, as its calculate_metrics writes it.
     metrics = _export(
