@@ -8,6 +8,7 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from judging.models import ReportResult
+from judging.quality.judges.selectors import collection_judges
 from judging.quality.runs.selectors import judged_at_k
 from tests.background import tasks_run_ready
 from tests.factories import (
@@ -101,3 +102,23 @@ def test_the_download_is_never_stale(client, graded):
 
     assert before != after
     assert ",3,3," in after.splitlines()[1]
+
+
+def test_the_judges_page_answers_computing_then_the_in_request_rows_and_recomputes_after_a_grade(
+    client, graded
+):
+    collection, judge, turns = graded
+    url = reverse("judging:quality-judges", args=[collection.name])
+
+    first = client.get(url)
+    assert b'id="report-status"' in first.content and b'id="judges-table"' not in first.content
+    tasks_run_ready()
+    second = client.get(url)
+    expected = collection_judges(collection=collection)
+    assert [
+        (line["row"].judge.name, line["row"].labels, line["row"].last_label)
+        for line in second.context["lines"]
+    ] == [(row.judge.name, row.labels, row.last_label) for row in expected]
+    RelevanceJudgmentFactory(judge=judge, turn=turns[2], passage_id="d2", grade=2)
+    third = client.get(url)
+    assert not third.context["stored"].done and b"before the latest changes" in third.content
