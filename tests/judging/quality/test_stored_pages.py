@@ -1,4 +1,4 @@
-"""judged@k as a stored report: the page answers "computing", then the figures the in-request code gives;
+"""judged@k, the judges page and the quality dashboard as stored reports: the page answers "computing", then the figures the in-request code gives;
 a grade written after makes the next view compute again (the old figures labelled); two views queue once."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from django_tasks_db.models import DBTaskResult
 from judging.models import ReportResult
 from judging.quality.judges.selectors import collection_judges
 from judging.quality.runs.selectors import judged_at_k
+from judging.quality.selectors import collection_quality
 from tests.background import tasks_run_ready
 from tests.factories import (
     CollectionFactory,
@@ -20,7 +21,9 @@ from tests.factories import (
     RelevanceJudgmentFactory,
     RunFactory,
     TurnFactory,
+    UserFactory,
 )
+from tests.gold_campaign import gold_campaign, walk
 
 pytestmark = pytest.mark.django_db
 
@@ -122,3 +125,23 @@ def test_the_judges_page_answers_computing_then_the_in_request_rows_and_recomput
     RelevanceJudgmentFactory(judge=judge, turn=turns[2], passage_id="d2", grade=2)
     third = client.get(url)
     assert not third.context["stored"].done and b"before the latest changes" in third.content
+
+
+def test_the_dashboard_answers_computing_then_the_in_request_figures_and_shows_a_pause_at_once(client):
+    alice = UserFactory(username="alice")
+    planted = gold_campaign(assessors=[alice], redundancy=1, n_turns=2)
+    walk(alice, planted.assignment, lambda pair: 1)
+    collection = planted.assignment.pool.collection
+    client.force_login(OrganiserFactory())
+    url = reverse("judging:quality-dashboard", args=[collection.name])
+
+    first = client.get(url)
+    assert b'id="report-status"' in first.content and first.context["assessors"] == []
+    assert b'id="quality-empty"' not in first.content
+    tasks_run_ready()
+    second = client.get(url)
+    expected = collection_quality(collection=collection)
+    assert second.context["assessors"] == expected
+    client.post(reverse("judging:quality-pause", args=[collection.name, "alice"]))
+    third = client.get(url)
+    assert third.context["stored"].done and third.context["assessors"][0].paused
