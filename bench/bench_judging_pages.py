@@ -70,7 +70,12 @@ def main() -> None:
             judged_compute,
             judged_params(judge="", depth=None),
         ),
-        ("quality judges", reverse("judging:quality-judges", args=[name]), judges_compute, {"reference": None}),
+        (
+            "quality judges",
+            reverse("judging:quality-judges", args=[name]),
+            judges_compute,
+            {"reference": None},
+        ),
         (
             "quality dashboard",
             reverse("judging:quality-dashboard", args=[name]),
@@ -91,7 +96,9 @@ def main() -> None:
         ),
     ]
     print(f"baseline page {baseline:.1f} ms (best of {BEST_OF})")
-    print(f"{'page':30} {'in request':>11} {'first view':>11} {'worker':>9} {'stored view':>12} {'÷ baseline':>11}")
+    print(
+        f"{'page':30} {'in request':>11} {'first view':>11} {'worker':>9} {'stored view':>12} {'÷ baseline':>11}"
+    )
     for title, url, compute, params in pages:
         start = time.perf_counter()
         compute(collection=collection, params=params)
@@ -111,7 +118,9 @@ def main() -> None:
     for _ in range(BEST_OF):
         judge_names_by_task(collection=collection, tasks=tasks)
     menu = (time.perf_counter() - start) * 1000 / BEST_OF
-    print(f"judge menu of {len(tasks)} tasks (judge_names_by_task): {menu:.1f} ms = {menu / baseline:.2f}× baseline")
+    print(
+        f"judge menu of {len(tasks)} tasks (judge_names_by_task): {menu:.1f} ms = {menu / baseline:.2f}× baseline"
+    )
 
 
 main()

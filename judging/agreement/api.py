@@ -73,7 +73,7 @@ class LiveAgreementApi(PageApi):
         stored = live_stored(collection=collection, task=query["task"])
         if stored.result is not None:
             return Response(LiveAgreementOutput({**stored.result, "current": True}).data)
-        if stored.earlier is not None:
+        if stored.earlier is not None and stored.earlier.result is not None:
             return Response(LiveAgreementOutput({**stored.earlier.result, "current": False}).data)
         # Nothing computed yet for this task: no figures rather than reading every label here.
         empty = {

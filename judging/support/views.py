@@ -110,16 +110,16 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
     if form.is_bound:
         if form.is_valid():
             data = form.cleaned_data
-            params = disagreements_params(human=list(data["human"]), llm=data["llm"], blind=data["blind"])
+            study = disagreements_params(human=list(data["human"]), llm=data["llm"], blind=data["blind"])
             if request.GET.get("format") == "json":
                 kind, version = DISAGREEMENTS
                 figures = report_current(
-                    kind=kind, version=version, collection=collection, params=params, reads=support_reads()
+                    kind=kind, version=version, collection=collection, params=study, reads=support_reads()
                 )
                 if figures is None:
-                    figures = disagreements_compute(collection=collection, params=params)
+                    figures = disagreements_compute(collection=collection, params=study)
                 return JsonResponse(figures["reports"])
-            stored = _stored(DISAGREEMENTS, collection, params, "disagreements_compute")
+            stored = _stored(DISAGREEMENTS, collection, study, "disagreements_compute")
             context["stored"] = stored
             shown = _shown(stored)
             if shown is not None:
