@@ -9,13 +9,13 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
 from judging.quality.judges.forms import ReferenceForm
 from judging.quality.judges.selectors import LABEL_TASKS, JudgeRow
 from judging.quality.judges.stored import JUDGES, judge_rows, judges_reads
-from judging.quality.runs.selectors import relevance_judges
 from judging.reports.store import report_for
 
 # The console's downloads of a judge's labels, by the task whose labels each holds.
@@ -48,7 +48,7 @@ def _downloads(collection: Collection, row: JudgeRow) -> list[tuple[str, str]]:
 @require_GET
 def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    form = ReferenceForm(request.GET, judges=relevance_judges(collection=collection))
+    form = ReferenceForm(request.GET, judges=judges_with_labels(collection=collection, task="relevance"))
     reference = form.chosen() if form.is_valid() else None
     kind, version = JUDGES
     stored = report_for(

@@ -9,17 +9,18 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
 from judging.quality.runs.forms import JudgedForm
-from judging.quality.runs.selectors import judged_csv, relevance_judges, runs_with_reports
+from judging.quality.runs.selectors import judged_csv, runs_with_reports
 from judging.quality.runs.stored import JUDGED, JUDGED_READS, judged_compute, judged_params, judged_rows
 from judging.reports.store import report_current, report_for
 
 
 def _form(request: AuthenticatedRequest, collection: Collection) -> JudgedForm:
-    return JudgedForm(request.GET, judges=relevance_judges(collection=collection))
+    return JudgedForm(request.GET, judges=judges_with_labels(collection=collection, task="relevance"))
 
 
 def _params(form: JudgedForm, *, every: bool) -> dict[str, Any]:
