@@ -15,7 +15,7 @@ from annotation.models import Collection
 from annotation.permissions import IsOrganiser
 from core.api_input import query_input
 from core.page_api import PageApi
-from judging.agreement.reports import live_agreement
+from judging.agreement.live import live_stored
 from judging.agreement.selectors import TASKS
 
 
@@ -52,6 +52,9 @@ class LiveAgreementOutput(serializers.Serializer):
     llm_judges = serializers.ListField(child=serializers.CharField())
     assessors = AssessorAgreementOutput(many=True)
     updated_at = serializers.DateTimeField()
+    current = serializers.BooleanField(
+        help_text="false while newer labels are being computed: the figures are those of `updated_at`."
+    )
 
 
 class LiveAgreementApi(PageApi):
@@ -63,8 +66,22 @@ class LiveAgreementApi(PageApi):
         responses={200: LiveAgreementOutput, 400: OpenApiResponse(description="An unknown task.")},
     )
     def get(self, request: Request, name: str) -> Response:
-        """Each assessor's agreement so far with the LLM judges and the other assessors, for one task."""
+        """Each assessor's agreement so far with the LLM judges and the other assessors, for one task: the
+        stored figures, the latest earlier ones (`current` false) while new labels are computed."""
         collection = get_object_or_404(Collection, name=name)
         query = query_input(request, LiveAgreementQuery)
-        report = live_agreement(collection=collection, task=query["task"])
-        return Response(LiveAgreementOutput(report).data)
+        stored = live_stored(collection=collection, task=query["task"])
+        if stored.result is not None:
+            return Response(LiveAgreementOutput({**stored.result, "current": True}).data)
+        if stored.earlier is not None and stored.earlier.result is not None:
+            return Response(LiveAgreementOutput({**stored.earlier.result, "current": False}).data)
+        # Nothing computed yet for this task: no figures rather than reading every label here.
+        empty = {
+            "collection": collection.name,
+            "task": query["task"],
+            "llm_judges": [],
+            "assessors": [],
+            "updated_at": stored.row.created_at,
+            "current": False,
+        }
+        return Response(LiveAgreementOutput(empty).data)

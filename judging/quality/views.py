@@ -9,11 +9,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.models import Collection
+from annotation.models import AssessorPause, Collection
 from annotation.permissions import organiser_required
 from annotation.relevance.quality.pauses import assessor_pause, assessor_resume
 from judging.quality.forms import QualityForm
-from judging.quality.selectors import QualitySettings, collection_quality
+from judging.quality.selectors import QualitySettings
+from judging.quality.stored import QUALITY, quality_params, quality_reads, quality_rows
+from judging.reports.store import report_for
 
 
 @organiser_required
@@ -28,7 +30,22 @@ def dashboard(request: HttpRequest, name: str) -> HttpResponse:
     valid = form.is_bound and form.is_valid()
     settings = form.settings() if valid else QualitySettings()
     adjudicated = form.cleaned_data.get("adjudicated") if valid else None
-    assessors = collection_quality(collection=collection, settings=settings, adjudicated=adjudicated)
+    kind, version = QUALITY
+    stored = report_for(
+        kind=kind,
+        version=version,
+        collection=collection,
+        params=quality_params(settings=settings, adjudicated=adjudicated),
+        reads=quality_reads(),
+        compute="judging.quality.stored.quality_compute",
+    )
+    shown = (
+        stored.result if stored.result is not None else (stored.earlier.result if stored.earlier else None)
+    )
+    assessors = []
+    if shown is not None:
+        paused = set(AssessorPause.objects.filter(collection=collection).values_list("user_id", flat=True))
+        assessors = quality_rows(shown, paused=paused)
     return render(
         request,
         "quality/dashboard.html",
@@ -38,6 +55,8 @@ def dashboard(request: HttpRequest, name: str) -> HttpResponse:
             "settings": settings,
             "adjudicated": adjudicated,
             "assessors": assessors,
+            "stored": stored,
+            "shown": shown,
         },
         status=400 if form.is_bound and form.errors else 200,
     )

@@ -8,13 +8,39 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 
 from annotation.judge_menus import judges_with_labels
-from annotation.models import Collection, Condition
+from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
 from core.names import named
-from judging.measures.support import SupportMeasure, compare_judges, leaderboard, mean_sentences_per_answer
-from judging.scores.support import support_disagreement_report, support_scores
+from judging.measures.support import SupportMeasure
+from judging.reports.store import ReportView, report_current, report_for
 from judging.support.forms import DisagreementReportForm
+from judging.support.stored import (
+    DISAGREEMENTS,
+    LEADERBOARD,
+    disagreements_compute,
+    disagreements_params,
+    support_reads,
+)
+
+
+def _stored(report: tuple[str, int], collection: Collection, params: dict, compute: str) -> ReportView:
+    kind, version = report
+    return report_for(
+        kind=kind,
+        version=version,
+        collection=collection,
+        params=params,
+        reads=support_reads(),
+        compute=f"judging.support.stored.{compute}",
+    )
+
+
+def _shown(stored: ReportView) -> dict | None:
+    """The current figures, or while they are computed the latest earlier ones (labelled), or None."""
+    if stored.result is not None:
+        return stored.result
+    return stored.earlier.result if stored.earlier is not None else None
 
 
 @organiser_required
@@ -30,27 +56,30 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
     by: SupportMeasure = (
         "weighted_precision" if request.GET.get("by") == "weighted_precision" else "weighted_recall"
     )
-    rows, mean_sentences, correlation = [], 0.0, None
+    context: dict[str, object] = {
+        "collection": collection,
+        "judges": judges,
+        "judge": judge,
+        "compare": compare,
+        "by": by,
+        "rows": [],
+        "mean_sentences": 0.0,
+        "correlation": None,
+        "unknown_judge": unknown_judge,
+    }
     if judge is not None:
-        scores = support_scores(collection=collection, judge=judge)
-        rows, mean_sentences = leaderboard(scores, by=by), mean_sentences_per_answer(scores)
-        if compare is not None and compare != judge:
-            correlation = compare_judges(scores, support_scores(collection=collection, judge=compare))
-    return render(
-        request,
-        "evaluation/support_leaderboard.html",
-        {
-            "collection": collection,
-            "judges": judges,
-            "judge": judge,
-            "compare": compare,
-            "by": by,
-            "rows": rows,
-            "mean_sentences": mean_sentences,
-            "correlation": correlation,
-            "unknown_judge": unknown_judge,
-        },
-    )
+        params = {"judge": judge.pk, "compare": compare.pk if compare is not None else None, "by": by}
+        stored = _stored(LEADERBOARD, collection, params, "leaderboard_compute")
+        context["stored"] = stored
+        shown = _shown(stored)
+        if shown is not None:
+            context.update(
+                shown=shown,
+                rows=shown["rows"],
+                mean_sentences=shown["mean_sentences"],
+                correlation=shown["correlation"],
+            )
+    return render(request, "evaluation/support_leaderboard.html", context)
 
 
 # --- Disagreement study report ---------------------------------------------------------------------
@@ -76,31 +105,27 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
             code="invalid",
             status=400,
         )
-    rows: list[dict] = []
+    context: dict[str, object] = {"collection": collection, "form": form, "rows": []}
     status = 200
     if form.is_bound:
         if form.is_valid():
             data = form.cleaned_data
-            reports = support_disagreement_report(
-                collection=collection,
-                human_judges=list(data["human"]),
-                machine_judge=data["llm"],
-                blind_judge=data["blind"],
-            )
+            study = disagreements_params(human=list(data["human"]), llm=data["llm"], blind=data["blind"])
             if request.GET.get("format") == "json":
-                return JsonResponse({c: r.as_dict() for c, r in reports.items()})
-            titles = dict(Condition.choices) | {"all": "All conditions"}
-            rows = [
-                {"condition": c, "title": titles[c], "neither": r.neither, **r.as_dict()}
-                for c, r in reports.items()
-            ]
+                kind, version = DISAGREEMENTS
+                figures = report_current(
+                    kind=kind, version=version, collection=collection, params=study, reads=support_reads()
+                )
+                if figures is None:
+                    figures = disagreements_compute(collection=collection, params=study)
+                return JsonResponse(figures["reports"])
+            stored = _stored(DISAGREEMENTS, collection, study, "disagreements_compute")
+            context["stored"] = stored
+            shown = _shown(stored)
+            if shown is not None:
+                context.update(shown=shown, rows=shown["rows"])
         else:
             status = 400
             if request.GET.get("format") == "json":
                 return form_error_json(form)
-    return render(
-        request,
-        "evaluation/support_disagreements.html",
-        {"collection": collection, "form": form, "rows": rows},
-        status=status,
-    )
+    return render(request, "evaluation/support_disagreements.html", context, status=status)

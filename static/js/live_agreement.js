@@ -45,7 +45,7 @@ function render(data) {
   }
   body.replaceChildren(...rows);
   empty.hidden = data.assessors.length > 0;
-  updated.textContent = new Date(data.updated_at).toLocaleTimeString();
+  updated.textContent = new Date(data.updated_at).toLocaleTimeString() + (data.current ? "" : " (newer labels being computed)");
 }
 
 async function poll() {

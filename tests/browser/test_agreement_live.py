@@ -9,6 +9,7 @@ from rest_framework.authtoken.models import Token
 from annotation.models import Judge
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.pooling import pool_build
+from tests.background import IMMEDIATE
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
@@ -23,6 +24,14 @@ from tests.factories import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_request(settings):
+    """The live server runs a task as it is queued, so each poll after a new label computes the stored
+    figures (tests/judging/agreement/test_live_stored.py follows the queue)."""
+    settings.TASKS = IMMEDIATE
+
 
 LLM_NAME = 'gpt <b id="injected">4o</b>'
 LLM_GRADES = {"p0": 3, "p1": 2, "p2": 0}

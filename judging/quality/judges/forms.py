@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
 
-from judging.quality.runs.selectors import GradingJudge
+from annotation.models import Judge
 
 
 class ReferenceForm(forms.Form):
@@ -16,7 +17,7 @@ class ReferenceForm(forms.Form):
         help_text="Each judge's relevance grades are compared with this judge's on the pairs both graded.",
     )
 
-    def __init__(self, *args: Any, judges: list[GradingJudge], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, judges: Iterable[Judge], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.judges = {judge.name: judge for judge in judges}
         field = self.fields["reference"]
@@ -25,6 +26,6 @@ class ReferenceForm(forms.Form):
             (judge.name, judge.name) for judge in sorted(judges, key=lambda judge: judge.name)
         ]
 
-    def chosen(self) -> GradingJudge | None:
+    def chosen(self) -> Judge | None:
         name = self.cleaned_data.get("reference")
         return self.judges[name] if name else None

@@ -9,12 +9,14 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
 from judging.quality.judges.forms import ReferenceForm
-from judging.quality.judges.selectors import LABEL_TASKS, JudgeRow, collection_judges
-from judging.quality.runs.selectors import relevance_judges
+from judging.quality.judges.selectors import LABEL_TASKS, JudgeRow
+from judging.quality.judges.stored import JUDGES, judge_rows, judges_reads
+from judging.reports.store import report_for
 
 # The console's downloads of a judge's labels, by the task whose labels each holds.
 DOWNLOADS = (
@@ -46,9 +48,21 @@ def _downloads(collection: Collection, row: JudgeRow) -> list[tuple[str, str]]:
 @require_GET
 def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
-    form = ReferenceForm(request.GET, judges=relevance_judges(collection=collection))
+    form = ReferenceForm(request.GET, judges=judges_with_labels(collection=collection, task="relevance"))
     reference = form.chosen() if form.is_valid() else None
-    rows = collection_judges(collection=collection, reference_id=reference.id if reference else None)
+    kind, version = JUDGES
+    stored = report_for(
+        kind=kind,
+        version=version,
+        collection=collection,
+        params={"reference": reference.id if reference else None},
+        reads=judges_reads(),
+        compute="judging.quality.judges.stored.judges_compute",
+    )
+    shown = (
+        stored.result if stored.result is not None else (stored.earlier.result if stored.earlier else None)
+    )
+    rows = judge_rows(shown) if shown is not None else []
     pools = rows[0].coverage if rows else []
     # Only the tasks some judge labelled here get a column: a relevance collection has no nugget labels.
     shown = [i for i, task in enumerate(LABEL_TASKS) if any(row.labels.get(task.key) for row in rows)]
@@ -76,6 +90,8 @@ def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "lines": lines,
             "tasks": [LABEL_TASKS[i] for i in shown],
             "pools": pools,
+            "stored": stored,
+            "shown": shown,
         },
         status=200 if form.is_valid() else 400,
     )

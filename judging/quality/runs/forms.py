@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
 
-from judging.quality.runs.selectors import GradingJudge
+from annotation.models import Judge
 
 # A pool deeper than this is not asked of people; the cap keeps one statement's unnesting bounded.
 MAX_DEPTH = 1000
@@ -21,19 +22,10 @@ class JudgedForm(forms.Form):
         help_text="The pool depth to count unjudged pairs within (default: the deepest pool's).",
     )
 
-    def __init__(self, *args: Any, judges: list[GradingJudge], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, judges: Iterable[Judge], **kwargs: Any) -> None:
+        """`judges`: the judges with relevance grades here, by name (a menu whose cost does not grow with
+        the grades; the report resolves "the judge with most grades")."""
         super().__init__(*args, **kwargs)
-        self.judges = {judge.name: judge for judge in judges}
         field = self.fields["judge"]
         assert isinstance(field, forms.ChoiceField)
-        field.choices = [("", "the judge with most grades")] + [
-            (judge.name, f"{judge.name} ({judge.grades})") for judge in judges
-        ]
-
-    def chosen(self, *, default: str) -> list[GradingJudge]:
-        """The judge chosen; with none, the one with most grades (`default` "first") or every judge ("all")."""
-        name = self.cleaned_data.get("judge")
-        if name:
-            return [self.judges[name]]
-        every = list(self.judges.values())
-        return every[:1] if default == "first" else every
+        field.choices = [("", "the judge with most grades")] + [(judge.name, judge.name) for judge in judges]

@@ -10,9 +10,18 @@ from sklearn.metrics import cohen_kappa_score
 from annotation.models import Condition, Judge, ResponseSentence, SupportJudgment
 from annotation.support.disagreements import support_disagreements_assign
 from annotation.support.services import assignment_units, support_judgment_submit
+from tests.background import IMMEDIATE
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_request(settings):
+    """A task runs as it is queued, so a stored report's first view computes it and shows the figures
+    (test_stored_support_pages.py follows the queue)."""
+    settings.TASKS = IMMEDIATE
+
 
 LABELS = ["FS", "PS", "NS"]
 BLIND_LABELS = {

@@ -7,9 +7,17 @@ from django.urls import reverse
 
 from annotation.models import Judge, SupportJudgment, Topic, TopicWork
 from annotation.support.services import support_assignment_set
+from tests.background import IMMEDIATE
 from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_request(settings):
+    """A task runs as it is queued, so a stored report's first view computes it and shows the figures
+    (test_stored_support_pages.py follows the queue)."""
+    settings.TASKS = IMMEDIATE
 
 
 @pytest.fixture
@@ -192,7 +200,7 @@ def test_the_leaderboard_ranks_runs_under_a_judge(client, rag, gpt):
     response = client.get(reverse("support-leaderboard", args=["rag24"]), {"judge": "gpt-4o"})
 
     assert response.status_code == 200
-    rows = [(r.run, round(r.weighted_recall, 4)) for r in response.context["rows"]]
+    rows = [(r["run"], round(r["weighted_recall"], 4)) for r in response.context["rows"]]
     assert rows == [("rag-a", 0.75), ("rag-b", 0.625)]
     assert response.context["mean_sentences"] == pytest.approx(2.25)
 

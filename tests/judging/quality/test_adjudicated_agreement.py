@@ -19,7 +19,7 @@ from annotation.relevance.adjudication.services import adjudication_assign, adju
 from tests.factories import OrganiserFactory, UserFactory
 from tests.gold_campaign import gold_campaign, gold_pairs, walk
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("reports_in_request")]
 
 LABELS = [0, 1, 2, 3, 4]
 
@@ -99,6 +99,9 @@ def test_the_report_leaves_the_adjudicated_keys_out_unless_asked():
 
 
 def _page_queries(client, collection, judge) -> tuple[int, str]:
+    """The queries of a view once its stored report is computed (the first view computes it)."""
+    url = reverse("judging:quality-dashboard", args=[collection.name])
+    client.get(url, {"adjudicated": judge.name})
     with CaptureQueriesContext(connection) as queries:
         page = client.get(
             reverse("judging:quality-dashboard", args=[collection.name]), {"adjudicated": judge.name}

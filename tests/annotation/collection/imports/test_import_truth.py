@@ -18,6 +18,7 @@ from annotation.nuggets.io import nuggets_import
 from annotation.ptkb.io import ptkb_qrels_import
 from annotation.relevance.io import qrels_import
 from console.models import ImportJob
+from tests.background import IMMEDIATE
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
@@ -29,6 +30,13 @@ from tests.factories import (
 )
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_request(settings):
+    """A task runs as it is queued, so the live agreement's first poll computes its stored figures."""
+    settings.TASKS = IMMEDIATE
+
 
 QRELS = "1_1 0 doc:1 2\n1_1 0 doc:2 0\n1_2 0 doc:1 4\n"
 

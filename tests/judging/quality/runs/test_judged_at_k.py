@@ -27,7 +27,7 @@ from tests.factories import (
     TurnFactory,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("reports_in_request")]
 
 
 def _build(collection, *, runs: int, turns: int, seed: int = 3):
@@ -111,8 +111,9 @@ def test_the_page_costs_the_same_queries_whatever_the_runs_and_topics(
     _build(collection, runs=runs, turns=turns)
     client.force_login(OrganiserFactory())
     url = reverse("judging:quality-runs", args=[collection.name]) + "?judge=nist"
+    client.get(url)  # computes the stored report
 
-    # Session and user, the collection, the judge menu, the runs, the pool depth, judged@k.
+    # Session and user, the collection, the judge menu, the runs, the revisions, the stored report.
     with django_assert_num_queries(7):
         response = client.get(url)
 
