@@ -45,7 +45,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.nuggets.writer import nugget_upsert
-from annotation.rag_nuggets.formats import AssignedAnswer, FileNugget, assignments_text
+from annotation.rag_nuggets.formats import AssignedAnswer, FileNugget, assignment_line
 from annotation.rag_nuggets.io import assignments_import
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.io import qrels_import
@@ -558,5 +558,5 @@ def _rag_nuggets(
                 )
             )
         path = folder / f"{run}.assignments.jsonl"
-        path.write_text(assignments_text(records), encoding="utf-8")
+        path.write_text("".join(assignment_line(r) for r in records), encoding="utf-8")
         assignments_import(path=path, collection=collection, judge=judge)
