@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models.lookups import IsNull
 
 from annotation.families import label_task
 from annotation.models import Collection, Judge
@@ -21,17 +22,30 @@ def judges_with_labels(*, collection: Collection, task: str, **label_filters: An
     A judge of another collection or task would give an empty comparison, estimate or list, so menus offer
     only these. One query at any size: an EXISTS per judge over the label table (`label_filters` narrow
     the labels, e.g. condition="blind"), never a query per judge nor a DISTINCT over a join.
+    Each judge's probe is `has_label_in`'s.
     """
     return Judge.objects.filter(_has_labels(collection, task, **label_filters)).order_by("name")
 
 
-def _has_labels(collection: Collection, task: str, **label_filters: Any) -> Exists:
+def _has_labels(collection: Collection, task: str, **label_filters: Any) -> IsNull:
     declared = label_task(task)
-    return Exists(
-        declared.model._default_manager.filter(
-            judge=OuterRef("pk"), **{declared.collection: collection}, **label_filters
-        )
+    return has_label_in(
+        declared.model._default_manager.filter(**{declared.collection: collection}, **label_filters)
     )
+
+
+def has_label_in(labels: QuerySet[Model]) -> IsNull:
+    """Whether the judge of the outer query (OuterRef("pk")) has one of `labels`: a condition to filter
+    or annotate judges with.
+
+    Its first label by the judge's index, not an EXISTS: PostgreSQL plans EXISTS over a label table of a
+    few judges as a scan of the table per judge (it expects a judge's first label early), which reads every
+    label for a judge with none here, so a menu grew with the labels. Ordered by judge, the subquery walks
+    that judge's labels in the judge's index and stops at the first in the collection: a judge with none
+    costs one index probe.
+    """
+    first = labels.filter(judge=OuterRef("pk")).order_by("judge").values("pk")[:1]
+    return IsNull(Subquery(first), False)
 
 
 def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict[str, list[str]]:
