@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet, Subquery
 from django.db.models.lookups import IsNull
 
 from annotation.families import label_task
@@ -22,15 +22,16 @@ def judges_with_labels(*, collection: Collection, task: str, **label_filters: An
     A judge of another collection or task would give an empty comparison, estimate or list, so menus offer
     only these. One query at any size: an EXISTS per judge over the label table (`label_filters` narrow
     the labels, e.g. condition="blind"), never a query per judge nor a DISTINCT over a join.
-    Each judge's probe is `has_label_in`'s.
     """
     return Judge.objects.filter(_has_labels(collection, task, **label_filters)).order_by("name")
 
 
-def _has_labels(collection: Collection, task: str, **label_filters: Any) -> IsNull:
+def _has_labels(collection: Collection, task: str, **label_filters: Any) -> Exists:
     declared = label_task(task)
-    return has_label_in(
-        declared.model._default_manager.filter(**{declared.collection: collection}, **label_filters)
+    return Exists(
+        declared.model._default_manager.filter(
+            judge=OuterRef("pk"), **{declared.collection: collection}, **label_filters
+        )
     )
 
 
@@ -38,11 +39,13 @@ def has_label_in(labels: QuerySet[Model]) -> IsNull:
     """Whether the judge of the outer query (OuterRef("pk")) has one of `labels`: a condition to filter
     or annotate judges with.
 
-    Its first label by the judge's index, not an EXISTS: PostgreSQL plans EXISTS over a label table of a
-    few judges as a scan of the table per judge (it expects a judge's first label early), which reads every
-    label for a judge with none here, so a menu grew with the labels. Ordered by judge, the subquery walks
-    that judge's labels in the judge's index and stops at the first in the collection: a judge with none
-    costs one index probe.
+    Its first label by the judge's index, not an EXISTS: PostgreSQL plans an EXISTS over a label table that
+    few judges fill (the nugget assignments) as a scan of the table per judge, expecting a judge's first
+    label early, so a judge with none here read every label. Ordered by judge, the subquery walks that
+    judge's labels in the judge's index and stops at the first in the collection: one index probe for a
+    judge with no labels, but all of a judge's labels in other collections for one with labels only there.
+    So it is for such tables only; the menus of tables with a turn or collection index keep their EXISTS,
+    which PostgreSQL answers from that index.
     """
     first = labels.filter(judge=OuterRef("pk")).order_by("judge").values("pk")[:1]
     return IsNull(Subquery(first), False)
