@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models.lookups import IsNull
 
 from annotation.families import label_task
 from annotation.models import Collection, Judge
@@ -32,6 +33,22 @@ def _has_labels(collection: Collection, task: str, **label_filters: Any) -> Exis
             judge=OuterRef("pk"), **{declared.collection: collection}, **label_filters
         )
     )
+
+
+def has_label_in(labels: QuerySet[Model]) -> IsNull:
+    """Whether the judge of the outer query (OuterRef("pk")) has one of `labels`: a condition to filter
+    or annotate judges with.
+
+    Its first label by the judge's index, not an EXISTS: PostgreSQL plans an EXISTS over a label table that
+    few judges fill (the nugget assignments) as a scan of the table per judge, expecting a judge's first
+    label early, so a judge with none here read every label. Ordered by judge, the subquery walks that
+    judge's labels in the judge's index and stops at the first in the collection: one index probe for a
+    judge with no labels, but all of a judge's labels in other collections for one with labels only there.
+    So it is for such tables only; the menus of tables with a turn or collection index keep their EXISTS,
+    which PostgreSQL answers from that index.
+    """
+    first = labels.filter(judge=OuterRef("pk")).order_by("judge").values("pk")[:1]
+    return IsNull(Subquery(first), False)
 
 
 def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict[str, list[str]]:

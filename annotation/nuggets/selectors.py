@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import BadRequest, PermissionDenied
+from django.db.models import Exists, OuterRef
 
 from annotation.formats.base import excerpt
 from annotation.judge_access import NOT_SHARED, judge_readable
@@ -133,20 +134,14 @@ def nugget_stats(*, collection: Collection, judge: Judge) -> NuggetStats:
     A nugget survives de-duplication when it is not marked as a duplicate and, if a de-duplicated set
     was derived from this one (another judge's nuggets whose `original` is here), when that set kept it.
     """
+    # Whether a de-duplicated set kept a nugget is an EXISTS per row, not an IN list of its ids, so the
+    # page's queries stay the same however many nuggets a set has.
     rows = list(
-        Nugget.objects.filter(judge=judge, turn__collection=collection).values_list(
-            "id", "turn__turn_id", "text", "duplicate_of_id"
-        )
+        Nugget.objects.filter(judge=judge, turn__collection=collection)
+        .annotate(kept=Exists(Nugget.objects.filter(original_id=OuterRef("pk"))))
+        .values_list("id", "turn__turn_id", "text", "duplicate_of_id", "kept")
     )
-    ids = [row[0] for row in rows]
-    kept: set[int] = set()
-    for start in range(0, len(ids), 2000):
-        kept.update(
-            Nugget.objects.filter(original_id__in=ids[start : start + 2000]).values_list(
-                "original_id", flat=True
-            )
-        )
-    derived = bool(kept)
+    derived = any(row[4] for row in rows)
     covered = [
         turn_id
         for turn_id in NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection)
@@ -154,11 +149,11 @@ def nugget_stats(*, collection: Collection, judge: Judge) -> NuggetStats:
         .values_list("turn__turn_id", flat=True)
     ]
     counts: dict[str, TurnCounts] = {turn_id: TurnCounts(turn_id) for turn_id in covered}
-    for pk, turn_id, text, duplicate_of in rows:
+    for _pk, turn_id, text, duplicate_of, kept in rows:
         entry = counts.setdefault(turn_id, TurnCounts(turn_id))
         entry.nuggets += 1
         entry.words += len(text.split())
-        if duplicate_of is None and (not derived or pk in kept):
+        if duplicate_of is None and (not derived or kept):
             entry.deduplicated += 1
     turns = sorted(counts.values(), key=lambda t: natural_key(t.turn_id))
     return NuggetStats(judge=judge, turns=turns)

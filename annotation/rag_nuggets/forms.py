@@ -6,10 +6,9 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef
 from django.http import QueryDict
 
-from annotation.judge_menus import judges_with_labels
+from annotation.judge_menus import has_label_in, judges_with_labels
 from annotation.models import (
     Collection,
     Condition,
@@ -49,9 +48,9 @@ class HandOutForm(forms.Form):
         )
         # A judge with vital/okay or assignment labels here; whether it has them on the chosen set and
         # topic is the service's check.
-        labelled = Exists(
-            NuggetImportanceJudgment.objects.filter(judge=OuterRef("pk"), nugget__turn__collection=collection)
-        ) | Exists(NuggetAssignment.objects.filter(judge=OuterRef("pk"), nugget__turn__collection=collection))
+        labelled = has_label_in(
+            NuggetImportanceJudgment.objects.filter(nugget__turn__collection=collection)
+        ) | has_label_in(NuggetAssignment.objects.filter(nugget__turn__collection=collection))
         choice_field(self, "machine_judge").queryset = (
             Judge.objects.filter(labelled).exclude(kind=Judge.Kind.ASSESSOR).order_by("name")
         )

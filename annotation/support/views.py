@@ -36,6 +36,9 @@ from annotation.support.services import (
     support_judgment_submit,
 )
 from annotation.typed import AuthenticatedRequest, choice_field
+from core.pagination import page_of
+
+ASSIGNMENTS_PER_PAGE = 50
 
 
 class SupportLabelForm(forms.Form):
@@ -215,16 +218,24 @@ def support_organise(request: HttpRequest, name: str) -> HttpResponse:
         status = 400
     else:
         form = AssignForm(collection=collection)
-    assignments = TopicWork.objects.filter(
-        kind=TopicWork.Kind.SUPPORT, topic__collection=collection
-    ).select_related("topic", "user", "machine_judge")
+    # A page of the assignments at a time: a track's topics times its assessors is a long table.
+    assignments = page_of(
+        request,
+        TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, topic__collection=collection)
+        .select_related("topic", "user", "machine_judge")
+        .order_by("topic__number", "user__username", "pk"),
+        param="page",
+        anchor="support-assignments",
+        per_page=ASSIGNMENTS_PER_PAGE,
+    )
     return render(
         request,
         "support/organise.html",
         {
             "collection": collection,
             "form": form,
-            "assignments": assignments,
+            "assignments": assignments.page.object_list,
+            "assignment_pages": assignments,
             "has_topics": collection.topics.exists(),
             "switch": switch,
             "posted": [(k, v) for k, v in request.POST.items() if k not in ("csrfmiddlewaretoken", "switch")],

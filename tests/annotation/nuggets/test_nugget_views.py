@@ -6,6 +6,8 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import GoldResponse, Judge, Nugget, NuggetSetTurn
@@ -412,3 +414,30 @@ def test_nugget_stats_command_prints_turns_of_the_only_set_and_says_how_to_get_o
     rows = {line.split()[0]: line.split()[1:] for line in out.getvalue().splitlines() if line[:1].isdigit()}
     expected = {turn_id: len(nuggets) for turn_id, nuggets in json.loads(source.read_text()).items()}
     assert {turn_id: int(cells[0]) for turn_id, cells in rows.items()} == expected
+
+
+def test_nugget_stats_page_queries_do_not_grow_with_a_sets_nuggets(client):
+    """Which nuggets a de-duplicated set kept is read with the nuggets, not in batches of their ids."""
+    collection = CollectionFactory()
+    turn = TurnFactory(topic=TopicFactory(collection=collection), collection=collection)
+    judge = JudgeFactory(name="big-set")
+    client.force_login(OrganiserFactory())
+    url = reverse("nuggets-stats", args=[collection.name]) + f"?judge={judge.pk}"
+    first = NuggetFactory(judge=judge, turn=turn, text="one two")
+    dedup = JudgeFactory(name="big-set-dedup")
+    NuggetFactory(judge=dedup, turn=turn, text="kept", original=first)
+
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url).status_code == 200
+    kept = Nugget.objects.bulk_create(
+        Nugget(judge=judge, turn=turn, key=f"[k{i}]", text="three words here") for i in range(2500)
+    )
+    Nugget.objects.bulk_create(
+        Nugget(judge=dedup, turn=turn, key=f"[d{i}]", text="kept", original=kept[i]) for i in range(2100)
+    )
+    with CaptureQueriesContext(connection) as many:
+        page = client.get(url)
+
+    assert len(many) == len(few)
+    stats = page.context["stats"]
+    assert (stats.nuggets, stats.deduplicated) == (2501, 2101)

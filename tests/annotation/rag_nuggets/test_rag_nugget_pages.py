@@ -8,11 +8,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, TopicWork
+from annotation.models import Judge, Nugget, NuggetAssignment, NuggetEdit, NuggetImportanceJudgment, TopicWork
 from annotation.rag_nuggets.services import nugget_work_assign
 from annotation.services import judge_for_assessor
 from tests.annotation.rag_nuggets.data import rag_topic
-from tests.factories import OrganiserFactory, UserFactory
+from tests.factories import CollectionFactory, JudgeFactory, OrganiserFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -299,3 +299,22 @@ def test_submitting_a_page_of_labels_does_not_grow_with_nuggets(client, step):
         assert response.status_code == 302
         counts.append(len(captured))
     assert counts[0] == counts[1]
+
+
+def test_the_hand_out_form_offers_the_machine_judges_with_nugget_labels_here(client, data):
+    """Labels of either kind here put a judge in the menu; labels of another collection or none do not."""
+    rag_topic(number="2025-9", collection=CollectionFactory(name="other"))
+    other_llm = JudgeFactory(name="claude", kind=Judge.Kind.LLM)
+    elsewhere = {"nugget__turn__collection__name": "other"}
+    NuggetAssignment.objects.filter(**elsewhere).update(judge=other_llm)
+    NuggetImportanceJudgment.objects.filter(**elsewhere).update(judge=other_llm)
+    importance_only = JudgeFactory(name="importance-only", kind=Judge.Kind.LLM)
+    NuggetImportanceJudgment.objects.create(
+        judge=importance_only, nugget=data.nuggets[0], importance="vital", condition="machine"
+    )
+    JudgeFactory(name="no-labels", kind=Judge.Kind.LLM)
+    client.force_login(OrganiserFactory())
+
+    form = client.get(reverse("rag-nuggets-organise", args=["rag24"])).context["form"]
+
+    assert [j.name for j in form.fields["machine_judge"].queryset] == ["gpt-4o", "importance-only"]

@@ -3,6 +3,8 @@
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Judge, SupportJudgment, Topic, TopicWork
@@ -250,3 +252,23 @@ def test_the_organiser_page_of_a_collection_without_topics_says_to_import_answer
     assert "import_run ANSWERS.jsonl --collection fresh" in empty.content.decode()
     assert 'id="support-no-topics"' not in full.content.decode()
     assert reverse("support-disagreements", args=["rag24"]) in full.content.decode()
+
+
+def test_the_organiser_page_lists_a_page_of_assignments_with_the_same_queries(client, rag):
+    topic = Topic.objects.get(collection=rag, number="2024-1")
+    client.force_login(OrganiserFactory(username="olga"))
+    url = reverse("support-organise", args=["rag24"])
+    TopicWork.objects.create(kind=TopicWork.Kind.SUPPORT, topic=topic, user=UserFactory(username="a-000"))
+    with CaptureQueriesContext(connection) as one:
+        client.get(url)
+    TopicWork.objects.bulk_create(
+        TopicWork(kind=TopicWork.Kind.SUPPORT, topic=topic, user=UserFactory(username=f"a-{i:03}"))
+        for i in range(1, 60)
+    )
+    with CaptureQueriesContext(connection) as many:
+        first, last = client.get(url), client.get(url, {"page": 2})
+
+    assert len(many) == 2 * len(one)
+    assert [a.user.username for a in first.context["assignments"]][:2] == ["a-000", "a-001"]
+    assert len(first.context["assignments"]) == 50 and len(last.context["assignments"]) == 10
+    assert "Assignments 1–50 of 60" in first.content.decode()
