@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connections, models, router, transaction
 from django.utils import timezone
@@ -116,6 +117,30 @@ class RelevanceRow:
     turn_id: int
     passage_id: str
     grade: int
+
+
+def relevance_judgments_submit(*, judge: Judge, rows: Sequence[RelevanceRow]) -> int:
+    """Record or revise many of a judge's grades in one statement, each as `relevance_judgment_submit`
+    would (no time spent, no idempotency key): a machine judge's labels a batch at a time. Returns how
+    many rows it wrote; a pair given twice keeps its last grade."""
+    last = {(row.turn_id, row.passage_id): row.grade for row in rows}
+    for grade in last.values():
+        if grade not in RelevanceGrade.values:
+            raise JudgmentRefused(f"grade {grade} is outside the scale 0-4")
+    if not last:
+        return 0
+    connection = connections[router.db_for_write(RelevanceJudgment)]
+    sql = relevance_upsert_sql(
+        table=_table(RelevanceJudgment),
+        rows="VALUES " + ", ".join(["(%s, %s, %s, %s, NULL::integer, %s, %s, NULL::uuid)"] * len(last)),
+    )
+    now = timezone.now()
+    values: list[Any] = []
+    for (turn_id, passage_id), grade in last.items():
+        values.extend((judge.pk, turn_id, passage_id, grade, now, now))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        return cursor.rowcount
 
 
 class RelevanceStage(Stage):

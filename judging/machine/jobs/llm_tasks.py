@@ -19,7 +19,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.nuggets.writer import ntr_judgment_submit, nugget_upsert
-from annotation.relevance.writer import relevance_judgment_submit
+from annotation.relevance.writer import RelevanceRow, relevance_judgments_submit
 from annotation.support.writer import support_judgment_submit
 from judging.machine import llm_judges
 from judging.machine.jobs.base import (
@@ -30,10 +30,12 @@ from judging.machine.jobs.base import (
     Steps,
     Task,
     Unit,
+    Units,
     chosen_runs_filter,
     chosen_turns,
     no_judge_named,
     passage_texts,
+    passages_with_text,
     turn_query,
 )
 from judging.machine.jobs.rag_nuggets import RAG_TASKS
@@ -47,7 +49,10 @@ class RelevanceTask(Task):
     expected_output_tokens = 4
 
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
-        """Every passage the chosen runs rank within `depth` for the chosen turns, once per turn."""
+        """Every passage the chosen runs rank within `depth` for the chosen turns, once per turn.
+
+        The plan keeps each unit's (turn, passage id) only; `load` reads the passages' texts a batch at a
+        time, so a pool of 200,000 pairs is never in memory with its texts."""
         turns = chosen_turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
         depth = int(options.get("depth") or 30)
@@ -55,41 +60,49 @@ class RelevanceTask(Task):
         rankings = Ranking.objects.filter(
             turn_id__in=list(by_id), **chosen_runs_filter(collection, options.get("runs"))
         )
-        for turn_id, passage_ids in rankings.order_by("turn_id", "run__name").values_list(
-            "turn_id", "passage_ids"
+        for turn_id, passage_ids in (
+            rankings.order_by("turn_id", "run__name")
+            .values_list("turn_id", "passage_ids")
+            .iterator(chunk_size=200)
         ):
             for passage_id in passage_ids[:depth]:
                 pairs.setdefault((turn_id, passage_id), None)
-        texts = passage_texts(collection, (pid for _, pid in pairs))
+        with_text = passages_with_text(collection, (pid for _, pid in pairs))
+        keys = [pair for pair in pairs if pair[1] in with_text]
         history = _conversations(turns)
         ptkb = {t.topic_id: [s.text for s in t.topic.ptkb.all()] for t in turns}
-        units = []
-        for turn_id, passage_id in pairs:
-            if passage_id not in texts:
-                continue
-            turn = by_id[turn_id]
-            units.append(
-                Unit(
-                    name=f"{turn.turn_id} {passage_id}",
-                    data={
-                        "turn": turn,
-                        "passage_id": passage_id,
-                        "prompt": llm_judges.relevance_render(
-                            utterance=turn.utterance,
-                            resolved_utterance=turn.resolved_utterance,
-                            context=history[turn.id],
-                            ptkb=ptkb[turn.topic_id],
-                            passage=texts[passage_id],
-                        ),
-                    },
-                )
+
+        def make(key: tuple[int, str]) -> Unit:
+            turn = by_id[key[0]]
+            return Unit(
+                name=f"{turn.turn_id} {key[1]}",
+                data={
+                    "turn": turn,
+                    "passage_id": key[1],
+                    "context": history[turn.id],
+                    "ptkb": ptkb[turn.topic_id],
+                },
             )
+
         return Plan(
-            units,
-            skipped=len(pairs) - len(units),
+            Units(keys, make),
+            skipped=len(pairs) - len(keys),
             skipped_reason="passages without text",
             empty_reason=f"the chosen runs rank no passage within depth {depth} for the chosen turns",
         )
+
+    def load(self, collection: Collection, units: list[Unit]) -> list[Unit]:
+        texts = passage_texts(collection, (unit.data["passage_id"] for unit in units))
+        for unit in units:
+            turn = unit.data["turn"]
+            unit.data["prompt"] = llm_judges.relevance_render(
+                utterance=turn.utterance,
+                resolved_utterance=turn.resolved_utterance,
+                context=unit.data["context"],
+                ptkb=unit.data["ptkb"],
+                passage=texts.get(unit.data["passage_id"], ""),
+            )
+        return units
 
     def first_request(self, unit: Unit) -> CallRequest:
         return CallRequest(self.prompt_version, unit.data["prompt"], self.max_tokens)
@@ -97,9 +110,14 @@ class RelevanceTask(Task):
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         answer = yield self.first_request(unit)
         grade = llm_judges.relevance_parse(answer)
-        relevance_judgment_submit(
-            judge=ctx.judge, turn=unit.data["turn"], passage_id=unit.data["passage_id"], grade=grade
+        ctx.pending.append(
+            RelevanceRow(turn_id=unit.data["turn"].pk, passage_id=unit.data["passage_id"], grade=grade)
         )
+
+    def flush(self, ctx: JobContext) -> None:
+        if ctx.pending:
+            relevance_judgments_submit(judge=ctx.judge, rows=ctx.pending)
+            ctx.pending.clear()
 
 
 def _conversations(turns: list[Turn]) -> dict[int, list[tuple[str, str]]]:
