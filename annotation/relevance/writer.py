@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connections, models, router, transaction
 from django.utils import timezone
@@ -130,16 +129,28 @@ def relevance_judgments_submit(*, judge: Judge, rows: Sequence[RelevanceRow]) ->
     if not last:
         return 0
     connection = connections[router.db_for_write(RelevanceJudgment)]
+    # An array per column: one statement of one shape whatever the number of rows.
     sql = relevance_upsert_sql(
         table=_table(RelevanceJudgment),
-        rows="VALUES " + ", ".join(["(%s, %s, %s, %s, NULL::integer, %s, %s, NULL::uuid)"] * len(last)),
+        rows=(
+            "SELECT %s, t, p, g, NULL::integer, %s, %s, NULL::uuid "
+            "FROM unnest(%s::bigint[], %s::text[], %s::smallint[]) AS u(t, p, g)"
+        ),
     )
     now = timezone.now()
-    values: list[Any] = []
-    for (turn_id, passage_id), grade in last.items():
-        values.extend((judge.pk, turn_id, passage_id, grade, now, now))
+    pairs = list(last)
     with connection.cursor() as cursor:
-        cursor.execute(sql, values)
+        cursor.execute(
+            sql,
+            [
+                judge.pk,
+                now,
+                now,
+                [t for t, _ in pairs],
+                [p for _, p in pairs],
+                [last[pair] for pair in pairs],
+            ],
+        )
         return cursor.rowcount
 
 

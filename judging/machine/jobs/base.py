@@ -11,8 +11,8 @@ from decimal import Decimal
 from itertools import islice
 from typing import Any, Generic, TypeVar, overload
 
-from django.db import connection, transaction
-from django.db.models import Count, Field
+from django.db import connection
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.models import (
@@ -308,44 +308,40 @@ def judge_job_save_progress(job: JudgeJob, *, recount: bool = True) -> None:
     )
 
 
-_CALL_COLUMNS = (
-    "key",
-    "model",
-    "prompt_version",
-    "prompt",
-    "params",
-    "answer",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "latency_ms",
-    "job_id",
-    "created_at",
+# One statement of one shape whatever the number of rows (an array per column), so the driver parses it once.
+_CALLS_INSERT = (
+    "INSERT INTO {table} (key, model, prompt_version, prompt, params, answer, input_tokens, output_tokens, "
+    "cost_usd, latency_ms, job_id, created_at) "
+    "SELECT k, m, v, p, pa::jsonb, a, i, o, c, l, j, %s FROM unnest(%s::text[], %s::text[], %s::text[], "
+    "%s::text[], %s::text[], %s::text[], %s::integer[], %s::integer[], %s::numeric[], %s::integer[], "
+    "%s::bigint[]) AS u(k, m, v, p, pa, a, i, o, c, l, j) "
+    "ON CONFLICT (key) DO NOTHING RETURNING input_tokens, output_tokens, cost_usd"
 )
 
 
-@transaction.atomic
 def llm_calls_save(*, calls: Sequence[LlmCall]) -> CallTotals:
     """Save answered calls in one statement; a key already stored (another job paid for the same prompt
     at the same moment) keeps its first answer. Returns the totals of the rows this saved, so a job can
     keep its own totals equal to those of its rows without counting them again."""
     if not calls:
         return CallTotals()
-    fields = [LlmCall._meta.get_field(name.removesuffix("_id")) for name in _CALL_COLUMNS]
-    assert all(isinstance(f, Field) for f in fields)
-    now = timezone.now()
-    values: list[Any] = []
-    for call in calls:
-        call.created_at = call.created_at or now
-        values.extend(f.get_db_prep_save(getattr(call, f.attname), connection) for f in fields)  # type: ignore[union-attr]
-    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    quote = connection.ops.quote_name
+    columns = (
+        [c.key for c in calls],
+        [c.model for c in calls],
+        [c.prompt_version for c in calls],
+        [c.prompt for c in calls],
+        [json.dumps(c.params) for c in calls],
+        [c.answer for c in calls],
+        [c.input_tokens for c in calls],
+        [c.output_tokens for c in calls],
+        [c.cost_usd for c in calls],
+        [c.latency_ms for c in calls],
+        [c.job_id for c in calls],
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {quote(LlmCall._meta.db_table)} ({', '.join(map(quote, _CALL_COLUMNS))}) "
-            f"VALUES {', '.join([row] * len(calls))} ON CONFLICT (key) DO NOTHING "
-            "RETURNING input_tokens, output_tokens, cost_usd",
-            values,
+            _CALLS_INSERT.format(table=connection.ops.quote_name(LlmCall._meta.db_table)),
+            [timezone.now(), *columns],
         )
         saved = cursor.fetchall()
     return CallTotals(
