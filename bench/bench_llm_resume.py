@@ -71,6 +71,15 @@ def _peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """User and system CPU seconds of a live process so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def collection_build(units: int):
     from annotation.models import Collection, Passage, Ranking, Run, Topic, Turn
 
@@ -150,19 +159,24 @@ def main() -> int:
         return JudgeJob.objects.get(pk=job.pk)
 
     def segment(worker: subprocess.Popen[bytes], until) -> tuple[float, float, int, float]:
-        """Wait for the job to run, then for `until`; (seconds running, peak RSS MB, calls served, peak/s)."""
+        """Wait for the job to run, then for `until`; (seconds running, peak RSS MB, calls served, peak/s).
+        Prints the worker's CPU time per call."""
         while row().status != JudgeJob.Status.RUNNING:
             assert worker.poll() is None, "the worker stopped before the job ran"
             time.sleep(0.05)
-        t0, served0, rss = time.perf_counter(), served.value, 0.0
-        peak, last_t, last_n = 0.0, t0, served0
+        t0, served0, rss, cpu0 = time.perf_counter(), served.value, 0.0, _cpu_s(worker.pid)
+        peak, last_t, last_n, cpu = 0.0, t0, served0, cpu0
         while not until():
             time.sleep(0.1)
             rss = max(rss, _peak_rss_mb(worker.pid))
+            cpu = max(cpu, _cpu_s(worker.pid))
             now, n = time.perf_counter(), served.value
             if now - last_t >= 5:
                 peak, last_t, last_n = max(peak, (n - last_n) / (now - last_t)), now, n
-        return time.perf_counter() - t0, rss, served.value - served0, peak
+        calls = served.value - served0
+        load = os.getloadavg()[0]
+        print(f"  worker CPU {1000 * (cpu - cpu0) / max(calls, 1):.2f} ms per call; load average {load:.1f}")
+        return time.perf_counter() - t0, rss, calls, peak
 
     bound = args.concurrency / args.latency
     # First worker: until about half the units are done, then SIGKILL.
