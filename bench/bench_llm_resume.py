@@ -49,6 +49,9 @@ def _fake_serve(latency: float, port: multiprocessing.Value, served: multiproces
     """The fake in its own process: it counts the calls it answered in shared memory."""
     from devtools.openai_server import FakeOpenAI
 
+    # The killed worker's connections end in resets, which http.server prints at length: not news here.
+    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of this process
+
     def responder(prompt: str) -> str:
         with served.get_lock():
             served.value += 1

@@ -9,7 +9,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import islice
-from typing import Any, Generic, TypeVar, overload
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count
@@ -67,31 +67,19 @@ class Unit:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-K = TypeVar("K")
+class Units:
+    """A plan's units made as they are walked, `count` of them: a job of 200,000 units holds the units of
+    one turn at a time, not 200,000 units with their keys, texts and prompts. Each walk reads them again."""
 
-
-class Units(Sequence[Unit], Generic[K]):
-    """A plan's units made one at a time from compact keys: a job of 200,000 units holds 200,000 keys (a
-    turn's pk and a passage id, say), not 200,000 units with their texts and prompts."""
-
-    def __init__(self, keys: Sequence[K], make: Callable[[K], Unit]) -> None:
-        self.keys = keys
-        self.make = make
+    def __init__(self, count: int, walk: Callable[[], Iterator[Unit]]) -> None:
+        self.count = count
+        self.walk = walk
 
     def __len__(self) -> int:
-        return len(self.keys)
-
-    @overload
-    def __getitem__(self, index: int) -> Unit: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Unit]: ...
-    def __getitem__(self, index: int | slice) -> Unit | Sequence[Unit]:
-        if isinstance(index, slice):
-            return [self.make(key) for key in self.keys[index]]
-        return self.make(self.keys[index])
+        return self.count
 
     def __iter__(self) -> Iterator[Unit]:
-        return map(self.make, self.keys)
+        return self.walk()
 
 
 # Units are made ready (`Task.load`: their texts read, their prompts rendered) and their first calls looked
@@ -171,7 +159,7 @@ def turn_query(turn: Turn) -> str:
 class Plan:
     """A job's units, those it had to skip and why, and why it has none when it has none."""
 
-    units: Sequence[Unit]
+    units: Sequence[Unit] | Units
     skipped: int = 0
     skipped_reason: str = ""
     empty_reason: str = "no units to judge in the chosen turns and runs"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import transaction
@@ -51,42 +52,46 @@ class RelevanceTask(Task):
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
         """Every passage the chosen runs rank within `depth` for the chosen turns, once per turn.
 
-        The plan keeps each unit's (turn, passage id) only; `load` reads the passages' texts a batch at a
-        time, so a pool of 200,000 pairs is never in memory with its texts."""
-        turns = chosen_turns(collection, options.get("turns"))
-        by_id = {t.id: t for t in turns}
+        The units are walked a turn at a time (counted by a first walk), and `load` reads the passages'
+        texts a batch at a time, so a pool of 200,000 pairs is never in memory, with or without texts."""
+        turns = sorted(chosen_turns(collection, options.get("turns")), key=lambda t: t.pk)
         depth = int(options.get("depth") or 30)
-        pairs: dict[tuple[int, str], None] = {}
-        rankings = Ranking.objects.filter(
-            turn_id__in=list(by_id), **chosen_runs_filter(collection, options.get("runs"))
-        )
-        for turn_id, passage_ids in (
-            rankings.order_by("turn_id", "run__name")
-            .values_list("turn_id", "passage_ids")
-            .iterator(chunk_size=200)
-        ):
-            for passage_id in passage_ids[:depth]:
-                pairs.setdefault((turn_id, passage_id), None)
-        with_text = passages_with_text(collection, (pid for _, pid in pairs))
-        keys = [pair for pair in pairs if pair[1] in with_text]
+        rankings = Ranking.objects.filter(**chosen_runs_filter(collection, options.get("runs")))
         history = _conversations(turns)
         ptkb = {t.topic_id: [s.text for s in t.topic.ptkb.all()] for t in turns}
 
-        def make(key: tuple[int, str]) -> Unit:
-            turn = by_id[key[0]]
-            return Unit(
-                name=f"{turn.turn_id} {key[1]}",
-                data={
-                    "turn": turn,
-                    "passage_id": key[1],
-                    "context": history[turn.id],
-                    "ptkb": ptkb[turn.topic_id],
-                },
-            )
+        def turn_pairs() -> Iterator[tuple[Turn, list[str], set[str]]]:
+            """Each turn, the passages ranked within depth (first seen first, by run name), those with text."""
+            for turn in turns:
+                ranked: dict[str, None] = {}
+                for passage_ids in (
+                    rankings.filter(turn=turn).order_by("run__name").values_list("passage_ids", flat=True)
+                ):
+                    ranked.update(dict.fromkeys(passage_ids[:depth]))
+                yield turn, list(ranked), passages_with_text(collection, ranked)
 
+        def walk() -> Iterator[Unit]:
+            for turn, ranked, with_text in turn_pairs():
+                context, turn_ptkb = history[turn.id], ptkb[turn.topic_id]
+                for passage_id in ranked:
+                    if passage_id in with_text:
+                        yield Unit(
+                            name=f"{turn.turn_id} {passage_id}",
+                            data={
+                                "turn": turn,
+                                "passage_id": passage_id,
+                                "context": context,
+                                "ptkb": turn_ptkb,
+                            },
+                        )
+
+        pairs = units = 0
+        for _turn, ranked, with_text in turn_pairs():
+            pairs += len(ranked)
+            units += len(with_text)
         return Plan(
-            Units(keys, make),
-            skipped=len(pairs) - len(keys),
+            Units(units, walk),
+            skipped=pairs - units,
             skipped_reason="passages without text",
             empty_reason=f"the chosen runs rank no passage within depth {depth} for the chosen turns",
         )
