@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from decimal import Decimal
-from queue import Empty, SimpleQueue
 
 from django.db import transaction
 from django.utils import timezone
@@ -82,8 +81,6 @@ def judge_job_run(
     job.save()
 
     in_flight: dict[Future[tuple[ChatResult, float]], _Running] = {}
-    # Calls in the order they end (each puts itself here), so taking them costs nothing per call in flight.
-    finished: SimpleQueue[Future[tuple[ChatResult, float]]] = SimpleQueue()
     # Units whose next call is one already in flight (the same prompt from another unit: the same
     # sentence citing the same passage in two runs, say), by its key: they take its answer when it comes,
     # as from the cache, rather than pay for a second call whose row would then be dropped.
@@ -162,7 +159,6 @@ def judge_job_run(
                     waiting[key] = []
                     future = pool.submit(call, request)
                     in_flight[future] = _Running(unit, steps, request, key)
-                    future.add_done_callback(finished.put)
                     return
                 job.cache_hits += 1
                 answer = stored
@@ -189,7 +185,8 @@ def judge_job_run(
                     save_when_due()
                 if not in_flight:
                     break
-                for future in _finished_now(finished):
+                done, _ = wait(list(in_flight), timeout=SAVE_EVERY_S, return_when=FIRST_COMPLETED)
+                for future in done:
                     running = in_flight.pop(future)
                     sharing = waiting.pop(running.key, [])
                     try:
@@ -220,22 +217,6 @@ def judge_job_run(
         skipped=plan.skipped,
         skipped_reason=plan.skipped_reason,
     )
-
-
-def _finished_now(
-    finished: SimpleQueue[Future[tuple[ChatResult, float]]],
-) -> list[Future[tuple[ChatResult, float]]]:
-    """The calls that ended, waiting for one at most SAVE_EVERY_S: answers are saved, and the job shows it
-    lives, while calls are slow."""
-    try:
-        done = [finished.get(timeout=SAVE_EVERY_S)]
-    except Empty:
-        return []
-    while True:
-        try:
-            done.append(finished.get_nowait())
-        except Empty:
-            return done
 
 
 def _totals_add(job: JudgeJob, saved: CallTotals) -> None:
