@@ -10,7 +10,15 @@ machine inflates far less than wall time; `--wall` times wall-clock seconds inst
 `--repeat N` times each method N times and keeps the fastest; `--against-crowdkit` also fits with crowd-kit's
 own defaults and says how many labels the settings in force share with that fit. No database.
 
+`--job N` instead times the fit job of each method as the campaign page's button runs it, on a campaign of
+about N confirmed answers built in a throwaway database (the crowd tests' seeded synthetic crowd): the job
+reads the answers from the database, fits, writes the method's labels and stores the comparison of all
+four methods. The majority vote's job, in the same invocation, is the baseline; the target is every job
+under 60 s of wall time at N = 10,000.
+
     .venv/bin/python bench/bench_crowd_fit.py
+    .venv/bin/python bench/bench_crowd_fit.py --questions 2500   # 10,000 answers
+    DEBUG=1 PG_PORT=.. .venv/bin/python bench/bench_crowd_fit.py --job 10000
     CROWD_MACE_RESTARTS=10 CROWD_GLAD_ITERATIONS=100 .venv/bin/python bench/bench_crowd_fit.py
 """
 
@@ -26,16 +34,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
 os.environ.setdefault("DEBUG", "1")  # no database, no secret: the development settings do
-import django  # noqa: E402
+if "--job" in sys.argv:
+    from _setup import django_with_temp_database
 
-django.setup()
+    django_with_temp_database()
+else:
+    import django
+
+    django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.test import override_settings  # noqa: E402
 
-from crowd.aggregation.selectors import MODEL_METHODS, CountedAnswer, _fit_models, majority_labels  # noqa: E402
+from crowd.aggregation.selectors import MODEL_METHODS, CountedAnswer, _fit_models, majority_labels  # noqa: E402,I001
 
 LABELS = ("support", "partial_support", "not_support")
 WORKERS: dict[str, float | str] = {
@@ -93,6 +107,43 @@ CROWDKIT_DEFAULTS = {
 }
 
 
+def job_bench(answers_wanted: int) -> None:
+    """Each method's fit job on a campaign of about `answers_wanted` answers, read from the database."""
+    from crowd.aggregation.services import fit_job_run
+    from crowd.aggregation.tasks import fit_job_start
+    from crowd.models import CrowdAnswer
+    from tests.crowd.crowd_helpers import build_nugget_campaign, synthetic_crowd_answer
+
+    # Batches of 5 pairs and 3 test questions, 5 workers each: 40 answers a batch, 5 per pair.
+    pairs = max(5, answers_wanted // 8)
+    topics = max(1, pairs // 25)
+    started = time.perf_counter()
+    campaign = build_nugget_campaign(
+        topics=topics, runs=5, nuggets=5, n_tests=60, batch_size=5, tests_per_batch=3, assignments=5
+    )
+    synthetic_crowd_answer(campaign, workers=WORKERS)
+    answers = CrowdAnswer.objects.filter(item__batch__campaign=campaign).count()
+    print(
+        f"fit jobs, as the campaign page runs them: {answers:,} answers ({topics * 25:,} pairs x 5 workers, "
+        f"and the test questions) from the database, built in {time.perf_counter() - started:.0f} s; "
+        f"wall seconds, load average {os.getloadavg()[0]:.1f}"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        baseline = 0.0
+        for method in ("majority", *MODEL_METHODS):
+            job = fit_job_start(campaign=campaign, method=method, min_votes=1)
+            started, cpu = time.perf_counter(), time.process_time()
+            job = fit_job_run(job_id=job.pk)
+            took, cpu = time.perf_counter() - started, time.process_time() - cpu
+            baseline = baseline or took
+            print(
+                f"{method:>8} job: {took:6.1f} s ({cpu:5.1f} s CPU)  {took / baseline:5.2f}x the majority's job  "
+                f"({job.status}: {job.message[:60]})"
+            )
+            assert job.status == "done", job.message
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=250)
@@ -104,7 +155,16 @@ def main() -> None:
         action="store_true",
         help="Also fit with crowd-kit's defaults and print the share of labels each setting shares with them.",
     )
+    parser.add_argument(
+        "--job",
+        type=int,
+        default=0,
+        help="Time each method's fit job on a campaign of about this many answers in a throwaway database.",
+    )
     args = parser.parse_args()
+    if args.job:
+        job_bench(args.job)
+        return
     clock = time.perf_counter if args.wall else time.process_time
 
     answers, truth = synthetic(args.questions, args.per_question)

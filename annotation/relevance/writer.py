@@ -118,6 +118,42 @@ class RelevanceRow:
     grade: int
 
 
+def relevance_judgments_submit(*, judge: Judge, rows: Sequence[RelevanceRow]) -> int:
+    """Record or revise many of a judge's grades in one statement, each as `relevance_judgment_submit`
+    would (no time spent, no idempotency key): a machine judge's labels a batch at a time. Returns how
+    many rows it wrote; a pair given twice keeps its last grade."""
+    last = {(row.turn_id, row.passage_id): row.grade for row in rows}
+    for grade in last.values():
+        if grade not in RelevanceGrade.values:
+            raise JudgmentRefused(f"grade {grade} is outside the scale 0-4")
+    if not last:
+        return 0
+    connection = connections[router.db_for_write(RelevanceJudgment)]
+    # An array per column: one statement of one shape whatever the number of rows.
+    sql = relevance_upsert_sql(
+        table=_table(RelevanceJudgment),
+        rows=(
+            "SELECT %s, t, p, g, NULL::integer, %s, %s, NULL::uuid "
+            "FROM unnest(%s::bigint[], %s::text[], %s::smallint[]) AS u(t, p, g)"
+        ),
+    )
+    now = timezone.now()
+    pairs = list(last)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [
+                judge.pk,
+                now,
+                now,
+                [t for t, _ in pairs],
+                [p for _, p in pairs],
+                [last[pair] for pair in pairs],
+            ],
+        )
+        return cursor.rowcount
+
+
 class RelevanceStage(Stage):
     """A relevance file's rows (line, turn pk, passage id, grade) staged (core/staging.py), so that a file of
     millions of grades is checked and written in the database with the same memory whatever its size.

@@ -21,6 +21,7 @@ from core.jobs import job_end, job_start
 from core.wording import plural
 from crowd.aggregation.selectors import (
     METHODS,
+    CampaignFit,
     campaign_fit,
     campaign_pair_keys,
     judge_name_of_method,
@@ -67,7 +68,7 @@ def _method_judge(campaign: CrowdCampaign, method: str) -> Judge:
 
 
 def nugget_labels_aggregate(
-    *, campaign: CrowdCampaign, method: str, min_votes: int = 1
+    *, campaign: CrowdCampaign, method: str, min_votes: int = 1, fit: CampaignFit | None = None
 ) -> NuggetAggregateResult:
     """Label every (answer, nugget) pair of a nugget-support campaign by `method`.
 
@@ -77,13 +78,15 @@ def nugget_labels_aggregate(
     a label that a pair no longer gets is removed, so aggregating twice changes nothing. Workers saw no
     machine label, so the labels are stored in the scratch condition. Only `method` is fitted (majority
     fits no model); `campaign_fit_store` fits all four for the campaign page. Fitting runs before the write
-    transaction opens: it takes seconds and needs no lock.
+    transaction opens: it takes seconds and needs no lock. `fit`: one fitted already, with `method` among its
+    methods (the fit job fits once for the labels and the comparison).
     """
     if campaign.kind != CrowdCampaign.Kind.NUGGET_SUPPORT:
         raise CrowdError(f"campaign {campaign.name} asks yes/no questions: aggregate it by majority vote")
     if method not in METHODS:
         raise CrowdError(f"method {method!r} is not one of {', '.join(METHODS)}")
-    fit = campaign_fit(campaign=campaign, methods=(method,))
+    if fit is None:
+        fit = campaign_fit(campaign=campaign, methods=(method,))
     if method == "majority":
         voters = [a for a in fit.answers if a.passed_tests]
         labels = majority_labels(voters)
@@ -128,14 +131,15 @@ def nugget_aggregate_summary(result: NuggetAggregateResult) -> str:
     )
 
 
-def campaign_fit_store(*, campaign: CrowdCampaign) -> dict[str, Any]:
+def campaign_fit_store(*, campaign: CrowdCampaign, fit: CampaignFit | None = None) -> dict[str, Any]:
     """Fit all four methods and store what the campaign page shows of them (`fit_report`): each method's
     accuracy on the test questions and each worker's reliability under each model. Apart from the
     aggregation itself, which fits only the method it writes, because fitting MACE and GLAD is most of
-    the time and only this comparison needs them all."""
+    the time and only this comparison needs them all. `fit`: one of all four fitted already."""
     if campaign.kind != CrowdCampaign.Kind.NUGGET_SUPPORT:
         raise CrowdError(f"campaign {campaign.name} asks yes/no questions: there are no models to compare")
-    fit = campaign_fit(campaign=campaign)
+    if fit is None:
+        fit = campaign_fit(campaign=campaign)
     report = {**fit.report, "fitted_at": timezone.now().isoformat(timespec="seconds")}
     with transaction.atomic():
         CrowdCampaign.objects.filter(pk=campaign.pk).update(fit_report=report)
@@ -146,16 +150,20 @@ def fit_job_run(*, job_id: int) -> CrowdFitJob:
     """Run one aggregation job from the campaign page: write the asked method's labels, then refit the
     comparison of all four methods; the outcome (or the error) is recorded on the job. A job already
     finished is left as it is, so a task delivered twice aggregates once; run again after an
-    interruption it writes the same labels (the write is idempotent)."""
+    interruption it writes the same labels (the write is idempotent). The four methods are fitted once,
+    for the labels and the comparison both: fitting is nearly all of the job's time."""
     job = CrowdFitJob.objects.select_related("campaign__collection", "campaign__label_judge").get(pk=job_id)
     if job.finished:
         return job
     job_start(job=job)
     status, message = CrowdFitJob.Status.DONE, ""
     try:
-        result = nugget_labels_aggregate(campaign=job.campaign, method=job.method, min_votes=job.min_votes)
+        fit = _campaign_fit_checked(job.campaign, job.method)
+        result = nugget_labels_aggregate(
+            campaign=job.campaign, method=job.method, min_votes=job.min_votes, fit=fit
+        )
         message = nugget_aggregate_summary(result)
-        campaign_fit_store(campaign=job.campaign)
+        campaign_fit_store(campaign=job.campaign, fit=fit)
     except CrowdError as exc:
         status, message = CrowdFitJob.Status.FAILED, _after(message, str(exc))
     except Exception as exc:  # recorded on the job so the page can say it
@@ -164,6 +172,21 @@ def fit_job_run(*, job_id: int) -> CrowdFitJob:
     job_end(job=job, status=status, message=message)
     job.refresh_from_db()
     return job
+
+
+def _campaign_fit_checked(campaign: CrowdCampaign, method: str) -> CampaignFit | None:
+    """All four methods fitted, after the checks the aggregation makes (the campaign's kind, the method);
+    None when a model fails: the asked method is then fitted alone, so its labels are still written, and
+    the comparison fails again where its failure is reported."""
+    if campaign.kind != CrowdCampaign.Kind.NUGGET_SUPPORT:
+        raise CrowdError(f"campaign {campaign.name} asks yes/no questions: aggregate it by majority vote")
+    if method not in METHODS:
+        raise CrowdError(f"method {method!r} is not one of {', '.join(METHODS)}")
+    try:
+        return campaign_fit(campaign=campaign)
+    except Exception:
+        log.warning("fitting every method of campaign %s failed; fitting %s alone", campaign.pk, method)
+        return None
 
 
 def _after(written: str, error: str) -> str:

@@ -2,9 +2,11 @@
 
 LLM tasks (relevance, nuggets, ntr, support): the main thread owns the database: it plans units, asks the
 LlmCall cache, writes answers and labels, and records progress. Worker threads only wait on HTTP. So the
-number of calls in flight is bounded by the job's concurrency, and a job killed at any moment loses at most
-the calls then in flight: every answer is saved as it arrives, and a resumed job finds it in the cache
-instead of paying again.
+number of calls in flight is bounded by the job's concurrency. Units are made ready a batch at a time
+(their texts read and their first calls looked up in the cache in one query each), and answers are saved
+with the labels they give in one transaction at least every tenth of a second, so a job killed at any
+moment loses at most the calls then in flight and the answers of its last tenth of a second; a resumed
+job finds every saved answer in the cache instead of paying again, and writes no label twice.
 
 NLI tasks (ntn, dedup) run judging.machine.nli's services turn by turn; each turn is written in its own
 transaction and a resumed job skips what is stored (NtN pairs already scored, turns already de-duplicated).

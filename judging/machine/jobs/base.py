@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from itertools import islice
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
@@ -21,8 +24,8 @@ from annotation.models import (
 from annotation.selectors import UnknownTurns, turns_named
 from core.names import known_names
 from core.wording import plural
-from judging.machine.jobs.state import call_totals, totals_apply
-from judging.models import JudgeJob, LlmFailure
+from judging.machine.jobs.state import CallTotals, call_totals, totals_apply
+from judging.models import JudgeJob, LlmCall, LlmFailure
 
 # A rough 4 characters per token for dry-run estimates (no tokenizer for every model is at hand).
 CHARS_PER_TOKEN = 4
@@ -62,6 +65,33 @@ Steps = Generator[CallRequest, str, None]
 class Unit:
     name: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+class Units:
+    """A plan's units made as they are walked, `count` of them: a job of 200,000 units holds the units of
+    one turn at a time, not 200,000 units with their keys, texts and prompts. Each walk reads them again."""
+
+    def __init__(self, count: int, walk: Callable[[], Iterator[Unit]]) -> None:
+        self.count = count
+        self.walk = walk
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Unit]:
+        return self.walk()
+
+
+# Units are made ready (`Task.load`: their texts read, their prompts rendered) and their first calls looked
+# up in the cache this many at a time: one query each per batch, and only a batch's texts in memory.
+LOAD_BATCH = 500
+
+
+def batches(units: Iterable[Unit], size: int = LOAD_BATCH) -> Iterator[list[Unit]]:
+    """The units in lists of `size`, in order."""
+    it = iter(units)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 # --- Selecting the work ----------------------------------------------------------------------------
@@ -107,6 +137,19 @@ def passage_texts(collection: Collection, passage_ids: Iterable[str]) -> dict[st
     return texts
 
 
+def passages_with_text(collection: Collection, passage_ids: Iterable[str]) -> set[str]:
+    """Which of `passage_ids` the collection holds (their ids only, not their texts), read in chunks."""
+    wanted = list(set(passage_ids))
+    found: set[str] = set()
+    for start in range(0, len(wanted), 5000):
+        found.update(
+            Passage.objects.filter(
+                collection=collection, passage_id__in=wanted[start : start + 5000]
+            ).values_list("passage_id", flat=True)
+        )
+    return found
+
+
 def turn_query(turn: Turn) -> str:
     """What a judge is told the user asked: the resolved utterance where the turn has one."""
     return turn.resolved_utterance or turn.utterance
@@ -116,7 +159,7 @@ def turn_query(turn: Turn) -> str:
 class Plan:
     """A job's units, those it had to skip and why, and why it has none when it has none."""
 
-    units: list[Unit]
+    units: Sequence[Unit] | Units
     skipped: int = 0
     skipped_reason: str = ""
     empty_reason: str = "no units to judge in the chosen turns and runs"
@@ -150,6 +193,11 @@ class Task:
 
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         raise NotImplementedError
+
+    def load(self, collection: Collection, units: list[Unit]) -> list[Unit]:
+        """The units made ready to run, a batch at a time (`LOAD_BATCH`): tasks whose plan keeps only keys
+        read the batch's texts here, in one query, so a job's memory does not grow with its units."""
+        return units
 
     def flush(self, ctx: JobContext) -> None:
         """Write the labels the task's units left in `ctx.pending`; the runner calls it when it saves its
@@ -219,10 +267,14 @@ def judge_job_finish(
     return job
 
 
-def judge_job_save_progress(job: JudgeJob) -> None:
+def judge_job_save_progress(job: JudgeJob, *, recount: bool = True) -> None:
     """Save the job's progress; its call and cost totals are those of its call rows, so a count never
-    drifts from what was paid for. Every save also moves `updated_at`: the job's sign of life."""
-    if not job.is_nli:
+    drifts from what was paid for. Every save also moves `updated_at`: the job's sign of life.
+
+    `recount=False`: the caller keeps the totals itself, as the rows' totals when it started plus those of
+    the rows it saved since (`llm_calls_save`), and saves without counting every row again each second.
+    """
+    if not job.is_nli and recount:
         totals_apply(job, call_totals([job.pk]).get(job.pk))
     job.save(
         update_fields=[
@@ -241,4 +293,48 @@ def judge_job_save_progress(job: JudgeJob) -> None:
             "finished_at",
             "updated_at",
         ]
+    )
+
+
+# One statement of one shape whatever the number of rows (an array per column), so the driver parses it once.
+_CALLS_INSERT = (
+    "INSERT INTO {table} (key, model, prompt_version, prompt, params, answer, input_tokens, output_tokens, "
+    "cost_usd, latency_ms, job_id, created_at) "
+    "SELECT k, m, v, p, pa::jsonb, a, i, o, c, l, j, %s FROM unnest(%s::text[], %s::text[], %s::text[], "
+    "%s::text[], %s::text[], %s::text[], %s::integer[], %s::integer[], %s::numeric[], %s::integer[], "
+    "%s::bigint[]) AS u(k, m, v, p, pa, a, i, o, c, l, j) "
+    "ON CONFLICT (key) DO NOTHING RETURNING input_tokens, output_tokens, cost_usd"
+)
+
+
+def llm_calls_save(*, calls: Sequence[LlmCall]) -> CallTotals:
+    """Save answered calls in one statement; a key already stored (another job paid for the same prompt
+    at the same moment) keeps its first answer. Returns the totals of the rows this saved, so a job can
+    keep its own totals equal to those of its rows without counting them again."""
+    if not calls:
+        return CallTotals()
+    columns = (
+        [c.key for c in calls],
+        [c.model for c in calls],
+        [c.prompt_version for c in calls],
+        [c.prompt for c in calls],
+        [json.dumps(c.params) for c in calls],
+        [c.answer for c in calls],
+        [c.input_tokens for c in calls],
+        [c.output_tokens for c in calls],
+        [c.cost_usd for c in calls],
+        [c.latency_ms for c in calls],
+        [c.job_id for c in calls],
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CALLS_INSERT.format(table=connection.ops.quote_name(LlmCall._meta.db_table)),
+            [timezone.now(), *columns],
+        )
+        saved = cursor.fetchall()
+    return CallTotals(
+        calls=len(saved),
+        input_tokens=sum(r[0] for r in saved),
+        output_tokens=sum(r[1] for r in saved),
+        cost_usd=sum((r[2] for r in saved), Decimal(0)),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import transaction
@@ -19,7 +20,7 @@ from annotation.models import (
     Turn,
 )
 from annotation.nuggets.writer import ntr_judgment_submit, nugget_upsert
-from annotation.relevance.writer import relevance_judgment_submit
+from annotation.relevance.writer import RelevanceRow, relevance_judgments_submit
 from annotation.support.writer import support_judgment_submit
 from judging.machine import llm_judges
 from judging.machine.jobs.base import (
@@ -30,10 +31,12 @@ from judging.machine.jobs.base import (
     Steps,
     Task,
     Unit,
+    Units,
     chosen_runs_filter,
     chosen_turns,
     no_judge_named,
     passage_texts,
+    passages_with_text,
     turn_query,
 )
 from judging.machine.jobs.rag_nuggets import RAG_TASKS
@@ -47,49 +50,64 @@ class RelevanceTask(Task):
     expected_output_tokens = 4
 
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
-        """Every passage the chosen runs rank within `depth` for the chosen turns, once per turn."""
-        turns = chosen_turns(collection, options.get("turns"))
-        by_id = {t.id: t for t in turns}
+        """Every passage the chosen runs rank within `depth` for the chosen turns, once per turn.
+
+        The units are walked a turn at a time (counted by a first walk), and `load` reads the passages'
+        texts a batch at a time, so a pool of 200,000 pairs is never in memory, with or without texts."""
+        turns = sorted(chosen_turns(collection, options.get("turns")), key=lambda t: t.pk)
         depth = int(options.get("depth") or 30)
-        pairs: dict[tuple[int, str], None] = {}
-        rankings = Ranking.objects.filter(
-            turn_id__in=list(by_id), **chosen_runs_filter(collection, options.get("runs"))
-        )
-        for turn_id, passage_ids in rankings.order_by("turn_id", "run__name").values_list(
-            "turn_id", "passage_ids"
-        ):
-            for passage_id in passage_ids[:depth]:
-                pairs.setdefault((turn_id, passage_id), None)
-        texts = passage_texts(collection, (pid for _, pid in pairs))
+        rankings = Ranking.objects.filter(**chosen_runs_filter(collection, options.get("runs")))
         history = _conversations(turns)
         ptkb = {t.topic_id: [s.text for s in t.topic.ptkb.all()] for t in turns}
-        units = []
-        for turn_id, passage_id in pairs:
-            if passage_id not in texts:
-                continue
-            turn = by_id[turn_id]
-            units.append(
-                Unit(
-                    name=f"{turn.turn_id} {passage_id}",
-                    data={
-                        "turn": turn,
-                        "passage_id": passage_id,
-                        "prompt": llm_judges.relevance_render(
-                            utterance=turn.utterance,
-                            resolved_utterance=turn.resolved_utterance,
-                            context=history[turn.id],
-                            ptkb=ptkb[turn.topic_id],
-                            passage=texts[passage_id],
-                        ),
-                    },
-                )
-            )
+
+        def turn_pairs() -> Iterator[tuple[Turn, list[str], set[str]]]:
+            """Each turn, the passages ranked within depth (first seen first, by run name), those with text."""
+            for turn in turns:
+                ranked: dict[str, None] = {}
+                for passage_ids in (
+                    rankings.filter(turn=turn).order_by("run__name").values_list("passage_ids", flat=True)
+                ):
+                    ranked.update(dict.fromkeys(passage_ids[:depth]))
+                yield turn, list(ranked), passages_with_text(collection, ranked)
+
+        def walk() -> Iterator[Unit]:
+            for turn, ranked, with_text in turn_pairs():
+                context, turn_ptkb = history[turn.id], ptkb[turn.topic_id]
+                for passage_id in ranked:
+                    if passage_id in with_text:
+                        yield Unit(
+                            name=f"{turn.turn_id} {passage_id}",
+                            data={
+                                "turn": turn,
+                                "passage_id": passage_id,
+                                "context": context,
+                                "ptkb": turn_ptkb,
+                            },
+                        )
+
+        pairs = units = 0
+        for _turn, ranked, with_text in turn_pairs():
+            pairs += len(ranked)
+            units += len(with_text)
         return Plan(
-            units,
-            skipped=len(pairs) - len(units),
+            Units(units, walk),
+            skipped=pairs - units,
             skipped_reason="passages without text",
             empty_reason=f"the chosen runs rank no passage within depth {depth} for the chosen turns",
         )
+
+    def load(self, collection: Collection, units: list[Unit]) -> list[Unit]:
+        texts = passage_texts(collection, (unit.data["passage_id"] for unit in units))
+        for unit in units:
+            turn = unit.data["turn"]
+            unit.data["prompt"] = llm_judges.relevance_render(
+                utterance=turn.utterance,
+                resolved_utterance=turn.resolved_utterance,
+                context=unit.data["context"],
+                ptkb=unit.data["ptkb"],
+                passage=texts.get(unit.data["passage_id"], ""),
+            )
+        return units
 
     def first_request(self, unit: Unit) -> CallRequest:
         return CallRequest(self.prompt_version, unit.data["prompt"], self.max_tokens)
@@ -97,9 +115,14 @@ class RelevanceTask(Task):
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         answer = yield self.first_request(unit)
         grade = llm_judges.relevance_parse(answer)
-        relevance_judgment_submit(
-            judge=ctx.judge, turn=unit.data["turn"], passage_id=unit.data["passage_id"], grade=grade
+        ctx.pending.append(
+            RelevanceRow(turn_id=unit.data["turn"].pk, passage_id=unit.data["passage_id"], grade=grade)
         )
+
+    def flush(self, ctx: JobContext) -> None:
+        if ctx.pending:
+            relevance_judgments_submit(judge=ctx.judge, rows=ctx.pending)
+            ctx.pending.clear()
 
 
 def _conversations(turns: list[Turn]) -> dict[int, list[tuple[str, str]]]:

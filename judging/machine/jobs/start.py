@@ -22,6 +22,7 @@ from judging.clients.llm import default_model as llm_default_model
 from judging.machine.jobs.base import (
     CHARS_PER_TOKEN,
     JobError,
+    batches,
     call_key,
     chosen_runs_filter,
     chosen_turns,
@@ -57,22 +58,29 @@ class Estimate:
 
 
 def job_estimate(*, collection: Collection, task: str, model: str, options: dict[str, Any]) -> Estimate:
-    """What a job would cost: the calls of each unit not in the cache (nugget follow-ups come on top)."""
+    """What a job would cost: the calls of each unit not in the cache (nugget follow-ups come on top).
+    Units are read a batch at a time, as a run reads them."""
     task_obj = task_for(task)
     plan = task_obj.plan(collection, options)
-    requests = [task_obj.first_request(u) for u in plan.units]
-    keys = [call_key(model, r) for r in requests]
-    cached = _cached_keys(keys)
-    # A unit whose first call is cached is taken to be cached whole (its later prompts hang on answers).
-    counts = [1 + task_obj.calls_after_first(u) for u in plan.units]
-    todo = [(r, n) for r, n, k in zip(requests, counts, keys, strict=True) if k not in cached]
-    calls = sum(n for _, n in todo)
-    input_tokens = sum((len(r.prompt) // CHARS_PER_TOKEN + 8) * n for r, n in todo)
+    calls = cached = input_tokens = 0
+    for batch in batches(plan.units):
+        batch = task_obj.load(collection, batch)
+        requests = [task_obj.first_request(u) for u in batch]
+        keys = [call_key(model, r) for r in requests]
+        stored = _cached_keys(keys)
+        # A unit whose first call is cached is taken to be cached whole (its later prompts hang on answers).
+        for unit, request, key in zip(batch, requests, keys, strict=True):
+            count = 1 + task_obj.calls_after_first(unit)
+            if key in stored:
+                cached += count
+            else:
+                calls += count
+                input_tokens += (len(request.prompt) // CHARS_PER_TOKEN + 8) * count
     output_tokens = task_obj.expected_output_tokens * calls
     return Estimate(
         units=len(plan.units),
         calls=calls,
-        cached=sum(counts) - calls,
+        cached=cached,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         cost_usd=cost_usd(model, input_tokens, output_tokens),

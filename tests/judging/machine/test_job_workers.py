@@ -11,11 +11,16 @@ import sys
 import time
 from collections import Counter
 
+import factory
 import pytest
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from annotation.models import RelevanceJudgment
+from judging.machine.jobs import judge_job_start
+from judging.machine.jobs.base import LOAD_BATCH
+from judging.machine.jobs.state import INTERRUPTED, jobs_read
+from judging.machine.tasks import judge_job_queue, judge_job_resume
 from judging.models import JudgeJob, LlmCall
 from tests.background import worker_env, worker_start
 from tests.conftest import REPO
@@ -134,6 +139,62 @@ def test_a_job_whose_worker_is_killed_shows_interrupted_at_once_and_resumes_from
     assert not paid & {r.prompt for r in fake_openai.received[asked_before:]}
     # Asked again: at most the calls in flight at the kill (a runner keeps twice its concurrency going).
     assert len(fake_openai.received) <= UNITS + 2
+
+
+def test_a_job_of_several_batches_killed_mid_way_resumes_and_labels_every_unit_once(env, fake_openai):
+    # More units than one load batch (texts read, first calls looked up a batch at a time), eight calls in
+    # flight, answers saved many at a time: what a TREC-sized job does, at a size that runs in seconds.
+    units = LOAD_BATCH + 100
+    fake_openai.latency = 0.05
+    collection = CollectionFactory(name="batches")
+    turn = TurnFactory(topic__collection=collection)
+    ids = [f"p:{i}" for i in range(units)]
+    PassageFactory.create_batch(
+        units, collection=collection, passage_id=factory.Iterator(ids), text=factory.Iterator(ids)
+    )
+    RankingFactory(run=RunFactory(collection=collection), turn=turn, passage_ids=ids)
+    job = judge_job_start(
+        collection=collection,
+        task="relevance",
+        judge_name="batched",
+        model="gpt-4o-mini",
+        options={"depth": units},
+        concurrency=8,
+    )
+    judge_job_queue(job=job)
+    worker = worker_start(env)
+    try:
+        _until(lambda: LlmCall.objects.count() >= units // 2, what="half the answers saved")
+    finally:
+        worker.kill()  # SIGKILL, in the middle of the job
+        worker.wait(timeout=10)
+    asked_before = len(fake_openai.received)
+    saved = set(LlmCall.objects.values_list("prompt", flat=True))
+    assert units // 2 <= len(saved) < units
+    # Every label of the killed run came with its answer, in one transaction.
+    assert RelevanceJudgment.objects.filter(judge__name="batched").count() == len(saved)
+
+    _until(lambda: jobs_read([JudgeJob.objects.get(pk=job.pk)])[0].state == INTERRUPTED, what="interrupted")
+    judge_job_resume(job=JudgeJob.objects.get(pk=job.pk))
+    finished = subprocess.run(
+        [sys.executable, "manage.py", "task_worker", "--batch", "--no-startup-delay"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+
+    job.refresh_from_db()
+    assert (job.status, job.units_done, job.units_total, job.calls_made) == ("done", units, units, units)
+    judged = Counter(
+        RelevanceJudgment.objects.filter(judge__name="batched").values_list("passage_id", flat=True)
+    )
+    assert len(judged) == units and set(judged.values()) == {1}
+    assert LlmCall.objects.count() == units
+    # The resumed run asked for exactly the units whose answers the killed one had not saved.
+    asked_again = [r.prompt for r in fake_openai.received[asked_before:]]
+    assert len(asked_again) == units - len(saved) and not saved & set(asked_again)
 
 
 def test_a_worker_told_to_stop_in_the_middle_queues_its_job_again(client, twelve_units, env, fake_openai):

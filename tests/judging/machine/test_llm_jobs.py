@@ -544,7 +544,9 @@ def test_a_slow_call_does_not_stop_the_job_from_showing_it_lives(fake_openai, co
     saves = []
     real_save = runner.judge_job_save_progress
     monkeypatch.setattr(
-        runner, "judge_job_save_progress", lambda job: (saves.append(time.monotonic()), real_save(job))
+        runner,
+        "judge_job_save_progress",
+        lambda job, **kw: (saves.append(time.monotonic()), real_save(job, **kw)),
     )
     fake_openai.responder = grade_by_topic
     fake_openai.latency = 0.8
