@@ -16,8 +16,17 @@ split, and the rows written by psycopg's COPY into a plain table of text columns
    line and splitting each line, whose time the imports' are told against (goal: imports under 300 MB at
    200 MB). The RSS is the importing process's own: the PostgreSQL server's memory is not in it.
 
+4. Beside other collections (--only beside): --beside-passages generated passages imported into a
+   collection while the database holds six other collections of 10,000 (analyzed), the new rows written by
+   `INSERT ... ON CONFLICT DO NOTHING` (today's) beside the former `INSERT ... WHERE NOT EXISTS`, both timed
+   on the same stage in their generic plan, a statement per 2,000-line batch, each rolled back; then the
+   whole import of the file; and --answers TREC RAG answers
+   of six sentences imported a block at a time (today's) beside a block of one, the former import's
+   response and its sentences at a time, each into a collection of its own.
+
 Usage: python bench/bench_imports.py [--runs 40] [--turns 116] [--depth 1000] [--qrels-mb 200]
-                                     [--run-mb 200] [--passages-mb 200] [--only qrels,runs,memory]
+                                     [--run-mb 200] [--passages-mb 200] [--beside-passages 100000]
+                                     [--answers 3000] [--only qrels,runs,memory,beside]
 """
 
 from __future__ import annotations
@@ -297,6 +306,140 @@ def memory_child(measured: str, kind: str, path: Path) -> None:
     print(json.dumps({"peak_mb": peak, "seconds": seconds, "note": note}))
 
 
+def _passage_lines(count: int, prefix: str) -> list[dict]:
+    rng = random.Random(prefix)
+    return [
+        {"id": f"msmarco_v2.1_doc_{i:08d}#{i % 9}", "title": "t", "text": " ".join(rng.choices(WORDS, k=80))}
+        for i in range(count)
+    ]
+
+
+def _jsonl(path: Path, records: list[dict]) -> Path:
+    with open(path, "w") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in records)
+    return path
+
+
+def _stage_inserts(collection, path: Path, statement: str) -> float:
+    """Seconds the passages' inserts take, a statement per batch as the import writes them, on a stage of
+    the file; rolled back after."""
+    from django.db import connection, transaction
+
+    from annotation.collection.io import BATCH
+    from annotation.formats.base import Problems
+    from annotation.formats.topics import passage_records
+    from core.staging import Stage, staged
+
+    columns = [("passage_id", "varchar(255) NOT NULL"), ("title", "text NOT NULL"), ("body", "text NOT NULL")]
+    with transaction.atomic():
+        with staged(Stage("default", "bench_stage", columns, key=("passage_id",))) as stage:
+            problems = Problems(str(path))
+            stage.fill(
+                (r.line, r.passage_id, r.title, r.text) for r in passage_records(path, problems=problems)
+            )
+            stage.seal(("line",))
+            with connection.cursor() as cursor:
+                # As a prepared statement runs once PostgreSQL settles on its generic plan.
+                cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+                start = time.perf_counter()
+                for first in range(1, stage.rows + 1, BATCH):
+                    cursor.execute(
+                        statement.format(rows=stage.table),
+                        {"collection": collection.pk, "first": first, "last": first + BATCH - 1},
+                    )
+                seconds = time.perf_counter() - start
+        transaction.set_rollback(True)
+    return seconds
+
+
+OTHER_COLLECTIONS, OTHER_PASSAGES = 6, 10_000
+FORMER_INSERT = (
+    "INSERT INTO annotation_passage (collection_id, passage_id, title, text) "
+    "SELECT %(collection)s, s.passage_id, s.title, s.body FROM {rows} s WHERE s.line BETWEEN %(first)s AND "
+    "%(last)s AND NOT EXISTS (SELECT 1 FROM annotation_passage WHERE annotation_passage.collection_id = "
+    "%(collection)s AND annotation_passage.passage_id = s.passage_id) ORDER BY s.line"
+)
+TODAYS_INSERT = (
+    "INSERT INTO annotation_passage (collection_id, passage_id, title, text) "
+    "SELECT %(collection)s, s.passage_id, s.title, s.body FROM {rows} s WHERE s.line BETWEEN %(first)s AND "
+    "%(last)s ORDER BY s.line ON CONFLICT (collection_id, passage_id) DO NOTHING"
+)
+
+
+def _answer_lines(count: int) -> list[dict]:
+    rng = random.Random(11)
+    answers = []
+    for topic in range(count):
+        references = [f"msmarco_v2.1_doc_{rng.randrange(10**8):08d}#0" for _ in range(8)]
+        sentences = [
+            {"text": " ".join(rng.choices(WORDS, k=20)), "citations": rng.sample(range(8), 2)}
+            for _ in range(6)
+        ]
+        answers.append(
+            {
+                "run_id": "rag-bench",
+                "topic_id": f"2024-{topic:06d}",
+                "topic": "a question",
+                "references": references,
+                "response_length": 120,
+                "answer": sentences,
+            }
+        )
+    return answers
+
+
+def bench_beside(scratch: Path, n_passages: int, n_answers: int) -> None:
+    from django.db import connection
+
+    from annotation.collection import io
+    from annotation.collection.io import passages_import, run_import
+    from annotation.models import Response, ResponseSentence
+    from annotation.services import collection_get_or_create
+
+    # Other collections, analyzed: the statistics then say a new collection holds a few of their size,
+    # whatever it holds by the end of its import.
+    small = _jsonl(scratch / "small.jsonl", _passage_lines(OTHER_PASSAGES, "small"))
+    for k in range(OTHER_COLLECTIONS):
+        passages_import(path=small, collection=collection_get_or_create(name=f"other-{k}"))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_passage")
+    others = OTHER_COLLECTIONS * OTHER_PASSAGES
+    path = _jsonl(scratch / "beside.jsonl", _passage_lines(n_passages, "beside"))
+    third = collection_get_or_create(name="third")
+    former = _stage_inserts(third, path, FORMER_INSERT)
+    todays = _stage_inserts(third, path, TODAYS_INSERT)
+    print(
+        f"beside, passages' inserts of {n_passages:,} beside {OTHER_COLLECTIONS} collections of {OTHER_PASSAGES:,} "
+        f"(generic plan): NOT EXISTS (former) {former:.1f} s, ON CONFLICT (today) {todays:.1f} s; "
+        f"ratio {former / todays:.1f}x"
+    )
+    second = collection_get_or_create(name="second")
+    start = time.perf_counter()
+    passages_import(path=path, collection=second)
+    print(
+        f"beside, passages: {n_passages:,} imported beside {others:,} of other collections in "
+        f"{time.perf_counter() - start:.1f} s (today's import, whole)"
+    )
+
+    path = _jsonl(scratch / "answers.jsonl", _answer_lines(n_answers))
+    seconds = {}
+    block = io.RESPONSE_BLOCK
+    for label, size in (("a response at a time (former)", 1), (f"blocks of {block} (today)", block)):
+        io.RESPONSE_BLOCK = size
+        collection = collection_get_or_create(name=f"answers-{size}")
+        start = time.perf_counter()
+        run_import(path=path, collection=collection)
+        seconds[label] = time.perf_counter() - start
+        assert Response.objects.filter(run__collection=collection).count() == n_answers
+        assert ResponseSentence.objects.filter(response__run__collection=collection).count() == 6 * n_answers
+    io.RESPONSE_BLOCK = block
+    (former_label, former), (todays_label, todays) = seconds.items()
+    print(
+        f"beside, answers: {n_answers:,} TREC RAG answers of 6 sentences, {former_label} {former:.1f} s, "
+        f"{todays_label} {todays:.1f} s; ratio {former / todays:.1f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -307,7 +450,9 @@ def main() -> None:
     parser.add_argument("--qrels-mb", type=int, default=200, help="memory: qrels file size (0: skip)")
     parser.add_argument("--run-mb", type=int, default=200, help="memory: TREC run file size (0: skip)")
     parser.add_argument("--passages-mb", type=int, default=200, help="memory: passages file size (0: skip)")
-    parser.add_argument("--only", default="qrels,runs,memory", help="which figures, comma-separated")
+    parser.add_argument("--beside-passages", type=int, default=100_000, help="beside: passages imported")
+    parser.add_argument("--answers", type=int, default=3000, help="beside: TREC RAG answers imported")
+    parser.add_argument("--only", default="qrels,runs,memory,beside", help="which figures, comma-separated")
     parser.add_argument("--child", nargs=3, metavar=("MEASURED", "KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -321,6 +466,8 @@ def main() -> None:
         bench_runs(scratch, args.runs, args.turns, args.depth)
     if "memory" in only:
         bench_memory(scratch, {"qrels": args.qrels_mb, "run": args.run_mb, "passages": args.passages_mb})
+    if "beside" in only:
+        bench_beside(scratch, args.beside_passages, args.answers)
 
 
 if __name__ == "__main__":

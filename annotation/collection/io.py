@@ -38,6 +38,10 @@ from core.staging import Stage, staged
 
 # Passages are written this many lines at a time, so that an import's progress is told between batches.
 BATCH = 2000
+# Answers are compared and written this many at a time (progress is told between blocks), their sentences
+# this many rows to a statement.
+RESPONSE_BLOCK = 500
+SENTENCE_BATCH = 5000
 
 
 # --- Topics ----------------------------------------------------------------------------------------
@@ -186,11 +190,14 @@ def _passages_store(
                 )
                 updated = cursor.rowcount
             if to_create:
+                # The stored passages skipped by the unique index, a lookup a line: a NOT EXISTS is planned
+                # (generic plan of a prepared statement) as an anti join scanning the collection's passages,
+                # every batch rereading all before it once the database holds another collection.
                 cursor.execute(
                     f"INSERT INTO {table} (collection_id, passage_id, title, text) "
-                    f"SELECT %s, s.passage_id, s.title, s.body FROM {rows} s WHERE {lines} AND NOT EXISTS "
-                    f"(SELECT 1 FROM {table} WHERE {stored}) ORDER BY s.line",
-                    [collection.pk, start, start + BATCH - 1, collection.pk],
+                    f"SELECT %s, s.passage_id, s.title, s.body FROM {rows} s WHERE {lines} ORDER BY s.line "
+                    "ON CONFLICT (collection_id, passage_id) DO NOTHING",
+                    [collection.pk, start, start + BATCH - 1],
                 )
                 created = cursor.rowcount
             to_update, to_create = to_update - updated, to_create - created
@@ -207,25 +214,32 @@ def _passages_store(
 
 def _rag_topics_create(collection: Collection, records: Iterable) -> set[str]:
     """TREC RAG answers may name topics the collection has not seen: create a one-turn topic for each, and
-    return their ids."""
+    return their ids. Written in two statements whatever their number (a file names thousands of topics)."""
     known = set(Turn.objects.filter(collection=collection).values_list("turn_id", flat=True))
-    created: set[str] = set()
+    missing: dict[str, str] = {}
     for response in records:
-        if response.turn_id in known:
-            continue
-        topic, _ = Topic.objects.get_or_create(
-            collection=collection, number=response.turn_id, defaults={"title": response.topic_title}
-        )
-        Turn.objects.create(
+        if response.turn_id not in known and response.turn_id not in missing:
+            missing[response.turn_id] = response.topic_title
+    if not missing:
+        return set()
+    topics = {t.number: t for t in Topic.objects.filter(collection=collection, number__in=list(missing))}
+    fresh = [
+        Topic(collection=collection, number=turn_id, title=title)
+        for turn_id, title in missing.items()
+        if turn_id not in topics
+    ]
+    topics.update((topic.number, topic) for topic in Topic.objects.bulk_create(fresh))
+    Turn.objects.bulk_create(
+        Turn(
             collection=collection,
-            topic=topic,
-            turn_id=response.turn_id,
+            topic=topics[turn_id],
+            turn_id=turn_id,
             position=1,
-            utterance=response.topic_title or response.turn_id,
+            utterance=title or turn_id,
         )
-        known.add(response.turn_id)
-        created.add(response.turn_id)
-    return created
+        for turn_id, title in missing.items()
+    )
+    return set(missing)
 
 
 @transaction.atomic
@@ -309,48 +323,65 @@ def run_import(
 def _responses_store(
     run: Run, turns: dict[str, Turn], responses: list, result: ImportResult, step: Callable[[int], None]
 ) -> None:
+    """The run's answers compared with its stored ones and written a block at a time: the block's replaced
+    responses deleted, its new ones inserted in one statement (PostgreSQL returns their ids, so their
+    sentences need no query to find them), their sentences in another; a response a statement took
+    minutes for a TREC RAG track's thousands of answers."""
     existing = {
         (r.turn_id, r.rank): r for r in Response.objects.filter(run=run).prefetch_related("sentences")
     }
-    for record in responses:
-        turn = turns[record.turn_id]
-        sentences = [(s.text, s.citations) for s in record.sentences]
-        current = existing.get((turn.id, record.rank))
-        if current is not None:
-            stored = [(s.text, s.citations) for s in current.sentences.all()]
-            if (
-                current.text == record.text
-                and current.references == record.references
-                and stored == sentences
-            ):
-                # The length alone is updated in place: the answer's labels point at this row.
-                if current.response_length != record.response_length:
-                    current.response_length = record.response_length
-                    current.save(update_fields=["response_length"])
-                    result.count(RESPONSES, "updated")
-                else:
-                    result.count(RESPONSES, "unchanged")
-                step(1)
-                continue
-            current.delete()
-            result.count(RESPONSES, "updated")
-        else:
-            result.count(RESPONSES, "created")
-        response = Response.objects.create(
-            run=run,
-            turn=turn,
-            rank=record.rank,
-            text=record.text,
-            references=record.references,
-            response_length=record.response_length,
-        )
+    for start in range(0, len(responses), RESPONSE_BLOCK):
+        block = responses[start : start + RESPONSE_BLOCK]
+        lengths: list[Response] = []
+        replaced: list[int] = []
+        fresh: list[tuple[Response, list[tuple[str, list]]]] = []
+        for record in block:
+            turn = turns[record.turn_id]
+            sentences = [(s.text, s.citations) for s in record.sentences]
+            current = existing.get((turn.id, record.rank))
+            if current is not None:
+                stored = [(s.text, s.citations) for s in current.sentences.all()]
+                if (
+                    current.text == record.text
+                    and current.references == record.references
+                    and stored == sentences
+                ):
+                    # The length alone is updated in place: the answer's labels point at this row.
+                    if current.response_length != record.response_length:
+                        current.response_length = record.response_length
+                        lengths.append(current)
+                        result.count(RESPONSES, "updated")
+                    else:
+                        result.count(RESPONSES, "unchanged")
+                    continue
+                replaced.append(current.pk)
+                result.count(RESPONSES, "updated")
+            else:
+                result.count(RESPONSES, "created")
+            response = Response(
+                run=run,
+                turn=turn,
+                rank=record.rank,
+                text=record.text,
+                references=record.references,
+                response_length=record.response_length,
+            )
+            fresh.append((response, sentences))
+        if lengths:
+            Response.objects.bulk_update(lengths, ["response_length"])
+        if replaced:
+            # Before the inserts: a replacement takes its old row's (run, turn, rank).
+            Response.objects.filter(pk__in=replaced).delete()
+        Response.objects.bulk_create([response for response, _ in fresh])
         ResponseSentence.objects.bulk_create(
             [
                 ResponseSentence(response=response, index=i, text=text, citations=citations)
+                for response, sentences in fresh
                 for i, (text, citations) in enumerate(sentences)
-            ]
+            ],
+            batch_size=SENTENCE_BATCH,
         )
-        step(1)
+        step(len(block))
 
 
 # --- Qrels -----------------------------------------------------------------------------------------
