@@ -6,10 +6,7 @@ who gave it, how long it took and when, for studies of assessor effort and for a
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Iterable, Iterator
-from itertools import groupby
 from pathlib import Path
 from typing import IO, TypedDict, cast
 
@@ -30,8 +27,7 @@ from annotation.relevance.quality.models import GoldGrade
 from annotation.relevance.writer import relevance_judgments_upsert_stage, relevance_stage
 from annotation.selectors import turn_places
 from annotation.services import JUDGMENTS, ImportResult, TurnPks
-from core.csv_safe import SafeDictWriter, csv_cell
-from core.ordering import natural_key
+from core.csv_safe import SafeDictWriter
 from core.streaming import query_rows, text_chunks
 
 # --- Passage qrels ---------------------------------------------------------------------------------
@@ -169,22 +165,27 @@ def judgment_log_rows(
 def judgment_log_lines(
     *, collection: Collection, judge: Judge | None = None, tasks: Iterable[str] = LOG_TASKS
 ) -> Iterator[str]:
-    """The log (`judgment_log_rows`) as CSV text with its header, in blocks of rows as the database sends
-    them: a million labels are never whole in memory. The names people and files gave (judge, user, turn,
-    unit) are written as `csv_cell` writes them; the other cells are numbers, times and Assay's own words."""
-    records = _log_records(collection, judge, _log_tasks(tasks))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(LOG_COLUMNS)
-    for count, (name, username, kind, task, turn, unit, *rest) in enumerate(records, start=1):
-        writer.writerow(
-            (csv_cell(name), csv_cell(username), kind, task, csv_cell(turn), csv_cell(unit), *rest)
+    """The log (`judgment_log_rows`) as CSV lines with their header, as the database sends them: a million
+    labels are never whole in memory. PostgreSQL orders the rows and writes each line as
+    `csv.writer` writes the row, the names people and files gave (judge, user, turn, unit) through
+    `csv_cell`; the other cells are numbers, times and Assay's own words."""
+    wanted = _log_tasks(tasks)
+    turns = turn_places(collection=collection)
+    judge_pk = None if judge is None else judge.pk
+    yield ",".join(LOG_COLUMNS) + "\n"
+    for task in wanted:
+        name, username, kind, task_cell, turn, unit, *rest = _log_cells(task)
+        cells = (
+            _csv_text(name),
+            _csv_text(username),
+            kind,
+            task_cell,
+            _csv_text(turn),
+            _csv_text(unit),
+            *rest,
         )
-        if count % 2_000 == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+        sql = f"SELECT {_COMMA.join(cells)} || chr(10) {_log_from(task)}"
+        yield from (text for (text,) in query_rows(sql, [task, *turns, judge_pk, judge_pk]))
 
 
 def _log_tasks(tasks: Iterable[str]) -> list[str]:
@@ -217,25 +218,76 @@ def _iso(column: str) -> str:
     )
 
 
+# The longest run of digits `_natural` orders by its value; a longer one (no id has one) orders by its
+# first digits.
+_NATURAL_DIGITS = 40
+
+
+def _natural(column: str) -> str:
+    """Text that sorts (COLLATE "C") as `natural_key` sorts `column`: each run of digits becomes chr(1) and
+    the number zero-padded to one width, each run of other text chr(2) and the text, so that, as in
+    natural_key's tagged tuples, a number orders before text at the same place, numbers by value, text by
+    code point, and an id before its longer ids."""
+    tagged = rf"regexp_replace(replace({column}, '-', '_'), '([^0-9]+)', chr(2) || '\1', 'g')"
+    padded = rf"regexp_replace({tagged}, '([0-9]+)', chr(1) || '{'0' * _NATURAL_DIGITS}\1', 'g')"
+    return rf"regexp_replace({padded}, chr(1) || '0*([0-9]{{{_NATURAL_DIGITS}}})', chr(1) || '\1', 'g')"
+
+
+_COMMA = " || ',' || "
+# csv_cell's test in SQL: a formula's first character (FORMULA_PREFIXES), and the numbers it leaves alone.
+_FORMULA = r"'^[=+@\t\r-]'"
+_QUOTED = r"'[,\"\r\n]'"
+_NUMBER = r"'^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$'"
+
+
+def _csv_text(column: str) -> str:
+    """`column` as `csv.writer` writes what `csv_cell` gives for it: an apostrophe before a formula that is
+    no number, then in quotes (its quotes doubled) when it holds a comma, a quote or a line break."""
+    cell = (
+        f"CASE WHEN {column} ~ {_FORMULA} AND {column} !~ {_NUMBER} THEN '''' || {column} ELSE {column} END"
+    )
+    return (
+        f"CASE WHEN {column} ~ {_QUOTED} THEN '\"' || replace({cell}, '\"', '\"\"') || '\"' ELSE {cell} END"
+    )
+
+
+def _log_cells(task: str) -> tuple[str, ...]:
+    """The log's columns (LOG_COLUMNS) of `task` as SQL expressions of text; the task is a parameter."""
+    _table, unit, _join, label = _LOG_SOURCES[task]
+    return (
+        "jd.name",
+        "coalesce(u.username, '')",
+        "jd.kind",
+        "%s",
+        "o.turn_id",
+        unit,
+        label,
+        "coalesce(j.time_spent_ms::text, '')",
+        _iso("j.created_at"),
+        _iso("j.updated_at"),
+    )
+
+
+def _log_from(task: str) -> str:
+    """The log's rows of `task` in its order: judge name, turn (natural order), unit (natural order). Its
+    parameters: the turns' places, then the judge's pk twice (None: every judge)."""
+    table, unit, join, _label = _LOG_SOURCES[task]
+    return (
+        f"FROM {table} j JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
+        f"JOIN {Judge._meta.db_table} jd ON jd.id = j.judge_id "
+        f"LEFT JOIN {User._meta.db_table} u ON u.id = jd.user_id "
+        "WHERE (%s::bigint IS NULL OR j.judge_id = %s) "
+        f'ORDER BY jd.name COLLATE "C", jd.id, o.place, {_natural(unit)} COLLATE "C"'
+    )
+
+
 def _log_records(collection: Collection, judge: Judge | None, tasks: list[str]) -> Iterator[tuple[str, ...]]:
-    """The log's rows as tuples of text in LOG_COLUMNS' order. The database orders them by judge and turn
-    and streams them; only one judge's labels of one turn are sorted by unit (natural order) here."""
+    """The log's rows as tuples of text in LOG_COLUMNS' order, ordered and streamed by the database."""
     turns = turn_places(collection=collection)
     judge_pk = None if judge is None else judge.pk
     for task in tasks:
-        table, unit, join, label = _LOG_SOURCES[task]
-        sql = (
-            f"SELECT jd.id, o.place, jd.name, coalesce(u.username, ''), jd.kind, %s, o.turn_id, {unit}, "
-            f"{label}, coalesce(j.time_spent_ms::text, ''), {_iso('j.created_at')}, {_iso('j.updated_at')} "
-            f"FROM {table} j JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
-            f"JOIN {Judge._meta.db_table} jd ON jd.id = j.judge_id "
-            f"LEFT JOIN {User._meta.db_table} u ON u.id = jd.user_id "
-            "WHERE (%s::bigint IS NULL OR j.judge_id = %s) "
-            'ORDER BY jd.name COLLATE "C", o.place'
-        )
-        rows = query_rows(sql, [task, *turns, judge_pk, judge_pk])
-        for _key, group in groupby(rows, key=lambda row: row[:2]):
-            yield from sorted((row[2:] for row in group), key=lambda row: natural_key(row[5]))
+        sql = f"SELECT {', '.join(_log_cells(task))} {_log_from(task)}"
+        yield from query_rows(sql, [task, *turns, judge_pk, judge_pk])
 
 
 def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
