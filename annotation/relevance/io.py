@@ -7,8 +7,10 @@ who gave it, how long it took and when, for studies of assessor effort and for a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
-from typing import IO, TypedDict, cast
+from typing import IO, Any, TypedDict, cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -28,6 +30,7 @@ from annotation.relevance.writer import relevance_judgments_upsert_stage, releva
 from annotation.selectors import turn_places
 from annotation.services import JUDGMENTS, ImportResult, TurnPks
 from core.csv_safe import SafeDictWriter
+from core.ordering import natural_key
 from core.streaming import query_rows, text_chunks
 
 # --- Passage qrels ---------------------------------------------------------------------------------
@@ -184,8 +187,9 @@ def judgment_log_lines(
             _csv_text(unit),
             *rest,
         )
-        sql = f"SELECT {_COMMA.join(cells)} || chr(10) {_log_from(task)}"
-        yield from (text for (text,) in query_rows(sql, [task, *turns, judge_pk, judge_pk]))
+        sql = f"SELECT jd.id, o.place, {unit}, {_COMMA.join(cells)} || chr(10) {_log_from(task)}"
+        for (line,) in _units_in_natural_order(query_rows(sql, [task, *turns, judge_pk, judge_pk])):
+            yield line
 
 
 def _log_tasks(tasks: Iterable[str]) -> list[str]:
@@ -218,19 +222,13 @@ def _iso(column: str) -> str:
     )
 
 
-# The longest run of digits `_natural` orders by its value; a longer one (no id has one) orders by its
-# first digits.
-_NATURAL_DIGITS = 40
-
-
-def _natural(column: str) -> str:
-    """Text that sorts (COLLATE "C") as `natural_key` sorts `column`: each run of digits becomes chr(1) and
-    the number zero-padded to one width, each run of other text chr(2) and the text, so that, as in
-    natural_key's tagged tuples, a number orders before text at the same place, numbers by value, text by
-    code point, and an id before its longer ids."""
-    tagged = rf"regexp_replace(replace({column}, '-', '_'), '([^0-9]+)', chr(2) || '\1', 'g')"
-    padded = rf"regexp_replace({tagged}, '([0-9]+)', chr(1) || '{'0' * _NATURAL_DIGITS}\1', 'g')"
-    return rf"regexp_replace({padded}, chr(1) || '0*([0-9]{{{_NATURAL_DIGITS}}})', chr(1) || '\1', 'g')"
+def _units_in_natural_order(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Rows (judge pk, turn place, unit, *rest) in the database's order of judge and turn, each judge's turn
+    sorted by unit in natural order here: `rest` of each. Only one turn's labels are held at once; an SQL
+    key of natural order (digit runs padded by regular expressions) took minutes for a million units."""
+    for _key, group in groupby(rows, key=itemgetter(0, 1)):
+        for row in sorted(group, key=lambda row: natural_key(row[2])):
+            yield row[3:]
 
 
 _COMMA = " || ',' || "
@@ -269,25 +267,27 @@ def _log_cells(task: str) -> tuple[str, ...]:
 
 
 def _log_from(task: str) -> str:
-    """The log's rows of `task` in its order: judge name, turn (natural order), unit (natural order). Its
+    """The log's rows of `task` in the order of judge name, then turn (natural order). Its
     parameters: the turns' places, then the judge's pk twice (None: every judge)."""
-    table, unit, join, _label = _LOG_SOURCES[task]
+    table, _unit, join, _label = _LOG_SOURCES[task]
     return (
         f"FROM {table} j JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
         f"JOIN {Judge._meta.db_table} jd ON jd.id = j.judge_id "
         f"LEFT JOIN {User._meta.db_table} u ON u.id = jd.user_id "
         "WHERE (%s::bigint IS NULL OR j.judge_id = %s) "
-        f'ORDER BY jd.name COLLATE "C", jd.id, o.place, {_natural(unit)} COLLATE "C"'
+        'ORDER BY jd.name COLLATE "C", jd.id, o.place'
     )
 
 
 def _log_records(collection: Collection, judge: Judge | None, tasks: list[str]) -> Iterator[tuple[str, ...]]:
-    """The log's rows as tuples of text in LOG_COLUMNS' order, ordered and streamed by the database."""
+    """The log's rows as tuples of text in LOG_COLUMNS' order, streamed from the database."""
     turns = turn_places(collection=collection)
     judge_pk = None if judge is None else judge.pk
     for task in tasks:
-        sql = f"SELECT {', '.join(_log_cells(task))} {_log_from(task)}"
-        yield from query_rows(sql, [task, *turns, judge_pk, judge_pk])
+        sql = (
+            f"SELECT jd.id, o.place, {_LOG_SOURCES[task][1]}, {', '.join(_log_cells(task))} {_log_from(task)}"
+        )
+        yield from _units_in_natural_order(query_rows(sql, [task, *turns, judge_pk, judge_pk]))
 
 
 def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:
