@@ -24,6 +24,7 @@ kind of process.
 
 Usage: python bench/bench_exports.py [--topics 300] [--runs 90] [--nuggets 30] [--qrels 1000000]
                                      [--sentences 12] [--citations 3] [--only exports,imports]
+                                     [--kinds qrels,judgment-log,nugget-assignments,support-labels]
 """
 
 from __future__ import annotations
@@ -477,6 +478,9 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=12)
     parser.add_argument("--citations", type=int, default=3)
     parser.add_argument("--only", default="exports,imports", help="which figures, comma-separated")
+    parser.add_argument(
+        "--kinds", default=",".join(EXPORTS), help="which files, comma-separated (default: all)"
+    )
     parser.add_argument("--child", nargs=3, metavar=("MEASURED", "KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -498,7 +502,7 @@ def main() -> None:
     template = connection.settings_dict["NAME"]
     url = os.environ["DATABASE_URL"]
     django_disconnect()
-    files = {kind: scratch / EXPORTS[kind][3] for kind in EXPORTS}
+    files = {kind: scratch / EXPORTS[kind][3] for kind in EXPORTS if kind in args.kinds.split(",")}
     for kind, path in files.items():
         figures = run_child("export", kind, path, url)
         if "failed" in figures:

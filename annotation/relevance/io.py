@@ -6,12 +6,11 @@ who gave it, how long it took and when, for studies of assessor effort and for a
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
-from typing import IO, TypedDict, cast
+from typing import IO, Any, TypedDict, cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -30,7 +29,7 @@ from annotation.relevance.quality.models import GoldGrade
 from annotation.relevance.writer import relevance_judgments_upsert_stage, relevance_stage
 from annotation.selectors import turn_places
 from annotation.services import JUDGMENTS, ImportResult, TurnPks
-from core.csv_safe import SafeDictWriter, csv_cell
+from core.csv_safe import SafeDictWriter
 from core.ordering import natural_key
 from core.streaming import query_rows, text_chunks
 
@@ -169,22 +168,28 @@ def judgment_log_rows(
 def judgment_log_lines(
     *, collection: Collection, judge: Judge | None = None, tasks: Iterable[str] = LOG_TASKS
 ) -> Iterator[str]:
-    """The log (`judgment_log_rows`) as CSV text with its header, in blocks of rows as the database sends
-    them: a million labels are never whole in memory. The names people and files gave (judge, user, turn,
-    unit) are written as `csv_cell` writes them; the other cells are numbers, times and Assay's own words."""
-    records = _log_records(collection, judge, _log_tasks(tasks))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(LOG_COLUMNS)
-    for count, (name, username, kind, task, turn, unit, *rest) in enumerate(records, start=1):
-        writer.writerow(
-            (csv_cell(name), csv_cell(username), kind, task, csv_cell(turn), csv_cell(unit), *rest)
+    """The log (`judgment_log_rows`) as CSV lines with their header, as the database sends them: a million
+    labels are never whole in memory. PostgreSQL orders the rows and writes each line as
+    `csv.writer` writes the row, the names people and files gave (judge, user, turn, unit) through
+    `csv_cell`; the other cells are numbers, times and Assay's own words."""
+    wanted = _log_tasks(tasks)
+    turns = turn_places(collection=collection)
+    judge_pk = None if judge is None else judge.pk
+    yield ",".join(LOG_COLUMNS) + "\n"
+    for task in wanted:
+        name, username, kind, task_cell, turn, unit, *rest = _log_cells(task)
+        cells = (
+            _csv_text(name),
+            _csv_text(username),
+            kind,
+            task_cell,
+            _csv_text(turn),
+            _csv_text(unit),
+            *rest,
         )
-        if count % 2_000 == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+        sql = f"SELECT jd.id, o.place, {unit}, {_COMMA.join(cells)} || chr(10) {_log_from(task)}"
+        for (line,) in _units_in_natural_order(query_rows(sql, [task, *turns, judge_pk, judge_pk])):
+            yield line
 
 
 def _log_tasks(tasks: Iterable[str]) -> list[str]:
@@ -217,25 +222,72 @@ def _iso(column: str) -> str:
     )
 
 
+def _units_in_natural_order(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Rows (judge pk, turn place, unit, *rest) in the database's order of judge and turn, each judge's turn
+    sorted by unit in natural order here: `rest` of each. Only one turn's labels are held at once; an SQL
+    key of natural order (digit runs padded by regular expressions) took minutes for a million units."""
+    for _key, group in groupby(rows, key=itemgetter(0, 1)):
+        for row in sorted(group, key=lambda row: natural_key(row[2])):
+            yield row[3:]
+
+
+_COMMA = " || ',' || "
+# csv_cell's test in SQL: a formula's first character (FORMULA_PREFIXES), and the numbers it leaves alone.
+_FORMULA = r"'^[=+@\t\r-]'"
+_QUOTED = r"'[,\"\r\n]'"
+_NUMBER = r"'^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$'"
+
+
+def _csv_text(column: str) -> str:
+    """`column` as `csv.writer` writes what `csv_cell` gives for it: an apostrophe before a formula that is
+    no number, then in quotes (its quotes doubled) when it holds a comma, a quote or a line break."""
+    cell = (
+        f"CASE WHEN {column} ~ {_FORMULA} AND {column} !~ {_NUMBER} THEN '''' || {column} ELSE {column} END"
+    )
+    return (
+        f"CASE WHEN {column} ~ {_QUOTED} THEN '\"' || replace({cell}, '\"', '\"\"') || '\"' ELSE {cell} END"
+    )
+
+
+def _log_cells(task: str) -> tuple[str, ...]:
+    """The log's columns (LOG_COLUMNS) of `task` as SQL expressions of text; the task is a parameter."""
+    _table, unit, _join, label = _LOG_SOURCES[task]
+    return (
+        "jd.name",
+        "coalesce(u.username, '')",
+        "jd.kind",
+        "%s",
+        "o.turn_id",
+        unit,
+        label,
+        "coalesce(j.time_spent_ms::text, '')",
+        _iso("j.created_at"),
+        _iso("j.updated_at"),
+    )
+
+
+def _log_from(task: str) -> str:
+    """The log's rows of `task` in the order of judge name, then turn (natural order). Its
+    parameters: the turns' places, then the judge's pk twice (None: every judge)."""
+    table, _unit, join, _label = _LOG_SOURCES[task]
+    return (
+        f"FROM {table} j JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
+        f"JOIN {Judge._meta.db_table} jd ON jd.id = j.judge_id "
+        f"LEFT JOIN {User._meta.db_table} u ON u.id = jd.user_id "
+        "WHERE (%s::bigint IS NULL OR j.judge_id = %s) "
+        'ORDER BY jd.name COLLATE "C", jd.id, o.place'
+    )
+
+
 def _log_records(collection: Collection, judge: Judge | None, tasks: list[str]) -> Iterator[tuple[str, ...]]:
-    """The log's rows as tuples of text in LOG_COLUMNS' order. The database orders them by judge and turn
-    and streams them; only one judge's labels of one turn are sorted by unit (natural order) here."""
+    """The log's rows as tuples of text in LOG_COLUMNS' order, streamed from the database."""
     turns = turn_places(collection=collection)
     judge_pk = None if judge is None else judge.pk
     for task in tasks:
-        table, unit, join, label = _LOG_SOURCES[task]
         sql = (
-            f"SELECT jd.id, o.place, jd.name, coalesce(u.username, ''), jd.kind, %s, o.turn_id, {unit}, "
-            f"{label}, coalesce(j.time_spent_ms::text, ''), {_iso('j.created_at')}, {_iso('j.updated_at')} "
-            f"FROM {table} j JOIN {_IN_TURN_ORDER} ON o.pk = j.turn_id {join} "
-            f"JOIN {Judge._meta.db_table} jd ON jd.id = j.judge_id "
-            f"LEFT JOIN {User._meta.db_table} u ON u.id = jd.user_id "
-            "WHERE (%s::bigint IS NULL OR j.judge_id = %s) "
-            'ORDER BY jd.name COLLATE "C", o.place'
+            f"SELECT jd.id, o.place, {_LOG_SOURCES[task][1]}, {', '.join(_log_cells(task))} {_log_from(task)}"
         )
-        rows = query_rows(sql, [task, *turns, judge_pk, judge_pk])
-        for _key, group in groupby(rows, key=lambda row: row[:2]):
-            yield from sorted((row[2:] for row in group), key=lambda row: natural_key(row[5]))
+        yield from _units_in_natural_order(query_rows(sql, [task, *turns, judge_pk, judge_pk]))
 
 
 def judgment_log_write(handle: IO[str], rows: Iterable[LogRow]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,27 @@ def parse_support_labels(path: str | Path, *, problems: Problems | None = None) 
     problems = Problems(name) if problems is None else problems
     records: list[SupportLabelRecord] = []
     seen: dict[tuple[str, str, int, str], int] = {}
+    for record in support_label_records(path, problems=problems):
+        key = (record.run_id, record.topic_id, record.sentence_index, record.passage_id)
+        if key in seen:
+            problems.add(record.line, f"{REPEATED} (first on line {seen[key]})")
+            continue
+        seen[key] = record.line
+        records.append(record)
+    if not records and not problems.items:
+        problems.add(None, "no labels in the file")
+    if own:
+        problems.raise_if_any()
+    return records
+
+
+# What a file saying the same unit twice is told (the second line's problem).
+REPEATED = "the same unit is labelled twice"
+
+
+def support_label_records(path: str | Path, *, problems: Problems) -> Iterator[SupportLabelRecord]:
+    """The file's well-formed lines as records, read as they are needed; each bad line's problem is added
+    to `problems`. A unit given twice is the caller's to find (`parse_support_labels`, or a stage)."""
     # Read a block of lines at a time: a million labels' file is never held whole beside its records.
     for line, obj in read_jsonl(path, problems):
         missing = [
@@ -73,14 +95,4 @@ def parse_support_labels(path: str | Path, *, problems: Problems | None = None) 
             or problems.bad_id(line, record.passage_id, "passage id", MAX_PASSAGE_ID)
         ):
             continue
-        key = (record.run_id, record.topic_id, record.sentence_index, record.passage_id)
-        if key in seen:
-            problems.add(line, f"the same unit is labelled twice (first on line {seen[key]})")
-            continue
-        seen[key] = line
-        records.append(record)
-    if not records and not problems.items:
-        problems.add(None, "no labels in the file")
-    if own:
-        problems.raise_if_any()
-    return records
+        yield record

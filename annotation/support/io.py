@@ -10,22 +10,18 @@ from typing import TypedDict
 from django.db import transaction
 from django.db.models.functions import Collate
 
-from annotation.formats.base import Problems
+from annotation.formats.base import MAX_PROBLEMS, Problems
 from annotation.labels.files import Download, Export, Upload
-from annotation.labels.writer import Written
 from annotation.models import (
     Collection,
     Condition,
     Judge,
-    ResponseSentence,
     SupportJudgment,
 )
 from annotation.services import ImportResult
-from annotation.support.formats import SupportLabelRecord, parse_support_labels
-from annotation.support.writer import SupportRow, support_judgments_upsert
+from annotation.support.formats import REPEATED, support_label_records
+from annotation.support.writer import support_judgments_upsert_stage, support_stage
 from core.streaming import queryset_rows, text_chunks
-
-_LABELS_PER_WRITE = 10_000
 
 
 @transaction.atomic
@@ -43,62 +39,44 @@ def support_labels_import(
     The file's syntax and its units are checked in one pass, so every problem is reported at once.
     `progress(done, total)` counts the file's labels stored: none once the file is checked, all once
     they are written (one upsert).
+
+    The file is read a line at a time into a stage in the database (SupportStage), in batches, and checked
+    and written there, so a file of any size takes the same memory; the transaction keeps the import all
+    or nothing.
     """
     problems = Problems(str(path))
-    records = parse_support_labels(path, problems=problems)
-    # Plain tuples, not model instances: a run set holds tens of thousands of sentences.
-    sentences: dict[tuple[str, str, int], tuple[int, list[str]]] = {
-        (run, turn_id, index): (sid, citations)
-        for sid, run, turn_id, index, citations in ResponseSentence.objects.filter(
-            response__run__collection=collection,
-            response__run__name__in={r.run_id for r in records},
-            response__rank=1,
-        ).values_list("id", "response__run__name", "response__turn__turn_id", "index", "citations")
-    }
-    resolved: list[tuple[SupportLabelRecord, int, int]] = []
-    for record in records:
-        found = sentences.get((record.run_id, record.topic_id, record.sentence_index))
-        if found is None:
-            problems.add(
-                record.line,
-                f"run {record.run_id} has no sentence {record.sentence_index} for topic {record.topic_id} "
-                f"in collection {collection.name}",
-            )
-        elif record.passage_id not in found[1]:
-            problems.add(
-                record.line,
-                f"sentence {record.sentence_index} of run {record.run_id} topic {record.topic_id} "
-                f"does not cite {record.passage_id}",
-            )
-        else:
-            resolved.append((record, found[0], found[1].index(record.passage_id)))
-    problems.raise_if_any()
-
-    if progress is not None:
-        progress(0, len(records))
-    condition = Condition.MACHINE if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI) else Condition.IMPORTED
-    # A block of labels per writer call: the file's labels never become one list of rows at once.
-    written = Written()
-    for start in range(0, len(resolved), _LABELS_PER_WRITE):
-        done = support_judgments_upsert(
-            judge=judge,
-            collection=collection,
-            condition=condition,
-            rows=[
-                SupportRow(
-                    sentence_id=sentence_id,
-                    citation_index=citation_index,
-                    passage_id=record.passage_id,
-                    label=record.label,
-                )
-                for record, sentence_id, citation_index in resolved[start : start + _LABELS_PER_WRITE]
-            ],
+    with support_stage() as stage:
+        stage.fill(
+            (r.line, r.run_id, r.topic_id, r.sentence_index, r.passage_id, r.label, None, None)
+            for r in support_label_records(path, problems=problems)
         )
-        written.created += done.created
-        written.updated += done.updated
-        written.unchanged += done.unchanged
-    if progress is not None:
-        progress(len(records), len(records))
+        if not stage.rows and not problems.items:
+            problems.add(None, "no labels in the file")
+        stage.seal(("run_id", "topic_id", "sentence_index"))
+        count, repeated = stage.repeated(limit=MAX_PROBLEMS)
+        for line, *_unit, first in repeated:
+            problems.add(line, f"{REPEATED} (first on line {first})")
+        problems.more += count - len(repeated)
+        stage.resolve(collection=collection)
+        count, unresolved = stage.unresolved(limit=MAX_PROBLEMS)
+        for line, run_id, topic_id, index, passage_id, has_sentence in unresolved:
+            problems.add(
+                line,
+                f"sentence {index} of run {run_id} topic {topic_id} does not cite {passage_id}"
+                if has_sentence
+                else f"run {run_id} has no sentence {index} for topic {topic_id} in collection {collection.name}",
+            )
+        problems.more += count - len(unresolved)
+        problems.raise_if_any()
+
+        if progress is not None:
+            progress(0, stage.rows)
+        condition = (
+            Condition.MACHINE if judge.kind in (Judge.Kind.LLM, Judge.Kind.NLI) else Condition.IMPORTED
+        )
+        written = support_judgments_upsert_stage(judge=judge, stage=stage, condition=condition)
+        if progress is not None:
+            progress(stage.rows, stage.rows)
     return ImportResult(created=written.created, updated=written.updated, unchanged=written.unchanged)
 
 

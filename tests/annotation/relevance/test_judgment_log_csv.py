@@ -8,9 +8,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.relevance.io import LOG_COLUMNS, judgment_log_rows
+from annotation.relevance.io import LOG_COLUMNS, judgment_log_lines, judgment_log_rows
 from annotation.relevance.writer import relevance_judgment_submit
 from annotation.services import judge_for_assessor
+from core.csv_safe import SafeWriter, csv_cell
+from core.ordering import natural_key
 from tests.annotation.ptkb.test_ptkb_qrels_io import PtkbJudgmentFactory
 from tests.factories import (
     CollectionFactory,
@@ -103,3 +105,31 @@ def test_it_rejects_an_unknown_judge_or_task(world):
         call_command("export_judgment_log", "--collection", collection.name, "--task", "nuggets")
     with pytest.raises(ValueError, match="unknown task nuggets"):
         judgment_log_rows(collection=collection, tasks=["nuggets"])
+
+
+def test_the_database_writes_and_orders_the_lines_as_python_would(world):
+    # The log's lines are made by PostgreSQL: each must be what csv.writer writes of csv_cell's cells, and
+    # the units of a turn must follow natural_key, whatever the ids hold.
+    collection, _, _ = world
+    turn = TurnFactory(topic=TopicFactory(collection=collection, number="1"), turn_id="1_1", position=1)
+    odd = JudgeFactory(name='=odd, "judge"')
+    units = [
+        "p10", "p9", "p9a", "p", "p-2", "p_10", "doc:007", "doc:7b", "doc:8", "a.1", "a1", "a 1", "a/1", "10",
+        "9", "x" + "9" * 30, "x" + "1" * 31, "=SUM(A1)", "-3", "+4.5e3", "@home", "\tt", "q,1", 'q"1', "q\n1",
+        "é2", "e10", "Z1", "",
+    ]  # fmt: skip
+    for grade, unit in enumerate(units):
+        RelevanceJudgmentFactory(judge=odd, turn=turn, passage_id=unit, grade=grade % 5)
+
+    text = "".join(judgment_log_lines(collection=collection, judge=odd, tasks=["relevance"]))
+
+    rows = list(csv.reader(StringIO(text)))[1:]
+    assert [row[5] for row in rows] == [csv_cell(unit) for unit in sorted(units, key=natural_key)]
+    # Each row written again by Python's writers from the unit as stored gives the same text.
+    written = StringIO()
+    ordered = sorted(units, key=natural_key)
+    SafeWriter(written, lineterminator="\n").writerows(
+        [*row[:5], unit, *row[6:]] for row, unit in zip(rows, ordered, strict=True)
+    )
+    assert text.split("\n", 1)[1] == written.getvalue()
+    assert {row[0] for row in rows} == {"'" + odd.name}

@@ -6,7 +6,17 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Condition, Judge, SupportJudgment
+from annotation.formats.base import ImportFailed
+from annotation.models import Condition, Judge, ResponseSentence, SupportJudgment
+from annotation.support.io import support_labels_import
+from tests.factories import (
+    CollectionFactory,
+    JudgeFactory,
+    ResponseFactory,
+    RunFactory,
+    TopicFactory,
+    TurnFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -154,3 +164,46 @@ def test_export_writes_back_the_shape_it_imports(rag, labels_path, tmp_path):
 def test_export_names_an_unknown_judge(rag):
     with pytest.raises(CommandError, match="no judge named 'nobody'"):
         call_command("export_support_labels", collection="rag24", judge="nobody")
+
+
+def test_a_bad_line_deep_in_a_large_file_is_named_and_nothing_is_written(tmp_path):
+    # More lines than a block of the stage holds, so the problems are found after several blocks are in.
+    collection = CollectionFactory()
+    turn = TurnFactory(topic=TopicFactory(collection=collection, number="7"), turn_id="7_1")
+    response = ResponseFactory(run=RunFactory(collection=collection, name="big"), turn=turn)
+    count = 12_000
+    ResponseSentence.objects.bulk_create(
+        ResponseSentence(response=response, index=index, text=f"s{index}", citations=["p:0", f"p:{index}"])
+        for index in range(count)
+    )
+    judge = JudgeFactory(name="gpt-4o")
+    rows = [
+        {
+            "run_id": "big",
+            "topic_id": "7_1",
+            "sentence_index": index,
+            "passage_id": f"p:{index}",
+            "label": "FS",
+        }
+        for index in range(count)
+    ]
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    rows[11_499] = rows[11_499] | {"passage_id": "p:elsewhere"}
+    rows.append(rows[1] | {"label": "NS"})
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    with pytest.raises(ImportFailed) as failure:
+        support_labels_import(path=bad, collection=collection, judge=judge)
+
+    assert failure.value.problems == [
+        f"{bad}:11500: sentence 11499 of run big topic 7_1 does not cite p:elsewhere",
+        f"{bad}:12001: the same unit is labelled twice (first on line 2)",
+    ]
+    assert not SupportJudgment.objects.exists()
+
+    result = support_labels_import(path=good, collection=collection, judge=judge)
+
+    assert (result.created, result.updated, result.unchanged) == (count, 0, 0)
+    assert SupportJudgment.objects.get(judge=judge, sentence__index=11_499).citation_index == 1
