@@ -21,8 +21,8 @@ class Command(BaseCommand):
         "2 crowd campaigns, a nugget evaluation of the answer runs; passage texts are generated. --scale N "
         "builds N times as much (--scale 10 is a TREC track's size; runs stop at 90 and assessors at 50). "
         "On a 2-core machine under load, --scale 10 took: topics 30 s, passages 114 s, ranked runs 287 s, "
-        "answer runs 136 s, machine judges 320 s, pools 300 s, assessors 73 s, crowd campaigns 31 s "
-        "(1,291 s to there), then the nugget assignments (docs/performance.md)."
+        "answer runs 136 s, machine judges 320 s, pools 300 s, assessors 73 s, crowd campaigns 31 s, "
+        "nugget assignments 529 s: 1,903 s in all (docs/performance.md)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
