@@ -295,7 +295,7 @@ def _build(
         _crowd(collection, size, rng, turns, candidates)
         step(f"crowd campaigns: {size.campaigns}")
         _rag_nuggets(collection, folder, size, turns, answers, random.Random(f"{seed}-nuggets"))
-        step(f"nugget assignments: {size.rag_nuggets} nuggets a turn")
+        step(f"nugget assignments: {plural(size.rag_nuggets, 'nugget')} a turn")
         built.counts = {
             "topics": len(topics),
             "turns": len(turns),
