@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Max, Min, OuterRef, Q, QuerySet, Subquery
 
 from annotation.families import label_task
 from annotation.models import Collection, Judge
@@ -19,19 +19,40 @@ def judges_with_labels(*, collection: Collection, task: str, **label_filters: An
     """The judges with at least one label of `task` in the collection, by name: what a judge menu offers.
 
     A judge of another collection or task would give an empty comparison, estimate or list, so menus offer
-    only these. One query at any size: an EXISTS per judge over the label table (`label_filters` narrow
+    only these. One query at any size: a probe per judge for its first label here (`label_filters` narrow
     the labels, e.g. condition="blind"), never a query per judge nor a DISTINCT over a join.
     """
-    return Judge.objects.filter(_has_labels(collection, task, **label_filters)).order_by("name")
-
-
-def _has_labels(collection: Collection, task: str, **label_filters: Any) -> Exists:
-    declared = label_task(task)
-    return Exists(
-        declared.model._default_manager.filter(
-            judge=OuterRef("pk"), **{declared.collection: collection}, **label_filters
-        )
+    return (
+        Judge.objects.annotate(first_label=_first_label(collection, task, **label_filters))
+        .filter(first_label__isnull=False)
+        .order_by("name")
     )
+
+
+def _first_label(collection: Collection, task: str, **label_filters: Any) -> Subquery:
+    """The id of one label of `task` in the collection by the outer judge (NULL when it has none).
+
+    A label reaches its collection through a join (a turn, an answer's run), so a probe of the judge's
+    labels alone walks every label of a judge whose labels are all in other collections: the 810,000
+    nugget assignments of another evaluation cost the estimates page 4 s. Every label table has an index
+    on (judge, the label's first step towards its collection), and a collection's turns, answers and
+    nuggets are numbered together as they are imported, so the probe is bounded to the ids between the
+    collection's first and last unit (computed once a query): it reads at most the judge's labels in that
+    span. A LIMIT-1 scalar subquery rather than EXISTS: PostgreSQL may turn an EXISTS into a hash of every
+    label of the collection (80,000 relevance grades here), but a scalar subquery runs as the probe.
+    """
+    declared = label_task(task)
+    labels = declared.model._default_manager.filter(
+        judge=OuterRef("pk"), **{declared.collection: collection}, **label_filters
+    )
+    step, _, rest = declared.collection.partition("__")
+    if rest:
+        units = declared.model._meta.get_field(step).related_model._default_manager.filter(**{rest: collection})
+        span = units.order_by().values(rest).annotate(first=Min("pk"), last=Max("pk"))
+        labels = labels.filter(
+            **{f"{step}__gte": Subquery(span.values("first")), f"{step}__lte": Subquery(span.values("last"))}
+        )
+    return Subquery(labels.order_by().values("pk")[:1])
 
 
 def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict[str, list[str]]:
@@ -39,12 +60,12 @@ def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict
 
     For a menu whose task is chosen in the same form: it offers each task's judges under the task's name.
     """
-    flags = {f"has_{i}": _has_labels(collection, task) for i, task in enumerate(tasks)}
+    flags = {f"first_{i}": _first_label(collection, task) for i, task in enumerate(tasks)}
     either = Q()
     for flag in flags:
-        either |= Q(**{flag: True})
+        either |= Q(**{f"{flag}__isnull": False})
     rows = Judge.objects.annotate(**flags).filter(either).order_by("name").values_list("name", *flags)
-    return {task: [row[0] for row in rows if row[i + 1]] for i, task in enumerate(tasks)}
+    return {task: [row[0] for row in rows if row[i + 1] is not None] for i, task in enumerate(tasks)}
 
 
 def judge_menu(
