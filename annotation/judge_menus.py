@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import BooleanField, F, Func, Max, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, F, Func, Max, Min, OuterRef, QuerySet, Subquery
 
 from annotation.families import label_task
 from annotation.models import Collection, Judge
@@ -23,7 +23,7 @@ def judges_with_labels(*, collection: Collection, task: str, **label_filters: An
     the labels, e.g. condition="blind"), never a query per judge nor a DISTINCT over a join.
     """
     return (
-        Judge.objects.annotate(first_label=_first_label(collection, task, **label_filters))
+        Judge.objects.alias(first_label=_first_label(collection, task, **label_filters))
         .filter(first_label__isnull=False)
         .order_by("name")
     )
@@ -83,11 +83,10 @@ def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict
 
     For a menu whose task is chosen in the same form: it offers each task's judges under the task's name.
     """
+    # Every judge is read with its probes and those with no label here are left out in Python: a WHERE
+    # on the probes would run each of them a second time.
     flags = {f"first_{i}": _first_label(collection, task) for i, task in enumerate(tasks)}
-    either = Q()
-    for flag in flags:
-        either |= Q(**{f"{flag}__isnull": False})
-    rows = Judge.objects.annotate(**flags).filter(either).order_by("name").values_list("name", *flags)
+    rows = Judge.objects.annotate(**flags).order_by("name").values_list("name", *flags)
     return {task: [row[0] for row in rows if row[i + 1] is not None] for i, task in enumerate(tasks)}
 
 
