@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import BooleanField, F, Func, Max, Min, OuterRef, QuerySet, Subquery
+from django.db.models import BooleanField, F, Func, Max, Min, Model, OuterRef, QuerySet, Subquery
 
 from annotation.families import label_task
 from annotation.models import Collection, Judge
@@ -47,9 +47,11 @@ def _first_label(collection: Collection, task: str, **label_filters: Any) -> Sub
     )
     step, _, rest = declared.collection.partition("__")
     if rest:
-        units = declared.model._meta.get_field(step).related_model._default_manager.filter(
-            **{rest: collection}
+        unit = declared.model._meta.get_field(step).related_model
+        assert isinstance(unit, type) and issubclass(unit, Model), (
+            f"{declared.name}: {step} is no foreign key"
         )
+        units = unit._default_manager.filter(**{rest: collection})
         span = units.order_by().values(rest).annotate(first=Min("pk"), last=Max("pk"))
         labels = labels.filter(
             _Pair(F("judge"), F(step), OuterRef("pk"), Subquery(span.values("first")), compare=">="),
@@ -69,7 +71,15 @@ class _Pair(Func):
         super().__init__(*expressions)
         self.compare = compare
 
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+    def as_sql(
+        self,
+        compiler: Any,
+        connection: Any,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> Any:
         parts, params = [], []
         for expression in self.get_source_expressions():
             sql, part = compiler.compile(expression)
