@@ -12,10 +12,7 @@ from annotation.models.collection import Judge
 class TimedJudgment(models.Model):
     """What every human or machine label row carries besides its unit and its value."""
 
-    # No index of its own: every label table's unique unit leads with the judge, and a judge's labels in
-    # a collection are probed on (judge, first step) there (annotation/judge_menus.py), which a planner
-    # offered this index as well may pass over for it.
-    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="%(class)ss", db_index=False)
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="%(class)ss")
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

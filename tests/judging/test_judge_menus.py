@@ -114,22 +114,3 @@ def test_the_jobs_page_suggests_only_judges_that_ran_the_task_on_the_collection(
     assert response.status_code == 200
     suggested = response.content.decode().split('id="judges-relevance">')[1].split("</datalist>")[0]
     assert suggested == '<option value="grader-here">'
-
-
-def test_a_judge_whose_labels_lie_between_this_collections_units_is_not_offered(menus):
-    """The probe reads the labels between the collection's first and last unit: a unit of another
-    collection numbered in between (imported meanwhile) still belongs to that collection."""
-    here, there = menus
-    between = TurnFactory(topic=TopicFactory(collection=there), collection=there)
-    last = TurnFactory(topic=TopicFactory(collection=here), collection=here)
-    RelevanceJudgmentFactory(judge=JudgeFactory(name="grader-between", kind=Judge.Kind.LLM), turn=between)
-    RelevanceJudgmentFactory(judge=JudgeFactory(name="grader-last", kind=Judge.Kind.LLM), turn=last)
-
-    relevance = list(judges_with_labels(collection=here, task="relevance").values_list("name", flat=True))
-    by_task = judge_names_by_task(collection=here, tasks=["relevance"])
-
-    assert relevance == by_task["relevance"] == ["grader-here", "grader-last"]
-    assert list(judges_with_labels(collection=there, task="relevance").values_list("name", flat=True)) == [
-        "grader-between",
-        "grader-there",
-    ]
