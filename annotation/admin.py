@@ -237,8 +237,9 @@ class WorkSlotAdmin(admin.ModelAdmin):
     list_filter = ["assignment", "assessor"]
     search_fields = ["unit__label", "assessor__username"]
     raw_id_fields = ["unit", "assessor"]
-    # Copies of the unit's, kept for claiming in order: set from the unit, never typed in.
-    readonly_fields = ["assignment", "position"]
+    # Copies of the unit's, kept for claiming in order: set from the unit, never typed in; and the pair
+    # counts work_close keeps for the queue page.
+    readonly_fields = ["assignment", "position", "pairs_shown", "pairs_judged"]
 
     def save_model(self, request, obj, form, change):
         obj.assignment_id, obj.position = obj.unit.assignment_id, obj.unit.position

@@ -72,6 +72,16 @@ def revisions_install(*, models: Iterable[type[models.Model]], using: str = "def
         return []
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
+        # `migrate <one app>` sends post_migrate for every app, some of whose tables may not exist yet:
+        # their triggers are installed by the migrate that makes them.
+        cursor.execute(
+            "SELECT relname FROM pg_class WHERE relname = ANY(%s) AND relkind IN ('r', 'p')"
+            " AND pg_table_is_visible(oid)",
+            [tables],
+        )
+        tables = sorted(row[0] for row in cursor.fetchall())
+        if not tables:
+            return []
         cursor.execute(
             "SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
             " WHERE t.tgname = %s AND c.relname = ANY(%s) AND pg_table_is_visible(c.oid)",

@@ -70,3 +70,31 @@ class BudgetSimulationAdmin(admin.ModelAdmin):
     list_filter = ["status", "collection"]
     raw_id_fields = ["collection", "created_by"]
     readonly_fields = ["params_key", "fingerprint", "task_id", "created_at", "started_at", "finished_at"]
+
+
+@admin.register(models.ReportResult)
+class ReportResultAdmin(admin.ModelAdmin):
+    """Stored reports, to look at and delete: a row is the figures of one fingerprint, written only by
+    its task, so nothing here is edited by hand."""
+
+    list_display = ["id", "kind", "collection", "status", "created_at", "finished_at"]
+    list_filter = ["kind", "status", "collection"]
+    raw_id_fields = ["collection"]
+    readonly_fields = [
+        "kind",
+        "params",
+        "params_key",
+        "key",
+        "compute",
+        "progress_done",
+        "progress_total",
+        "progress_word",
+        "result",
+        "error",
+        "status",
+        "task_id",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "updated_at",
+    ]

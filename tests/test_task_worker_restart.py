@@ -40,7 +40,8 @@ def cluster() -> Iterator[dict[str, object]]:
     env = {k: v for k, v in os.environ.items() if k not in {"TEST_DATABASE_NAME", "DJANGO_SETTINGS_MODULE"}}
     env |= {"DATABASE_URL": url, "DEBUG": "0", "LOG_LEVEL": "INFO"}
     try:
-        for app in ("sessions", "django_tasks_database"):  # what a worker and the upkeep task touch
+        # What a worker and the upkeep task touch (judging: the stored reports the upkeep prunes).
+        for app in ("sessions", "django_tasks_database", "judging"):
             migrated = subprocess.run(
                 [sys.executable, "manage.py", "migrate", app, "--noinput", "-v", "0"],
                 cwd=REPO,

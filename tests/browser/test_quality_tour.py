@@ -22,6 +22,7 @@ from playwright.sync_api import expect
 
 from annotation.models import AssessorPause, GoldPair
 from annotation.relevance.pooling import pool_build
+from tests.background import IMMEDIATE
 from tests.factories import (
     CollectionFactory,
     OrganiserFactory,
@@ -34,6 +35,14 @@ from tests.factories import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_request(settings):
+    """The live server runs a task as it is queued, so the quality page's stored report is computed on its
+    first view and the tour reads its figures (tests/judging/quality/test_stored_pages.py follows the queue)."""
+    settings.TASKS = IMMEDIATE
+
 
 PASSWORD = "pw-for-tests-123"
 TOUR = Path(__file__).resolve().parents[2] / "docs" / "tour" / "quality"
