@@ -15,7 +15,7 @@ from annotation.relevance.quality.pauses import assessor_pause, assessor_resume
 from judging.quality.forms import QualityForm
 from judging.quality.selectors import QualitySettings
 from judging.quality.stored import QUALITY, quality_params, quality_reads, quality_rows
-from judging.reports.store import report_for
+from judging.reports.store import report_for, report_shown
 
 
 @organiser_required
@@ -39,9 +39,7 @@ def dashboard(request: HttpRequest, name: str) -> HttpResponse:
         reads=quality_reads(),
         compute="judging.quality.stored.quality_compute",
     )
-    shown = (
-        stored.result if stored.result is not None else (stored.earlier.result if stored.earlier else None)
-    )
+    shown = report_shown(stored)
     assessors = []
     if shown is not None:
         paused = set(AssessorPause.objects.filter(collection=collection).values_list("user_id", flat=True))

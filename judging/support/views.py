@@ -13,7 +13,7 @@ from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
 from core.names import named
 from judging.measures.support import SupportMeasure
-from judging.reports.store import ReportView, report_current, report_for
+from judging.reports.store import ReportView, report_current, report_for, report_shown
 from judging.support.forms import DisagreementReportForm
 from judging.support.stored import (
     DISAGREEMENTS,
@@ -34,13 +34,6 @@ def _stored(report: tuple[str, int], collection: Collection, params: dict, compu
         reads=support_reads(),
         compute=f"judging.support.stored.{compute}",
     )
-
-
-def _shown(stored: ReportView) -> dict | None:
-    """The current figures, or while they are computed the latest earlier ones (labelled), or None."""
-    if stored.result is not None:
-        return stored.result
-    return stored.earlier.result if stored.earlier is not None else None
 
 
 @organiser_required
@@ -71,7 +64,7 @@ def support_leaderboard(request: HttpRequest, name: str) -> HttpResponse:
         params = {"judge": judge.pk, "compare": compare.pk if compare is not None else None, "by": by}
         stored = _stored(LEADERBOARD, collection, params, "leaderboard_compute")
         context["stored"] = stored
-        shown = _shown(stored)
+        shown = report_shown(stored)
         if shown is not None:
             context.update(
                 shown=shown,
@@ -121,7 +114,7 @@ def support_disagreement_page(request: HttpRequest, name: str) -> HttpResponse:
                 return JsonResponse(figures["reports"])
             stored = _stored(DISAGREEMENTS, collection, study, "disagreements_compute")
             context["stored"] = stored
-            shown = _shown(stored)
+            shown = report_shown(stored)
             if shown is not None:
                 context.update(shown=shown, rows=shown["rows"])
         else:

@@ -16,7 +16,7 @@ from annotation.typed import AuthenticatedRequest
 from judging.quality.judges.forms import ReferenceForm
 from judging.quality.judges.selectors import LABEL_TASKS, JudgeRow
 from judging.quality.judges.stored import JUDGES, judge_rows, judges_reads
-from judging.reports.store import report_for
+from judging.reports.store import report_for, report_shown
 
 # The console's downloads of a judge's labels, by the task whose labels each holds.
 DOWNLOADS = (
@@ -59,10 +59,8 @@ def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         reads=judges_reads(),
         compute="judging.quality.judges.stored.judges_compute",
     )
-    shown = (
-        stored.result if stored.result is not None else (stored.earlier.result if stored.earlier else None)
-    )
-    rows = judge_rows(shown) if shown is not None else []
+    figures = report_shown(stored)
+    rows = judge_rows(figures) if figures is not None else []
     pools = rows[0].coverage if rows else []
     # Only the tasks some judge labelled here get a column: a relevance collection has no nugget labels.
     shown = [i for i, task in enumerate(LABEL_TASKS) if any(row.labels.get(task.key) for row in rows)]

@@ -16,7 +16,7 @@ from annotation.typed import AuthenticatedRequest
 from judging.quality.runs.forms import JudgedForm
 from judging.quality.runs.selectors import judged_csv, runs_with_reports
 from judging.quality.runs.stored import JUDGED, JUDGED_READS, judged_compute, judged_params, judged_rows
-from judging.reports.store import report_current, report_for
+from judging.reports.store import report_current, report_for, report_shown
 
 
 def _form(request: AuthenticatedRequest, collection: Collection) -> JudgedForm:
@@ -50,11 +50,7 @@ def runs_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             compute="judging.quality.runs.stored.judged_compute",
         )
         context["stored"] = stored
-        shown = (
-            stored.result
-            if stored.result is not None
-            else (stored.earlier.result if stored.earlier else None)
-        )
+        shown = report_shown(stored)
         if shown is not None:
             context["shown"] = shown
             context["depth"] = shown["depth"]
