@@ -16,17 +16,18 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 
 from tests.judging.fake_openai import FakeOpenAI
+from tests.stack_browser import Browser as StackBrowser
+from tests.stack_browser import free_port, page_attr
 
 pytestmark = [pytest.mark.stack]
 
@@ -52,64 +53,20 @@ print(assignment_create(pool=pool, name="smoke", assessors=[alice], with_ptkb=Fa
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+class Browser(StackBrowser):
+    """Behind the TLS proxy `make serve` expects in front: plain HTTP saying what the proxy says."""
 
+    password = PASSWORD
 
-class Browser:
-    """Cookies and CSRF as a browser keeps them, behind the TLS proxy `make serve` expects in front."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.cookies: dict[str, str] = {}
-
-    def request(self, method: str, url: str, body: bytes | None = None, headers: dict | None = None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        headers = {
+    def extra_headers(self) -> dict[str, str]:
+        return {
             "X-Forwarded-Proto": "https",  # what the proxy says; the session cookie is Secure
             "Referer": f"https://127.0.0.1:{self.port}/",  # Django's CSRF check on HTTPS wants it
-            **(headers or {}),
         }
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        conn.request(method, url, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        conn.close()
-        for value in response.headers.get_all("Set-Cookie") or []:
-            name, _, rest = value.partition("=")
-            self.cookies[name.strip()] = rest.split(";", 1)[0]
-        return response.status, response.headers, data
-
-    def get(self, url: str):
-        status, headers, data = self.request("GET", url)
-        while status in (301, 302):
-            status, headers, data = self.request("GET", urlsplit(headers["Location"]).path)
-        return status, headers, data
-
-    def form(self, url: str, fields: dict):
-        body = urlencode({"csrfmiddlewaretoken": self.cookies["csrftoken"], **fields}).encode()
-        return self.request("POST", url, body, {"Content-Type": "application/x-www-form-urlencoded"})
-
-    def json(self, url: str, payload: dict):
-        headers = {"Content-Type": "application/json", "X-CSRFToken": self.cookies["csrftoken"]}
-        status, _headers, data = self.request("POST", url, json.dumps(payload).encode(), headers)
-        return status, (json.loads(data) if data else None)
 
     def login(self, username: str) -> None:
-        status, _h, _page = self.get("/accounts/login/")
-        assert status == 200
-        status, headers, _page = self.form("/accounts/login/", {"username": username, "password": PASSWORD})
-        assert status == 302, f"login as {username}: {status}"
+        super().login(username)
         assert "sessionid" in self.cookies
-
-
-def _attr(page: bytes, name: str) -> str:
-    found = re.search(rb"data-" + name.encode() + rb'="([^"]*)"', page)
-    assert found is not None, f"no data-{name} on the page"
-    return found.group(1).decode()
 
 
 @pytest.fixture
@@ -120,7 +77,7 @@ def stack():
     if not shutil.which("redis-server") or not os.environ.get("REDIS_TEST_URL"):
         pytest.skip("needs Redis (make test starts it)")
     redis = urlsplit(os.environ["REDIS_TEST_URL"])
-    port, name = _free_port(), f"assay_smoke_{os.getpid()}"
+    port, name = free_port(), f"assay_smoke_{os.getpid()}"
     server_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
     database_url = f"{server_url}/{name}"
     # A database of its own on the test run's server, named to serve.sh as production names its server.
@@ -230,17 +187,17 @@ def test_the_production_stack_serves_grades_and_runs_a_judge_job_on_its_worker(s
     status, _h, page = alice.get(urlsplit(headers["Location"]).path)
     assert status == 200
     graded, body = alice.json(
-        _attr(page, "grade-url"),
+        page_attr(page, "grade-url"),
         {
-            "turn_pk": int(_attr(page, "turn-pk")),
-            "passage_id": _attr(page, "passage-id"),
+            "turn_pk": int(page_attr(page, "turn-pk")),
+            "passage_id": page_attr(page, "passage-id"),
             "grade": 3,
             "time_spent_ms": 1200,
             "next": True,  # as relevance.js asks: the answer carries the unit's next passage
         },
     )
     assert graded == 201, body
-    assert body["next"]["passage_id"] not in ("", _attr(page, "passage-id"))
+    assert body["next"]["passage_id"] not in ("", page_attr(page, "passage-id"))
 
     # An organiser starts a relevance job on the Jobs page; a task worker runs it.
     org = Browser(port)

@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -34,6 +33,9 @@ from urllib.parse import urlencode, urlsplit
 
 import psycopg
 import pytest
+
+from tests.stack_browser import Browser as StackBrowser
+from tests.stack_browser import free_port, page_attr
 
 pytestmark = [pytest.mark.stack]
 
@@ -65,12 +67,6 @@ print(json.dumps({{
     "items": batch.items.count(),
 }}))
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _nginx_conf(folder: Path, listen: int, nodes: list[int]) -> Path:
@@ -123,56 +119,24 @@ http {{
     return conf
 
 
-class Browser:
-    """Cookies and CSRF as a browser keeps them, talking HTTPS to the proxy; `nodes` records which node
-    answered each request."""
+class Browser(StackBrowser):
+    """HTTPS to the proxy; `nodes` records which node answered each request."""
+
+    password = PASSWORD
 
     def __init__(self, port: int, cafile: Path) -> None:
-        self.port = port
+        super().__init__(port)
         self.context = ssl.create_default_context(cafile=str(cafile))
-        self.cookies: dict[str, str] = {}
         self.nodes: list[str] = []
 
-    def request(self, method: str, url: str, body: bytes | None = None, headers: dict | None = None):
-        conn = http.client.HTTPSConnection("localhost", self.port, timeout=30, context=self.context)
-        headers = {"Referer": f"https://localhost:{self.port}/", **(headers or {})}
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        conn.request(method, url, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        conn.close()
+    def connection(self) -> http.client.HTTPConnection:
+        return http.client.HTTPSConnection("localhost", self.port, timeout=30, context=self.context)
+
+    def extra_headers(self) -> dict[str, str]:
+        return {"Referer": f"https://localhost:{self.port}/"}
+
+    def answered(self, response: http.client.HTTPResponse) -> None:
         self.nodes.append(response.headers.get("X-Upstream", ""))
-        for value in response.headers.get_all("Set-Cookie") or []:
-            name, _, rest = value.partition("=")
-            self.cookies[name.strip()] = rest.split(";", 1)[0]
-        return response.status, response.headers, data
-
-    def get(self, url: str):
-        status, headers, data = self.request("GET", url)
-        while status in (301, 302):
-            status, headers, data = self.request("GET", urlsplit(headers["Location"]).path)
-        return status, headers, data
-
-    def form(self, url: str, fields: dict):
-        body = urlencode({"csrfmiddlewaretoken": self.cookies["csrftoken"], **fields}).encode()
-        return self.request("POST", url, body, {"Content-Type": "application/x-www-form-urlencoded"})
-
-    def json(self, url: str, payload: dict):
-        headers = {"Content-Type": "application/json", "X-CSRFToken": self.cookies["csrftoken"]}
-        status, _headers, data = self.request("POST", url, json.dumps(payload).encode(), headers)
-        return status, (json.loads(data) if data else None)
-
-    def login(self, username: str) -> None:
-        assert self.get("/accounts/login/")[0] == 200
-        status, _headers, _page = self.form("/accounts/login/", {"username": username, "password": PASSWORD})
-        assert status == 302, f"login as {username}: {status}"
-
-
-def _attr(page: bytes, name: str) -> str:
-    found = re.search(rb"data-" + name.encode() + rb'="([^"]*)"', page)
-    assert found is not None, f"no data-{name} on the page"
-    return found.group(1).decode()
 
 
 def _wait_ready(port: int, processes: dict[str, subprocess.Popen], log: Path) -> None:
@@ -246,7 +210,7 @@ def nodes(tmp_path):
             )
             assert done.returncode == 0, done.stderr[-3000:]
         seeded = json.loads(done.stdout.strip().splitlines()[-1])
-        ports = [_free_port(), _free_port()]
+        ports = [free_port(), free_port()]
         for i, port in enumerate(ports):
             processes[f"web-{i + 1}"] = subprocess.Popen(
                 [
@@ -271,7 +235,7 @@ def nodes(tmp_path):
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        proxy = _free_port()
+        proxy = free_port()
         conf = _nginx_conf(tmp_path, proxy, ports)
         processes["proxy"] = subprocess.Popen(
             [nginx, "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"],
@@ -318,8 +282,8 @@ def _grade_units(browser: Browser, assignment: int, units: int, graded: list[tup
         assert status == 302
         status, _h, page = browser.get(urlsplit(headers["Location"]).path)
         assert status == 200
-        step = (int(_attr(page, "turn-pk")), _attr(page, "passage-id"))
-        url = _attr(page, "grade-url")
+        step = (int(page_attr(page, "turn-pk")), page_attr(page, "passage-id"))
+        url = page_attr(page, "grade-url")
         while step is not None:
             payload = {
                 "turn_pk": step[0],
