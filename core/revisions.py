@@ -26,6 +26,8 @@ from typing import Any
 
 from django.db import connections, models
 
+from core.triggers import tables_present, triggers_on
+
 TABLE = "assay_revision"
 FUNCTION = "assay_revision_count"
 TRIGGER = "assay_revision"
@@ -74,20 +76,10 @@ def revisions_install(*, models: Iterable[type[models.Model]], using: str = "def
     with connection.cursor() as cursor:
         # `migrate <one app>` sends post_migrate for every app, some of whose tables may not exist yet:
         # their triggers are installed by the migrate that makes them.
-        cursor.execute(
-            "SELECT relname FROM pg_class WHERE relname = ANY(%s) AND relkind IN ('r', 'p')"
-            " AND pg_table_is_visible(oid)",
-            [tables],
-        )
-        tables = sorted(row[0] for row in cursor.fetchall())
+        tables = tables_present(cursor, tables)
         if not tables:
             return []
-        cursor.execute(
-            "SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-            " WHERE t.tgname = %s AND c.relname = ANY(%s) AND pg_table_is_visible(c.oid)",
-            [TRIGGER, tables],
-        )
-        present = {row[0] for row in cursor.fetchall()}
+        present = {table for table, triggers in triggers_on(cursor, tables).items() if TRIGGER in triggers}
         missing = [table for table in tables if table not in present]
         if not missing:
             return []

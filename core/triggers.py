@@ -1,0 +1,39 @@
+"""What PostgreSQL holds of the triggers Assay installs itself: which tables exist, and which triggers each
+carries with what function source.
+
+Two kinds of bookkeeping are kept by triggers rather than by Python (the table revisions,
+`core/revisions.py`; the judges with labels, `annotation/labels/judge_labels.py`), so that every writer
+keeps them true. Both install their triggers from a `post_migrate` receiver, idempotently, and only on the
+tables that exist (`migrate <one app>` sends post_migrate for every app, some of whose tables are made by
+a later migrate); they read both answers here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def tables_present(cursor: Any, tables: Iterable[str]) -> list[str]:
+    """Those of `tables` that exist as ordinary or partitioned tables on the search path, sorted."""
+    cursor.execute(
+        "SELECT relname FROM pg_class WHERE relname = ANY(%s) AND relkind IN ('r', 'p')"
+        " AND pg_table_is_visible(oid)",
+        [sorted(set(tables))],
+    )
+    return sorted(row[0] for row in cursor.fetchall())
+
+
+def triggers_on(cursor: Any, tables: Iterable[str]) -> dict[str, dict[str, str]]:
+    """{table: {trigger name: the source of the function it runs}} of every user trigger on `tables`
+    (a table without one is left out)."""
+    cursor.execute(
+        "SELECT c.relname, t.tgname, p.prosrc FROM pg_trigger t"
+        " JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid"
+        " WHERE NOT t.tgisinternal AND c.relname = ANY(%s) AND pg_table_is_visible(c.oid)",
+        [sorted(set(tables))],
+    )
+    found: dict[str, dict[str, str]] = {}
+    for table, trigger, source in cursor.fetchall():
+        found.setdefault(table, {})[trigger] = source
+    return found
