@@ -10,7 +10,19 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Every table of the collection and its labels may be read by a stored report: each keeps a
-        # revision (core/revisions.py) its fingerprint reads.
+        # revision (core/revisions.py) its fingerprint reads. The judges with labels are the labels'
+        # bookkeeping: a report that reads them declares the label tables, whose revisions cover them.
         post_migrate.connect(
-            revisions_install_receiver(), sender=self, weak=False, dispatch_uid="annotation-revisions"
+            revisions_install_receiver(exclude={"judgelabels"}),
+            sender=self,
+            weak=False,
+            dispatch_uid="annotation-revisions",
+        )
+
+        from annotation.labels.judge_labels import judge_labels_install_receiver
+
+        # The judge menus' rows, kept by triggers on every label task's table (they read the families'
+        # models, so once the apps are loaded).
+        post_migrate.connect(
+            judge_labels_install_receiver, sender=self, weak=False, dispatch_uid="annotation-judge-labels"
         )

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
+from django.apps import apps
 from django.contrib.auth.models import User
 from django.db.models import Count, Model
 
 from annotation.models import (
+    AssessorPause,
     Collection,
     Judge,
+    JudgeLabels,
     Passage,
     Pool,
     Ranking,
@@ -18,8 +21,19 @@ from annotation.models import (
     Run,
     Topic,
     Turn,
+    WorkSlot,
 )
 from core.ordering import natural_key
+
+
+def collection_tables() -> tuple[type[Model], ...]:
+    """The tables of the collection and its labels a stored report may read, and so declares for its
+    fingerprint: all of annotation's but the assessors' leases and pauses, which hold no label, and the
+    judges with labels, which PostgreSQL derives from the label tables (whose revisions cover it) and which
+    keeps no revision of its own."""
+    skipped = {WorkSlot, AssessorPause, JudgeLabels}
+    annotation = apps.get_app_config("annotation")
+    return tuple(m for m in annotation.get_models(include_auto_created=True) if m not in skipped)
 
 
 class HasTurnId(Protocol):

@@ -3,6 +3,7 @@
 The collection and what all labels share live in this package; each label family's models live in the
 family's own package (`annotation/<family>/models.py`) and are imported here so Django registers them."""
 
+from annotation.labels.models import JudgeLabels
 from annotation.models.collection import (
     Collection,
     Judge,
@@ -59,6 +60,7 @@ __all__ = [
     "Response",
     "ResponseSentence",
     "Judge",
+    "JudgeLabels",
     "TimedJudgment",
     "RelevanceGrade",
     "RelevanceJudgment",

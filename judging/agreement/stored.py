@@ -13,10 +13,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from django.apps import apps
 from django.db import models
 
-from annotation.models import AssessorPause, Collection, Judge, WorkSlot
+from annotation.models import Collection, Judge
+from annotation.selectors import collection_tables
 from judging.agreement.reports import campaign_report, comparison_report, measures_for_task, rank_report
 from judging.measures.agreement import AgreementUndefined
 
@@ -32,9 +32,7 @@ def agreement_reads() -> tuple[type[models.Model], ...]:
     """The tables an agreement report may read: every table of the collection and its labels (the label
     tables of every family, turns, topics, passages, runs, rankings, responses, judges, nuggets, gold), all
     but the assessors' leases and pauses, which hold no label."""
-    skipped = {WorkSlot, AssessorPause}
-    annotation = apps.get_app_config("annotation")
-    return tuple(m for m in annotation.get_models(include_auto_created=True) if m not in skipped)
+    return collection_tables()
 
 
 def _noop(done: int, total: int, word: str = "") -> None:

@@ -13,10 +13,10 @@ import functools
 from datetime import date
 from typing import Any
 
-from django.apps import apps
 from django.db import models
 
-from annotation.models import AssessorPause, Collection, Judge, WorkSlot
+from annotation.models import Collection, Judge
+from annotation.selectors import collection_tables
 from judging.quality.selectors import AssessorQuality, DriftBin, QualitySettings, Rate, collection_quality
 
 # Raise the version whenever the figures or their shape change: rows of an older version are then never
@@ -28,9 +28,7 @@ RATES = ("gold_exact", "gold_within_one", "gold_binary", "agreement", "adjudicat
 @functools.cache
 def quality_reads() -> tuple[type[models.Model], ...]:
     """Every table of the collection and its labels but the assessors' leases and pauses."""
-    skipped = {WorkSlot, AssessorPause}
-    annotation = apps.get_app_config("annotation")
-    return tuple(m for m in annotation.get_models(include_auto_created=True) if m not in skipped)
+    return collection_tables()
 
 
 def quality_params(*, settings: QualitySettings, adjudicated: Judge | None) -> dict[str, Any]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from django.apps import apps
 from django.db import models
 
-from annotation.models import AssessorPause, Collection, Condition, Judge, WorkSlot
+from annotation.models import Collection, Condition, Judge
+from annotation.selectors import collection_tables
 from judging.measures.support import compare_judges, leaderboard, mean_sentences_per_answer
 from judging.scores.support import support_disagreement_report, support_scores
 
@@ -29,9 +29,7 @@ DISAGREEMENTS = ("support-disagreements", 1)
 def support_reads() -> tuple[type[models.Model], ...]:
     """The tables these reports may read: every table of the collection and its labels, all but the
     assessors' leases and pauses, which hold no label."""
-    skipped = {WorkSlot, AssessorPause}
-    annotation = apps.get_app_config("annotation")
-    return tuple(m for m in annotation.get_models(include_auto_created=True) if m not in skipped)
+    return collection_tables()
 
 
 def _noop(done: int, total: int, word: str = "") -> None:

@@ -11,11 +11,11 @@ import functools
 from decimal import Decimal
 from typing import Any
 
-from django.apps import apps
 from django.db import models
 from django.utils.dateparse import parse_datetime
 
-from annotation.models import AssessorPause, Collection, Judge, WorkSlot
+from annotation.models import Collection, Judge
+from annotation.selectors import collection_tables
 from crowd.models import CrowdCampaign
 from judging.models import JudgeJob
 from judging.quality.judges.selectors import Agreement, JudgeRow, MachineJobs, PoolCoverage, collection_judges
@@ -29,10 +29,7 @@ JUDGES = ("quality-judges", 1)
 def judges_reads() -> tuple[type[models.Model], ...]:
     """Every table of the collection and its labels (but the assessors' leases and pauses), the machine
     jobs and the crowd campaigns."""
-    skipped = {WorkSlot, AssessorPause}
-    annotation = apps.get_app_config("annotation")
-    tables = [m for m in annotation.get_models(include_auto_created=True) if m not in skipped]
-    return (*tables, JudgeJob, CrowdCampaign)
+    return (*collection_tables(), JudgeJob, CrowdCampaign)
 
 
 def _noop(done: int, total: int, word: str = "") -> None:
