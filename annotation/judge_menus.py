@@ -1,54 +1,72 @@
-"""Reads for judge menus: the judges with labels of a task in a collection.
+"""Reads for judge menus: the judges with labels of a task in a collection, and how many they gave.
 
 A menu that offered every judge listed judges of other collections and tasks (about 35 in a real
-campaign), whose choice compares, estimates or shows nothing. Each menu here costs one query at any size.
+campaign), whose choice compares, estimates or shows nothing. Every menu and every "judges with labels"
+read in Assay comes from here, and reads the judges' labels kept beside the labels (`JudgeLabels`, written
+by PostgreSQL with every label: annotation/labels/judge_labels.py), a table of a few rows per judge and
+collection: one query at any number of labels, where an EXISTS per judge over the label tables grew with
+them.
+
+A label whose value is no judgment (nuggetizer's "failed", a task's `Agreement.excluded`) does not count,
+as `LabelTask.rows` leaves it out: a judge with only such labels compares, scores or shows nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db.models import Exists, Model, OuterRef, Q, QuerySet, Subquery
-from django.db.models.lookups import IsNull
+from django.db.models import OuterRef, QuerySet, Subquery, Sum
 
 from annotation.families import label_task
-from annotation.models import Collection, Judge
+from annotation.models import Collection, Judge, JudgeLabels
+
+if TYPE_CHECKING:  # the type checker's package, not installed beside the application
+    from django_stubs_ext import WithAnnotations
 
 
-def judges_with_labels(*, collection: Collection, task: str, **label_filters: Any) -> QuerySet[Judge]:
-    """The judges with at least one label of `task` in the collection, by name: what a judge menu offers.
-
-    A judge of another collection or task would give an empty comparison, estimate or list, so menus offer
-    only these. One query at any size: an EXISTS per judge over the label table (`label_filters` narrow
-    the labels, e.g. condition="blind"), never a query per judge nor a DISTINCT over a join.
-    """
-    return Judge.objects.filter(_has_labels(collection, task, **label_filters)).order_by("name")
+def _kept(
+    collection: Collection, tasks: Iterable[str], conditions: Iterable[str] | None
+) -> QuerySet[JudgeLabels]:
+    names = [label_task(task).name for task in tasks]
+    rows = JudgeLabels.objects.filter(collection=collection, task__in=names)
+    return rows if conditions is None else rows.filter(condition__in=list(conditions))
 
 
-def _has_labels(collection: Collection, task: str, **label_filters: Any) -> Exists:
-    declared = label_task(task)
-    return Exists(
-        declared.model._default_manager.filter(
-            judge=OuterRef("pk"), **{declared.collection: collection}, **label_filters
-        )
+def judges_with_labels(
+    *, collection: Collection, task: str | Sequence[str], conditions: Iterable[str] | None = None
+) -> QuerySet[Judge]:
+    """The judges with at least one label of `task` (or of any of several tasks) in the collection, by
+    name: what a judge menu offers. `conditions` narrow the labels to those given in one of them (a task
+    whose labels have a condition: support, the TREC RAG nugget steps)."""
+    tasks = [task] if isinstance(task, str) else task
+    judges = _kept(collection, tasks, conditions).values("judge_id")
+    return Judge.objects.filter(pk__in=judges).order_by("name")
+
+
+class LabelCount(TypedDict):
+    labels: int
+
+
+def judges_with_label_counts(
+    *, collection: Collection, task: str, judges: QuerySet[Judge] | None = None
+) -> QuerySet[WithAnnotations[Judge, LabelCount]]:
+    """The judges (of `judges`, by default all) with labels of `task` in the collection, by name, each
+    annotated with `labels`: how many it gave there."""
+    counts = (
+        _kept(collection, [task], None)
+        .filter(judge=OuterRef("pk"))
+        .values("judge")
+        .annotate(total=Sum("label_count"))
+        .values("total")
     )
+    base = Judge.objects.all() if judges is None else judges
+    return base.annotate(labels=Subquery(counts)).filter(labels__isnull=False).order_by("name")
 
 
-def has_label_in(labels: QuerySet[Model]) -> IsNull:
-    """Whether the judge of the outer query (OuterRef("pk")) has one of `labels`: a condition to filter
-    or annotate judges with.
-
-    Its first label by the judge's index, not an EXISTS: PostgreSQL plans an EXISTS over a label table that
-    few judges fill (the nugget assignments) as a scan of the table per judge, expecting a judge's first
-    label early, so a judge with none here read every label. Ordered by judge, the subquery walks that
-    judge's labels in the judge's index and stops at the first in the collection: one index probe for a
-    judge with no labels, but all of a judge's labels in other collections for one with labels only there.
-    So it is for such tables only; the menus of tables with a turn or collection index keep their EXISTS,
-    which PostgreSQL answers from that index.
-    """
-    first = labels.filter(judge=OuterRef("pk")).order_by("judge").values("pk")[:1]
-    return IsNull(Subquery(first), False)
+def label_conditions(*, collection: Collection, task: str) -> set[str]:
+    """The conditions the labels of `task` in the collection were given in ("" for a task without)."""
+    return set(_kept(collection, [task], None).values_list("condition", flat=True).distinct())
 
 
 def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict[str, list[str]]:
@@ -56,12 +74,16 @@ def judge_names_by_task(*, collection: Collection, tasks: Sequence[str]) -> dict
 
     For a menu whose task is chosen in the same form: it offers each task's judges under the task's name.
     """
-    flags = {f"has_{i}": _has_labels(collection, task) for i, task in enumerate(tasks)}
-    either = Q()
-    for flag in flags:
-        either |= Q(**{flag: True})
-    rows = Judge.objects.annotate(**flags).filter(either).order_by("name").values_list("name", *flags)
-    return {task: [row[0] for row in rows if row[i + 1]] for i, task in enumerate(tasks)}
+    names: dict[str, list[str]] = {task: [] for task in tasks}
+    rows = (
+        _kept(collection, tasks, None)
+        .values_list("task", "judge__name")
+        .distinct()
+        .order_by("judge__name", "task")
+    )
+    for task, name in rows:
+        names[task].append(name)
+    return names
 
 
 def judge_menu(

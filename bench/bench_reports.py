@@ -32,10 +32,10 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
+    from annotation.judge_menus import judges_with_labels
     from annotation.models import Judge
     from devtools.realsize import REAL, realsize_build
     from judging.agreement import stored
-    from judging.agreement.selectors import judges_with_labels
     from judging.models import ReportResult
     from judging.reports.tasks import report_run
 

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from annotation.families import FILE_KINDS
+from annotation.judge_menus import judges_with_labels
 from annotation.models import Assignment, Collection, Condition, Judge, Pool, Topic
 from annotation.nuggets.formats import FORMATS
 from annotation.typed import choice_field
@@ -23,7 +24,7 @@ class CollectionForm(forms.Form):
 
 
 def _graded(judge: Judge) -> str:
-    return f"{judge.name} ({plural(getattr(judge, 'n', 0), 'grade')})"
+    return f"{judge.name} ({plural(getattr(judge, 'labels', 0), 'grade')})"
 
 
 class PoolForm(forms.Form):
@@ -127,7 +128,9 @@ class SupportWorkForm(forms.Form):
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "assessors").queryset = selectors.assessors()
-        choice_field(self, "machine_judge").queryset = selectors.support_judges(collection=collection)
+        choice_field(self, "machine_judge").queryset = judges_with_labels(
+            collection=collection, task="support"
+        )
         choice_field(self, "topics").queryset = collection.topics.all()
         self.collection = collection
 

@@ -11,10 +11,11 @@ from itertools import pairwise
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.judge_menus import judges_with_label_counts, judges_with_labels
 from annotation.labels.family import FileKind
 from annotation.models import (
     Assignment,
@@ -44,35 +45,14 @@ EXPIRING_WITHIN = timedelta(minutes=15)
 
 
 def relevance_judges(*, collection: Collection) -> QuerySet[Judge]:
-    """Judges with relevance grades on the collection: the candidates for an adaptive pool's filter."""
-    return (
-        Judge.objects.filter(relevancejudgments__turn__collection=collection)
-        .annotate(n=Count("relevancejudgments"))
-        .order_by("name")
-    )
-
-
-def judges_with_labels(*, path: str, collection: Collection) -> QuerySet[Judge]:
-    """Judges with a label on the collection along `path` (a lookup from Judge to the collection), by
-    name. As a correlated EXISTS, not a DISTINCT over the join: the join wrote one row per label, and at
-    a track's size the support labels' DISTINCT took 0.3 s where the EXISTS takes 20 ms."""
-    labelled = Judge.objects.filter(pk=OuterRef("pk"), **{path: collection})
-    return Judge.objects.filter(Exists(labelled)).order_by("name")
+    """Judges with relevance grades on the collection, each with how many (`labels`): the candidates for
+    an adaptive pool's filter."""
+    return judges_with_label_counts(collection=collection, task="relevance")
 
 
 def file_judges(*, collection: Collection, file: FileKind) -> QuerySet[Judge]:
     """Judges with labels of a family's file on the collection: the choices of its download."""
-    return judges_with_labels(path=file.judges, collection=collection)
-
-
-def nugget_judges(*, collection: Collection) -> QuerySet[Judge]:
-    return judges_with_labels(path="nuggets__turn__collection", collection=collection)
-
-
-def support_judges(*, collection: Collection) -> QuerySet[Judge]:
-    return judges_with_labels(
-        path="supportjudgments__sentence__response__run__collection", collection=collection
-    )
+    return judges_with_labels(collection=collection, task=file.task)
 
 
 def assessors() -> QuerySet[Any]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, prefetch_related_objects
+from django.db.models import prefetch_related_objects
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.families import FILE_KINDS
 from annotation.judge_access import judges_readable
+from annotation.judge_menus import judges_with_label_counts, judges_with_labels
 from annotation.labels.files import Download
 from annotation.models import Assignment, Collection, Pool, Topic
 from annotation.permissions import is_organiser, organiser_required
@@ -76,10 +77,8 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     # Only the judges this reader may read: an assessor sees the machines, the files and their own
     # judge, never another assessor's name or how much they have judged.
-    judges = (
-        judges_readable(user=request.user)
-        .filter(relevancejudgments__turn__collection=collection)
-        .annotate(n=Count("relevancejudgments"))
+    judges = judges_with_label_counts(
+        collection=collection, task="relevance", judges=judges_readable(user=request.user)
     )
     # By number as people read it (2 before 10), not in the order the topics were imported; a page of
     # them at a time with their turns and PTKB, so that a track of hundreds of conversations costs one page.
@@ -264,7 +263,7 @@ def exports_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         (
             JUDGMENT_LOG,
             EXPORT_KINDS[JUDGMENT_LOG],
-            selectors.judges_with_labels(path="relevancejudgments__turn__collection", collection=collection),
+            judges_with_labels(collection=collection, task="relevance"),
             (),
         )
     )
@@ -274,7 +273,7 @@ def exports_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         {
             "collection": collection,
             "exports": exports,
-            "nugget_judges": selectors.nugget_judges(collection=collection),
+            "nugget_judges": judges_with_labels(collection=collection, task="nuggets"),
         },
     )
 

@@ -10,18 +10,13 @@ from typing import Any
 from django import forms
 from django.core.validators import validate_slug
 
-from annotation.models import Collection, Judge, Nugget, Run, Turn
+from annotation.judge_menus import judges_with_labels
+from annotation.models import Collection, Judge, Run, Turn
 from annotation.selectors import turn_key
 from annotation.typed import choice_field
 from core.form_fields import ModelMultipleChoiceField
 from crowd.campaigns.services import CAMPAIGN_NAME_MAX
 from crowd.models import CrowdCampaign, CrowdStudy
-
-
-def nugget_judges(collection: Collection) -> Any:
-    """Judges with gold nuggets in the collection: the only ones a campaign can match against."""
-    with_nuggets = Nugget.objects.filter(turn__collection=collection).values("judge_id")
-    return Judge.objects.filter(id__in=with_nuggets).order_by("name")
 
 
 class CollectionChoiceForm(forms.Form):
@@ -82,7 +77,10 @@ class CampaignComposeForm(forms.Form):
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.collection = collection
-        choice_field(self, "nugget_judge").queryset = nugget_judges(collection)
+        # Judges with gold nuggets here: the only ones a campaign can match against.
+        choice_field(self, "nugget_judge").queryset = judges_with_labels(
+            collection=collection, task="nuggets"
+        )
         turns = choice_field(self, "turns")
         turns.queryset = collection.turns.all()
         # Offered in reading order (2_1 before 10_1), which the database cannot sort the ids into.

@@ -109,8 +109,8 @@ class FileKind:
     calls, its counts by default of `records`; `options` are the upload form's options it reads beyond the
     judge's (judge, kind, model, prompt version). `exporter`, if the console offers the file as a
     download, writes it through the function its export command calls, reading `download_options` of
-    the download form; `judges` is the path from a judge to a collection through the file's rows, for the
-    judges with labels of it there. `progress_unit` is what a running import's `done of total` counts.
+    the download form; `task` is the label task its rows are, whose judges with labels on a collection
+    its download offers. `progress_unit` is what a running import's `done of total` counts.
     """
 
     kind: str
@@ -121,7 +121,7 @@ class FileKind:
     formats: str = ""
     exporter: Callable[[Download], Export] | None = None
     download_options: tuple[str, ...] = ()
-    judges: str = ""
+    task: str = ""
     progress_unit: str = "records stored"
 
     @property

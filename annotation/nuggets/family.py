@@ -57,7 +57,7 @@ FAMILY = LabelFamily(
             formats="JSONL or CONE-RAG JSON",
             exporter=nuggets_download,
             download_options=("fmt", "dedup"),
-            judges="nuggets__turn__collection",
+            task="nuggets",
             progress_unit="nuggets stored",
         ),
         FileKind(
@@ -69,7 +69,7 @@ FAMILY = LabelFamily(
             formats="JSONL or CONE-RAG JSON",
             exporter=gold_responses_download,
             download_options=("fmt", "nugget_judge"),
-            judges="goldresponses__turn__collection",
+            task="gold_response",
         ),
     ),
 )

@@ -157,7 +157,3 @@ def nugget_stats(*, collection: Collection, judge: Judge) -> NuggetStats:
             entry.deduplicated += 1
     turns = sorted(counts.values(), key=lambda t: natural_key(t.turn_id))
     return NuggetStats(judge=judge, turns=turns)
-
-
-def nugget_judges(*, collection: Collection) -> list[Judge]:
-    return list(Judge.objects.filter(nuggets__turn__collection=collection).distinct())

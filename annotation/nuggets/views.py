@@ -25,7 +25,6 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, GoldResponse, Judge, Nugget, RelevanceJudgment, Turn
 from annotation.nuggets.selectors import (
     NuggetStats,
-    nugget_judges,
     nugget_payload,
     nugget_stats,
     relevance_judge_chosen,
@@ -297,7 +296,9 @@ def gold_response(request: AuthenticatedRequest, name: str, turn_id: str) -> Htt
 def nugget_stats_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     """Counts of a nugget set; organisers pick any judge, assessors see their own set."""
     collection = _collection(name)
-    judges = nugget_judges(collection=collection) if is_organiser(request.user) else []
+    judges = (
+        list(judges_with_labels(collection=collection, task="nuggets")) if is_organiser(request.user) else []
+    )
     own = assessor_judge(request.user)
     judge = own
     wanted = request.GET.get("judge")

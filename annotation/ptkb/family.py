@@ -30,7 +30,7 @@ FAMILY = LabelFamily(
             importer=ptkb_qrels_upload,
             options=("replace",),
             exporter=ptkb_qrels_download,
-            judges="ptkbjudgments__turn__collection",
+            task="ptkb",
         ),
     ),
 )

@@ -8,13 +8,11 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.http import QueryDict
 
-from annotation.judge_menus import has_label_in, judges_with_labels
+from annotation.judge_menus import judges_with_labels
 from annotation.models import (
     Collection,
     Condition,
     Judge,
-    NuggetAssignment,
-    NuggetImportanceJudgment,
     Topic,
 )
 from annotation.rag_nuggets.selectors import STEPS
@@ -48,12 +46,8 @@ class HandOutForm(forms.Form):
         )
         # A judge with vital/okay or assignment labels here; whether it has them on the chosen set and
         # topic is the service's check.
-        labelled = has_label_in(
-            NuggetImportanceJudgment.objects.filter(nugget__turn__collection=collection)
-        ) | has_label_in(NuggetAssignment.objects.filter(nugget__turn__collection=collection))
-        choice_field(self, "machine_judge").queryset = (
-            Judge.objects.filter(labelled).exclude(kind=Judge.Kind.ASSESSOR).order_by("name")
-        )
+        labelled = judges_with_labels(collection=collection, task=("nugget-importance", "nugget-assignment"))
+        choice_field(self, "machine_judge").queryset = labelled.exclude(kind=Judge.Kind.ASSESSOR)
 
     def clean(self) -> dict[str, object]:
         super().clean()

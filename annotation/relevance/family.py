@@ -48,7 +48,7 @@ FAMILY = LabelFamily(
             exporter=qrels_download,
             # The assessors' grades of planted gold pairs stay out of their qrels unless asked.
             download_options=("include_gold",),
-            judges="relevancejudgments__turn__collection",
+            task="relevance",
             # A qrels file's grades go in with one upsert: none, then all.
             progress_unit="grades stored",
         ),

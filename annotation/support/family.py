@@ -44,7 +44,7 @@ FAMILY = LabelFamily(
             records="support labels",
             importer=support_labels_upload,
             exporter=support_labels_download,
-            judges="supportjudgments__sentence__response__run__collection",
+            task="support",
             progress_unit="labels stored",
         ),
     ),

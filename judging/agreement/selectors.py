@@ -146,12 +146,3 @@ def reliability_matrix(by_judge: dict[int, dict[Unit, tuple[str, Label]]], task:
         for unit, (_topic, label) in labels.items():
             matrix[row, column[unit]] = position[label]
     return matrix
-
-
-def judges_with_labels(*, collection: Collection, task: str, condition: str | None = None) -> QuerySet[Judge]:
-    """Judges that gave at least one label on the task in the collection."""
-    task_spec(task)
-    rows = label_task(task).rows(collection)
-    if condition:
-        rows = rows.filter(condition=condition)
-    return Judge.objects.filter(id__in=rows.values("judge_id")).order_by("name")

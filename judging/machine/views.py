@@ -13,7 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.models import Collection, Judge, Nugget, RelevanceJudgment
+from annotation.judge_menus import judges_with_labels
+from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
 from annotation.typed import choice_field
 from core.names import named
@@ -64,12 +65,11 @@ REQUIRED_JUDGES: dict[str, dict[str, str]] = {
 }
 
 
-def _judges_with(labels: QuerySet[Any], collection: Collection | None) -> QuerySet[Judge]:
+def _judges_with(task: str, collection: Collection | None) -> QuerySet[Judge]:
     # No collection chosen (an unknown name): no list, rather than every collection's judges.
     if collection is None:
         return Judge.objects.none()
-    labels = labels.filter(turn__collection=collection)
-    return Judge.objects.filter(id__in=labels.values("judge_id")).order_by("name")
+    return judges_with_labels(collection=collection, task=task)
 
 
 def _task_judges(collection: Collection | None) -> dict[str, list[str]]:
@@ -191,8 +191,8 @@ class JobStartForm(forms.Form):
         super().__init__(*args, **kwargs)
         collection = self._collection()
         self._task_judges = _task_judges(collection)
-        relevance = _judges_with(RelevanceJudgment.objects.all(), collection)
-        nuggets = _judges_with(Nugget.objects.all(), collection)
+        relevance = _judges_with("relevance", collection)
+        nuggets = _judges_with("nuggets", collection)
         choice_field(self, "relevance_judge").queryset = relevance
         for name in ("gold_judge", "response_nugget_judge", "source_judge", "nuggets_judge"):
             choice_field(self, name).queryset = nuggets

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from collections.abc import Iterable
+from typing import TypedDict
 
 from django import forms
 from django.db.models import QuerySet
@@ -19,8 +20,8 @@ class StudyJudges(TypedDict):
     blind: str
 
 
-def _support_judges(collection: Collection, **filters: Any) -> QuerySet[Judge]:
-    return judges_with_labels(collection=collection, task="support", **filters)
+def _support_judges(collection: Collection, conditions: Iterable[str] | None = None) -> QuerySet[Judge]:
+    return judges_with_labels(collection=collection, task="support", conditions=conditions)
 
 
 class DisagreementReportForm(forms.Form):
@@ -36,11 +37,11 @@ class DisagreementReportForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        choice_field(self, "human").queryset = _support_judges(collection, condition__in=HUMAN_CONDITIONS)
+        choice_field(self, "human").queryset = _support_judges(collection, HUMAN_CONDITIONS)
         choice_field(self, "llm").queryset = _support_judges(collection).exclude(
             kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]
         )
-        choice_field(self, "blind").queryset = _support_judges(collection, condition=Condition.BLIND)
+        choice_field(self, "blind").queryset = _support_judges(collection, [Condition.BLIND])
 
     def clean(self) -> dict[str, object]:
         super().clean()

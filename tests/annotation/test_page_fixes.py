@@ -275,7 +275,7 @@ PYTHON_REPR = re.compile(r"\{&#x27;|\[&#x27;|&#x27;: |\{\d+: |&lt;[A-Z]\w+: [^&]
 
 @pytest.mark.django_db
 def test_the_demo_pages_show_no_raw_python_structures(client):
-    from judging.agreement.selectors import judges_with_labels
+    from annotation.judge_menus import judges_with_labels
 
     call_command("load_demo")
     organiser = User.objects.get(username="organiser")

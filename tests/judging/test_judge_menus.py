@@ -1,10 +1,24 @@
-"""Judge menus offer the judges with labels of the task in the collection, each menu in one query."""
+"""Judge menus offer the judges with labels of the task in the collection (the kept `JudgeLabels`), each
+menu in one query."""
 
 import pytest
 from django.urls import reverse
 
-from annotation.judge_menus import judge_names_by_task, judges_with_labels
-from annotation.models import Condition, Judge, SupportJudgment
+from annotation.judge_menus import (
+    judge_names_by_task,
+    judges_with_label_counts,
+    judges_with_labels,
+    label_conditions,
+)
+from annotation.models import (
+    NUGGET_LABEL_FAILED,
+    Condition,
+    Judge,
+    Nugget,
+    NuggetImportanceJudgment,
+    SupportJudgment,
+    Turn,
+)
 from judging.models import JudgeJob
 from tests.factories import (
     CollectionFactory,
@@ -60,6 +74,61 @@ def test_it_lists_the_judges_with_labels_of_each_task_in_one_query(menus, django
     assert by_task == {"relevance": ["grader-here"], "support": ["supporter-here"], "ntr": []}
     with pytest.raises(ValueError, match="unknown task 'vibes'"):
         judges_with_labels(collection=here, task="vibes")
+
+
+def test_a_menu_narrowed_to_conditions_or_widened_to_several_tasks_is_one_query(
+    menus, django_assert_num_queries
+):
+    here, _there = menus
+    blind = JudgeFactory(name="blind-here")
+    SupportJudgment.objects.create(
+        judge=blind,
+        sentence=SupportJudgment.objects.get().sentence,
+        citation_index=0,
+        passage_id="p1",
+        label="PS",
+        condition=Condition.BLIND,
+    )
+
+    with django_assert_num_queries(1):
+        machine = [
+            j.name
+            for j in judges_with_labels(collection=here, task="support", conditions=[Condition.MACHINE])
+        ]
+    with django_assert_num_queries(1):
+        either = [j.name for j in judges_with_labels(collection=here, task=("relevance", "support"))]
+
+    assert machine == ["supporter-here"]
+    assert either == ["blind-here", "grader-here", "supporter-here"]
+    assert label_conditions(collection=here, task="support") == {Condition.MACHINE, Condition.BLIND}
+
+
+def test_the_label_counts_are_the_judges_labels_here_in_one_query(menus, django_assert_num_queries):
+    here, there = menus
+    grader = Judge.objects.get(name="grader-here")
+    RelevanceJudgmentFactory(judge=grader, turn=Turn.objects.get(collection=here), passage_id="p2")
+
+    with django_assert_num_queries(1):
+        counts = [(j.name, j.labels) for j in judges_with_label_counts(collection=here, task="relevance")]
+    among = judges_with_label_counts(
+        collection=there, task="relevance", judges=Judge.objects.exclude(name="grader-there")
+    )
+
+    assert counts == [("grader-here", 2)]
+    assert list(among) == []
+
+
+def test_a_judge_whose_labels_are_all_no_judgment_is_not_offered():
+    collection = CollectionFactory()
+    turn = TurnFactory(topic=TopicFactory(collection=collection), collection=collection)
+    nugget = Nugget.objects.create(judge=JudgeFactory(), turn=turn, key="1", text="a nugget")
+    failed, labelled = JudgeFactory(name="all-failed"), JudgeFactory(name="one-vital")
+    NuggetImportanceJudgment.objects.create(judge=failed, nugget=nugget, importance=NUGGET_LABEL_FAILED)
+    NuggetImportanceJudgment.objects.create(judge=labelled, nugget=nugget, importance="vital")
+
+    offered = judges_with_labels(collection=collection, task="nugget-importance")
+
+    assert [j.name for j in offered] == ["one-vital"]
 
 
 def menu_of(page: str, field: str) -> str:

@@ -1,7 +1,8 @@
 from django.core.management.base import CommandError
 
 from annotation.commands import CollectionCommand
-from annotation.nuggets.selectors import nugget_judges, nugget_stats
+from annotation.judge_menus import judges_with_labels
+from annotation.nuggets.selectors import nugget_stats
 
 
 class Command(CollectionCommand):
@@ -17,7 +18,9 @@ class Command(CollectionCommand):
 
     def handle(self, *args, collection, judge, **options):
         target = self.get_collection(collection)
-        judges = [self.get_judge(judge)] if judge else nugget_judges(collection=target)
+        judges = (
+            [self.get_judge(judge)] if judge else list(judges_with_labels(collection=target, task="nuggets"))
+        )
         if not judges:
             raise CommandError(
                 f"no nuggets in collection {target.name!r}: import a set with import_nuggets, "

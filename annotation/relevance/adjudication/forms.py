@@ -7,7 +7,8 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 
-from annotation.models import Collection, Judge, RelevanceJudgment
+from annotation.judge_menus import judges_with_labels
+from annotation.models import Collection, Judge
 from annotation.relevance.adjudication.rules import DisputeRule
 
 
@@ -32,12 +33,10 @@ class AdjudicationForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        graded = RelevanceJudgment.objects.filter(turn__collection=collection).values("judge_id")
         judges = self.fields["judges"]
         assert isinstance(judges, forms.ModelMultipleChoiceField)
-        judges.queryset = (
-            Judge.objects.filter(pk__in=graded).exclude(kind=Judge.Kind.ADJUDICATED).order_by("name")
-        )
+        graded = judges_with_labels(collection=collection, task="relevance")
+        judges.queryset = graded.exclude(kind=Judge.Kind.ADJUDICATED)
         adjudicator = self.fields["adjudicator"]
         assert isinstance(adjudicator, forms.ModelChoiceField)
         adjudicator.queryset = get_user_model().objects.filter(is_active=True).order_by("username")

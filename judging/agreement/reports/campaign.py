@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from annotation.models import Collection, Condition, Judge, SupportJudgment
+from annotation.judge_menus import judges_with_labels, label_conditions
+from annotation.models import Collection, Condition, Judge
 from judging.agreement.label_table import LabelTable
 from judging.agreement.reports.comparison import task_label_agreement
 from judging.agreement.run_scores import RUN_MEASURES, RunScores, run_scores_by_judge
 from judging.agreement.selectors import (
     TASKS,
-    judges_with_labels,
     labels_by_judge,
     pairs_from_labels,
     task_spec,
@@ -48,7 +48,9 @@ def _pair_order(judges: list[Judge]) -> list[tuple[Judge, Judge]]:
 
 
 def _judges(*, collection: Collection, task: str, condition: str | None) -> list[Judge]:
-    judges = list(judges_with_labels(collection=collection, task=task, condition=condition))
+    judges = list(
+        judges_with_labels(collection=collection, task=task, conditions=[condition] if condition else None)
+    )
     if condition:
         # The machine side of a per-condition comparison labels in its own condition.
         judges += [
@@ -165,11 +167,7 @@ def campaign_report(
     NtR, and support per human condition (with weighted-precision rank correlation). `progress(done,
     total, "tasks")` is told after each task's sections."""
     human_conditions = [c for c in Condition if c not in {Condition.MACHINE, Condition.IMPORTED}]
-    present = set(
-        SupportJudgment.objects.filter(sentence__response__run__collection=collection)
-        .values_list("condition", flat=True)
-        .distinct()
-    )
+    present = label_conditions(collection=collection, task="support")
     # Each task's sections: (task, titles, condition, measure).
     parts: list[tuple[str, dict[float | None, str], str | None, str | None]] = [
         (

@@ -14,21 +14,15 @@ from datetime import datetime
 from decimal import Decimal
 
 import numpy as np
-from django.db.models import Count, F, Max, Min, Model, OuterRef, Subquery
+from django.db.models import Count, F, Max, Min, OuterRef, Subquery
 
+from annotation.families import label_task
 from annotation.models import (
     Collection,
     Judge,
-    NtnJudgment,
-    NtrJudgment,
-    Nugget,
-    NuggetAssignment,
-    NuggetImportanceJudgment,
     Pool,
-    PtkbJudgment,
     RelevanceGrade,
     RelevanceJudgment,
-    SupportJudgment,
 )
 from crowd.models import CrowdCampaign
 from judging.measures.agreement import disagreement_weights, kappa_from_confusion
@@ -36,25 +30,23 @@ from judging.models import JudgeJob
 
 
 @dataclass(frozen=True)
-class LabelTask:
+class LabelColumn:
+    """A label task the page counts (its rows and their way to the collection are the family's
+    declaration, `annotation.families`), under the page's short title."""
+
     key: str
     label: str
-    model: type[Model]
-    # The lookup from a label row to its collection.
-    collection: str
 
 
 LABEL_TASKS = (
-    LabelTask("relevance", "Relevance", RelevanceJudgment, "turn__collection"),
-    LabelTask("ptkb", "PTKB", PtkbJudgment, "turn__collection"),
-    LabelTask("nuggets", "Nuggets", Nugget, "turn__collection"),
-    LabelTask("ntr", "NtR", NtrJudgment, "nugget__turn__collection"),
-    LabelTask("ntn", "NtN", NtnJudgment, "gold_nugget__turn__collection"),
-    LabelTask("support", "Support", SupportJudgment, "sentence__response__run__collection"),
-    LabelTask(
-        "nugget-importance", "RAG nugget importance", NuggetImportanceJudgment, "nugget__turn__collection"
-    ),
-    LabelTask("nugget-assignment", "RAG nugget assignment", NuggetAssignment, "response__run__collection"),
+    LabelColumn("relevance", "Relevance"),
+    LabelColumn("ptkb", "PTKB"),
+    LabelColumn("nuggets", "Nuggets"),
+    LabelColumn("ntr", "NtR"),
+    LabelColumn("ntn", "NtN"),
+    LabelColumn("support", "Support"),
+    LabelColumn("nugget-importance", "RAG nugget importance"),
+    LabelColumn("nugget-assignment", "RAG nugget assignment"),
 )
 GRADES = [grade.value for grade in RelevanceGrade]
 
@@ -118,8 +110,9 @@ class JudgeRow:
 def _label_counts(collection: Collection) -> dict[int, dict[str, tuple[int, datetime, datetime]]]:
     counts: dict[int, dict[str, tuple[int, datetime, datetime]]] = {}
     for task in LABEL_TASKS:
+        declared = label_task(task.key)
         rows = (
-            task.model._default_manager.filter(**{task.collection: collection})
+            declared.model._default_manager.filter(**{declared.collection: collection})
             .values("judge_id")
             .annotate(n=Count("id"), first=Min("created_at"), last=Max("updated_at"))
             .order_by()

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Max, QuerySet
 
+from annotation.judge_menus import judges_with_label_counts
 from annotation.models import Collection, Pool, Ranking, RelevanceJudgment, Run
 from core.csv_safe import csv_writer
 
@@ -84,14 +85,10 @@ class GradingJudge:
 
 
 def relevance_judges(*, collection: Collection) -> list[GradingJudge]:
-    """The judges with relevance grades in the collection and how many, most first (one grouped query)."""
-    rows = (
-        RelevanceJudgment.objects.filter(turn__collection=collection)
-        .values("judge_id", "judge__name")
-        .annotate(n=Count("id"))
-        .order_by("-n", "judge__name")
-    )
-    return [GradingJudge(row["judge_id"], row["judge__name"], row["n"]) for row in rows]
+    """The judges with relevance grades in the collection and how many, most first (one query of the
+    kept counts)."""
+    judges = judges_with_label_counts(collection=collection, task="relevance").order_by("-labels", "name")
+    return [GradingJudge(*row) for row in judges.values_list("pk", "name", "labels")]
 
 
 def runs_with_reports(*, collection: Collection) -> QuerySet[Run]:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
-from annotation.families import FAMILIES, LABEL_TASKS, label_task
+from annotation.families import FAMILIES, FILE_KINDS, LABEL_TASKS, label_task
 from tests.factories import CollectionFactory
 
 REPO = Path(__file__).resolve().parents[3]
@@ -59,3 +59,9 @@ def test_every_task_reads_its_rows_and_agreement_columns_on_a_collection():
 def test_an_unknown_task_names_the_tasks_there_are():
     with pytest.raises(ValueError, match="choose one of relevance, ptkb"):
         label_task("nope")
+
+
+def test_every_file_offered_as_a_download_names_the_task_whose_judges_it_offers():
+    exported = {kind: file.task for kind, file in FILE_KINDS.items() if file.exporter is not None}
+
+    assert exported and all(task in LABEL_TASKS for task in exported.values()), exported
