@@ -162,6 +162,25 @@ class NuggetAssignmentAdmin(JudgmentAdmin):
     raw_id_fields = ["judge", "response", "nugget"]
 
 
+@admin.register(models.JudgeLabels)
+class JudgeLabelsAdmin(admin.ModelAdmin):
+    """Read only: PostgreSQL writes these rows with the labels (annotation/labels/judge_labels.py); a row
+    changed here would make a menu offer or hide a judge against its labels."""
+
+    list_display = ["judge", "collection", "task", "condition", "label_count"]
+    list_filter = ["collection", "task", "condition"]
+    search_fields = ["judge__name"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(models.NuggetEdit)
 class NuggetEditAdmin(admin.ModelAdmin):
     list_display = ["judge", "turn", "action", "user", "created_at"]
