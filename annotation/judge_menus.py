@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db.models import OuterRef, QuerySet, Subquery, Sum
+from django.db.models import QuerySet, Sum
 
 from annotation.families import label_task
 from annotation.models import Collection, Judge, JudgeLabels
@@ -53,15 +53,10 @@ def judges_with_label_counts(
 ) -> QuerySet[WithAnnotations[Judge, LabelCount]]:
     """The judges (of `judges`, by default all) with labels of `task` in the collection, by name, each
     annotated with `labels`: how many it gave there."""
-    counts = (
-        _kept(collection, [task], None)
-        .filter(judge=OuterRef("pk"))
-        .values("judge")
-        .annotate(total=Sum("label_count"))
-        .values("total")
-    )
     base = Judge.objects.all() if judges is None else judges
-    return base.annotate(labels=Subquery(counts)).filter(labels__isnull=False).order_by("name")
+    # Filtered on the kept rows before the sum, so that it sums only those (one join, grouped by judge).
+    labelled = base.filter(label_counts__collection=collection, label_counts__task=label_task(task).name)
+    return labelled.annotate(labels=Sum("label_counts__label_count")).order_by("name")
 
 
 def label_conditions(*, collection: Collection, task: str) -> set[str]:
