@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db import connections, models, router, transaction
-from django.utils import timezone
 
 from annotation.labels.writer import JudgmentRefused, Written, labelled_submit, labels_restate
 from annotation.models import (
@@ -180,38 +179,17 @@ def support_stage() -> Iterator[SupportStage]:
 @transaction.atomic
 def support_judgments_upsert_stage(*, judge: Judge, stage: SupportStage, condition: str) -> Written:
     """Make the judge's support labels of the staged units say what the sealed, resolved `stage` says, each
-    of its rows resolved to one unit (the caller checked them) with a label of SupportLabel.
-
-    Idempotent: a label equal to what is stored changes nothing. Each step is one statement over the whole
-    stage (counts, update, insert), so neither the file nor the judge's stored labels pass through Python.
-    """
-    table, stage_table = _table(SupportJudgment), stage.table
-    same_unit = "r.judge_id = %s AND r.sentence_id = s.sentence_id AND r.citation_index = s.citation_index"
-    now = stage.connection.ops.adapt_datetimefield_value(timezone.now())
-    written = Written()
-    with stage.connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT COUNT(*), COUNT(r.id), COALESCE(SUM(CASE WHEN r.label <> s.label THEN 1 ELSE 0 END), 0) "
-            f"FROM {stage_table} s LEFT JOIN {table} r ON {same_unit}",
-            [judge.pk],
-        )
-        total, stored, changed = cursor.fetchone()
-        written.created, written.updated, written.unchanged = total - stored, changed, stored - changed
-        if changed:
-            cursor.execute(
-                f"UPDATE {table} r SET label = s.label, updated_at = %s FROM {stage_table} s "
-                f"WHERE {same_unit} AND r.label <> s.label",
-                [now, judge.pk],
-            )
-        if written.created:
-            cursor.execute(
-                f"INSERT INTO {table} (judge_id, sentence_id, citation_index, passage_id, label, condition, "
-                "shown_label, changed, time_spent_ms, created_at, updated_at) "
-                f"SELECT %s, s.sentence_id, s.citation_index, s.passage_id, s.label, %s, '', NULL, NULL, %s, %s "
-                f"FROM {stage_table} s WHERE NOT EXISTS (SELECT 1 FROM {table} r WHERE {same_unit})",
-                [judge.pk, condition, now, now, judge.pk],
-            )
-    return written
+    of its rows resolved to one unit (the caller checked them) with a label of SupportLabel; new units are
+    labelled in `condition`. Idempotent, and set-based: the stage's `restate` (core/staging.py)."""
+    done = stage.restate(
+        _table(SupportJudgment),
+        owner=("judge_id", judge.pk),
+        unit=("sentence_id", "citation_index"),
+        label="label",
+        copied=("passage_id",),
+        fixed={"condition": condition, "shown_label": ""},
+    )
+    return Written(created=done.created, updated=done.updated, unchanged=done.unchanged)
 
 
 def _table(model: type[models.Model]) -> str:
