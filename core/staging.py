@@ -8,11 +8,22 @@ at its line. The table lives in the caller's transaction: a rollback drops it wi
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, connections, transaction
+from django.utils import timezone
+
+
+@dataclass(frozen=True)
+class Restated:
+    """What `Stage.restate` did to the stored rows: units new, units whose label changed, units as staged."""
+
+    created: int
+    updated: int
+    unchanged: int
 
 
 class Stage:
@@ -91,6 +102,54 @@ class Stage:
                 [limit],
             )
             return count, [tuple(row) for row in cursor.fetchall()]
+
+    def restate(
+        self,
+        table: str,
+        *,
+        owner: tuple[str, Any],
+        unit: Sequence[str],
+        label: str,
+        copied: Sequence[str] = (),
+        fixed: Mapping[str, Any] | None = None,
+    ) -> Restated:
+        """Make the rows of `table` (quoted) whose `owner` column holds the owner's value (a judge's labels)
+        say the sealed stage's `label` for each staged unit, both tables naming a unit by the `unit` columns.
+
+        A unit `table` holds with another label gets the staged one (and `updated_at` moves); a unit it lacks
+        is inserted with the stage's unit, label and `copied` columns and the `fixed` values, created and
+        updated now; a label equal to what is stored changes nothing, so the same file twice changes nothing.
+        Each step is one statement over the whole stage (counts, update, insert): neither the file nor the
+        stored rows pass through Python. The staged units are unique (the caller checked `repeated`).
+        """
+        column, value = owner
+        fixed = fixed or {}
+        same = " AND ".join([f"r.{column} = %s", *(f"r.{name} = s.{name}" for name in unit)])
+        differs = f"r.{label} <> s.{label}"
+        now = self.connection.ops.adapt_datetimefield_value(timezone.now())
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT COUNT(*), COUNT(r.{column}), COALESCE(SUM(CASE WHEN {differs} THEN 1 ELSE 0 END), 0) "
+                f"FROM {self.table} s LEFT JOIN {table} r ON {same}",
+                [value],
+            )
+            total, stored, changed = cursor.fetchone()
+            if changed:
+                cursor.execute(
+                    f"UPDATE {table} r SET {label} = s.{label}, updated_at = %s FROM {self.table} s "
+                    f"WHERE {same} AND {differs}",
+                    [now, value],
+                )
+            if total > stored:
+                from_stage = [*unit, label, *copied]
+                columns = ", ".join([column, *from_stage, *fixed, "created_at", "updated_at"])
+                values = ", ".join(["%s", *(f"s.{name}" for name in from_stage), *["%s"] * (len(fixed) + 2)])
+                cursor.execute(
+                    f"INSERT INTO {table} ({columns}) SELECT {values} FROM {self.table} s "
+                    f"WHERE NOT EXISTS (SELECT 1 FROM {table} r WHERE {same})",
+                    [value, *fixed.values(), now, now, value],
+                )
+        return Restated(created=total - stored, updated=changed, unchanged=stored - changed)
 
 
 S = TypeVar("S", bound=Stage)

@@ -224,41 +224,20 @@ def relevance_judgments_upsert_stage(
     """Make the judge's relevance grades on `collection` say what the sealed `stage` says, its pairs
     unique and its grades on the scale (the caller checked them).
 
-    Idempotent: a row equal to what is stored changes nothing. With `replace`, the judge's grades on
-    the collection that the stage does not hold are removed, so its labels equal the file. Each step is
-    one statement over the whole stage (counts, update, insert, delete), so neither the file nor the
-    judge's stored grades pass through Python.
+    Idempotent: a row equal to what is stored changes nothing (the stage's `restate`, core/staging.py).
+    With `replace`, the judge's grades on the collection that the stage does not hold are removed, so its
+    labels equal the file. Each step is one statement over the whole stage (counts, update, insert,
+    delete), so neither the file nor the judge's stored grades pass through Python.
     """
-    table, stage_table = _table(RelevanceJudgment), stage.table
-    same_pair = "r.judge_id = %s AND r.turn_id = s.turn_id AND r.passage_id = s.passage_id"
-    now = stage.connection.ops.adapt_datetimefield_value(timezone.now())
-    written = Written()
-    with stage.connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT COUNT(*), COUNT(r.id), COALESCE(SUM(CASE WHEN r.grade <> s.grade THEN 1 ELSE 0 END), 0) "
-            f"FROM {stage_table} s LEFT JOIN {table} r ON {same_pair}",
-            [judge.pk],
-        )
-        total, stored, changed = cursor.fetchone()
-        written.created, written.updated, written.unchanged = total - stored, changed, stored - changed
-        if changed:
-            cursor.execute(
-                f"UPDATE {table} SET grade = s.grade FROM {stage_table} s WHERE {table}.judge_id = %s "
-                f"AND {table}.turn_id = s.turn_id AND {table}.passage_id = s.passage_id AND {table}.grade <> s.grade",
-                [judge.pk],
-            )
-        if written.created:
-            cursor.execute(
-                f"INSERT INTO {table} (judge_id, turn_id, passage_id, grade, created_at, updated_at) "
-                f"SELECT %s, s.turn_id, s.passage_id, s.grade, %s, %s FROM {stage_table} s "
-                f"WHERE NOT EXISTS (SELECT 1 FROM {table} r WHERE {same_pair})",
-                [judge.pk, now, now, judge.pk],
-            )
-        if replace:
+    table = _table(RelevanceJudgment)
+    done = stage.restate(table, owner=("judge_id", judge.pk), unit=("turn_id", "passage_id"), label="grade")
+    written = Written(created=done.created, updated=done.updated, unchanged=done.unchanged)
+    if replace:
+        with stage.connection.cursor() as cursor:
             cursor.execute(
                 f"DELETE FROM {table} WHERE judge_id = %s AND turn_id IN "
                 f"(SELECT id FROM {_table(Turn)} WHERE collection_id = %s) AND NOT EXISTS (SELECT 1 FROM "
-                f"{stage_table} s WHERE s.turn_id = {table}.turn_id AND s.passage_id = {table}.passage_id)",
+                f"{stage.table} s WHERE s.turn_id = {table}.turn_id AND s.passage_id = {table}.passage_id)",
                 [judge.pk, collection.pk],
             )
             written.removed = cursor.rowcount

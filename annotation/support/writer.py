@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db import connections, models, router, transaction
 from django.utils import timezone
 
-from annotation.labels.writer import JudgmentRefused, Written, labelled_submit, labels_restate
+from annotation.labels.writer import JudgmentRefused, Written, labelled_submit
 from annotation.models import (
     Collection,
+    Condition,
     Judge,
     Response,
     ResponseSentence,
@@ -69,51 +70,78 @@ class SupportRow:
     label: str
 
 
-# Units written per round (labels_restate's model instances, the sentence ids a query names).
+# Units written per statement: the arrays a statement carries stay small whatever the number of rows.
 _BLOCK = 10_000
+
+# One statement of one shape whatever the number of rows (an array per column). A label equal to the stored
+# one is no conflict to act on, so it is not written again; a revision changes the label and nothing else
+# (the condition, the label shown and the time spent are those of the unit's first label). `xmax = 0` is
+# PostgreSQL's mark of a row this statement inserted rather than updated.
+_UPSERT = (
+    "INSERT INTO {table} AS r (judge_id, sentence_id, citation_index, passage_id, label, condition, "
+    "shown_label, changed, time_spent_ms, created_at, updated_at) "
+    "SELECT %s, s, c, p, l, %s, '', NULL, NULL, %s, %s "
+    "FROM unnest(%s::bigint[], %s::integer[], %s::text[], %s::text[]) AS u(s, c, p, l) "
+    "ON CONFLICT (judge_id, sentence_id, citation_index) DO UPDATE "
+    "SET label = excluded.label, updated_at = excluded.updated_at WHERE r.label <> excluded.label "
+    "RETURNING xmax = 0"
+)
 
 
 @transaction.atomic
-def support_judgments_upsert(
-    *, judge: Judge, collection: Collection, rows: Iterable[SupportRow], condition: str
-) -> Written:
-    """Make the judge's support labels of the given units of `collection` say what `rows` say (a label
-    file of a run set: tens of thousands of units in a handful of queries)."""
+def support_judgments_upsert(*, judge: Judge, rows: Iterable[SupportRow], condition: str) -> Written:
+    """Make the judge's support labels of the given units say what `rows` say, new units labelled in
+    `condition`: a block of ten thousand units in one statement, idempotent (a label equal to the stored
+    one changes nothing), and safe beside another writer of the same units (the unique unit decides).
+    A unit given twice keeps its last label."""
     wanted = {(r.sentence_id, r.citation_index): r for r in rows}
     for row in wanted.values():
         _support_label_check(row.label)
     written = Written()
-    keys = list(wanted)
-    # A block of units at a time, each against the stored labels of its own sentences: a file of a million
-    # labels never has a model instance of each in memory, nor reads every stored label per block.
-    for start in range(0, len(keys), _BLOCK):
-        block = keys[start : start + _BLOCK]
-        stored = SupportJudgment.objects.filter(
-            judge=judge,
-            sentence__response__run__collection=collection,
-            sentence_id__in={sid for sid, _ in block},
-        )
-        done = labels_restate(
-            SupportJudgment,
-            stored=(
-                (pk, (sid, ci), label)
-                for pk, sid, ci, label in stored.values_list("id", "sentence_id", "citation_index", "label")
-            ),
-            wanted={key: wanted[key].label for key in block},
-            field="label",
-            build=lambda key, label: SupportJudgment(
-                judge=judge,
-                sentence_id=key[0],
-                citation_index=key[1],
-                passage_id=wanted[key].passage_id,
-                label=label,
-                condition=condition,
-            ),
-        )
-        written.created += done.created
-        written.updated += done.updated
-        written.unchanged += done.unchanged
+    units = list(wanted.values())
+    sql = _UPSERT.format(table=_table(SupportJudgment))
+    now = timezone.now()
+    with connections[router.db_for_write(SupportJudgment)].cursor() as cursor:
+        for start in range(0, len(units), _BLOCK):
+            block = units[start : start + _BLOCK]
+            cursor.execute(
+                sql,
+                [
+                    judge.pk,
+                    condition,
+                    now,
+                    now,
+                    [r.sentence_id for r in block],
+                    [r.citation_index for r in block],
+                    [r.passage_id for r in block],
+                    [r.label for r in block],
+                ],
+            )
+            inserted = [created for (created,) in cursor.fetchall()]
+            written.created += sum(inserted)
+            written.updated += len(inserted) - sum(inserted)
+            written.unchanged += len(block) - len(inserted)
     return written
+
+
+@dataclass(frozen=True)
+class MachineSupportLabel:
+    """A machine judge's label of an answer sentence against its first cited passage (`passage_id`)."""
+
+    sentence_id: int
+    passage_id: str
+    label: str
+
+
+def support_machine_labels_submit(*, judge: Judge, labels: Sequence[MachineSupportLabel]) -> Written:
+    """Record or revise a machine judge's (LLM, NLI) support labels, many at a time (a job's, as it saves
+    them). A machine labels each answer sentence against its first cited passage, as the TREC 2024 RAG
+    support evaluation does: citation 0, in condition MACHINE."""
+    return support_judgments_upsert(
+        judge=judge,
+        rows=[SupportRow(label.sentence_id, 0, label.passage_id, label.label) for label in labels],
+        condition=Condition.MACHINE,
+    )
 
 
 class SupportStage(Stage):
@@ -180,38 +208,17 @@ def support_stage() -> Iterator[SupportStage]:
 @transaction.atomic
 def support_judgments_upsert_stage(*, judge: Judge, stage: SupportStage, condition: str) -> Written:
     """Make the judge's support labels of the staged units say what the sealed, resolved `stage` says, each
-    of its rows resolved to one unit (the caller checked them) with a label of SupportLabel.
-
-    Idempotent: a label equal to what is stored changes nothing. Each step is one statement over the whole
-    stage (counts, update, insert), so neither the file nor the judge's stored labels pass through Python.
-    """
-    table, stage_table = _table(SupportJudgment), stage.table
-    same_unit = "r.judge_id = %s AND r.sentence_id = s.sentence_id AND r.citation_index = s.citation_index"
-    now = stage.connection.ops.adapt_datetimefield_value(timezone.now())
-    written = Written()
-    with stage.connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT COUNT(*), COUNT(r.id), COALESCE(SUM(CASE WHEN r.label <> s.label THEN 1 ELSE 0 END), 0) "
-            f"FROM {stage_table} s LEFT JOIN {table} r ON {same_unit}",
-            [judge.pk],
-        )
-        total, stored, changed = cursor.fetchone()
-        written.created, written.updated, written.unchanged = total - stored, changed, stored - changed
-        if changed:
-            cursor.execute(
-                f"UPDATE {table} r SET label = s.label, updated_at = %s FROM {stage_table} s "
-                f"WHERE {same_unit} AND r.label <> s.label",
-                [now, judge.pk],
-            )
-        if written.created:
-            cursor.execute(
-                f"INSERT INTO {table} (judge_id, sentence_id, citation_index, passage_id, label, condition, "
-                "shown_label, changed, time_spent_ms, created_at, updated_at) "
-                f"SELECT %s, s.sentence_id, s.citation_index, s.passage_id, s.label, %s, '', NULL, NULL, %s, %s "
-                f"FROM {stage_table} s WHERE NOT EXISTS (SELECT 1 FROM {table} r WHERE {same_unit})",
-                [judge.pk, condition, now, now, judge.pk],
-            )
-    return written
+    of its rows resolved to one unit (the caller checked them) with a label of SupportLabel; new units are
+    labelled in `condition`. Idempotent, and set-based: the stage's `restate` (core/staging.py)."""
+    done = stage.restate(
+        _table(SupportJudgment),
+        owner=("judge_id", judge.pk),
+        unit=("sentence_id", "citation_index"),
+        label="label",
+        copied=("passage_id",),
+        fixed={"condition": condition, "shown_label": ""},
+    )
+    return Written(created=done.created, updated=done.updated, unchanged=done.unchanged)
 
 
 def _table(model: type[models.Model]) -> str:

@@ -7,12 +7,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Exists, OuterRef
+from django.db.models.fields.json import KT
 
 from annotation.models import (
     Collection,
-    Condition,
     Judge,
     Nugget,
+    Passage,
     Ranking,
     RelevanceJudgment,
     Response,
@@ -21,7 +23,7 @@ from annotation.models import (
 )
 from annotation.nuggets.writer import ntr_judgment_submit, nugget_upsert
 from annotation.relevance.writer import RelevanceRow, relevance_judgments_submit
-from annotation.support.writer import support_judgment_submit
+from annotation.support.writer import MachineSupportLabel, support_machine_labels_submit
 from judging.machine import llm_judges
 from judging.machine.jobs.base import (
     CallRequest,
@@ -316,48 +318,97 @@ class SupportTask(Task):
     expected_output_tokens = 4
 
     def plan(self, collection: Collection, options: dict[str, Any]) -> Plan:
-        """Each answer sentence of the chosen runs against its first cited passage (TREC RAG 2024)."""
+        """Each answer sentence of the chosen runs against its first cited passage (TREC RAG 2024), by turn
+        (its key), run name, rank and sentence index.
+
+        The units are counted per turn in one grouped query and walked a block of whole turns at a time
+        (WALK_BLOCK units or so, one query each), and `load` reads the passages' texts a batch at a time, so
+        a run set of a million sentences is never in memory, with or without texts."""
         turns = chosen_turns(collection, options.get("turns"))
         by_id = {t.id: t for t in turns}
         run_filter = {
             f"response__{k}": v for k, v in chosen_runs_filter(collection, options.get("runs")).items()
         }
-        sentences = list(
-            ResponseSentence.objects.filter(response__turn_id__in=list(by_id), **run_filter)
-            .select_related("response__run")
-            .order_by("response__turn_id", "response__run__name", "response__rank", "index")
+        # Sentences of the chosen runs citing a passage, and those whose first cited passage has a text.
+        citing = (
+            ResponseSentence.objects.filter(**run_filter)
+            .annotate(first=KT("citations__0"))
+            .filter(first__isnull=False)
         )
-        cited = [s for s in sentences if s.citations]
-        texts = passage_texts(collection, (s.citations[0] for s in cited))
-        units = [
-            Unit(
-                name=f"{s.response.run.name} {by_id[s.response.turn_id].turn_id} s{s.index} {s.citations[0]}",
-                data={"sentence": s, "passage_id": s.citations[0], "text": texts[s.citations[0]]},
-            )
-            for s in cited
-            if s.citations[0] in texts
-        ]
+        with_text = citing.filter(
+            Exists(Passage.objects.filter(collection=collection, passage_id=OuterRef("first")))
+        )
+        chosen = {"response__turn_id__in": list(by_id)}
+        per_turn = dict(
+            with_text.filter(**chosen)
+            .order_by()
+            .values("response__turn_id")
+            .annotate(n=Count("id"))
+            .values_list("response__turn_id", "n")
+        )
+        units = sum(per_turn.values())
+
+        def walk() -> Iterator[Unit]:
+            for block in _turn_blocks(per_turn):
+                for sentence_id, index, text, passage_id, run_name, turn_id in (
+                    with_text.filter(response__turn_id__in=block)
+                    .order_by("response__turn_id", "response__run__name", "response__rank", "index")
+                    .values_list("id", "index", "text", "first", "response__run__name", "response__turn_id")
+                ):
+                    yield Unit(
+                        name=f"{run_name} {by_id[turn_id].turn_id} s{index} {passage_id}",
+                        data={"sentence_id": sentence_id, "sentence": text, "passage_id": passage_id},
+                    )
+
         return Plan(
-            units,
-            skipped=len(cited) - len(units),
+            Units(units, walk),
+            skipped=citing.filter(**chosen).count() - units,
             skipped_reason="cited passages without text",
             empty_reason="no answer sentence of the chosen runs cites a passage",
         )
 
+    def load(self, collection: Collection, units: list[Unit]) -> list[Unit]:
+        texts = passage_texts(collection, (unit.data["passage_id"] for unit in units))
+        for unit in units:
+            unit.data["prompt"] = llm_judges.support_render(
+                sentence=unit.data["sentence"], passage=texts.get(unit.data["passage_id"], "")
+            )
+        return units
+
     def first_request(self, unit: Unit) -> CallRequest:
-        prompt = llm_judges.support_render(sentence=unit.data["sentence"].text, passage=unit.data["text"])
-        return CallRequest(self.prompt_version, prompt, self.max_tokens)
+        return CallRequest(self.prompt_version, unit.data["prompt"], self.max_tokens)
 
     def steps(self, ctx: JobContext, unit: Unit) -> Steps:
         answer = yield self.first_request(unit)
         label = llm_judges.support_parse(answer)
-        support_judgment_submit(
-            judge=ctx.judge,
-            sentence=unit.data["sentence"],
-            citation_index=0,
-            label=label,
-            condition=Condition.MACHINE,
+        ctx.pending.append(
+            MachineSupportLabel(
+                sentence_id=unit.data["sentence_id"], passage_id=unit.data["passage_id"], label=label
+            )
         )
+
+    def flush(self, ctx: JobContext) -> None:
+        if ctx.pending:
+            support_machine_labels_submit(judge=ctx.judge, labels=ctx.pending)
+            ctx.pending.clear()
+
+
+# Units a support job reads per query as it walks them: whole turns, so a block may hold more.
+WALK_BLOCK = 5000
+
+
+def _turn_blocks(units_per_turn: dict[int, int]) -> Iterator[list[int]]:
+    """The turns in key order, in blocks of whole turns of about WALK_BLOCK units each."""
+    block: list[int] = []
+    size = 0
+    for turn_id in sorted(units_per_turn):
+        block.append(turn_id)
+        size += units_per_turn[turn_id]
+        if size >= WALK_BLOCK:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
 
 
 TASKS: dict[str, Task] = {

@@ -31,14 +31,19 @@ from annotation.nuggets.writer import (
 )
 from annotation.ptkb.writer import PtkbRow, ptkb_judgments_upsert
 from annotation.relevance.writer import RelevanceRow, relevance_judgments_upsert
-from annotation.support.writer import SupportRow, support_judgment_submit, support_judgments_upsert
+from annotation.support import writer as support_writer
+from annotation.support.writer import (
+    MachineSupportLabel,
+    SupportRow,
+    support_judgment_submit,
+    support_judgments_upsert,
+    support_machine_labels_submit,
+)
 from tests.factories import (
-    CollectionFactory,
     NuggetFactory,
     PtkbStatementFactory,
     ResponseFactory,
     ResponseSentenceFactory,
-    RunFactory,
     TurnFactory,
 )
 
@@ -223,33 +228,56 @@ def test_support_refuses_a_label_off_the_scale_a_missing_citation_and_a_second_c
 
 
 def test_bulk_support_is_idempotent_and_checks_the_scale(judge):
-    collection = CollectionFactory()
-    sentence = ResponseSentenceFactory(
-        response__run=RunFactory(collection=collection),
-        response__turn=TurnFactory(topic__collection=collection),
-        citations=["p1"],
-    )
+    sentence = ResponseSentenceFactory(citations=["p1"])
     machine = Condition.MACHINE
     rows = [SupportRow(sentence.pk, 0, "p1", "NS")]
-    assert (
-        support_judgments_upsert(judge=judge, collection=collection, rows=rows, condition=machine).created
-        == 1
-    )
-    again = support_judgments_upsert(judge=judge, collection=collection, rows=rows, condition=machine)
+    assert support_judgments_upsert(judge=judge, rows=rows, condition=machine).created == 1
+    again = support_judgments_upsert(judge=judge, rows=rows, condition=machine)
     assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
     revised = [SupportRow(sentence.pk, 0, "p1", "FS")]
-    assert (
-        support_judgments_upsert(judge=judge, collection=collection, rows=revised, condition=machine).updated
-        == 1
-    )
+    assert support_judgments_upsert(judge=judge, rows=revised, condition=machine).updated == 1
     with pytest.raises(JudgmentRefused, match="label must be one of"):
         support_judgments_upsert(
-            judge=judge,
-            collection=collection,
-            rows=[SupportRow(sentence.pk, 0, "p1", "full")],
-            condition=machine,
+            judge=judge, rows=[SupportRow(sentence.pk, 0, "p1", "full")], condition=machine
         )
     assert list(SupportJudgment.objects.values_list("label", flat=True)) == ["FS"]
+
+
+def test_bulk_support_counts_new_changed_and_unchanged_units_across_blocks(judge, monkeypatch):
+    monkeypatch.setattr(support_writer, "_BLOCK", 2)
+    sentences = ResponseSentenceFactory.create_batch(5, citations=["p1", "p2"])
+    first = [SupportRow(s.pk, 0, "p1", "NS") for s in sentences[:3]]
+    support_judgments_upsert(judge=judge, rows=first, condition=Condition.IMPORTED)
+    before = SupportJudgment.objects.get(sentence=sentences[0]).updated_at
+
+    mixed = [SupportRow(s.pk, 0, "p1", "NS") for s in sentences[:2]]  # as stored
+    mixed += [SupportRow(sentences[2].pk, 0, "p1", "PS")]  # revised
+    mixed += [SupportRow(s.pk, 1, "p2", "FS") for s in sentences[3:]]  # new
+    written = support_judgments_upsert(judge=judge, rows=mixed, condition=Condition.IMPORTED)
+
+    assert (written.created, written.updated, written.unchanged) == (2, 1, 2)
+    assert SupportJudgment.objects.get(sentence=sentences[0]).updated_at == before  # not written again
+    assert sorted(SupportJudgment.objects.values_list("citation_index", "passage_id", "label")) == [
+        (0, "p1", "NS"),
+        (0, "p1", "NS"),
+        (0, "p1", "PS"),
+        (1, "p2", "FS"),
+        (1, "p2", "FS"),
+    ]
+
+
+def test_a_machine_support_label_is_of_the_first_citation_in_the_machine_condition(judge):
+    sentence = ResponseSentenceFactory(citations=["p1", "p2"])
+    labels = [MachineSupportLabel(sentence_id=sentence.pk, passage_id="p1", label="PS")]
+    assert support_machine_labels_submit(judge=judge, labels=labels).created == 1
+    stored = SupportJudgment.objects.get(judge=judge)
+    assert (stored.citation_index, stored.passage_id, stored.label, stored.condition) == (
+        0,
+        "p1",
+        "PS",
+        Condition.MACHINE,
+    )
+    assert (stored.shown_label, stored.changed, stored.time_spent_ms) == ("", None, None)
 
 
 # --- Architecture -------------------------------------------------------------------------------------

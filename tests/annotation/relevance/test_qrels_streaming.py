@@ -116,6 +116,7 @@ def test_a_streamed_import_counts_replaces_and_is_idempotent(collection, tmp_pat
 
     created = qrels_import(path=first, collection=collection, judge=judge)
     again = qrels_import(path=first, collection=collection, judge=judge)
+    written = dict(RelevanceJudgment.objects.filter(judge=judge).values_list("passage_id", "updated_at"))
     replaced = qrels_import(path=second, collection=collection, judge=judge, replace=True)
 
     assert _counts(created) == (3, 0, 0, 0)
@@ -123,6 +124,9 @@ def test_a_streamed_import_counts_replaces_and_is_idempotent(collection, tmp_pat
     assert _counts(replaced) == (1, 1, 1, 1)
     stored = RelevanceJudgment.objects.filter(judge=judge).values_list("turn__turn_id", "passage_id", "grade")
     assert sorted(stored) == [("1_1", "a", 1), ("1_1", "b", 4), ("1_3", "d", 0)]
+    # A revised grade says when it was revised; one the file repeats is left as it was.
+    now = dict(RelevanceJudgment.objects.filter(judge=judge).values_list("passage_id", "updated_at"))
+    assert (now["a"], now["b"] > written["b"]) == (written["a"], True)
 
 
 def _counts(result) -> tuple[int, int, int, int]:

@@ -16,7 +16,7 @@ import pytest
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
-from annotation.models import RelevanceJudgment
+from annotation.models import RelevanceJudgment, SupportJudgment
 from judging.machine.jobs import judge_job_start
 from judging.machine.jobs.base import LOAD_BATCH
 from judging.machine.jobs.state import INTERRUPTED, jobs_read
@@ -29,6 +29,8 @@ from tests.factories import (
     OrganiserFactory,
     PassageFactory,
     RankingFactory,
+    ResponseFactory,
+    ResponseSentenceFactory,
     RunFactory,
     TurnFactory,
 )
@@ -141,9 +143,11 @@ def test_a_job_whose_worker_is_killed_shows_interrupted_at_once_and_resumes_from
     assert len(fake_openai.received) <= UNITS + 2
 
 
-def test_a_job_of_several_batches_killed_mid_way_resumes_and_labels_every_unit_once(env, fake_openai):
+@pytest.mark.parametrize("task", ["relevance", "support"])
+def test_a_job_of_several_batches_killed_mid_way_resumes_and_labels_every_unit_once(env, fake_openai, task):
     # More units than one load batch (texts read, first calls looked up a batch at a time), eight calls in
-    # flight, answers saved many at a time: what a TREC-sized job does, at a size that runs in seconds.
+    # flight, answers saved many at a time with the labels they give: what a TREC-sized job does, at a size
+    # that runs in seconds. Relevance: passages ranked for a turn; support: answer sentences, each citing one.
     units = LOAD_BATCH + 100
     fake_openai.latency = 0.05
     collection = CollectionFactory(name="batches")
@@ -152,13 +156,26 @@ def test_a_job_of_several_batches_killed_mid_way_resumes_and_labels_every_unit_o
     PassageFactory.create_batch(
         units, collection=collection, passage_id=factory.Iterator(ids), text=factory.Iterator(ids)
     )
-    RankingFactory(run=RunFactory(collection=collection), turn=turn, passage_ids=ids)
+    run = RunFactory(collection=collection)
+    if task == "relevance":
+        RankingFactory(run=run, turn=turn, passage_ids=ids)
+        labels, options = RelevanceJudgment.objects, {"depth": units}
+    else:
+        fake_openai.responder = lambda prompt: "Full Support"
+        ResponseSentenceFactory.create_batch(
+            units,
+            response=ResponseFactory(run=run, turn=turn),
+            index=factory.Iterator(range(units)),
+            text=factory.Iterator(ids),
+            citations=factory.Iterator([[pid] for pid in ids]),
+        )
+        labels, options = SupportJudgment.objects, {}
     job = judge_job_start(
         collection=collection,
-        task="relevance",
+        task=task,
         judge_name="batched",
         model="gpt-4o-mini",
-        options={"depth": units},
+        options=options,
         concurrency=8,
     )
     judge_job_queue(job=job)
@@ -172,7 +189,7 @@ def test_a_job_of_several_batches_killed_mid_way_resumes_and_labels_every_unit_o
     saved = set(LlmCall.objects.values_list("prompt", flat=True))
     assert units // 2 <= len(saved) < units
     # Every label of the killed run came with its answer, in one transaction.
-    assert RelevanceJudgment.objects.filter(judge__name="batched").count() == len(saved)
+    assert labels.filter(judge__name="batched").count() == len(saved)
 
     _until(lambda: jobs_read([JudgeJob.objects.get(pk=job.pk)])[0].state == INTERRUPTED, what="interrupted")
     judge_job_resume(job=JudgeJob.objects.get(pk=job.pk))
@@ -187,9 +204,7 @@ def test_a_job_of_several_batches_killed_mid_way_resumes_and_labels_every_unit_o
 
     job.refresh_from_db()
     assert (job.status, job.units_done, job.units_total, job.calls_made) == ("done", units, units, units)
-    judged = Counter(
-        RelevanceJudgment.objects.filter(judge__name="batched").values_list("passage_id", flat=True)
-    )
+    judged = Counter(labels.filter(judge__name="batched").values_list("passage_id", flat=True))
     assert len(judged) == units and set(judged.values()) == {1}
     assert LlmCall.objects.count() == units
     # The resumed run asked for exactly the units whose answers the killed one had not saved.

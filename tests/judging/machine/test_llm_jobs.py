@@ -15,8 +15,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Judge, NtrJudgment, Nugget, RelevanceJudgment, SupportJudgment
-from judging.machine.jobs import JobError, judge_job_run, judge_job_start
+from annotation.models import Judge, NtrJudgment, Nugget, RelevanceJudgment, Response, SupportJudgment
+from judging.machine.jobs import JobError, judge_job_run, judge_job_start, llm_tasks
 from judging.machine.jobs.state import jobs_read
 from judging.models import JudgeJob, LlmCall, LlmFailure, UnmatchedSpan
 from tests.background import tasks_run_ready
@@ -239,6 +239,47 @@ def test_support_job_labels_sentences_against_their_first_cited_passage(fake_ope
         "FS",
         "machine",
     )
+
+
+@pytest.mark.parametrize("walk_block", [1, 5000])
+def test_support_units_are_each_cited_sentence_by_turn_run_rank_and_index(
+    conversation, monkeypatch, walk_block
+):
+    """The units, their names and order, and what is skipped, whatever the size of the blocks walked."""
+    monkeypatch.setattr(llm_tasks, "WALK_BLOCK", walk_block)
+    first, second = conversation["turns"]
+    late = RunFactory(collection=conversation["collection"], name="alpha")  # made last, named first
+    # Made out of order, so that only the plan's ordering can put them in order.
+    for run, turn, rank, index, citations in [
+        (conversation["run"], second, 1, 1, ["bike:1"]),
+        (conversation["run"], first, 2, 0, ["paris:1", "bike:1"]),
+        (late, second, 1, 0, ["no-text:9", "bike:1"]),  # its first cited passage has no text
+        (conversation["run"], first, 1, 2, ["bike:1"]),
+        (conversation["run"], first, 1, 0, []),  # cites nothing: no unit, not skipped
+        (late, first, 1, 3, ["paris:1"]),
+        (conversation["run"], first, 1, 1, ["paris:1"]),
+        (late, second, 1, 1, ["paris:1"]),
+    ]:
+        response = Response.objects.get_or_create(run=run, turn=turn, rank=rank, defaults={"text": "..."})[0]
+        ResponseSentenceFactory(response=response, index=index, citations=citations)
+    ResponseSentenceFactory(response__run=RunFactory(), citations=["bike:1"])  # another collection's run
+
+    plan = llm_tasks.TASKS["support"].plan(conversation["collection"], {})
+
+    names = [
+        "alpha 9_1 s3 paris:1",
+        "bm25 9_1 s1 paris:1",
+        "bm25 9_1 s2 bike:1",
+        "bm25 9_1 s0 paris:1",
+        "alpha 9_2 s1 paris:1",
+        "bm25 9_2 s1 bike:1",
+    ]
+    assert [unit.name for unit in plan.units] == names
+    assert [unit.name for unit in plan.units] == names  # walked again, the same
+    assert (len(plan.units), plan.skipped, plan.skipped_reason) == (6, 1, "cited passages without text")
+    only = llm_tasks.TASKS["support"].plan(conversation["collection"], {"runs": ["alpha"], "turns": ["9_2"]})
+    assert [unit.name for unit in only.units] == ["alpha 9_2 s1 paris:1"]
+    assert (len(only.units), only.skipped) == (1, 1)
 
 
 # --- Cache, cost, failures, resume ------------------------------------------------------------------
