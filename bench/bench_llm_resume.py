@@ -16,7 +16,8 @@ The kill: when about half the units are done, the worker gets SIGKILL; the job i
 Jobs page's "resume" button does (`judge_job_resume`, once the job reads as interrupted) and a new
 worker ends it. Checked: every unit labelled exactly once; the resumed run pays exactly for the units
 whose answers were not saved at the kill (none twice); the calls lost to the kill (reached the server,
-answer not saved) are at most those in flight plus what arrives in one save interval. The worker's peak
+answer not saved) are at most those in flight plus what arrives in two save intervals and a save (the
+runner saves once SAVE_EVERY_S has passed, checked after a wait of up to SAVE_EVERY_S). The worker's peak
 memory is printed too (it must not grow with the number of units: compare two sizes); the workers run
 with DEBUG off, as in production.
 
@@ -259,6 +260,10 @@ def job_run(
     saved_at_kill = LlmCall.objects.count()
     labelled_at_kill, _ = labels_of(row().judge)
     lost = served.value - served_at_start - saved_at_kill
+    from judging.machine.jobs.runner import SAVE_EVERY_S
+
+    # How long an answer may wait unsaved: two of the runner's save intervals and a save's own time at load.
+    unsaved_s = 2 * SAVE_EVERY_S + 0.05
     print(
         f"killed (SIGKILL) after {s1:.1f} s running ({start1:.1f} s from the worker's start to running): "
         f"{calls1:,} calls, {calls1 / s1:.1f} calls/s "
@@ -298,14 +303,15 @@ def job_run(
     print(
         f"labels {labels:,} ({units:,} distinct units) for {args.units:,} units; {calls:,} answers stored; "
         f"{served.value - served_at_start:,} calls served in all: {repeated} paid twice (lost at the kill: "
-        f"{lost}; bound: C + one save interval = {args.concurrency} + {bound * 0.1:.0f}); the resumed run "
+        f"{lost}; bound: C + {unsaved_s:g} s of answers = {args.concurrency} + {bound * unsaved_s:.0f}); "
+        f"the resumed run "
         f"paid {paid_after:,} = units whose answers were not saved ({args.units - saved_at_kill:,})"
     )
     ok = (
         done.status == "done"
         and labels == units == calls == args.units
         and paid_after == args.units - saved_at_kill
-        and repeated == lost <= args.concurrency + bound * 0.1 + 1
+        and repeated == lost <= args.concurrency + bound * unsaved_s + 1
         and overall / bound >= TARGET
     )
     print("PASS" if ok else "FAILED")
