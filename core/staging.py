@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 from django.db import IntegrityError, connections, transaction
 
+from core.bulk import rows_copy
+
 
 class Stage:
     """Rows (line, ...columns) in a temporary table of the connection `db`, each file's row one of a `key`
@@ -32,10 +34,9 @@ class Stage:
         self.unique = False
 
     def add(self, rows: Sequence[Sequence[Any]]) -> None:
-        marks = ", ".join(["%s"] * len(self.columns))
-        with self.connection.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {self.table} VALUES ({marks})", rows)
-        self.rows += len(rows)
+        self.rows += rows_copy(
+            db=self.connection.alias, table=self.table, columns=[name for name, _ in self.columns], rows=rows
+        )
 
     def fill(self, rows: Iterable[Sequence[Any]], *, batch: int = 10_000) -> None:
         """Add `rows` as they come, `batch` at a time: the caller streams them from its file."""
