@@ -69,7 +69,7 @@ class SupportRow:
     label: str
 
 
-# Units written per round (labels_restate's model instances, the sentence ids a query names).
+# Units written per round (the rows labels_restate holds, the sentence ids a query names).
 _BLOCK = 10_000
 
 
@@ -101,14 +101,8 @@ def support_judgments_upsert(
             ),
             wanted={key: wanted[key].label for key in block},
             field="label",
-            build=lambda key, label: SupportJudgment(
-                judge=judge,
-                sentence_id=key[0],
-                citation_index=key[1],
-                passage_id=wanted[key].passage_id,
-                label=label,
-                condition=condition,
-            ),
+            columns=("judge_id", "sentence_id", "citation_index", "passage_id", "label", "condition"),
+            build=lambda key, label: (judge.pk, key[0], key[1], wanted[key].passage_id, label, condition),
         )
         written.created += done.created
         written.updated += done.updated
