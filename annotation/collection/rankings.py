@@ -10,6 +10,7 @@ groups of a turn the file names more than once (rare: runs are written turn by t
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from annotation.formats.base import Problems
 from annotation.formats.runs import TrecRunLines, ranked
 from annotation.models import Collection, Ranking, Run
 from annotation.services import RANKINGS, ImportResult, TurnPks
+from core.bulk import model_rows_copy
 from core.staging import Stage, staged
 
 # Rankings are written this many at a time, and an import's progress is told after each chunk.
@@ -164,12 +166,15 @@ def rankings_store(
             "id", "turn_id", "passage_ids", "scores"
         )
     }
-    to_create: list[Ranking] = []
+    # New rankings as rows of (run, turn, passage ids, scores), the lists as JSON text, written by COPY
+    # (core/bulk.py): a run set's hundreds of thousands of lists without a model instance and a prepared
+    # parameter each.
+    to_create: list[tuple[int, int, str, str]] = []
     to_update: list[Ranking] = []
     for turn_pk, (passage_ids, scores) in rankings.items():
         current = existing.get(turn_pk)
         if current is None:
-            to_create.append(Ranking(run=run, turn_id=turn_pk, passage_ids=passage_ids, scores=scores))
+            to_create.append((run.pk, turn_pk, json.dumps(passage_ids), json.dumps(scores)))
         elif current.passage_ids != passage_ids or current.scores != scores:
             current.passage_ids, current.scores = passage_ids, scores
             to_update.append(current)
@@ -177,9 +182,9 @@ def rankings_store(
             result.count(RANKINGS, "unchanged")
     step(len(rankings) - len(to_create) - len(to_update))
     for start in range(0, len(to_create), RANKING_CHUNK):
-        chunk = to_create[start : start + RANKING_CHUNK]
-        Ranking.objects.bulk_create(chunk)
-        step(len(chunk))
+        rows = to_create[start : start + RANKING_CHUNK]
+        model_rows_copy(Ranking, columns=("run_id", "turn_id", "passage_ids", "scores"), rows=rows)
+        step(len(rows))
     for start in range(0, len(to_update), RANKING_CHUNK):
         chunk = to_update[start : start + RANKING_CHUNK]
         Ranking.objects.bulk_update(chunk, ["passage_ids", "scores"])
