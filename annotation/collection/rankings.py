@@ -27,7 +27,7 @@ from core.staging import Stage, staged
 # Rankings are written this many at a time, and an import's progress is told after each chunk.
 RANKING_CHUNK = 200
 # A turn's lines that follow one another are staged as one group of at most _GROUP lines (a JSON row), so a
-# run file, grouped by turn as runs are written, is a few rows per turn; groups go to the stage and come back
+# run file, grouped by turn as runs are written, is a few rows per turn; groups come back from the stage
 # _GROUP_BATCH at a time.
 _GROUP = 10_000
 _GROUP_BATCH = 20
@@ -85,7 +85,7 @@ def trec_run_import(
     columns = [("turn_id", "bigint NOT NULL"), ("lines", blob), ("ranks", blob), ("scores", blob)]
     stage = Stage(db, "run_stage", [*columns, ("passage_ids", "text NOT NULL")])
     with staged(stage):
-        stage.fill(staged_groups(), batch=_GROUP_BATCH)
+        stage.fill(staged_groups())
         stage.seal(("turn_id",))
         for turn_pk in (pk for pk, count in groups.items() if count > 1):
             seen_at: dict[str, int] = {}
