@@ -19,14 +19,17 @@ from django.db.models.expressions import RawSQL
 
 def rows_copy(*, db: str, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
     """Write `rows` (each a value per column of `columns`, None for NULL) into `table` (quoted) of the
-    connection `db`; returns how many were written. The caller holds the transaction."""
+    connection `db`; returns how many were written. The caller holds the transaction. A row the table
+    refuses raises Django's error of its kind (IntegrityError, DataError), as an INSERT through Django
+    would."""
     connection = connections[db]
     names = ", ".join(connection.ops.quote_name(column) for column in columns)
     count = 0
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
-            count += 1
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+                count += 1
     return count
 
 
