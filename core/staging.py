@@ -25,10 +25,12 @@ class Restated:
     updated: int
     unchanged: int
 
+from core.bulk import rows_copy
+
 
 class Stage:
     """Rows (line, ...columns) in a temporary table of the connection `db`, each file's row one of a `key`
-    (if any) that no two lines may share; created by `staged`, filled in batches by `add`, then `seal`ed (indexed)
+    (if any) that no two lines may share; created by `staged`, filled by `fill`, then `seal`ed (indexed)
     before it is read."""
 
     def __init__(
@@ -42,22 +44,14 @@ class Stage:
         self.rows = 0
         self.unique = False
 
-    def add(self, rows: Sequence[Sequence[Any]]) -> None:
-        marks = ", ".join(["%s"] * len(self.columns))
-        with self.connection.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {self.table} VALUES ({marks})", rows)
-        self.rows += len(rows)
-
-    def fill(self, rows: Iterable[Sequence[Any]], *, batch: int = 10_000) -> None:
-        """Add `rows` as they come, `batch` at a time: the caller streams them from its file."""
-        chunk: list[Sequence[Any]] = []
-        for row in rows:
-            chunk.append(row)
-            if len(chunk) == batch:
-                self.add(chunk)
-                chunk = []
-        if chunk:
-            self.add(chunk)
+    def fill(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Add `rows` as they come, in one COPY (core/bulk.py): the caller streams them from its file, so a
+        file of any size takes the same memory. Nothing that makes the rows may use the database meanwhile
+        (the connection is busy with the COPY): they are read from a file, checked against what the caller
+        read before."""
+        self.rows += rows_copy(
+            db=self.connection.alias, table=self.table, columns=[name for name, _ in self.columns], rows=rows
+        )
 
     def seal(self, *indexes: Sequence[str]) -> None:
         """Index the filled stage on its key and on each column list of `indexes`.

@@ -3,6 +3,7 @@ files, iKAT JSON runs and TREC RAG 2024 answers, as rankings and responses)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -34,14 +35,14 @@ from annotation.services import (
     sync_fields,
     turns_for,
 )
+from core.bulk import model_rows_copy
 from core.staging import Stage, staged
 
 # Passages are written this many lines at a time, so that an import's progress is told between batches.
 BATCH = 2000
-# Answers are compared and written this many at a time (progress is told between blocks), their sentences
-# this many rows to a statement.
+# Answers are compared and written this many at a time (progress is told between blocks); a block's
+# sentences go in one COPY (core/bulk.py), their citations as JSON text.
 RESPONSE_BLOCK = 500
-SENTENCE_BATCH = 5000
 
 
 # --- Topics ----------------------------------------------------------------------------------------
@@ -373,13 +374,14 @@ def _responses_store(
             # Before the inserts: a replacement takes its old row's (run, turn, rank).
             Response.objects.filter(pk__in=replaced).delete()
         Response.objects.bulk_create([response for response, _ in fresh])
-        ResponseSentence.objects.bulk_create(
-            [
-                ResponseSentence(response=response, index=i, text=text, citations=citations)
+        model_rows_copy(
+            ResponseSentence,
+            columns=("response_id", "index", "text", "citations"),
+            rows=(
+                (response.pk, i, text, json.dumps(citations))
                 for response, sentences in fresh
                 for i, (text, citations) in enumerate(sentences)
-            ],
-            batch_size=SENTENCE_BATCH,
+            ),
         )
         step(len(block))
 

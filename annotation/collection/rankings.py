@@ -10,6 +10,7 @@ groups of a turn the file names more than once (rare: runs are written turn by t
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,12 +21,13 @@ from annotation.formats.base import Problems
 from annotation.formats.runs import TrecRunLines, ranked
 from annotation.models import Collection, Ranking, Run
 from annotation.services import RANKINGS, ImportResult, TurnPks
+from core.bulk import model_rows_copy
 from core.staging import Stage, staged
 
 # Rankings are written this many at a time, and an import's progress is told after each chunk.
 RANKING_CHUNK = 200
 # A turn's lines that follow one another are staged as one group of at most _GROUP lines (a JSON row), so a
-# run file, grouped by turn as runs are written, is a few rows per turn; groups go to the stage and come back
+# run file, grouped by turn as runs are written, is a few rows per turn; groups come back from the stage
 # _GROUP_BATCH at a time.
 _GROUP = 10_000
 _GROUP_BATCH = 20
@@ -83,7 +85,7 @@ def trec_run_import(
     columns = [("turn_id", "bigint NOT NULL"), ("lines", blob), ("ranks", blob), ("scores", blob)]
     stage = Stage(db, "run_stage", [*columns, ("passage_ids", "text NOT NULL")])
     with staged(stage):
-        stage.fill(staged_groups(), batch=_GROUP_BATCH)
+        stage.fill(staged_groups())
         stage.seal(("turn_id",))
         for turn_pk in (pk for pk, count in groups.items() if count > 1):
             seen_at: dict[str, int] = {}
@@ -164,12 +166,15 @@ def rankings_store(
             "id", "turn_id", "passage_ids", "scores"
         )
     }
-    to_create: list[Ranking] = []
+    # New rankings as rows of (run, turn, passage ids, scores), the lists as JSON text, written by COPY
+    # (core/bulk.py): a run set's hundreds of thousands of lists without a model instance and a prepared
+    # parameter each.
+    to_create: list[tuple[int, int, str, str]] = []
     to_update: list[Ranking] = []
     for turn_pk, (passage_ids, scores) in rankings.items():
         current = existing.get(turn_pk)
         if current is None:
-            to_create.append(Ranking(run=run, turn_id=turn_pk, passage_ids=passage_ids, scores=scores))
+            to_create.append((run.pk, turn_pk, json.dumps(passage_ids), json.dumps(scores)))
         elif current.passage_ids != passage_ids or current.scores != scores:
             current.passage_ids, current.scores = passage_ids, scores
             to_update.append(current)
@@ -177,9 +182,9 @@ def rankings_store(
             result.count(RANKINGS, "unchanged")
     step(len(rankings) - len(to_create) - len(to_update))
     for start in range(0, len(to_create), RANKING_CHUNK):
-        chunk = to_create[start : start + RANKING_CHUNK]
-        Ranking.objects.bulk_create(chunk)
-        step(len(chunk))
+        rows = to_create[start : start + RANKING_CHUNK]
+        model_rows_copy(Ranking, columns=("run_id", "turn_id", "passage_ids", "scores"), rows=rows)
+        step(len(rows))
     for start in range(0, len(to_update), RANKING_CHUNK):
         chunk = to_update[start : start + RANKING_CHUNK]
         Ranking.objects.bulk_update(chunk, ["passage_ids", "scores"])

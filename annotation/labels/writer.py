@@ -8,12 +8,14 @@ idempotent: a row that says what is stored changes nothing, and a time it gives 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from django.db import models
 from django.utils import timezone
+
+from core.bulk import model_rows_copy
 
 
 class JudgmentRefused(Exception):
@@ -87,31 +89,42 @@ def labelled_submit(
     return row
 
 
+# What a new label row of any label table holds besides its judge, unit, label and condition: no label
+# shown, so nothing changed from it, no time spent (files, machines and aggregates report none), and its
+# times. `labels_restate` appends them to each row it creates.
+FRESH_COLUMNS = ("shown_label", "changed", "time_spent_ms", "created_at", "updated_at")
+
+
 def labels_restate(
     model: type[M],
     *,
     stored: Iterable[tuple[int, K, str]],
     wanted: Mapping[K, str],
     field: str,
-    build: Callable[[K, str], M],
+    columns: Sequence[str],
+    build: Callable[[K, str], tuple[Any, ...]],
 ) -> Written:
     """Make a judge's labels of many units say what `wanted` says (unit key -> label), given what is
-    `stored` ((pk, unit key, label) rows of that judge): new units are built and created, changed labels
-    updated, the rest counted unchanged; a handful of queries whatever the number of units."""
+    `stored` ((pk, unit key, label) rows of that judge): new units are created, changed labels updated, the
+    rest counted unchanged; a handful of queries whatever the number of units.
+
+    `build(key, label)` gives a new unit's values of `columns` (its judge, unit, label and condition, by
+    column name); the new rows are written in one COPY (core/bulk.py), without a model instance each."""
     current = {key: (pk, label) for pk, key, label in stored}
     written = Written()
-    created: list[M] = []
+    created: list[tuple[Any, ...]] = []
     changed: list[M] = []
     now = timezone.now()
+    fresh = ("", None, None, now, now)
     for key, label in wanted.items():
         row = current.get(key)
         if row is None:
-            created.append(build(key, label))
+            created.append((*build(key, label), *fresh))
         elif row[1] != label:
             changed.append(model(id=row[0], updated_at=now, **{field: label}))
         else:
             written.unchanged += 1
-    model._default_manager.bulk_create(created, batch_size=2000)
+    model_rows_copy(model, columns=[*columns, *FRESH_COLUMNS], rows=created)
     model._default_manager.bulk_update(changed, [field, "updated_at"], batch_size=2000)
     written.created, written.updated = len(created), len(changed)
     return written

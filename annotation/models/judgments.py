@@ -12,7 +12,9 @@ from annotation.models.collection import Judge
 class TimedJudgment(models.Model):
     """What every human or machine label row carries besides its unit and its value."""
 
-    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="%(class)ss")
+    # No index of its own: every label table's unique unit leads with the judge, and each extra index is
+    # written on every label (a file's hundreds of thousands).
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="%(class)ss", db_index=False)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -145,8 +146,13 @@ def _answers(
     nuggetizer's record of a topic a run of the collection skipped (`_skipped`): it stores nothing, since
     the scores count such a topic as 0 whatever is stored, and the export writes the record back."""
     found: dict[tuple[str, str], tuple[int, int, str]] = {}
+    # The file's runs only: an evaluation comes a run's file at a time, and reading every run's answers to
+    # the file's questions made each file of a 90-run track read the answers of all 90.
     for pk, turn_pk, run, qid, text in Response.objects.filter(
-        run__collection=collection, turn__turn_id__in={r.qid for r in records}, rank=1
+        run__collection=collection,
+        run__name__in={r.run_id for r in records},
+        turn__turn_id__in={r.qid for r in records},
+        rank=1,
     ).values_list("pk", "turn_id", "run__name", "turn__turn_id", "text"):
         found[run, qid] = (pk, turn_pk, text)
     runs = set(
@@ -177,12 +183,20 @@ def _answers(
     return answers
 
 
+class _Listed(NamedTuple):
+    """A nugget of a stored list, as the matching reads it: a row each, not a model instance (a file of
+    a TREC RAG track's topics matches against tens of thousands)."""
+
+    pk: int
+    text: str
+
+
 def _match(
-    stored: list[Nugget], nuggets: list[FileNugget], line: int, qid: str, owner: str, problems: Problems
-) -> list[Nugget] | None:
+    stored: list[_Listed], nuggets: list[FileNugget], line: int, qid: str, owner: str, problems: Problems
+) -> list[_Listed] | None:
     """The stored nugget of each file nugget, by text (a repeated text takes the next one of that text)."""
     unused = list(stored)
-    matched: list[Nugget] = []
+    matched: list[_Listed] = []
     for nugget in nuggets:
         hit = next((n for n in unused if n.text == nugget.text), None)
         if hit is None:
@@ -229,16 +243,19 @@ def assignments_import(
     records = parse_assignments(path, problems=problems)
     turns = turns_by_id(collection, {r.qid: r.line for r in reversed(records)}, problems)
     answers = _answers(collection, records, problems)
-    stored: dict[int, list[Nugget]] = {
+    stored: dict[int, list[_Listed]] = {
         turn_pk: []
         for turn_pk in NuggetSetTurn.objects.filter(
             judge=owner, turn__in=[t.pk for t in turns.values()]
         ).values_list("turn_id", flat=True)
     }
-    for nugget in Nugget.objects.filter(judge=owner, turn__in=[t.pk for t in turns.values()]):
-        stored.setdefault(nugget.turn_id, []).append(nugget)
+    # In list order (the model's ordering).
+    for pk, turn_pk, text in Nugget.objects.filter(
+        judge=owner, turn__in=[t.pk for t in turns.values()]
+    ).values_list("pk", "turn_id", "text"):
+        stored.setdefault(turn_pk, []).append(_Listed(pk, text))
     firsts: dict[str, AssignedAnswer] = {}
-    matched: dict[int, list[Nugget] | None] = {}
+    matched: dict[int, list[_Listed] | None] = {}
     for index, r in enumerate(records):
         if r.qid not in turns:
             continue
@@ -265,9 +282,17 @@ def assignments_import(
 
     result = ImportResult()
     for qid, first in firsts.items():
-        created = list_store(
-            judge=judge, turn=turns[qid], nuggets=first.nuggets, result=result, line=first.line, path=pathname
-        )
+        created = [
+            _Listed(n.pk, n.text)
+            for n in list_store(
+                judge=judge,
+                turn=turns[qid],
+                nuggets=first.nuggets,
+                result=result,
+                line=first.line,
+                path=pathname,
+            )
+        ]
         for index, r in enumerate(records):
             if r.qid == qid:
                 matched[index] = created

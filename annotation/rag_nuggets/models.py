@@ -64,7 +64,10 @@ class NuggetAssignment(TimedJudgment):
     `Assignment` that hands pooled turns to assessors.
     """
 
-    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="nugget_assignments")
+    # No index of its own: the (response, nugget) index leads with it.
+    response = models.ForeignKey(
+        Response, on_delete=models.CASCADE, related_name="nugget_assignments", db_index=False
+    )
     nugget = models.ForeignKey("annotation.Nugget", on_delete=models.CASCADE, related_name="assignments")
     label = models.CharField(max_length=16, choices=[*NuggetSupport.choices, (NUGGET_LABEL_FAILED, "Failed")])
     condition = models.CharField(max_length=12, choices=Condition.choices, default=Condition.IMPORTED)

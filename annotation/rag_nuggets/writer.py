@@ -28,6 +28,7 @@ from annotation.models import (
     Response,
     Turn,
 )
+from core.bulk import in_array
 
 IMPORTANCE_LABELS = frozenset(NuggetImportance.values)
 ASSIGNMENT_LABELS = frozenset(NuggetSupport.values)
@@ -247,20 +248,21 @@ def importance_judgments_upsert(
     for row in wanted.values():
         _label_check(row.importance, _BULK_IMPORTANCE)
     known = set(
-        Nugget.objects.filter(turn__collection=collection, pk__in=list(wanted)).values_list("pk", flat=True)
+        Nugget.objects.filter(turn__collection=collection, pk__in=in_array(wanted)).values_list(
+            "pk", flat=True
+        )
     )
     if outside := sorted(set(wanted) - known):
         raise JudgmentRefused(f"nugget {outside[0]} is not of this collection")
     # Only the nuggets at hand, as in nugget_assignments_upsert.
-    stored = NuggetImportanceJudgment.objects.filter(judge=judge, nugget_id__in=list(wanted))
+    stored = NuggetImportanceJudgment.objects.filter(judge=judge, nugget_id__in=in_array(wanted))
     return labels_restate(
         NuggetImportanceJudgment,
         stored=stored.values_list("id", "nugget_id", "importance"),
         wanted={nugget_id: row.importance for nugget_id, row in wanted.items()},
         field="importance",
-        build=lambda nugget_id, label: NuggetImportanceJudgment(
-            judge=judge, nugget_id=nugget_id, importance=label, condition=condition
-        ),
+        columns=("judge_id", "nugget_id", "importance", "condition"),
+        build=lambda nugget_id, label: (judge.pk, nugget_id, label, condition),
     )
 
 
@@ -281,14 +283,14 @@ def nugget_assignments_upsert(
     for row in wanted.values():
         _label_check(row.label, _BULK_ASSIGNMENT)
     answer_turns = dict(
-        Response.objects.filter(run__collection=collection, pk__in={r for r, _ in wanted}).values_list(
-            "pk", "turn_id"
-        )
+        Response.objects.filter(
+            run__collection=collection, pk__in=in_array({r for r, _ in wanted})
+        ).values_list("pk", "turn_id")
     )
     nugget_turns = dict(
-        Nugget.objects.filter(turn__collection=collection, pk__in={n for _, n in wanted}).values_list(
-            "pk", "turn_id"
-        )
+        Nugget.objects.filter(
+            turn__collection=collection, pk__in=in_array({n for _, n in wanted})
+        ).values_list("pk", "turn_id")
     )
     for response_id, nugget_id in wanted:
         if response_id not in answer_turns or nugget_id not in nugget_turns:
@@ -299,7 +301,7 @@ def nugget_assignments_upsert(
     # the judge has in the collection on each write made a job's writes grow with what it had written.
     answers = {response_id for response_id, _ in wanted} | {response_id for response_id, _ in dropped}
     stored = list(
-        NuggetAssignment.objects.filter(judge=judge, response_id__in=answers).values_list(
+        NuggetAssignment.objects.filter(judge=judge, response_id__in=in_array(answers)).values_list(
             "id", "response_id", "nugget_id", "label"
         )
     )
@@ -309,9 +311,8 @@ def nugget_assignments_upsert(
         stored=((pk, (response_id, nugget_id), label) for pk, response_id, nugget_id, label in stored),
         wanted={key: row.label for key, row in wanted.items()},
         field="label",
-        build=lambda key, label: NuggetAssignment(
-            judge=judge, response_id=key[0], nugget_id=key[1], label=label, condition=condition
-        ),
+        columns=("judge_id", "response_id", "nugget_id", "label", "condition"),
+        build=lambda key, label: (judge.pk, key[0], key[1], label, condition),
     )
     if stale:
         written.removed, _ = NuggetAssignment.objects.filter(pk__in=stale).delete()

@@ -18,6 +18,7 @@ from django.db.models import Count, F, Q
 
 from annotation.models import Collection, Judge, Pool, PoolEntry, Ranking, RelevanceJudgment, Turn
 from annotation.selectors import UnknownTurns, turns_named
+from core.bulk import model_rows_copy
 from core.wording import plural
 
 
@@ -113,8 +114,19 @@ class PoolSummary:
         return turns_listed([t.turn_id for t in self.turns if t.left_out])
 
 
-# Pool entries are written this many at a time, as the turns are pooled.
+# Pool entries are written this many at a time, as the turns are pooled: rows of these columns, in one COPY
+# (core/bulk.py) each, without a model instance per entry (a TREC-sized pool has hundreds of thousands).
 ENTRY_BATCH = 2000
+ENTRY_COLUMNS = (
+    "pool_id",
+    "turn_id",
+    "passage_id",
+    "best_rank",
+    "best_run_id",
+    "filter_grade",
+    "via_filter",
+    "order",
+)
 
 
 @dataclass
@@ -225,10 +237,11 @@ def pool_build(
                 per_turn[passage_id] = _Candidate(rank, run_id, run_name)
 
     report = PoolSummary(pool=pool)
-    entries: list[PoolEntry] = []
+    # (pool, turn, passage, best rank, best run, filter grade, via filter, order): ENTRY_COLUMNS's values.
+    entries: list[tuple[int, int, str, int, int, int | None, bool, int]] = []
     for turn in turns:
         line = PoolTurn(turn_id=turn.turn_id)
-        chosen: list[PoolEntry] = []
+        chosen: list[tuple[str, int, int, int | None, bool]] = []
         for passage_id, candidate in candidates[turn.pk].items():
             grade = grades.get((turn.pk, passage_id))
             via_filter = False
@@ -242,30 +255,18 @@ def pool_build(
             else:
                 line.saved += 1
                 continue
-            chosen.append(
-                PoolEntry(
-                    pool=pool,
-                    turn=turn,
-                    passage_id=passage_id,
-                    best_rank=candidate.best_rank,
-                    best_run_id=candidate.best_run_id,
-                    filter_grade=grade,
-                    via_filter=via_filter,
-                )
-            )
-        chosen.sort(key=lambda e: _presentation_order(pool.name, turn.turn_id, e.passage_id))
-        for order, entry in enumerate(chosen):
-            entry.order = order
-        entries.extend(chosen)
+            chosen.append((passage_id, candidate.best_rank, candidate.best_run_id, grade, via_filter))
+        chosen.sort(key=lambda e: _presentation_order(pool.name, turn.turn_id, e[0]))
+        entries += [(pool.pk, turn.pk, *entry, order) for order, entry in enumerate(chosen)]
         line.pooled = len(chosen)
         line.candidates = line.pooled + line.saved
         report.turns.append(line)
         if len(entries) >= ENTRY_BATCH:
-            PoolEntry.objects.bulk_create(entries, batch_size=ENTRY_BATCH)
+            model_rows_copy(PoolEntry, columns=ENTRY_COLUMNS, rows=entries)
             entries = []
         if progress is not None:
             progress(len(report.turns), len(turns))
-    PoolEntry.objects.bulk_create(entries, batch_size=ENTRY_BATCH)
+    model_rows_copy(PoolEntry, columns=ENTRY_COLUMNS, rows=entries)
     pool_counts_store(pool=pool)
     return report
 

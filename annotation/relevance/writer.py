@@ -158,7 +158,7 @@ class RelevanceStage(Stage):
     """A relevance file's rows (line, turn pk, passage id, grade) staged (core/staging.py), so that a file of
     millions of grades is checked and written in the database with the same memory whatever its size.
 
-    Made by `relevance_stage`, filled in batches by `add`, then `seal`ed (indexed) before it is read.
+    Made by `relevance_stage`, filled by `fill`, then `seal`ed (indexed) before it is read.
     """
 
     def __init__(self, db: str) -> None:
@@ -208,9 +208,7 @@ def relevance_judgments_upsert(
         if row.grade not in RelevanceGrade.values:
             raise JudgmentRefused(f"grade {row.grade} is outside the scale 0-4")
     with relevance_stage() as stage:
-        for start in range(0, len(rows), _BULK_CHUNK):
-            chunk = rows[start : start + _BULK_CHUNK]
-            stage.add([(start + i, r.turn_id, r.passage_id, r.grade) for i, r in enumerate(chunk)])
+        stage.fill((line, r.turn_id, r.passage_id, r.grade) for line, r in enumerate(rows))
         stage.seal()
         return relevance_judgments_upsert_stage(
             judge=judge, collection=collection, stage=stage, replace=replace
@@ -246,6 +244,3 @@ def relevance_judgments_upsert_stage(
 
 def _table(model: type[models.Model]) -> str:
     return connections[router.db_for_write(model)].ops.quote_name(model._meta.db_table)
-
-
-_BULK_CHUNK = 20_000

@@ -5,12 +5,13 @@ second or two; the real one at scale 10 is what bench/bench_pages.py builds."""
 
 from __future__ import annotations
 
+import gc
 import json
 from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db.models import Count
 
 from annotation.models import (
@@ -160,3 +161,13 @@ def test_scale_one_is_the_size_itself_and_scale_ten_stops_at_a_tracks_numbers():
     assert (ten.depth, ten.candidates, ten.rag_nuggets) == (REAL.depth, REAL.candidates, REAL.rag_nuggets)
     with pytest.raises(ValueError):
         Size().scaled(0)
+
+
+def test_a_build_leaves_the_cycle_collector_as_it_found_it():
+    # The build pauses it and collects between steps; a build that stops early must not leave it off.
+    assert gc.isenabled()
+    _load("built", scale=1)
+    assert gc.isenabled()
+    with pytest.raises(CommandError):
+        _load("built", scale=1)
+    assert gc.isenabled()
