@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, Max
 
 from annotation.models import Collection, Pool, Ranking, RelevanceJudgment, Run
 from core.csv_safe import csv_writer
@@ -92,10 +92,6 @@ def relevance_judges(*, collection: Collection) -> list[GradingJudge]:
         .order_by("-n", "judge__name")
     )
     return [GradingJudge(row["judge_id"], row["judge__name"], row["n"]) for row in rows]
-
-
-def runs_with_reports(*, collection: Collection) -> QuerySet[Run]:
-    return Run.objects.filter(collection=collection).only("name", "kind", "source_format", "report")
 
 
 def _judged_sql(ks: list[int]) -> str:

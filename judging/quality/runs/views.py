@@ -9,12 +9,13 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from annotation.collection.checks import run_validations
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
 from judging.quality.runs.forms import JudgedForm
-from judging.quality.runs.selectors import judged_csv, runs_with_reports
+from judging.quality.runs.selectors import judged_csv
 from judging.quality.runs.stored import JUDGED, JUDGED_READS, judged_compute, judged_params, judged_rows
 from judging.reports.store import report_current, report_for, report_shown
 
@@ -37,7 +38,7 @@ def runs_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     context: dict[str, object] = {
         "collection": collection,
         "form": form,
-        "runs": runs_with_reports(collection=collection),
+        "runs": run_validations(runs=collection.runs.all()),
     }
     if form.is_valid():
         kind, version = JUDGED
