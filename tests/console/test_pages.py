@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Assignment, Collection, Judge, Pool, TopicWork, WorkSlot
+from annotation.models import Assignment, Collection, Judge, Pool, PtkbJudgment, TopicWork, WorkSlot
 from annotation.relevance.io import qrels_lines
 from annotation.relevance.services import work_lease
 from console.models import ImportJob
@@ -21,6 +21,7 @@ from tests.factories import (
     CollectionFactory,
     JudgeFactory,
     OrganiserFactory,
+    PtkbStatementFactory,
     RankingFactory,
     RelevanceJudgmentFactory,
     RunFactory,
@@ -425,6 +426,79 @@ def test_the_dashboard_says_each_assessors_pace(client, organiser, collection):
 
     [line] = response.context["dashboard"].assessors
     assert (line.judgments, line.median_seconds, line.per_hour) == (3, 6.0, 9.0)
+
+
+def test_the_dashboard_counts_left_only_units_an_assessor_has_not_had_a_copy_of(client, organiser):
+    alice, bob, carol = (UserFactory(username=name) for name in ("alice", "bob", "carol"))
+    assignment = relevance_campaign(assessors=[alice, bob, carol], n_turns=3, redundancy=2)
+    first = work_lease(assignment=assignment, user=alice)
+    WorkSlot.objects.filter(pk=first.pk).update(completed_at=timezone.now())
+    held = work_lease(assignment=assignment, user=alice)
+    lapsed = work_lease(assignment=assignment, user=bob)
+    WorkSlot.objects.filter(pk=lapsed.pk).update(leased_until=timezone.now() - timedelta(minutes=1))
+    assert first.unit_id == lapsed.unit_id != held.unit_id
+
+    response = client.get(reverse("console-dashboard", args=[assignment.pool.collection.name]))
+
+    # Every unit stays takeable (a free copy, or bob's lapsed lease); alice had copies of two, bob of one.
+    lines = {a.username: (a.done, a.held, a.left) for a in response.context["dashboard"].assessors}
+    assert lines == {"alice": (1, 1, 1), "bob": (0, 0, 2), "carol": (0, 0, 3)}
+    assert response.context["dashboard"].expiring == []
+
+
+def test_the_dashboard_splits_sittings_at_pauses_and_counts_ptkb_judgments_in_the_pace(
+    client, organiser, collection
+):
+    judge = AssessorJudgeFactory(user=UserFactory(username="ann"))
+    turn = TurnFactory(topic=TopicFactory(collection=collection))
+    now = timezone.now()
+    start = now - timedelta(minutes=80)
+    # Minutes after the start; the pause from 10 to 50 is over 30 minutes: two sittings of 10 and 5.
+    for minutes, seconds in [(0, 4), (10, 6), (50, 20)]:
+        row = RelevanceJudgmentFactory(judge=judge, turn=turn, time_spent_ms=seconds * 1000)
+        type(row).objects.filter(pk=row.pk).update(created_at=start + timedelta(minutes=minutes))
+    statement = PtkbStatementFactory(topic=turn.topic)
+    ptkb = PtkbJudgment.objects.create(judge=judge, turn=turn, statement=statement, relevant=True)
+    PtkbJudgment.objects.filter(pk=ptkb.pk).update(created_at=start + timedelta(minutes=55))
+
+    response = client.get(reverse("console-dashboard", args=[collection.name]))
+
+    [line] = response.context["dashboard"].assessors
+    # 4 judgments in 15 working minutes; the PTKB judgment was not timed; 2 of them in the last hour.
+    assert (line.judgments, line.last_hour, line.per_hour, line.median_seconds) == (4, 2, 16.0, 6.0)
+
+
+def _dashboard_world(*, assessors: int, turns: int, judgments: int):
+    users = [UserFactory() for _ in range(assessors)]
+    assignment = relevance_campaign(assessors=users, n_turns=turns, redundancy=2)
+    collection = assignment.pool.collection
+    turn = collection.turns.first()
+    for user in users:
+        slot = work_lease(assignment=assignment, user=user)
+        WorkSlot.objects.filter(pk=slot.pk).update(completed_at=timezone.now())
+        work_lease(assignment=assignment, user=user)
+        judge = AssessorJudgeFactory(user=user)
+        for k in range(judgments):
+            RelevanceJudgmentFactory(judge=judge, turn=turn, passage_id=f"p{k}", time_spent_ms=1000 + k)
+    ImportJob.objects.create(collection=collection, kind="topics", file_name="t.json", stored_path="/x")
+    return collection
+
+
+@pytest.mark.parametrize(("assessors", "turns", "judgments"), [(2, 2, 1), (5, 6, 12)])
+def test_the_dashboard_costs_the_same_queries_whatever_the_assessors_units_and_judgments(
+    client, organiser, django_assert_num_queries, assessors, turns, judgments
+):
+    collection = _dashboard_world(assessors=assessors, turns=turns, judgments=judgments)
+    url = reverse("console-dashboard", args=[collection.name])
+    client.get(url)
+
+    # Session and user, the collection, the assignments, their members, the copies per assessor, the
+    # units left, the expiring leases, the pace, the uploads, the support work, the judge jobs.
+    with django_assert_num_queries(12):
+        response = client.get(url)
+
+    assert response.status_code == 200
+    assert len(response.context["dashboard"].assessors) == assessors
 
 
 # --- Downloads -------------------------------------------------------------------------------------
