@@ -45,9 +45,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _setup import ROOT, django_with_database, django_with_temp_database  # noqa: E402
+
+if TYPE_CHECKING:
+    from annotation.models import Collection  # imported in the phase, once Django is set up
 
 BEST_OF = int(os.environ.get("BENCH_BEST_OF", "3"))
 SLOW_S = 2.0
@@ -75,7 +79,6 @@ def phase(
     from django.urls import reverse
     from django_tasks_db.models import DBTaskResult
 
-    from annotation.models import Collection
     from devtools.pagewalk import PageResult, World, page_get, pages
     from devtools.realsize import SIZES, realsize_build, realsize_counts
 
@@ -85,14 +88,14 @@ def phase(
         shared = ROOT.parent / "shared" / "data" / "ikat2024"
         topics, qrels = shared / "2024_test_topics.json", shared / "2024_test_qrels.trec"
         collection = realsize_build(
-            name=name,
+            name=name or "ikat-real-size",
             size=SIZES[base].scaled(scale),
             topics_path=topics if topics.is_file() else None,
             qrels_path=qrels if qrels.is_file() else None,
             say=lambda message: print(f"  scale {scale}: {message}", flush=True),
         ).collection
     else:
-        collection = Collection.objects.get(name=name)
+        collection = _built_collection(name)
     build_s = time.perf_counter() - started if database is None else None
     counts = realsize_counts(collection)
     title = f"scale {scale}" if database is None else f"database {database}"
@@ -160,6 +163,24 @@ def phase(
         ),
         encoding="utf-8",
     )
+
+
+def _built_collection(name: str) -> Collection:
+    """The collection `name`, or with none named the database's one collection load_real_size built
+    (the one whose first assessor it made)."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Collection
+
+    if name:
+        return Collection.objects.get(name=name)
+    users = set(
+        get_user_model().objects.filter(username__endswith="-assessor-01").values_list("username", flat=True)
+    )
+    built = [c for c in Collection.objects.order_by("name") if f"{c.name}-assessor-01" in users]
+    if len(built) != 1:
+        raise SystemExit(f"say which collection to walk (--collection): found {[c.name for c in built]}")
+    return built[0]
 
 
 def report(phases: list[dict]) -> int:
@@ -234,8 +255,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--collection",
-        default="ikat-real-size",
-        help="With --database: the collection load_real_size built there (its --name).",
+        default="",
+        help="The collection to build (ikat-real-size), or with --database the one load_real_size built "
+        "there (its --name; by default the only one it built).",
     )
     parser.add_argument(
         "--only",
