@@ -275,16 +275,20 @@ def _pace(collection: Collection, lines: dict[int, AssessorLine], now: datetime)
     """Each assessor's relevance and PTKB judgments in the collection: how many, how many in the last
     hour, per working hour (the gaps between one judgment and the next, but those over SITTING_GAP) and
     the median of the times the pages measured; one statement, its window and median in the database."""
+    # The assessors' judges first, as an array: each label table is then read along its unique index
+    # (judge, turn, ...) for those judges alone, never scanned with the machines' labels.
     stamps = " UNION ALL ".join(
         f"""SELECT j.user_id, r.created_at, r.time_spent_ms
             FROM {_table(model)} r
             JOIN {_table(Judge)} j ON j.id = r.judge_id
             JOIN {_table(Turn)} t ON t.id = r.turn_id
-            WHERE t.collection_id = %(collection)s AND j.kind = %(kind)s AND j.user_id IS NOT NULL"""
+            WHERE r.judge_id = ANY(ARRAY(SELECT id FROM assessors)) AND t.collection_id = %(collection)s"""
         for model in (RelevanceJudgment, PtkbJudgment)
     )
     sql = f"""
-        WITH gaps AS (
+        WITH assessors AS (
+            SELECT id FROM {_table(Judge)} WHERE kind = %(kind)s AND user_id IS NOT NULL
+        ), gaps AS (
             SELECT user_id, created_at, time_spent_ms,
                    created_at - LAG(created_at) OVER (PARTITION BY user_id ORDER BY created_at) AS gap
             FROM ({stamps}) stamps
