@@ -10,7 +10,18 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Every table of the collection and its labels may be read by a stored report: each keeps a
-        # revision (core/revisions.py) its fingerprint reads.
+        # revision (core/revisions.py) its fingerprint reads. The passage counts are the passages'
+        # bookkeeping, covered by the passages' own revision.
         post_migrate.connect(
-            revisions_install_receiver(), sender=self, weak=False, dispatch_uid="annotation-revisions"
+            revisions_install_receiver(exclude={"passagecount"}),
+            sender=self,
+            weak=False,
+            dispatch_uid="annotation-revisions",
+        )
+
+        from annotation.collection.passage_count import passage_count_install_receiver
+
+        # The collections' passage counts, kept by triggers on the passages' table (once the models load).
+        post_migrate.connect(
+            passage_count_install_receiver, sender=self, weak=False, dispatch_uid="annotation-passage-count"
         )
