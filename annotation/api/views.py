@@ -21,6 +21,7 @@ from annotation.models import (
     Collection,
     Judge,
     Passage,
+    PassageCount,
     RelevanceJudgment,
     Response,
     ResponseSentence,
@@ -111,9 +112,19 @@ class PassageList(generics.ListAPIView):
     serializer_class = s.PassageOutput
 
     def get_queryset(self) -> QuerySet[Passage]:
-        queryset = Passage.objects.filter(collection=_collection(self))
-        ids = query_input(self.request, s.PassageQuery).get("id")
-        return queryset.filter(passage_id__in=ids) if ids else queryset
+        self.collection = _collection(self)
+        # By id within the one collection, along its unique index (the model's ordering begins with the
+        # collection, which sorted every passage of it by the collection's name).
+        queryset = Passage.objects.filter(collection=self.collection).order_by("passage_id")
+        self.ids = query_input(self.request, s.PassageQuery).get("id")
+        return queryset.filter(passage_id__in=self.ids) if self.ids else queryset
+
+    def kept_count(self) -> int | None:
+        """The collection's kept passage count, when every passage is listed."""
+        if self.ids:
+            return None
+        kept = PassageCount.objects.filter(collection=self.collection).values_list("passages", flat=True)
+        return next(iter(kept), 0)
 
     @extend_schema(parameters=[s.PassageQuery])
     def get(self, request: Request, *args: Any, **kwargs: Any) -> ApiResponse:
@@ -167,12 +178,18 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
         query = query_input(request, s.RelevanceJudgmentQuery)
         target = get_object_or_404(Collection, name=collection)
         queryset = RelevanceJudgment.objects.filter(turn__collection=target).select_related("judge", "turn")
+        judges = None
         if request.user.is_staff:
-            judge_name = query.get("judge")
-            if judge_name:
-                queryset = queryset.filter(judge__name=judge_name)
+            if query.get("judge"):
+                judges = Judge.objects.filter(name=query["judge"])
         else:
-            queryset = queryset.filter(judge__user=signed_in_user(request))
+            judges = Judge.objects.filter(user=signed_in_user(request))
+        if judges is not None:
+            # The one judge's pk, read first: filtered on it (not on a join to the judge), the planner
+            # knows from the label table's statistics how many labels the judge has, and reads a judge
+            # with few along its index instead of walking every label in id order to find them.
+            judge = judges.values_list("pk", flat=True).first()
+            queryset = queryset.filter(judge_id=judge) if judge is not None else queryset.none()
         page = self.paginate_queryset(queryset.order_by("id"))
         return self.get_paginated_response(s.RelevanceJudgmentOutput(page, many=True).data)
 
