@@ -10,13 +10,9 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Every table of the collection and its labels may be read by a stored report: each keeps a
-        # revision (core/revisions.py) its fingerprint reads. The passage counts are the passages'
-        # bookkeeping, covered by the passages' own revision.
+        # revision (core/revisions.py) its fingerprint reads.
         post_migrate.connect(
-            revisions_install_receiver(exclude={"passagecount"}),
-            sender=self,
-            weak=False,
-            dispatch_uid="annotation-revisions",
+            revisions_install_receiver(), sender=self, weak=False, dispatch_uid="annotation-revisions"
         )
 
         from annotation.collection.passage_count import passage_count_install_receiver
