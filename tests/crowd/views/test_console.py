@@ -159,6 +159,36 @@ def test_organisers_compose_an_in_platform_campaign_from_the_page(client):
     assert campaign.batches.count() == 3  # 2 turns x 2 runs x 2 nuggets = 8 pairs, 3 per batch
 
 
+def test_organisers_compose_over_the_turns_they_name_and_an_unknown_turn_is_refused(client):
+    collection, _gold = compose_collection()
+    first = collection.turns.order_by("pk").first()
+    client.force_login(OrganiserFactory())
+    post = {
+        "collection": "demo",
+        "provider": "platform",
+        "nugget_judge": "demo-gold",
+        "seed": 1,
+        "batch_size": 3,
+        "tests_per_batch": 0,
+        "assignments": 2,
+        "generate_tests": 0,
+        "reward": "0.50",
+    }
+
+    page = client.get(reverse("crowd:campaign-new"), {"collection": "demo"}).content.decode()
+    refused = client.post(
+        reverse("crowd:campaign-new"), {**post, "name": "bad", "turns": f"{first.turn_id} 99_9"}
+    )
+    named = client.post(reverse("crowd:campaign-new"), {**post, "name": "one-turn", "turns": first.turn_id})
+
+    # A box to type turn ids in, not a choice of every turn of the collection.
+    assert '<textarea name="turns"' in page and "<option" not in page.split('name="turns"')[1][:200]
+    assert refused.status_code == 400
+    assert "no turn 99_9 in collection demo" in refused.content.decode()
+    assert named.status_code == 302
+    assert list(CrowdCampaign.objects.get(name="one-turn").turns.all()) == [first]
+
+
 def test_a_bad_compose_answers_400_with_the_reason_and_creates_nothing(client):
     compose_collection()
     client.force_login(OrganiserFactory())
