@@ -294,6 +294,24 @@ def test_the_links_page_gives_working_links_at_the_served_address_and_a_tsv(clie
     )
 
 
+def test_the_links_page_shows_a_page_of_batches_and_the_tsv_every_link(
+    client, platform_campaign, monkeypatch
+):
+    monkeypatch.setattr("crowd.views.console.PER_PAGE", 1)
+    client.force_login(OrganiserFactory())
+    url = reverse("crowd:campaign-links", args=[platform_campaign.name])
+
+    second = client.get(url, {"page": 2})
+    tsv = client.get(url, {"format": "tsv"}).content.decode().splitlines()
+
+    indexes = sorted({index for index, _label, _url in second.context["links"]})
+    assert len(second.context["links"]) == 2 and indexes == [
+        platform_campaign.batches.order_by("index")[1].index
+    ]
+    assert 'id="links-pages"' in second.content.decode()
+    assert len(tsv) == 1 + 2 * 2
+
+
 def test_aggregating_from_the_page_stores_labels_of_the_crowd_judge(client, platform_campaign):
     client.force_login(OrganiserFactory())
     _answer_by_link(client, platform_campaign, seconds_each=1)
