@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, Collection, Judge, Pool, PtkbJudgment, TopicWork, WorkSlot
 from annotation.relevance.io import qrels_lines
+from annotation.relevance.pooling import pool_build
 from annotation.relevance.services import work_lease
 from console.models import ImportJob
 from tests.background import tasks_run_ready
@@ -318,7 +319,7 @@ def ranked(collection):
 
 
 def test_it_builds_an_adaptive_pool_with_the_filter_chosen_from_the_relevance_judges(
-    client, organiser, collection, ranked
+    client, organiser, collection, ranked, reports_in_request
 ):
     page = client.get(reverse("console-pools", args=[collection.name]))
     assert b"llm-filter (4 grades)" in page.content
@@ -341,6 +342,51 @@ def test_it_builds_an_adaptive_pool_with_the_filter_chosen_from_the_relevance_ju
     assert b'<strong id="pool-saved">2</strong> of 8' in response.content
     assert b"<td>1_1</td><td>3</td><td>2</td><td>1</td><td>1</td>" in response.content
     assert Pool.objects.get(name="adaptive4").entries.count() == 6
+
+
+def test_the_pool_page_is_computed_on_the_worker_and_again_after_a_grade_of_its_filter(
+    client, organiser, collection, ranked
+):
+    pool = pool_build(
+        collection=collection,
+        name="adaptive4",
+        depth=4,
+        turns=list(collection.turns.all()),
+        adaptive=True,
+        filter_judge=ranked,
+        min_grade=2,
+        always_depth=2,
+    ).pool
+    url = reverse("console-pool", args=[collection.name, pool.name])
+
+    computing = client.get(url)
+    tasks_run_ready()
+    done = client.get(url)
+    turn = collection.turns.get(position=1)
+    RelevanceJudgmentFactory(judge=ranked, turn=turn, passage_id="t1d3-new", grade=0)
+    again = client.get(url)
+
+    assert (
+        'id="report-status"' in computing.content.decode() and "pool-saved" not in computing.content.decode()
+    )
+    assert '<strong id="pool-saved">2</strong> of 8' in done.content.decode()
+    # The figures of before the grade, labelled as such, while the current ones are computed.
+    assert 'id="report-earlier"' in again.content.decode()
+    assert '<strong id="pool-saved">2</strong> of 8' in again.content.decode()
+
+
+def test_the_pool_page_shows_a_page_of_turns_and_figures_over_all(
+    client, organiser, collection, ranked, reports_in_request, monkeypatch
+):
+    monkeypatch.setattr("console.views.POOL_TURNS_PER_PAGE", 1)
+    pool_build(collection=collection, name="top4", depth=4, turns=list(collection.turns.all()))
+
+    response = client.get(reverse("console-pool", args=[collection.name, "top4"]), {"page": 2})
+
+    html = response.content.decode()
+    assert "8 pairs over 2 turns" in html
+    assert "<td>1_2</td>" in html and "<td>1_1</td>" not in html
+    assert 'id="pool-turn-pages"' in html
 
 
 def test_an_adaptive_pool_needs_a_filter_judge(client, organiser, collection, ranked):
