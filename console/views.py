@@ -96,7 +96,8 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         "console/collection_detail.html",
         {
             "collection": collection,
-            "runs": collection.runs.all(),
+            # Without each run's validation report, which grows with the topics (the run reports page reads it).
+            "runs": collection.runs.defer("report"),
             "judges": judges,
             "topics": shown,
             "conversations": conversations,

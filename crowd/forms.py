@@ -82,7 +82,8 @@ class CampaignComposeForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.collection = collection
         choice_field(self, "nugget_judge").queryset = nugget_judges(collection)
-        choice_field(self, "runs").queryset = collection.runs.order_by("name")
+        # Without each run's validation report, which grows with the topics.
+        choice_field(self, "runs").queryset = collection.runs.order_by("name").defer("report")
 
     def clean_turns(self) -> list[Turn] | None:
         turn_ids = self.cleaned_data["turns"]

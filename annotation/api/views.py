@@ -135,7 +135,8 @@ class RunList(generics.ListAPIView):
     serializer_class = s.RunOutput
 
     def get_queryset(self) -> QuerySet[Run]:
-        return Run.objects.filter(collection=_collection(self)).select_related("collection")
+        # Without each run's validation report (not in the output), which grows with the topics.
+        return Run.objects.filter(collection=_collection(self)).select_related("collection").defer("report")
 
 
 class ResponseList(generics.ListAPIView):
