@@ -4,6 +4,7 @@ and what the home page and a collection's dashboard list of judging and crowd (j
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -161,6 +162,19 @@ class AssessorLine:
     last_hour: int = 0
 
 
+@dataclass(frozen=True)
+class PaceLine:
+    """One assessor's pace in a collection: relevance and PTKB judgments, those of the hour before it was
+    read, judgments per working hour and median seconds per judgment (None: no working time, no timing)."""
+
+    user_pk: int
+    username: str
+    judgments: int
+    last_hour: int
+    per_hour: float | None
+    median_seconds: float | None
+
+
 @dataclass
 class ExpiringLease:
     username: str
@@ -182,12 +196,13 @@ class Dashboard:
     links: list[Link]
 
 
-def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -> Dashboard:
-    """Per assessor: relevance units done, held under a live lease, and left for them to take; their
-    pace (judgments per working hour, sittings split at pauses over 30 minutes, and median seconds per
-    judgment as the pages timed it); leases about to run out; the collection's import and judge jobs.
-    Each figure is one grouped statement over the collection's copies or judgments, so the page's queries
-    are the same whatever the units and labels."""
+def campaign_dashboard(
+    *, collection: Collection, pace: Iterable[PaceLine] = (), now: datetime | None = None
+) -> Dashboard:
+    """Per assessor: relevance units done, held under a live lease, and left for them to take, with their
+    `pace` (`assessor_pace`, which the page reads from a stored report); leases about to run out; the
+    collection's import and judge jobs. Each count is one grouped statement over the collection's copies,
+    so the page's queries are the same whatever the units."""
     now = now or timezone.now()
     assignments = list(Assignment.objects.filter(pool__collection=collection).select_related("pool"))
     lines: dict[int, AssessorLine] = {}
@@ -220,7 +235,10 @@ def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -
         .values_list("assessor__username", "assignment__name", "unit__label", "leased_until")
         if leased_until is not None
     ]
-    _pace(collection, lines, now)
+    for pace_line in pace:
+        line = lines.setdefault(pace_line.user_pk, AssessorLine(username=pace_line.username))
+        line.judgments, line.last_hour = pace_line.judgments, pace_line.last_hour
+        line.per_hour, line.median_seconds = pace_line.per_hour, pace_line.median_seconds
     import_jobs = list(ImportJob.objects.filter(collection=collection)[:20])
     return Dashboard(
         collection=collection,
@@ -271,10 +289,12 @@ def _units_left(collection: Collection, now: datetime) -> list[tuple[int, int]]:
         return [(user_pk, int(left)) for user_pk, left in cursor.fetchall()]
 
 
-def _pace(collection: Collection, lines: dict[int, AssessorLine], now: datetime) -> None:
-    """Each assessor's relevance and PTKB judgments in the collection: how many, how many in the last
-    hour, per working hour (the gaps between one judgment and the next, but those over SITTING_GAP) and
-    the median of the times the pages measured; one statement, its window and median in the database."""
+def assessor_pace(*, collection: Collection, now: datetime | None = None) -> list[PaceLine]:
+    """Each assessor's relevance and PTKB judgments in the collection: how many, how many in the hour
+    before `now`, per working hour (the gaps between one judgment and the next, but those over
+    SITTING_GAP) and the median of the times the pages measured; one statement, its window and median in
+    the database. It reads every judgment the assessors gave: the dashboard shows it as a stored report."""
+    now = now or timezone.now()
     # The assessors' judges first, as an array: each label table is then read along its unique index
     # (judge, turn, ...) for those judges alone, never scanned with the machines' labels.
     stamps = " UNION ALL ".join(
@@ -309,13 +329,17 @@ def _pace(collection: Collection, lines: dict[int, AssessorLine], now: datetime)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    for user_pk, username, judgments, last_hour, working_s, median_ms in rows:
-        line = lines.setdefault(user_pk, AssessorLine(username=username))
-        line.judgments, line.last_hour = judgments, last_hour
-        if working_s:
-            line.per_hour = round(judgments / (float(working_s) / 3600), 1)
-        if median_ms is not None:
-            line.median_seconds = round(median_ms / 1000, 1)
+    return [
+        PaceLine(
+            user_pk=user_pk,
+            username=username,
+            judgments=judgments,
+            last_hour=last_hour,
+            per_hour=round(judgments / (float(working_s) / 3600), 1) if working_s else None,
+            median_seconds=round(median_ms / 1000, 1) if median_ms is not None else None,
+        )
+        for user_pk, username, judgments, last_hour, working_s, median_ms in rows
+    ]
 
 
 # --- Links and jobs of judging and crowd ------------------------------------------------------------

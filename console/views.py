@@ -42,7 +42,7 @@ from console.services import (
     collection_create,
     support_work_assign,
 )
-from console.stored import POOL_SUMMARY, pool_reads, pool_summary_shown
+from console.stored import PACE, PACE_READS, POOL_SUMMARY, pace_shown, pool_reads, pool_summary_shown
 from core.ordering import natural_key
 from core.pagination import page_of
 from core.streaming import text_chunks
@@ -262,10 +262,21 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
 @organiser_required
 def dashboard_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
+    kind, version = PACE
+    pace = report_for(
+        kind=kind,
+        version=version,
+        collection=collection,
+        params={},
+        reads=PACE_READS,
+        compute="console.stored.pace_compute",
+    )
+    shown = report_shown(pace)
+    dashboard = selectors.campaign_dashboard(
+        collection=collection, pace=pace_shown(shown) if shown is not None else ()
+    )
     return render(
-        request,
-        "console/dashboard.html",
-        {"collection": collection, "dashboard": selectors.campaign_dashboard(collection=collection)},
+        request, "console/dashboard.html", {"collection": collection, "dashboard": dashboard, "pace": pace}
     )
 
 

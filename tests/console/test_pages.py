@@ -460,7 +460,7 @@ def test_the_dashboard_counts_units_done_held_and_left_per_assessor(client, orga
     assert reverse("judging:agreement-live", args=[collection.name]).encode() in response.content
 
 
-def test_the_dashboard_says_each_assessors_pace(client, organiser, collection):
+def test_the_dashboard_says_each_assessors_pace(client, organiser, collection, reports_in_request):
     judge = AssessorJudgeFactory(user=UserFactory(username="ann"))
     turn = TurnFactory(topic=TopicFactory(collection=collection))
     start = timezone.now() - timedelta(minutes=50)
@@ -493,7 +493,7 @@ def test_the_dashboard_counts_left_only_units_an_assessor_has_not_had_a_copy_of(
 
 
 def test_the_dashboard_splits_sittings_at_pauses_and_counts_ptkb_judgments_in_the_pace(
-    client, organiser, collection
+    client, organiser, collection, reports_in_request
 ):
     judge = AssessorJudgeFactory(user=UserFactory(username="ann"))
     turn = TurnFactory(topic=TopicFactory(collection=collection))
@@ -512,6 +512,31 @@ def test_the_dashboard_splits_sittings_at_pauses_and_counts_ptkb_judgments_in_th
     [line] = response.context["dashboard"].assessors
     # 4 judgments in 15 working minutes; the PTKB judgment was not timed; 2 of them in the last hour.
     assert (line.judgments, line.last_hour, line.per_hour, line.median_seconds) == (4, 2, 16.0, 6.0)
+
+
+def test_the_dashboards_pace_is_computed_on_the_worker_and_again_after_a_grade(client, organiser, collection):
+    judge = AssessorJudgeFactory(user=UserFactory(username="ann"))
+    turn = TurnFactory(topic=TopicFactory(collection=collection))
+    RelevanceJudgmentFactory(judge=judge, turn=turn, passage_id="a", time_spent_ms=4000)
+    url = reverse("console-dashboard", args=[collection.name])
+
+    computing = client.get(url)
+    tasks_run_ready()
+    done = client.get(url)
+    RelevanceJudgmentFactory(judge=judge, turn=turn, passage_id="b", time_spent_ms=8000)
+    earlier = client.get(url)
+    tasks_run_ready()
+    again = client.get(url)
+
+    assert 'id="report-status"' in computing.content.decode()
+    assert computing.context["dashboard"].assessors == []
+    assert [line.judgments for line in done.context["dashboard"].assessors] == [1]
+    # Until the worker has computed it again, the pace of before the grade, labelled as such.
+    assert 'id="report-earlier"' in earlier.content.decode()
+    assert [line.judgments for line in earlier.context["dashboard"].assessors] == [1]
+    assert [(line.judgments, line.median_seconds) for line in again.context["dashboard"].assessors] == [
+        (2, 6.0)
+    ]
 
 
 def _dashboard_world(*, assessors: int, turns: int, judgments: int):
@@ -537,10 +562,12 @@ def test_the_dashboard_costs_the_same_queries_whatever_the_assessors_units_and_j
     collection = _dashboard_world(assessors=assessors, turns=turns, judgments=judgments)
     url = reverse("console-dashboard", args=[collection.name])
     client.get(url)
+    tasks_run_ready()
 
-    # Session and user, the collection, the assignments, their members, the copies per assessor, the
-    # units left, the expiring leases, the pace, the uploads, the support work, the judge jobs.
-    with django_assert_num_queries(12):
+    # Session and user, the collection, the tables' revisions and the stored pace, the assignments, their
+    # members, the copies per assessor, the units left, the expiring leases, the uploads, the support work,
+    # the judge jobs.
+    with django_assert_num_queries(13):
         response = client.get(url)
 
     assert response.status_code == 200
