@@ -179,3 +179,17 @@ def test_the_run_reports_page_shows_each_runs_checks_and_depth_span_not_each_top
     # Each topic's depth grows with the topics times the runs: it stays in the report and the command's JSON.
     assert not hasattr(shown, "depth_by_topic")
     assert "<td>1_1</td>" not in html
+
+
+def test_the_run_reports_page_shows_a_page_of_validations(tmp_path, client, collection, monkeypatch):
+    monkeypatch.setattr("judging.quality.runs.views.RUNS_PER_PAGE", 1)
+    for tag in ("alpha", "beta"):
+        path = tmp_path / f"{tag}.run"
+        path.write_bytes(_trec([f"1_1 Q0 a 1 3.0 {tag}"]))
+        run_import(path=path, collection=collection)
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("judging:quality-runs", args=[collection.name]), {"page": 2})
+
+    assert [run.name for run in response.context["runs"]] == ["beta"]
+    assert 'id="run-report-pages"' in response.content.decode()
