@@ -18,5 +18,6 @@ class TurnIdsField(forms.CharField):
         kwargs.setdefault("help_text", "Only these turn ids (space or line separated); empty: every turn.")
         super().__init__(**kwargs)
 
-    def to_python(self, value: Any) -> list[str] | None:  # type: ignore[override]
-        return str(super().to_python(value)).split() or None
+    def clean(self, value: Any) -> list[str] | None:
+        # The text is checked as any text field's (a NUL character refused) before it is split.
+        return str(super().clean(value)).split() or None

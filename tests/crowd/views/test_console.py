@@ -181,6 +181,8 @@ def test_organisers_compose_over_the_turns_they_name_and_an_unknown_turn_is_refu
     )
     named = client.post(reverse("crowd:campaign-new"), {**post, "name": "one-turn", "turns": first.turn_id})
 
+    nul = client.post(reverse("crowd:campaign-new"), {**post, "name": "nul", "turns": "1_1\x00"})
+    assert nul.status_code == 400 and "Null characters are not allowed" in nul.content.decode()
     # A box to type turn ids in, not a choice of every turn of the collection.
     assert '<textarea name="turns"' in page and "<option" not in page.split('name="turns"')[1][:200]
     assert refused.status_code == 400
