@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 import annotation.relevance.adjudication.admin  # noqa: F401  adjudication keeps its admin beside its models
 import annotation.relevance.quality.admin  # noqa: F401  relevance quality control keeps its admin beside its models
@@ -44,6 +45,23 @@ class PassageAdmin(admin.ModelAdmin):
     list_display = ["passage_id", "title", "collection"]
     list_filter = ["collection"]
     search_fields = ["passage_id", "title", "text"]
+
+
+@admin.register(models.PassageCount)
+class PassageCountAdmin(admin.ModelAdmin):
+    """Read only: PostgreSQL writes the counts with the passages (annotation/collection/passage_count.py)."""
+
+    list_display = ["collection", "passages"]
+    list_filter = ["collection"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
 
 
 @admin.register(models.Run)

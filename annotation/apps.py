@@ -26,3 +26,10 @@ class AnnotationConfig(AppConfig):
         post_migrate.connect(
             judge_labels_install_receiver, sender=self, weak=False, dispatch_uid="annotation-judge-labels"
         )
+
+        from annotation.collection.passage_count import passage_count_install_receiver
+
+        # The collections' passage counts, kept by triggers on the passages' table (once the models load).
+        post_migrate.connect(
+            passage_count_install_receiver, sender=self, weak=False, dispatch_uid="annotation-passage-count"
+        )

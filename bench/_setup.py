@@ -102,6 +102,23 @@ def django_with_temp_database() -> Path:
     return scratch
 
 
+def django_with_database(name: str) -> None:
+    """Points Django at the existing database `name` on the bench cluster and sets Django up; refuses one
+    whose migrations are behind the code (migrate it first: the bench does not change its schema)."""
+    os.environ["DATABASE_URL"] = database_url(name)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assay.settings")
+    import django
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    django.setup()
+    executor = MigrationExecutor(connection)
+    behind = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if behind:
+        names = ", ".join(f"{m.app_label}.{m.name}" for m, _ in behind[:5])
+        raise SystemExit(f"database {name} lacks {len(behind)} migrations ({names}...): migrate it first")
+
+
 def _database_remove(name: str) -> None:
     django_disconnect()
     database_drop(name)

@@ -24,6 +24,14 @@ each, after the build:
 Then, per page: ms at each scale, the ratio of the largest scale to the smallest, the query counts and
 marks where the larger scale's time is over 1.5x the smaller's, over 300 ms, or its query count differs.
 The machine is shared: compare ratios, and the baselines, which are printed with the load average.
+
+A scale-10 build takes half an hour; to measure a page against one already built, name the databases
+instead: `bench/bench_pages.py --database s1 s10 [--only console-dashboard judging:quality-runs]` walks
+the collection `load_real_size` built in each (`--collection`, its `--name`; the databases on the cluster
+at PG_PORT, migrated, smallest first), each in a process of its own, the steps above but the build, and
+reports them side by side the same way. The walk writes there (its organiser, its job rows, the stored
+reports it computes): walk copies, never a database someone else is reading. `--only` walks only the
+routes named (and the baseline), with or without `--database`.
 """
 
 from __future__ import annotations
@@ -37,9 +45,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, django_with_temp_database  # noqa: E402
+from _setup import ROOT, django_with_database, django_with_temp_database  # noqa: E402
+
+if TYPE_CHECKING:
+    from annotation.models import Collection  # imported in the phase, once Django is set up
 
 BEST_OF = int(os.environ.get("BENCH_BEST_OF", "3"))
 SLOW_S = 2.0
@@ -49,9 +61,15 @@ FAST_GOAL_MS, FAST_PAGES = 100.0, ("home", "console-collection")
 RATIO_GOAL = 1.5
 
 
-def phase(scale: int, base: str, out: Path) -> None:
-    """Build at `scale`, walk, drain the task queue, walk again measuring; write the figures to `out`."""
-    django_with_temp_database()
+def phase(
+    label: str, out: Path, *, scale: int, base: str, database: str | None, name: str, only: list[str]
+) -> None:
+    """Build at `scale` (or open the built `database`), walk, drain the task queue, walk again measuring;
+    write the figures to `out` under `label`."""
+    if database is None:
+        django_with_temp_database()
+    else:
+        django_with_database(database)
     # The walk reads pages its reader may not (an assessor on an organiser's page): not news here.
     logging.getLogger("django.request").setLevel(logging.ERROR)
     from django.conf import settings
@@ -62,30 +80,42 @@ def phase(scale: int, base: str, out: Path) -> None:
     from django_tasks_db.models import DBTaskResult
 
     from devtools.pagewalk import PageResult, World, page_get, pages
-    from devtools.realsize import SIZES, realsize_build
+    from devtools.realsize import SIZES, realsize_build, realsize_counts
 
     settings.ALLOWED_HOSTS = ["*"]
-    shared = ROOT.parent / "shared" / "data" / "ikat2024"
-    topics, qrels = shared / "2024_test_topics.json", shared / "2024_test_qrels.trec"
     started = time.perf_counter()
-    built = realsize_build(
-        size=SIZES[base].scaled(scale),
-        topics_path=topics if topics.is_file() else None,
-        qrels_path=qrels if qrels.is_file() else None,
-        say=lambda message: print(f"  scale {scale}: {message}", flush=True),
-    )
-    build_s = time.perf_counter() - started
-    counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in built.counts.items())
-    print(f"scale {scale}: {counts} (built in {build_s:.0f} s)", flush=True)
+    if database is None:
+        shared = ROOT.parent / "shared" / "data" / "ikat2024"
+        topics, qrels = shared / "2024_test_topics.json", shared / "2024_test_qrels.trec"
+        collection = realsize_build(
+            name=name or "ikat-real-size",
+            size=SIZES[base].scaled(scale),
+            topics_path=topics if topics.is_file() else None,
+            qrels_path=qrels if qrels.is_file() else None,
+            say=lambda message: print(f"  scale {scale}: {message}", flush=True),
+        ).collection
+    else:
+        collection = _built_collection(name)
+    build_s = time.perf_counter() - started if database is None else None
+    counts = realsize_counts(collection)
+    title = f"scale {scale}" if database is None else f"database {database}"
+    listed = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items())
+    built = "" if build_s is None else f" (built in {build_s:.0f} s)"
+    print(f"{title}: {listed}{built}", flush=True)
     User = get_user_model()
-    organiser = User.objects.create_user(username="bench-organiser", is_staff=True, is_superuser=True)
-    assessor = User.objects.get(username=f"{built.collection.name}-assessor-01")
-    world = World.of(built.collection, assessor)
+    organiser, _ = User.objects.get_or_create(
+        username="bench-organiser", defaults={"is_staff": True, "is_superuser": True}
+    )
+    assessor = User.objects.get(username=f"{collection.name}-assessor-01")
+    world = World.of(collection, assessor)
     clients = {}
     for who, user in (("organiser", organiser), ("assessor", assessor)):
         clients[who] = Client()
         clients[who].force_login(user)
-    walked = pages(world)
+    walked = [(route, url) for route, url in pages(world) if not only or route.name in only]
+    missing = set(only) - {route.name for route, _ in walked}
+    if missing:
+        raise SystemExit(f"no such page in the walk: {', '.join(sorted(missing))}")
 
     def best(who: str, url: str, route: str) -> PageResult:
         results: list[PageResult] = []
@@ -108,10 +138,7 @@ def phase(scale: int, base: str, out: Path) -> None:
     started = time.perf_counter()
     call_command("task_worker", batch=True, startup_delay=False, verbosity=0)
     drain_s = time.perf_counter() - started
-    print(
-        f"scale {scale}: first walk {first_s:.0f} s; {queued} tasks queued, run in {drain_s:.0f} s",
-        flush=True,
-    )
+    print(f"{title}: first walk {first_s:.0f} s; {queued} tasks queued, run in {drain_s:.0f} s", flush=True)
 
     rows = [best(who, url, route.name) for who in clients for route, url in walked]
     baselines.append(best("organiser", baseline_url, "baseline").ms)
@@ -119,8 +146,9 @@ def phase(scale: int, base: str, out: Path) -> None:
     out.write_text(
         json.dumps(
             {
-                "scale": scale,
-                "counts": built.counts,
+                "label": label,
+                "title": title,
+                "counts": counts,
                 "build_s": build_s,
                 "baseline_ms": min(baselines),
                 "queued": queued,
@@ -137,13 +165,32 @@ def phase(scale: int, base: str, out: Path) -> None:
     )
 
 
+def _built_collection(name: str) -> Collection:
+    """The collection `name`, or with none named the database's one collection load_real_size built
+    (the one whose first assessor it made)."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Collection
+
+    if name:
+        return Collection.objects.get(name=name)
+    users = set(
+        get_user_model().objects.filter(username__endswith="-assessor-01").values_list("username", flat=True)
+    )
+    built = [c for c in Collection.objects.order_by("name") if f"{c.name}-assessor-01" in users]
+    if len(built) != 1:
+        raise SystemExit(f"say which collection to walk (--collection): found {[c.name for c in built]}")
+    return built[0]
+
+
 def report(phases: list[dict]) -> int:
     low, high = phases[0], phases[-1]
-    a, b = low["scale"], high["scale"]
+    a, b = low["label"], high["label"]
     for p in phases:
         c = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in p["counts"].items())
+        built = "" if p["build_s"] is None else f"; built in {p['build_s']:.0f} s"
         print(
-            f"scale {p['scale']}: {c}; built in {p['build_s']:.0f} s; baseline (New collection page) "
+            f"{p['title']}: {c}{built}; baseline (New collection page) "
             f"{p['baseline_ms']:.1f} ms; {p['queued']} tasks queued by the first walk, run in "
             f"{p['drain_s']:.0f} s, {p['queued_by_measured_walk']} left after the measured walk; "
             f"load at its end {' '.join(f'{x:.1f}' for x in p['load'])}"
@@ -161,7 +208,7 @@ def report(phases: list[dict]) -> int:
         if statuses != [200, 200]:
             if 200 in statuses:
                 print(
-                    f"{key[0]:40} {key[1]:9} status {statuses[0]} / {statuses[1]}: answers at one scale only"
+                    f"{key[0]:40} {key[1]:9} status {statuses[0]} / {statuses[1]}: answers in one phase only"
                 )
             continue
         shown += 1
@@ -182,8 +229,8 @@ def report(phases: list[dict]) -> int:
             f"{one['queries']:5d} {ten['queries']:5d}  {' '.join(marks)}"
         )
     print(
-        f"\n{shown} pages answered at both scales; at scale {b}: {over['ratio']} over {RATIO_GOAL}x their "
-        f"scale-{a} time, {over['ms']} over {GOAL_MS:.0f} ms, {over['queries']} with another query count; "
+        f"\n{shown} pages answered in both; at {high['title']}: {over['ratio']} over {RATIO_GOAL}x their "
+        f"time at {low['title']}, {over['ms']} over {GOAL_MS:.0f} ms, {over['queries']} with another query count; "
         f"baseline ratio {high['baseline_ms'] / low['baseline_ms']:.2f}"
     )
     print(f"load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -198,23 +245,56 @@ def main() -> int:
         default="real",
         help="The size the scales multiply: real, or small to try the bench quickly.",
     )
-    parser.add_argument("--phase", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--database",
+        nargs="+",
+        metavar="NAME",
+        help="Walk these databases on the cluster at PG_PORT, already built by load_real_size and migrated, "
+        "smallest first, instead of building scales (the walk writes into them: its organiser, stored "
+        "reports; use copies).",
+    )
+    parser.add_argument(
+        "--collection",
+        default="",
+        help="The collection to build (ikat-real-size), or with --database the one load_real_size built "
+        "there (its --name; by default the only one it built).",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=[],
+        metavar="ROUTE",
+        help="Walk only these routes (e.g. console-dashboard).",
+    )
+    parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase is not None:
-        phase(args.phase, args.base, args.out)
+        database = args.phase if args.database else None
+        phase(
+            args.phase,
+            args.out,
+            scale=0 if database else int(args.phase),
+            base=args.base,
+            database=database,
+            name=args.collection,
+            only=args.only,
+        )
         return 0
-    scales = sorted(set(args.scale))
+    labels = args.database or [str(scale) for scale in sorted(set(args.scale))]
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     phases = []
     with tempfile.TemporaryDirectory(prefix="assay-bench-pages-") as scratch:
-        for scale in scales:
-            out = Path(scratch) / f"scale-{scale}.json"
-            # A process (and database) per scale: nothing of one scale's build is cached for the next.
-            subprocess.run(
-                [sys.executable, __file__, "--phase", str(scale), "--base", args.base, "--out", str(out)],
-                check=True,
-            )
+        for i, label in enumerate(labels):
+            out = Path(scratch) / f"phase-{i}.json"
+            # A process (and database) per phase: nothing of one phase's data is cached for the next.
+            command = [sys.executable, __file__, "--phase", label, "--base", args.base, "--out", str(out)]
+            command += ["--collection", args.collection]
+            if args.database:
+                command += ["--database", *args.database]
+            if args.only:
+                command += ["--only", *args.only]
+            subprocess.run(command, check=True)
             phases.append(json.loads(out.read_text(encoding="utf-8")))
     return report(phases)
 

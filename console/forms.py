@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from annotation.collection.forms import TurnIdsField
 from annotation.families import FILE_KINDS
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Assignment, Collection, Condition, Judge, Pool, Topic
@@ -38,11 +39,7 @@ class PoolForm(forms.Form):
     always_depth = forms.IntegerField(min_value=0, max_value=1000, initial=5, required=False)
     filter_judge = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False)
     min_grade = forms.IntegerField(min_value=0, max_value=4, required=False, initial=2)
-    turns = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Only these turn ids (space or line separated); empty: every turn.",
-    )
+    turns = TurnIdsField()
     replace = forms.BooleanField(required=False, help_text="Rebuild a pool of this name.")
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
@@ -60,7 +57,7 @@ class PoolForm(forms.Form):
                 self.add_error("min_grade", "adaptive pooling needs a minimum grade")
             if data.get("always_depth") is None:
                 data["always_depth"] = 5
-        data["turn_ids"] = data.get("turns", "").split() or None
+        data["turn_ids"] = data.get("turns")
         return data
 
 

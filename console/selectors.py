@@ -3,15 +3,15 @@ and what the home page and a collection's dashboard list of judging and crowd (j
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import pairwise
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q, QuerySet
+from django.db import connection
+from django.db.models import Count, Model, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -27,6 +27,7 @@ from annotation.models import (
     Ranking,
     RelevanceJudgment,
     TopicWork,
+    Turn,
     WorkSlot,
 )
 from annotation.relevance.pooling import PoolSummary, PoolTurn
@@ -141,6 +142,19 @@ class AssessorLine:
     last_hour: int = 0
 
 
+@dataclass(frozen=True)
+class PaceLine:
+    """One assessor's pace in a collection: relevance and PTKB judgments, those of the hour before it was
+    read, judgments per working hour and median seconds per judgment (None: no working time, no timing)."""
+
+    user_pk: int
+    username: str
+    judgments: int
+    last_hour: int
+    per_hour: float | None
+    median_seconds: float | None
+
+
 @dataclass
 class ExpiringLease:
     username: str
@@ -162,58 +176,54 @@ class Dashboard:
     links: list[Link]
 
 
-def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -> Dashboard:
-    """Per assessor: relevance units done, held under a live lease, and left for them to take; their
-    pace (judgments per working hour, sittings split at pauses over 30 minutes, and median seconds per
-    judgment as the pages timed it); leases about to run out; the collection's import and judge jobs."""
+def campaign_dashboard(
+    *, collection: Collection, pace: Iterable[PaceLine] = (), now: datetime | None = None
+) -> Dashboard:
+    """Per assessor: relevance units done, held under a live lease, and left for them to take, with their
+    `pace` (`assessor_pace`, which the page reads from a stored report); leases about to run out; the
+    collection's import and judge jobs. Each count is one grouped statement over the collection's copies,
+    so the page's queries are the same whatever the units."""
     now = now or timezone.now()
     assignments = list(Assignment.objects.filter(pool__collection=collection).select_related("pool"))
     lines: dict[int, AssessorLine] = {}
-
-    def line_of(user_pk: int, username: str) -> AssessorLine:
-        return lines.setdefault(user_pk, AssessorLine(username=username))
-
-    for assignment in assignments:
-        for user in assignment.assessors.all():
-            line_of(user.pk, user.get_username())
-    slots = (
-        WorkSlot.objects.filter(assignment__in=assignments)
-        .select_related("assessor", "unit", "assignment")
-        .order_by("unit_id", "copy")
-    )
-    by_unit: dict[int, list[WorkSlot]] = defaultdict(list)
-    expiring: list[ExpiringLease] = []
-    for slot in slots:
-        by_unit[slot.unit_id].append(slot)
-        if slot.assessor is None:
-            continue
-        line = line_of(slot.assessor.pk, slot.assessor.get_username())
-        if slot.completed_at is not None:
-            line.done += 1
-        elif slot.leased_until is not None and slot.leased_until >= now:
-            line.held += 1
-            if slot.leased_until - now <= EXPIRING_WITHIN:
-                expiring.append(
-                    ExpiringLease(line.username, slot.assignment.name, slot.unit.label, slot.leased_until)
-                )
-    members = {a.pk: {u.pk for u in a.assessors.all()} for a in assignments}
-    for unit_slots in by_unit.values():
-        takers = {s.assessor_id for s in unit_slots if s.assessor_id is not None}
-        takeable = any(
-            s.completed_at is None and (s.assessor_id is None or (s.leased_until or now) < now)
-            for s in unit_slots
+    members = Assignment.assessors.through.objects.filter(assignment__pool__collection=collection)
+    for user_pk, username in members.values_list("user_id", "user__username").distinct():
+        lines[user_pk] = AssessorLine(username=username)
+    copies = (
+        WorkSlot.objects.filter(assignment__pool__collection=collection, assessor__isnull=False)
+        .values("assessor_id", "assessor__username")
+        .annotate(
+            done=Count("id", filter=Q(completed_at__isnull=False)),
+            held=Count("id", filter=Q(completed_at__isnull=True, leased_until__gte=now)),
         )
-        if not takeable:
-            continue
-        for user_pk in members[unit_slots[0].assignment_id] - takers:
-            lines[user_pk].left += 1
-
-    _pace(collection, lines, now)
+    )
+    for row in copies:
+        line = lines.setdefault(row["assessor_id"], AssessorLine(username=row["assessor__username"]))
+        line.done, line.held = row["done"], row["held"]
+    for user_pk, left in _units_left(collection, now):
+        lines[user_pk].left = left
+    expiring = [
+        ExpiringLease(username, assignment, unit, leased_until)
+        for username, assignment, unit, leased_until in WorkSlot.objects.filter(
+            assignment__pool__collection=collection,
+            assessor__isnull=False,
+            completed_at__isnull=True,
+            leased_until__gte=now,
+            leased_until__lte=now + EXPIRING_WITHIN,
+        )
+        .order_by("leased_until", "pk")
+        .values_list("assessor__username", "assignment__name", "unit__label", "leased_until")
+        if leased_until is not None
+    ]
+    for pace_line in pace:
+        line = lines.setdefault(pace_line.user_pk, AssessorLine(username=pace_line.username))
+        line.judgments, line.last_hour = pace_line.judgments, pace_line.last_hour
+        line.per_hour, line.median_seconds = pace_line.per_hour, pace_line.median_seconds
     import_jobs = list(ImportJob.objects.filter(collection=collection)[:20])
     return Dashboard(
         collection=collection,
         assessors=sorted(lines.values(), key=lambda line: line.username),
-        expiring=sorted(expiring, key=lambda lease: lease.leased_until),
+        expiring=expiring,
         assignments=assignments,
         support_assignments=TopicWork.objects.filter(
             kind=TopicWork.Kind.SUPPORT, topic__collection=collection
@@ -224,32 +234,92 @@ def campaign_dashboard(*, collection: Collection, now: datetime | None = None) -
     )
 
 
-def _pace(collection: Collection, lines: dict[int, AssessorLine], now: datetime) -> None:
-    times: dict[int, list[datetime]] = defaultdict(list)
-    spent: dict[int, list[int]] = defaultdict(list)
-    names: dict[int, str] = {}
-    for model in (RelevanceJudgment, PtkbJudgment):
-        rows = model.objects.filter(
-            turn__collection=collection, judge__kind=Judge.Kind.ASSESSOR, judge__user__isnull=False
-        ).values_list("judge__user_id", "judge__user__username", "created_at", "time_spent_ms")
-        for user_pk, username, created_at, time_spent_ms in rows.iterator(chunk_size=5000):
-            names[user_pk] = username
-            times[user_pk].append(created_at)
-            if time_spent_ms is not None:
-                spent[user_pk].append(time_spent_ms)
-    for user_pk, stamps in times.items():
-        line = lines.setdefault(user_pk, AssessorLine(username=names[user_pk]))
-        stamps.sort()
-        line.judgments = len(stamps)
-        line.last_hour = sum(1 for t in stamps if t >= now - timedelta(hours=1))
-        working = sum(
-            (later - earlier for earlier, later in pairwise(stamps) if later - earlier <= SITTING_GAP),
-            timedelta(),
+def _table(model: type[Model]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _units_left(collection: Collection, now: datetime) -> list[tuple[int, int]]:
+    """(user pk, units left for them) for each member of the collection's assignments with any: the units
+    someone could take now (a copy not complete, free or its lease run out), but those the member already
+    holds or did a copy of. Counted per assignment, less each member's own: the statement reads the open
+    units once, not once per member."""
+    sql = f"""
+        WITH takeable AS (
+            SELECT DISTINCT s.unit_id, s.assignment_id
+            FROM {_table(WorkSlot)} s
+            JOIN {_table(Assignment)} a ON a.id = s.assignment_id
+            JOIN {_table(Pool)} p ON p.id = a.pool_id
+            WHERE p.collection_id = %(collection)s AND s.completed_at IS NULL
+              AND (s.assessor_id IS NULL OR s.leased_until < %(now)s)
+        ), per_assignment AS (
+            SELECT assignment_id, COUNT(*) AS n FROM takeable GROUP BY assignment_id
+        ), taken AS (
+            SELECT t.assignment_id, o.assessor_id, COUNT(*) AS n
+            FROM takeable t JOIN {_table(WorkSlot)} o ON o.unit_id = t.unit_id AND o.assessor_id IS NOT NULL
+            GROUP BY t.assignment_id, o.assessor_id
         )
-        if working > timedelta():
-            line.per_hour = round(len(stamps) / (working / timedelta(hours=1)), 1)
-        if spent[user_pk]:
-            line.median_seconds = round(statistics.median(spent[user_pk]) / 1000, 1)
+        SELECT m.user_id, SUM(p.n - COALESCE(k.n, 0))
+        FROM {_table(Assignment.assessors.through)} m
+        JOIN per_assignment p ON p.assignment_id = m.assignment_id
+        LEFT JOIN taken k ON k.assignment_id = m.assignment_id AND k.assessor_id = m.user_id
+        GROUP BY m.user_id
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"collection": collection.pk, "now": now})
+        return [(user_pk, int(left)) for user_pk, left in cursor.fetchall()]
+
+
+def assessor_pace(*, collection: Collection, now: datetime | None = None) -> list[PaceLine]:
+    """Each assessor's relevance and PTKB judgments in the collection: how many, how many in the hour
+    before `now`, per working hour (the gaps between one judgment and the next, but those over
+    SITTING_GAP) and the median of the times the pages measured; one statement, its window and median in
+    the database. It reads every judgment the assessors gave: the dashboard shows it as a stored report."""
+    now = now or timezone.now()
+    # The assessors' judges first, as an array: each label table is then read along its unique index
+    # (judge, turn, ...) for those judges alone, never scanned with the machines' labels.
+    stamps = " UNION ALL ".join(
+        f"""SELECT j.user_id, r.created_at, r.time_spent_ms
+            FROM {_table(model)} r
+            JOIN {_table(Judge)} j ON j.id = r.judge_id
+            JOIN {_table(Turn)} t ON t.id = r.turn_id
+            WHERE r.judge_id = ANY(ARRAY(SELECT id FROM assessors)) AND t.collection_id = %(collection)s"""
+        for model in (RelevanceJudgment, PtkbJudgment)
+    )
+    sql = f"""
+        WITH assessors AS (
+            SELECT id FROM {_table(Judge)} WHERE kind = %(kind)s AND user_id IS NOT NULL
+        ), gaps AS (
+            SELECT user_id, created_at, time_spent_ms,
+                   created_at - LAG(created_at) OVER (PARTITION BY user_id ORDER BY created_at) AS gap
+            FROM ({stamps}) stamps
+        )
+        SELECT g.user_id, u.username, COUNT(*),
+               COUNT(*) FILTER (WHERE g.created_at >= %(hour_ago)s),
+               EXTRACT(EPOCH FROM SUM(g.gap) FILTER (WHERE g.gap <= %(sitting_gap_s)s * INTERVAL '1 second')),
+               PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY g.time_spent_ms)
+        FROM gaps g JOIN {_table(get_user_model())} u ON u.id = g.user_id
+        GROUP BY g.user_id, u.username
+    """
+    params: dict[str, int | float | str | datetime] = {
+        "collection": collection.pk,
+        "kind": Judge.Kind.ASSESSOR.value,
+        "hour_ago": now - timedelta(hours=1),
+        "sitting_gap_s": SITTING_GAP.total_seconds(),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [
+        PaceLine(
+            user_pk=user_pk,
+            username=username,
+            judgments=judgments,
+            last_hour=last_hour,
+            per_hour=round(judgments / (float(working_s) / 3600), 1) if working_s else None,
+            median_seconds=round(median_ms / 1000, 1) if median_ms is not None else None,
+        )
+        for user_pk, username, judgments, last_hour, working_s, median_ms in rows
+    ]
 
 
 # --- Links and jobs of judging and crowd ------------------------------------------------------------

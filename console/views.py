@@ -43,13 +43,17 @@ from console.services import (
     collection_create,
     support_work_assign,
 )
+from console.stored import PACE, PACE_READS, POOL_SUMMARY, pace_shown, pool_reads, pool_summary_shown
 from core.ordering import natural_key
 from core.pagination import page_of
 from core.streaming import text_chunks
 from core.wording import plural
+from judging.reports.store import report_for, report_shown
 
 # Conversations per page of a collection's contents, each shown with its turns and PTKB statements.
 TOPICS_PER_PAGE = 20
+# Turns per page of a pool's table: a track's pool has thousands.
+POOL_TURNS_PER_PAGE = 50
 
 
 def _collection(name: str) -> Collection:
@@ -91,7 +95,8 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         "console/collection_detail.html",
         {
             "collection": collection,
-            "runs": collection.runs.all(),
+            # Without each run's validation report, which grows with the topics (the run reports page reads it).
+            "runs": collection.runs.defer("report"),
             "judges": judges,
             "topics": shown,
             "conversations": conversations,
@@ -167,13 +172,28 @@ def pools_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
 
 @organiser_required
 def pool_page(request: AuthenticatedRequest, name: str, pool: str) -> HttpResponse:
+    """A pool's size, what its filter saved and left, and a page of its turns: a stored report
+    (console/stored.py), computed on the task worker."""
     collection = _collection(name)
     found = get_object_or_404(Pool.objects.select_related("filter_judge"), collection=collection, name=pool)
-    return render(
-        request,
-        "console/pool.html",
-        {"collection": collection, "summary": selectors.pool_summary(pool=found)},
+    kind, version = POOL_SUMMARY
+    stored = report_for(
+        kind=kind,
+        version=version,
+        collection=collection,
+        params={"pool": found.pk},
+        reads=pool_reads(found),
+        compute="console.stored.pool_summary_compute",
     )
+    context: dict[str, object] = {"collection": collection, "pool": found, "stored": stored}
+    shown = report_shown(stored)
+    if shown is not None and shown["error"] is None:
+        summary = pool_summary_shown(found, shown)
+        context["summary"] = summary
+        context["turns"] = page_of(
+            request, summary.turns, param="page", anchor="pool-turns", per_page=POOL_TURNS_PER_PAGE
+        )
+    return render(request, "console/pool.html", context)
 
 
 @organiser_required
@@ -241,10 +261,21 @@ def work_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
 @organiser_required
 def dashboard_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = _collection(name)
+    kind, version = PACE
+    pace = report_for(
+        kind=kind,
+        version=version,
+        collection=collection,
+        params={},
+        reads=PACE_READS,
+        compute="console.stored.pace_compute",
+    )
+    shown = report_shown(pace)
+    dashboard = selectors.campaign_dashboard(
+        collection=collection, pace=pace_shown(shown) if shown is not None else ()
+    )
     return render(
-        request,
-        "console/dashboard.html",
-        {"collection": collection, "dashboard": selectors.campaign_dashboard(collection=collection)},
+        request, "console/dashboard.html", {"collection": collection, "dashboard": dashboard, "pace": pace}
     )
 
 

@@ -21,8 +21,21 @@ MAX_LIMIT = 1000
 
 
 class CappedLimitOffsetPagination(LimitOffsetPagination):
+    """DRF's limit and offset with a largest page. A list whose rows are counted elsewhere (a count kept
+    beside the rows) gives that count from its view's `kept_count()` (None: count the rows), so that its
+    `count` costs the same whatever the rows."""
+
     max_limit = MAX_LIMIT
     limit_query_description = f"Number of results to return per page (at most {MAX_LIMIT})."
+
+    def paginate_queryset(self, queryset: Any, request: Any, view: Any = None) -> list[Any] | None:
+        self.view = view
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_count(self, queryset: Any) -> int:
+        kept = getattr(getattr(self, "view", None), "kept_count", None)
+        counted = kept() if kept is not None else None
+        return super().get_count(queryset) if counted is None else counted
 
 
 @dataclass

@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
+from core.bulk import rows_copy
+
 
 @dataclass(frozen=True)
 class Restated:
@@ -24,8 +26,6 @@ class Restated:
     created: int
     updated: int
     unchanged: int
-
-from core.bulk import rows_copy
 
 
 class Stage:

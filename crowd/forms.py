@@ -10,9 +10,10 @@ from typing import Any
 from django import forms
 from django.core.validators import validate_slug
 
+from annotation.collection.forms import TurnIdsField
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, Judge, Run, Turn
-from annotation.selectors import turn_key
+from annotation.selectors import UnknownTurns, turns_named
 from annotation.typed import choice_field
 from core.form_fields import ModelMultipleChoiceField
 from crowd.campaigns.services import CAMPAIGN_NAME_MAX
@@ -43,9 +44,7 @@ class CampaignComposeForm(forms.Form):
     nugget_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), to_field_name="name", help_text="Whose gold nuggets are matched."
     )
-    turns = ModelMultipleChoiceField(
-        queryset=Turn.objects.none(), required=False, help_text="None chosen: every turn of the collection."
-    )
+    turns = TurnIdsField()
     runs = ModelMultipleChoiceField(
         queryset=Run.objects.none(), required=False, help_text="None chosen: every run of the collection."
     )
@@ -81,11 +80,15 @@ class CampaignComposeForm(forms.Form):
         choice_field(self, "nugget_judge").queryset = judges_with_labels(
             collection=collection, task="nuggets"
         )
-        turns = choice_field(self, "turns")
-        turns.queryset = collection.turns.all()
-        # Offered in reading order (2_1 before 10_1), which the database cannot sort the ids into.
-        turns.choices = [(turn.pk, turn.turn_id) for turn in sorted(turns.queryset, key=turn_key)]
-        choice_field(self, "runs").queryset = collection.runs.order_by("name")
+        # Without each run's validation report, which grows with the topics.
+        choice_field(self, "runs").queryset = collection.runs.order_by("name").defer("report")
+
+    def clean_turns(self) -> list[Turn] | None:
+        turn_ids = self.cleaned_data["turns"]
+        try:
+            return None if turn_ids is None else turns_named(collection=self.collection, turn_ids=turn_ids)
+        except UnknownTurns as exc:
+            raise forms.ValidationError(str(exc)) from exc
 
     def clean_name(self) -> str:
         name: str = self.cleaned_data["name"]

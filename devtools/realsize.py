@@ -322,20 +322,25 @@ def _build(
         step(f"crowd campaigns: {size.campaigns}")
         _rag_nuggets(collection, folder, size, turns, answers, random.Random(f"{seed}-nuggets"))
         step(f"nugget assignments: {plural(size.rag_nuggets, 'nugget')} a turn")
-        built.counts = {
-            "topics": len(topics),
-            "turns": len(turns),
-            "passages": len(unique),
-            "runs": size.ranked_runs + size.answer_runs,
-            "pooled_pairs": PoolEntry.objects.filter(pool__collection=collection).count(),
-            "relevance_labels": RelevanceJudgment.objects.filter(turn__collection=collection).count(),
-            "nugget_assignments": NuggetAssignment.objects.filter(
-                response__run__collection=collection
-            ).count(),
-            "assessors": size.assessors,
-            "crowd_answers": CrowdAnswer.objects.filter(item__batch__campaign__collection=collection).count(),
-        }
+        built.counts = realsize_counts(collection)
     return built
+
+
+def realsize_counts(collection: Collection) -> dict[str, int]:
+    """What a built collection holds, as the build and the page bench report it."""
+    return {
+        "topics": collection.topics.count(),
+        "turns": Turn.objects.filter(collection=collection).count(),
+        "passages": Passage.objects.filter(collection=collection).count(),
+        "runs": collection.runs.count(),
+        "pooled_pairs": PoolEntry.objects.filter(pool__collection=collection).count(),
+        "relevance_labels": RelevanceJudgment.objects.filter(turn__collection=collection).count(),
+        "nugget_assignments": NuggetAssignment.objects.filter(response__run__collection=collection).count(),
+        "assessors": get_user_model()
+        .objects.filter(username__startswith=f"{collection.name}-assessor-")
+        .count(),
+        "crowd_answers": CrowdAnswer.objects.filter(item__batch__campaign__collection=collection).count(),
+    }
 
 
 def _machine_judges(

@@ -22,6 +22,16 @@ SHARED_DATA = Path(os.environ.get("ASSAY_SHARED_DATA", REPO.parent / "shared" / 
 
 
 @pytest.fixture
+def reports_in_request(settings):
+    """Tasks run as they are queued (the immediate backend), so a stored report's first view computes it
+    and shows it done: for tests of what a report says, not of how it is stored
+    (tests/judging/reports/ and tests/judging/agreement/test_stored_pages.py test that, on the queue)."""
+    from tests.background import IMMEDIATE  # it imports this module
+
+    settings.TASKS = IMMEDIATE
+
+
+@pytest.fixture
 def shared_data() -> Path:
     """The real public iKAT files beside the checkout; tests using them skip when the folder is absent."""
     if not SHARED_DATA.is_dir():

@@ -16,8 +16,8 @@ FIRST_PARTY = set(PACKAGES)
 # (module, function) -> why an import of Assay's code inside it is right.
 ALLOWED = {
     ("crowd/apps.py", "ready"): "AppConfig.ready reserves judge names once the apps are loaded",
-    ("annotation/apps.py", "ready"): "AppConfig.ready connects the judge labels' triggers, made from the "
-    "families' models once the apps are loaded",
+    ("annotation/apps.py", "ready"): "AppConfig.ready connects the judge labels' and the passage counts' "
+    "triggers, made from the models once the apps are loaded",
 }
 
 

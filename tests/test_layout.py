@@ -18,9 +18,9 @@ ROOTS = {
     # judging's views: the pages that put two of its features side by side, above both.
     "judging": APP_WIDE | {"views"},
     "crowd": APP_WIDE | {"forms", "errors"},
-    # The console's own pages (home, collections, pools and work, dashboard, downloads) at its root; its
-    # uploads and people are packages.
-    "console": APP_WIDE | {"views", "forms", "selectors", "services"},
+    # The console's own pages (home, collections, pools and work, dashboard, downloads) at its root, with
+    # the stored reports two of them show; its uploads and people are packages.
+    "console": APP_WIDE | {"views", "forms", "selectors", "services", "stored"},
     # annotation's root: the collection's reads and writes every family builds on (selectors, services;
     # its files in are the collection package), the list of label families, and the rules every
     # family's pages, API and commands share (who is an organiser, whose labels one may read, judge

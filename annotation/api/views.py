@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.contrib.auth import authenticate
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -21,6 +21,7 @@ from annotation.models import (
     Collection,
     Judge,
     Passage,
+    PassageCount,
     RelevanceJudgment,
     Response,
     ResponseSentence,
@@ -111,9 +112,19 @@ class PassageList(generics.ListAPIView):
     serializer_class = s.PassageOutput
 
     def get_queryset(self) -> QuerySet[Passage]:
-        queryset = Passage.objects.filter(collection=_collection(self))
-        ids = query_input(self.request, s.PassageQuery).get("id")
-        return queryset.filter(passage_id__in=ids) if ids else queryset
+        self.collection = _collection(self)
+        # By id within the one collection, along its unique index (the model's ordering begins with the
+        # collection, which sorted every passage of it by the collection's name).
+        queryset = Passage.objects.filter(collection=self.collection).order_by("passage_id")
+        self.ids = query_input(self.request, s.PassageQuery).get("id")
+        return queryset.filter(passage_id__in=self.ids) if self.ids else queryset
+
+    def kept_count(self) -> int | None:
+        """The collection's kept passage count, when every passage is listed."""
+        if self.ids:
+            return None
+        kept = PassageCount.objects.filter(collection=self.collection).values_list("passages", flat=True)
+        return next(iter(kept), 0)
 
     @extend_schema(parameters=[s.PassageQuery])
     def get(self, request: Request, *args: Any, **kwargs: Any) -> ApiResponse:
@@ -124,7 +135,8 @@ class RunList(generics.ListAPIView):
     serializer_class = s.RunOutput
 
     def get_queryset(self) -> QuerySet[Run]:
-        return Run.objects.filter(collection=_collection(self)).select_related("collection")
+        # Without each run's validation report (not in the output), which grows with the topics.
+        return Run.objects.filter(collection=_collection(self)).select_related("collection").defer("report")
 
 
 class ResponseList(generics.ListAPIView):
@@ -143,6 +155,24 @@ class JudgeList(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Judge]:
         return judges_readable(user=self.request.user).order_by("name")
+
+
+_Labels = TypeVar("_Labels", bound=Model)
+
+
+def _whose(labels: QuerySet[_Labels], request: Request, judge_name: str | None) -> QuerySet[_Labels]:
+    """The labels a list shows: an organiser's, of the judge named (every judge's without one); anyone
+    else's, their own. The one judge's pk is read first: filtered on it rather than on a join to the
+    judges, the planner knows from the label table's statistics how many labels that judge has, and reads
+    a judge with few along the (judge, ...) index instead of walking every label in id order to find them."""
+    if request.user.is_staff:
+        if not judge_name:
+            return labels
+        judges = Judge.objects.filter(name=judge_name)
+    else:
+        judges = Judge.objects.filter(user=signed_in_user(request))
+    judge = judges.values_list("pk", flat=True).first()
+    return labels.filter(judge_id=judge) if judge is not None else labels.none()
 
 
 class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
@@ -167,12 +197,7 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
         query = query_input(request, s.RelevanceJudgmentQuery)
         target = get_object_or_404(Collection, name=collection)
         queryset = RelevanceJudgment.objects.filter(turn__collection=target).select_related("judge", "turn")
-        if request.user.is_staff:
-            judge_name = query.get("judge")
-            if judge_name:
-                queryset = queryset.filter(judge__name=judge_name)
-        else:
-            queryset = queryset.filter(judge__user=signed_in_user(request))
+        queryset = _whose(queryset, request, query.get("judge"))
         page = self.paginate_queryset(queryset.order_by("id"))
         return self.get_paginated_response(s.RelevanceJudgmentOutput(page, many=True).data)
 
@@ -239,11 +264,7 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
             sentence__response__run__collection=_collection(self)
         ).select_related("judge", "sentence__response__run", "sentence__response__turn")
         params = query_input(self.request, s.SupportJudgmentQuery)
-        if self.request.user.is_staff:
-            if params.get("judge"):
-                queryset = queryset.filter(judge__name=params["judge"])
-        else:
-            queryset = queryset.filter(judge__user=signed_in_user(self.request))
+        queryset = _whose(queryset, self.request, params.get("judge"))
         if params.get("run"):
             queryset = queryset.filter(sentence__response__run__name=params["run"])
         if params.get("topic"):

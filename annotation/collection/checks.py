@@ -12,9 +12,12 @@ told too.
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from django.db import transaction
+from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from annotation.models import Ranking, Response, Run, Turn
@@ -190,6 +193,36 @@ def run_report_store(
     run.report = dict(report)
     run.save(update_fields=["report"])
     return report
+
+
+@dataclass(frozen=True)
+class RunValidation:
+    """What the pages show of a run's validation report: its checks, its warnings and the span of its
+    ranking depths (empty for a run imported before runs were checked)."""
+
+    name: str
+    checks: list[RunCheck]
+    warnings: list[str]
+    depth: dict[str, float]
+
+
+def run_validations(*, runs: QuerySet[Run]) -> list[RunValidation]:
+    """The validation of each run, by name, in one query that reads only those parts of the reports: the
+    rest (the depth of every topic, the duplicates of every topic) grows with the topics, and the pages
+    would read it for each of up to 90 runs."""
+    rows = (
+        runs.order_by("name")
+        .annotate(
+            checks=KeyTransform("checks", "report"),
+            warnings=KeyTransform("warnings", "report"),
+            depth=KeyTransform("depth", "report"),
+        )
+        .values_list("name", "checks", "warnings", "depth")
+    )
+    return [
+        RunValidation(name=name, checks=checks or [], warnings=warnings or [], depth=depth or {})
+        for name, checks, warnings, depth in rows
+    ]
 
 
 def run_report_get(*, run: Run) -> dict[str, Any]:

@@ -93,6 +93,21 @@ class Passage(models.Model):
         return self.passage_id
 
 
+class PassageCount(models.Model):
+    """How many passages a collection holds, kept by PostgreSQL as passages are written
+    (annotation/collection/passage_count.py), so that the pages listing collections read one row instead
+    of counting a collection's millions of passages. A table of its own, not a column of Collection: a
+    collection saved from an instance read earlier would write back a count that has since changed."""
+
+    collection = models.OneToOneField(
+        Collection, on_delete=models.CASCADE, primary_key=True, related_name="passage_count"
+    )
+    passages = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.collection_id}: {self.passages}"
+
+
 class Run(models.Model):
     class Kind(models.TextChoices):
         AUTOMATIC = "automatic", "Automatic"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -119,15 +119,18 @@ def _sentences(*, collection: Collection | None = None, topic: Topic | None = No
     return queryset
 
 
+def unit_citations(text: str, citations: Sequence[object], max_citations: int) -> range:
+    """The citations of a sentence that are units: its first `max_citations`; none of an uncited sentence
+    or a placeholder (`is_placeholder`)."""
+    return range(0) if is_placeholder(text) else range(min(len(citations), max_citations))
+
+
 def units_of_sentences(
     sentences: Iterable[ResponseSentence], *, max_citations: int = 1
 ) -> Iterator[SupportUnit]:
-    """Units of the given sentences: the first `max_citations` citations of each; uncited sentences and
-    placeholders (`is_placeholder`) yield none."""
+    """Units of the given sentences (`unit_citations` of each)."""
     for sentence in sentences:
-        if is_placeholder(sentence.text):
-            continue
-        for citation_index in range(min(len(sentence.citations), max_citations)):
+        for citation_index in unit_citations(sentence.text, sentence.citations, max_citations):
             yield SupportUnit(sentence, citation_index)
 
 
@@ -139,19 +142,42 @@ def support_units(
     return list(units_of_sentences(_sentences(collection=collection, topic=topic), max_citations=limit))
 
 
-def assignment_units(assignment: TopicWork) -> list[SupportUnit]:
-    """The units an assignment shows, in the order the assessor meets them."""
+def assignment_unit_keys(assignment: TopicWork) -> list[tuple[int, int]]:
+    """The (sentence id, citation index) of each unit an assignment shows, in the order the assessor
+    meets them, read from the sentences' ids, texts and citations alone: a page shows one unit, and
+    building every unit's sentence with its run and turn grew with the runs answering the topic."""
     if assignment.condition == Condition.BLIND:
         wanted = [(int(sid), int(ci)) for sid, ci in assignment.units]
-        sentences = ResponseSentence.objects.select_related("response__run", "response__turn__topic").in_bulk(
-            [sid for sid, _ci in wanted]
+        cited = dict(
+            ResponseSentence.objects.filter(id__in=[sid for sid, _ci in wanted]).values_list(
+                "id", "citations"
+            )
         )
-        return [
-            SupportUnit(sentences[sid], ci)
-            for sid, ci in wanted
-            if sid in sentences and ci < len(sentences[sid].citations)
-        ]
-    return support_units(topic=assignment.topic, max_citations=assignment.max_citations)
+        return [(sid, ci) for sid, ci in wanted if sid in cited and ci < len(cited[sid])]
+    rows = _sentences(topic=assignment.topic).values_list("id", "text", "citations")
+    return [
+        (sid, ci)
+        for sid, text, citations in rows
+        for ci in unit_citations(text, citations, assignment.max_citations)
+    ]
+
+
+def assignment_units(assignment: TopicWork) -> list[SupportUnit]:
+    """The units an assignment shows (`assignment_unit_keys`), each with its sentence, run and turn."""
+    keys = assignment_unit_keys(assignment)
+    sentences = ResponseSentence.objects.select_related("response__run", "response__turn__topic").in_bulk(
+        list({sid for sid, _ci in keys})
+    )
+    return [SupportUnit(sentences[sid], ci) for sid, ci in keys]
+
+
+def support_unit_get(key: tuple[int, int]) -> SupportUnit:
+    """The unit of one key of `assignment_unit_keys`, its sentence read with its run and turn."""
+    sentence_id, citation_index = key
+    sentence = ResponseSentence.objects.select_related("response__run", "response__turn__topic").get(
+        pk=sentence_id
+    )
+    return SupportUnit(sentence, citation_index)
 
 
 def labels_by_unit(*, judge: Judge, sentence_ids: Iterable[int]) -> dict[tuple[int, int], SupportJudgment]:
@@ -265,7 +291,7 @@ class AssignmentProgress:
 def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     """The user's support assignments, each with its units in all and those they labelled.
 
-    The same units `assignment_units` shows, counted from sentence ids and citations alone, in four
+    The same units `assignment_unit_keys` gives, counted from sentence ids and citations alone, in four
     queries however many assignments and answers there are (building each assignment's units took two
     queries per assignment and loaded every sentence with its run and turn).
     """
@@ -276,16 +302,13 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     blind = Condition.BLIND
     topics = {a.topic_id for a in assignments if a.condition != blind}
     blind_ids = {int(sid) for a in assignments if a.condition == blind for sid, _ci in a.units}
-    cited: dict[int, int] = {}  # sentence id -> its number of citations
-    placeholders: set[int] = set()
+    sentences: dict[int, tuple[str, list[str]]] = {}  # sentence id -> its text and citations
     by_topic: dict[int, list[int]] = defaultdict(list)
     for sid, topic_id, text, citations in ResponseSentence.objects.filter(
         Q(response__turn__topic_id__in=topics) | Q(id__in=blind_ids)
     ).values_list("id", "response__turn__topic_id", "text", "citations"):
-        cited[sid] = len(citations)
+        sentences[sid] = (text, citations)
         by_topic[topic_id].append(sid)
-        if is_placeholder(text):
-            placeholders.add(sid)
     labelled: set[tuple[int, int]] = set()
     if judge is not None:
         labelled = set(
@@ -296,13 +319,16 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     result = []
     for assignment in assignments:
         if assignment.condition == blind:
-            keys = [(int(sid), int(ci)) for sid, ci in assignment.units if int(ci) < cited.get(int(sid), 0)]
+            keys = [
+                (int(sid), int(ci))
+                for sid, ci in assignment.units
+                if int(ci) < len(sentences.get(int(sid), ("", []))[1])
+            ]
         else:
             keys = [
                 (sid, ci)
                 for sid in by_topic[assignment.topic_id]
-                if sid not in placeholders
-                for ci in range(min(cited[sid], assignment.max_citations))
+                for ci in unit_citations(*sentences[sid], assignment.max_citations)
             ]
         result.append(AssignmentProgress(assignment, len(keys), sum(1 for key in keys if key in labelled)))
     return result
@@ -335,7 +361,7 @@ def support_judgment_submit(
             f"sentence {sentence.index + 1} is a placeholder ({sentence.text.strip()[:60]!r}), not an "
             "answer: it takes no support label"
         )
-    if (sentence.id, citation_index) not in {u.key for u in assignment_units(assignment)}:
+    if (sentence.id, citation_index) not in set(assignment_unit_keys(assignment)):
         raise SupportConflict("this unit is not part of the assignment")
     judge = judge_for_assessor(user=user)
     condition = assignment.condition

@@ -28,12 +28,13 @@ from annotation.support.services import (
     LABELS,
     SupportConflict,
     SupportSwitchUnconfirmed,
-    assignment_units,
+    assignment_unit_keys,
     labels_by_unit,
     support_assignment_get,
     support_assignment_set,
     support_assignments_of,
     support_judgment_submit,
+    support_unit_get,
 )
 from annotation.typed import AuthenticatedRequest, choice_field
 from core.pagination import page_of
@@ -55,9 +56,9 @@ def _owned_assignment(request: AuthenticatedRequest, assignment_id: int) -> Topi
 
 def _first_unlabelled(assignment: TopicWork, judge: Judge | None) -> int:
     """The position (from 1) of the first unit the assessor has not labelled, 1 when all are."""
-    units = assignment_units(assignment)
-    mine = labels_by_unit(judge=judge, sentence_ids={u.sentence.id for u in units}) if judge else {}
-    return next((i for i, u in enumerate(units, start=1) if u.key not in mine), 1)
+    keys = assignment_unit_keys(assignment)
+    mine = labels_by_unit(judge=judge, sentence_ids={sid for sid, _ci in keys}) if judge else {}
+    return next((i for i, key in enumerate(keys, start=1) if key not in mine), 1)
 
 
 @login_required
@@ -83,12 +84,13 @@ def support_assignments(request: AuthenticatedRequest) -> HttpResponse:
 @login_required
 def support_unit(request: AuthenticatedRequest, assignment_id: int, position: int) -> HttpResponse:
     assignment = _owned_assignment(request, assignment_id)
-    units = assignment_units(assignment)
-    if not 1 <= position <= len(units):
+    # Every unit's key, and the one unit shown read whole.
+    keys = assignment_unit_keys(assignment)
+    if not 1 <= position <= len(keys):
         raise Http404("no such unit")
-    unit = units[position - 1]
+    unit = support_unit_get(keys[position - 1])
     judge = Judge.objects.filter(user=request.user).first()
-    mine = labels_by_unit(judge=judge, sentence_ids={u.sentence.id for u in units}) if judge else {}
+    mine = labels_by_unit(judge=judge, sentence_ids={sid for sid, _ci in keys}) if judge else {}
     current = mine.get(unit.key)
 
     status = 200
@@ -107,7 +109,7 @@ def support_unit(request: AuthenticatedRequest, assignment_id: int, position: in
             except SupportConflict as exc:
                 form.add_error(None, str(exc))
             else:
-                if position < len(units):
+                if position < len(keys):
                     return redirect("support-unit", assignment_id=assignment.id, position=position + 1)
                 messages.success(request, f"Topic {assignment.topic.number}: all units judged.")
                 return redirect("support-assignments")
@@ -134,8 +136,8 @@ def support_unit(request: AuthenticatedRequest, assignment_id: int, position: in
         "assignment": assignment,
         "unit": unit,
         "position": position,
-        "total": len(units),
-        "done": sum(1 for u in units if u.key in mine),
+        "total": len(keys),
+        "done": sum(1 for key in keys if key in mine),
         "current": current,
         "shown_label": shown,
         "shown_label_display": SupportLabel(shown).label if shown else "",
@@ -146,7 +148,7 @@ def support_unit(request: AuthenticatedRequest, assignment_id: int, position: in
         "labels": [(value, SupportLabel(value).label, i) for i, value in enumerate(LABELS, start=1)],
         "previous_url": reverse("support-unit", args=[assignment.id, position - 1]) if position > 1 else "",
         "next_url": reverse("support-unit", args=[assignment.id, position + 1])
-        if position < len(units)
+        if position < len(keys)
         else "",
     }
     return render(request, "support/unit.html", context, status=status)

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
+from annotation.collection.checks import RunValidation, run_validations
 from annotation.formats.base import import_max_bytes, megabytes
 from annotation.labels.files import UploadRefused
 from annotation.models import Collection, Pool, Run
@@ -106,7 +107,7 @@ def import_page(request: AuthenticatedRequest, name: str, pk: int) -> HttpRespon
     )
 
 
-def _imported_runs(job: ImportJob) -> list[Run]:
+def _imported_runs(job: ImportJob) -> list[RunValidation]:
     """The runs a finished run upload stored, whose validation reports its page shows; the result rows
     name each as `run <name>: <kind>`."""
     if job.kind != ImportJob.Kind.RUN or job.status != ImportJob.Status.DONE:
@@ -114,7 +115,7 @@ def _imported_runs(job: ImportJob) -> list[Run]:
     names = {
         row["kind"][4:].rpartition(": ")[0] for row in job.result if row.get("kind", "").startswith("run ")
     }
-    return list(Run.objects.filter(collection=job.collection, name__in=names))
+    return run_validations(runs=Run.objects.filter(collection=job.collection, name__in=names))
 
 
 @organiser_required

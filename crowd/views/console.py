@@ -62,7 +62,8 @@ from crowd.providers.mturk.services import (
 )
 from crowd.providers.panels.services import study_create
 
-# Rows per page of the campaign page's Batches and Workers tables: a campaign at real size has thousands.
+# Rows per page of the campaign page's Batches and Workers tables, and batches per page of its links: a
+# campaign at real size has thousands.
 PER_PAGE = 50
 
 
@@ -218,8 +219,8 @@ def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}", prefix):
         return HttpResponseBadRequest("prefix: letters, digits, '-' and '_' only")
     base = request.build_absolute_uri("/").rstrip("/")
-    links = link_selectors.campaign_links(campaign=campaign, base_url=base, prefix=prefix)
     if request.GET.get("format") == "tsv":
+        links = link_selectors.campaign_links(campaign=campaign, base_url=base, prefix=prefix)
         out = io.StringIO()
         writer = csv_writer(out, delimiter="\t", lineterminator="\n")
         writer.writerow(["batch", "worker", "url"])
@@ -227,8 +228,13 @@ def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
         response = HttpResponse(out.getvalue(), content_type="text/tab-separated-values; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{campaign.name}-links.tsv"'
         return response
+    # A page of batches at a time (the download has them all): a campaign has thousands of batches.
+    pager = page_of(
+        request, campaign.batches.order_by("index"), param="page", anchor="links", per_page=PER_PAGE
+    )
+    links = link_selectors.batch_links(batches=pager.page.object_list, base_url=base, prefix=prefix)
     expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)
-    context = {"campaign": campaign, "links": links, "prefix": prefix, "expires": expires}
+    context = {"campaign": campaign, "links": links, "pager": pager, "prefix": prefix, "expires": expires}
     return render(request, "crowd/links.html", context)
 
 

@@ -11,8 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Assignment, Collection, Judge, Pool, TopicWork, WorkSlot
+from annotation.models import Assignment, Collection, Judge, Pool, PtkbJudgment, TopicWork, WorkSlot
 from annotation.relevance.io import qrels_lines
+from annotation.relevance.pooling import pool_build
 from annotation.relevance.services import work_lease
 from console.models import ImportJob
 from tests.background import tasks_run_ready
@@ -21,6 +22,7 @@ from tests.factories import (
     CollectionFactory,
     JudgeFactory,
     OrganiserFactory,
+    PtkbStatementFactory,
     RankingFactory,
     RelevanceJudgmentFactory,
     RunFactory,
@@ -317,7 +319,7 @@ def ranked(collection):
 
 
 def test_it_builds_an_adaptive_pool_with_the_filter_chosen_from_the_relevance_judges(
-    client, organiser, collection, ranked
+    client, organiser, collection, ranked, reports_in_request
 ):
     page = client.get(reverse("console-pools", args=[collection.name]))
     assert b"llm-filter (4 grades)" in page.content
@@ -340,6 +342,51 @@ def test_it_builds_an_adaptive_pool_with_the_filter_chosen_from_the_relevance_ju
     assert b'<strong id="pool-saved">2</strong> of 8' in response.content
     assert b"<td>1_1</td><td>3</td><td>2</td><td>1</td><td>1</td>" in response.content
     assert Pool.objects.get(name="adaptive4").entries.count() == 6
+
+
+def test_the_pool_page_is_computed_on_the_worker_and_again_after_a_grade_of_its_filter(
+    client, organiser, collection, ranked
+):
+    pool = pool_build(
+        collection=collection,
+        name="adaptive4",
+        depth=4,
+        turns=list(collection.turns.all()),
+        adaptive=True,
+        filter_judge=ranked,
+        min_grade=2,
+        always_depth=2,
+    ).pool
+    url = reverse("console-pool", args=[collection.name, pool.name])
+
+    computing = client.get(url)
+    tasks_run_ready()
+    done = client.get(url)
+    turn = collection.turns.get(position=1)
+    RelevanceJudgmentFactory(judge=ranked, turn=turn, passage_id="t1d3-new", grade=0)
+    again = client.get(url)
+
+    assert (
+        'id="report-status"' in computing.content.decode() and "pool-saved" not in computing.content.decode()
+    )
+    assert '<strong id="pool-saved">2</strong> of 8' in done.content.decode()
+    # The figures of before the grade, labelled as such, while the current ones are computed.
+    assert 'id="report-earlier"' in again.content.decode()
+    assert '<strong id="pool-saved">2</strong> of 8' in again.content.decode()
+
+
+def test_the_pool_page_shows_a_page_of_turns_and_figures_over_all(
+    client, organiser, collection, ranked, reports_in_request, monkeypatch
+):
+    monkeypatch.setattr("console.views.POOL_TURNS_PER_PAGE", 1)
+    pool_build(collection=collection, name="top4", depth=4, turns=list(collection.turns.all()))
+
+    response = client.get(reverse("console-pool", args=[collection.name, "top4"]), {"page": 2})
+
+    html = response.content.decode()
+    assert "8 pairs over 2 turns" in html
+    assert "<td>1_2</td>" in html and "<td>1_1</td>" not in html
+    assert 'id="pool-turn-pages"' in html
 
 
 def test_an_adaptive_pool_needs_a_filter_judge(client, organiser, collection, ranked):
@@ -413,7 +460,7 @@ def test_the_dashboard_counts_units_done_held_and_left_per_assessor(client, orga
     assert reverse("judging:agreement-live", args=[collection.name]).encode() in response.content
 
 
-def test_the_dashboard_says_each_assessors_pace(client, organiser, collection):
+def test_the_dashboard_says_each_assessors_pace(client, organiser, collection, reports_in_request):
     judge = AssessorJudgeFactory(user=UserFactory(username="ann"))
     turn = TurnFactory(topic=TopicFactory(collection=collection))
     start = timezone.now() - timedelta(minutes=50)
@@ -425,6 +472,106 @@ def test_the_dashboard_says_each_assessors_pace(client, organiser, collection):
 
     [line] = response.context["dashboard"].assessors
     assert (line.judgments, line.median_seconds, line.per_hour) == (3, 6.0, 9.0)
+
+
+def test_the_dashboard_counts_left_only_units_an_assessor_has_not_had_a_copy_of(client, organiser):
+    alice, bob, carol = (UserFactory(username=name) for name in ("alice", "bob", "carol"))
+    assignment = relevance_campaign(assessors=[alice, bob, carol], n_turns=3, redundancy=2)
+    first = work_lease(assignment=assignment, user=alice)
+    WorkSlot.objects.filter(pk=first.pk).update(completed_at=timezone.now())
+    held = work_lease(assignment=assignment, user=alice)
+    lapsed = work_lease(assignment=assignment, user=bob)
+    WorkSlot.objects.filter(pk=lapsed.pk).update(leased_until=timezone.now() - timedelta(minutes=1))
+    assert first.unit_id == lapsed.unit_id != held.unit_id
+
+    response = client.get(reverse("console-dashboard", args=[assignment.pool.collection.name]))
+
+    # Every unit stays takeable (a free copy, or bob's lapsed lease); alice had copies of two, bob of one.
+    lines = {a.username: (a.done, a.held, a.left) for a in response.context["dashboard"].assessors}
+    assert lines == {"alice": (1, 1, 1), "bob": (0, 0, 2), "carol": (0, 0, 3)}
+    assert response.context["dashboard"].expiring == []
+
+
+def test_the_dashboard_splits_sittings_at_pauses_and_counts_ptkb_judgments_in_the_pace(
+    client, organiser, collection, reports_in_request
+):
+    judge = AssessorJudgeFactory(user=UserFactory(username="ann"))
+    turn = TurnFactory(topic=TopicFactory(collection=collection))
+    now = timezone.now()
+    start = now - timedelta(minutes=80)
+    # Minutes after the start; the pause from 10 to 50 is over 30 minutes: two sittings of 10 and 5.
+    for minutes, seconds in [(0, 4), (10, 6), (50, 20)]:
+        row = RelevanceJudgmentFactory(judge=judge, turn=turn, time_spent_ms=seconds * 1000)
+        type(row).objects.filter(pk=row.pk).update(created_at=start + timedelta(minutes=minutes))
+    statement = PtkbStatementFactory(topic=turn.topic)
+    ptkb = PtkbJudgment.objects.create(judge=judge, turn=turn, statement=statement, relevant=True)
+    PtkbJudgment.objects.filter(pk=ptkb.pk).update(created_at=start + timedelta(minutes=55))
+
+    response = client.get(reverse("console-dashboard", args=[collection.name]))
+
+    [line] = response.context["dashboard"].assessors
+    # 4 judgments in 15 working minutes; the PTKB judgment was not timed; 2 of them in the last hour.
+    assert (line.judgments, line.last_hour, line.per_hour, line.median_seconds) == (4, 2, 16.0, 6.0)
+
+
+def test_the_dashboards_pace_is_computed_on_the_worker_and_again_after_a_grade(client, organiser, collection):
+    judge = AssessorJudgeFactory(user=UserFactory(username="ann"))
+    turn = TurnFactory(topic=TopicFactory(collection=collection))
+    RelevanceJudgmentFactory(judge=judge, turn=turn, passage_id="a", time_spent_ms=4000)
+    url = reverse("console-dashboard", args=[collection.name])
+
+    computing = client.get(url)
+    tasks_run_ready()
+    done = client.get(url)
+    RelevanceJudgmentFactory(judge=judge, turn=turn, passage_id="b", time_spent_ms=8000)
+    earlier = client.get(url)
+    tasks_run_ready()
+    again = client.get(url)
+
+    assert 'id="report-status"' in computing.content.decode()
+    assert computing.context["dashboard"].assessors == []
+    assert [line.judgments for line in done.context["dashboard"].assessors] == [1]
+    # Until the worker has computed it again, the pace of before the grade, labelled as such.
+    assert 'id="report-earlier"' in earlier.content.decode()
+    assert [line.judgments for line in earlier.context["dashboard"].assessors] == [1]
+    assert [(line.judgments, line.median_seconds) for line in again.context["dashboard"].assessors] == [
+        (2, 6.0)
+    ]
+
+
+def _dashboard_world(*, assessors: int, turns: int, judgments: int):
+    users = [UserFactory() for _ in range(assessors)]
+    assignment = relevance_campaign(assessors=users, n_turns=turns, redundancy=2)
+    collection = assignment.pool.collection
+    turn = collection.turns.first()
+    for user in users:
+        slot = work_lease(assignment=assignment, user=user)
+        WorkSlot.objects.filter(pk=slot.pk).update(completed_at=timezone.now())
+        work_lease(assignment=assignment, user=user)
+        judge = AssessorJudgeFactory(user=user)
+        for k in range(judgments):
+            RelevanceJudgmentFactory(judge=judge, turn=turn, passage_id=f"p{k}", time_spent_ms=1000 + k)
+    ImportJob.objects.create(collection=collection, kind="topics", file_name="t.json", stored_path="/x")
+    return collection
+
+
+@pytest.mark.parametrize(("assessors", "turns", "judgments"), [(2, 2, 1), (5, 6, 12)])
+def test_the_dashboard_costs_the_same_queries_whatever_the_assessors_units_and_judgments(
+    client, organiser, django_assert_num_queries, assessors, turns, judgments
+):
+    collection = _dashboard_world(assessors=assessors, turns=turns, judgments=judgments)
+    url = reverse("console-dashboard", args=[collection.name])
+    client.get(url)
+    tasks_run_ready()
+
+    # Session and user, the collection, the tables' revisions and the stored pace, the assignments, their
+    # members, the copies per assessor, the units left, the expiring leases, the uploads, the support work,
+    # the judge jobs.
+    with django_assert_num_queries(13):
+        response = client.get(url)
+
+    assert response.status_code == 200
+    assert len(response.context["dashboard"].assessors) == assessors
 
 
 # --- Downloads -------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import pytest
 
 from annotation.models import Pool, PoolEntry, RelevanceJudgment
 from annotation.relevance.pooling import pool_counts_store
-from tests.background import IMMEDIATE
 from tests.factories import (
     CollectionFactory,
     JudgeFactory,
@@ -45,14 +44,6 @@ def fake_openai(settings):
     settings.LLM_BACKOFF_BASE = 0.01
     yield server
     server.stop()
-
-
-@pytest.fixture
-def reports_in_request(settings):
-    """Tasks run as they are queued (the immediate backend), so a stored report's first view computes it
-    and shows it done: for tests of what a report says, not of how it is stored
-    (tests/judging/reports/ and tests/judging/agreement/test_stored_pages.py test that, on the queue)."""
-    settings.TASKS = IMMEDIATE
 
 
 @pytest.fixture

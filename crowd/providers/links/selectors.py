@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.core import signing
 from django.urls import reverse
@@ -49,9 +51,14 @@ def link_from_token(token: str, *, max_age: int | None = None) -> tuple[CrowdBat
 
 def campaign_links(*, campaign: CrowdCampaign, base_url: str, prefix: str) -> list[tuple[int, str, str]]:
     """(batch index, worker label, signed link) for each batch and worker place of a campaign."""
+    return batch_links(batches=campaign.batches.order_by("index"), base_url=base_url, prefix=prefix)
+
+
+def batch_links(*, batches: Iterable[CrowdBatch], base_url: str, prefix: str) -> list[tuple[int, str, str]]:
+    """(batch index, worker label, signed link) for each worker place of these batches, in their order."""
     base = base_url.rstrip("/")
     links = []
-    for batch in campaign.batches.order_by("index"):
+    for batch in batches:
         for slot in range(1, batch.max_assignments + 1):
             label = f"{prefix}-{batch.index}-{slot}"
             token = link_token(batch=batch, label=label)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Max, QuerySet
+from django.db.models import Max
 
 from annotation.judge_menus import judges_with_label_counts
 from annotation.models import Collection, Pool, Ranking, RelevanceJudgment, Run
@@ -89,10 +89,6 @@ def relevance_judges(*, collection: Collection) -> list[GradingJudge]:
     kept counts)."""
     judges = judges_with_label_counts(collection=collection, task="relevance").order_by("-labels", "name")
     return [GradingJudge(*row) for row in judges.values_list("pk", "name", "labels")]
-
-
-def runs_with_reports(*, collection: Collection) -> QuerySet[Run]:
-    return Run.objects.filter(collection=collection).only("name", "kind", "source_format", "report")
 
 
 def _judged_sql(ks: list[int]) -> str:

@@ -9,14 +9,19 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from annotation.collection.checks import run_validations
 from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
+from core.pagination import page_of
 from judging.quality.runs.forms import JudgedForm
-from judging.quality.runs.selectors import judged_csv, runs_with_reports
+from judging.quality.runs.selectors import judged_csv
 from judging.quality.runs.stored import JUDGED, JUDGED_READS, judged_compute, judged_params, judged_rows
 from judging.reports.store import report_current, report_for, report_shown
+
+# Runs per page of the validations (a track has up to 90 runs, each with its checks).
+RUNS_PER_PAGE = 20
 
 
 def _form(request: AuthenticatedRequest, collection: Collection) -> JudgedForm:
@@ -34,10 +39,14 @@ def _params(form: JudgedForm, *, every: bool) -> dict[str, Any]:
 def runs_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
     collection = get_object_or_404(Collection, name=name)
     form = _form(request, collection)
+    # A page of the runs' validations at a time, each with its checks: the judged@k table above has them all.
+    names = list(collection.runs.order_by("name").values_list("name", flat=True))
+    pager = page_of(request, names, param="page", anchor="run-reports", per_page=RUNS_PER_PAGE)
     context: dict[str, object] = {
         "collection": collection,
         "form": form,
-        "runs": runs_with_reports(collection=collection),
+        "runs": run_validations(runs=collection.runs.filter(name__in=list(pager.page.object_list))),
+        "run_pages": pager,
     }
     if form.is_valid():
         kind, version = JUDGED

@@ -143,6 +143,40 @@ def test_assessors_see_only_their_own_judgments_and_organisers_see_all(turn):
     assert sorted(j["passage_id"] for j in response.json()["results"]) == ["a", "b"]
 
 
+def test_organisers_filter_by_judge_and_an_unknown_judge_or_an_assessor_without_one_lists_nothing(turn):
+    nist = Judge.objects.create(name="nist", kind=Judge.Kind.IMPORTED)
+    RelevanceJudgmentFactory(judge=nist, turn=turn, passage_id="a")
+    RelevanceJudgmentFactory(judge=AssessorJudgeFactory(), turn=turn, passage_id="b")
+    client = APIClient()
+    client.force_authenticate(OrganiserFactory())
+
+    named = client.get("/api/collections/c1/judgments/relevance/?judge=nist").json()
+    unknown = client.get("/api/collections/c1/judgments/relevance/?judge=nobody").json()
+    client.force_authenticate(UserFactory())
+    judgeless = client.get("/api/collections/c1/judgments/relevance/").json()
+
+    assert (named["count"], [j["passage_id"] for j in named["results"]]) == (1, ["a"])
+    assert (unknown["count"], unknown["results"]) == (0, [])
+    assert (judgeless["count"], judgeless["results"]) == (0, [])
+
+
+def test_the_passage_list_counts_from_the_kept_count_in_passage_id_order(turn, django_assert_num_queries):
+    for pid in ("c", "a", "b"):
+        PassageFactory(collection=turn.collection, passage_id=pid)
+    PassageFactory(collection=CollectionFactory(), passage_id="other")
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    client.get("/api/collections/c1/passages/")
+
+    # The collection, its kept count (not a count of its passages), the page.
+    with django_assert_num_queries(3):
+        listed = client.get("/api/collections/c1/passages/?limit=2").json()
+    named = client.get("/api/collections/c1/passages/?id=c&id=a&id=zz").json()
+
+    assert (listed["count"], [p["passage_id"] for p in listed["results"]]) == (3, ["a", "b"])
+    assert (named["count"], [p["passage_id"] for p in named["results"]]) == (2, ["a", "c"])
+
+
 def test_it_serves_the_openapi_schema_and_docs():
     client = APIClient()
     client.force_authenticate(UserFactory())

@@ -20,7 +20,7 @@ from tests.factories import (
     TurnFactory,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("reports_in_request")]
 
 
 @pytest.fixture

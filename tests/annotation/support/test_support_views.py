@@ -10,7 +10,15 @@ from django.urls import reverse
 from annotation.models import Judge, SupportJudgment, Topic, TopicWork
 from annotation.support.services import support_assignment_set
 from tests.background import IMMEDIATE
-from tests.factories import CollectionFactory, OrganiserFactory, UserFactory
+from tests.factories import (
+    CollectionFactory,
+    OrganiserFactory,
+    ResponseFactory,
+    ResponseSentenceFactory,
+    RunFactory,
+    TurnFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -272,3 +280,28 @@ def test_the_organiser_page_lists_a_page_of_assignments_with_the_same_queries(cl
     assert [a.user.username for a in first.context["assignments"]][:2] == ["a-000", "a-001"]
     assert len(first.context["assignments"]) == 50 and len(last.context["assignments"]) == 10
     assert "Assignments 1–50 of 60" in first.content.decode()
+
+
+def test_a_unit_page_costs_the_same_queries_whatever_the_runs_answering_its_topic(client, alice):
+    collection = CollectionFactory(name="many")
+    turn = TurnFactory(topic__collection=collection, topic__number="7", turn_id="7", position=1)
+
+    def answer(runs: range) -> None:
+        for r in runs:
+            response = ResponseFactory(run=RunFactory(collection=collection, name=f"run-{r:02d}"), turn=turn)
+            for i in range(3):
+                ResponseSentenceFactory(response=response, index=i, text=f"Claim {i}.", citations=[f"d{i}#0"])
+
+    answer(range(2))
+    assignment = support_assignment_set(topic=turn.topic, user=alice, condition="scratch")
+    client.force_login(alice)
+    with CaptureQueriesContext(connection) as few:
+        first = client.get(unit_url(assignment, 2))
+    answer(range(2, 12))
+    with CaptureQueriesContext(connection) as many:
+        later = client.get(unit_url(assignment, 2))
+
+    assert (first.status_code, later.status_code) == (200, 200)
+    assert (first.context["total"], later.context["total"]) == (6, 36)
+    assert first.context["unit"].key == later.context["unit"].key
+    assert len(few) == len(many)

@@ -159,6 +159,38 @@ def test_organisers_compose_an_in_platform_campaign_from_the_page(client):
     assert campaign.batches.count() == 3  # 2 turns x 2 runs x 2 nuggets = 8 pairs, 3 per batch
 
 
+def test_organisers_compose_over_the_turns_they_name_and_an_unknown_turn_is_refused(client):
+    collection, _gold = compose_collection()
+    first = collection.turns.order_by("pk").first()
+    client.force_login(OrganiserFactory())
+    post = {
+        "collection": "demo",
+        "provider": "platform",
+        "nugget_judge": "demo-gold",
+        "seed": 1,
+        "batch_size": 3,
+        "tests_per_batch": 0,
+        "assignments": 2,
+        "generate_tests": 0,
+        "reward": "0.50",
+    }
+
+    page = client.get(reverse("crowd:campaign-new"), {"collection": "demo"}).content.decode()
+    refused = client.post(
+        reverse("crowd:campaign-new"), {**post, "name": "bad", "turns": f"{first.turn_id} 99_9"}
+    )
+    named = client.post(reverse("crowd:campaign-new"), {**post, "name": "one-turn", "turns": first.turn_id})
+
+    nul = client.post(reverse("crowd:campaign-new"), {**post, "name": "nul", "turns": "1_1\x00"})
+    assert nul.status_code == 400 and "Null characters are not allowed" in nul.content.decode()
+    # A box to type turn ids in, not a choice of every turn of the collection.
+    assert '<textarea name="turns"' in page and "<option" not in page.split('name="turns"')[1][:200]
+    assert refused.status_code == 400
+    assert "no turn 99_9 in collection demo" in refused.content.decode()
+    assert named.status_code == 302
+    assert list(CrowdCampaign.objects.get(name="one-turn").turns.all()) == [first]
+
+
 def test_a_bad_compose_answers_400_with_the_reason_and_creates_nothing(client):
     compose_collection()
     client.force_login(OrganiserFactory())
@@ -262,6 +294,24 @@ def test_the_links_page_gives_working_links_at_the_served_address_and_a_tsv(clie
         ).status_code
         == 400
     )
+
+
+def test_the_links_page_shows_a_page_of_batches_and_the_tsv_every_link(
+    client, platform_campaign, monkeypatch
+):
+    monkeypatch.setattr("crowd.views.console.PER_PAGE", 1)
+    client.force_login(OrganiserFactory())
+    url = reverse("crowd:campaign-links", args=[platform_campaign.name])
+
+    second = client.get(url, {"page": 2})
+    tsv = client.get(url, {"format": "tsv"}).content.decode().splitlines()
+
+    indexes = sorted({index for index, _label, _url in second.context["links"]})
+    assert len(second.context["links"]) == 2 and indexes == [
+        platform_campaign.batches.order_by("index")[1].index
+    ]
+    assert 'id="links-pages"' in second.content.decode()
+    assert len(tsv) == 1 + 2 * 2
 
 
 def test_aggregating_from_the_page_stores_labels_of_the_crowd_judge(client, platform_campaign):

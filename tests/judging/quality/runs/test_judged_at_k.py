@@ -113,8 +113,9 @@ def test_the_page_costs_the_same_queries_whatever_the_runs_and_topics(
     url = reverse("judging:quality-runs", args=[collection.name]) + "?judge=nist"
     client.get(url)  # computes the stored report
 
-    # Session and user, the collection, the judge menu, the runs, the revisions, the stored report.
-    with django_assert_num_queries(7):
+    # Session and user, the collection, the judge menu, the runs' names and a page of their validations,
+    # the revisions, the stored report.
+    with django_assert_num_queries(8):
         response = client.get(url)
 
     assert response.status_code == 200

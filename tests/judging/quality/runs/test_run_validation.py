@@ -156,3 +156,40 @@ def test_the_import_command_prints_the_warnings(tmp_path, collection):
     assert (
         "  warning: Ranking depth per topic: 1 topic ranked shallower than the run's 2: 1_2" in out.getvalue()
     )
+
+
+def test_the_run_reports_page_shows_each_runs_checks_and_depth_span_not_each_topics_depth(
+    tmp_path, client, collection
+):
+    path = tmp_path / "short.run"
+    path.write_bytes(_trec(["1_1 Q0 a 1 3.0 bm25", "1_1 Q0 b 2 2.0 bm25", "1_2 Q0 a 1 1.0 bm25"]))
+    run_import(path=path, collection=collection)
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("judging:quality-runs", args=[collection.name]))
+
+    assert response.status_code == 200
+    [shown] = response.context["runs"]
+    assert shown.name == "bm25"
+    assert shown.warnings == Run.objects.get().report["warnings"]
+    assert shown.depth == {"min": 1, "median": 1.5, "max": 2}
+    html = response.content.decode()
+    assert "Accepted with 2 warnings." in html
+    assert "Ranking depth per topic: min 1, median 1.5, max 2" in html
+    # Each topic's depth grows with the topics times the runs: it stays in the report and the command's JSON.
+    assert not hasattr(shown, "depth_by_topic")
+    assert "<td>1_1</td>" not in html
+
+
+def test_the_run_reports_page_shows_a_page_of_validations(tmp_path, client, collection, monkeypatch):
+    monkeypatch.setattr("judging.quality.runs.views.RUNS_PER_PAGE", 1)
+    for tag in ("alpha", "beta"):
+        path = tmp_path / f"{tag}.run"
+        path.write_bytes(_trec([f"1_1 Q0 a 1 3.0 {tag}"]))
+        run_import(path=path, collection=collection)
+    client.force_login(OrganiserFactory())
+
+    response = client.get(reverse("judging:quality-runs", args=[collection.name]), {"page": 2})
+
+    assert [run.name for run in response.context["runs"]] == ["beta"]
+    assert 'id="run-report-pages"' in response.content.decode()

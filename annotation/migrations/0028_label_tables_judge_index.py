@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0026_copy_kept_pair_counts"),
+        ("annotation", "0027_judge_labels"),
     ]
 
     operations = [
