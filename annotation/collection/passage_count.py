@@ -28,6 +28,7 @@ from typing import Any
 from django.db import connections, transaction
 
 from annotation.models import Passage, PassageCount
+from core.triggers import tables_present, triggers_on
 
 PREFIX = "assay_passage_count"
 
@@ -70,20 +71,10 @@ def passage_count_install(*, using: str = "default") -> bool:
     passages, kept = _quoted(using)
     wanted = _functions(using)
     with transaction.atomic(using=using), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_class WHERE relname = ANY(%s) AND relkind IN ('r', 'p')"
-            " AND pg_table_is_visible(oid)",
-            [[Passage._meta.db_table, PassageCount._meta.db_table]],
-        )
-        if cursor.fetchone()[0] < 2:
+        if len(tables_present(cursor, [Passage._meta.db_table, PassageCount._meta.db_table])) < 2:
             return False
-        cursor.execute(
-            "SELECT t.tgname, p.prosrc FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-            " JOIN pg_proc p ON p.oid = t.tgfoid WHERE c.relname = %s AND pg_table_is_visible(c.oid)"
-            " AND t.tgname LIKE %s",
-            [Passage._meta.db_table, f"{PREFIX}%"],
-        )
-        present: dict[str, Any] = dict(cursor.fetchall())
+        on_passages = triggers_on(cursor, [Passage._meta.db_table]).get(Passage._meta.db_table, {})
+        present = {name: source for name, source in on_passages.items() if name.startswith(PREFIX)}
         if present == {name: _body(statement) for name, (_, statement) in wanted.items()}:
             return False
         # Locks the passages against writes until commit: no row slips between the count and the triggers.
