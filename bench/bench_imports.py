@@ -24,9 +24,16 @@ split, and the rows written by psycopg's COPY into a plain table of text columns
    of six sentences imported a block at a time (today's) beside a block of one, the former import's
    response and its sentences at a time, each into a collection of its own.
 
+5. A TREC RAG nugget evaluation (--only nuggets): nuggetizer's assignments files of --nugget-runs answer runs
+   x --nugget-topics topics x --nuggets nuggets a topic (default 30 x 2,180 x 12: 784,800 labels, the
+   evaluation `load_real_size --scale 10` builds), imported a run's file at a time (the first makes the
+   judge's nugget lists, the others are matched against them), beside the raw COPY of the same labels (run,
+   topic, nugget text, label) and the files' reading.
+
 Usage: python bench/bench_imports.py [--runs 40] [--turns 116] [--depth 1000] [--qrels-mb 200]
                                      [--run-mb 200] [--passages-mb 200] [--beside-passages 100000]
-                                     [--answers 3000] [--only qrels,runs,memory,beside]
+                                     [--answers 3000] [--nugget-runs 30] [--nugget-topics 2180] [--nuggets 12]
+                                     [--only qrels,runs,memory,beside,nuggets]
 """
 
 from __future__ import annotations
@@ -440,6 +447,70 @@ def bench_beside(scratch: Path, n_passages: int, n_answers: int) -> None:
     )
 
 
+def bench_nuggets(scratch: Path, n_runs: int, n_topics: int, n_nuggets: int) -> None:
+    from annotation.collection.io import run_import
+    from annotation.models import Judge, NuggetAssignment
+    from annotation.rag_nuggets.formats import AssignedAnswer, FileNugget, assignment_line
+    from annotation.rag_nuggets.io import assignments_import
+    from annotation.services import collection_get_or_create
+
+    rng = random.Random(12)
+    collection = collection_get_or_create(name="nuggets")
+    topics = [f"2024-{t:06d}" for t in range(n_topics)]
+    texts = {
+        qid: [f"{k + 1}. {' '.join(rng.choices(WORDS, k=7))}" for k in range(n_nuggets)] for qid in topics
+    }
+    labels = ("support", "partial_support", "not_support")
+    files: list[Path] = []
+    rows: list[tuple[str, str, str, str]] = []
+    for r in range(n_runs):
+        run = f"rag-{r + 1:02d}"
+        answers, lines = [], []
+        for qid in topics:
+            sentences = [" ".join(rng.choices(WORDS, k=14)) for _ in range(3)]
+            answers.append(
+                {
+                    "run_id": run,
+                    "topic_id": qid,
+                    "topic": f"question {qid}",
+                    "references": ["d0"],
+                    "response_length": 0,
+                    "answer": [{"text": text, "citations": [0]} for text in sentences],
+                }
+            )
+            nuggets = [
+                FileNugget(text, "vital" if k < n_nuggets * 2 // 5 else "okay", rng.choice(labels))
+                for k, text in enumerate(texts[qid])
+            ]
+            rows += [(run, qid, n.text, n.assignment) for n in nuggets]
+            record = AssignedAnswer(
+                qid=qid, query=f"question {qid}", run_id=run, answer_text=" ".join(sentences), nuggets=nuggets
+            )
+            lines.append(assignment_line(record))
+        run_import(path=_jsonl(scratch / f"{run}.jsonl", answers), collection=collection)
+        path = scratch / f"{run}.assignments.jsonl"
+        path.write_text("".join(lines), encoding="utf-8")
+        files.append(path)
+    judge = Judge.objects.create(name="nuggetizer", kind=Judge.Kind.LLM)
+    start = time.perf_counter()
+    for path in files:
+        assignments_import(path=path, collection=collection, judge=judge)
+    ours = time.perf_counter() - start
+    assert NuggetAssignment.objects.filter(judge=judge).count() == len(rows)
+    start = time.perf_counter()
+    for path in files:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                json.loads(line)
+    reading = time.perf_counter() - start
+    baseline = raw_copy(4, rows)
+    print(
+        f"nuggets: {len(rows):,} assignment labels ({n_runs} runs x {n_topics:,} topics x {n_nuggets} nuggets), "
+        f"a run's file at a time, imported in {ours:.1f} s; reading the files {reading:.1f} s, raw COPY of the "
+        f"labels {baseline:.1f} s; ratio {ours / (reading + baseline):.1f}x the two"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -452,7 +523,12 @@ def main() -> None:
     parser.add_argument("--passages-mb", type=int, default=200, help="memory: passages file size (0: skip)")
     parser.add_argument("--beside-passages", type=int, default=100_000, help="beside: passages imported")
     parser.add_argument("--answers", type=int, default=3000, help="beside: TREC RAG answers imported")
-    parser.add_argument("--only", default="qrels,runs,memory,beside", help="which figures, comma-separated")
+    parser.add_argument("--nugget-runs", type=int, default=30, help="nuggets: answer runs assessed")
+    parser.add_argument("--nugget-topics", type=int, default=2180, help="nuggets: topics of each run")
+    parser.add_argument("--nuggets", type=int, default=12, help="nuggets: nuggets a topic")
+    parser.add_argument(
+        "--only", default="qrels,runs,memory,beside,nuggets", help="which figures, comma-separated"
+    )
     parser.add_argument("--child", nargs=3, metavar=("MEASURED", "KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -468,6 +544,8 @@ def main() -> None:
         bench_memory(scratch, {"qrels": args.qrels_mb, "run": args.run_mb, "passages": args.passages_mb})
     if "beside" in only:
         bench_beside(scratch, args.beside_passages, args.answers)
+    if "nuggets" in only:
+        bench_nuggets(scratch, args.nugget_runs, args.nugget_topics, args.nuggets)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ class Command(BaseCommand):
         "are absent), 45 runs, 3 pools, 5 machine judges, 10 assessors with work in progress, support work and "
         "2 crowd campaigns, a nugget evaluation of the answer runs; passage texts are generated. --scale N "
         "builds N times as much (--scale 10 is a TREC track's size; runs stop at 90 and assessors at 50). "
-        "On a 2-core machine under load, --scale 10 took: topics 30 s, passages 114 s, ranked runs 287 s, "
-        "answer runs 136 s, machine judges 320 s, pools 300 s, assessors 73 s, crowd campaigns 31 s, "
-        "nugget assignments 529 s: 1,903 s in all (docs/performance.md)."
+        "On a 2-core machine at load 1-2, --scale 10 took: topics 1 s, passages 12 s, ranked runs 24 s, "
+        "answer runs 8 s, machine judges 26 s, pools 20 s, assessors 7 s, crowd campaigns 9 s, "
+        "nugget assignments 43 s: 151 s in all (docs/performance.md)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
