@@ -59,6 +59,21 @@ def judges_with_label_counts(
     return labelled.annotate(labels=Sum("label_counts__label_count")).order_by("name")
 
 
+def labels_kept_count(
+    *, collection: Collection, task: str, judge_id: int | None = None, condition: str | None = None
+) -> int:
+    """How many labels of `task` the collection holds (of one judge, in one condition), from the kept
+    counts: a list's total that costs the same whatever the number of labels. Only for a task that keeps
+    every stored value as a label (the kept counts leave out values that are no judgment)."""
+    declared = label_task(task)
+    if declared.agreement is not None and declared.agreement.excluded:
+        raise ValueError(f"the kept counts of {task} leave out {declared.agreement.excluded}: count its rows")
+    rows = _kept(collection, [task], None if condition is None else [condition])
+    if judge_id is not None:
+        rows = rows.filter(judge_id=judge_id)
+    return rows.aggregate(n=Sum("label_count"))["n"] or 0
+
+
 def label_conditions(*, collection: Collection, task: str) -> set[str]:
     """The conditions the labels of `task` in the collection were given in ("" for a task without)."""
     return set(_kept(collection, [task], None).values_list("condition", flat=True).distinct())

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.contrib.auth import authenticate
@@ -17,6 +18,7 @@ from rest_framework.response import Response as ApiResponse
 
 from annotation.api import serializers as s
 from annotation.judge_access import import_judge_refusal, judges_readable
+from annotation.judge_menus import labels_kept_count
 from annotation.models import (
     Collection,
     Judge,
@@ -160,19 +162,22 @@ class JudgeList(generics.ListAPIView):
 _Labels = TypeVar("_Labels", bound=Model)
 
 
-def _whose(labels: QuerySet[_Labels], request: Request, judge_name: str | None) -> QuerySet[_Labels]:
+def _whose(
+    labels: QuerySet[_Labels], request: Request, judge_name: str | None
+) -> tuple[QuerySet[_Labels], int | None]:
     """The labels a list shows: an organiser's, of the judge named (every judge's without one); anyone
-    else's, their own. The one judge's pk is read first: filtered on it rather than on a join to the
-    judges, the planner knows from the label table's statistics how many labels that judge has, and reads
-    a judge with few along the (judge, ...) index instead of walking every label in id order to find them."""
+    else's, their own; and the one judge's pk (None: every judge's; 0: no such judge). The pk is read
+    first: filtered on it rather than on a join to the judges, the planner knows from the label table's
+    statistics how many labels that judge has, and reads a judge with few along the (judge, ...) index
+    instead of walking every label in id order to find them."""
     if request.user.is_staff:
         if not judge_name:
-            return labels
+            return labels, None
         judges = Judge.objects.filter(name=judge_name)
     else:
         judges = Judge.objects.filter(user=signed_in_user(request))
     judge = judges.values_list("pk", flat=True).first()
-    return labels.filter(judge_id=judge) if judge is not None else labels.none()
+    return (labels.filter(judge_id=judge), judge) if judge is not None else (labels.none(), 0)
 
 
 class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
@@ -186,18 +191,24 @@ class RelevanceJudgmentList(StrictBodies, generics.GenericAPIView):
     """
 
     serializer_class = s.RelevanceJudgmentOutput
+    counted: Callable[[], int]
 
     def get_permissions(self) -> Sequence[_SupportsHasPermission]:
         if self.request.method == "POST":
             return [IsAuthenticated(), IsOrganiser()]
         return super().get_permissions()
 
+    def kept_count(self) -> int:
+        """The page's total from the judges' kept counts, not a count of every grade listed."""
+        return self.counted()
+
     @extend_schema(parameters=[s.RelevanceJudgmentQuery], responses=s.RelevanceJudgmentOutput(many=True))
     def get(self, request: Request, collection: str) -> ApiResponse:
         query = query_input(request, s.RelevanceJudgmentQuery)
         target = get_object_or_404(Collection, name=collection)
         queryset = RelevanceJudgment.objects.filter(turn__collection=target).select_related("judge", "turn")
-        queryset = _whose(queryset, request, query.get("judge"))
+        queryset, judge = _whose(queryset, request, query.get("judge"))
+        self.counted = partial(labels_kept_count, collection=target, task="relevance", judge_id=judge)
         page = self.paginate_queryset(queryset.order_by("id"))
         return self.get_paginated_response(s.RelevanceJudgmentOutput(page, many=True).data)
 
@@ -258,13 +269,27 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
     """
 
     serializer_class = s.SupportJudgmentOutput
+    counted: Callable[[], int] | None = None
 
     def get_queryset(self) -> QuerySet[SupportJudgment]:
+        collection = _collection(self)
         queryset = SupportJudgment.objects.filter(
-            sentence__response__run__collection=_collection(self)
+            sentence__response__run__collection=collection
         ).select_related("judge", "sentence__response__run", "sentence__response__turn")
         params = query_input(self.request, s.SupportJudgmentQuery)
-        queryset = _whose(queryset, self.request, params.get("judge"))
+        queryset, judge = _whose(queryset, self.request, params.get("judge"))
+        # A run or a topic narrows the labels past what the kept counts tell apart: those are counted.
+        self.counted = (
+            None
+            if params.get("run") or params.get("topic")
+            else partial(
+                labels_kept_count,
+                collection=collection,
+                task="support",
+                judge_id=judge,
+                condition=params.get("condition") or None,
+            )
+        )
         if params.get("run"):
             queryset = queryset.filter(sentence__response__run__name=params["run"])
         if params.get("topic"):
@@ -272,6 +297,10 @@ class SupportJudgmentList(StrictBodies, generics.ListAPIView):
         if params.get("condition"):
             queryset = queryset.filter(condition=params["condition"])
         return queryset.order_by("id")
+
+    def kept_count(self) -> int | None:
+        """The page's total from the judges' kept counts (None: count the rows)."""
+        return self.counted() if self.counted is not None else None
 
     @extend_schema(parameters=[s.SupportJudgmentQuery])
     def get(self, request: Request, *args: Any, **kwargs: Any) -> ApiResponse:

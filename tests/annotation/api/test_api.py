@@ -6,6 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotation.api import views
 from annotation.models import Judge, RelevanceJudgment
 from tests.factories import (
     AssessorJudgeFactory,
@@ -246,3 +247,22 @@ def test_deploy_check_fails_without_a_secret_key():
     assert result.returncode != 0
     # Not even the check starts: the settings refuse a production start without a key.
     assert "ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+
+
+def test_the_grade_list_counts_from_the_judges_kept_counts_not_the_grades(turn, monkeypatch):
+    nist = Judge.objects.create(name="nist", kind=Judge.Kind.IMPORTED)
+    for pid in ("a", "b", "c"):
+        RelevanceJudgmentFactory(judge=nist, turn=turn, passage_id=pid)
+    RelevanceJudgmentFactory(judge=AssessorJudgeFactory(), turn=turn, passage_id="d")
+    other = TurnFactory(topic=TopicFactory(collection=CollectionFactory(name="c2"), number="8"), position=1)
+    RelevanceJudgmentFactory(judge=nist, turn=other, passage_id="a")
+    client = APIClient()
+    client.force_authenticate(OrganiserFactory())
+
+    every = client.get("/api/collections/c1/judgments/relevance/?limit=1").json()
+    named = client.get("/api/collections/c1/judgments/relevance/?judge=nist&limit=1").json()
+    # The total is the kept counts' answer, whatever the grades listed: not a count of the grades.
+    monkeypatch.setattr(views, "labels_kept_count", lambda **kwargs: 99)
+    kept = client.get("/api/collections/c1/judgments/relevance/?limit=1").json()
+
+    assert (every["count"], named["count"], kept["count"]) == (4, 3, 99)
