@@ -47,6 +47,9 @@ trap 'exit 143' TERM
 # Starts `manage.py <command>` on a free port and sets $url to the address it prints.
 start_fake() {
   local log="$tmp/run-$1-$port.log"
+  # Made before the fake starts: the backgrounded command opens it in its own time, and a read of a log not
+  # there yet fails the script (set -e).
+  : >"$log"
   "$py" manage.py "$1" --port 0 --stop-with-parent >"$log" 2>&1 &
   last=$!
   children+=("$last")
