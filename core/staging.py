@@ -75,6 +75,20 @@ class Stage:
                 cursor.execute(f"CREATE INDEX {index} ON {self.table} ({', '.join(columns_of)})")
             cursor.execute(f"ANALYZE {self.table}")  # the planner knows nothing of a fresh temporary table
 
+    def sampled(
+        self, where: str, *, columns: str, params: Sequence[Any] = (), limit: int
+    ) -> tuple[int, list[tuple[Any, ...]]]:
+        """How many rows of the stage (aliased `s`) meet `where`, and the first `limit` of them by line,
+        each as `columns`: what a check reports of the rows it refuses (the count, then a few by line)."""
+        rows = f"FROM {self.table} s WHERE {where}"
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) {rows}", list(params))
+            (count,) = cursor.fetchone()
+            if not count:
+                return 0, []
+            cursor.execute(f"SELECT {columns} {rows} ORDER BY s.line LIMIT %s", [*params, limit])
+            return count, [tuple(row) for row in cursor.fetchall()]
+
     def repeated(self, *, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
         """How many rows repeat the key of an earlier line, and the first `limit` of them by line, each as
         (line, *key, the key's first line)."""

@@ -175,19 +175,13 @@ class RelevanceStage(Stage):
 
     def without_passage(self, *, collection: Collection, limit: int) -> tuple[int, list[tuple[int, str]]]:
         """How many rows name a passage the collection lacks, and the first `limit` (line, passage id)."""
-        missing = (
-            f"FROM {self.table} s WHERE NOT EXISTS (SELECT 1 FROM {_table(Passage)} p "
-            "WHERE p.collection_id = %s AND p.passage_id = s.passage_id)"
+        return self.sampled(
+            f"NOT EXISTS (SELECT 1 FROM {_table(Passage)} p "
+            "WHERE p.collection_id = %s AND p.passage_id = s.passage_id)",
+            columns="s.line, s.passage_id",
+            params=[collection.pk],
+            limit=limit,
         )
-        with self.connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) {missing}", [collection.pk])
-            (count,) = cursor.fetchone()
-            if not count:
-                return 0, []
-            cursor.execute(
-                f"SELECT s.line, s.passage_id {missing} ORDER BY s.line LIMIT %s", [collection.pk, limit]
-            )
-            return count, cursor.fetchall()
 
 
 @contextmanager

@@ -184,18 +184,11 @@ class SupportStage(Stage):
     def unresolved(self, *, limit: int) -> tuple[int, list[tuple[int, str, str, int, str, bool]]]:
         """How many rows name no sentence or a passage their sentence does not cite, and the first `limit`
         by line as (line, run, topic, sentence index, passage id, whether the sentence exists)."""
-        bad = f"FROM {self.table} WHERE citation_index IS NULL"
-        with self.connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) {bad}")
-            (count,) = cursor.fetchone()
-            if not count:
-                return 0, []
-            cursor.execute(
-                "SELECT line, run_id, topic_id, sentence_index, passage_id, sentence_id IS NOT NULL "
-                f"{bad} ORDER BY line LIMIT %s",
-                [limit],
-            )
-            return count, cursor.fetchall()
+        return self.sampled(
+            "s.citation_index IS NULL",
+            columns="s.line, s.run_id, s.topic_id, s.sentence_index, s.passage_id, s.sentence_id IS NOT NULL",
+            limit=limit,
+        )
 
 
 @contextmanager
