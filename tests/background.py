@@ -75,3 +75,17 @@ def worker_start(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
         "0.1",
     ]
     return subprocess.Popen([*command, *args], cwd=REPO, env=env, stdout=subprocess.DEVNULL)
+
+
+def worker_batch(env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """A real `manage.py task_worker --batch` on the test database, run until the queue is empty; it must
+    end well (its stderr's end is the failure message)."""
+    finished = subprocess.run(
+        [sys.executable, "manage.py", "task_worker", "--batch", "--no-startup-delay"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    return finished

@@ -22,7 +22,7 @@ from judging.machine.jobs.base import LOAD_BATCH
 from judging.machine.jobs.state import INTERRUPTED, jobs_read
 from judging.machine.tasks import judge_job_queue, judge_job_resume
 from judging.models import JudgeJob, LlmCall
-from tests.background import worker_env, worker_start
+from tests.background import worker_batch, worker_env, worker_start
 from tests.conftest import REPO
 from tests.factories import (
     CollectionFactory,
@@ -120,14 +120,7 @@ def test_a_job_whose_worker_is_killed_shows_interrupted_at_once_and_resumes_from
     job.refresh_from_db()
     assert job.status == "pending"
     asked_before = len(fake_openai.received)
-    finished = subprocess.run(
-        [sys.executable, "manage.py", "task_worker", "--batch", "--no-startup-delay"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        timeout=120,
-    )
-    assert finished.returncode == 0, finished.stderr[-2000:]
+    worker_batch(env)
 
     job.refresh_from_db()
     assert (job.status, job.units_done, job.units_total) == ("done", UNITS, UNITS)
@@ -193,14 +186,7 @@ def test_a_job_of_several_batches_killed_mid_way_resumes_and_labels_every_unit_o
 
     _until(lambda: jobs_read([JudgeJob.objects.get(pk=job.pk)])[0].state == INTERRUPTED, what="interrupted")
     judge_job_resume(job=JudgeJob.objects.get(pk=job.pk))
-    finished = subprocess.run(
-        [sys.executable, "manage.py", "task_worker", "--batch", "--no-startup-delay"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        timeout=120,
-    )
-    assert finished.returncode == 0, finished.stderr[-2000:]
+    worker_batch(env)
 
     job.refresh_from_db()
     assert (job.status, job.units_done, job.units_total, job.calls_made) == ("done", units, units, units)
@@ -234,14 +220,7 @@ def test_a_worker_told_to_stop_in_the_middle_queues_its_job_again(client, twelve
     assert first.status == "FAILED"  # the stopped run's task
     assert (job.status, DBTaskResult.objects.get(id=job.task_id).status) == ("pending", "READY")
 
-    finished = subprocess.run(
-        [sys.executable, "manage.py", "task_worker", "--batch", "--no-startup-delay"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        timeout=120,
-    )
-    assert finished.returncode == 0, finished.stderr[-2000:]
+    worker_batch(env)
     job.refresh_from_db()
     assert (job.status, job.units_done) == ("done", UNITS)
     assert RelevanceJudgment.objects.filter(judge__name="killed").count() == UNITS
