@@ -8,6 +8,9 @@ import http.client
 import json
 import re
 import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
 
@@ -15,6 +18,31 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def wait_ready(
+    port: int,
+    processes: Mapping[str, subprocess.Popen],
+    log_tail: Callable[[], str],
+    *,
+    timeout: float = 60,
+    every: float = 0.2,
+) -> None:
+    """Until plain http to 127.0.0.1:`port` answers /readyz with 200; fails at once, with the log's
+    tail, when one of `processes` has ended, and after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for name, process in processes.items():
+            assert process.poll() is None, f"{name} ended: {log_tail()}"
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(every)
+    raise AssertionError(f"127.0.0.1:{port} did not become ready in {timeout:.0f} s: {log_tail()}")
 
 
 def page_attr(page: bytes, name: str) -> str:

@@ -10,7 +10,6 @@ databases beside the test cluster's; it is skipped where PostgreSQL or Redis is 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import os
 import re
@@ -27,7 +26,7 @@ import pytest
 
 from tests.judging.fake_openai import FakeOpenAI
 from tests.stack_browser import Browser as StackBrowser
-from tests.stack_browser import free_port, page_attr
+from tests.stack_browser import free_port, page_attr, wait_ready
 
 pytestmark = [pytest.mark.stack]
 
@@ -122,19 +121,13 @@ def stack():
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert server.poll() is None, f"serve.sh ended: {log.seek(0) or log.read()[-3000:]}"
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                conn.request("GET", "/readyz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.5)
-        else:
-            pytest.fail(f"the stack did not become ready: {log.seek(0) or log.read()[-3000:]}")
+        wait_ready(
+            port,
+            {"serve.sh": server},
+            lambda: log.seek(0) or log.read()[-3000:],
+            timeout=120,
+            every=0.5,
+        )
         seed_env = {**env, "DATABASE_URL": database_url, "DEBUG": "0"}
         seeded = subprocess.run(
             [sys.executable, "manage.py", "shell", "-c", SEED],

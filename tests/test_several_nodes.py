@@ -35,7 +35,7 @@ import psycopg
 import pytest
 
 from tests.stack_browser import Browser as StackBrowser
-from tests.stack_browser import free_port, page_attr
+from tests.stack_browser import free_port, page_attr, wait_ready
 
 pytestmark = [pytest.mark.stack]
 
@@ -139,22 +139,6 @@ class Browser(StackBrowser):
         self.nodes.append(response.headers.get("X-Upstream", ""))
 
 
-def _wait_ready(port: int, processes: dict[str, subprocess.Popen], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        for name, process in processes.items():
-            assert process.poll() is None, f"{name} ended: {log.read_text()[-3000:]}"
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/readyz")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"node :{port} did not become ready: {log.read_text()[-3000:]}")
-
-
 @pytest.fixture
 def nodes(tmp_path):
     from django.conf import settings
@@ -244,7 +228,7 @@ def nodes(tmp_path):
             start_new_session=True,
         )
         for port in ports:
-            _wait_ready(port, processes, log_path)
+            wait_ready(port, processes, lambda: log_path.read_text()[-3000:])
         deadline = time.monotonic() + 20
         while True:  # and the proxy in front of them
             with contextlib.suppress(OSError):
