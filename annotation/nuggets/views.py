@@ -32,7 +32,7 @@ from annotation.nuggets.selectors import (
 )
 from annotation.nuggets.services import gold_response_save
 from annotation.permissions import is_organiser
-from annotation.selectors import assessor_judge, collection_counts, turn_places
+from annotation.selectors import assessor_judge, collection_counts, turns_in_reading_order
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
 from core.api_errors import form_error_json
@@ -142,12 +142,15 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
     # A page of turns at a time in reading order, and one grouped query per count over that page's
     # turns only: counting nuggets and relevant passages in one query joins both tables to every turn, and
     # counting them over every turn grows with the collection.
-    # The order from every turn's id alone; then only the page's turns are read whole.
-    order = turn_places(collection=collection).pks
-    pager = page_of(request, order, param="page", anchor="nugget-turns", per_page=TURNS_PER_PAGE)
-    pks: list[int] = list(pager.page.object_list)
-    found = Turn.objects.select_related("topic").in_bulk(pks)
-    shown = [found[pk] for pk in pks]
+    pager = page_of(
+        request,
+        turns_in_reading_order(collection=collection),
+        param="page",
+        anchor="nugget-turns",
+        per_page=TURNS_PER_PAGE,
+    )
+    shown: list[Turn] = list(pager.page.object_list)
+    pks = [turn.pk for turn in shown]
     nuggets = _count_by_turn(Nugget.objects.filter(judge=judge, turn_id__in=pks)) if judge is not None else {}
     relevant = (
         _count_by_turn(
