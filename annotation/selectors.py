@@ -14,6 +14,7 @@ from annotation.models import (
     Collection,
     Judge,
     JudgeLabels,
+    NuggetTurnCount,
     PassageCount,
     Pool,
     Ranking,
@@ -31,7 +32,7 @@ def collection_tables() -> tuple[type[Model], ...]:
     fingerprint: all of annotation's but the assessors' leases and pauses, which hold no label, and the
     judges with labels, which PostgreSQL derives from the label tables (whose revisions cover it) and which
     keeps no revision of its own."""
-    skipped = {WorkSlot, AssessorPause, JudgeLabels}
+    skipped = {WorkSlot, AssessorPause, JudgeLabels, NuggetTurnCount}
     annotation = apps.get_app_config("annotation")
     return tuple(m for m in annotation.get_models(include_auto_created=True) if m not in skipped)
 

@@ -25,8 +25,11 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, GoldResponse, Judge, Nugget, RelevanceJudgment, Turn
 from annotation.nuggets.selectors import (
     NuggetStats,
+    TurnCounts,
     nugget_payload,
-    nugget_stats,
+    nugget_set_stats,
+    nugget_turn_counts,
+    nugget_turn_rows,
     relevance_judge_chosen,
     relevant_passages,
 )
@@ -312,14 +315,23 @@ def nugget_stats_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         if chosen is None and (own is None or wanted != str(own.pk)):
             raise Http404("no such nugget set")
         judge = chosen or own
-    summaries = [nugget_stats(collection=collection, judge=j) for j in judges]
+    # Every set's figures and a page of the chosen set's turns, from the counts PostgreSQL keeps per
+    # judge and turn: the same queries whatever the sets' sizes.
+    summaries = nugget_set_stats(collection=collection, judges=judges)
+    turns: list[TurnCounts] = []
+    pager = None
     if judge is not None:
-        stats = nugget_stats(collection=collection, judge=judge)
+        stats = next((s for s in summaries if s.judge.pk == judge.pk), None)
+        if stats is None:
+            stats = nugget_set_stats(collection=collection, judges=[judge])[0]
+        rows = nugget_turn_rows(collection=collection, judge=judge)
+        pager = page_of(request, rows, param="page", anchor="nugget-stats", per_page=TURNS_PER_PAGE)
+        turns = nugget_turn_counts(pager.page.object_list, stats=stats)
     else:  # an assessor with no labels yet: their (empty) set, under the name it will have
         label = assessor_judge_name(request.user.get_username())
         stats = NuggetStats(judge=Judge(name=label, kind=Judge.Kind.ASSESSOR))
     return render(
         request,
         "nuggets/stats.html",
-        {"collection": collection, "stats": stats, "summaries": summaries},
+        {"collection": collection, "stats": stats, "summaries": summaries, "turns": turns, "pager": pager},
     )
