@@ -10,8 +10,9 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Every table of the collection and its labels may be read by a stored report: each keeps a
-        # revision (core/revisions.py) its fingerprint reads. The judges with labels are the labels'
-        # bookkeeping: a report that reads them declares the label tables, whose revisions cover them.
+        # revision (core/revisions.py) its fingerprint reads. The judges with labels and the nugget counts
+        # are the labels' bookkeeping: a report that reads them declares the label tables, whose revisions
+        # cover them.
         post_migrate.connect(
             revisions_install_receiver(exclude={"judgelabels", "nuggetturncount"}),
             sender=self,
