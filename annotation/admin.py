@@ -199,6 +199,24 @@ class JudgeLabelsAdmin(admin.ModelAdmin):
         return False
 
 
+@admin.register(models.NuggetTurnCount)
+class NuggetTurnCountAdmin(admin.ModelAdmin):
+    """Read only: PostgreSQL writes the counts with the nuggets (annotation/nuggets/counts.py)."""
+
+    list_display = ["judge", "turn", "covered", "nuggets", "words", "unmarked", "derived", "derived_unmarked"]
+    list_filter = ["collection"]
+    search_fields = ["judge__name", "turn__turn_id"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
 @admin.register(models.NuggetEdit)
 class NuggetEditAdmin(admin.ModelAdmin):
     list_display = ["judge", "turn", "action", "user", "created_at"]

@@ -10,10 +10,11 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Every table of the collection and its labels may be read by a stored report: each keeps a
-        # revision (core/revisions.py) its fingerprint reads. The judges with labels are the labels'
-        # bookkeeping: a report that reads them declares the label tables, whose revisions cover them.
+        # revision (core/revisions.py) its fingerprint reads. The judges with labels and the nugget counts
+        # are the labels' bookkeeping: a report that reads them declares the label tables, whose revisions
+        # cover them.
         post_migrate.connect(
-            revisions_install_receiver(exclude={"judgelabels"}),
+            revisions_install_receiver(exclude={"judgelabels", "nuggetturncount"}),
             sender=self,
             weak=False,
             dispatch_uid="annotation-revisions",
@@ -32,4 +33,11 @@ class AnnotationConfig(AppConfig):
         # The collections' passage counts, kept by triggers on the passages' table (once the models load).
         post_migrate.connect(
             passage_count_install_receiver, sender=self, weak=False, dispatch_uid="annotation-passage-count"
+        )
+
+        from annotation.nuggets.counts import nugget_counts_install_receiver
+
+        # The nugget sets' counts per turn, kept by triggers on the nuggets' and the set turns' tables.
+        post_migrate.connect(
+            nugget_counts_install_receiver, sender=self, weak=False, dispatch_uid="annotation-nugget-counts"
         )

@@ -7,13 +7,14 @@ from typing import NamedTuple, Protocol
 
 from django.apps import apps
 from django.contrib.auth.models import User
-from django.db.models import Count, Model
+from django.db.models import Count, Model, QuerySet
 
 from annotation.models import (
     AssessorPause,
     Collection,
     Judge,
     JudgeLabels,
+    NuggetTurnCount,
     PassageCount,
     Pool,
     Ranking,
@@ -31,7 +32,7 @@ def collection_tables() -> tuple[type[Model], ...]:
     fingerprint: all of annotation's but the assessors' leases and pauses, which hold no label, and the
     judges with labels, which PostgreSQL derives from the label tables (whose revisions cover it) and which
     keeps no revision of its own."""
-    skipped = {WorkSlot, AssessorPause, JudgeLabels}
+    skipped = {WorkSlot, AssessorPause, JudgeLabels, NuggetTurnCount}
     annotation = apps.get_app_config("annotation")
     return tuple(m for m in annotation.get_models(include_auto_created=True) if m not in skipped)
 
@@ -123,18 +124,28 @@ class TurnPlaces(NamedTuple):
     places: list[int]
 
 
+def turns_in_reading_order(*, collection: Collection) -> QuerySet[Turn]:
+    """The collection's turns as people read them (`natural_key` of their ids: '2_2', '2_10', '10_1'),
+    ordered by the database on the kept reading order, so that a page of them reads only its slice. Ids
+    that read the same ('1-2' and '1_2') keep the order they were made in."""
+    return Turn.objects.filter(collection=collection).order_by("reading_order", "id")
+
+
 def turn_places(*, collection: Collection) -> TurnPlaces:
-    """Every turn of the collection with its place in reading order (`natural_key` of its id), so that an
-    export orders its rows by turn in the database and streams them instead of sorting them all in Python."""
-    turns = sorted(
-        Turn.objects.filter(collection=collection).values_list("pk", "turn_id"),
-        key=lambda t: natural_key(t[1]),
-    )
+    """Every turn of the collection with its place in reading order, so that an export orders its rows by
+    turn in the database and streams them instead of sorting them all in Python."""
+    turns = turns_in_reading_order(collection=collection).values_list("pk", "turn_id", "reading_order")
+    pks: list[int] = []
+    turn_ids: list[str] = []
     places: list[int] = []
-    for index, (_pk, turn_id) in enumerate(turns):
-        tied = index and natural_key(turns[index - 1][1]) == natural_key(turn_id)
-        places.append(places[-1] if tied else index)
-    return TurnPlaces([pk for pk, _ in turns], [turn_id for _, turn_id in turns], places)
+    previous: bytes | None = None
+    for index, (pk, turn_id, order) in enumerate(turns):
+        order = bytes(order)
+        places.append(places[-1] if order == previous else index)
+        pks.append(pk)
+        turn_ids.append(turn_id)
+        previous = order
+    return TurnPlaces(pks, turn_ids, places)
 
 
 def qrels_dict(*, collection: Collection, judge: Judge) -> dict[str, dict[str, int]]:

@@ -25,6 +25,7 @@ from annotation.nuggets.models import (
     NtrJudgment,
     Nugget,
     NuggetSetTurn,
+    NuggetTurnCount,
 )
 from annotation.ptkb.models import PtkbJudgment
 from annotation.rag_nuggets.models import (
@@ -80,6 +81,7 @@ __all__ = [
     "WorkUnit",
     "WorkSlot",
     "NuggetSetTurn",
+    "NuggetTurnCount",
     "Condition",
     "WORK_CONDITIONS",
     "NuggetImportance",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from annotation.models.collection import Judge, Response, Turn
+from annotation.models.collection import Collection, Judge, Response, Turn
 from annotation.models.judgments import TimedJudgment
 
 # The most characters a nugget of a TREC RAG list may have. nuggetizer asks its LLM for nuggets of 1-12
@@ -132,3 +132,38 @@ class NuggetSetTurn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge_id} {self.turn_id} @{self.position}"
+
+
+class NuggetTurnCount(models.Model):
+    """A judge's nuggets on one turn, counted: what the nugget counts page and command show of a set, read
+    from one row per turn instead of every nugget of the set.
+
+    Written by PostgreSQL alone, in the writer's transaction, by the triggers on the nuggets' and the set
+    turns' tables (annotation/nuggets/counts.py), so that every writer keeps it true: the editors, the
+    imports, de-duplication, the admin. A row that has counted a (judge, turn) stays, at zero once its
+    nuggets are gone, so that concurrent writers of a turn wait on the same row. Nothing in Python
+    writes it.
+    """
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+", db_index=False)
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="+")
+    # The turn's, so that a set's rows in a collection are read on one index.
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # Whether the set lists the turn (a NuggetSetTurn), which it may with no nugget on it.
+    covered = models.BooleanField(default=False)
+    nuggets = models.IntegerField(default=0)
+    # Whitespace-separated tokens of the nuggets' texts, as Python's str.split() counts them.
+    words = models.BigIntegerField(default=0)
+    # Nuggets not marked as a duplicate of another of the set.
+    unmarked = models.IntegerField(default=0)
+    # Nuggets another set was derived from (a de-duplicated set's nugget has them as `original`), and
+    # those of them not marked as duplicates.
+    derived = models.IntegerField(default=0)
+    derived_unmarked = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["judge", "turn"], name="nugget_turn_count_unique")]
+        indexes = [models.Index(fields=["collection", "judge"], name="nugget_turn_count_set")]
+
+    def __str__(self) -> str:
+        return f"{self.judge_id} {self.turn_id}: {self.nuggets}"

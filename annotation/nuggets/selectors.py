@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Q, QuerySet, Sum
 
 from annotation.formats.base import excerpt
 from annotation.judge_access import NOT_SHARED, judge_readable
@@ -14,12 +15,11 @@ from annotation.models import (
     Collection,
     Judge,
     Nugget,
-    NuggetSetTurn,
+    NuggetTurnCount,
     Passage,
     RelevanceJudgment,
     Turn,
 )
-from core.ordering import natural_key
 
 # --- Selectors -------------------------------------------------------------------------------------
 
@@ -103,57 +103,98 @@ class TurnCounts:
 
 @dataclass
 class NuggetStats:
+    """A nugget set's figures in all: the turns it covers or has nuggets on, its nuggets, those that
+    survive de-duplication, their words; `derived` when a de-duplicated set was derived from it."""
+
     judge: Judge
-    turns: list[TurnCounts] = field(default_factory=list)
-
-    @property
-    def nuggets(self) -> int:
-        return sum(t.nuggets for t in self.turns)
-
-    @property
-    def deduplicated(self) -> int:
-        return sum(t.deduplicated for t in self.turns)
+    n_turns: int = 0
+    nuggets: int = 0
+    deduplicated: int = 0
+    words: int = 0
+    derived: bool = False
 
     @property
     def mean_words(self) -> float:
-        n = self.nuggets
-        return sum(t.words for t in self.turns) / n if n else 0.0
+        return self.words / self.nuggets if self.nuggets else 0.0
 
     @property
     def mean_per_turn(self) -> float:
-        return self.nuggets / len(self.turns) if self.turns else 0.0
+        return self.nuggets / self.n_turns if self.n_turns else 0.0
 
     @property
     def mean_deduplicated_per_turn(self) -> float:
-        return self.deduplicated / len(self.turns) if self.turns else 0.0
+        return self.deduplicated / self.n_turns if self.n_turns else 0.0
 
 
-def nugget_stats(*, collection: Collection, judge: Judge) -> NuggetStats:
-    """Per turn and in all: nuggets, de-duplicated nuggets, mean words per nugget (whitespace tokens).
+# The (judge, turn) rows of a set: a turn the set lists, or one it has nuggets on. A row at zero
+# (nuggets since deleted, a turn no longer listed) is kept by PostgreSQL and counts for nothing.
+_IN_SET = Q(covered=True) | Q(nuggets__gt=0)
+
+
+def nugget_set_stats(*, collection: Collection, judges: Iterable[Judge]) -> list[NuggetStats]:
+    """Each judge's nugget set in the collection, in all, from the counts PostgreSQL keeps per judge and turn
+    (annotation/nuggets/counts.py): one grouped query whatever the number of sets and nuggets.
 
     A nugget survives de-duplication when it is not marked as a duplicate and, if a de-duplicated set
     was derived from this one (another judge's nuggets whose `original` is here), when that set kept it.
     """
-    # Whether a de-duplicated set kept a nugget is an EXISTS per row, not an IN list of its ids, so the
-    # page's queries stay the same however many nuggets a set has.
-    rows = list(
-        Nugget.objects.filter(judge=judge, turn__collection=collection)
-        .annotate(kept=Exists(Nugget.objects.filter(original_id=OuterRef("pk"))))
-        .values_list("id", "turn__turn_id", "text", "duplicate_of_id", "kept")
+    judges = list(judges)
+    totals = {
+        row["judge_id"]: row
+        for row in NuggetTurnCount.objects.filter(collection=collection, judge__in=judges)
+        .filter(_IN_SET)
+        .values("judge_id")
+        .annotate(
+            n_turns=Count("pk"),
+            nuggets=Sum("nuggets"),
+            words=Sum("words"),
+            unmarked=Sum("unmarked"),
+            derived=Sum("derived"),
+            derived_unmarked=Sum("derived_unmarked"),
+        )
+        .order_by()
+    }
+    stats = []
+    for judge in judges:
+        row = totals.get(judge.pk)
+        if row is None:
+            stats.append(NuggetStats(judge=judge))
+            continue
+        derived = row["derived"] > 0
+        stats.append(
+            NuggetStats(
+                judge=judge,
+                n_turns=row["n_turns"],
+                nuggets=row["nuggets"],
+                deduplicated=row["derived_unmarked"] if derived else row["unmarked"],
+                words=row["words"],
+                derived=derived,
+            )
+        )
+    return stats
+
+
+def nugget_turn_rows(*, collection: Collection, judge: Judge) -> QuerySet[NuggetTurnCount]:
+    """A set's counts turn by turn, turns in reading order, for a page to read a page of
+    (`nugget_turn_counts` makes them rows)."""
+    return (
+        NuggetTurnCount.objects.filter(collection=collection, judge=judge)
+        .filter(_IN_SET)
+        .select_related("turn")
+        .only(*(f.name for f in NuggetTurnCount._meta.concrete_fields), "turn__turn_id")
+        .order_by("turn__reading_order", "turn_id")
     )
-    derived = any(row[4] for row in rows)
-    covered = [
-        turn_id
-        for turn_id in NuggetSetTurn.objects.filter(judge=judge, turn__collection=collection)
-        .order_by("position")
-        .values_list("turn__turn_id", flat=True)
+
+
+def nugget_turn_counts(rows: Iterable[NuggetTurnCount], *, stats: NuggetStats) -> list[TurnCounts]:
+    """Rows of `nugget_turn_rows` as a set's per-turn figures; `stats` (the set's, from `nugget_set_stats`)
+    says whether a de-duplicated set was derived from it, which decides what de-duplication kept."""
+    return [
+        TurnCounts(
+            turn_id=row.turn.turn_id,
+            nuggets=row.nuggets,
+            deduplicated=row.derived_unmarked if stats.derived else row.unmarked,
+            words=row.words,
+        )
+        for row in rows
     ]
-    counts: dict[str, TurnCounts] = {turn_id: TurnCounts(turn_id) for turn_id in covered}
-    for _pk, turn_id, text, duplicate_of, kept in rows:
-        entry = counts.setdefault(turn_id, TurnCounts(turn_id))
-        entry.nuggets += 1
-        entry.words += len(text.split())
-        if duplicate_of is None and (not derived or kept):
-            entry.deduplicated += 1
-    turns = sorted(counts.values(), key=lambda t: natural_key(t.turn_id))
-    return NuggetStats(judge=judge, turns=turns)

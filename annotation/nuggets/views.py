@@ -25,14 +25,17 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection, GoldResponse, Judge, Nugget, RelevanceJudgment, Turn
 from annotation.nuggets.selectors import (
     NuggetStats,
+    TurnCounts,
     nugget_payload,
-    nugget_stats,
+    nugget_set_stats,
+    nugget_turn_counts,
+    nugget_turn_rows,
     relevance_judge_chosen,
     relevant_passages,
 )
 from annotation.nuggets.services import gold_response_save
 from annotation.permissions import is_organiser
-from annotation.selectors import assessor_judge, collection_counts, turn_places
+from annotation.selectors import assessor_judge, collection_counts, turns_in_reading_order
 from annotation.services import judge_for_assessor
 from annotation.typed import AuthenticatedRequest, choice_field
 from core.api_errors import form_error_json
@@ -142,12 +145,15 @@ def nugget_turns(request: AuthenticatedRequest, name: str) -> HttpResponse:
     # A page of turns at a time in reading order, and one grouped query per count over that page's
     # turns only: counting nuggets and relevant passages in one query joins both tables to every turn, and
     # counting them over every turn grows with the collection.
-    # The order from every turn's id alone; then only the page's turns are read whole.
-    order = turn_places(collection=collection).pks
-    pager = page_of(request, order, param="page", anchor="nugget-turns", per_page=TURNS_PER_PAGE)
-    pks: list[int] = list(pager.page.object_list)
-    found = Turn.objects.select_related("topic").in_bulk(pks)
-    shown = [found[pk] for pk in pks]
+    pager = page_of(
+        request,
+        turns_in_reading_order(collection=collection),
+        param="page",
+        anchor="nugget-turns",
+        per_page=TURNS_PER_PAGE,
+    )
+    shown: list[Turn] = list(pager.page.object_list)
+    pks = [turn.pk for turn in shown]
     nuggets = _count_by_turn(Nugget.objects.filter(judge=judge, turn_id__in=pks)) if judge is not None else {}
     relevant = (
         _count_by_turn(
@@ -309,14 +315,23 @@ def nugget_stats_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
         if chosen is None and (own is None or wanted != str(own.pk)):
             raise Http404("no such nugget set")
         judge = chosen or own
-    summaries = [nugget_stats(collection=collection, judge=j) for j in judges]
+    # Every set's figures and a page of the chosen set's turns, from the counts PostgreSQL keeps per
+    # judge and turn: the same queries whatever the sets' sizes.
+    summaries = nugget_set_stats(collection=collection, judges=judges)
+    turns: list[TurnCounts] = []
+    pager = None
     if judge is not None:
-        stats = nugget_stats(collection=collection, judge=judge)
+        stats = next((s for s in summaries if s.judge.pk == judge.pk), None)
+        if stats is None:
+            stats = nugget_set_stats(collection=collection, judges=[judge])[0]
+        rows = nugget_turn_rows(collection=collection, judge=judge)
+        pager = page_of(request, rows, param="page", anchor="nugget-stats", per_page=TURNS_PER_PAGE)
+        turns = nugget_turn_counts(pager.page.object_list, stats=stats)
     else:  # an assessor with no labels yet: their (empty) set, under the name it will have
         label = assessor_judge_name(request.user.get_username())
         stats = NuggetStats(judge=Judge(name=label, kind=Judge.Kind.ASSESSOR))
     return render(
         request,
         "nuggets/stats.html",
-        {"collection": collection, "stats": stats, "summaries": summaries},
+        {"collection": collection, "stats": stats, "summaries": summaries, "turns": turns, "pager": pager},
     )

@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 
 from annotation.commands import CollectionCommand
 from annotation.judge_menus import judges_with_labels
-from annotation.nuggets.selectors import nugget_stats
+from annotation.nuggets.selectors import nugget_set_stats, nugget_turn_counts, nugget_turn_rows
 
 
 class Command(CollectionCommand):
@@ -26,21 +26,21 @@ class Command(CollectionCommand):
                 f"no nuggets in collection {target.name!r}: import a set with import_nuggets, "
                 "or have assessors select spans on the Nuggets pages"
             )
+        summaries = nugget_set_stats(collection=target, judges=judges)
         # One set (or one named): per turn as well, as the paper's table breaks it down.
         if len(judges) == 1:
-            stats = nugget_stats(collection=target, judge=judges[0])
+            rows = nugget_turn_rows(collection=target, judge=judges[0]).iterator(chunk_size=2000)
             self.stdout.write(f"nugget set of {judges[0].name}")
             self.stdout.write(f"{'turn':<12} {'nuggets':>8} {'dedup':>8} {'words/nugget':>13}")
-            for row in stats.turns:
+            for row in nugget_turn_counts(rows, stats=summaries[0]):
                 self.stdout.write(
                     f"{row.turn_id:<12} {row.nuggets:>8} {row.deduplicated:>8} {row.mean_words:>13.2f}"
                 )
         self.stdout.write(
             f"{'judge':<30} {'turns':>6} {'nuggets':>8} {'dedup':>8} {'per turn':>9} {'dedup/turn':>11} {'words':>7}"
         )
-        for one in judges:
-            s = nugget_stats(collection=target, judge=one)
+        for s in summaries:
             self.stdout.write(
-                f"{one.name:<30} {len(s.turns):>6} {s.nuggets:>8} {s.deduplicated:>8} {s.mean_per_turn:>9.2f} "
+                f"{s.judge.name:<30} {s.n_turns:>6} {s.nuggets:>8} {s.deduplicated:>8} {s.mean_per_turn:>9.2f} "
                 f"{s.mean_deduplicated_per_turn:>11.2f} {s.mean_words:>7.2f}"
             )

@@ -8,8 +8,9 @@ import re
 import pytest
 from django.urls import reverse
 
+from annotation.models import Turn
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.selectors import turn_key
+from annotation.selectors import turn_key, turns_in_reading_order
 from console.views import TOPICS_PER_PAGE
 from crowd.forms import CampaignComposeForm
 from judging.models import JudgeJob
@@ -129,3 +130,22 @@ def test_it_lists_the_conversations_a_page_at_a_time_in_reading_order(client):
     assert f"Conversations 1–{TOPICS_PER_PAGE} of {TOPICS_PER_PAGE + 5}, page 1 of 2" in page
     assert 'href="?page=2#conversations" rel="next"' in page
     assert page.count("<code>") == TOPICS_PER_PAGE
+
+
+def test_the_database_orders_turns_by_the_reading_order_every_orm_write_keeps(collection):
+    """The kept reading order follows the turn id through create (the factories above), bulk_create (the
+    importers) and save (the admin), so the database alone reads turns in reading order."""
+    topic = TopicFactory(collection=collection, number="3")
+    Turn.objects.bulk_create(
+        [
+            Turn(collection=collection, topic=topic, turn_id="3_12", position=12, utterance="q"),
+            Turn(collection=collection, topic=topic, turn_id="3_9", position=9, utterance="q"),
+        ]
+    )
+    renamed = collection.turns.get(turn_id="10_1")
+    renamed.turn_id = "0_1"
+    renamed.save()
+
+    ordered = turns_in_reading_order(collection=collection).values_list("turn_id", flat=True)
+
+    assert list(ordered) == ["0_1", "1_1", "2_2", "2_10", "3_9", "3_12"]

@@ -281,8 +281,8 @@ def test_it_counts_nuggets_per_turn_and_in_all(client, fixtures_dir):
     page = client.get(reverse("nuggets-stats", args=[collection.name]) + f"?judge={human.pk}")
 
     assert page.status_code == 200
-    stats = page.context["stats"]
-    assert [(t.turn_id, t.nuggets, t.deduplicated) for t in stats.turns] == [
+    stats, turns = page.context["stats"], page.context["turns"]
+    assert [(t.turn_id, t.nuggets, t.deduplicated) for t in turns] == [
         ("0_4", 0, 0),
         ("4_3", 1, 1),
         ("6_14", 2, 2),
@@ -290,7 +290,7 @@ def test_it_counts_nuggets_per_turn_and_in_all(client, fixtures_dir):
     ]
     # The same counts, read straight from the two files.
     kept = json.loads((folder / "gold_nuggets_deduplicated.cone-rag.json").read_text())
-    assert {(t.turn_id, t.nuggets, t.deduplicated) for t in stats.turns} == {
+    assert {(t.turn_id, t.nuggets, t.deduplicated) for t in turns} == {
         (turn_id, len(nuggets), len(kept.get(turn_id, {}))) for turn_id, nuggets in texts.items()
     }
     assert stats.mean_words == pytest.approx(sum(words) / len(words))
