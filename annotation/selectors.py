@@ -25,6 +25,11 @@ from annotation.models import (
 )
 from core.ordering import natural_key
 
+# Conversations a page, wherever topics are listed with their parts (the collection page shows each with its
+# turns and PTKB, the API's topic list each with its PTKB): a topic carries tens of statements and turns, so
+# a page of them is a fifth of a page of single rows, and a track of hundreds of topics costs one page.
+TOPICS_PER_PAGE = 20
+
 
 def collection_tables() -> tuple[type[Model], ...]:
     """The tables of the collection and its labels a stored report may read, and so declares for its

@@ -9,8 +9,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.selectors import turn_key
-from console.views import TOPICS_PER_PAGE
+from annotation.selectors import TOPICS_PER_PAGE, turn_key
 from crowd.forms import CampaignComposeForm
 from judging.models import JudgeJob
 from tests.factories import (
