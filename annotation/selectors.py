@@ -100,6 +100,26 @@ def assessor_judge(user: User) -> Judge | None:
         return None
 
 
+class UnknownTopics(ValueError):
+    """Some topics named by number are not in the collection; the message names them."""
+
+
+def topics_named(*, collection: Collection, numbers: Iterable[str] | None = None) -> list[Topic]:
+    """The collection's topics named by number (all of them when `numbers` is None), by number as people
+    read it (2 before 10)."""
+    queryset = Topic.objects.filter(collection=collection)
+    if numbers is None:
+        topics = list(queryset)
+    else:
+        wanted = list(dict.fromkeys(n.strip() for n in numbers if n.strip()))
+        found = {t.number: t for t in queryset.filter(number__in=wanted)}
+        missing = [n for n in wanted if n not in found]
+        if missing:
+            raise UnknownTopics(f"no topic {', '.join(missing[:20])} in collection {collection.name}")
+        topics = list(found.values())
+    return sorted(topics, key=lambda t: natural_key(t.number))
+
+
 class UnknownTurns(ValueError):
     """Some turns named by id are not in the collection; the message names them."""
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Func, IntegerField, Q
+from django.db.models import Func, IntegerField, Q, QuerySet
 
+from annotation.judge_menus import judges_with_labels
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
@@ -188,6 +189,14 @@ def labels_by_unit(*, judge: Judge, sentence_ids: Iterable[int]) -> dict[tuple[i
 
 
 # --- Assignments -----------------------------------------------------------------------------------
+
+
+def post_edit_judges(*, collection: Collection) -> QuerySet[Judge]:
+    """The judges whose support labels a post-editing assessor may be shown: machines (and files) with
+    support labels on the collection; never an assessor's or the crowd's, which are people's labels."""
+    return judges_with_labels(collection=collection, task="support").exclude(
+        kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]
+    )
 
 
 def assessor_labels_in_topic(user: User, topic: Topic):
