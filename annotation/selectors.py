@@ -26,6 +26,11 @@ from annotation.models import (
 )
 from core.ordering import natural_key
 
+# Conversations a page, wherever topics are listed with their parts (the collection page shows each with its
+# turns and PTKB, the API's topic list each with its PTKB): a topic carries tens of statements and turns, so
+# a page of them is a fifth of a page of single rows, and a track of hundreds of topics costs one page.
+TOPICS_PER_PAGE = 20
+
 
 def collection_tables() -> tuple[type[Model], ...]:
     """The tables of the collection and its labels a stored report may read, and so declares for its
@@ -94,6 +99,26 @@ def assessor_judge(user: User) -> Judge | None:
         return user.judge
     except Judge.DoesNotExist:
         return None
+
+
+class UnknownTopics(ValueError):
+    """Some topics named by number are not in the collection; the message names them."""
+
+
+def topics_named(*, collection: Collection, numbers: Iterable[str] | None = None) -> list[Topic]:
+    """The collection's topics named by number (all of them when `numbers` is None), by number as people
+    read it (2 before 10)."""
+    queryset = Topic.objects.filter(collection=collection)
+    if numbers is None:
+        topics = list(queryset)
+    else:
+        wanted = list(dict.fromkeys(n.strip() for n in numbers if n.strip()))
+        found = {t.number: t for t in queryset.filter(number__in=wanted)}
+        missing = [n for n in wanted if n not in found]
+        if missing:
+            raise UnknownTopics(f"no topic {', '.join(missing[:20])} in collection {collection.name}")
+        topics = list(found.values())
+    return sorted(topics, key=lambda t: natural_key(t.number))
 
 
 class UnknownTurns(ValueError):

@@ -6,11 +6,13 @@ from typing import Any
 
 from django import forms
 
-from annotation.collection.forms import TurnIdsField
+from annotation.collection.forms import TopicNumbersField, TurnIdsField
 from annotation.families import FILE_KINDS
 from annotation.judge_menus import judges_with_labels
-from annotation.models import Assignment, Collection, Condition, Judge, Pool, Topic
+from annotation.models import Assignment, Collection, Condition, Judge, Pool
 from annotation.nuggets.formats import FORMATS
+from annotation.selectors import UnknownTopics, topics_named
+from annotation.support.services import post_edit_judges
 from annotation.typed import choice_field
 from console import selectors
 from core.form_fields import ModelMultipleChoiceField
@@ -70,7 +72,7 @@ class RelevanceWorkForm(forms.Form):
     lease_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60)
     with_ptkb = forms.BooleanField(required=False, initial=True, label="PTKB step per turn")
     gold_judge = forms.ModelChoiceField(
-        queryset=Judge.objects.all(),
+        queryset=Judge.objects.none(),
         to_field_name="name",
         required=False,
         help_text="Plant gold: pairs this reference judge graded, among the assessors' own.",
@@ -85,6 +87,10 @@ class RelevanceWorkForm(forms.Form):
             "collection"
         )
         choice_field(self, "assessors").queryset = selectors.assessors()
+        # Only a judge with grades here has pairs to plant.
+        choice_field(self, "gold_judge").queryset = judges_with_labels(
+            collection=collection, task="relevance"
+        )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -111,9 +117,7 @@ class SupportWorkForm(forms.Form):
     machine_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(), required=False, help_text="Post-editing: whose labels are shown."
     )
-    topics = ModelMultipleChoiceField(
-        queryset=Topic.objects.none(), required=False, help_text="Empty: every topic of the collection."
-    )
+    topics = TopicNumbersField()
     max_citations = forms.IntegerField(min_value=1, max_value=20, required=False)
     switch = forms.BooleanField(
         required=False,
@@ -125,10 +129,7 @@ class SupportWorkForm(forms.Form):
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "assessors").queryset = selectors.assessors()
-        choice_field(self, "machine_judge").queryset = judges_with_labels(
-            collection=collection, task="support"
-        )
-        choice_field(self, "topics").queryset = collection.topics.all()
+        choice_field(self, "machine_judge").queryset = post_edit_judges(collection=collection)
         self.collection = collection
 
     def clean(self) -> dict[str, object]:
@@ -136,8 +137,11 @@ class SupportWorkForm(forms.Form):
         data = self.cleaned_data
         if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "post-editing needs the judge whose labels are shown")
-        if not data.get("topics"):
-            data["topics"] = self.collection.topics.all()
+        if "topics" in data:
+            try:
+                data["topics"] = topics_named(collection=self.collection, numbers=data["topics"])
+            except UnknownTopics as exc:
+                self.add_error("topics", str(exc))
         return data
 
 

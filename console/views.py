@@ -24,7 +24,7 @@ from annotation.relevance.assignments import AssignmentFailed, assignment_create
 from annotation.relevance.io import LOG_TASKS, judgment_log_lines
 from annotation.relevance.pooling import PoolingFailed, pool_build, turns_resolve
 from annotation.relevance.selectors import assignments_progress
-from annotation.selectors import collection_counts
+from annotation.selectors import TOPICS_PER_PAGE, collection_counts
 from annotation.services import api_token_get, api_token_reset
 from annotation.support.services import SupportConflict
 from annotation.typed import AuthenticatedRequest
@@ -50,8 +50,6 @@ from core.streaming import text_chunks
 from core.wording import plural
 from judging.reports.store import report_for, report_shown
 
-# Conversations per page of a collection's contents, each shown with its turns and PTKB statements.
-TOPICS_PER_PAGE = 20
 # Turns per page of a pool's table: a track's pool has thousands.
 POOL_TURNS_PER_PAGE = 50
 

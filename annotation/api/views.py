@@ -35,12 +35,14 @@ from annotation.models import (
 )
 from annotation.permissions import IsOrganiser
 from annotation.relevance.writer import relevance_judgment_submit
+from annotation.selectors import TOPICS_PER_PAGE
 from annotation.services import api_token_get, judge_for_assessor
 from annotation.support.services import SupportConflict, support_judgment_submit
 from annotation.typed import signed_in_user
 from core.api_input import query_input
 from core.idempotency import IDEMPOTENCY_KEY, idempotency_key
 from core.json_body import StrictBodies
+from core.pagination import CappedLimitOffsetPagination
 from core.wording import plural
 
 if TYPE_CHECKING:
@@ -92,8 +94,16 @@ class CollectionDetail(generics.RetrieveAPIView):
     lookup_url_kwarg = "collection"
 
 
+class TopicPagination(CappedLimitOffsetPagination):
+    """A page of topics is shorter than other lists' (`TOPICS_PER_PAGE` unless `limit` asks for more):
+    each topic carries its PTKB statements, tens of them."""
+
+    default_limit = TOPICS_PER_PAGE
+
+
 class TopicList(generics.ListAPIView):
     serializer_class = s.TopicOutput
+    pagination_class = TopicPagination
 
     def get_queryset(self) -> QuerySet[Topic]:
         return (

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Func, IntegerField, Q, QuerySet
 
+from annotation.judge_menus import judges_with_labels
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
     Collection,
@@ -119,10 +120,10 @@ def _sentences(*, collection: Collection | None = None, topic: Topic | None = No
     return queryset
 
 
-def unit_citations(text: str, citations: Sequence[object], max_citations: int) -> range:
-    """The citations of a sentence that are units: its first `max_citations`; none of an uncited sentence
-    or a placeholder (`is_placeholder`)."""
-    return range(0) if is_placeholder(text) else range(min(len(citations), max_citations))
+def unit_citations(text: str, cited: int, max_citations: int) -> range:
+    """The citations of a sentence (its text, and how many passages it cites) that are units: its first
+    `max_citations`; none of an uncited sentence or a placeholder (`is_placeholder`)."""
+    return range(0) if is_placeholder(text) else range(min(cited, max_citations))
 
 
 def units_of_sentences(
@@ -130,7 +131,7 @@ def units_of_sentences(
 ) -> Iterator[SupportUnit]:
     """Units of the given sentences (`unit_citations` of each)."""
     for sentence in sentences:
-        for citation_index in unit_citations(sentence.text, sentence.citations, max_citations):
+        for citation_index in unit_citations(sentence.text, len(sentence.citations), max_citations):
             yield SupportUnit(sentence, citation_index)
 
 
@@ -158,7 +159,7 @@ def assignment_unit_keys(assignment: TopicWork) -> list[tuple[int, int]]:
     return [
         (sid, ci)
         for sid, text, citations in rows
-        for ci in unit_citations(text, citations, assignment.max_citations)
+        for ci in unit_citations(text, len(citations), assignment.max_citations)
     ]
 
 
@@ -188,6 +189,14 @@ def labels_by_unit(*, judge: Judge, sentence_ids: Iterable[int]) -> dict[tuple[i
 
 
 # --- Assignments -----------------------------------------------------------------------------------
+
+
+def post_edit_judges(*, collection: Collection) -> QuerySet[Judge]:
+    """The judges whose support labels a post-editing assessor may be shown: machines (and files) with
+    support labels on the collection; never an assessor's or the crowd's, which are people's labels."""
+    return judges_with_labels(collection=collection, task="support").exclude(
+        kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD]
+    )
 
 
 def assessor_labels_in_topic(user: User, topic: Topic):
@@ -307,12 +316,19 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     blind = Condition.BLIND
     topics = {a.topic_id for a in assignments if a.condition != blind}
     blind_ids = {int(sid) for a in assignments if a.condition == blind for sid, _ci in a.units}
-    sentences: dict[int, tuple[str, list[str]]] = {}  # sentence id -> its text and citations
+    sentences: dict[int, tuple[str, int]] = {}  # sentence id -> its text and how many passages it cites
     by_topic: dict[int, list[int]] = defaultdict(list)
-    for sid, topic_id, text, citations in ResponseSentence.objects.filter(
-        Q(response__turn__topic_id__in=topics) | Q(id__in=blind_ids)
-    ).values_list("id", "response__turn__topic_id", "text", "citations"):
-        sentences[sid] = (text, citations)
+    # Unordered and with the citations counted by the database: only counts are made here. The
+    # sentences' default order (by run and collection name) joined the runs and the collection and sorted
+    # every sentence of the assessor's topics, and decoding each sentence's citations cost more than
+    # the query.
+    for sid, topic_id, text, cited in (
+        ResponseSentence.objects.filter(Q(response__turn__topic_id__in=topics) | Q(id__in=blind_ids))
+        .order_by()
+        .annotate(cited=Func("citations", function="jsonb_array_length", output_field=IntegerField()))
+        .values_list("id", "response__turn__topic_id", "text", "cited")
+    ):
+        sentences[sid] = (text, cited)
         by_topic[topic_id].append(sid)
     labelled: set[tuple[int, int]] = set()
     if judge is not None:
@@ -327,7 +343,7 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
             keys = [
                 (int(sid), int(ci))
                 for sid, ci in assignment.units
-                if int(ci) < len(sentences.get(int(sid), ("", []))[1])
+                if int(ci) < sentences.get(int(sid), ("", 0))[1]
             ]
         else:
             keys = [

@@ -11,7 +11,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotation.judge_menus import judges_with_labels
 from annotation.models import (
     Collection,
     Condition,
@@ -19,10 +18,10 @@ from annotation.models import (
     Passage,
     SupportJudgment,
     SupportLabel,
-    Topic,
     TopicWork,
 )
 from annotation.permissions import is_organiser, organiser_required
+from annotation.selectors import UnknownTopics, topics_named
 from annotation.support.services import (
     GUIDELINE,
     LABELS,
@@ -30,6 +29,7 @@ from annotation.support.services import (
     SupportSwitchUnconfirmed,
     assignment_unit_keys,
     labels_by_unit,
+    post_edit_judges,
     support_assignment_get,
     support_assignment_set,
     support_assignments_of,
@@ -155,7 +155,8 @@ def support_unit(request: AuthenticatedRequest, assignment_id: int, position: in
 
 
 class AssignForm(forms.Form):
-    topic = forms.ModelChoiceField(queryset=Topic.objects.none())
+    # Typed, not chosen from a menu of every topic: a track has hundreds (`TopicNumbersField`).
+    topic = forms.CharField(max_length=64, help_text="The topic's number.")
     assessor = forms.ModelChoiceField(
         queryset=get_user_model().objects.filter(is_active=True).order_by("username")
     )
@@ -176,17 +177,20 @@ class AssignForm(forms.Form):
 
     def __init__(self, *args, collection: Collection, **kwargs):
         super().__init__(*args, **kwargs)
-        choice_field(self, "topic").queryset = collection.topics.all()
+        self.collection = collection
         # Only a machine judge with support labels here has labels to show; a relevance judge has none.
-        choice_field(self, "machine_judge").queryset = judges_with_labels(
-            collection=collection, task="support"
-        ).exclude(kind__in=[Judge.Kind.ASSESSOR, Judge.Kind.CROWD])
+        choice_field(self, "machine_judge").queryset = post_edit_judges(collection=collection)
 
     def clean(self) -> dict[str, object]:
         super().clean()
         data = self.cleaned_data
         if data.get("condition") == Condition.POST_EDIT and not data.get("machine_judge"):
             self.add_error("machine_judge", "Post-editing needs the machine judge whose labels are shown.")
+        if "topic" in data:
+            try:
+                data["topic"] = topics_named(collection=self.collection, numbers=[data["topic"]])[0]
+            except UnknownTopics as exc:
+                self.add_error("topic", str(exc))
         return data
 
 

@@ -20,7 +20,7 @@ TOO_LARGE = ["999999999999999999999999999999", str(2**63), str(-(2**63) - 1)]
 
 
 @pytest.mark.parametrize("key", TOO_LARGE)
-def test_it_refuses_support_work_for_a_topic_key_past_the_databases_integers(key):
+def test_it_refuses_support_work_for_an_assessor_key_past_the_databases_integers(key):
     collection = CollectionFactory(name="c1")
     TopicFactory(collection=collection)
     alice = UserFactory(username="alice")
@@ -29,7 +29,7 @@ def test_it_refuses_support_work_for_a_topic_key_past_the_databases_integers(key
 
     response = client.post(
         reverse("console-work", args=["c1"]),
-        {"form": "support", "assessors": [alice.pk], "condition": "scratch", "topics": ["1", key]},
+        {"form": "support", "assessors": [alice.pk, key], "condition": "scratch"},
     )
 
     assert response.status_code == 400

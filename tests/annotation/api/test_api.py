@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from annotation.api import views
 from annotation.models import Judge, RelevanceJudgment
+from annotation.selectors import TOPICS_PER_PAGE
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
@@ -176,6 +177,23 @@ def test_the_passage_list_counts_from_the_kept_count_in_passage_id_order(turn, d
 
     assert (listed["count"], [p["passage_id"] for p in listed["results"]]) == (3, ["a", "b"])
     assert (named["count"], [p["passage_id"] for p in named["results"]]) == (2, ["a", "c"])
+
+
+def test_the_topic_list_pages_conversations_a_conversation_page_at_a_time(turn):
+    # Each topic carries its PTKB, so its page is TOPICS_PER_PAGE topics unless `limit` asks for more.
+    TopicFactory.create_batch(TOPICS_PER_PAGE + 4, collection=turn.collection)
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+
+    first = client.get("/api/collections/c1/topics/").json()
+    rest = client.get(first["next"]).json()
+    longer = client.get("/api/collections/c1/topics/?limit=100").json()
+
+    assert (first["count"], len(first["results"])) == (TOPICS_PER_PAGE + 5, TOPICS_PER_PAGE)
+    assert (len(rest["results"]), rest["next"]) == (5, None)
+    assert len(longer["results"]) == TOPICS_PER_PAGE + 5
+    listed = [t["number"] for t in first["results"] + rest["results"]]
+    assert sorted(listed) == sorted(t["number"] for t in longer["results"])
 
 
 def test_it_serves_the_openapi_schema_and_docs():

@@ -10,8 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Turn
 from annotation.relevance.assignments import AssignmentFailed, assignment_create
-from annotation.selectors import turn_key, turns_in_reading_order
-from console.views import TOPICS_PER_PAGE
+from annotation.selectors import TOPICS_PER_PAGE, turn_key, turns_in_reading_order
 from crowd.forms import CampaignComposeForm
 from judging.models import JudgeJob
 from tests.factories import (

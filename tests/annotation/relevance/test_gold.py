@@ -191,6 +191,37 @@ def test_the_work_form_plants_gold():
     assert GoldPair.objects.filter(unit__assignment__name="form-gold").count() == 10
 
 
+def test_the_work_forms_gold_menu_offers_only_judges_with_grades_on_the_collection():
+    campaign = gold_campaign(assessors=[UserFactory()], redundancy=1)
+    idle = JudgeFactory(name="idle-judge")
+    organiser = OrganiserFactory()
+    client = api_client(organiser)
+    client.force_login(organiser)
+    collection = campaign.assignment.pool.collection
+
+    page = client.get(reverse("console-work", args=[collection.name])).content.decode()
+    refused = client.post(
+        reverse("console-work", args=[collection.name]),
+        {
+            "form": "relevance",
+            "pool": campaign.assignment.pool.pk,
+            "name": "idle-gold",
+            "assessors": [UserFactory().pk],
+            "unit_kind": "turn",
+            "redundancy": 1,
+            "lease_minutes": 60,
+            "gold_judge": idle.name,
+            "gold_share": 0.1,
+        },
+    )
+
+    menu = page.split('name="gold_judge"')[1].split("</select>")[0]
+    assert f'value="{campaign.reference.name}"' in menu
+    assert idle.name not in menu
+    assert refused.status_code == 400
+    assert not GoldPair.objects.filter(unit__assignment__name="idle-gold").exists()
+
+
 def test_a_paused_assessor_finishes_their_unit_and_gets_no_new_one_until_resumed():
     alice = UserFactory()
     assignment = relevance_campaign(assessors=[alice], n_turns=3, n_passages=2, n_ptkb=0)

@@ -1,11 +1,12 @@
 """Support work safeguards: a condition switch is confirmed, the machine judge offered has support labels
-here, and placeholder answers are never support work."""
+here, topics are typed by number and only the collection's are taken, and placeholder answers are never
+support work."""
 
 import pytest
 from django.urls import reverse
 
 from annotation.models import Condition, Judge, SupportJudgment, Topic, TopicWork
-from annotation.services import judge_get_or_create
+from annotation.services import judge_for_assessor, judge_get_or_create
 from annotation.support.services import is_placeholder, support_assignment_set, support_units
 from tests.factories import (
     CollectionFactory,
@@ -37,7 +38,7 @@ def placeholder_answer(collection, topic: Topic, text: str = IKAT_SAMPLE_TEXT):
 
 
 def organise(client, topic, user, condition, **extra):
-    data = {"topic": topic.id, "assessor": user.id, "condition": condition, "max_citations": 1, **extra}
+    data = {"topic": topic.number, "assessor": user.id, "condition": condition, "max_citations": 1, **extra}
     return client.post(reverse("support-organise", args=["rag24"]), data)
 
 
@@ -80,12 +81,12 @@ def test_the_console_refuses_an_unconfirmed_switch_of_support_work(client, rag, 
     url = reverse("console-work", args=["rag24"])
     post = {"form": "support", "assessors": [alice.pk], "condition": "post-edit", "machine_judge": gpt.pk}
 
-    refused = client.post(url, {**post, "topics": [topic.pk]})
+    refused = client.post(url, {**post, "topics": topic.number})
 
     assert refused.status_code == 400
     assert "confirm the switch" in refused.content.decode()
     assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "scratch"
-    assert client.post(url, {**post, "topics": [topic.pk], "switch": "on"}).status_code == 302
+    assert client.post(url, {**post, "topics": topic.number, "switch": "on"}).status_code == 302
     assert TopicWork.objects.get(kind=TopicWork.Kind.SUPPORT, user=alice).condition == "post-edit"
 
 
@@ -118,6 +119,84 @@ def test_the_machine_judge_menu_offers_only_judges_with_support_labels_here(clie
     )
     assert refused.status_code == 400
     assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).exists()
+
+
+def test_the_work_pages_machine_judge_menu_is_the_organise_pages(client, rag, gpt, organiser):
+    # An assessor's support labels are a person's, never the machine labels a post-editor is shown.
+    carol = UserFactory(username="carol")
+    support_assignment_set(topic=Topic.objects.get(number="2024-1"), user=carol, condition="scratch")
+    SupportJudgment.objects.create(
+        judge=judge_for_assessor(user=carol),
+        sentence=support_units(topic=Topic.objects.get(number="2024-1"))[0].sentence,
+        citation_index=0,
+        passage_id="msmarco_v2.1_doc_01#1",
+        label="FS",
+        condition=Condition.SCRATCH,
+    )
+
+    work = client.get(reverse("console-work", args=["rag24"])).content.decode()
+    organise = client.get(reverse("support-organise", args=["rag24"])).content.decode()
+
+    def menu(page):
+        return page.split('name="machine_judge"')[1].split("</select>")[0]
+
+    assert f'value="{gpt.pk}"' in menu(work)
+    assert "carol" not in menu(work)
+    assert menu(work) == menu(organise)
+
+
+# --- Topics typed by number ------------------------------------------------------------------------
+
+
+def test_the_work_page_hands_out_the_topics_typed_by_number(client, rag, alice, organiser):
+    url = reverse("console-work", args=["rag24"])
+    post = {"form": "support", "assessors": [alice.pk], "condition": "scratch"}
+
+    page = client.get(url).content.decode()
+    response = client.post(url, {**post, "topics": " 2024-2\n"})
+
+    assert '<select name="topics"' not in page and 'name="topics"' in page
+    assert response.status_code == 302
+    assigned = TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=alice)
+    assert [w.topic.number for w in assigned] == ["2024-2"]
+
+
+def test_the_work_page_hands_out_every_topic_when_none_is_typed(client, rag, alice, organiser):
+    url = reverse("console-work", args=["rag24"])
+
+    response = client.post(url, {"form": "support", "assessors": [alice.pk], "condition": "scratch"})
+
+    assert response.status_code == 302
+    assigned = TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT, user=alice)
+    assert sorted(w.topic.number for w in assigned) == ["2024-1", "2024-2"]
+
+
+def test_the_work_page_refuses_topic_numbers_not_in_the_collection_and_names_them(
+    client, rag, alice, organiser
+):
+    TopicFactory(collection=CollectionFactory(name="other"), number="9")
+    url = reverse("console-work", args=["rag24"])
+    post = {"form": "support", "assessors": [alice.pk], "condition": "scratch"}
+
+    response = client.post(url, {**post, "topics": "2024-1 9 nope"})
+
+    assert response.status_code == 400
+    assert "no topic 9, nope in collection rag24" in response.content.decode()
+    assert not TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT).exists()
+
+
+def test_the_organise_page_takes_the_topic_by_number_and_refuses_an_unknown_one(
+    client, rag, alice, organiser
+):
+    page = client.get(reverse("support-organise", args=["rag24"])).content.decode()
+    unknown = organise(client, Topic(number="2024-9"), alice, "scratch")
+    known = organise(client, Topic.objects.get(number="2024-1"), alice, "scratch")
+
+    assert '<select name="topic"' not in page and 'name="topic"' in page
+    assert unknown.status_code == 400
+    assert "no topic 2024-9 in collection rag24" in unknown.content.decode()
+    assert known.status_code == 302
+    assert [w.topic.number for w in TopicWork.objects.filter(kind=TopicWork.Kind.SUPPORT)] == ["2024-1"]
 
 
 # --- Placeholder answers ---------------------------------------------------------------------------

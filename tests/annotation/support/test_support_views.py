@@ -176,7 +176,7 @@ def test_an_organiser_assigns_a_condition(client, rag, gpt, alice):
     response = client.post(
         reverse("support-organise", args=["rag24"]),
         {
-            "topic": topic.id,
+            "topic": topic.number,
             "assessor": alice.id,
             "condition": "post-edit",
             "machine_judge": gpt.id,
@@ -196,7 +196,7 @@ def test_the_organiser_page_refuses_a_second_condition_with_400(client, post_edi
 
     response = client.post(
         reverse("support-organise", args=["rag24"]),
-        {"topic": post_edit.topic.id, "assessor": alice.id, "condition": "scratch", "max_citations": 1},
+        {"topic": post_edit.topic.number, "assessor": alice.id, "condition": "scratch", "max_citations": 1},
     )
 
     assert response.status_code == 400
