@@ -5,7 +5,7 @@ campaign), whose choice compares, estimates or shows nothing. Every menu and eve
 read in Assay comes from here, and reads the judges' labels kept beside the labels (`JudgeLabels`, written
 by PostgreSQL with every label: annotation/labels/judge_labels.py), a table of a few rows per judge and
 collection: one query at any number of labels, where an EXISTS per judge over the label tables grew with
-them.
+them. `judge_fields` gives several fields of a form the same judges, read once for all their menus.
 
 A label whose value is no judgment (nuggetizer's "failed", a task's `Agreement.excluded`) does not count,
 as `LabelTask.rows` leaves it out: a judge with only such labels compares, scores or shows nothing.
