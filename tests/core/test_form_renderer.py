@@ -19,8 +19,10 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from annotation.models import Judge
 from core import form_renderer
 from core.form_renderer import FormRenderer
+from tests.factories import JudgeFactory
 
 DJANGO = DjangoTemplates()
 OURS = FormRenderer()
@@ -277,3 +279,21 @@ def test_it_draws_an_apps_override_of_a_template_by_that_template(tmp_path: Path
 
     assert 'data-own="1"' in html
     assert renderer.drawn == {form_renderer.CHECKBOX_SELECT, form_renderer.RADIO}
+
+
+@pytest.mark.django_db
+def test_it_draws_model_choices_as_djangos_templates_do():
+    for name in ["alice", HOSTILE, "bob & <carol>"]:
+        JudgeFactory(name=name)
+
+    class Judges(forms.Form):
+        one = forms.ModelChoiceField(queryset=Judge.objects.order_by("name"), to_field_name="name")
+        several = forms.ModelMultipleChoiceField(queryset=Judge.objects.order_by("name"))
+        ticked = forms.ModelMultipleChoiceField(
+            queryset=Judge.objects.order_by("name"), widget=forms.CheckboxSelectMultiple
+        )
+        picked = forms.ModelChoiceField(queryset=Judge.objects.order_by("name"), widget=forms.RadioSelect)
+
+    first = Judge.objects.order_by("name").first()
+    for data in [None, {"one": HOSTILE, "several": [first.pk], "ticked": [first.pk], "picked": first.pk}]:
+        assert Judges(data, renderer=OURS).as_div() == Judges(data, renderer=DJANGO).as_div()
