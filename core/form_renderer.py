@@ -1,11 +1,11 @@
 """The project's form renderer (settings.FORM_RENDERER): Django's own, with its choice widgets drawn in Python.
 
-Django draws a menu by rendering `select_option.html`, and within it `attrs.html`, once per option: about
-50 microseconds an option, so a form whose menus offer every judge of a large collection (a thousand
-options and more) spent most of its request there. Django's Jinja2 renderer is about a fifth faster,
-which is not enough. This renderer writes the markup of Django's templates for the select, the checkbox
-list and the radio list itself, byte for byte (tests/core/test_form_renderer.py compares it with
-Django's renderer over every case those templates have), and leaves everything else to the templates.
+Django draws a menu by rendering `select_option.html`, and within it `attrs.html`, once per option, so a
+form whose menus offer every judge of a large collection spent most of its request there; its Jinja2
+renderer still renders a template per option (docs/performance.md, "Menus drawn in Python"). This
+renderer writes the markup of Django's templates for the select, the checkbox list and the radio list
+itself, byte for byte (tests/core/test_form_renderer.py compares it with Django's renderer over every
+case those templates have), and leaves everything else to the templates.
 
 It keeps to the templates' rules rather than re-deciding them: every shown value goes through the
 template engine's own `render_value_in_context` (localisation, escaping, safe strings) and the option
