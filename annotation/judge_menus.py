@@ -5,7 +5,7 @@ campaign), whose choice compares, estimates or shows nothing. Every menu and eve
 read in Assay comes from here, and reads the judges' labels kept beside the labels (`JudgeLabels`, written
 by PostgreSQL with every label: annotation/labels/judge_labels.py), a table of a few rows per judge and
 collection: one query at any number of labels, where an EXISTS per judge over the label tables grew with
-them.
+them. `judge_fields` gives several fields of a form the same judges, read once for all their menus.
 
 A label whose value is no judgment (nuggetizer's "failed", a task's `Agreement.excluded`) does not count,
 as `LabelTask.rows` leaves it out: a judge with only such labels compares, scores or shows nothing.
@@ -13,13 +13,16 @@ as `LabelTask.rows` leaves it out: a judge with only such labels compares, score
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from django import forms
 from django.db.models import QuerySet, Sum
 
 from annotation.families import label_task
 from annotation.models import Collection, Judge, JudgeLabels
+from annotation.typed import choice_field
 
 if TYPE_CHECKING:  # the type checker's package, not installed beside the application
     from django_stubs_ext import WithAnnotations
@@ -103,3 +106,22 @@ def judge_menu(
     order = sorted(names_by_task, key=lambda task: task != first)
     groups = [(task, [(name, name) for name in names_by_task[task]]) for task in order if names_by_task[task]]
     return ([("", empty)] if empty is not None else []) + groups
+
+
+def judge_fields(form: forms.BaseForm, judges: QuerySet[Judge], names: Sequence[str]) -> None:
+    """Gives the judge fields `names` of `form` (model choice fields) the judges `judges`: each takes
+    them, and their menus offer them read once between them, when a menu is first drawn (each field's
+    own choices would read its queryset again for its menu)."""
+    read = functools.cache(lambda: list(judges))
+    for name in names:
+        field = choice_field(form, name)
+        field.queryset = judges
+        field.widget.choices = functools.partial(_offered, field, read)
+
+
+def _offered(field: forms.ModelChoiceField, read: Callable[[], list[Judge]]) -> list[Any]:
+    # The choices Django's ModelChoiceIterator gives (its empty choice, its values and labels), from the
+    # judges read once.
+    iterator = field.iterator(field)
+    empty = [("", field.empty_label)] if field.empty_label is not None else []
+    return empty + [iterator.choice(judge) for judge in read()]

@@ -127,6 +127,10 @@ TEMPLATES = [
     },
 ]
 
+# Django's form renderer, with the select, checkbox and radio lists drawn in Python (core/form_renderer.py):
+# their templates, rendered once per option, took most of a page whose menus list a large campaign's judges.
+FORM_RENDERER = "core.form_renderer.FormRenderer"
+
 # PostgreSQL is the one database. Without DATABASE_URL, the project's embedded cluster (assay/embedded_db.py,
 # which manage.py and `make run` start when it is not running).
 DATABASES = {

@@ -82,15 +82,18 @@ class RankingForm(forms.Form):
         # The lists offer the judges with labels here of a task some measure reads, under that task, the
         # chosen measure's task first; any judge named is still accepted, so the report says why it has
         # nothing to rank.
+        # Both menus' judges are read in one query.
         tasks = list(dict.fromkeys(task for task, _function in RUN_MEASURES.values()))
-        names = judge_names_by_task(collection=collection, tasks=tasks)
+        importance_tasks = ["nugget-importance", "nugget-assignment"]
+        every = judge_names_by_task(
+            collection=collection, tasks=list(dict.fromkeys(tasks + importance_tasks))
+        )
+        names = {task: every[task] for task in tasks}
         measure = self.data.get("measure") or self.initial.get("measure")
         first = RUN_MEASURES[measure][0] if measure in RUN_MEASURES else None
         for field_name in ("a", "b"):
             choice_field(self, field_name).widget.choices = judge_menu(names, first=first)
-        importance = judge_names_by_task(
-            collection=collection, tasks=["nugget-importance", "nugget-assignment"]
-        )
+        importance = {task: every[task] for task in importance_tasks}
         choice_field(self, "importance_judge").widget.choices = judge_menu(importance, empty="default")
 
     def clean(self) -> dict[str, object]:

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 
-from annotation.judge_menus import judges_with_labels
+from annotation.judge_menus import judge_fields, judges_with_labels
 from annotation.models import Collection, Judge, Pool
 from annotation.typed import choice_field
 from core.form_fields import ModelMultipleChoiceField
@@ -46,12 +46,14 @@ class SampleDrawForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        judges = judges_with_labels(collection=collection, task="relevance")
         choice_field(self, "pool").queryset = (
             Pool.objects.filter(collection=collection).select_related("collection").order_by("name")
         )
-        choice_field(self, "machine_judge").queryset = judges
-        choice_field(self, "confidence_judges").queryset = judges
+        judge_fields(
+            self,
+            judges_with_labels(collection=collection, task="relevance"),
+            ["machine_judge", "confidence_judges"],
+        )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.judge_menus import judge_menu, judge_names_by_task, judges_with_labels
+from annotation.judge_menus import judge_fields, judge_menu, judge_names_by_task, judges_with_labels
 from annotation.models import Collection, Judge
 from annotation.permissions import organiser_required
 from annotation.typed import choice_field
@@ -306,9 +306,11 @@ class EvaluationEstimateForm(forms.Form):
 
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        judges = judges_with_labels(collection=collection, task="relevance")
-        choice_field(self, "human_judge").queryset = judges
-        choice_field(self, "machine_judge").queryset = judges
+        judge_fields(
+            self,
+            judges_with_labels(collection=collection, task="relevance"),
+            ["human_judge", "machine_judge"],
+        )
         choice_field(self, "sample").queryset = HumanSample.objects.filter(
             collection=collection, task="relevance", unit="turn"
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
@@ -65,10 +66,11 @@ def _bin(row: dict[str, Any]) -> DriftBin:
     )
 
 
-def quality_rows(result: dict[str, Any], *, paused: set[int]) -> list[AssessorQuality]:
-    """The page's rows from a stored result, each paused or not as `paused` (user pks) says now."""
+def quality_rows(stored: Iterable[dict[str, Any]], *, paused: set[int]) -> list[AssessorQuality]:
+    """The page's rows from a stored result's assessors (those of one page of it), each paused or not as
+    `paused` (user pks) says now."""
     rows = []
-    for row in result["assessors"]:
+    for row in stored:
         values = {
             **row,
             **{name: Rate(**row[name]) for name in RATES},

@@ -12,10 +12,15 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import AssessorPause, Collection
 from annotation.permissions import organiser_required
 from annotation.relevance.quality.pauses import assessor_pause, assessor_resume
+from core.pagination import page_of
 from judging.quality.forms import QualityForm
 from judging.quality.selectors import QualitySettings
 from judging.quality.stored import QUALITY, quality_params, quality_reads, quality_rows
 from judging.reports.store import report_for, report_shown
+
+# Assessors per page of the dashboard's table (and of its drift): a campaign of a hundred assessors is
+# read a page at a time, each page costing what one page of them costs.
+ASSESSORS_PER_PAGE = 20
 
 
 @organiser_required
@@ -41,9 +46,13 @@ def dashboard(request: HttpRequest, name: str) -> HttpResponse:
     )
     shown = report_shown(stored)
     assessors = []
+    pager = None
     if shown is not None:
+        pager = page_of(
+            request, shown["assessors"], param="page", anchor="quality-table", per_page=ASSESSORS_PER_PAGE
+        )
         paused = set(AssessorPause.objects.filter(collection=collection).values_list("user_id", flat=True))
-        assessors = quality_rows(shown, paused=paused)
+        assessors = quality_rows(pager.page.object_list, paused=paused)
     return render(
         request,
         "quality/dashboard.html",
@@ -53,6 +62,7 @@ def dashboard(request: HttpRequest, name: str) -> HttpResponse:
             "settings": settings,
             "adjudicated": adjudicated,
             "assessors": assessors,
+            "assessor_pages": pager,
             "stored": stored,
             "shown": shown,
         },
@@ -85,7 +95,10 @@ def resume(request: HttpRequest, name: str, username: str) -> HttpResponse:
 
 
 def _back(request: HttpRequest, collection: Collection) -> HttpResponse:
-    """To the dashboard with the bars it was showing (the action's query string)."""
+    """To the dashboard with the bars and the page of assessors it was showing (the action's query string)."""
     url = reverse("judging:quality-dashboard", args=[collection.name])
     query = QualityForm(request.GET, collection=collection).bars_query() if request.GET else ""
+    page = request.GET.get("page", "")
+    if page.isdigit():
+        query = f"{query}&page={page}" if query else f"page={page}"
     return redirect(f"{url}?{query}" if query else url)

@@ -2,9 +2,11 @@
 menu in one query."""
 
 import pytest
+from django import forms
 from django.urls import reverse
 
 from annotation.judge_menus import (
+    judge_fields,
     judge_names_by_task,
     judges_with_label_counts,
     judges_with_labels,
@@ -183,3 +185,27 @@ def test_the_jobs_page_suggests_only_judges_that_ran_the_task_on_the_collection(
     assert response.status_code == 200
     suggested = response.content.decode().split('id="judges-relevance">')[1].split("</datalist>")[0]
     assert suggested == '<option value="grader-here">'
+
+
+class TwoMenus(forms.Form):
+    machine = forms.ModelChoiceField(queryset=Judge.objects.none(), to_field_name="name")
+    others = forms.ModelMultipleChoiceField(
+        queryset=Judge.objects.none(), to_field_name="name", required=False
+    )
+
+
+def test_two_menus_of_the_same_judges_read_them_once_and_take_only_them(menus, django_assert_num_queries):
+    here, _there = menus
+    form = TwoMenus()
+    judge_fields(form, judges_with_labels(collection=here, task="relevance"), ["machine", "others"])
+
+    with django_assert_num_queries(1):
+        html = form.as_p()
+
+    assert '<option value="" selected>---------</option>' in html  # the single menu's empty choice
+    assert html.count('<option value="grader-here">grader-here</option>') == 2
+    assert "grader-there" not in html and "supporter-here" not in html
+    chosen = TwoMenus({"machine": "grader-here", "others": ["grader-there"]})
+    judge_fields(chosen, judges_with_labels(collection=here, task="relevance"), ["machine", "others"])
+    assert not chosen.is_valid()
+    assert list(chosen.errors) == ["others"]  # a judge of another collection is refused, as before

@@ -219,3 +219,25 @@ def test_pausing_from_the_dashboard_keeps_the_bars_it_showed(client):
     assert page.context["form"]["gold_bar"].value() == "0.6"  # the bars left out show their defaults
     assert answer.status_code == 302
     assert answer["Location"].endswith("?min_n=3")
+
+
+def test_the_dashboard_shows_the_assessors_a_page_at_a_time_and_pausing_keeps_the_page(
+    client, campaign, monkeypatch
+):
+    monkeypatch.setattr("judging.quality.views.ASSESSORS_PER_PAGE", 1)
+    planted, _, _ = campaign
+    collection = planted.assignment.pool.collection
+    url = reverse("judging:quality-dashboard", args=[collection.name])
+    client.force_login(OrganiserFactory())
+
+    first, second = client.get(url), client.get(url, {"page": 2, "min_n": 3})
+    paused = client.post(reverse("judging:quality-pause", args=[collection.name, "good"]) + "?min_n=3&page=2")
+
+    # The stored rows are by username: bad, then good.
+    assert [a.username for a in first.context["assessors"]] == ["bad"]
+    assert [a.username for a in second.context["assessors"]] == ["good"]
+    html = second.content.decode()
+    assert 'id="quality-pages"' in html and "Assessors 2–2 of 2" in html
+    assert 'id="assessor-bad"' not in html and 'id="drift-bad"' not in html
+    assert paused.status_code == 302
+    assert paused["Location"].endswith("?min_n=3&page=2")
