@@ -212,8 +212,9 @@ def test_its_query_count_does_not_grow_with_judges_labels_or_pools(
     url = _url(collection, reference=built["imported0"].name)
     client.get(url)  # computes the stored report
 
-    # Session and user, the collection, the reference menu, the revisions, the stored report, the judges.
-    with django_assert_num_queries(7):
+    # Session and user, the collection, the reference menu, the revisions, the stored report, its number
+    # of judges and columns, its page of judges, those judges.
+    with django_assert_num_queries(9):
         response = client.get(url)
 
     assert response.status_code == 200
