@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import models, transaction
-from django.db.models import F, Func, JSONField, Value, Window
+from django.db import connection, models, transaction
+from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from annotation.models import Collection
@@ -102,25 +102,16 @@ def report_shown(view: ReportView) -> dict[str, Any] | None:
     return row.result if row is not None else None
 
 
-class _JsonPath(Func):
-    """A jsonpath's items in a JSON value, as one JSON array (PostgreSQL's jsonb_path_query_array; lax
-    mode, so a subscript past an array's end gives fewer items rather than an error)."""
-
-    function = "jsonb_path_query_array"
-    template = "%(function)s(%(expressions)s::jsonpath)"
-    output_field = JSONField()
-
-
 def report_parts(
     *, report: ReportResult, parts: Mapping[str, str | tuple[str, range]]
 ) -> dict[str, list[Any]]:
     """Parts of a stored report's figures, read in SQL (one query) so that a page showing a page of a long
-    list reads that page, never the whole JSON: each name's jsonpath items as a list. A part is a jsonpath
-    (`"$.sections[*].rows.size()"`: each section's number of rows) or an array's jsonpath and the items of
-    it wanted (`("$.sections[2].rows", range(25, 50))`). Ask `report_for(..., deferred=True)` for the row,
-    so that its figures are not read whole beside."""
-    # Read by position, not as annotations: a part's name may be a field of the model ("collection").
-    paths: dict[str, _JsonPath] = {}
+    list reads that page, never the whole JSON: each name's jsonpath items as a list (PostgreSQL's
+    jsonb_path_query_array; lax mode, so a subscript past an array's end gives fewer items, not an error).
+    A part is a jsonpath (`"$.sections[*].rows.size()"`: each section's number of rows) or an array's
+    jsonpath and the items of it wanted (`("$.sections[2].rows", range(25, 50))`). Ask
+    `report_for(..., deferred=True)` for the row, so that its figures are not read whole beside."""
+    paths: dict[str, str] = {}
     for name, part in parts.items():
         if isinstance(part, tuple):
             path, items = part
@@ -129,10 +120,28 @@ def report_parts(
             if not items:
                 continue  # nothing asked of it
             part = f"{path}[{items.start} to {items.stop - 1}]"
-        paths[name] = _JsonPath(F("result"), Value(part))
-    found = ReportResult.objects.filter(pk=report.pk).values_list(*paths.values()).first() if paths else None
+        paths[name] = part
+    if not paths:
+        return {name: [] for name in parts}
+    # The figures are decompressed once, in the CTE, for every path: a path on the column itself would
+    # decompress the whole stored JSON again for each path (`|| '{}'` hands on the decompressed value).
+    table = connection.ops.quote_name(ReportResult._meta.db_table)
+    sql = (
+        f"WITH stored AS MATERIALIZED (SELECT result || '{{}}'::jsonb AS figures FROM {table} WHERE id = %s) "
+        f"SELECT {', '.join(['jsonb_path_query_array(figures, %s::jsonpath)'] * len(paths))} FROM stored"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [report.pk, *paths.values()])
+        found = cursor.fetchone()
     values = dict(zip(paths, found, strict=True)) if found else {}
-    return {name: values.get(name, []) for name in parts}
+    return {name: _json_value(values.get(name)) for name in parts}
+
+
+def _json_value(value: Any) -> list[Any]:
+    """A jsonb the cursor answers, as Python (Django's PostgreSQL cursor hands jsonb on as text)."""
+    if value is None:
+        return []
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 def report_for(

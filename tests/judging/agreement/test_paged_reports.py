@@ -52,6 +52,8 @@ def test_the_campaign_page_shows_each_sections_pairs_a_page_at_a_time_most_share
 
     first = client.get(url).content.decode()
     second = client.get(url, {"pairs-0": "2"}).content.decode()
+    past = client.get(url, {"pairs-0": "9", "pairs-1": "2"}).content.decode()
+    unreadable = client.get(url, {"pairs-0": "two"}).content.decode()
     whole = client.get(url, {"format": "html"})
     data = client.get(url, {"format": "json"}).json()
 
@@ -63,6 +65,10 @@ def test_the_campaign_page_shows_each_sections_pairs_a_page_at_a_time_most_share
     assert _pairs(second, 0) == every[PAIRS_PER_PAGE:]
     # The other sections keep their first page; each section says its total and links to its pages.
     assert _pairs(second, 1) == _pairs(first, 1)
+    # A page past the last shows the last; a page number that is none shows the first.
+    binary = [(*row["judges"], row["n"]) for row in data["sections"][1]["rows"]]
+    assert _pairs(past, 0) == every[PAIRS_PER_PAGE:] and _pairs(past, 1) == binary[PAIRS_PER_PAGE:]
+    assert _pairs(unreadable, 0) == every[:PAIRS_PER_PAGE]
     assert "36 pairs of judges sharing units." in first
     assert "Pairs 1–25 of 36, page 1 of 2" in first
     assert 'href="?pairs-0=2#section-0"' in first
@@ -82,7 +88,13 @@ def test_the_campaign_page_makes_as_many_queries_and_draws_as_many_rows_whatever
             html = client.get(url).content.decode()
         shown.append((len(queries), len(_pairs(html, 0))))
 
-    assert shown == [(shown[0][0], 3), (shown[0][0], PAIRS_PER_PAGE)]
+    # A later page of a section is read with the rest, in the same query.
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get(url, {"pairs-0": "3"}).content.decode()
+    shown.append((len(queries), len(_pairs(html, 0))))
+
+    # 66 pairs: 25, 25, then 16.
+    assert shown == [(shown[0][0], 3), (shown[0][0], PAIRS_PER_PAGE), (shown[0][0], 66 - 2 * PAIRS_PER_PAGE)]
 
 
 def _assessors(count: int, prefix: str = "a"):
