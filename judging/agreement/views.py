@@ -214,16 +214,16 @@ def ranking_download(request: HttpRequest, name: str, kind: str) -> HttpResponse
 @organiser_required
 def campaign(request: HttpRequest, name: str) -> HttpResponse:
     """The campaign report a page of pairs per section; `?format=json` and `?format=html` (the whole
-    report as one self-contained, printable page, as the campaign_report command writes it) every pair."""
+    report on one printable page) every pair."""
     collection = get_object_or_404(Collection, name=name)
     whole = request.GET.get("format")
     if whole == "json":
         return JsonResponse(_current(CAMPAIGN, collection, {}, campaign_compute))
     if whole == "html":
         figures = _current(CAMPAIGN, collection, {}, campaign_compute)
-        response = render(request, "agreement/campaign.html", {"report": figures, "standalone": True})
-        response["Content-Disposition"] = f'inline; filename="{collection.name}-agreement-campaign.html"'
-        return response
+        # Its style sheet linked, not inline as in the campaign_report command's file: the site's content
+        # security policy refuses inline styles.
+        return render(request, "agreement/campaign.html", {"report": figures, "whole": True})
     stored = _stored(CAMPAIGN, collection, {}, "campaign_compute", deferred=True)
     shown = report_shown_row(stored)
     report = campaign_shown(request=request, report=shown) if shown is not None else None
