@@ -73,3 +73,12 @@ def page_of(
     if page.has_next():
         pager.next, pager.last = url(page.next_page_number()), url(page.paginator.num_pages)
     return pager
+
+
+def positions_of(pager: Pager) -> range:
+    """The positions (from 0) of the rows on a pager's page, for rows counted and read elsewhere (a list
+    in a stored report's JSON), paged as `page_of(request, range(total), ...)`."""
+    positions = pager.page.object_list
+    if not isinstance(positions, range):
+        raise TypeError(f"a pager of range(total) has positions, not {type(positions).__name__}")
+    return positions

@@ -24,7 +24,7 @@ from judging.measures.agreement import AgreementUndefined
 # then never found again.
 COMPARISON = ("agreement-comparison", 1)
 RANKING = ("agreement-ranking", 1)
-CAMPAIGN = ("agreement-campaign", 1)
+CAMPAIGN = ("agreement-campaign", 2)
 
 
 @functools.cache

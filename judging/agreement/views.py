@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from core.api_errors import error_json, form_error_json
+from judging.agreement.campaign_page import PAIRS_PER_PAGE, campaign_shown
 from judging.agreement.forms import ComparisonForm, RankingForm
 from judging.agreement.reports import (
     comparison_csv,
@@ -39,7 +40,7 @@ from judging.agreement.stored import (
     ranking_compute,
     ranking_params,
 )
-from judging.reports.store import ReportView, report_current, report_for, report_shown
+from judging.reports.store import ReportView, report_current, report_for, report_shown, report_shown_row
 
 # The scatter of the run ranking shown beside a comparison, drawn from the comparison's stored figures.
 BESIDE = ("beside.svg", "beside.png")
@@ -51,7 +52,12 @@ def _errors(form: forms.Form) -> str:
 
 
 def _stored(
-    report: tuple[str, int], collection: Collection, params: dict[str, Any], compute: str
+    report: tuple[str, int],
+    collection: Collection,
+    params: dict[str, Any],
+    compute: str,
+    *,
+    deferred: bool = False,
 ) -> ReportView:
     kind, version = report
     return report_for(
@@ -61,6 +67,7 @@ def _stored(
         params=params,
         reads=agreement_reads(),
         compute=f"judging.agreement.stored.{compute}",
+        deferred=deferred,
     )
 
 
@@ -206,11 +213,21 @@ def ranking_download(request: HttpRequest, name: str, kind: str) -> HttpResponse
 
 @organiser_required
 def campaign(request: HttpRequest, name: str) -> HttpResponse:
+    """The campaign report a page of pairs per section; `?format=json` and `?format=html` (the whole
+    report on one printable page) every pair."""
     collection = get_object_or_404(Collection, name=name)
-    if request.GET.get("format") == "json":
+    whole = request.GET.get("format")
+    if whole == "json":
         return JsonResponse(_current(CAMPAIGN, collection, {}, campaign_compute))
-    stored = _stored(CAMPAIGN, collection, {}, "campaign_compute")
-    context = {"collection": collection, "stored": stored, "report": report_shown(stored)}
+    if whole == "html":
+        figures = _current(CAMPAIGN, collection, {}, campaign_compute)
+        # Its style sheet linked, not inline as in the campaign_report command's file: the site's content
+        # security policy refuses inline styles.
+        return render(request, "agreement/campaign.html", {"report": figures, "whole": True})
+    stored = _stored(CAMPAIGN, collection, {}, "campaign_compute", deferred=True)
+    shown = report_shown_row(stored)
+    report = campaign_shown(request=request, report=shown) if shown is not None else None
+    context = {"collection": collection, "stored": stored, "report": report, "per_page": PAIRS_PER_PAGE}
     return render(request, "agreement/campaign.html", context)
 
 

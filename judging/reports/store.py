@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
@@ -88,12 +88,60 @@ class ReportView:
         return self.row.result if self.done else None
 
 
-def report_shown(view: ReportView) -> dict[str, Any] | None:
-    """The figures a page draws: the current ones, or while they are computed the latest earlier ones
-    (which `reports/_status.html` labels as such), or None."""
+def report_shown_row(view: ReportView) -> ReportResult | None:
+    """The row whose figures a page draws: the current one, or while it is computed the latest earlier
+    one (which `reports/_status.html` labels as such), or None."""
     if view.done:
-        return view.result
-    return view.earlier.result if view.earlier is not None else None
+        return view.row
+    return view.earlier
+
+
+def report_shown(view: ReportView) -> dict[str, Any] | None:
+    """The figures a page draws (those of `report_shown_row`), or None."""
+    row = report_shown_row(view)
+    return row.result if row is not None else None
+
+
+def report_parts(
+    *, report: ReportResult, parts: Mapping[str, str | tuple[str, range]]
+) -> dict[str, list[Any]]:
+    """Parts of a stored report's figures, read in SQL (one query) so that a page showing a page of a long
+    list reads that page, never the whole JSON: each name's jsonpath items as a list (PostgreSQL's
+    jsonb_path_query_array; lax mode, so a subscript past an array's end gives fewer items, not an error).
+    A part is a jsonpath (`"$.sections[*].rows.size()"`: each section's number of rows) or an array's
+    jsonpath and the items of it wanted (`("$.sections[2].rows", range(25, 50))`). Ask
+    `report_for(..., deferred=True)` for the row, so that its figures are not read whole beside."""
+    paths: dict[str, str] = {}
+    for name, part in parts.items():
+        if isinstance(part, tuple):
+            path, items = part
+            if items.step != 1:
+                raise ValueError(f"report part {name}: a range of consecutive items, not every {items.step}")
+            if not items:
+                continue  # nothing asked of it
+            part = f"{path}[{items.start} to {items.stop - 1}]"
+        paths[name] = part
+    if not paths:
+        return {name: [] for name in parts}
+    # The figures are decompressed once, in the CTE, for every path: a path on the column itself would
+    # decompress the whole stored JSON again for each path (`|| '{}'` hands on the decompressed value).
+    table = connection.ops.quote_name(ReportResult._meta.db_table)
+    sql = (
+        f"WITH stored AS MATERIALIZED (SELECT result || '{{}}'::jsonb AS figures FROM {table} WHERE id = %s) "
+        f"SELECT {', '.join(['jsonb_path_query_array(figures, %s::jsonpath)'] * len(paths))} FROM stored"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [report.pk, *paths.values()])
+        found = cursor.fetchone()
+    values = dict(zip(paths, found, strict=True)) if found else {}
+    return {name: _json_value(values.get(name)) for name in parts}
+
+
+def _json_value(value: Any) -> list[Any]:
+    """A jsonb the cursor answers, as Python (Django's PostgreSQL cursor hands jsonb on as text)."""
+    if value is None:
+        return []
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 def report_for(
@@ -104,18 +152,23 @@ def report_for(
     params: dict[str, Any],
     reads: Iterable[type[models.Model]],
     compute: str,
+    deferred: bool = False,
 ) -> ReportView:
     """The report `kind` (at code `version`: raise it when the figures' computation or shape changes) of
     `params` on the collection, whose compute function (dotted path: a `Compute` of
     judging/reports/tasks.py) reads the tables of the models `reads`.
 
     The stored row of the current fingerprint is found, or made and queued (once: two views at once find
-    the same row). A handful of queries, whatever the data's size.
+    the same row). A handful of queries, whatever the data's size. `deferred`: the rows' figures are left
+    in the database, for a page that reads only parts of them (`report_parts`).
     """
     params = params_normalise(params)
-    params_key = _digest([kind, params])
+    # The version is part of the choices' key: figures of an older version (perhaps of another shape) are
+    # never shown as the earlier figures of this one.
+    params_key = _digest([kind, version, params])
     key = _fingerprint(kind=kind, version=version, collection=collection, params=params, reads=reads)
-    row = ReportResult.objects.filter(kind=kind, key=key).first()
+    rows = ReportResult.objects.defer("result") if deferred else ReportResult.objects.all()
+    row = rows.filter(kind=kind, key=key).first()
     if row is None:
         with transaction.atomic():
             row, created = ReportResult.objects.get_or_create(
@@ -130,11 +183,12 @@ def report_for(
             )
             if created:
                 report_queue(report=row)
-        row.refresh_from_db()
+        # Read again: a task backend that runs at once has finished it already.
+        row = rows.get(pk=row.pk)
     earlier = None
     if row.status != ReportResult.Status.DONE:
         earlier = (
-            ReportResult.objects.filter(
+            rows.filter(
                 kind=kind, collection=collection, params_key=params_key, status=ReportResult.Status.DONE
             )
             .exclude(pk=row.pk)

@@ -7,6 +7,15 @@ const updated = document.getElementById("live-updated");
 const empty = document.getElementById("live-empty");
 const error = document.getElementById("live-error");
 const interval = Number(table.dataset.interval) || 5000;
+const pages = document.getElementById("live-pages");
+const range = document.getElementById("live-range");
+const previous = document.getElementById("live-previous");
+const next = document.getElementById("live-next");
+// The page of assessors shown (most labels first); the poll asks for it, the buttons change it.
+let page = 1;
+let timer = null;
+// Each poll's number: an answer to an older poll (a page chosen while it was in flight) is dropped.
+let latest = 0;
 
 function figure(value, digits = 3) {
   return value === null || value === undefined ? "n/a" : Number(value).toFixed(digits);
@@ -44,22 +53,45 @@ function render(data) {
     });
   }
   body.replaceChildren(...rows);
-  empty.hidden = data.assessors.length > 0;
+  empty.hidden = data.total > 0;
+  const first = (data.page - 1) * data.per_page;
+  range.textContent = `Assessors ${first + 1}–${first + data.assessors.length} of ${data.total}, page ${data.page} of ${data.pages}`;
+  pages.hidden = data.pages <= 1;
+  previous.disabled = data.page <= 1;
+  next.disabled = data.page >= data.pages;
   updated.textContent = new Date(data.updated_at).toLocaleTimeString() + (data.current ? "" : " (newer labels being computed)");
 }
 
 async function poll() {
+  clearTimeout(timer);
+  const mine = ++latest;
   try {
-    const response = await fetch(table.dataset.url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    const response = await fetch(`${table.dataset.url}&page=${page}`, { headers: { Accept: "application/json" }, credentials: "same-origin" });
     const data = await response.json();
+    if (mine !== latest) return;
     if (!response.ok) throw new Error(data.detail || `HTTP ${response.status}`);
+    if (data.page > data.pages && data.pages > 0) {
+      // Fewer assessors than when the page was chosen: show the last page there is.
+      page = data.pages;
+      return poll();
+    }
     render(data);
     error.hidden = true;
   } catch (exc) {
+    if (mine !== latest) return;
     error.textContent = `Could not update: ${exc.message}`;
     error.hidden = false;
   }
-  setTimeout(poll, interval);
+  timer = setTimeout(poll, interval);
 }
+
+previous.addEventListener("click", () => {
+  page = Math.max(1, page - 1);
+  poll();
+});
+next.addEventListener("click", () => {
+  page += 1;
+  poll();
+});
 
 poll();

@@ -9,6 +9,7 @@ from rest_framework.authtoken.models import Token
 from annotation.models import Judge
 from annotation.relevance.assignments import assignment_create
 from annotation.relevance.pooling import pool_build
+from judging.agreement.live import ASSESSORS_PER_PAGE
 from tests.background import IMMEDIATE
 from tests.factories import (
     AssessorJudgeFactory,
@@ -138,3 +139,28 @@ def test_the_interval_is_clamped_and_defaults_to_five_seconds(page, login, campa
     assert page.locator("#live-table").get_attribute("data-interval") == "5000"
     page.goto(url)
     assert page.locator("#live-table").get_attribute("data-interval") == "5000"
+
+
+def test_the_pager_steps_through_the_assessors_and_the_poll_keeps_the_page(page, login, campaign):
+    collection, turn, ann, _assignment = campaign
+    # More assessors than a page: each graded p0 alone, so ann (two labels later) leads by labels.
+    for i in range(ASSESSORS_PER_PAGE):
+        extra = AssessorJudgeFactory(user=UserFactory(username=f"extra{i:02d}"))
+        RelevanceJudgmentFactory(judge=extra, turn=turn, passage_id="p0", grade=1)
+    RelevanceJudgmentFactory(judge=ann, turn=turn, passage_id="p1", grade=1)
+    login("org")
+    page.goto(f"{reverse('judging:agreement-live', args=[collection.name])}?interval={INTERVAL_MS}")
+
+    page.locator('#live-table tbody tr[data-judge="assessor:ann"]').wait_for()
+    assert page.locator("#live-table tbody tr").count() == ASSESSORS_PER_PAGE
+    assert page.locator("#live-range").inner_text() == f"Assessors 1–{ASSESSORS_PER_PAGE} of 21, page 1 of 2"
+    assert page.locator("#live-previous").is_disabled()
+
+    page.locator("#live-next").click()
+    last = page.locator(f'#live-table tbody tr[data-judge="assessor:extra{ASSESSORS_PER_PAGE - 1:02d}"]')
+    last.wait_for()
+    assert page.locator("#live-table tbody tr").count() == 1
+    assert page.locator("#live-next").is_disabled()
+    # Polls go on asking for the page chosen.
+    page.wait_for_timeout(3 * INTERVAL_MS)
+    assert page.locator("#live-range").inner_text() == "Assessors 21–21 of 21, page 2 of 2"

@@ -135,6 +135,7 @@ def test_the_report_pages_need_no_inline_style_under_a_strict_policy(page, login
     query = urlencode({"task": "relevance", "a": judges[0].name, "b": judges[1].name})
     for url in [
         reverse("judging:agreement-campaign", args=[collection.name]),
+        f"{reverse('judging:agreement-campaign', args=[collection.name])}?format=html",
         f"{reverse('judging:agreement-report', args=[collection.name])}?{query}",
         f"{reverse('judging:agreement-ranking', args=[collection.name])}?measure=ndcg%405&a={judges[0].name}&b={judges[3].name}",
     ]:

@@ -74,8 +74,9 @@ def _section(
     resamples: int,
     seed: int,
 ) -> dict[str, Any]:
-    """One table of the report: every pair of `judges` on the task, from labels and run scores read once
-    for the whole section (and shared by the graded and binary relevance sections)."""
+    """One table of the report: every pair of `judges` on the task that shares units, most shared units
+    first, from labels and run scores read once for the whole section (and shared by the graded and binary
+    relevance sections)."""
     rows = []
     for judge_a, judge_b in _pair_order(judges):
         pairs = table.pairs(judge_a.id, judge_b.id)
@@ -97,6 +98,9 @@ def _section(
             row["rank"] = {k: ranking[k] for k in ("n_runs", "kendall_tau_b", "spearman_rho", "notes")}
             row["rank"]["left_out"] = len(ranking["left_out"])
         rows.append(row)
+    # Most shared units first: the figures resting on the most labels (the machines against each other
+    # and against each person) lead, and the page shows the section a page of pairs at a time.
+    rows.sort(key=lambda row: (-row["n"], row["judges"]))
     spec = TASKS[task]
     return {
         "title": title,
@@ -224,15 +228,15 @@ def _quick(pairs_list: list[Pairs], k: int) -> dict[str, Any]:
 
 
 def live_agreement(*, collection: Collection, task: str = "relevance") -> dict[str, Any]:
-    """For each assessor so far: labels given, agreement with each LLM judge, and with the other
-    assessors pooled over the units they share. Cheap enough to poll every few seconds."""
+    """For each assessor so far, most labels first: labels given, agreement with each LLM judge, and with
+    the other assessors pooled over the units they share."""
     spec = task_spec(task)
     judges = list(judges_with_labels(collection=collection, task=task))
     assessors = [j for j in judges if j.kind == Judge.Kind.ASSESSOR]
     machines = [j for j in judges if j.kind == Judge.Kind.LLM]
     by_judge = labels_by_judge(collection=collection, task=task, judges=judges) if judges else {}
     k = len(spec.labels)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for assessor in assessors:
         mine = by_judge[assessor.id]
         others = [pairs_from_labels(task, mine, by_judge[o.id]) for o in assessors if o.id != assessor.id]
@@ -252,6 +256,8 @@ def live_agreement(*, collection: Collection, task: str = "relevance") -> dict[s
                 "assessors": _quick(others, k),
             }
         )
+    # Most labels first: the assessors whose figures rest on the most work lead the page's first page.
+    rows.sort(key=lambda row: (-row["labels"], row["judge"]))
     return {
         "collection": collection.name,
         "task": task,

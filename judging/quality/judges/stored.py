@@ -1,6 +1,7 @@
 """The judges page's figures as a stored report (judging/reports): what it reads, its code version, and
 the function a task worker runs to compute it. The page asks `judging.reports.store.report_for` with these
-and builds its rows from the JSON returned, reading only the judges named there (one query).
+and reads a page of the judges from the stored JSON in SQL (`judges_page_read`), then those judges alone
+(one query); its JSON download gives every judge.
 
 The choice is the reference judge, by primary key (or None).
 """
@@ -8,21 +9,35 @@ The choice is the reference judge, by primary key (or None).
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from django.db import models
+from django.http import HttpRequest
 from django.utils.dateparse import parse_datetime
 
 from annotation.models import Collection, Judge
 from annotation.selectors import collection_tables
+from core.pagination import Pager, page_of, positions_of
 from crowd.models import CrowdCampaign
 from judging.models import JudgeJob
-from judging.quality.judges.selectors import Agreement, JudgeRow, MachineJobs, PoolCoverage, collection_judges
+from judging.quality.judges.selectors import (
+    LABEL_TASKS,
+    Agreement,
+    JudgeRow,
+    MachineJobs,
+    PoolCoverage,
+    collection_judges,
+    collection_pools,
+)
+from judging.reports.models import ReportResult
+from judging.reports.store import report_parts
 
 # Raise the version whenever the figures or their shape change: rows of an older version are then never
 # found again.
-JUDGES = ("quality-judges", 1)
+JUDGES = ("quality-judges", 2)
+JUDGES_PER_PAGE = 20
 
 
 @functools.cache
@@ -40,10 +55,16 @@ def judges_compute(
     *, collection: Collection, params: dict[str, Any], progress: Any = _noop
 ) -> dict[str, Any]:
     """{"judges": [{id, labels, first_label, last_label, jobs, campaigns, coverage, agreement}]} of every
-    judge with labels in the collection, by name, against the reference judge `params["reference"]`."""
+    judge with labels in the collection, by name, against the reference judge `params["reference"]`; beside
+    them what the page's columns need of every judge, so that a page of judges draws them alone: "tasks",
+    the label tasks some judge labelled (keys of LABEL_TASKS, in its order), and "pools" ({pool, depth,
+    size}, by name)."""
     rows = collection_judges(collection=collection, reference_id=params["reference"])
+    pools = collection_pools(collection=collection)
     progress(1, 1, "judges")
     return {
+        "tasks": [task.key for task in LABEL_TASKS if any(row.labels.get(task.key) for row in rows)],
+        "pools": [{"pool": pool.name, "depth": pool.depth, "size": pool.size} for pool in pools],
         "judges": [
             {
                 "id": row.judge.pk,
@@ -59,13 +80,41 @@ def judges_compute(
                 "agreement": None if row.agreement is None else row.agreement.__dict__,
             }
             for row in rows
-        ]
+        ],
     }
 
 
+@dataclass(frozen=True)
+class JudgesPage:
+    """What the judges page draws of a stored result: a page of its judges, how many there are in all,
+    the label tasks and the pools of its columns."""
+
+    rows: list[JudgeRow]
+    pager: Pager
+    tasks: list[str]
+    pools: list[dict[str, Any]]
+
+
+def judges_page_read(*, request: HttpRequest, report: ReportResult) -> JudgesPage:
+    """The page of the stored result's judges that the request's `page` names, read in SQL (two queries
+    and the page's judges: the same whatever the number of judges)."""
+    head = report_parts(
+        report=report, parts={"total": "$.judges.size()", "tasks": "$.tasks[*]", "pools": "$.pools[*]"}
+    )
+    pager = page_of(
+        request,
+        range(next(iter(head["total"]), 0)),
+        param="page",
+        anchor="judges-table",
+        per_page=JUDGES_PER_PAGE,
+    )
+    part = report_parts(report=report, parts={"judges": ("$.judges", positions_of(pager))})
+    return JudgesPage(rows=judge_rows(part), pager=pager, tasks=head["tasks"], pools=head["pools"])
+
+
 def judge_rows(result: dict[str, Any]) -> list[JudgeRow]:
-    """The page's rows from a stored result: its judges read again (one query), in the result's order;
-    a judge deleted since is left out."""
+    """The rows of a stored result's judges (all of a result, or the page `judges_page_read` read): its
+    judges read again (one query), in the result's order; a judge deleted since is left out."""
     judges = Judge.objects.select_related("user").in_bulk([row["id"] for row in result["judges"]])
     return [
         JudgeRow(

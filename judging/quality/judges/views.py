@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -13,10 +13,17 @@ from annotation.judge_menus import judges_with_labels
 from annotation.models import Collection
 from annotation.permissions import organiser_required
 from annotation.typed import AuthenticatedRequest
+from core.api_errors import form_error_json
 from judging.quality.judges.forms import ReferenceForm
 from judging.quality.judges.selectors import LABEL_TASKS, JudgeRow
-from judging.quality.judges.stored import JUDGES, judge_rows, judges_reads
-from judging.reports.store import report_for, report_shown
+from judging.quality.judges.stored import (
+    JUDGES,
+    JUDGES_PER_PAGE,
+    judges_compute,
+    judges_page_read,
+    judges_reads,
+)
+from judging.reports.store import report_current, report_for, report_shown_row
 
 # The console's downloads of a judge's labels, by the task whose labels each holds.
 DOWNLOADS = (
@@ -47,23 +54,36 @@ def _downloads(collection: Collection, row: JudgeRow) -> list[tuple[str, str]]:
 @organiser_required
 @require_GET
 def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
+    """A page of the collection's judges (by name); `?format=json` gives every judge's figures."""
     collection = get_object_or_404(Collection, name=name)
     form = ReferenceForm(request.GET, judges=judges_with_labels(collection=collection, task="relevance"))
     reference = form.chosen() if form.is_valid() else None
     kind, version = JUDGES
+    params = {"reference": reference.id if reference else None}
+    if request.GET.get("format") == "json":
+        if not form.is_valid():
+            return form_error_json(form)
+        figures = report_current(
+            kind=kind, version=version, collection=collection, params=params, reads=judges_reads()
+        )
+        if figures is None:
+            figures = judges_compute(collection=collection, params=params)
+        return JsonResponse(figures)
     stored = report_for(
         kind=kind,
         version=version,
         collection=collection,
-        params={"reference": reference.id if reference else None},
+        params=params,
         reads=judges_reads(),
         compute="judging.quality.judges.stored.judges_compute",
+        deferred=True,
     )
-    figures = report_shown(stored)
-    rows = judge_rows(figures) if figures is not None else []
-    pools = rows[0].coverage if rows else []
+    shown_row = report_shown_row(stored)
+    page = judges_page_read(request=request, report=shown_row) if shown_row is not None else None
+    rows = page.rows if page is not None else []
+    labelled = set(page.tasks) if page is not None else set()
     # Only the tasks some judge labelled here get a column: a relevance collection has no nugget labels.
-    shown = [i for i, task in enumerate(LABEL_TASKS) if any(row.labels.get(task.key) for row in rows)]
+    shown = [i for i, task in enumerate(LABEL_TASKS) if task.key in labelled]
     agreement_url = reverse("judging:agreement-report", args=[collection.name])
     lines = [
         {
@@ -86,8 +106,10 @@ def judges_page(request: AuthenticatedRequest, name: str) -> HttpResponse:
             "form": form,
             "reference": reference,
             "lines": lines,
+            "pager": page.pager if page is not None else None,
+            "per_page": JUDGES_PER_PAGE,
             "tasks": [LABEL_TASKS[i] for i in shown],
-            "pools": pools,
+            "pools": page.pools if page is not None else [],
             "stored": stored,
             "shown": shown,
         },

@@ -14,7 +14,7 @@ from annotation.models import Collection, RelevanceJudgment, Turn
 from core.revisions import RevisionMissing, revisions_install, revisions_read
 from crowd.models import CrowdCampaign
 from judging.models import BudgetSimulation, ReportResult
-from judging.reports.store import ReportError, report_again, report_for, reports_prune
+from judging.reports.store import ReportError, report_again, report_for, report_parts, reports_prune
 from judging.reports.tasks import report_run
 from tests.background import task_left_by_a_dead_worker, tasks_run_ready
 from tests.factories import CollectionFactory, OrganiserFactory, RelevanceJudgmentFactory, TurnFactory
@@ -124,6 +124,82 @@ def test_a_label_written_after_the_report_makes_the_next_view_compute_again_and_
     assert "Figures of" in html and "before the latest changes; the current ones are being computed" in html
     tasks_run_ready()
     assert _ask(graded_collection).result == {"grade": 2, "count": 4}
+
+
+def test_the_figures_of_an_older_version_are_never_shown_as_the_earlier_figures_of_a_newer_one(
+    graded_collection,
+):
+    _ask(graded_collection, version=1)
+    tasks_run_ready()
+
+    newer = _ask(graded_collection, version=2)
+
+    assert not newer.done and newer.earlier is None
+
+
+def test_its_parts_are_read_in_sql_a_slice_at_a_time_with_the_figures_left_in_the_database():
+    collection = CollectionFactory()
+    report = ReportResult.objects.create(
+        kind="test-parts",
+        key="k",
+        params_key="p",
+        collection=collection,
+        compute=GRADED,
+        status=ReportResult.Status.DONE,
+        result={
+            "collection": "c",
+            "sections": [{"title": "one", "rows": list(range(30))}, {"title": "two", "rows": []}],
+        },
+    )
+    deferred = ReportResult.objects.defer("result").get(pk=report.pk)
+
+    with CaptureQueriesContext(connection) as queries:
+        parts = report_parts(
+            report=deferred,
+            parts={
+                "collection": "$.collection",
+                "titles": "$.sections[*].title",
+                "totals": "$.sections[*].rows.size()",
+                "page": ("$.sections[0].rows", range(25, 50)),
+                "nothing": ("$.sections[1].rows", range(0)),
+                "past": ("$.sections[0].rows", range(40, 50)),
+            },
+        )
+
+    # One query, which reads the stored figures once (not once a path: each read decompresses them
+    # whole) and applies the five paths to them (the empty range asks none).
+    (sql,) = (query["sql"] for query in queries)
+    assert sql.count(" result ") == 1 and sql.count("jsonb_path_query_array(") == 5
+    assert parts == {
+        "collection": ["c"],
+        "titles": ["one", "two"],
+        "totals": [30, 0],
+        "page": [25, 26, 27, 28, 29],
+        "nothing": [],
+        "past": [],
+    }
+    with pytest.raises(ValueError, match="consecutive"):
+        report_parts(report=deferred, parts={"odd": ("$.sections[0].rows", range(0, 10, 2))})
+
+
+def test_a_page_that_reads_parts_asks_for_the_row_without_its_figures(graded_collection):
+    _ask(graded_collection)
+    tasks_run_ready()
+
+    with CaptureQueriesContext(connection) as queries:
+        view = report_for(
+            kind="test-graded",
+            version=1,
+            collection=graded_collection,
+            params={"grade": 2},
+            reads=[RelevanceJudgment, Turn],
+            compute=GRADED,
+            deferred=True,
+        )
+
+    assert view.done
+    assert not any('"judging_reportresult"."result"' in query["sql"] for query in queries)
+    assert report_parts(report=view.row, parts={"count": "$.count"}) == {"count": [3]}
 
 
 def test_a_label_in_another_collection_also_computes_it_again(graded_collection):

@@ -12,6 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from annotation.models import Judge, PtkbJudgment, RelevanceJudgment
 from crowd.models import CrowdCampaign
 from judging.models import JudgeJob
+from judging.quality.judges.stored import JUDGES_PER_PAGE
 from tests.factories import (
     AssessorJudgeFactory,
     CollectionFactory,
@@ -212,10 +213,39 @@ def test_its_query_count_does_not_grow_with_judges_labels_or_pools(
     url = _url(collection, reference=built["imported0"].name)
     client.get(url)  # computes the stored report
 
-    # Session and user, the collection, the reference menu, the revisions, the stored report, the judges.
-    with django_assert_num_queries(7):
+    # Session and user, the collection, the reference menu, the revisions, the stored report, its number
+    # of judges and columns, its page of judges, those judges.
+    with django_assert_num_queries(9):
         response = client.get(url)
 
     assert response.status_code == 200
     assert len(response.context["lines"]) == 4 * judges
     assert RelevanceJudgment.objects.filter(turn__collection=collection).count() == 3 * judges * turns
+
+
+def test_it_shows_the_judges_a_page_at_a_time_with_every_column_and_the_json_every_judge(client):
+    collection = CollectionFactory()
+    turn = TurnFactory(topic__collection=collection)
+    names = [f"judge-{i:02d}" for i in range(JUDGES_PER_PAGE + 3)]
+    for name in names:
+        RelevanceJudgmentFactory(judge=JudgeFactory(name=name), turn=turn, passage_id="p1", grade=2)
+    # Only the last judge by name has a PTKB label: its column is on every page all the same.
+    last = Judge.objects.get(name=names[-1])
+    PtkbJudgment.objects.create(
+        judge=last, turn=turn, statement=PtkbStatementFactory(topic=turn.topic), relevant=True
+    )
+    client.force_login(OrganiserFactory())
+
+    first = client.get(_url(collection))
+    second = client.get(_url(collection, page=2))
+    data = client.get(_url(collection, format="json")).json()
+
+    assert [line["row"].judge.name for line in first.context["lines"]] == names[:JUDGES_PER_PAGE]
+    assert [line["row"].judge.name for line in second.context["lines"]] == names[JUDGES_PER_PAGE:]
+    assert [task.key for task in first.context["tasks"]] == ["relevance", "ptkb"]
+    html = first.content.decode()
+    assert f"{len(names)} judges with labels here" in html
+    assert f"Judges 1–{JUDGES_PER_PAGE} of {len(names)}, page 1 of 2" in html
+    assert 'href="?page=2#judges-table"' in html
+    assert [row["id"] for row in data["judges"]] == [Judge.objects.get(name=name).pk for name in names]
+    assert data["tasks"] == ["relevance", "ptkb"]
