@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from core.wording import plural
+
 
 class CampaignFigures(models.Model):
     """A campaign's batches by state, its places, and what its paid assignments cost (the sums over its
@@ -34,7 +36,7 @@ class CampaignFigures(models.Model):
     bonus = models.DecimalField(max_digits=14, decimal_places=2, default=0)
 
     def __str__(self) -> str:
-        return f"campaign {self.campaign_id}: {self.batches} batches"
+        return f"campaign {self.campaign_id}: {plural(self.batches, 'batch')}"
 
 
 class BatchFigures(models.Model):
@@ -79,7 +81,9 @@ class WorkerFigures(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"campaign {self.campaign_id} worker {self.worker_id}: {self.assignments} assignments"
+        return (
+            f"campaign {self.campaign_id} worker {self.worker_id}: {plural(self.assignments, 'assignment')}"
+        )
 
 
 class ItemVotes(models.Model):
@@ -121,4 +125,6 @@ class VoteProfile(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"campaign {self.campaign_id}: {self.units} pairs voted {self.v0}/{self.v1}/{self.v2}"
+        return (
+            f"campaign {self.campaign_id}: {plural(self.units, 'pair')} voted {self.v0}/{self.v1}/{self.v2}"
+        )
