@@ -1,9 +1,10 @@
 """What PostgreSQL holds of the triggers Assay installs itself: which tables exist, and which triggers each
 carries with what function source.
 
-Four kinds of bookkeeping are kept by triggers rather than by Python (the table revisions,
+Five kinds of bookkeeping are kept by triggers rather than by Python (the table revisions,
 `core/revisions.py`; the judges with labels, `annotation/labels/judge_labels.py`; the passage counts,
-`annotation/collection/passage_count.py`; the nugget sets' counts per turn, `annotation/nuggets/counts.py`),
+`annotation/collection/passage_count.py`; the nugget sets' counts per turn, `annotation/nuggets/counts.py`;
+the crowd campaign page's figures, `crowd/figures/triggers.py`),
 so that every writer keeps them true. Each installs their triggers from a `post_migrate` receiver, idempotently, and only on the
 tables that exist (`migrate <one app>` sends post_migrate for every app, some of whose tables are made by
 a later migrate); they read both answers here.

@@ -12,9 +12,22 @@ class CrowdConfig(AppConfig):
     def ready(self) -> None:
         # A campaign's batches, items, assignments and answers may be read by a stored report: each table
         # keeps a revision (core/revisions.py) its fingerprint reads.
+        # The campaign page's kept figures are the answers' bookkeeping: a report that reads them declares
+        # the counted tables, whose revisions cover them.
         post_migrate.connect(
-            revisions_install_receiver(), sender=self, weak=False, dispatch_uid="crowd-revisions"
+            revisions_install_receiver(
+                exclude={"campaignfigures", "batchfigures", "workerfigures", "itemvotes", "voteprofile"}
+            ),
+            sender=self,
+            weak=False,
+            dispatch_uid="crowd-revisions",
         )
+
+        from crowd.figures.triggers import figures_install_receiver
+
+        # The campaign page's figures, kept by triggers on the answers', assignments', items' and batches'
+        # tables (they read the models, so once the apps are loaded).
+        post_migrate.connect(figures_install_receiver, sender=self, weak=False, dispatch_uid="crowd-figures")
 
         from annotation.models import Judge
         from core.names import judge_name_reserve, judge_prefix_reserve

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-import krippendorff
-import numpy as np
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import NuggetSupport
 from crowd.models import (
-    VOTING_STATUSES,
-    CrowdAnswer,
+    BatchFigures,
+    CampaignFigures,
     CrowdAssignment,
     CrowdBatch,
     CrowdCampaign,
+    VoteProfile,
+    WorkerFigures,
 )
 
 CENT = Decimal("0.01")
@@ -123,21 +122,18 @@ def campaign_report(
     among the workers who passed the tests, over the real pairs.
 
     `batch_ids` and `worker_ids` (CrowdWorker keys) limit the rows to one page of each table; the summary,
-    cost and alpha always cover the whole campaign. Every figure is counted in the database, one grouped
-    query per kind, so the report costs the same few queries however many answers a campaign has."""
+    cost and alpha always cover the whole campaign. They come from the figures the triggers keep
+    (crowd/figures): the summary, cost and alpha read one row of the campaign and its pairs' vote
+    profiles, the rows read one page's batches and workers, so the report costs the same few short queries
+    however many answers a campaign has."""
     report = CampaignReport()
-    _fill_batches(report, campaign, batch_ids)
+    figures = CampaignFigures.objects.filter(campaign=campaign).first() or CampaignFigures(campaign=campaign)
+    _fill_batches(report, campaign, figures, batch_ids)
     report.workers = _worker_rows(campaign, worker_ids)
     # Provisional (Accepted) assignments are not paid; rejected ones are not either.
-    paid = (
-        CrowdAssignment.objects.filter(batch__campaign=campaign)
-        .exclude(status__in=[CrowdAssignment.Status.ACCEPTED, CrowdAssignment.Status.REJECTED])
-        .aggregate(n=Count("pk"), bonus=Sum("bonus"))
-    )
-    report.reward_total = Decimal(str(campaign.reward)) * paid["n"]
-    if paid["bonus"] is not None:
-        # Back to cents, which every bonus is paid in.
-        report.bonus_total = Decimal(paid["bonus"]).quantize(CENT)
+    report.reward_total = Decimal(str(campaign.reward)) * figures.paid
+    # Back to cents, which every bonus is paid in.
+    report.bonus_total = Decimal(figures.bonus).quantize(CENT)
     if campaign.provider == CrowdCampaign.Provider.MTURK:
         report.has_fee = True
         # MTurk charges its fee on bonuses as on rewards.
@@ -146,70 +142,77 @@ def campaign_report(
     return report
 
 
-def campaign_workers(*, campaign: CrowdCampaign) -> QuerySet[CrowdAssignment, tuple[int, str]]:
+def campaign_workers(*, campaign: CrowdCampaign) -> QuerySet[WorkerFigures, tuple[int, str]]:
     """(worker key, worker id) of everyone with a confirmed or rejected assignment in the campaign, by
     worker id: the rows of the report's Workers table, to page through."""
     return (
-        CrowdAssignment.objects.filter(batch__campaign=campaign)
-        .exclude(status=CrowdAssignment.Status.ACCEPTED)
+        WorkerFigures.objects.filter(campaign_id=campaign.pk, assignments__gt=0)
         .values_list("worker_id", "worker__worker_id")
         .order_by("worker__worker_id")
-        .distinct()
     )
 
 
-def _fill_batches(report: CampaignReport, campaign: CrowdCampaign, batch_ids: Collection[int] | None) -> None:
-    """The summary over every batch, and the rows of the batches asked for, from one grouped count of
-    assignments per batch and one row per batch (its status and places, not its answers)."""
-    # In-platform, an Accepted row is a participant's held place (crowd/providers/panels/services.py); it counts while live.
+def _fill_batches(
+    report: CampaignReport,
+    campaign: CrowdCampaign,
+    figures: CampaignFigures,
+    batch_ids: Collection[int] | None,
+) -> None:
+    """The summary from the campaign's kept figures, and the rows of the batches asked for from theirs,
+    with the places panel participants hold now (which the clock, not a write, ends) counted for those
+    batches only."""
+    report.summary = BatchSummary(
+        batches=figures.batches,
+        complete=figures.batches_complete,
+        full=figures.batches_full,
+        open=figures.batches_open,
+        closed=figures.batches_closed,
+        places=figures.places,
+        answered=figures.answered,
+    )
+    # In-platform, an Accepted row is a participant's held place (crowd/providers/panels/services.py); it
+    # counts while live. A rejected assignment neither votes nor holds a place of its batch
+    # (crowd/answers/services.py); provisional answers (the HIT page's, not yet confirmed by MTurk) are
+    # counted per batch only.
     is_platform = campaign.provider == CrowdCampaign.Provider.PLATFORM
-    hold_since = timezone.now() - timedelta(seconds=campaign.duration_seconds)
-    accepted = Q(status=CrowdAssignment.Status.ACCEPTED)
-    # A rejected assignment neither votes nor holds a place of its batch (crowd/answers/services.py); provisional
-    # answers (the HIT page's, not yet confirmed by MTurk) are counted per batch only.
-    counts = {
-        row["batch_id"]: row
-        for row in CrowdAssignment.objects.filter(batch__campaign=campaign)
-        .values("batch_id")
-        .annotate(
-            submitted=Count("pk", filter=Q(status__in=VOTING_STATUSES)),
-            passed=Count("pk", filter=Q(status__in=VOTING_STATUSES, passed_tests=True)),
-            accepted=Count("pk", filter=accepted),
-            live=Count("pk", filter=accepted & Q(accept_time__gte=hold_since)),
+    batches = campaign.batches.order_by("index")
+    if batch_ids is not None:
+        batches = batches.filter(pk__in=batch_ids)
+    rows = list(batches.values_list("id", "index", "status", "hit_id"))
+    ids = [row[0] for row in rows]
+    counted = {f.batch_id: f for f in BatchFigures.objects.filter(batch_id__in=ids)}
+    held: dict[int, int] = {}
+    if is_platform:
+        hold_since = timezone.now() - timedelta(seconds=campaign.duration_seconds)
+        held = dict(
+            CrowdAssignment.objects.filter(
+                batch_id__in=ids, status=CrowdAssignment.Status.ACCEPTED, accept_time__gte=hold_since
+            )
+            .values("batch_id")
+            .annotate(n=Count("pk"))
+            .values_list("batch_id", "n")
+            .order_by()
         )
-        .order_by()
-    }
-    none = {"submitted": 0, "passed": 0, "accepted": 0, "live": 0}
-    summary = report.summary
-    batches = campaign.batches.order_by("index").values_list(
-        "id", "index", "status", "max_assignments", "hit_id"
-    )
-    for batch_id, index, status, max_assignments, hit_id in batches:
-        n = counts.get(batch_id, none)
-        provisional, held = (0, n["live"]) if is_platform else (n["accepted"], 0)
+    for batch_id, index, status, hit_id in rows:
+        n = counted[batch_id]
+        provisional, live = (0, held.get(batch_id, 0)) if is_platform else (n.accepted, 0)
         state, kind = batch_state(
             status=status,
-            max_assignments=max_assignments,
-            submitted=n["submitted"],
-            passed=n["passed"],
-            held=held,
+            max_assignments=n.max_assignments,
+            submitted=n.submitted,
+            passed=n.passed,
+            held=live,
         )
-        summary.batches += 1
-        setattr(summary, kind, getattr(summary, kind) + 1)
-        summary.places += max_assignments
-        summary.answered += min(n["submitted"], max_assignments)
-        if batch_ids is not None and batch_id not in batch_ids:
-            continue
         report.batches.append(
             BatchRow(
                 index=index,
                 status=CrowdBatch.Status(status).label,
                 hit_id=hit_id,
-                max_assignments=max_assignments,
-                submitted=n["submitted"],
-                passed=n["passed"],
+                max_assignments=n.max_assignments,
+                submitted=n.submitted,
+                passed=n.passed,
                 provisional=provisional,
-                held=held,
+                held=live,
                 state=state,
                 state_kind=kind,
             )
@@ -217,50 +220,32 @@ def _fill_batches(report: CampaignReport, campaign: CrowdCampaign, batch_ids: Co
 
 
 def _worker_rows(campaign: CrowdCampaign, worker_ids: Collection[int] | None) -> list[WorkerRow]:
-    """A row per worker with a confirmed or rejected assignment: one row per assignment for the median
-    time (its answers' times summed in the database), one grouped count of answers per worker."""
+    """A row per worker with a confirmed or rejected assignment: their kept figures, and one row per
+    assignment for the median time (its answers' times summed in the database)."""
+    figures = WorkerFigures.objects.filter(campaign_id=campaign.pk, assignments__gt=0)
     assignments = CrowdAssignment.objects.filter(batch__campaign=campaign).exclude(
         status=CrowdAssignment.Status.ACCEPTED
     )
-    answers = CrowdAnswer.objects.filter(assignment__batch__campaign=campaign).exclude(
-        assignment__status=CrowdAssignment.Status.ACCEPTED
-    )
     if worker_ids is not None:
+        figures = figures.filter(worker_id__in=worker_ids)
         assignments = assignments.filter(worker_id__in=worker_ids)
-        answers = answers.filter(assignment__worker_id__in=worker_ids)
-    times: dict[str, list[float | None]] = {}
-    for worker_id, accept_time, submit_time, answered_ms in (
+    times: dict[int, list[float | None]] = {}
+    for worker_pk, accept_time, submit_time, answered_ms in (
         assignments.annotate(answered_ms=Sum("answers__time_spent_ms"))
-        .values_list("worker__worker_id", "accept_time", "submit_time", "answered_ms")
+        .values_list("worker_id", "accept_time", "submit_time", "answered_ms")
         .order_by()
     ):
-        times.setdefault(worker_id, []).append(_work_seconds(accept_time, submit_time, answered_ms))
-    counts = {
-        row["assignment__worker__worker_id"]: row
-        for row in answers.values("assignment__worker__worker_id")
-        .annotate(
-            n=Count("pk"),
-            tests=Count("pk", filter=Q(item__test_question__isnull=False)),
-            # A three-way test question is right only with its exact label (partial support is not support).
-            right=Count(
-                "pk",
-                filter=Q(item__test_question__support="", item__test_question__answer=F("matched"))
-                | Q(item__test_question__support__gt="", item__test_question__support=F("support")),
-            ),
-        )
-        .order_by()
-    }
+        times.setdefault(worker_pk, []).append(_work_seconds(accept_time, submit_time, answered_ms))
     rows = []
-    for worker_id in sorted(times):
-        known = [seconds for seconds in times[worker_id] if seconds is not None]
-        n = counts.get(worker_id, {"n": 0, "tests": 0, "right": 0})
+    for f in figures.select_related("worker").order_by("worker__worker_id"):
+        known = [seconds for seconds in times.get(f.worker_id, []) if seconds is not None]
         rows.append(
             WorkerRow(
-                worker_id=worker_id,
-                assignments=len(times[worker_id]),
-                answers=n["n"],
-                tests=n["tests"],
-                tests_right=n["right"],
+                worker_id=f.worker.worker_id,
+                assignments=f.assignments,
+                answers=f.answers,
+                tests=f.tests,
+                tests_right=f.tests_right,
                 median_seconds=statistics.median(known) if known else None,
             )
         )
@@ -279,34 +264,40 @@ def _work_seconds(
 
 
 def _alpha(campaign: CrowdCampaign) -> float | None:
-    # Per pair, how many passing workers gave each answer: Krippendorff's value counts, counted in the
-    # database. A worker answers a pair once (one assignment per batch), so these are the workers' votes.
-    # A three-way campaign counts its three answers, not the yes/no they collapse to.
-    if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT:
-        values = [Q(support=label) for label in NuggetSupport.values]
-    else:
-        values = [Q(matched=False), Q(matched=True)]
-    votes = (
-        CrowdAnswer.objects.filter(
-            item__batch__campaign=campaign,
-            item__test_question__isnull=True,
-            assignment__passed_tests=True,
-            assignment__status__in=VOTING_STATUSES,
-        )
-        .values("item_id")
-        .annotate(**{f"v{i}": Count("pk", filter=value) for i, value in enumerate(values)})
-        # Pairs in a fixed order (batch, position): the same answers always give the same float.
-        .order_by("item__batch__index", "item__position")
-        .values_list(*(f"v{i}" for i in range(len(values))))
-    )
-    # Only pairs with two votes or more carry agreement; alpha needs two different answers among them.
-    counts = np.array([row for row in votes if sum(row) >= 2], dtype=int).reshape(-1, len(values))
-    if (counts.sum(axis=0) > 0).sum() < 2:
+    """Krippendorff's alpha (nominal) over the pairs with two votes or more of passing workers, from the
+    campaign's vote profiles (how many pairs got each combination of answers). A three-way campaign
+    counts its three answers, not the yes/no they collapse to."""
+    values = 3 if campaign.kind == CrowdCampaign.Kind.NUGGET_SUPPORT else 2
+    profiles = [
+        ((v0, v1, v2)[:values], units)
+        for v0, v1, v2, units in VoteProfile.objects.filter(campaign_id=campaign.pk, units__gt=0)
+        .order_by("v0", "v1", "v2")
+        .values_list("v0", "v1", "v2", "units")
+    ]
+    return nominal_alpha(profiles)
+
+
+def nominal_alpha(profiles: Iterable[tuple[Sequence[int], int]]) -> float | None:
+    """Krippendorff's alpha, nominal, of units given as (value counts, how many units have them): the
+    coincidence matrix is a sum over units, so units alike are added at once. The `krippendorff` package
+    takes one row per unit, which at a campaign's size is millions; tests hold this to it. None when fewer
+    than two values occur among units with two values or more."""
+    size = 0
+    coincidences: dict[tuple[int, int], float] = {}
+    for counts, units in profiles:
+        pairable = sum(counts)
+        if pairable < 2 or units <= 0:
+            continue
+        size = max(size, len(counts))
+        for c, n_c in enumerate(counts):
+            for k, n_k in enumerate(counts):
+                together = n_c * (n_k - (c == k))
+                if together:
+                    coincidences[c, k] = coincidences.get((c, k), 0.0) + units * together / (pairable - 1)
+    totals = [sum(coincidences.get((c, k), 0.0) for k in range(size)) for c in range(size)]
+    if sum(1 for total in totals if total > 0) < 2:
         return None
-    return float(
-        krippendorff.alpha(
-            value_counts=counts,
-            value_domain=[float(i) for i in range(len(values))],
-            level_of_measurement="nominal",
-        )
-    )
+    n = sum(totals)
+    observed = sum(value for (c, k), value in coincidences.items() if c != k)
+    expected = sum(totals[c] * totals[k] for c in range(size) for k in range(size) if c != k)
+    return 1 - (n - 1) * observed / expected
