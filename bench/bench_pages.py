@@ -21,11 +21,12 @@ each, after the build:
   4. every page is read BEST_OF more times (BENCH_BEST_OF, 3) and its fastest time kept; a page slower
      than SLOW_S on a read is not read again (it is far over its goal whatever the next read gives).
 
-Then, per page: ms at each scale, the ratio of the largest scale to the smallest, the query counts and
-marks where the larger scale's time is over 1.5x the smaller's, over 300 ms, or its query count differs.
+Then, for each larger scale against the smallest (`--scale 1 5 10` prints two tables), per page: ms at
+both, their ratio, the query counts and marks where the larger scale's time is over 1.5x the smaller's,
+over 300 ms, or its query count differs.
 The machine is shared: compare ratios, and the baselines, which are printed with the load average.
 
-A scale-10 build takes half an hour; to measure a page against one already built, name the databases
+A scale-10 build takes about three minutes; to measure a page against one already built, name the databases
 instead: `bench/bench_pages.py --database s1 s10 [--only console-dashboard judging:quality-runs]` walks
 the collection `load_real_size` built in each (`--collection`, its `--name`; the databases on the cluster
 at PG_PORT, migrated, smallest first), each in a process of its own, the steps above but the build, and
@@ -184,8 +185,7 @@ def _built_collection(name: str) -> Collection:
 
 
 def report(phases: list[dict]) -> int:
-    low, high = phases[0], phases[-1]
-    a, b = low["label"], high["label"]
+    """The phases' figures, then a table of each larger scale against the smallest."""
     for p in phases:
         c = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in p["counts"].items())
         built = "" if p["build_s"] is None else f"; built in {p['build_s']:.0f} s"
@@ -195,10 +195,20 @@ def report(phases: list[dict]) -> int:
             f"{p['drain_s']:.0f} s, {p['queued_by_measured_walk']} left after the measured walk; "
             f"load at its end {' '.join(f'{x:.1f}' for x in p['load'])}"
         )
+    for high in phases[1:]:
+        _table(phases[0], high)
+    print(f"load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+def _table(low: dict, high: dict) -> None:
+    """Each page at the smallest scale and at `high`, side by side with its marks, and how many missed each
+    goal."""
+    a, b = low["label"], high["label"]
     by_key = [{(r["route"], r["who"]): r for r in p["pages"]} for p in (low, high)]
     keys = sorted(set(by_key[0]) | set(by_key[1]), key=lambda k: -by_key[1].get(k, {"ms": 0})["ms"])
     print(
-        f"\n{'page':40} {'who':9} {f'ms@{a}':>8} {f'ms@{b}':>8} {'ratio':>6} {f'q@{a}':>5} {f'q@{b}':>5}  marks"
+        f"\n{a} against {b}:\n{'page':40} {'who':9} {f'ms@{a}':>8} {f'ms@{b}':>8} {'ratio':>6} {f'q@{a}':>5} {f'q@{b}':>5}  marks"
     )
     over = {"ratio": 0, "ms": 0, "queries": 0}
     shown = 0
@@ -233,8 +243,6 @@ def report(phases: list[dict]) -> int:
         f"time at {low['title']}, {over['ms']} over {GOAL_MS:.0f} ms, {over['queries']} with another query count; "
         f"baseline ratio {high['baseline_ms'] / low['baseline_ms']:.2f}"
     )
-    print(f"load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    return 0
 
 
 def main() -> int:
