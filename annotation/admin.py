@@ -1,9 +1,9 @@
 from django.contrib import admin
-from django.http import HttpRequest
 
 import annotation.relevance.adjudication.admin  # noqa: F401  adjudication keeps its admin beside its models
 import annotation.relevance.quality.admin  # noqa: F401  relevance quality control keeps its admin beside its models
 from annotation import models
+from core.admin import KeptByDatabaseAdmin
 
 
 @admin.register(models.Collection)
@@ -48,20 +48,11 @@ class PassageAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.PassageCount)
-class PassageCountAdmin(admin.ModelAdmin):
+class PassageCountAdmin(KeptByDatabaseAdmin):
     """Read only: PostgreSQL writes the counts with the passages (annotation/collection/passage_count.py)."""
 
     list_display = ["collection", "passages"]
     list_filter = ["collection"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(models.Run)
@@ -181,7 +172,7 @@ class NuggetAssignmentAdmin(JudgmentAdmin):
 
 
 @admin.register(models.JudgeLabels)
-class JudgeLabelsAdmin(admin.ModelAdmin):
+class JudgeLabelsAdmin(KeptByDatabaseAdmin):
     """Read only: PostgreSQL writes these rows with the labels (annotation/labels/judge_labels.py); a row
     changed here would make a menu offer or hide a judge against its labels."""
 
@@ -189,32 +180,14 @@ class JudgeLabelsAdmin(admin.ModelAdmin):
     list_filter = ["collection", "task", "condition"]
     search_fields = ["judge__name"]
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(models.NuggetTurnCount)
-class NuggetTurnCountAdmin(admin.ModelAdmin):
+class NuggetTurnCountAdmin(KeptByDatabaseAdmin):
     """Read only: PostgreSQL writes the counts with the nuggets (annotation/nuggets/counts.py)."""
 
     list_display = ["judge", "turn", "covered", "nuggets", "words", "unmarked", "derived", "derived_unmarked"]
     list_filter = ["collection"]
     search_fields = ["judge__name", "turn__turn_id"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(models.NuggetEdit)

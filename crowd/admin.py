@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from core.admin import KeptByDatabaseAdmin
 from crowd import models
 
 
@@ -94,3 +95,32 @@ class CrowdQualificationAdmin(admin.ModelAdmin):
         "test_duration_seconds",
         "created_at",
     ]
+
+
+# The campaign page's figures, written by PostgreSQL with the answers (crowd/figures/triggers.py).
+
+
+@admin.register(models.CampaignFigures)
+class CampaignFiguresAdmin(KeptByDatabaseAdmin):
+    list_display = ["campaign", "batches", "places", "answered", "paid", "bonus"]
+
+
+@admin.register(models.BatchFigures)
+class BatchFiguresAdmin(KeptByDatabaseAdmin):
+    list_display = ["batch", "campaign_id", "max_assignments", "submitted", "passed", "accepted", "paid"]
+
+
+@admin.register(models.WorkerFigures)
+class WorkerFiguresAdmin(KeptByDatabaseAdmin):
+    list_display = ["worker", "campaign_id", "assignments", "answers", "tests", "tests_right"]
+    search_fields = ["worker__worker_id"]
+
+
+@admin.register(models.ItemVotes)
+class ItemVotesAdmin(KeptByDatabaseAdmin):
+    list_display = ["item", "campaign_id", "v0", "v1", "v2"]
+
+
+@admin.register(models.VoteProfile)
+class VoteProfileAdmin(KeptByDatabaseAdmin):
+    list_display = ["campaign_id", "v0", "v1", "v2", "units"]
