@@ -14,12 +14,14 @@ the count settled and each run's rank with the ranks its order against is not se
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from annotation.models import Collection
 from judging.hybrid.budget import json_decoded, json_encoded, params_resolved, table_for
+from judging.hybrid.charts import fixed
 from judging.hybrid.estimate import hybrid_estimate
 from judging.hybrid.units import UnitsError, unit_table
 from judging.measures.hybrid.coverage import Coverage
@@ -139,6 +141,15 @@ def spans_text(spans: list[list[int]]) -> str:
     return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in spans)
 
 
+def _written(interval: Estimate) -> dict[str, str]:
+    effective = interval.effective_n
+    return {
+        "estimate_text": fixed(interval.estimate),
+        "interval_text": f"[{fixed(interval.lo)}, {fixed(interval.hi)}]",
+        "effective_n_text": "–" if math.isnan(effective) else fixed(effective, 1),
+    }
+
+
 # The stored estimate's fields a page reads: all but the pairs.
 _SHOWN = ("task", "measure", "unit", "method", "alpha", "design", "fpc", "notes", "runs", "skipped")
 _SHOWN_OR_NONE = ("rank_agreement", "coverage", "summary")
@@ -147,8 +158,9 @@ _SHOWN_OR_NONE = ("rank_agreement", "coverage", "summary")
 @dataclass(frozen=True)
 class EstimateShown:
     """What a page shows of a stored estimate: the estimate without its pairs (`result`), its runs best
-    first (`ranking`: rank, run, estimate, interval, the ranks not settled against), and how many of the
-    pairs of runs there are and how many Holm's procedure settles."""
+    first (`ranking`: rank, run, estimate, interval, the ranks not settled against, and the figures
+    written out for the table), and how many of the pairs of runs there are and how many Holm's procedure
+    settles."""
 
     result: HybridEstimate
     ranking: list[dict[str, Any]]
@@ -178,6 +190,7 @@ def estimate_shown(report: ReportResult) -> EstimateShown | str:
             "estimate": result.runs[row["run"]].estimate,
             "interval": result.runs[row["run"]],
             "unsettled": spans_text(row["unsettled"]),
+            **_written(result.runs[row["run"]]),
         }
         for rank, row in enumerate(summary["ranking"], start=1)
     ]
