@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 WIDTH, ROW, LEFT, RIGHT = 640, 22, 180, 20
+LABEL_CHARS = 28
+
+
+def fixed(value: float, places: int = 4) -> str:
+    """A figure with `places` decimals as the `floatformat` filter writes it in English (its decimal
+    rounding of the shortest repr, half up; no sign on a zero; non-finite figures as "nan", "inf"), at a
+    fraction of its cost: a page of runs writes several per run."""
+    if not math.isfinite(value):
+        return str(value)
+    text = f"{Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP):f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def _short(label: str) -> str:
+    """The `truncatechars` filter's cut: at most LABEL_CHARS characters, the last an ellipsis."""
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
 
 
 def error_bars(rows: list[tuple[str, float, float, float]]) -> dict[str, Any]:
-    """One horizontal bar per (label, estimate, lo, hi), on a shared axis with a few ticks."""
+    """One horizontal bar per (label, estimate, lo, hi), on a shared axis with a few ticks; each row's
+    figures written out here (`figures`), its label shortened (`short`), for the template to escape."""
     if not rows:
         return {"rows": [], "height": 0, "ticks": [], "width": WIDTH, "left": LEFT, "label_x": LEFT - 6}
     lo = min(r[2] for r in rows)
@@ -26,7 +44,10 @@ def error_bars(rows: list[tuple[str, float, float, float]]) -> dict[str, Any]:
     out = [
         {
             "label": label,
+            "short": _short(label),
+            "figures": f"{fixed(est)} [{fixed(a)}, {fixed(b)}]",
             "y": 20 + i * ROW,
+            "label_y": 24 + i * ROW,
             "x": x(est),
             "x_lo": x(a),
             "x_hi": x(b),

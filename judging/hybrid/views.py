@@ -33,8 +33,9 @@ from judging.hybrid.reports import (
     EVALUATION_ESTIMATE,
     HYBRID_ESTIMATE,
     VERSION,
-    estimate_of,
+    EstimateShown,
     estimate_params,
+    estimate_shown,
     panel_params,
 )
 from judging.hybrid.selectors import samples_progress, simulations_recent
@@ -44,7 +45,7 @@ from judging.hybrid.units import TASKS, UNITS, table_reads
 from judging.measures.hybrid.estimators import METHODS
 from judging.measures.hybrid.ranked import is_ranked, parse_ranked
 from judging.models import BudgetSimulation, HumanSample
-from judging.reports.store import report_for, report_shown
+from judging.reports.store import report_for, report_shown_row
 
 MAX_REPEATS = 2000
 
@@ -262,28 +263,29 @@ def _estimate_page(
                 params=estimate_params(form.cleaned_data),
                 reads=table_reads(form.cleaned_data["task"]),
                 compute="judging.hybrid.reports.hybrid_estimate_compute",
+                deferred=True,
             )
-            stored = report_shown(report)
             context["report"] = report
-            if report.failed or (stored and "error" in stored):
+            row = report_shown_row(report)
+            shown = estimate_shown(row) if row is not None else None
+            if report.failed or isinstance(shown, str):
                 status = 400
-            if stored and "error" in stored:
-                context["error"] = stored["error"]
-            elif stored is not None:
-                result = estimate_of(stored)
-                context["result"] = result
-                context["settled_count"] = sum(p.settled for p in result.pairs)
-                context["ranking"] = [dict(row, interval=result.runs[row["run"]]) for row in result.ranking()]
-                context["chart"] = _error_bars(result)
+            if isinstance(shown, str):
+                context["error"] = shown
+            elif shown is not None:
+                context.update(
+                    result=shown.result,
+                    ranking=shown.ranking,
+                    pair_count=shown.pairs,
+                    settled_count=shown.settled,
+                    chart=_error_bars(shown),
+                )
     return render(request, "hybrid/estimate.html", context, status=status)
 
 
-def _error_bars(result: Any) -> dict[str, Any]:
+def _error_bars(shown: EstimateShown) -> dict[str, Any]:
     return charts.error_bars(
-        [
-            (r["run"], result.runs[r["run"]].estimate, result.runs[r["run"]].lo, result.runs[r["run"]].hi)
-            for r in result.ranking()
-        ]
+        [(r["run"], r["interval"].estimate, r["interval"].lo, r["interval"].hi) for r in shown.ranking]
     )
 
 
@@ -337,23 +339,24 @@ def evaluation_estimate(request: HttpRequest, collection: Collection) -> tuple[d
         params=panel_params(data),
         reads=table_reads("relevance"),
         compute="judging.hybrid.reports.evaluation_estimate_compute",
+        deferred=True,
     )
     context["hybrid_report"] = report
-    stored = report_shown(report)
-    if stored and "error" in stored:
-        context["hybrid_error"] = stored["error"]
+    row = report_shown_row(report)
+    shown = estimate_shown(row) if row is not None else None
+    if isinstance(shown, str):
+        context["hybrid_error"] = shown
         return context, 400
     status = 400 if report.failed else 200
-    if stored is None:
+    if shown is None:
         return context, status
-    result = estimate_of(stored)
     query = QueryDict(mutable=True)
     query.update({"task": "relevance", "measure": data["measure"], "method": data["method"]})
     query.setlist("human_judge", [j.name for j in data["human_judge"]])
     query["machine_judge"] = data["machine_judge"].name
     if data["sample"] is not None:
         query["sample"] = data["sample"].name
-    context.update(hybrid=result, hybrid_chart=_error_bars(result), hybrid_query=query.urlencode())
+    context.update(hybrid=shown.result, hybrid_chart=_error_bars(shown), hybrid_query=query.urlencode())
     return context, status
 
 

@@ -83,13 +83,40 @@ def _figures(name, computed):
         return computed.runs
     if name == "evaluation-run":
         return computed.per_turn
+    if name == "hybrid-estimate":
+        # The page reads the estimate without its pairs, and shows of them how many Holm settles and
+        # the ranks each run is not settled against.
+        return _pairs_shown(
+            computed.as_json(),
+            pairs=len(computed.pairs),
+            settled=sum(p.settled for p in computed.pairs),
+            ranking=[(row["rank"], row["run"], len(row["unsettled_with"])) for row in computed.ranking()],
+        )
     return computed.as_json()
+
+
+def _pairs_shown(figures, **shown):
+    return {**figures, "pairs": None, "ranking": None, "settled_share": None, **shown}
 
 
 def _drawn(name, response):
     """The figures a page drew, from its context."""
     key = {"evaluation-runs": "evaluation", "evaluation-run": "evaluation", "evaluation-panel": "hybrid"}
+    if name == "hybrid-estimate":
+        context = response.context
+        return _pairs_shown(
+            context["result"].as_json(),
+            pairs=context["pair_count"],
+            settled=context["settled_count"],
+            ranking=[(row["rank"], row["run"], _count(row["unsettled"])) for row in context["ranking"]],
+        )
     return _figures(name, response.context[key.get(name, "result")])
+
+
+def _count(ranks: str) -> int:
+    """How many ranks "2–5, 7" names."""
+    spans = [span.partition("–") for span in ranks.split(", ") if span]
+    return sum(int(last or first) - int(first) + 1 for first, _, last in spans)
 
 
 def _cells(name, computed) -> list[str]:
