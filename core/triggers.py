@@ -39,3 +39,10 @@ def triggers_on(cursor: Any, tables: Iterable[str]) -> dict[str, dict[str, str]]
     for table, trigger, source in cursor.fetchall():
         found.setdefault(table, {})[trigger] = source
     return found
+
+
+def statement_trigger_make(cursor: Any, *, name: str, on: str, body: str) -> None:
+    """(Re)make the PL/pgSQL function `name`() of `body` and the statement-level trigger `name` that runs
+    it; `on` is the trigger's event and table, e.g. `AFTER INSERT ON "t" REFERENCING NEW TABLE AS new_rows`."""
+    cursor.execute(f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${body}$$")
+    cursor.execute(f"CREATE OR REPLACE TRIGGER {name} {on} FOR EACH STATEMENT EXECUTE FUNCTION {name}()")

@@ -28,7 +28,7 @@ from typing import Any
 from django.db import connections, transaction
 
 from annotation.models import Passage, PassageCount
-from core.triggers import tables_present, triggers_on
+from core.triggers import statement_trigger_make, tables_present, triggers_on
 
 PREFIX = "assay_passage_count"
 
@@ -80,13 +80,7 @@ def passage_count_install(*, using: str = "default") -> bool:
         # Locks the passages against writes until commit: no row slips between the count and the triggers.
         cursor.execute(f"LOCK TABLE {passages} IN SHARE ROW EXCLUSIVE MODE")
         for name, (event, statement) in wanted.items():
-            cursor.execute(
-                f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${_body(statement)}$$"
-            )
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER {name} {event.format(table=passages)} "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()"
-            )
+            statement_trigger_make(cursor, name=name, on=event.format(table=passages), body=_body(statement))
         cursor.execute(f"DELETE FROM {kept}")
         cursor.execute(
             f"INSERT INTO {kept} (collection_id, passages) "

@@ -31,7 +31,7 @@ from typing import Any
 from django.db import connections, transaction
 
 from annotation.models import Nugget, NuggetSetTurn, NuggetTurnCount, Turn
-from core.triggers import tables_present, triggers_on
+from core.triggers import statement_trigger_make, tables_present, triggers_on
 
 PREFIX = "assay_nugget_counts"
 
@@ -188,12 +188,8 @@ def nugget_counts_install(*, using: str = "default") -> bool:
         # No nugget or set turn slips between the count and the triggers: both tables locked until commit.
         cursor.execute(f"LOCK TABLE {t['nuggets']}, {t['set_turns']} IN SHARE ROW EXCLUSIVE MODE")
         for name, (event, pairs) in wanted.items():
-            cursor.execute(
-                f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${_body(using, pairs)}$$"
-            )
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER {name} {event.format(table=t[_table_of(name)])} "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()"
+            statement_trigger_make(
+                cursor, name=name, on=event.format(table=t[_table_of(name)]), body=_body(using, pairs)
             )
         cursor.execute(f"DELETE FROM {t['kept']}")
         every = f"SELECT judge_id, turn_id FROM {t['nuggets']} UNION ALL SELECT judge_id, turn_id FROM {t['set_turns']}"

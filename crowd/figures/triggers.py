@@ -32,7 +32,7 @@ from typing import Any
 from django.db import connections, transaction
 
 from annotation.models import NuggetSupport
-from core.triggers import tables_present, triggers_on
+from core.triggers import statement_trigger_make, tables_present, triggers_on
 from crowd.models import (
     VOTING_STATUSES,
     BatchFigures,
@@ -386,13 +386,7 @@ def figures_install(*, using: str = "default") -> bool:
                 f"CREATE OR REPLACE FUNCTION {name}({arguments}) RETURNS void LANGUAGE plpgsql AS $${body}$$"
             )
         for name, (table, event, body) in wanted.items():
-            cursor.execute(
-                f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $${body}$$"
-            )
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER {name} {event.format(table=t[table])} "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()"
-            )
+            statement_trigger_make(cursor, name=name, on=event.format(table=t[table]), body=body)
         cursor.execute(f"SELECT {PREFIX}_everything()")
     return True
 
