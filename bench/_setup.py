@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,3 +141,13 @@ def raw_copy(columns: int, rows: Iterable[Sequence[object]]) -> float:
     with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
         conn.execute("DROP TABLE bench_raw_rows")
     return seconds
+
+
+def best_ms(call: Callable[[], object], best_of: int) -> float:
+    """The best of `best_of` calls, after one that warms the caches, in ms."""
+    times = []
+    for _ in range(best_of + 1):
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1000)
+    return min(times[1:])

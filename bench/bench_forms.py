@@ -16,23 +16,13 @@ import argparse
 import importlib.util
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import best_ms  # noqa: E402  (sets the checkout on the path too; no database is made)
 
 BEST_OF = int(os.environ.get("BENCH_BEST_OF", "5"))
-
-
-def best_ms(call: Callable[[], Any]) -> float:
-    times = []
-    for _ in range(BEST_OF + 1):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000)
-    return min(times[1:])
 
 
 def menu_form(options: int) -> Any:
@@ -82,7 +72,7 @@ def main() -> None:
         for name, renderer in renderers.items():
             form = form_class(data, renderer=renderer)
             form.is_valid()
-            drawn[name] = best_ms(lambda form=form: form.as_p())
+            drawn[name] = best_ms(lambda form=form: form.as_p(), BEST_OF)
         drawn.setdefault("jinja2", float("nan"))
         form = form_class(data)
         form.is_valid()
@@ -91,7 +81,7 @@ def main() -> None:
             for bound in form:
                 bound.field.widget.get_context(bound.html_name, bound.value(), bound.build_widget_attrs({}))
 
-        building = best_ms(contexts)
+        building = best_ms(contexts, BEST_OF)
         base = drawn["django"]
         print(
             f"{options:>8} {base:>10.1f} {drawn['jinja2']:>10.1f} {drawn['assay']:>9.1f} "

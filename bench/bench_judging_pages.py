@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import database_url, django_with_temp_database  # noqa: E402
+from _setup import best_ms, database_url, django_with_temp_database  # noqa: E402
 
 BEST_OF = int(os.environ.get("BENCH_BEST_OF", "3"))
 
@@ -42,16 +42,6 @@ def django_on(name: str) -> float:
     start = time.perf_counter()
     call_command("migrate", verbosity=0)
     return time.perf_counter() - start
-
-
-def best_ms(call: Callable[[], Any]) -> float:
-    """The best of BEST_OF calls, after one that warms the caches, in ms."""
-    times = []
-    for _ in range(BEST_OF + 1):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000)
-    return min(times[1:])
 
 
 def exists_menus() -> dict[str, Callable[..., Any]]:
@@ -143,7 +133,7 @@ def menus(collection: Any, baseline: float) -> None:
     print(f"judge menus, best of {BEST_OF} (load {os.getloadavg()[0]:.1f}):")
     print(f"{'menu':42} {'EXISTS':>10} {'kept':>9} {'EXISTS ÷ kept':>14} {'kept ÷ baseline':>16}")
     for title, before, after in cases:
-        then, now = best_ms(before), best_ms(after)
+        then, now = best_ms(before, BEST_OF), best_ms(after, BEST_OF)
         print(f"{title:42} {then:8.1f}ms {now:7.2f}ms {then / now:13.0f}× {now / baseline:15.2f}×")
 
 
