@@ -16,7 +16,9 @@ from django.db import transaction
 from annotation.formats.base import ImportFailed
 from annotation.judge_access import FILE_KINDS, ImportJudgeRefused, import_judge_refusal
 from annotation.models import Collection, Judge
+from annotation.selectors import annotation_tables
 from annotation.services import CollectionNameRefused, collection_get_or_create, import_judge_get_or_create
+from core.bulk import statistics_refresh
 from core.commands import named
 from core.names import collection_name_problem
 from core.progress import CommandProgress
@@ -100,6 +102,8 @@ class CollectionCommand(BaseCommand):
         # One transaction around everything the command writes, the collection or judge it creates included.
         try:
             with transaction.atomic():
-                return action()
+                done = action()
         except ImportFailed as exc:
             raise CommandError(f"nothing was imported:\n{exc}") from None
+        statistics_refresh(annotation_tables())
+        return done

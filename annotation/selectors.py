@@ -38,8 +38,13 @@ def collection_tables() -> tuple[type[Model], ...]:
     judges with labels, which PostgreSQL derives from the label tables (whose revisions cover it) and which
     keeps no revision of its own."""
     skipped = {WorkSlot, AssessorPause, JudgeLabels, NuggetTurnCount}
-    annotation = apps.get_app_config("annotation")
-    return tuple(m for m in annotation.get_models(include_auto_created=True) if m not in skipped)
+    return tuple(m for m in annotation_tables() if m not in skipped)
+
+
+def annotation_tables() -> tuple[type[Model], ...]:
+    """Every table of annotation's models (many-to-many ones included): what an import may write, and
+    so whose statistics it refreshes (core.bulk.statistics_refresh)."""
+    return tuple(apps.get_app_config("annotation").get_models(include_auto_created=True))
 
 
 class HasTurnId(Protocol):

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.test.utils import override_settings
@@ -54,9 +55,11 @@ from annotation.relevance.io import qrels_import
 from annotation.relevance.pooling import pool_build
 from annotation.relevance.services import work_close, work_lease
 from annotation.relevance.writer import RelevanceRow, relevance_judgments_upsert
+from annotation.selectors import annotation_tables
 from annotation.services import collection_get_or_create, judge_for_assessor, judge_get_or_create
 from annotation.support.io import support_labels_import
 from annotation.support.services import support_assignment_set
+from core.bulk import statistics_refresh
 from core.wording import plural
 from crowd.answers.services import assignment_submit, worker_get_or_create
 from crowd.campaigns.services import batches_compose, campaign_create
@@ -207,9 +210,11 @@ def realsize_build(
         # TREC track's size each stage then cost tenths of a second, and the commit a minute of checks.
         with connection.cursor() as cursor:
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        return _build(
+        built = _build(
             name=name, size=size, topics_path=topics_path, qrels_path=qrels_path, seed=seed, say=say
         )
+    statistics_refresh([*annotation_tables(), *apps.get_app_config("crowd").get_models()])
+    return built
 
 
 @contextmanager

@@ -29,8 +29,10 @@ from django.utils.text import get_valid_filename
 from annotation.formats.base import ImportFailed
 from annotation.labels.files import UploadRefused
 from annotation.models import Collection
+from annotation.selectors import annotation_tables
 from console.models import ImportJob, upload_kinds
 from console.uploads.importers import IMPORTERS
+from core.bulk import statistics_refresh
 from core.jobs import FINISHED, job_end, job_start
 
 log = logging.getLogger(__name__)
@@ -165,6 +167,8 @@ def import_job_run(*, job_id: int) -> ImportJob:
         heartbeat_at=timezone.now(),
     )
     cache.delete(progress_cache_key(job.pk))
+    if status == ImportJob.Status.DONE:
+        statistics_refresh(annotation_tables())
     job.refresh_from_db()
     return job
 

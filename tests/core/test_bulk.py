@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from annotation.models import Passage
-from core.bulk import in_array, model_rows_copy
+from core.bulk import in_array, model_rows_copy, statistics_refresh
 from core.revisions import revisions_read
 from tests.factories import CollectionFactory, PassageFactory
 
@@ -60,3 +60,24 @@ def test_in_array_names_the_same_rows_as_a_list_of_ids():
             "pk", flat=True
         )
     ) == [passages[1].pk]
+
+
+def planner_rows(model) -> float:
+    """The row count PostgreSQL's planner holds for the model's table (set by ANALYZE)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [model._meta.db_table])
+        return cursor.fetchone()[0]
+
+
+def test_statistics_refresh_tells_the_planner_of_rows_just_written():
+    # The rows are this test's, uncommitted: no autovacuum pass can have counted them.
+    collection = CollectionFactory()
+    model_rows_copy(
+        Passage,
+        columns=("collection_id", "passage_id", "title", "text"),
+        rows=[(collection.pk, f"p{k}", "", "text") for k in range(173)],
+    )
+
+    statistics_refresh([Passage])
+
+    assert planner_rows(Passage) == Passage.objects.count()

@@ -10,8 +10,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Collection, Response, Run, Topic, Turn
+from annotation.models import Collection, Response, ResponseSentence, Run, Topic, Turn
 from console.models import ImportJob
+from tests.core.test_bulk import planner_rows
 from tests.factories import OrganiserFactory
 
 pytestmark = pytest.mark.django_db
@@ -150,3 +151,18 @@ def test_an_organiser_starts_a_trec_rag_collection_in_the_console_from_its_answe
         "2024-1",
         "2024-2",
     ]
+
+
+def test_an_import_command_tells_the_planner_of_the_rows_it_wrote(tmp_path):
+    # Uncommitted, the test's rows are counted by nothing but the command's own ANALYZE.
+    path = tmp_path / "rag-a.jsonl"
+    path.write_bytes(
+        answers_file(
+            *(answer("rag-a", f"2024-{k}", "Bees make honey. From nectar.", topic="bees") for k in range(29))
+        )
+    )
+
+    call_command("import_run", str(path), "--collection", "rag24", "--create", stdout=StringIO())
+
+    assert planner_rows(Response) == Response.objects.count() >= 29
+    assert planner_rows(ResponseSentence) == ResponseSentence.objects.count()
