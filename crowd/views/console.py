@@ -62,9 +62,10 @@ from crowd.providers.mturk.services import (
 )
 from crowd.providers.panels.services import study_create
 
-# Rows per page of the campaign page's Batches and Workers tables, and batches per page of its links: a
-# campaign at real size has thousands.
+# Rows per page of the campaign page's Batches and Workers tables, and batches per page of its links (each
+# with a link per worker place): a campaign at real size has thousands.
 PER_PAGE = 50
+LINK_BATCHES_PER_PAGE = 20
 
 
 @organiser_required
@@ -230,7 +231,11 @@ def campaign_links(request: HttpRequest, name: str) -> HttpResponse:
         return response
     # A page of batches at a time (the download has them all): a campaign has thousands of batches.
     pager = page_of(
-        request, campaign.batches.order_by("index"), param="page", anchor="links", per_page=PER_PAGE
+        request,
+        campaign.batches.order_by("index"),
+        param="page",
+        anchor="links",
+        per_page=LINK_BATCHES_PER_PAGE,
     )
     links = link_selectors.batch_links(batches=pager.page.object_list, base_url=base, prefix=prefix)
     expires = timezone.now() + timedelta(seconds=settings.CROWD_LINK_MAX_AGE)

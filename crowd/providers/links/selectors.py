@@ -56,11 +56,13 @@ def campaign_links(*, campaign: CrowdCampaign, base_url: str, prefix: str) -> li
 
 def batch_links(*, batches: Iterable[CrowdBatch], base_url: str, prefix: str) -> list[tuple[int, str, str]]:
     """(batch index, worker label, signed link) for each worker place of these batches, in their order."""
-    base = base_url.rstrip("/")
+    # The address reversed once, around a stand-in: a token is URL-safe base64 and ':' (django.core.signing),
+    # which reverse() leaves as they are, and a page lists hundreds of links.
+    head, tail = reverse("crowd:link-take", args=["-"]).rsplit("-", 1)
+    base = base_url.rstrip("/") + head
     links = []
     for batch in batches:
         for slot in range(1, batch.max_assignments + 1):
             label = f"{prefix}-{batch.index}-{slot}"
-            token = link_token(batch=batch, label=label)
-            links.append((batch.index, label, base + reverse("crowd:link-take", args=[token])))
+            links.append((batch.index, label, base + link_token(batch=batch, label=label) + tail))
     return links

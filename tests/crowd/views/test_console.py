@@ -3,14 +3,17 @@ the campaign page (median time, fee, judge name, escaped names)."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 from django.core.management import call_command
-from django.urls import reverse
+from django.urls import resolve, reverse
 
 from annotation.models import Judge
 from crowd.campaigns.services import campaign_create
 from crowd.errors import CrowdError
 from crowd.models import CrowdAssignment, CrowdCampaign
+from crowd.providers.links.selectors import link_from_token
 from tests.crowd.crowd_helpers import build_campaign, compose_collection
 from tests.factories import (
     OrganiserFactory,
@@ -299,7 +302,7 @@ def test_the_links_page_gives_working_links_at_the_served_address_and_a_tsv(clie
 def test_the_links_page_shows_a_page_of_batches_and_the_tsv_every_link(
     client, platform_campaign, monkeypatch
 ):
-    monkeypatch.setattr("crowd.views.console.PER_PAGE", 1)
+    monkeypatch.setattr("crowd.views.console.LINK_BATCHES_PER_PAGE", 1)
     client.force_login(OrganiserFactory())
     url = reverse("crowd:campaign-links", args=[platform_campaign.name])
 
@@ -312,6 +315,11 @@ def test_the_links_page_shows_a_page_of_batches_and_the_tsv_every_link(
     ]
     assert 'id="links-pages"' in second.content.decode()
     assert len(tsv) == 1 + 2 * 2
+    # Each address is the link-take route of a token naming its batch and place.
+    for index, label, address in second.context["links"]:
+        match = resolve(urlsplit(address).path)
+        batch, taken = link_from_token(match.kwargs["token"])
+        assert (match.view_name, batch.index, taken) == ("crowd:link-take", index, label)
 
 
 def test_aggregating_from_the_page_stores_labels_of_the_crowd_judge(client, platform_campaign):
