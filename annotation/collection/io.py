@@ -35,6 +35,7 @@ from annotation.services import (
     sync_fields,
     turns_for,
 )
+from annotation.support.placeholder import is_placeholder
 from core.bulk import model_rows_copy
 from core.staging import Stage, staged
 
@@ -376,9 +377,9 @@ def _responses_store(
         Response.objects.bulk_create([response for response, _ in fresh])
         model_rows_copy(
             ResponseSentence,
-            columns=("response_id", "index", "text", "citations"),
+            columns=("response_id", "index", "text", "citations", "placeholder"),
             rows=(
-                (response.pk, i, text, json.dumps(citations))
+                (response.pk, i, text, json.dumps(citations), is_placeholder(text))
                 for response, sentences in fresh
                 for i, (text, citations) in enumerate(sentences)
             ),

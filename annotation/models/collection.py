@@ -7,10 +7,13 @@ share is one query whatever the task.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.support.placeholder import is_placeholder
 from core.model_fields import NaturalOrderField
 
 
@@ -182,11 +185,29 @@ class Response(models.Model):
         return f"{self.run.name} {self.turn.turn_id} #{self.rank}"
 
 
+class PlaceholderFlag(models.BooleanField[bool, bool]):
+    """Whether the row's `text` is a placeholder (annotation/support/placeholder.py), kept beside it so the
+    support pages count an assessor's units in the database. Set from the text whenever the ORM writes the
+    row (create, save, bulk_create, the admin), as `auto_now` sets a time; the bulk writer that COPYs
+    sentences (annotation/collection/io.py) sets it by the same rule."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", False)
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> bool:
+        value = is_placeholder(model_instance.text)  # type: ignore[attr-defined]
+        setattr(model_instance, self.attname, value)
+        return value
+
+
 class ResponseSentence(models.Model):
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="sentences")
     index = models.PositiveIntegerField(help_text="0-based position of the sentence in the answer.")
     text = models.TextField()
     citations = models.JSONField(default=list, blank=True, help_text="Cited passage ids, in citation order.")
+    placeholder = PlaceholderFlag(help_text="Whether the text is a stand-in, never a support unit.")
 
     class Meta:
         ordering = ["response", "index"]

@@ -11,7 +11,6 @@ human/LLM disagreements go to an independent assessor blind to both labels.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Func, IntegerField, Q, QuerySet
+from django.db.models import Count, Func, IntegerField, QuerySet
 
 from annotation.judge_menus import judges_with_labels
 from annotation.labels.writer import JudgmentRefused
@@ -35,6 +34,7 @@ from annotation.models import (
 )
 from annotation.services import judge_for_assessor
 from annotation.support import writer
+from annotation.support.placeholder import is_placeholder
 from annotation.topic_work.selectors import topic_work_get
 
 LABELS = list(SupportLabel.values)
@@ -59,37 +59,6 @@ class SupportConflict(Exception):
 
 class SupportSwitchUnconfirmed(SupportConflict):
     """Assigning would switch an assessor's condition on a topic, and the caller did not confirm it."""
-
-
-# --- Placeholder answers -----------------------------------------------------------------------------
-
-# Stand-ins that runs hold where they have no answer, e.g. every response of the iKAT 2024 sample run is
-# "<placeholder text for response 1>". Matched against the whole sentence, so a real sentence that merely
-# mentions a placeholder is not one: a bracketed phrase naming "placeholder" or a template slot ({...}),
-# "lorem ipsum" filler, a bare stand-in word (placeholder, TODO, TBD, N/A, null, dummy text), or only
-# punctuation ("...", "-").
-_PLACEHOLDER = re.compile(
-    r"""^(?:
-        <[^<>]*\bplaceholder\b[^<>]*>
-      | \[[^\[\]]*\bplaceholder\b[^\[\]]*\]
-      | \(\s*placeholder\b[^()]*\)
-      | \{\{?[^{}]*\}\}?
-      | lorem\ ipsum\b.*
-      | (?:placeholder(?:\ text)?|todo|tbd|n/a|null|dummy(?:\ text)?)[.!]?
-      | [\W_]+
-    )$""",
-    re.IGNORECASE | re.DOTALL | re.VERBOSE,
-)
-
-
-def is_placeholder(text: str) -> bool:
-    """Whether an answer sentence is empty, whitespace, or a known stand-in rather than an answer.
-
-    Such a sentence states nothing a passage could support, so it is never a support unit: no assessor
-    is asked to judge it and no label is taken for it.
-    """
-    stripped = text.strip()
-    return not stripped or _PLACEHOLDER.match(stripped) is not None
 
 
 # --- Units -----------------------------------------------------------------------------------------
@@ -123,7 +92,12 @@ def _sentences(*, collection: Collection | None = None, topic: Topic | None = No
 def unit_citations(text: str, cited: int, max_citations: int) -> range:
     """The citations of a sentence (its text, and how many passages it cites) that are units: its first
     `max_citations`; none of an uncited sentence or a placeholder (`is_placeholder`)."""
-    return range(0) if is_placeholder(text) else range(min(cited, max_citations))
+    return citation_units(is_placeholder(text), cited, max_citations)
+
+
+def citation_units(placeholder: bool, cited: int, max_citations: int) -> range:
+    """`unit_citations` of a sentence whose placeholder flag is known (ResponseSentence.placeholder)."""
+    return range(0) if placeholder else range(min(cited, max_citations))
 
 
 def units_of_sentences(
@@ -305,9 +279,10 @@ class AssignmentProgress:
 def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     """The user's support assignments, each with its units in all and those they labelled.
 
-    The same units `assignment_unit_keys` gives, counted from sentence ids and citations alone, in four
-    queries however many assignments and answers there are (building each assignment's units took two
-    queries per assignment and loaded every sentence with its run and turn).
+    The same units `assignment_unit_keys` gives, counted in the database: the sentences of each topic
+    grouped by their placeholder flag and how many passages they cite, the user's labels by that and the
+    citation they label. Four queries whose rows do not grow with the sentences (reading every sentence
+    of the user's topics, as this once did, doubled the page's time when twice as many runs answered).
     """
     judge = Judge.objects.filter(user=user).first()
     assignments = list(
@@ -316,42 +291,61 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     blind = Condition.BLIND
     topics = {a.topic_id for a in assignments if a.condition != blind}
     blind_ids = {int(sid) for a in assignments if a.condition == blind for sid, _ci in a.units}
-    sentences: dict[int, tuple[str, int]] = {}  # sentence id -> its text and how many passages it cites
-    by_topic: dict[int, list[int]] = defaultdict(list)
-    # Unordered and with the citations counted by the database: only counts are made here. The
-    # sentences' default order (by run and collection name) joined the runs and the collection and sorted
-    # every sentence of the assessor's topics, and decoding each sentence's citations cost more than
-    # the query.
-    for sid, topic_id, text, cited in (
-        ResponseSentence.objects.filter(Q(response__turn__topic_id__in=topics) | Q(id__in=blind_ids))
+    cited = Func("citations", function="jsonb_array_length", output_field=IntegerField())
+    # topic -> [(placeholder, passages cited, sentences)]
+    sentences: dict[int, list[tuple[bool, int, int]]] = defaultdict(list)
+    for topic_id, placeholder, n_cited, n in (
+        ResponseSentence.objects.filter(response__turn__topic_id__in=topics)
         .order_by()
-        .annotate(cited=Func("citations", function="jsonb_array_length", output_field=IntegerField()))
-        .values_list("id", "response__turn__topic_id", "text", "cited")
+        .annotate(cited=cited)
+        .values_list("response__turn__topic_id", "placeholder", "cited")
+        .annotate(n=Count("id"))
     ):
-        sentences[sid] = (text, cited)
-        by_topic[topic_id].append(sid)
-    labelled: set[tuple[int, int]] = set()
+        sentences[topic_id].append((placeholder, n_cited, n))
+    # A blind assignment lists its units: only how many passages each of its sentences cites is read.
+    blind_cited = dict(
+        ResponseSentence.objects.filter(id__in=blind_ids).annotate(cited=cited).values_list("id", "cited")
+    )
+    # topic -> [(placeholder, passages cited, citation labelled, labels)]; one label per unit and judge.
+    labelled: dict[int, list[tuple[bool, int, int, int]]] = defaultdict(list)
+    blind_labelled: set[tuple[int, int]] = set()
     if judge is not None:
-        labelled = set(
-            SupportJudgment.objects.filter(judge=judge)
-            .filter(Q(sentence__response__turn__topic_id__in=topics) | Q(sentence_id__in=blind_ids))
-            .values_list("sentence_id", "citation_index")
+        for topic_id, placeholder, n_cited, index, n in (
+            SupportJudgment.objects.filter(judge=judge, sentence__response__turn__topic_id__in=topics)
+            .order_by()
+            .annotate(
+                cited=Func("sentence__citations", function="jsonb_array_length", output_field=IntegerField())
+            )
+            .values_list(
+                "sentence__response__turn__topic_id", "sentence__placeholder", "cited", "citation_index"
+            )
+            .annotate(n=Count("id"))
+        ):
+            labelled[topic_id].append((placeholder, n_cited, index, n))
+        blind_labelled = set(
+            SupportJudgment.objects.filter(judge=judge, sentence_id__in=blind_ids).values_list(
+                "sentence_id", "citation_index"
+            )
         )
     result = []
     for assignment in assignments:
         if assignment.condition == blind:
             keys = [
-                (int(sid), int(ci))
-                for sid, ci in assignment.units
-                if int(ci) < sentences.get(int(sid), ("", 0))[1]
+                (int(sid), int(ci)) for sid, ci in assignment.units if int(ci) < blind_cited.get(int(sid), 0)
             ]
+            total, done = len(keys), sum(1 for key in keys if key in blind_labelled)
         else:
-            keys = [
-                (sid, ci)
-                for sid in by_topic[assignment.topic_id]
-                for ci in unit_citations(*sentences[sid], assignment.max_citations)
-            ]
-        result.append(AssignmentProgress(assignment, len(keys), sum(1 for key in keys if key in labelled)))
+            most = assignment.max_citations
+            total = sum(
+                n * len(citation_units(placeholder, n_cited, most))
+                for placeholder, n_cited, n in sentences[assignment.topic_id]
+            )
+            done = sum(
+                n
+                for placeholder, n_cited, index, n in labelled[assignment.topic_id]
+                if index in citation_units(placeholder, n_cited, most)
+            )
+        result.append(AssignmentProgress(assignment, total, done))
     return result
 
 

@@ -166,3 +166,21 @@ def test_an_import_command_tells_the_planner_of_the_rows_it_wrote(tmp_path):
 
     assert planner_rows(Response) == Response.objects.count() >= 29
     assert planner_rows(ResponseSentence) == ResponseSentence.objects.count()
+
+
+def test_an_imported_answer_sentence_is_marked_a_placeholder_by_the_support_rule(tmp_path):
+    # The sentences are written by COPY, past the field's own pre_save: the writer applies the same rule.
+    path = tmp_path / "rag-a.jsonl"
+    path.write_bytes(
+        answers_file(
+            answer("rag-a", "2024-1", "<placeholder text for response 1>", topic="bees"),
+            answer("rag-a", "2024-2", "Air scatters blue light.", topic="sky"),
+        )
+    )
+
+    call_command("import_run", str(path), "--collection", "rag24", "--create", stdout=StringIO())
+
+    assert dict(ResponseSentence.objects.values_list("text", "placeholder")) == {
+        "<placeholder text for response 1>": True,
+        "Air scatters blue light.": False,
+    }
