@@ -10,6 +10,7 @@ from pathlib import Path
 from django.db import connections, router, transaction
 
 from annotation.collection.checks import run_report_store
+from annotation.collection.placeholder import is_placeholder
 from annotation.collection.rankings import rankings_store, trec_run_import
 from annotation.formats.base import MAX_PROBLEMS, MAX_RUN_NAME, Problems, check_name
 from annotation.formats.runs import parse_run, run_format
@@ -35,7 +36,6 @@ from annotation.services import (
     sync_fields,
     turns_for,
 )
-from annotation.support.placeholder import is_placeholder
 from core.bulk import model_rows_copy
 from core.staging import Stage, staged
 

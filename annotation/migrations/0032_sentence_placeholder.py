@@ -1,7 +1,7 @@
 from django.db import migrations
 
 import annotation.models.collection
-from annotation.support.placeholder import is_placeholder
+from annotation.collection.placeholder import is_placeholder
 
 
 def mark_placeholders(apps, schema_editor):

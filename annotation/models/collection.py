@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.support.placeholder import is_placeholder
+from annotation.collection.placeholder import is_placeholder
 from core.model_fields import NaturalOrderField
 
 
@@ -186,7 +186,7 @@ class Response(models.Model):
 
 
 class PlaceholderFlag(models.BooleanField[bool, bool]):
-    """Whether the row's `text` is a placeholder (annotation/support/placeholder.py), kept beside it so the
+    """Whether the row's `text` is a placeholder (annotation/collection/placeholder.py), kept beside it so the
     support pages count an assessor's units in the database. Set from the text whenever the ORM writes the
     row (create, save, bulk_create, the admin), as `auto_now` sets a time; the bulk writer that COPYs
     sentences (annotation/collection/io.py) sets it by the same rule."""

@@ -20,6 +20,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Func, IntegerField, QuerySet
 
+from annotation.collection.placeholder import is_placeholder
 from annotation.judge_menus import judges_with_labels
 from annotation.labels.writer import JudgmentRefused
 from annotation.models import (
@@ -34,7 +35,6 @@ from annotation.models import (
 )
 from annotation.services import judge_for_assessor
 from annotation.support import writer
-from annotation.support.placeholder import is_placeholder
 from annotation.topic_work.selectors import topic_work_get
 
 LABELS = list(SupportLabel.values)

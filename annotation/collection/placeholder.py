@@ -1,7 +1,8 @@
 """Placeholder answers: sentences that state nothing a passage could support.
 
-Kept apart from the support services so that the sentences' model can derive its `placeholder` flag from
-the same rule when a sentence is written (annotation/models/collection.py), without importing them.
+Beside the collection's data rather than in the support family, so that the sentences' model derives its
+`placeholder` flag from the same rule when a sentence is written (annotation/models/collection.py) and
+the support pages count units by that flag.
 """
 
 from __future__ import annotations
