@@ -281,7 +281,8 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
 
     The same units `assignment_unit_keys` gives, counted in the database: the sentences of each topic
     grouped by their placeholder flag and how many passages they cite, the user's labels by that and the
-    citation they label. Four queries whose rows do not grow with the sentences (reading every sentence
+    citation they label. Four queries (six with a blind assignment) whose rows do not grow with the
+    sentences (reading every sentence
     of the user's topics, as this once did, doubled the page's time when twice as many runs answered).
     """
     judge = Judge.objects.filter(user=user).first()
