@@ -282,8 +282,8 @@ def support_assignments_of(*, user: User) -> list[AssignmentProgress]:
     The same units `assignment_unit_keys` gives, counted in the database: the sentences of each topic
     grouped by their placeholder flag and how many passages they cite, the user's labels by that and the
     citation they label. Four queries (six with a blind assignment) whose rows do not grow with the
-    sentences (reading every sentence
-    of the user's topics, as this once did, doubled the page's time when twice as many runs answered).
+    sentences: reading every sentence of the user's topics, as this once did, doubled the page's time
+    when twice as many runs answered them.
     """
     judge = Judge.objects.filter(user=user).first()
     assignments = list(
