@@ -167,7 +167,9 @@ def import_job_run(*, job_id: int) -> ImportJob:
         heartbeat_at=timezone.now(),
     )
     cache.delete(progress_cache_key(job.pk))
-    if status == ImportJob.Status.DONE:
+    # A file big enough for a task worker can change the tables' sizes by much; a small one, imported while
+    # its page waits, is not kept waiting the second the refresh takes at a TREC track's size.
+    if status == ImportJob.Status.DONE and job.size > inline_limit():
         statistics_refresh(annotation_tables())
     job.refresh_from_db()
     return job

@@ -13,10 +13,12 @@ from django.db import IntegrityError, connections
 from django.test import Client
 from django.urls import reverse
 
+from annotation.models import RelevanceJudgment
 from console.models import ImportJob
 from console.uploads.importers import IMPORTERS
-from console.uploads.services import upload_root
-from tests.factories import CollectionFactory, OrganiserFactory
+from console.uploads.services import import_job_run, upload_root
+from tests.core.test_bulk import planner_rows
+from tests.factories import CollectionFactory, OrganiserFactory, PassageFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -185,3 +187,19 @@ def test_two_identical_uploads_at_once_end_without_a_database_error_on_postgresq
     jobs = list(ImportJob.objects.all())
     assert len(jobs) == statuses.count(302)
     assert all(job.status == ImportJob.Status.DONE for job in jobs), [(j.problems, j.error) for j in jobs]
+
+
+def test_a_file_imported_by_a_task_worker_leaves_the_planner_told_of_its_rows(
+    client, organiser, collection, stored, settings
+):
+    # Uncommitted, the test's labels are counted by nothing but the job's own ANALYZE.
+    TurnFactory(collection=collection, turn_id="1_1")
+    for passage_id in ("d:1", "d:2"):
+        PassageFactory(collection=collection, passage_id=passage_id)
+    settings.CONSOLE_INLINE_IMPORT_BYTES = 0
+    post(client, "q.qrels", QRELS)
+
+    job = import_job_run(job_id=ImportJob.objects.get().pk)
+
+    assert job.status == ImportJob.Status.DONE
+    assert planner_rows(RelevanceJudgment) == RelevanceJudgment.objects.count() == 2
