@@ -7,15 +7,17 @@ from typing import Any
 from django import forms
 
 
-class TurnIdsField(forms.CharField):
-    """Turn ids typed or pasted, space or line separated: their list, or None (none given) for every turn.
-    A text box rather than a choice of every turn: a track's collection has thousands, which a page would
-    draw on every view whatever is chosen."""
+class TypedNamesField(forms.CharField):
+    """Names typed or pasted, space or line separated: their list, or None (none given) for all. A text
+    box rather than a choice of every one: a track's collection has hundreds of topics and thousands of
+    turns, which a page would draw on every view whatever is chosen."""
+
+    help = ""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
         kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 2}))
-        kwargs.setdefault("help_text", "Only these turn ids (space or line separated); empty: every turn.")
+        kwargs.setdefault("help_text", self.help)
         super().__init__(**kwargs)
 
     def clean(self, value: Any) -> list[str] | None:
@@ -23,18 +25,9 @@ class TurnIdsField(forms.CharField):
         return str(super().clean(value)).split() or None
 
 
-class TopicNumbersField(forms.CharField):
-    """Topic numbers typed or pasted, space or line separated: their list, or None (none given) for every
-    topic. A text box rather than a choice of every topic, as `TurnIdsField` for turns: a track has hundreds
-    of topics, which a page would draw on every view."""
+class TurnIdsField(TypedNamesField):
+    help = "Only these turn ids (space or line separated); empty: every turn."
 
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 2}))
-        kwargs.setdefault(
-            "help_text", "Only these topic numbers (space or line separated); empty: every topic."
-        )
-        super().__init__(**kwargs)
 
-    def clean(self, value: Any) -> list[str] | None:
-        return str(super().clean(value)).split() or None
+class TopicNumbersField(TypedNamesField):
+    help = "Only these topic numbers (space or line separated); empty: every topic."
