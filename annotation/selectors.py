@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import NamedTuple, Protocol
+from collections.abc import Callable, Iterable
+from typing import NamedTuple, Protocol, TypeVar
 
 from django.apps import apps
 from django.contrib.auth.models import User
@@ -106,6 +106,9 @@ def assessor_judge(user: User) -> Judge | None:
         return None
 
 
+_M = TypeVar("_M", bound=Model)
+
+
 class UnknownTopics(ValueError):
     """Some topics named by number are not in the collection; the message names them."""
 
@@ -113,16 +116,12 @@ class UnknownTopics(ValueError):
 def topics_named(*, collection: Collection, numbers: Iterable[str] | None = None) -> list[Topic]:
     """The collection's topics named by number (all of them when `numbers` is None), by number as people
     read it (2 before 10)."""
-    queryset = Topic.objects.filter(collection=collection)
-    if numbers is None:
-        topics = list(queryset)
-    else:
-        wanted = list(dict.fromkeys(n.strip() for n in numbers if n.strip()))
-        found = {t.number: t for t in queryset.filter(number__in=wanted)}
-        missing = [n for n in wanted if n not in found]
-        if missing:
-            raise UnknownTopics(f"no topic {', '.join(missing[:20])} in collection {collection.name}")
-        topics = list(found.values())
+    topics = _named(
+        Topic.objects.filter(collection=collection),
+        key="number",
+        names=numbers,
+        unknown=lambda missing: UnknownTopics(f"no topic {missing} in collection {collection.name}"),
+    )
     return sorted(topics, key=lambda t: natural_key(t.number))
 
 
@@ -132,17 +131,29 @@ class UnknownTurns(ValueError):
 
 def turns_named(*, collection: Collection, turn_ids: Iterable[str] | None = None) -> list[Turn]:
     """The collection's turns named by id (all of them when `turn_ids` is None), in reading order."""
-    queryset = Turn.objects.filter(collection=collection).select_related("topic")
-    if turn_ids is None:
-        turns = list(queryset)
-    else:
-        wanted = [t.strip() for t in turn_ids if t.strip()]
-        found = {t.turn_id: t for t in queryset.filter(turn_id__in=wanted)}
-        missing = [t for t in wanted if t not in found]
-        if missing:
-            raise UnknownTurns(f"no turn {', '.join(missing[:20])} in collection {collection.name}")
-        turns = list(found.values())
+    turns = _named(
+        Turn.objects.filter(collection=collection).select_related("topic"),
+        key="turn_id",
+        names=turn_ids,
+        unknown=lambda missing: UnknownTurns(f"no turn {missing} in collection {collection.name}"),
+    )
     return sorted(turns, key=turn_key)
+
+
+def _named(
+    queryset: QuerySet[_M], *, key: str, names: Iterable[str] | None, unknown: Callable[[str], Exception]
+) -> list[_M]:
+    """The rows of `queryset` whose field `key` is one of `names` (typed: spaces stripped, blanks and
+    repeats dropped), or every row when `names` is None; `unknown` of the first 20 names not found is
+    raised when any is missing."""
+    if names is None:
+        return list(queryset)
+    wanted = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    found = {getattr(row, key): row for row in queryset.filter(**{f"{key}__in": wanted})}
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        raise unknown(", ".join(missing[:20]))
+    return list(found.values())
 
 
 class TurnPlaces(NamedTuple):
