@@ -60,6 +60,12 @@ def inline_limit() -> int:
     return int(getattr(settings, "CONSOLE_INLINE_IMPORT_BYTES", DEFAULT_INLINE_BYTES))
 
 
+def imported_inline(job: ImportJob) -> bool:
+    """Whether the job's file is small enough to import before its page answers, rather than on a task
+    worker while the page follows it."""
+    return job.size <= inline_limit()
+
+
 # --- Storing and starting --------------------------------------------------------------------------
 
 
@@ -169,7 +175,7 @@ def import_job_run(*, job_id: int) -> ImportJob:
     cache.delete(progress_cache_key(job.pk))
     # A file big enough for a task worker can change the tables' sizes by much; a small one, imported while
     # its page waits, is not kept waiting the second the refresh takes at a TREC track's size.
-    if status == ImportJob.Status.DONE and job.size > inline_limit():
+    if status == ImportJob.Status.DONE and not imported_inline(job):
         statistics_refresh(annotation_tables())
     job.refresh_from_db()
     return job

@@ -11,7 +11,7 @@ from django_tasks import task
 from annotation.labels.files import UploadRefused
 from console.models import ImportJob
 from console.uploads.selectors import import_job_state
-from console.uploads.services import import_job_run, inline_limit
+from console.uploads.services import import_job_run, imported_inline
 from core.background import requeue_on_shutdown
 from core.jobs import job_queue
 
@@ -28,7 +28,7 @@ def import_job_run_task(job_id: int) -> dict[str, object]:
 
 def import_job_start(*, job: ImportJob) -> bool:
     """Import a small file now; hand a larger one to the task workers. True when it ran here."""
-    if job.size <= inline_limit():
+    if imported_inline(job):
         import_job_run(job_id=job.pk)
         job.refresh_from_db()
         return True
